@@ -1,0 +1,241 @@
+"""What every learner shares: array layouts, the kernel contract, accounting.
+
+State of a run (all plain numpy arrays, so kernels stay cacheable):
+
+``table``  float64[2**bits, ncols]
+    Per-slot state, one row per slot (a row fits one cache line).  Column 0
+    is the learner's *primary* state (the weight, or SMIDAS's dual θ): a slot
+    whose primary state is 0 needs nothing settled and is not stored.
+    The other columns hold the ledger that brings a weight current lazily
+    (snapshots of global running sums at the slot's last touch).
+``gstate`` float64[GSTATE_SIZE]
+    Global learner state: ``G_T`` (sum of importance weights learned),
+    ``G_N`` (number of examples learned), then learner-specific sums from
+    ``G_USER`` on.
+``params`` float64[PARAMS_SIZE]
+    Hyperparameters resolved before the loop (see :func:`make_params`).
+``stats``  float64[STATS_SIZE] and ``rows`` float64[MAX_ROWS, ROW_WIDTH]
+    Progressive-validation counters and the table lines due so far (written by
+    the kernel when the weighted example count reaches 1, 2, 4, ...; the
+    driver prints and clears them after each batch).
+
+Kernel contract (same names, same argument order in every learner module)::
+
+    train_batch(table, gstate, params, loss_id,
+                indptr, indices, values, labels, weights, bases, status,
+                stats, rows, preds)
+        For each row with status 0: bring the touched slots current, predict
+        (the prediction is stored in ``preds`` and scored *before* learning),
+        account the loss, and -- for labeled, non-holdout rows when
+        ``params[P_LEARN]`` is 1 -- take the gradient step and the
+        regulariser's step of this example.  O(nnz) per example.
+
+    current_weights(table, gstate, params, slots, out)
+        ``out[k]`` = weight of ``slots[k]`` brought current through the last
+        step, without changing any state (used to save and to predict).
+
+    rebase(table, gstate, params)
+        Bring every slot current in place and reset the global sums (O(d);
+        for keeping running sums in range, never per example).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn._jit import jit, jit_inline
+from streamlearn.losses import loss as loss_value
+
+# ---- params layout -------------------------------------------------------
+P_ETA0 = 0
+P_POWER_T = 1
+P_T0 = 2
+P_L1 = 3
+P_L2 = 4
+P_THETA = 5
+P_PERIOD = 6
+P_P = 7
+P_NORM_REFRESH = 8
+P_HOLDOUT = 9  # every n-th example of a pass is held out (0 = none)
+P_LEARN = 10  # 1 = learn, 0 = only predict and account
+P_TOPK = 11
+PARAMS_SIZE = 16
+
+# ---- gstate layout --------------------------------------------------------
+G_T = 0
+G_N = 1
+G_USER = 2
+GSTATE_SIZE = 16
+
+# ---- stats layout ----------------------------------------------------------
+S_N = 0  # examples read (usable rows, labeled or not): VW's example counter
+S_WEX = 1  # weighted example sum (labeled + unlabeled)
+S_WLAB = 2  # weighted labeled example sum (progressive, holdout excluded)
+S_LOSS = 3  # sum of importance * loss (progressive)
+S_LABEL_SUM = 4  # weighted label sum
+S_LABEL_SQ = 5  # weighted sum of squared labels
+S_POS_W = 6  # weight of examples with a positive label
+S_FEATURES = 7  # total feature number
+S_SINCE_LOSS = 8
+S_SINCE_W = 9
+S_NEXT_DUMP = 10
+S_NROWS = 11
+S_HO_LOSS = 12
+S_HO_W = 13
+S_HO_N = 14
+S_PASS_N = 15  # usable examples seen in the current pass (holdout selection)
+S_CORRECT_W = 16  # weight of labeled examples whose sign was right
+S_UNLABELED = 17
+S_HO_CORRECT_W = 18
+STATS_SIZE = 24
+
+MAX_ROWS = 64
+ROW_WIDTH = 7  # avg loss, since last, example counter, example weight, label, predict, features
+
+
+def make_params(
+    learning_rate: float = 0.5,
+    power_t: float = 0.5,
+    initial_t: float = 1.0,
+    l1: float = 0.0,
+    l2: float = 0.0,
+    theta: float = np.inf,
+    period: int = 1,
+    p: float = 2.0,
+    norm_refresh: int = 0,
+    holdout_period: int = 0,
+    learn: bool = True,
+    topk: int = 0,
+) -> np.ndarray:
+    """Pack hyperparameters into the ``params`` array kernels read."""
+    params = np.zeros(PARAMS_SIZE)
+    params[P_ETA0] = learning_rate
+    params[P_POWER_T] = power_t
+    params[P_T0] = initial_t
+    params[P_L1] = l1
+    params[P_L2] = l2
+    params[P_THETA] = theta
+    params[P_PERIOD] = period
+    params[P_P] = p
+    params[P_NORM_REFRESH] = norm_refresh
+    params[P_HOLDOUT] = holdout_period
+    params[P_LEARN] = 1.0 if learn else 0.0
+    params[P_TOPK] = topk
+    return params
+
+
+def new_stats() -> np.ndarray:
+    stats = np.zeros(STATS_SIZE)
+    stats[S_NEXT_DUMP] = 1.0
+    return stats
+
+
+def new_rows() -> np.ndarray:
+    return np.zeros((MAX_ROWS, ROW_WIDTH))
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A learner variant: its kernels and the per-slot state it keeps.
+
+    ``fresh`` is the row of a slot that is current and has never been
+    touched; rows equal to it are not stored in model files.
+    """
+
+    name: str
+    ncols: int
+    fresh: tuple[float, ...]
+    train_batch: Callable
+    current_weights: Callable
+    rebase: Callable
+    init_gstate: Callable[[np.ndarray], np.ndarray]
+
+    def new_table(self, bits: int) -> np.ndarray:
+        table = np.empty((1 << bits, self.ncols))
+        table[:] = np.asarray(self.fresh)
+        return table
+
+
+def zero_gstate(params: np.ndarray) -> np.ndarray:
+    """Initial global state for learners whose sums start at 0."""
+    return np.zeros(GSTATE_SIZE)
+
+
+@jit_inline
+def begin_example(stats, params, y):
+    """Count a usable example; return (labeled, holdout)."""
+    stats[S_N] += 1.0
+    stats[S_PASS_N] += 1.0
+    labeled = y == y
+    period = params[P_HOLDOUT]
+    holdout = period > 0.0 and stats[S_PASS_N] % period == 0.0
+    return labeled, holdout
+
+
+@jit_inline
+def account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout):
+    """Add one scored example to the progressive (or holdout) statistics.
+
+    Called with the prediction made *before* the example is learned.  Writes a
+    table line when the weighted example count reaches the next power of 2.
+    """
+    stats[S_FEATURES] += nfeat
+    stats[S_WEX] += a
+    if labeled:
+        lv = loss_value(loss_id, p, y)
+        right = (p > 0.0) == (y > 0.0)
+        if holdout:
+            stats[S_HO_LOSS] += a * lv
+            stats[S_HO_W] += a
+            stats[S_HO_N] += 1.0
+            if right:
+                stats[S_HO_CORRECT_W] += a
+        else:
+            stats[S_LOSS] += a * lv
+            stats[S_WLAB] += a
+            stats[S_SINCE_LOSS] += a * lv
+            stats[S_SINCE_W] += a
+            stats[S_LABEL_SUM] += a * y
+            stats[S_LABEL_SQ] += a * y * y
+            if y > 0.0:
+                stats[S_POS_W] += a
+            if right:
+                stats[S_CORRECT_W] += a
+    else:
+        stats[S_UNLABELED] += 1.0
+    if stats[S_WEX] >= stats[S_NEXT_DUMP]:
+        r = int(stats[S_NROWS])
+        if r < rows.shape[0]:
+            rows[r, 0] = stats[S_LOSS] / stats[S_WLAB] if stats[S_WLAB] > 0 else np.nan
+            rows[r, 1] = (
+                stats[S_SINCE_LOSS] / stats[S_SINCE_W] if stats[S_SINCE_W] > 0 else np.nan
+            )
+            rows[r, 2] = stats[S_N]
+            rows[r, 3] = stats[S_WEX]
+            rows[r, 4] = y
+            rows[r, 5] = p
+            rows[r, 6] = nfeat
+            stats[S_NROWS] = r + 1
+        stats[S_SINCE_LOSS] = 0.0
+        stats[S_SINCE_W] = 0.0
+        while stats[S_NEXT_DUMP] <= stats[S_WEX]:
+            stats[S_NEXT_DUMP] *= 2.0
+
+
+@jit
+def predict_batch(w, indptr, indices, values, bases, status, out):
+    """Predictions ``w·x + base`` of current weights ``w`` (float64[d]).
+
+    Rows with a non-zero status get NaN.
+    """
+    for i in range(indptr.shape[0] - 1):
+        if status[i] != 0:
+            out[i] = np.nan
+            continue
+        p = bases[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            p += w[indices[k]] * values[k]
+        out[i] = p

@@ -1,0 +1,80 @@
+"""Plain stochastic gradient descent (Vowpal Wabbit's ``--sgd``).
+
+Dense form, for a learned example t with importance a_t and rate η_t::
+
+    w ← w − η_t a_t ∂ℓ(p_t, y_t) x_t
+
+Nothing is owed between touches, so the table holds only the weights
+(8 bytes per slot).  With ``--l1`` and/or ``--l2`` the ``sgd`` algorithm
+resolves to the regularised variants (see :func:`streamlearn.learners.resolve`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamlearn._jit import jit
+from streamlearn.learners.base import (
+    G_N,
+    G_T,
+    P_LEARN,
+    LearnerSpec,
+    account,
+    begin_example,
+    zero_gstate,
+)
+from streamlearn.losses import dloss
+from streamlearn.schedules import rate
+
+
+@jit
+def train_batch(
+    table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
+    stats, rows, preds,
+):
+    learn = params[P_LEARN] != 0.0
+    for i in range(indptr.shape[0] - 1):
+        if status[i] != 0:
+            preds[i] = np.nan
+            continue
+        lo = indptr[i]
+        hi = indptr[i + 1]
+        y = labels[i]
+        a = weights[i]
+        p = bases[i]
+        for k in range(lo, hi):
+            p += table[indices[k], 0] * values[k]
+        preds[i] = p
+        labeled, holdout = begin_example(stats, params, y)
+        account(stats, rows, loss_id, p, y, a, hi - lo, labeled, holdout)
+        if not labeled or holdout or not learn or a == 0.0:
+            continue
+        T = gstate[G_T] + a
+        gstate[G_T] = T
+        gstate[G_N] += 1.0
+        g = rate(params, T) * a * dloss(loss_id, p, y)
+        if g != 0.0:
+            for k in range(lo, hi):
+                table[indices[k], 0] -= g * values[k]
+
+
+@jit
+def current_weights(table, gstate, params, slots, out):
+    for k in range(slots.shape[0]):
+        out[k] = table[slots[k], 0]
+
+
+@jit
+def rebase(table, gstate, params):
+    pass
+
+
+SPEC = LearnerSpec(
+    name="sgd",
+    ncols=1,
+    fresh=(0.0,),
+    train_batch=train_batch,
+    current_weights=current_weights,
+    rebase=rebase,
+    init_gstate=zero_gstate,
+)
