@@ -3,32 +3,61 @@
 Each module in this package exposes the same kernels (see
 :mod:`streamlearn.learners.base`) and a :class:`~streamlearn.learners.base.LearnerSpec`.
 The driver resolves the variant once, before the loop, and never branches on
-the algorithm inside it.
+the algorithm inside it.  Modules are imported on demand so that startup only
+loads the kernels a run uses.
 """
 
 from __future__ import annotations
 
 from streamlearn.learners.base import LearnerSpec
 
-ALGORITHMS = ("sgd", "tg")
+ALGORITHMS = ("sgd", "tg", "fobos", "smidas")
 
 
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0) -> LearnerSpec:
-    """The kernel variant that runs ``algo`` with these regularisers."""
-    if algo == "sgd":
-        if l1 == 0.0 and l2 == 0.0:
-            from streamlearn.learners import sgd
+    """The kernel variant that runs ``algo`` with these regularisers.
 
-            return sgd.SPEC
-        if l2 == 0.0:
-            # ℓ1-clipped SGD is truncated gradient with K = 1 and θ = ∞
-            # (the caller sets period and theta accordingly).
+    ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
+    θ = ∞ (ℓ1 clipped at zero, Lipton & Elkan eq. 4); the caller's params must
+    say so (:func:`streamlearn.config.TrainConfig.params` does).
+    """
+    if algo == "sgd":
+        if l2 != 0.0:
+            from streamlearn.learners import sgd_elastic
+
+            return sgd_elastic.SPEC
+        if l1 != 0.0:
             from streamlearn.learners import truncated
 
             return truncated.SPEC
-        raise ValueError("sgd with --l2 is not available yet")
+        from streamlearn.learners import sgd
+
+        return sgd.SPEC
     if algo == "tg":
         from streamlearn.learners import truncated
 
         return truncated.SPEC
-    raise ValueError(f"unknown algorithm {algo!r}")
+    if algo == "fobos":
+        from streamlearn.learners import fobos
+
+        return fobos.resolve(l1, l2)
+    if algo == "smidas":
+        from streamlearn.learners import smidas
+
+        return smidas.SPEC
+    raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}")
+
+
+def spec_by_name(name: str) -> LearnerSpec:
+    """The variant stored in a model file under ``name`` (``LearnerSpec.name``)."""
+    import importlib
+
+    for module in ("sgd", "truncated", "sgd_elastic", "fobos", "smidas"):
+        try:
+            mod = importlib.import_module(f"streamlearn.learners.{module}")
+        except ImportError:
+            continue
+        for spec in getattr(mod, "SPECS", (getattr(mod, "SPEC", None),)):
+            if spec is not None and spec.name == name:
+                return spec
+    raise ValueError(f"unknown learner variant {name!r}")
