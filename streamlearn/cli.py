@@ -1,0 +1,320 @@
+"""``sl``: the command line.  Thin: parse options, call the library, map errors.
+
+Every command has a one-line summary and an example; ``-`` (or no file) means
+stdin; predictions go to stdout only when asked (``-p -``), everything else to
+stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import click
+
+from streamlearn import __version__
+from streamlearn.errors import EXIT_CODES
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+EXIT_TEXT = "Exit status:\n\n\b\n" + "\n".join(
+    f"  {code:>3}  {text}" for code, text in EXIT_CODES.items()
+)
+
+# option name -> TrainConfig field
+_CONFIG_KEYS = {
+    "bits": "bits",
+    "algo": "algo",
+    "loss": "loss",
+    "learning_rate": "learning_rate",
+    "power_t": "power_t",
+    "initial_t": "initial_t",
+    "l1": "l1",
+    "l2": "l2",
+    "theta": "theta",
+    "period": "period",
+    "p_norm": "p",
+    "norm_refresh": "norm_refresh",
+    "passes": "passes",
+    "holdout_period": "holdout_period",
+    "early_terminate": "early_terminate",
+    "input_format": "format",
+}
+
+
+def _explicit(ctx: click.Context, values: dict) -> dict:
+    """The learning options the user actually gave (not click's defaults)."""
+    out = {}
+    for name, key in _CONFIG_KEYS.items():
+        src = ctx.get_parameter_source(name)
+        if src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT"):
+            out[key] = values[name]
+    if values.get("noconstant"):
+        out["constant"] = False
+    return out
+
+
+def input_options(f):
+    @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+    @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+    @click.option(
+        "--strict",
+        is_flag=True,
+        help="Fail on the first malformed line (default: skip it, count it, warn with file:line).",
+    )
+    @click.option(
+        "--report",
+        type=click.Path(dir_okay=False, allow_dash=True),
+        metavar="PATH",
+        help="Write a JSON report (summary, curve, skipped lines, timings).",
+    )
+    @click.option(
+        "-p",
+        "--predictions",
+        type=click.Path(dir_okay=False, allow_dash=True),
+        metavar="PATH",
+        help="Write one prediction per example ('-' = stdout).",
+    )
+    @click.option(
+        "--link",
+        type=click.Choice(["identity", "logistic"]),
+        default="identity",
+        show_default=True,
+        help="Transform written predictions: 'logistic' gives probabilities.",
+    )
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+@click.group(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@click.version_option(__version__, prog_name="sl")
+def cli() -> None:
+    """sl: streaming learner for sparse linear models, in the manner of Vowpal Wabbit.
+
+    Reads VW-format or svmlight lines from files (plain or .gz) or stdin,
+    hashes features into 2^b weights and learns online with sparse
+    algorithms (truncated gradient, FoBoS, SMIDAS), printing progressive
+    validation loss as it goes.
+
+    \b
+    Example:
+      cat data/sample.vw | sl train --loss logistic -f model.sl
+      sl predict -i model.sl data/sample.vw -p preds.txt
+    """
+
+
+@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@input_options
+@click.option(
+    "-f",
+    "--final-model",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Save the model here (written atomically).",
+)
+@click.option(
+    "-i",
+    "--initial-model",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Continue training from this model (its options are the defaults).",
+)
+@click.option(
+    "--format",
+    "input_format",
+    type=click.Choice(["auto", "vw", "svmlight"]),
+    default="auto",
+    show_default=True,
+    help="Input format.",
+)
+@click.option(
+    "-b", "--bits", type=int, default=18, show_default=True, help="Table size 2^b (1 to 30)."
+)
+@click.option(
+    "--algo",
+    type=click.Choice(["sgd", "tg", "fobos", "smidas"]),
+    default="sgd",
+    show_default=True,
+    help="Learning algorithm (see README's algorithm table).",
+)
+@click.option(
+    "--loss",
+    type=click.Choice(["squared", "logistic", "hinge"]),
+    default="squared",
+    show_default=True,
+    help="Loss function (logistic/hinge want labels -1/+1).",
+)
+@click.option(
+    "-l",
+    "--learning-rate",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="eta0 in eta_t = eta0 * (t0 / (t0 + T))^power_t.",
+)
+@click.option(
+    "--power-t",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Decay exponent of the learning rate (0 = constant).",
+)
+@click.option("--initial-t", type=float, default=1.0, show_default=True, help="t0.")
+@click.option(
+    "--l1",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="L1 strength (for tg: the gravity g; for smidas: lambda).",
+)
+@click.option(
+    "--l2", type=float, default=0.0, show_default=True, help="L2^2 strength (sgd, fobos)."
+)
+@click.option(
+    "--theta",
+    type=float,
+    default=math.inf,
+    show_default="inf",
+    help="tg: only weights with |w| <= theta are truncated.",
+)
+@click.option(
+    "--period", type=int, default=1, show_default=True, help="tg: truncate every K-th example (K)."
+)
+@click.option(
+    "--p",
+    "p_norm",
+    type=float,
+    default=None,
+    help="smidas: the p of the p-norm (default 2 ln 2^b).",
+)
+@click.option(
+    "--norm-refresh",
+    type=int,
+    default=None,
+    help="smidas: recompute ||theta||_p exactly every N examples.",
+)
+@click.option("--noconstant", is_flag=True, help="Do not add the constant (bias) feature.")
+@click.option(
+    "--passes",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Passes over the data (stdin is cached after the first).",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Parsed-batch cache for later passes (reused while the inputs are unchanged).",
+)
+@click.option(
+    "--holdout-period",
+    type=int,
+    default=None,
+    help="Hold out every n-th example of each pass (default 10 when passes > 1).",
+)
+@click.option(
+    "--early-terminate",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Stop after this many passes without holdout improvement.",
+)
+@click.option(
+    "--readable-model",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Also write 'slot weight' lines for the non-zero weights.",
+)
+@click.option(
+    "--invert-hash",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Like --readable-model, with the feature names seen for each slot.",
+)
+@click.pass_context
+def train(ctx: click.Context, files, **kw) -> None:
+    """Train a model on FILEs or stdin ('-' or no FILE).
+
+    \b
+    Examples:
+      cat data.vw | sl train --loss logistic -f model.sl
+      sl train -i yesterday.sl today.vw.gz -f today.sl
+      sl train --algo tg --l1 1e-6 --passes 3 data.vw -f model.sl
+    """
+    from streamlearn.train import RunOptions
+    from streamlearn.train import train as run
+
+    explicit = _explicit(ctx, kw)
+    opts = RunOptions(
+        sources=list(files),
+        final_model=kw["final_model"],
+        initial_model=kw["initial_model"],
+        predictions=kw["predictions"],
+        report=kw["report"],
+        readable_model=kw["readable_model"],
+        invert_hash=kw["invert_hash"],
+        cache=kw["cache_path"],
+        link=kw["link"],
+        strict=kw["strict"],
+        quiet=kw["quiet"],
+    )
+    run(explicit, opts)
+
+
+@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@input_options
+@click.option(
+    "-i",
+    "--initial-model",
+    "model_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    metavar="MODEL",
+    help="The model to score with.",
+)
+def predict(files, model_path, **kw) -> None:
+    """Score FILEs or stdin with a model; report loss when labels are present.
+
+    \b
+    Example:
+      sl predict -i model.sl test.vw -p preds.txt --link logistic
+    """
+    from streamlearn.train import RunOptions
+    from streamlearn.train import predict as run
+
+    opts = RunOptions(
+        sources=list(files),
+        predictions=kw["predictions"],
+        report=kw["report"],
+        link=kw["link"],
+        strict=kw["strict"],
+        quiet=kw["quiet"],
+    )
+    run(model_path, opts)
+
+
+@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.option(
+    "--top", type=int, default=20, show_default=True, help="Show this many largest weights."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def inspect(model_path: str, top: int, as_json: bool) -> None:
+    """Show a model's options, counters, sparsity and largest weights.
+
+    \b
+    Example:
+      sl inspect model.sl --top 10
+    """
+    from streamlearn.inspect import inspect_model
+
+    click.echo(inspect_model(model_path, top=top, as_json=as_json))
+
+
+def main() -> None:
+    cli(prog_name="sl")

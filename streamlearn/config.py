@@ -1,0 +1,135 @@
+"""Training options: one validated record, the only place defaults live."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+import numpy as np
+
+from streamlearn.learners import ALGORITHMS
+from streamlearn.learners.base import make_params
+from streamlearn.losses import NAMES as LOSSES
+
+FORMATS = ("auto", "vw", "svmlight")
+
+# Options fixed by the model: changing them on resume would make the saved
+# table meaningless.
+FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash")
+
+
+class ConfigError(ValueError):
+    """An option value, or a combination of options, that cannot run."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Validated training options (names follow the CLI)."""
+
+    bits: int = 18
+    algo: str = "sgd"
+    loss: str = "squared"
+    learning_rate: float = 0.5
+    power_t: float = 0.5
+    initial_t: float = 1.0
+    l1: float = 0.0
+    l2: float = 0.0
+    theta: float = math.inf
+    period: int = 1
+    p: float | None = None
+    norm_refresh: int | None = None
+    passes: int = 1
+    holdout_period: int | None = None
+    early_terminate: int = 3
+    constant: bool = True
+    hash: str = "strings"
+    format: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.bits <= 30:
+            raise ConfigError(f"--bits must be between 1 and 30, got {self.bits}")
+        if self.algo not in ALGORITHMS:
+            raise ConfigError(f"--algo must be one of {', '.join(ALGORITHMS)}, got {self.algo!r}")
+        if self.loss not in LOSSES:
+            raise ConfigError(f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        if self.format not in FORMATS:
+            raise ConfigError(f"--format must be one of {', '.join(FORMATS)}")
+        checks = [
+            (
+                self.learning_rate > 0 and math.isfinite(self.learning_rate),
+                "--learning-rate must be a positive number",
+            ),
+            (self.power_t >= 0 and math.isfinite(self.power_t), "--power-t must be >= 0"),
+            (self.initial_t > 0 and math.isfinite(self.initial_t), "--initial-t must be > 0"),
+            (self.l1 >= 0 and math.isfinite(self.l1), "--l1 must be >= 0"),
+            (self.l2 >= 0 and math.isfinite(self.l2), "--l2 must be >= 0"),
+            (self.theta >= 0, "--theta must be >= 0"),
+            (self.period >= 1, "--period must be >= 1"),
+            (self.passes >= 1, "--passes must be >= 1"),
+            (
+                self.holdout_period is None or self.holdout_period >= 0,
+                "--holdout-period must be >= 0",
+            ),
+            (self.early_terminate >= 1, "--early-terminate must be >= 1"),
+            (self.p is None or self.p >= 2, "--p must be >= 2"),
+            (self.norm_refresh is None or self.norm_refresh >= 1, "--norm-refresh must be >= 1"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ConfigError(message)
+        if self.algo != "tg" and (self.theta != math.inf or self.period != 1):
+            raise ConfigError("--theta and --period apply to --algo tg only")
+        if self.algo in ("tg", "smidas") and self.l2 != 0:
+            raise ConfigError(f"--l2 is not defined for --algo {self.algo}")
+        if self.algo != "smidas" and (self.p is not None or self.norm_refresh is not None):
+            raise ConfigError("--p and --norm-refresh apply to --algo smidas only")
+
+    @property
+    def loss_id(self) -> int:
+        return LOSSES[self.loss]
+
+    @property
+    def effective_holdout(self) -> int:
+        """Holdout period in force: VW's default of 10 when there are several passes."""
+        if self.holdout_period is not None:
+            return self.holdout_period
+        return 10 if self.passes > 1 else 0
+
+    def params(self, learn: bool = True) -> np.ndarray:
+        """The kernels' params array for this configuration."""
+        p = self.p
+        norm_refresh = self.norm_refresh
+        if self.algo == "smidas":
+            from streamlearn.learners import smidas
+
+            p = smidas.default_p(self.bits) if p is None else p
+            norm_refresh = smidas.DEFAULT_NORM_REFRESH if norm_refresh is None else norm_refresh
+        return make_params(
+            learning_rate=self.learning_rate,
+            power_t=self.power_t,
+            initial_t=self.initial_t,
+            l1=self.l1,
+            l2=self.l2,
+            theta=self.theta,
+            period=self.period,
+            p=p if p is not None else 2.0,
+            norm_refresh=norm_refresh or 0,
+            holdout_period=self.effective_holdout,
+            learn=learn,
+        )
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["theta"] = None if math.isinf(self.theta) else self.theta
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in known}
+        if kw.get("theta") is None:
+            kw["theta"] = math.inf
+        return cls(**kw)
+
+    def replace(self, **changes) -> TrainConfig:
+        return replace(self, **changes)

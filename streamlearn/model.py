@@ -1,0 +1,226 @@
+"""Model files: checksummed, versioned, sparse, written atomically, never pickled.
+
+Layout (all integers little-endian)::
+
+    b"SLMODEL\\0"            8 bytes magic
+    version                  uint32
+    header length H          uint32
+    header                   H bytes of UTF-8 JSON (options, learner, counters,
+                             and the name, dtype, shape, offset of each array)
+    payload                  the arrays, back to back
+    sha256                   32 bytes over everything before it
+
+Arrays: ``slots`` (uint32, the slots whose primary state is non-zero, sorted),
+``state`` (float64[m, ncols], the learner's per-slot state *as it was during
+training*, not flushed, so that continuing gives exactly the weights of one
+uninterrupted run), ``weights`` (float64[m], the same slots' weights brought
+current: what prediction uses), ``gstate`` and ``stats`` (global learner state
+and progressive counters).  The file size follows the number of touched,
+non-zero slots, not ``2**bits``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from streamlearn import __version__
+from streamlearn.config import TrainConfig
+from streamlearn.errors import ModelError
+
+MAGIC = b"SLMODEL\0"
+VERSION = 1
+_PREFIX = struct.Struct("<8sII")
+_DIGEST = 32
+_DTYPES = {"uint32": np.uint32, "float64": np.float64}
+
+
+@dataclass
+class Model:
+    """A trained model: options, resume state and current weights."""
+
+    config: TrainConfig
+    learner: str
+    slots: np.ndarray
+    state: np.ndarray
+    weights: np.ndarray
+    gstate: np.ndarray
+    stats: np.ndarray
+    names: dict[int, list[str]] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def nnz(self) -> int:
+        return int(np.count_nonzero(self.weights))
+
+    def dense_weights(self) -> np.ndarray:
+        w = np.zeros(1 << self.config.bits)
+        w[self.slots] = self.weights
+        return w
+
+    def table(self, fresh: tuple[float, ...]) -> np.ndarray:
+        """The training table with the saved rows in place."""
+        table = np.empty((1 << self.config.bits, len(fresh)))
+        table[:] = np.asarray(fresh)
+        if self.state.shape[1] != len(fresh):
+            raise ModelError(
+                f"model state has {self.state.shape[1]} columns, learner expects {len(fresh)}"
+            )
+        table[self.slots] = self.state
+        return table
+
+
+def from_training(
+    config: TrainConfig,
+    spec,
+    table: np.ndarray,
+    gstate: np.ndarray,
+    stats: np.ndarray,
+    params: np.ndarray,
+    names: dict[int, list[str]] | None = None,
+    meta: dict | None = None,
+) -> Model:
+    """Capture a training run's state without disturbing it."""
+    slots = np.flatnonzero(table[:, 0]).astype(np.uint32)
+    weights = np.empty(slots.shape[0])
+    spec.current_weights(table, gstate, params, slots, weights)
+    return Model(
+        config=config,
+        learner=spec.name,
+        slots=slots,
+        state=np.ascontiguousarray(table[slots]),
+        weights=weights,
+        gstate=gstate.copy(),
+        stats=stats.copy(),
+        names=dict(names or {}),
+        meta=dict(meta or {}),
+    )
+
+
+def _encode(model: Model) -> bytes:
+    arrays = {
+        "slots": np.ascontiguousarray(model.slots, dtype=np.uint32),
+        "state": np.ascontiguousarray(model.state, dtype=np.float64),
+        "weights": np.ascontiguousarray(model.weights, dtype=np.float64),
+        "gstate": np.ascontiguousarray(model.gstate, dtype=np.float64),
+        "stats": np.ascontiguousarray(model.stats, dtype=np.float64),
+    }
+    table, offset = [], 0
+    for name, arr in arrays.items():
+        table.append(
+            {"name": name, "dtype": arr.dtype.name, "shape": list(arr.shape), "offset": offset}
+        )
+        offset += arr.nbytes
+    header = {
+        "format": "streamlearn model",
+        "sl_version": __version__,
+        "learner": model.learner,
+        "config": model.config.to_dict(),
+        "nnz": model.nnz,
+        "names": {str(k): v for k, v in sorted(model.names.items())},
+        "meta": model.meta,
+        "arrays": table,
+        "payload_bytes": offset,
+    }
+    head = json.dumps(header, sort_keys=True).encode()
+    body = _PREFIX.pack(MAGIC, VERSION, len(head)) + head
+    body += b"".join(a.tobytes() for a in arrays.values())
+    return body + hashlib.sha256(body).digest()
+
+
+def save(model: Model, path: str | os.PathLike) -> None:
+    """Write ``model`` to ``path`` atomically.
+
+    The bytes go to a temporary file in the same directory, which is fsynced
+    and then renamed over ``path``: a crash leaves the old file or the new one,
+    never a mix.
+    """
+    path = Path(path)
+    data = _encode(model)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(path.parent or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def load(path: str | os.PathLike) -> Model:
+    """Read and validate a model file; :class:`ModelError` says what is wrong."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ModelError(f"cannot read model {path}: {e.strerror or e}") from None
+    return decode(data, str(path))
+
+
+def decode(data: bytes, name: str = "<model>") -> Model:
+    if len(data) < _PREFIX.size + _DIGEST or data[:8] != MAGIC:
+        raise ModelError(f"{name} is not an sl model file (bad magic bytes)")
+    _, version, hlen = _PREFIX.unpack_from(data)
+    if version != VERSION:
+        raise ModelError(
+            f"{name} is model format version {version}; this sl reads version {VERSION}"
+        )
+    body, digest = data[:-_DIGEST], data[-_DIGEST:]
+    if hashlib.sha256(body).digest() != digest:
+        raise ModelError(f"{name} is corrupt or truncated (checksum mismatch)")
+    try:
+        header = json.loads(body[_PREFIX.size : _PREFIX.size + hlen])
+        payload = body[_PREFIX.size + hlen :]
+        if len(payload) != header["payload_bytes"]:
+            raise ValueError("payload size")
+        arrays = {}
+        for spec in header["arrays"]:
+            dtype = np.dtype(_DTYPES[spec["dtype"]])
+            count = int(np.prod(spec["shape"], dtype=np.int64))
+            start = int(spec["offset"])
+            if start < 0 or start + count * dtype.itemsize > len(payload):
+                raise ValueError(f"array {spec['name']} out of range")
+            arr = np.frombuffer(payload, dtype=dtype, count=count, offset=start)
+            arrays[spec["name"]] = arr.reshape(spec["shape"]).copy()
+        config = TrainConfig.from_dict(header["config"])
+        slots, state, weights = arrays["slots"], arrays["state"], arrays["weights"]
+        m = slots.shape[0]
+        if state.ndim != 2 or state.shape[0] != m or weights.shape != (m,):
+            raise ValueError("array shapes disagree")
+        if m and (int(slots.max()) >= 1 << config.bits or np.any(np.diff(slots) <= 0)):
+            raise ValueError("slots out of range or unsorted")
+        names = {int(k): list(v) for k, v in header.get("names", {}).items()}
+    except (KeyError, ValueError, TypeError, json.JSONDecodeError) as e:
+        raise ModelError(f"{name} has an invalid header: {e}") from None
+    return Model(
+        config=config,
+        learner=header["learner"],
+        slots=slots,
+        state=state,
+        weights=weights,
+        gstate=arrays["gstate"],
+        stats=arrays["stats"],
+        names=names,
+        meta=header.get("meta", {}),
+    )

@@ -1,0 +1,125 @@
+"""Progressive validation table, final summary and the JSON report.
+
+The table and summary follow Vowpal Wabbit's layout, so people who read VW
+output read ours; we add the number of non-zero weights (a sparse learner
+shows its sparsity) and holdout figures when there are any.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from streamlearn.learners.base import (
+    S_CORRECT_W,
+    S_FEATURES,
+    S_HO_CORRECT_W,
+    S_HO_LOSS,
+    S_HO_N,
+    S_HO_W,
+    S_LABEL_SQ,
+    S_LABEL_SUM,
+    S_LOSS,
+    S_N,
+    S_POS_W,
+    S_WEX,
+    S_WLAB,
+)
+from streamlearn.losses import SQUARED, best_constant
+
+HEADER = (
+    "average  since         example        example        current        current  current\n"
+    "loss     last          counter         weight          label        predict features"
+)
+
+
+def _num(x: float, width: int, prec: int) -> str:
+    return f"{x:>{width}.{prec}f}" if math.isfinite(x) else f"{'n.a.':>{width}}"
+
+
+def table_line(row: np.ndarray) -> str:
+    """One progressive line: avg loss, since last, count, weight, label, predict, features."""
+    avg, since, n, w, label, pred, nf = row
+    lab = f"{'unknown':>14}" if math.isnan(label) else f"{label:>14.4f}"
+    return (
+        f"{avg:<8.6f} {since:<8.6f} {int(n):>12d} {_num(w, 14, 1)} {lab} "
+        f"{_num(pred, 14, 4)} {int(nf):>8d}"
+    )
+
+
+def summary(stats: np.ndarray, loss_id: int, nnz: int) -> dict:
+    """Final figures of a run, as a dict (also the core of the JSON report)."""
+    wlab = stats[S_WLAB]
+    const, const_loss = best_constant(loss_id, wlab, stats[S_LABEL_SUM], stats[S_POS_W])
+    if loss_id == SQUARED and wlab > 0:
+        mean = stats[S_LABEL_SUM] / wlab
+        const_loss = max(0.0, stats[S_LABEL_SQ] / wlab - mean * mean)
+    out = {
+        "examples": int(stats[S_N]),
+        "weighted_example_sum": float(stats[S_WEX]),
+        "weighted_label_sum": float(stats[S_LABEL_SUM]),
+        "average_loss": float(stats[S_LOSS] / wlab) if wlab > 0 else None,
+        "accuracy": float(stats[S_CORRECT_W] / wlab) if wlab > 0 else None,
+        "best_constant": float(const),
+        "best_constant_loss": float(const_loss),
+        "total_features": int(stats[S_FEATURES]),
+        "nonzero_weights": int(nnz),
+    }
+    if stats[S_HO_N] > 0:
+        out["holdout_examples"] = int(stats[S_HO_N])
+        out["holdout_loss"] = float(stats[S_HO_LOSS] / stats[S_HO_W])
+        out["holdout_accuracy"] = float(stats[S_HO_CORRECT_W] / stats[S_HO_W])
+    return out
+
+
+def summary_text(s: dict) -> str:
+    def f(x):
+        return "n.a." if x is None else f"{x:.6f}"
+
+    lines = [
+        "",
+        "finished run",
+        f"number of examples = {s['examples']}",
+        f"weighted example sum = {s['weighted_example_sum']:.6f}",
+        f"weighted label sum = {s['weighted_label_sum']:.6f}",
+        f"average loss = {f(s['average_loss'])}",
+    ]
+    if "holdout_loss" in s:
+        lines.append(f"holdout loss = {s['holdout_loss']:.6f} ({s['holdout_examples']} examples)")
+    lines += [
+        f"best constant = {s['best_constant']:.6f}",
+        f"best constant's loss = {s['best_constant_loss']:.6f}",
+        f"total feature number = {s['total_features']}",
+        f"non-zero weights = {s['nonzero_weights']}",
+    ]
+    return "\n".join(lines)
+
+
+def write_json(path: str | os.PathLike, report: dict) -> None:
+    """Write the JSON report atomically (same-directory temp file, rename)."""
+    path = Path(path)
+    text = json.dumps(report, indent=2, sort_keys=True, default=_jsonable) + "\n"
+    if str(path) == "-":
+        print(text, end="")
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _jsonable(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serialisable: {type(x)}")
