@@ -21,6 +21,7 @@ non-zero slots, not ``2**bits``.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -144,7 +145,10 @@ def save(model: Model, path: str | os.PathLike) -> None:
     """
     path = Path(path)
     data = _encode(model)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    _remove_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent or "."
+    )
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -167,6 +171,18 @@ def save(model: Model, path: str | os.PathLike) -> None:
         pass
     finally:
         os.close(dfd)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Delete temp files left by saves that were killed (their process is gone)."""
+    for p in (path.parent or Path(".")).glob(f".{glob.escape(path.name)}.*.tmp"):
+        try:
+            pid = int(p.name[len(path.name) + 2 :].split(".", 1)[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            p.unlink(missing_ok=True)
+        except (ValueError, PermissionError, OSError):
+            continue
 
 
 def load(path: str | os.PathLike) -> Model:

@@ -1,0 +1,142 @@
+"""Model files: round trip, every corruption refused, atomic under SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from streamlearn import model as model_io
+from streamlearn.config import TrainConfig
+from streamlearn.errors import ModelError
+from streamlearn.learners import truncated
+from streamlearn.learners.base import make_params
+from streamlearn.losses import LOGISTIC
+from tests.streams import random_stream
+
+
+def small_model(seed: int = 0, bits: int = 6, stream_bits: int | None = None) -> model_io.Model:
+    config = TrainConfig(bits=bits, algo="tg", loss="logistic", l1=0.01)
+    params = config.params()
+    stream = random_stream(seed, n=200, bits=stream_bits or bits)
+    table = truncated.SPEC.new_table(bits)
+    gstate = truncated.SPEC.init_gstate(params)
+    from streamlearn.learners.base import new_rows, new_stats
+
+    stats = new_stats()
+    truncated.train_batch(
+        table, gstate, params, LOGISTIC, stream.indptr, stream.indices, stream.values,
+        stream.labels, stream.weights, stream.bases, stream.status, stats, new_rows(),
+        np.empty(stream.n),
+    )
+    return model_io.from_training(
+        config, truncated.SPEC, table, gstate, stats, params, names={3: ["a^b"]}
+    )
+
+
+def test_round_trip(tmp_path):
+    m = small_model()
+    path = tmp_path / "m.sl"
+    model_io.save(m, path)
+    back = model_io.load(path)
+    assert back.config == m.config
+    assert back.learner == "tg"
+    np.testing.assert_array_equal(back.slots, m.slots)
+    np.testing.assert_array_equal(back.state, m.state)
+    np.testing.assert_array_equal(back.weights, m.weights)
+    np.testing.assert_array_equal(back.gstate, m.gstate)
+    np.testing.assert_array_equal(back.stats, m.stats)
+    assert back.names == {3: ["a^b"]}
+    assert b"pickle" not in path.read_bytes()
+
+
+def test_file_size_follows_nnz(tmp_path):
+    a, b = small_model(bits=10, stream_bits=6), small_model(bits=24, stream_bits=6)
+    model_io.save(a, tmp_path / "a.sl")
+    model_io.save(b, tmp_path / "b.sl")
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert abs((tmp_path / "a.sl").stat().st_size - (tmp_path / "b.sl").stat().st_size) < 100
+
+
+def test_current_weights_match_flush():
+    m = small_model()
+    params = make_params(l1=0.01, learning_rate=0.5, power_t=0.5)
+    table = m.table(truncated.SPEC.fresh)
+    gstate = m.gstate.copy()
+    truncated.rebase(table, gstate, params)
+    np.testing.assert_array_equal(table[m.slots, 0], m.weights)
+
+
+def test_every_byte_corruption_and_truncation_is_refused(tmp_path):
+    path = tmp_path / "m.sl"
+    model_io.save(small_model(bits=3), path)
+    data = path.read_bytes()
+    assert len(data) < 4000
+    for i in range(len(data)):
+        for flip in (0x01, 0x80):
+            bad = bytearray(data)
+            bad[i] ^= flip
+            with pytest.raises(ModelError):
+                model_io.decode(bytes(bad))
+    for n in range(len(data)):
+        with pytest.raises(ModelError):
+            model_io.decode(data[:n])
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "not an sl model"),
+        (b"hello world" * 10, "not an sl model"),
+        (b"SLMODEL\0\x09\0\0\0" + b"\0" * 40, "version 9"),
+    ],
+)
+def test_foreign_files_are_refused_clearly(data, message):
+    with pytest.raises(ModelError, match=message):
+        model_io.decode(data)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelError, match="cannot read model"):
+        model_io.load(tmp_path / "nope.sl")
+
+
+_SAVER = """
+import sys, numpy as np
+from streamlearn import model as model_io
+from tests.test_model import small_model
+m = small_model(seed=int(sys.argv[2]), bits=12)
+print("ready", flush=True)
+while True:
+    model_io.save(m, sys.argv[1])
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_while_saving_leaves_old_or_new(tmp_path):
+    path = tmp_path / "model.sl"
+    old = small_model(seed=1, bits=12)
+    model_io.save(old, path)
+    new = small_model(seed=2, bits=12)
+    rng = np.random.default_rng(0)
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    for _ in range(100):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _SAVER, str(path), "2"],
+            stdout=subprocess.PIPE, env=env,
+        )
+        assert proc.stdout.readline().strip() == b"ready"
+        time.sleep(rng.uniform(0, 0.02))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        m = model_io.load(path)
+        assert np.array_equal(m.weights, old.weights) or np.array_equal(m.weights, new.weights)
+    leftovers = [p for p in os.listdir(tmp_path) if p != "model.sl"]
+    assert len(leftovers) <= 1  # the last killed save's temp file at most
+    model_io.save(old, path)  # the next save clears temp files of dead savers
+    assert os.listdir(tmp_path) == ["model.sl"]
