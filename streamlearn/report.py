@@ -102,8 +102,12 @@ def summary_text(s: dict) -> str:
 
 def write_json(path: str | os.PathLike, report: dict) -> None:
     """Write the JSON report atomically (same-directory temp file, rename)."""
+    write_text(path, json.dumps(report, indent=2, sort_keys=True, default=_jsonable) + "\n")
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a text output atomically; ``-`` is stdout."""
     path = Path(path)
-    text = json.dumps(report, indent=2, sort_keys=True, default=_jsonable) + "\n"
     if str(path) == "-":
         print(text, end="")
         return

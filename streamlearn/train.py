@@ -34,6 +34,7 @@ from streamlearn.errors import (
     ModelError,
     UsageError,
 )
+from streamlearn.io import excerpt
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.learners import resolve, spec_by_name
 from streamlearn.learners.base import (
@@ -248,7 +249,7 @@ class BatchChecks:
                 self.reasons[reason] += 1
                 if len(self.first_errors) < SHOWN_ERRORS:
                     where = f"{batch.block.source}:{int(batch.line[i])}"
-                    msg = f"{where}: {reason}: {_excerpt(batch, i)}"
+                    msg = f"{where}: {reason}: {excerpt(batch, i)}"
                     self.first_errors.append(msg)
                     if self.strict:
                         raise MalformedData(msg + " (--strict: no model written)")
@@ -273,22 +274,6 @@ class BatchChecks:
                 self.console.warn_once(
                     "odd", f"label {v:g} is not -1 or +1 as {self.config.loss} loss expects"
                 )
-
-
-def _excerpt(batch: Batch, i: int) -> str:
-    data = batch.block.data
-    # the row's line: find it by counting newlines from the block start
-    target = int(batch.line[i]) - batch.block.first_line
-    pos = 0
-    for _ in range(target):
-        nl = data[pos:].tobytes().find(b"\n")
-        if nl < 0:
-            return ""
-        pos += nl + 1
-    end = data[pos:].tobytes().find(b"\n")
-    text = data[pos : pos + end if end >= 0 else len(data)].tobytes().decode("utf-8", "replace")
-    text = text.rstrip("\r")
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class PredictionWriter:
@@ -469,7 +454,15 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     curve: list[list[float]] = []
     per_pass: list[dict] = []
     best: tuple[float, model_io.Model] | None = None
+    names = initial.names if initial is not None else None
     no_gain = 0
+    collector = None
+    if opts.invert_hash:
+        from streamlearn.names import NameCollector
+
+        collector = NameCollector(config.bits, config.format, config.constant)
+        if initial is not None:
+            collector.names.update(initial.names)
     console.say(HEADER)
     bar = _progress_bar(console)
     try:
@@ -478,6 +471,8 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                 stats = learner.stats
                 stats[S_PASS_N] = 0.0
                 ho0 = (stats[S_HO_LOSS], stats[S_HO_W], stats[S_HO_N])
+                if collector is not None:
+                    names = collector.names
                 for batch in prefetch(passes.batches(pass_no)):
                     if pass_no == 1:
                         checks.check(batch)
@@ -504,6 +499,9 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                     _check_finite(batch, preds)
                     if pass_no == 1:
                         writer.write(batch, preds)
+                        if collector is not None:
+                            collector.add(batch)
+                            collector.prune(learner.table[:, 0])
                     if bar is not None:
                         bar.update(batch.n)
                 ho_w = stats[S_HO_W] - ho0[1]
@@ -518,7 +516,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                         f"({entry['holdout_examples']} examples)"
                     )
                     if best is None or entry["holdout_loss"] < best[0]:
-                        best = (entry["holdout_loss"], learner.snapshot())
+                        best = (entry["holdout_loss"], learner.snapshot(names))
                         no_gain = 0
                     else:
                         no_gain += 1
@@ -528,7 +526,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                                 f"passes; keeping the model of pass {pass_no - no_gain}"
                             )
                             break
-            final = learner.snapshot()
+            final = learner.snapshot(names)
             if (
                 best is not None
                 and best[1] is not final
@@ -538,6 +536,13 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
             _check_model(final)
             if opts.final_model:
                 model_io.save(final, opts.final_model)
+            if opts.readable_model or opts.invert_hash:
+                from streamlearn.names import write_readable
+
+                if opts.readable_model:
+                    write_readable(opts.readable_model, final, with_names=False)
+                if opts.invert_hash:
+                    write_readable(opts.invert_hash, final, with_names=True)
     finally:
         if bar is not None:
             bar.close()

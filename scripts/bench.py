@@ -1,0 +1,250 @@
+#!/usr/bin/env python
+"""Benchmark ``sl train`` against Vowpal Wabbit and scikit-learn on one generated file.
+
+Generates (once, cached in ``bench-data/``) a logistic problem with Zipf
+features via ``scripts/make_data.py``, then, in one run:
+
+* ``sl train`` (whole process, warm numba cache) and, when the ``vowpalwabbit``
+  package is installed, ``vw --sgd`` with the same options: wall time,
+  examples/s, progressive loss, holdout loss on a second file, and the ratio
+  sl/VW; the progressive losses must agree (VW parity, DESIGN section 5);
+* scikit-learn's ``SGDClassifier`` (when installed) on the same examples
+  (parsed by sl, fit time only, one epoch);
+* ``sl`` throughput at ``-b 18`` and ``-b 26`` (per-example cost must not
+  depend on the table size);
+* the start-up time of a tiny input.
+
+Usage::
+
+    python scripts/bench.py                # 300k examples x 32 features (~100 MB)
+    python scripts/bench.py --examples 30000 --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    elapsed = time.perf_counter() - t
+    if proc.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+    return elapsed, proc
+
+
+def best_of(n: int, cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    results = [run(cmd) for _ in range(n)]
+    return min(results, key=lambda r: r[0])
+
+
+def make(path: Path, examples: int, features: int, seed: int) -> None:
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "make_data.py"),
+            "--examples",
+            str(examples),
+            "--features-per-example",
+            str(features),
+            "--task",
+            "logistic",
+            "--names",
+            "numeric",
+            "--format",
+            "vw",
+            "--seed",
+            str(seed),
+            "--output",
+            str(path),
+        ]
+    )
+
+
+def sl_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "streamlearn", *args]
+
+
+def vw_loss(stderr: str) -> float:
+    m = re.search(r"average loss = ([0-9.eE+-]+)", stderr)
+    return float(m.group(1)) if m else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--examples", type=int, default=300_000)
+    ap.add_argument("--features", type=int, default=32)
+    ap.add_argument("--bits", type=int, default=22)
+    ap.add_argument("--learning-rate", type=float, default=0.5)
+    ap.add_argument("--power-t", type=float, default=0.5)
+    ap.add_argument("--repeat", type=int, default=3, help="best of N runs for timings")
+    ap.add_argument("--quick", action="store_true", help="skip the -b 18/26 and startup runs")
+    args = ap.parse_args()
+
+    data = ROOT / "bench-data"
+    train = data / f"train-{args.examples}x{args.features}.vw"
+    test = data / f"test-{args.examples // 10}x{args.features}.vw"
+    make(train, args.examples, args.features, seed=1)
+    make(test, args.examples // 10, args.features, seed=2)  # same true model, new examples
+    mb = train.stat().st_size / 1e6
+    n = args.examples
+    opts = ["-l", str(args.learning_rate), "--power-t", str(args.power_t), "--initial-t", "1"]
+    print(f"data: {train} ({mb:.1f} MB, {n} examples, ~{args.features} features each)")
+    print(f"options: --loss logistic -b {args.bits} {' '.join(opts)}\n")
+
+    tmp = Path(tempfile.mkdtemp(prefix="sl-bench-"))
+    # warm the numba cache once, then time whole processes
+    run(sl_cmd("train", "--loss", "logistic", "-b", "10", str(test), "-q"))
+    report = tmp / "r.json"
+    model = tmp / "m.sl"
+    t_sl, _ = best_of(
+        args.repeat,
+        sl_cmd(
+            "train",
+            str(train),
+            "--loss",
+            "logistic",
+            "-b",
+            str(args.bits),
+            *opts,
+            "-f",
+            str(model),
+            "--report",
+            str(report),
+            "-q",
+        ),
+    )
+    sl_prog = json.loads(report.read_text())["average_loss"]
+    run(sl_cmd("predict", "-i", str(model), str(test), "--report", str(report), "-q"))
+    sl_hold = json.loads(report.read_text())["average_loss"]
+    rows = [("sl train", t_sl, sl_prog, sl_hold)]
+
+    try:
+        import vowpalwabbit  # noqa: F401
+
+        vw_model = tmp / "vw.model"
+        vw_opts = [
+            "--sgd",
+            "--loss_function",
+            "logistic",
+            "-b",
+            str(args.bits),
+            "-l",
+            str(args.learning_rate),
+            "--power_t",
+            str(args.power_t),
+            "--initial_t",
+            "1",
+        ]
+        t_vw, proc = best_of(
+            args.repeat,
+            [sys.executable, "-m", "vowpalwabbit", "-d", str(train), *vw_opts, "-f", str(vw_model)],
+        )
+        vw_prog = vw_loss(proc.stderr)
+        _, proc = run(
+            [
+                sys.executable,
+                "-m",
+                "vowpalwabbit",
+                "-d",
+                str(test),
+                "-t",
+                "-i",
+                str(vw_model),
+                "--loss_function",
+                "logistic",
+            ]
+        )
+        rows.append(("vw --sgd", t_vw, vw_prog, vw_loss(proc.stderr)))
+    except ImportError:
+        t_vw = None
+        print("(vowpalwabbit not installed: pip install -e '.[bench]')")
+
+    try:
+        import numpy as np
+        from sklearn.linear_model import SGDClassifier
+
+        from streamlearn.io import read_batches
+
+        def load(path):
+            import scipy.sparse as sp
+
+            mats, ys = [], []
+            for b in read_batches([str(path)], bits=args.bits):
+                ok = b.status == 0
+                m = sp.csr_matrix((b.values, b.indices, b.indptr), shape=(b.n, 1 << args.bits))
+                mats.append(m[ok])
+                ys.append(b.labels[ok])
+            return sp.vstack(mats).tocsr(), np.concatenate(ys)
+
+        X, y = load(train)
+        Xt, yt = load(test)
+        clf = SGDClassifier(
+            loss="log_loss",
+            penalty=None,
+            learning_rate="invscaling",
+            eta0=args.learning_rate,
+            power_t=args.power_t,
+            max_iter=1,
+            tol=None,
+            shuffle=False,
+        )
+        t = time.perf_counter()
+        clf.partial_fit(X, y, classes=np.array([-1.0, 1.0]))
+        t_sk = time.perf_counter() - t
+        margin = clf.decision_function(Xt)
+        rows.append(
+            (
+                "sklearn SGDClassifier (fit only)",
+                t_sk,
+                float("nan"),
+                float(np.mean(np.logaddexp(0, -yt * margin))),
+            )
+        )
+    except ImportError:
+        print("(scikit-learn not installed)")
+
+    print(
+        f"{'learner':<34} {'seconds':>8} {'examples/s':>12} {'MB/s':>7} "
+        f"{'progressive':>12} {'holdout':>9}"
+    )
+    for name, t, prog, hold in rows:
+        print(f"{name:<34} {t:>8.3f} {n / t:>12,.0f} {mb / t:>7.1f} {prog:>12.6f} {hold:>9.6f}")
+    if t_vw:
+        print(f"\nratio sl/vw wall time: {t_sl / t_vw:.2f} (target <= 1.0)")
+        print(
+            f"progressive loss sl {sl_prog:.6f} vs vw {rows[1][2]:.6f} "
+            f"(|diff| {abs(sl_prog - rows[1][2]):.2e})"
+        )
+
+    if not args.quick:
+        print("\ntable size (per-example cost must not depend on it):")
+        for b in (18, 26):
+            t, _ = best_of(
+                args.repeat,
+                sl_cmd("train", str(train), "--loss", "logistic", "-b", str(b), *opts, "-q"),
+            )
+            print(f"  -b {b}: {t:.3f} s, {n / t:,.0f} examples/s")
+        t, _ = best_of(
+            5, ["sh", "-c", f"echo '1 | a b' | {sys.executable} -m streamlearn train -q"]
+        )
+        print(f"\ntiny input (echo '1 | a b' | sl train), whole process: {t:.3f} s")
+    os.system(f"rm -rf {tmp}")
+
+
+if __name__ == "__main__":
+    main()

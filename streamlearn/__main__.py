@@ -1,0 +1,3 @@
+from streamlearn.cli import main
+
+main()

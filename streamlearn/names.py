@@ -1,0 +1,126 @@
+"""Feature names per slot, for ``--invert-hash`` and ``sl inspect``.
+
+The parsers only emit hashed slots (names would cost memory in the hot path),
+so when names are asked for, this module re-reads the lines of each batch in
+Python and hashes every name with :func:`streamlearn.hashing.feature_slot`.
+That is slow (an opt-in debugging aid, as in VW), and memory stays bounded by
+the non-zero slots: after each batch, slots whose weight is zero are dropped,
+and each slot keeps at most :data:`MAX_NAMES` names (collisions beyond that are
+counted, not listed).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamlearn.hashing import CONSTANT_HASH, feature_slot, hashstring_py, namespace_hash
+from streamlearn.io.batch import Batch
+
+MAX_NAMES = 8
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def vw_names(line: str, bits: int) -> list[tuple[int, str]]:
+    """(slot, name) of every feature of a well-formed VW line."""
+    mask = (1 << bits) - 1
+    bar = line.find("|")
+    if bar < 0:
+        return []
+    out = []
+    for segment in line[bar + 1 :].split("|"):
+        if not segment or segment[0] in " \t\r\n":
+            ns, rest = "", segment
+        else:
+            head, _, rest = segment.partition(" ")
+            if "\t" in head:
+                head, _, more = head.partition("\t")
+                rest = more + " " + rest
+            ns = head.split(":", 1)[0]
+        seed = namespace_hash(ns) if ns else 0
+        for token in rest.split():
+            name, colon, value = token.partition(":")
+            if colon and value and not _is_number(value):
+                slot = feature_slot(ns, name, bits, value=value)
+                shown = f"{name}^{value}"
+            else:
+                if colon and value and float(value) == 0.0:
+                    continue
+                slot = hashstring_py(name, seed) & mask
+                shown = name
+            out.append((slot, f"{ns}^{shown}" if ns else shown))
+    return out
+
+
+def svmlight_names(line: str, bits: int) -> list[tuple[int, str]]:
+    mask = (1 << bits) - 1
+    out = []
+    for token in line.split("#", 1)[0].split()[1:]:
+        idx, colon, value = token.partition(":")
+        if colon and idx.isdigit() and _is_number(value) and float(value) != 0.0:
+            out.append((hashstring_py(idx, 0) & mask, idx))
+    return out
+
+
+class NameCollector:
+    """slot -> names seen, kept only for slots whose weight is non-zero."""
+
+    def __init__(self, bits: int, fmt: str, constant: bool) -> None:
+        self.bits = bits
+        self.fmt = fmt  # 'vw', 'svmlight' or 'auto' (decided on the first batch)
+        self.names: dict[int, list[str]] = {}
+        self.dropped = 0
+        if constant:
+            self.names[CONSTANT_HASH & ((1 << bits) - 1)] = ["Constant"]
+
+    def add(self, batch: Batch) -> None:
+        lines = batch.block.data.tobytes().split(b"\n")
+        first = batch.block.first_line
+        if self.fmt == "auto":
+            from streamlearn.io import FMT_SVMLIGHT, detect_format
+
+            head = next((ln for ln in lines if ln.strip()), b"")
+            self.fmt = "svmlight" if detect_format(head) == FMT_SVMLIGHT else "vw"
+        parse = svmlight_names if self.fmt == "svmlight" else vw_names
+        for i in np.flatnonzero(batch.status == 0):
+            text = lines[int(batch.line[i]) - first].decode("utf-8", "replace")
+            for slot, name in parse(text, self.bits):
+                known = self.names.setdefault(slot, [])
+                if name not in known:
+                    if len(known) < MAX_NAMES:
+                        known.append(name)
+                    else:
+                        self.dropped += 1
+
+    def prune(self, primary: np.ndarray) -> None:
+        """Forget slots whose primary state (column 0 of the table) is zero."""
+        self.names = {s: n for s, n in self.names.items() if primary[s] != 0.0}
+
+
+def write_readable(path: str, model, with_names: bool) -> None:
+    """``slot<TAB>weight[<TAB>names]`` for every non-zero weight, after a header."""
+    c = model.config
+    lines = [
+        f"# sl readable model: algo {c.algo}, loss {c.loss}, bits {c.bits}, "
+        f"non-zero weights {model.nnz}",
+        "# slot\tweight"
+        + ("\tnames (space-separated; ^ joins namespace and feature)" if with_names else ""),
+    ]
+    for slot, w in zip(model.slots.tolist(), model.weights.tolist(), strict=True):
+        if w == 0.0 or not math.isfinite(w):
+            continue
+        row = f"{slot}\t{w:.9g}"
+        if with_names:
+            row += "\t" + " ".join(model.names.get(slot, []))
+        lines.append(row)
+    from streamlearn.report import write_text
+
+    write_text(path, "\n".join(lines) + "\n")

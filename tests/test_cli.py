@@ -1,0 +1,272 @@
+"""The command line, driven through click's CliRunner with stdin input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from streamlearn import model as model_io
+from streamlearn.cli import cli
+from streamlearn.learners.base import S_LOSS, S_N, S_WLAB
+
+DATA = "".join(f"{1 if i % 3 else -1} |a x{i % 7} y{i % 5}:0.5 |b z{i % 11}\n" for i in range(200))
+
+
+def invoke(args, input=None):
+    return CliRunner().invoke(cli, args, input=input, catch_exceptions=False)
+
+
+@pytest.fixture
+def data(tmp_path):
+    p = tmp_path / "d.vw"
+    p.write_text(DATA)
+    return p
+
+
+@pytest.mark.parametrize("cmd", [[], ["train"], ["predict"], ["inspect"]])
+def test_every_command_has_help_with_an_example(cmd):
+    r = invoke([*cmd, "-h"])
+    assert r.exit_code == 0
+    assert "Example" in r.output and "Exit status" in r.output
+
+
+def test_tiny_input_from_stdin():
+    r = invoke(["train"], input="1 | a b\n")
+    assert r.exit_code == 0, r.output
+    assert "average loss" in r.output and "finished run" in r.output
+    assert "number of examples = 1" in r.output
+    assert "non-zero weights = 3" in r.output
+
+
+def test_quiet_prints_nothing(data):
+    r = invoke(["train", str(data), "-q"])
+    assert r.exit_code == 0 and r.output == ""
+
+
+def test_vw_style_table_lines(data):
+    r = invoke(["train", str(data), "--loss", "logistic"])
+    counters = [
+        int(line.split()[2])
+        for line in r.output.splitlines()
+        if line[:1].isdigit() and len(line.split()) == 7
+    ]
+    assert counters == [1, 2, 4, 8, 16, 32, 64, 128]
+
+
+def test_train_predict_round_trip_matches_in_memory_model(tmp_path, data):
+    m = tmp_path / "m.sl"
+    rep = tmp_path / "r.json"
+    r = invoke(
+        [
+            "train",
+            str(data),
+            "--loss",
+            "logistic",
+            "--algo",
+            "tg",
+            "--l1",
+            "0.001",
+            "-f",
+            str(m),
+            "--report",
+            str(rep),
+        ]
+    )
+    assert r.exit_code == 0, r.output
+    preds = tmp_path / "p.txt"
+    r = invoke(["predict", "-i", str(m), str(data), "-p", str(preds)])
+    assert r.exit_code == 0, r.output
+    got = np.loadtxt(preds)
+    # in-memory: the model's current weights applied by hand
+    model = model_io.load(m)
+    from streamlearn.io import read_batches
+    from streamlearn.learners.base import predict_batch
+
+    w = model.dense_weights()
+    want = []
+    for b in read_batches([str(data)], bits=model.config.bits):
+        out = np.empty(b.n)
+        predict_batch(w, b.indptr, b.indices, b.values, b.bases, b.status, out)
+        want.append(out)
+    np.testing.assert_allclose(got, np.concatenate(want), rtol=1e-8)
+    report = json.loads(rep.read_text())
+    assert report["examples"] == 200 and report["nonzero_weights"] == model.nnz
+    assert report["curve"][0][2] == 1
+
+
+def test_predictions_on_stdout_with_tags(tmp_path):
+    m = tmp_path / "m.sl"
+    invoke(["train", "-f", str(m), "-q"], input="1 'first| a\n-1 'second| b\n")
+    r = invoke(["predict", "-i", str(m), "-p", "-", "-q"], input="'t1| a\n| b\n")
+    lines = r.output.splitlines()
+    assert len(lines) == 2 and lines[0].endswith(" t1") and " " not in lines[1]
+
+
+def _resume_case(tmp_path, algo_args):
+    day1 = "".join(DATA.splitlines(keepends=True)[:120])
+    day2 = "".join(DATA.splitlines(keepends=True)[120:])
+    (tmp_path / "day1.vw").write_text(day1)
+    (tmp_path / "day2.vw").write_text(day2)
+    a, b, c = (str(tmp_path / n) for n in ("a.sl", "b.sl", "c.sl"))
+    base = ["--loss", "logistic", "-b", "10", *algo_args, "-q"]
+    assert invoke(["train", str(tmp_path / "day1.vw"), *base, "-f", a]).exit_code == 0
+    assert invoke(["train", "-i", a, str(tmp_path / "day2.vw"), "-q", "-f", b]).exit_code == 0
+    assert (
+        invoke(
+            ["train", str(tmp_path / "day1.vw"), str(tmp_path / "day2.vw"), *base, "-f", c]
+        ).exit_code
+        == 0
+    )
+    return model_io.load(b), model_io.load(c)
+
+
+@pytest.mark.parametrize(
+    "algo_args",
+    [
+        ["--algo", "sgd"],
+        ["--algo", "tg", "--l1", "0.01", "--period", "3", "--theta", "0.5"],
+        ["--algo", "sgd", "--l1", "0.01"],
+    ],
+)
+def test_resume_equals_one_run(tmp_path, algo_args):
+    resumed, whole = _resume_case(tmp_path, algo_args)
+    np.testing.assert_array_equal(resumed.slots, whole.slots)
+    np.testing.assert_array_equal(resumed.state, whole.state)
+    np.testing.assert_array_equal(resumed.weights, whole.weights)
+    np.testing.assert_array_equal(resumed.gstate, whole.gstate)
+    for k in (S_N, S_LOSS, S_WLAB):
+        assert resumed.stats[k] == whole.stats[k]
+
+
+def test_conflicting_option_on_resume_names_both_values(tmp_path, data):
+    m = tmp_path / "m.sl"
+    invoke(["train", str(data), "-b", "12", "-f", str(m), "-q"])
+    r = invoke(["train", "-i", str(m), str(data), "-b", "14"])
+    assert r.exit_code == 2
+    assert "14" in r.output and "12" in r.output
+
+
+def test_missing_input_is_exit_3(tmp_path):
+    r = invoke(["train", str(tmp_path / "nope.vw")])
+    assert r.exit_code == 3 and "nope.vw" in r.output
+
+
+def test_bad_model_is_exit_5(tmp_path, data):
+    bad = tmp_path / "bad.sl"
+    bad.write_bytes(b"not a model")
+    r = invoke(["predict", "-i", str(bad), str(data)])
+    assert r.exit_code == 5 and "not an sl model" in r.output
+    r = invoke(["train", "-i", str(bad), str(data)])
+    assert r.exit_code == 5
+
+
+def test_output_in_missing_directory_fails_before_training(tmp_path, data):
+    r = invoke(["train", str(data), "-f", str(tmp_path / "no" / "m.sl")])
+    assert r.exit_code == 2 and "does not exist" in r.output
+    assert "finished run" not in r.output
+
+
+def test_malformed_lines_skipped_with_file_and_line(tmp_path):
+    p = tmp_path / "bad.vw"
+    p.write_text("1 | a\nfoo | b\n-1 | c\n1 | d:nan\n")
+    r = invoke(["train", str(p)])
+    assert r.exit_code == 0
+    assert f"{p}:2" in r.output and f"{p}:4" in r.output
+    assert "number of examples = 2" in r.output
+
+
+def test_strict_fails_and_writes_no_model(tmp_path):
+    p = tmp_path / "bad.vw"
+    p.write_text("1 | a\nfoo | b\n")
+    m = tmp_path / "m.sl"
+    r = invoke(["train", str(p), "--strict", "-f", str(m)])
+    assert r.exit_code == 4 and f"{p}:2" in r.output
+    assert not m.exists()
+
+
+def test_divergence_is_exit_6(tmp_path):
+    p = tmp_path / "big.vw"
+    p.write_text("".join(f"1 | a:1e200 b:{i}e150\n" for i in range(1, 50)))
+    m = tmp_path / "m.sl"
+    r = invoke(["train", str(p), "-l", "10", "-f", str(m)])
+    assert r.exit_code == 6 and "learning-rate" in r.output
+    assert not m.exists()
+
+
+def test_svmlight_zero_one_labels_under_logistic(tmp_path):
+    p = tmp_path / "d.svm"
+    p.write_text("".join(f"{i % 2} 1:{i % 3} 7:1\n" for i in range(20)))
+    r = invoke(["train", str(p), "--loss", "logistic"])
+    assert r.exit_code == 0
+    assert "label 0 read as -1" in r.output
+
+
+def test_passes_from_stdin_equal_passes_over_file(tmp_path, data):
+    a, b = tmp_path / "a.sl", tmp_path / "b.sl"
+    args = ["--passes", "3", "--loss", "logistic", "-q"]
+    assert invoke(["train", str(data), *args, "-f", str(a)]).exit_code == 0
+    assert invoke(["train", *args, "-f", str(b)], input=DATA).exit_code == 0
+    np.testing.assert_array_equal(model_io.load(a).weights, model_io.load(b).weights)
+
+
+def test_persistent_cache_is_reused_and_invalidated(tmp_path, data):
+    c = tmp_path / "d.cache"
+    args = [str(data), "--passes", "2", "--cache", str(c), "-q", "-f"]
+    assert invoke(["train", *args, str(tmp_path / "1.sl")]).exit_code == 0
+    assert c.exists()
+    assert invoke(["train", *args, str(tmp_path / "2.sl")]).exit_code == 0
+    w1 = model_io.load(tmp_path / "1.sl").weights
+    np.testing.assert_array_equal(w1, model_io.load(tmp_path / "2.sl").weights)
+    data.write_text(DATA.replace("|b", "|c"))  # changed source: cache must not be used
+    assert invoke(["train", *args, str(tmp_path / "3.sl")]).exit_code == 0
+    assert not np.array_equal(w1, model_io.load(tmp_path / "3.sl").weights)
+
+
+def test_inspect_shows_nnz_and_top_weights(tmp_path, data):
+    m = tmp_path / "m.sl"
+    invoke(["train", str(data), "-f", str(m), "-q"])
+    r = invoke(["inspect", str(m), "--top", "3"])
+    assert r.exit_code == 0 and "non-zero weights" in r.output
+    info = json.loads(invoke(["inspect", str(m), "--json", "--top", "3"]).output)
+    assert len(info["largest_weights"]) == 3
+
+
+def test_readable_and_invert_hash_models(tmp_path):
+    from streamlearn.hashing import feature_slot
+    from streamlearn.io import read_batches
+
+    src = tmp_path / "d.vw"
+    src.write_text("1 |a x y:2 |b z\n-1 |a x w:abc | 7\n1 'tag| q:0 r\n")
+    m, rd, ih = tmp_path / "m.sl", tmp_path / "r.txt", tmp_path / "ih.txt"
+    r = invoke(
+        [
+            "train",
+            str(src),
+            "-f",
+            str(m),
+            "--readable-model",
+            str(rd),
+            "--invert-hash",
+            str(ih),
+            "-q",
+        ]
+    )
+    assert r.exit_code == 0, r.output
+    rows = [ln.split("\t") for ln in ih.read_text().splitlines() if not ln.startswith("#")]
+    by_name = {n: int(row[0]) for row in rows for n in row[2].split()}
+    assert by_name["a^x"] == feature_slot("a", "x", 18)
+    assert by_name["a^w^abc"] == feature_slot("a", "w", 18, value="abc")
+    assert by_name["7"] == feature_slot("", "7", 18)
+    assert "q" not in by_name  # value 0 drops the feature
+    # every named slot is a slot the parser produced
+    parsed = set()
+    for b in read_batches([str(src)]):
+        parsed |= set(b.indices.tolist())
+    assert set(by_name.values()) <= parsed
+    readable = [ln.split("\t") for ln in rd.read_text().splitlines() if not ln.startswith("#")]
+    assert len(readable) == model_io.load(m).nnz
+    out = invoke(["inspect", str(m)]).output
+    assert "a^x" in out and "Constant" in out
