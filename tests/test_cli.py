@@ -270,3 +270,26 @@ def test_readable_and_invert_hash_models(tmp_path):
     assert len(readable) == model_io.load(m).nnz
     out = invoke(["inspect", str(m)]).output
     assert "a^x" in out and "Constant" in out
+
+
+@pytest.mark.parametrize("algo", [["--algo", "sgd"], ["--algo", "tg", "--l1", "0.01"]])
+def test_tiny_inputs_run_interpreted_with_identical_results(tmp_path, data, algo):
+    import os
+    import subprocess
+    import sys
+
+    models = []
+    for jit in ("1", "0"):
+        m = tmp_path / f"m{jit}.sl"
+        env = dict(os.environ, SL_JIT=jit)
+        env.pop("NUMBA_DISABLE_JIT", None)
+        proc = subprocess.run(
+            [sys.executable, "-m", "streamlearn", "train", "--loss", "logistic", *algo, "-q",
+             "-f", str(m)],
+            input=DATA.encode(), env=env, capture_output=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+        models.append(model_io.load(m))
+    np.testing.assert_array_equal(models[0].slots, models[1].slots)
+    np.testing.assert_array_equal(models[0].weights, models[1].weights)
+    np.testing.assert_array_equal(models[0].stats, models[1].stats)
