@@ -162,3 +162,38 @@ def elastic_net_runs(chunks, d, loss_id, eta0, power_t, t0, l1, l2, form):
             i += 1
         preds.append(p_chunk)
     return w, np.concatenate(preds), n_learned
+
+
+def smidas_link(theta: np.ndarray, p: float) -> np.ndarray:
+    """w = f⁻¹(θ), eq. (12) of Shalev-Shwartz & Tewari, in ratios so no power overflows."""
+    m = float(np.max(np.abs(theta))) if theta.size else 0.0
+    if m == 0.0:
+        return np.zeros_like(theta)
+    norm = m * float(np.sum((np.abs(theta) / m) ** p)) ** (1.0 / p)
+    return np.sign(theta) * norm * (np.abs(theta) / norm) ** (p - 1.0)
+
+
+def smidas(stream, loss_id, eta0, power_t, t0, lam, p):
+    """Shalev-Shwartz & Tewari (2009), Algorithm 3, every θ_j truncated every step.
+
+    Returns (final weights f⁻¹(θ), predictions, final θ).
+    """
+    theta = np.zeros(stream.d)
+    preds = np.full(stream.n, np.nan)
+    T = 0.0
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        w = smidas_link(theta, p)
+        pr = stream.bases[i] + float(np.dot(w[idx], val))
+        preds[i] = pr
+        y = stream.labels[i]
+        a = stream.weights[i]
+        if np.isnan(y) or a == 0:
+            continue
+        T += a
+        eta = rate_np(eta0, power_t, t0, T)
+        np.add.at(theta, idx, -eta * a * dloss_np(loss_id, pr, y) * val)
+        theta = np.sign(theta) * np.maximum(0.0, np.abs(theta) - eta * lam)
+    return smidas_link(theta, p), preds, theta

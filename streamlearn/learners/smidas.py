@@ -32,20 +32,22 @@ algorithm to rounding), and whenever a guard below fires.
 Numerics.  With p ≈ 2 ln 2^30 ≈ 42 raw powers of |θ_j| overflow and
 underflow, so the sum is kept in a scaled form::
 
-    N = Σ_j (|θ_j| / M)^p          ‖θ‖_p = M N^(1/p)
-    w_j = sign(θ_j) M ρ_j^(p−1) N^(−(p−2)/p),   ρ_j = |θ_j| / M
+    N = Σ_j c_j,  c_j = ρ_j^p,  ρ_j = |θ_j| / M          ‖θ‖_p = M N^(1/p)
+    w_j = sign(θ_j) M ρ_j^(p−1) N^(−(p−2)/p)
 
-where M (``G_SCALE``) is the largest |θ_j| at the last exact refresh.  N is
-a double-double (hi, lo) sum, and a term is always recomputed from θ_j and
-M, so removing a term removes exactly what was added; M changes only at an
-exact refresh.  An exact refresh is forced when N leaves [2^-600, 2^512]
-while some θ_j ≠ 0 (rescale), or falls below 2^-80 of its largest value
-since the last refresh (the removed terms cancelled the sum: its remaining
-digits are rounding).  Terms below 2^-1000 count as zero.  So N is never
-negative, NaN or infinite, and w is never silently zero while θ is not.
+where M (``G_SCALE``) is fixed between exact refreshes (at a refresh it is
+kept if N lands in [2^-300, 2^300], else set to max_j |θ_j|).  Each slot keeps
+its term c_j, so removing a term removes exactly what was added; N is summed
+with its rounding errors carried separately (2Sum, ``G_NHI`` + ``G_NLO``).
+An exact refresh is forced when N leaves [2^-600, 2^512] while some θ_j ≠ 0
+(rescale), or falls below 2^-80 of its largest value since the last refresh
+(the removed terms cancelled the sum: what remains may be rounding).  Terms
+below 2^-1000 count as zero.  So N is never negative, NaN or infinite, and w
+is never silently zero while θ is not.
 
-Per slot (16 bytes): θ_j (column 0, the primary state) and the snapshot
-``S_j`` (column 1).  Global: the sums below, from ``G_USER`` on.
+Per slot (24 bytes): θ_j (column 0, the primary state), the snapshot ``S_j``
+(column 1) and the term c_j (column 2).  Global: the sums below, from
+``G_USER`` on.
 """
 
 from __future__ import annotations
@@ -73,8 +75,8 @@ from streamlearn.schedules import rate
 
 G_S = G_USER  # Σ η_τ over the learned steps since the last refresh (λ η_τ truncated at τ)
 G_SCALE = G_USER + 1  # M: terms of the norm are (|θ_j| / M)^p
-G_NHI = G_USER + 2  # N = Σ_j (|θ_j| / M)^p over θ_j as last settled, double-double: high
-G_NLO = G_USER + 3  # ... and low part
+G_NHI = G_USER + 2  # N = Σ_j c_j over the terms kept in column 2 ...
+G_NLO = G_USER + 3  # ... is G_NHI + G_NLO (the rounding errors of the sum, carried)
 G_PEAK = G_USER + 4  # largest G_NHI since the last refresh (cancellation guard)
 G_NNZ = G_USER + 5  # number of slots whose stored θ_j is non-zero
 G_LAST = G_USER + 6  # G_N at the last exact refresh
@@ -93,6 +95,8 @@ _BIG = 2.0**512  # N above this: rescale (a term may overflow soon)
 _TINY = 2.0**-600  # N below this with θ ≠ 0: rescale (terms underflow)
 _DROP = 2.0**-80  # N below this fraction of its peak: cancellation, recompute
 _FLUSH = -1000.0  # log2 of the smallest term kept (smaller ones count as 0)
+_REFRESH_LO = 2.0**-300  # a refresh keeps M when N lands in [_REFRESH_LO, _REFRESH_HI]
+_REFRESH_HI = 2.0**300
 
 
 def default_p(bits: int) -> float:
@@ -103,7 +107,7 @@ def default_p(bits: int) -> float:
     is used instead.
 
     >>> round(default_p(18), 4)
-    24.953
+    24.9533
     >>> default_p(1)
     2.0
     """
@@ -134,71 +138,57 @@ def _shrink(th, owed):
 
 
 @jit_inline
-def _term(th, m, p, rmin):
-    """The norm term (|θ_j| / M)^p; 0 below 2^-1000 (``rmin`` = 2^(-1000/p))."""
-    r = abs(th) / m
+def _link(th, inv_m, pm1, rmin):
+    """(ρ^(p−1), ρ^p) for ρ = |θ_j| / M; both 0 when ρ^p < 2^-1000 (ρ < ``rmin``).
+
+    ρ^(p−1) makes the weight, ρ^p the slot's term of N (one power for both).
+    """
+    r = abs(th) * inv_m
     if r < rmin:
-        return 0.0
-    return r**p
+        return 0.0, 0.0
+    q = math.exp2(pm1 * math.log2(r))
+    return q, q * r
 
 
 @jit_inline
-def _weight(th, c, m, b):
-    """w_j = sign(θ_j) M ρ^(p−1) N^(−(p−2)/p), from the term c = ρ^p and b = N^(−(p−2)/p)."""
-    if c == 0.0:
-        return 0.0
-    w = m * ((c / (abs(th) / m)) * b)
-    return w if th > 0.0 else -w
+def _acc(s, comp, x):
+    """s + x with its rounding error added to ``comp`` (2Sum: the value is s + comp).
+
+    Only ``s`` is on the dependency chain; removing a term removes exactly
+    what was added, whatever the order.
+    """
+    t = s + x
+    bp = t - s
+    comp += (s - (t - bp)) + (x - bp)
+    return t, comp
 
 
 @jit_inline
-def _dd_add(hi, lo, x):
-    """(hi, lo) + x in double-double arithmetic (two-sum, then renormalise)."""
-    s = hi + x
-    bp = s - hi
-    e = (hi - (s - bp)) + (x - bp)
-    lo = lo + e
-    hi = s + lo
-    return hi, lo - (hi - s)
-
-
-@jit_inline
-def _needs_refresh(nhi, peak, nnz):
+def _needs_refresh(n, peak, nnz):
     """True when N must be recomputed exactly (out of range, or cancelled)."""
     if nnz <= 0.0:
         return False
-    return not (_TINY <= nhi <= _BIG) or nhi < peak * _DROP
+    return not (_TINY <= n <= _BIG) or n < peak * _DROP
 
 
 # ---- kernels ------------------------------------------------------------------
 
 
 @jit
-def _norm_sum(table, gstate, lam, m, p):
-    """Σ_j (|θ_j settled| / m)^p, double-double, without changing the table."""
-    s = gstate[G_S]
-    rmin = 2.0 ** (_FLUSH / p)
-    hi = 0.0
-    lo = 0.0
-    for j in range(table.shape[0]):
-        th = table[j, 0]
-        if th != 0.0:
-            owed = lam * (s - table[j, 1])
-            if owed > 0.0:
-                th = _shrink(th, owed)
-            if th != 0.0:
-                hi, lo = _dd_add(hi, lo, _term(th, m, p, rmin))
-    return hi, lo
-
-
-@jit
-def rebase(table, gstate, params):
+def _refresh(table, gstate, params, reset):
     """Settle every slot through the last step and recompute N exactly (O(d)).
 
-    Resets ``S`` and the snapshots to 0 and chooses M = max_j |θ_j|.
+    Keeps M when N lands well inside its range, else takes M = max_j |θ_j|
+    (a second pass).  ``reset`` also sets ``S`` and the snapshots back to 0.
     """
     lam = params[P_L1]
+    pm1 = params[P_P] - 1.0
+    rmin = 2.0 ** (_FLUSH / params[P_P])
     s = gstate[G_S]
+    m = gstate[G_SCALE]
+    inv_m = 1.0 / m
+    n_hi = 0.0
+    n_lo = 0.0
     mx = 0.0
     nnz = 0
     for j in range(table.shape[0]):
@@ -208,24 +198,56 @@ def rebase(table, gstate, params):
             if owed > 0.0:
                 th = _shrink(th, owed)
                 table[j, 0] = th
+                table[j, 1] = s
+            c = 0.0
             if th != 0.0:
                 nnz += 1
-                if abs(th) > mx:
-                    mx = abs(th)
-        if table[j, 1] != 0.0:
+                mx = max(mx, abs(th))
+                c = _link(th, inv_m, pm1, rmin)[1]
+                n_hi, n_lo = _acc(n_hi, n_lo, c)
+            table[j, 2] = c
+        if reset and table[j, 1] != 0.0:
             table[j, 1] = 0.0
-    gstate[G_S] = 0.0
-    hi = 0.0
-    lo = 0.0
-    if nnz > 0:
-        gstate[G_SCALE] = mx
-        hi, lo = _norm_sum(table, gstate, lam, mx, params[P_P])
-    gstate[G_NHI] = hi
-    gstate[G_NLO] = lo
-    gstate[G_PEAK] = hi
+    if nnz > 0 and not (_REFRESH_LO <= n_hi + n_lo <= _REFRESH_HI):
+        m = mx
+        inv_m = 1.0 / m
+        n_hi = 0.0
+        n_lo = 0.0
+        for j in range(table.shape[0]):
+            th = table[j, 0]
+            if th != 0.0:
+                c = _link(th, inv_m, pm1, rmin)[1]
+                table[j, 2] = c
+                n_hi, n_lo = _acc(n_hi, n_lo, c)
+    if reset:
+        gstate[G_S] = 0.0
+    gstate[G_SCALE] = m
+    gstate[G_NHI] = n_hi
+    gstate[G_NLO] = n_lo
+    gstate[G_PEAK] = n_hi + n_lo
     gstate[G_NNZ] = nnz
     gstate[G_LAST] = gstate[G_N]
     gstate[G_REFRESHES] += 1.0
+
+
+@jit
+def rebase(table, gstate, params):
+    """Flush: settle every slot, recompute N exactly, reset ``S`` and the snapshots (O(d))."""
+    _refresh(table, gstate, params, True)
+
+
+@jit
+def _refresh_row(table, gstate, params, reset, indices, lo, hi, qs, ths):
+    """Exact refresh in the middle of a row, then the row's settled θ and ρ^(p−1) anew."""
+    gstate[G_GUARDED] += 1.0
+    _refresh(table, gstate, params, reset)
+    inv_m = 1.0 / gstate[G_SCALE]
+    for k in range(lo, hi):
+        j = indices[k]
+        th = table[j, 0]
+        ths[k - lo] = th
+        q = table[j, 2] / (abs(th) * inv_m) if th != 0.0 else 0.0
+        qs[k - lo] = q if th > 0.0 else -q
 
 
 @jit
@@ -235,6 +257,7 @@ def train_batch(
 ):
     lam = params[P_L1]
     p = params[P_P]
+    pm1 = p - 1.0
     every = params[P_NORM_REFRESH]
     learn = params[P_LEARN] != 0.0
     rmin = 2.0 ** (_FLUSH / p)
@@ -242,7 +265,7 @@ def train_batch(
     longest = 0
     for i in range(indptr.shape[0] - 1):
         longest = max(longest, indptr[i + 1] - indptr[i])
-    cs = np.empty(longest)  # norm terms of the row's slots once settled
+    qs = np.empty(longest)  # sign(θ_j) ρ_j^(p−1) of the row's slots once settled
     ths = np.empty(longest)  # their θ once settled
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
@@ -254,51 +277,56 @@ def train_batch(
         a = weights[i]
         s = gstate[G_S]
         m = gstate[G_SCALE]
-        nhi = gstate[G_NHI]
-        nlo = gstate[G_NLO]
+        inv_m = 1.0 / m
+        n_hi = gstate[G_NHI]
+        n_lo = gstate[G_NLO]
         nnz = gstate[G_NNZ]
         # (1) bring the row's slots current, moving their terms of N along
         for k in range(lo, hi):
             j = indices[k]
             th = table[j, 0]
-            c = 0.0
+            q = 0.0
             if th != 0.0:
                 owed = lam * (s - table[j, 1])
                 if owed > 0.0:
-                    nhi, nlo = _dd_add(nhi, nlo, -_term(th, m, p, rmin))
+                    n_hi, n_lo = _acc(n_hi, n_lo, -table[j, 2])
                     th = _shrink(th, owed)
                     table[j, 0] = th
+                    table[j, 1] = s
+                    c = 0.0
                     if th == 0.0:
                         nnz -= 1.0
                     else:
-                        c = _term(th, m, p, rmin)
-                        nhi, nlo = _dd_add(nhi, nlo, c)
+                        q, c = _link(th, inv_m, pm1, rmin)
+                        n_hi, n_lo = _acc(n_hi, n_lo, c)
+                    table[j, 2] = c
                 else:
-                    c = _term(th, m, p, rmin)
-            table[j, 1] = s
-            cs[k - lo] = c
+                    q = table[j, 2] / (abs(th) * inv_m)
+                if th < 0.0:
+                    q = -q
+            qs[k - lo] = q
             ths[k - lo] = th
         if nnz == 0.0:
-            nhi = 0.0
-            nlo = 0.0
+            n_hi = 0.0
+            n_lo = 0.0
             gstate[G_PEAK] = 0.0
-        gstate[G_NHI] = nhi
-        gstate[G_NLO] = nlo
+        gstate[G_NHI] = n_hi
+        gstate[G_NLO] = n_lo
         gstate[G_NNZ] = nnz
-        if _needs_refresh(nhi, gstate[G_PEAK], nnz):
-            gstate[G_GUARDED] += 1.0
-            _refresh_row(table, gstate, params, indices, lo, hi, cs, ths, rmin)
-            s = 0.0
+        if _needs_refresh(n_hi + n_lo, gstate[G_PEAK], nnz):
+            _refresh_row(table, gstate, params, False, indices, lo, hi, qs, ths)
             m = gstate[G_SCALE]
-            nhi = gstate[G_NHI]
-            nlo = gstate[G_NLO]
+            inv_m = 1.0 / m
+            n_hi = gstate[G_NHI]
+            n_lo = gstate[G_NLO]
             nnz = gstate[G_NNZ]
-        # (2) predict with w = f⁻¹(θ) and score before learning
-        n_sum = nhi + nlo
-        b = n_sum**expo if n_sum > 0.0 else 0.0
-        pr = bases[i]
+        # (2) predict with w_j = sign(θ_j) M ρ_j^(p−1) N^(−(p−2)/p), score before learning
+        n_sum = n_hi + n_lo
+        mb = m * n_sum**expo if n_sum > 0.0 else 0.0
+        pr = 0.0
         for k in range(lo, hi):
-            pr += _weight(ths[k - lo], cs[k - lo], m, b) * values[k]
+            pr += qs[k - lo] * values[k]
+        pr = bases[i] + mb * pr
         preds[i] = pr
         labeled, holdout = begin_example(stats, params, y)
         account(stats, rows, loss_id, pr, y, a, hi - lo, labeled, holdout)
@@ -311,13 +339,14 @@ def train_batch(
         g = eta * a * dloss(loss_id, pr, y)
         owed = eta * lam
         if g != 0.0 or owed != 0.0:
-            if s + eta == s:  # S has outgrown η: the snapshots could not tell steps apart
-                gstate[G_GUARDED] += 1.0
-                _refresh_row(table, gstate, params, indices, lo, hi, cs, ths, rmin)
+            s = gstate[G_S]
+            if s + eta == s:  # S has outgrown η: snapshots could no longer tell steps apart
+                _refresh_row(table, gstate, params, True, indices, lo, hi, qs, ths)
                 s = 0.0
                 m = gstate[G_SCALE]
-                nhi = gstate[G_NHI]
-                nlo = gstate[G_NLO]
+                inv_m = 1.0 / m
+                n_hi = gstate[G_NHI]
+                n_lo = gstate[G_NLO]
                 nnz = gstate[G_NNZ]
             # (3) mirror gradient step on θ, (4) this step's truncation on the touched slots
             s += eta
@@ -329,11 +358,10 @@ def train_batch(
                 # θ was 0 everywhere: take the scale from the new θ, at no cost
                 mx = 0.0
                 for k in range(lo, hi):
-                    v = abs(_shrink(table[indices[k], 0], owed))
-                    if v > mx:
-                        mx = v
+                    mx = max(mx, abs(_shrink(table[indices[k], 0], owed)))
                 if mx > 0.0:
                     m = mx
+                    inv_m = 1.0 / m
                     gstate[G_SCALE] = m
             for k in range(lo, hi):
                 j = indices[k]
@@ -341,39 +369,30 @@ def train_batch(
                     th = _shrink(table[j, 0], owed)
                     table[j, 0] = th
                     table[j, 1] = s
-                    nhi, nlo = _dd_add(nhi, nlo, _term(th, m, p, rmin))
-                    nhi, nlo = _dd_add(nhi, nlo, -cs[k - lo])
+                    n_hi, n_lo = _acc(n_hi, n_lo, -table[j, 2])
+                    c = 0.0
                     if th != 0.0:
+                        c = _link(th, inv_m, pm1, rmin)[1]
+                        n_hi, n_lo = _acc(n_hi, n_lo, c)
                         nnz += 1.0
+                    table[j, 2] = c
                     if ths[k - lo] != 0.0:
                         nnz -= 1.0
             if nnz == 0.0:
-                nhi = 0.0
-                nlo = 0.0
+                n_hi = 0.0
+                n_lo = 0.0
                 gstate[G_PEAK] = 0.0
-            gstate[G_NHI] = nhi
-            gstate[G_NLO] = nlo
+            gstate[G_NHI] = n_hi
+            gstate[G_NLO] = n_lo
             gstate[G_NNZ] = nnz
-            if _needs_refresh(nhi, gstate[G_PEAK], nnz):
+            if _needs_refresh(n_hi + n_lo, gstate[G_PEAK], nnz):
                 gstate[G_GUARDED] += 1.0
-                rebase(table, gstate, params)
+                _refresh(table, gstate, params, False)
                 continue
         if every > 0.0 and gstate[G_N] - gstate[G_LAST] >= every:
-            rebase(table, gstate, params)
-        elif gstate[G_NHI] > gstate[G_PEAK]:
-            gstate[G_PEAK] = gstate[G_NHI]
-
-
-@jit
-def _refresh_row(table, gstate, params, indices, lo, hi, cs, ths, rmin):
-    """Exact refresh in the middle of a row: :func:`rebase`, then the row's terms anew."""
-    rebase(table, gstate, params)
-    m = gstate[G_SCALE]
-    p = params[P_P]
-    for k in range(lo, hi):
-        th = table[indices[k], 0]
-        ths[k - lo] = th
-        cs[k - lo] = _term(th, m, p, rmin) if th != 0.0 else 0.0
+            _refresh(table, gstate, params, False)
+        elif gstate[G_NHI] + gstate[G_NLO] > gstate[G_PEAK]:
+            gstate[G_PEAK] = gstate[G_NHI] + gstate[G_NLO]
 
 
 @jit
@@ -389,12 +408,19 @@ def current_weights(table, gstate, params, slots, out):
             owed = lam * (s - table[j, 1])
             if owed > 0.0:
                 th = _shrink(th, owed)
-            if abs(th) > mx:
-                mx = abs(th)
+            mx = max(mx, abs(th))
     norm = 0.0
     if mx > 0.0:
-        hi, lo = _norm_sum(table, gstate, lam, mx, p)
-        norm = mx * (hi + lo) ** (1.0 / p)
+        n_hi = 0.0
+        n_lo = 0.0
+        for j in range(table.shape[0]):
+            th = table[j, 0]
+            if th != 0.0:
+                owed = lam * (s - table[j, 1])
+                if owed > 0.0:
+                    th = _shrink(th, owed)
+                n_hi, n_lo = _acc(n_hi, n_lo, (abs(th) / mx) ** p)
+        norm = mx * (n_hi + n_lo) ** (1.0 / p)
     for k in range(slots.shape[0]):
         j = slots[k]
         th = table[j, 0]
@@ -411,8 +437,8 @@ def current_weights(table, gstate, params, slots, out):
 
 SPEC = LearnerSpec(
     name="smidas",
-    ncols=2,
-    fresh=(0.0, 0.0),
+    ncols=3,
+    fresh=(0.0, 0.0, 0.0),
     train_batch=train_batch,
     current_weights=current_weights,
     rebase=rebase,
