@@ -49,11 +49,11 @@ from streamlearn.learners.base import (
     begin_example,
     zero_gstate,
 )
-from streamlearn.learners.ledger import G_B, G_P, G_REBASES, MARK, P_MIN, settle
+from streamlearn.learners.ledger import G_B, G_P, MARK, P_MIN, accumulate, reset_sums, settle
 from streamlearn.losses import dloss
 from streamlearn.schedules import rate
 
-G_S = G_B  # fobos_l1: S(t) = Σ η_τ (never rebased in a run: it grows only linearly)
+G_S = G_B  # fobos_l1: S(t) = Σ η_τ, compensated (grows only linearly: no rebase needed)
 
 # ---- elastic net: the shared ledger kernels in the FoBoS form ----------------
 
@@ -123,7 +123,7 @@ def train_l1(
         if g != 0.0:
             for k in range(lo, hi):
                 table[indices[k], 0] -= g * values[k]
-        s += eta
+        s = accumulate(gstate, eta)
         owed = l1 * eta
         for k in range(lo, hi):
             j = indices[k]
@@ -132,7 +132,6 @@ def train_l1(
                 if w != 0.0:
                     table[j, 0] = settle(w, 1.0, owed)
                 table[j, 1] = s
-        gstate[G_S] = s
 
 
 @jit
@@ -156,8 +155,7 @@ def rebase_l1(table, gstate, params):
         if w != 0.0 and table[j, 1] != s:
             table[j, 0] = settle(w, 1.0, l1 * (s - table[j, 1]))
         table[j, 1] = 0.0
-    gstate[G_S] = 0.0
-    gstate[G_REBASES] += 1.0
+    reset_sums(gstate)
 
 
 # ---- ℓ2² alone: multiplicative shrink, ledger P′ ------------------------------
@@ -235,8 +233,7 @@ def rebase_l2(table, gstate, params):
         if w != 0.0 and table[j, 1] != P:
             table[j, 0] = w * (P / table[j, 1])
         table[j, 1] = 1.0
-    gstate[G_P] = 1.0
-    gstate[G_REBASES] += 1.0
+    reset_sums(gstate)
 
 
 L1 = LearnerSpec(

@@ -56,6 +56,8 @@ from streamlearn.schedules import rate
 G_P = G_USER  # P(t): product of the step factors a_τ since the last rebase
 G_B = G_USER + 1  # B(t): Σ c_τ / P(τ) since the last rebase
 G_REBASES = G_USER + 2  # number of rebases so far (diagnostic)
+G_BSUM = G_USER + 3  # B as a Neumaier pair (sum, compensation): G_B is their rounded sum
+G_BCOMP = G_USER + 4
 
 P_MIN = 1e-100
 """Rebase when P falls below this (every ~230 / (η λ2) steps at a constant rate)."""
@@ -70,6 +72,36 @@ def init_gstate(params: np.ndarray) -> np.ndarray:
     gstate = np.zeros(GSTATE_SIZE)
     gstate[G_P] = 1.0
     return gstate
+
+
+@jit_inline
+def accumulate(gstate, inc):
+    """``B += inc`` with Neumaier compensation; returns (and stores in G_B) the new B.
+
+    A plain running sum of 10^6 equal increments drifts by up to ~10^6 ulp (the
+    bits of ``inc`` below ulp(B) are dropped the same way every step); the
+    compensated one is within 1 ulp, so ``B(t) − B(s)`` is exact to ~eps·B.
+    """
+    s = gstate[G_BSUM]
+    t = s + inc
+    if abs(s) >= abs(inc):
+        gstate[G_BCOMP] += (s - t) + inc
+    else:
+        gstate[G_BCOMP] += (inc - t) + s
+    gstate[G_BSUM] = t
+    b = t + gstate[G_BCOMP]
+    gstate[G_B] = b
+    return b
+
+
+@jit_inline
+def reset_sums(gstate):
+    """P = 1, B = 0 (after every slot has been brought current)."""
+    gstate[G_P] = 1.0
+    gstate[G_B] = 0.0
+    gstate[G_BSUM] = 0.0
+    gstate[G_BCOMP] = 0.0
+    gstate[G_REBASES] += 1.0
 
 
 @jit_inline
@@ -142,9 +174,9 @@ def train_enet(
                 wipe(table, gstate)
                 continue
             P = P * f
-            B = B + eta / P
+            B = accumulate(gstate, eta / P)
         else:
-            B = B + eta / P
+            B = accumulate(gstate, eta / P)
             P = P / (1.0 + eta * l2)
         for k in range(lo, hi):  # this step's regulariser on the touched slots, stamp
             j = indices[k]
@@ -155,7 +187,6 @@ def train_enet(
                 table[j, 1] = P
                 table[j, 2] = B
         gstate[G_P] = P
-        gstate[G_B] = B
         if P < P_MIN:
             rebase_enet(table, gstate, params)
 
@@ -184,9 +215,7 @@ def rebase_enet(table, gstate, params):
             table[j, 0] = settle(w, P / table[j, 1], l1 * P * (B - table[j, 2]))
         table[j, 1] = 1.0
         table[j, 2] = 0.0
-    gstate[G_P] = 1.0
-    gstate[G_B] = 0.0
-    gstate[G_REBASES] += 1.0
+    reset_sums(gstate)
 
 
 @jit
@@ -196,6 +225,4 @@ def wipe(table, gstate):
         table[j, 0] = 0.0
         table[j, 1] = 1.0
         table[j, 2] = 0.0
-    gstate[G_P] = 1.0
-    gstate[G_B] = 0.0
-    gstate[G_REBASES] += 1.0
+    reset_sums(gstate)
