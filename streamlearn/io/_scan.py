@@ -1,0 +1,165 @@
+"""Small numba helpers shared by the VW and svmlight line parsers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamlearn._jit import jit
+from streamlearn.io._numbers import NUM_OK, NUM_SLOW, POW10, scan_number
+
+BLANK = -1
+"""Line status for a line that is not an example (empty, whitespace, comment)."""
+
+
+@jit
+def is_ws(c: int) -> bool:
+    """Separator bytes inside a line: space, tab, carriage return."""
+    return c == 32 or c == 9 or c == 13
+
+
+@jit
+def slow_value(
+    i: int,
+    j: int,
+    slow_spans: np.ndarray,
+    slow_pos: np.ndarray,
+    slow_vals: np.ndarray,
+    st: np.ndarray,
+) -> float:
+    """Value of the ``NUM_SLOW`` token ``buf[i:j]`` under the two-pass protocol.
+
+    First pass (``slow_pos`` empty): the span is recorded in ``slow_spans``
+    (while there is room; ``st[0]`` counts them all) and the placeholder 1.0 is
+    returned.  A placeholder is finite, positive and non-zero, so it never ends
+    a line early: the second pass visits a subset of the first pass's slow
+    tokens.  Second pass: the exact value (from Python's ``float()``) is looked
+    up by the token's start position; ``st[1]`` is a cursor over the sorted
+    ``slow_pos``.  A token missing there reads as NaN, which marks the line
+    malformed rather than guessing.
+
+    Call it only on the rare slow branch: a non-inlined call with array
+    arguments costs atomic reference-count updates.
+    """
+    if slow_pos.shape[0] > 0:
+        c = st[1]
+        while c < slow_pos.shape[0] and slow_pos[c] < i:
+            c += 1
+        st[1] = c
+        if c < slow_pos.shape[0] and slow_pos[c] == i:
+            return slow_vals[c]
+        return math.nan
+    n = st[0]
+    if n < slow_spans.shape[0]:
+        slow_spans[n, 0] = i
+        slow_spans[n, 1] = j
+    st[0] = n + 1
+    return 1.0
+
+
+@jit
+def fast_decimal(buf: np.ndarray, i: int, end: int) -> tuple[bool, float, int]:
+    """The common case ``digits[.digits]`` with at most 15 digits, exactly.
+
+    ``w < 10**15 < 2**53`` and at most 15 fraction digits, so ``w / 10**f`` is
+    Clinger's fast path (correctly rounded).  Anything else (sign, exponent,
+    more digits, no digits) returns ``ok=False``: use :func:`scan_number`.
+    The byte after the number is not checked.
+    """
+    w = 0
+    nd = 0
+    j = i
+    while j < end:
+        d = np.int64(buf[j]) - 48
+        if d < 0 or d > 9:
+            break
+        w = w * 10 + d
+        nd += 1
+        j += 1
+    nf = 0
+    if j < end and buf[j] == 46:
+        j += 1
+        while j < end:
+            d = np.int64(buf[j]) - 48
+            if d < 0 or d > 9:
+                break
+            w = w * 10 + d
+            nf += 1
+            j += 1
+    if nd + nf == 0 or nd + nf > 15 or (j < end and (buf[j] | 0x20) == 101):
+        return False, 0.0, i
+    if nf == 0:
+        return True, float(w), j
+    return True, float(w) / POW10[nf], j
+
+
+@jit
+def count_newlines(data: np.ndarray) -> int:
+    n = 0
+    for i in range(data.shape[0]):
+        n += data[i] == 10
+    return n
+
+
+@jit
+def read_number(
+    buf: np.ndarray,
+    i: int,
+    end: int,
+    slow_spans: np.ndarray,
+    slow_pos: np.ndarray,
+    slow_vals: np.ndarray,
+    st: np.ndarray,
+) -> tuple[int, float, int]:
+    """:func:`scan_number` with ``NUM_SLOW`` resolved by :func:`slow_value`.
+
+    For per-line numbers (labels, weights, scales); per-feature values inline
+    :func:`fast_decimal` / :func:`scan_number` / :func:`slow_value` instead.
+    """
+    code, v, j = scan_number(buf, i, end)
+    if code == NUM_SLOW:
+        v = slow_value(i, j, slow_spans, slow_pos, slow_vals, st)
+        code = NUM_OK
+    return code, v, j
+
+
+@jit
+def alloc_block(n_bytes: int, max_rows: int, slow_cap: int):
+    """Output arrays for a block of ``n_bytes`` with at most ``max_rows`` rows.
+
+    Row arrays are exact upper bounds; feature arrays start at an estimate
+    (4 bytes of text per feature) and grow with :func:`grow_features` when a
+    line might not fit.  Keeping them small lets malloc reuse freed blocks
+    instead of mapping (and zeroing) fresh pages for every block.
+    """
+    cap = n_bytes // 4 + 2 * max_rows + 64
+    return (
+        np.empty(max_rows, dtype=np.float64),  # labels
+        np.empty(max_rows, dtype=np.float64),  # weights
+        np.empty(max_rows, dtype=np.float64),  # bases
+        np.empty(max_rows, dtype=np.int64),  # tag_start
+        np.empty(max_rows, dtype=np.int64),  # tag_end
+        np.empty(max_rows + 1, dtype=np.int64),  # indptr
+        np.empty(cap, dtype=np.uint32),  # indices
+        np.empty(cap, dtype=np.float64),  # values
+        np.empty(max_rows, dtype=np.int32),  # status
+        np.empty(max_rows, dtype=np.int64),  # line
+        np.empty(max_rows, dtype=np.int64),  # line_start
+        np.empty(max_rows, dtype=np.int64),  # err_pos
+        np.empty((slow_cap, 2), dtype=np.int64),  # slow token spans
+        np.zeros(2, dtype=np.int64),  # slow counters
+    )
+
+
+@jit
+def grow_features(
+    indices: np.ndarray, values: np.ndarray, k: int, need: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Copies of ``indices[:k]``/``values[:k]`` with room for ``need`` entries."""
+    cap = max(need, 2 * indices.shape[0])
+    new_i = np.empty(cap, dtype=np.uint32)
+    new_v = np.empty(cap, dtype=np.float64)
+    new_i[:k] = indices[:k]
+    new_v[:k] = values[:k]
+    return new_i, new_v

@@ -1,0 +1,118 @@
+"""Blocks of raw lines and the parsed batches the learners consume.
+
+A :class:`Block` is a run of complete lines from one source.  Parsing a block
+gives a :class:`Batch`: CSR arrays of hashed features plus per-line labels,
+importance weights, bases, tags and a status code.  Learner kernels receive the
+arrays of a whole batch at once (never one example at a time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Per-line status codes written by the parsers.  0 means the line is a usable
+# example; anything else means the line is skipped whole and reported as
+# ``file:line: REASONS[code]: <excerpt>``.
+OK = 0
+REASONS: dict[int, str] = {
+    1: "bad label (not a number)",
+    2: "bad importance weight",
+    3: "negative importance weight",
+    4: "bad base value",
+    5: "more than three label tokens",
+    6: "bad feature value",
+    7: "non-finite value (nan or inf)",
+    8: "empty feature name",
+    9: "bad namespace scale",
+    10: "bad feature index",
+    11: "bad token",
+    12: "too many colons in a feature",
+    13: "empty namespace name",
+    14: "bad qid",
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    """Complete lines read from one source.
+
+    Attributes
+    ----------
+    data : numpy.ndarray
+        uint8 bytes of whole lines (each ends in ``\\n`` except perhaps the
+        last line of the source).
+    source : str
+        Name shown in messages: the path, or ``<stdin>``.
+    first_line : int
+        1-based line number, within ``source``, of the first line in ``data``.
+    """
+
+    data: np.ndarray
+    source: str
+    first_line: int
+
+
+@dataclass
+class Batch:
+    """Parsed examples of one block, in CSR form.
+
+    Every array has one entry per non-empty line of the block (``n`` rows),
+    except ``indptr`` (``n + 1``) and ``indices``/``values`` (``nnz``).
+
+    Attributes
+    ----------
+    labels : float64[n]
+        Label, NaN when the line has none (prediction-only example).
+    weights : float64[n]
+        Importance weight (default 1).
+    bases : float64[n]
+        Base added to the prediction (default 0).
+    tag_start, tag_end : int64[n]
+        Byte span of the tag in ``block.data`` (equal when there is no tag).
+    indptr : int64[n + 1]
+    indices : uint32[nnz]
+        Hashed slots, already masked to ``2**bits``.
+    values : float64[nnz]
+    status : int32[n]
+        0 for a usable example, else a key of :data:`REASONS`.
+    line : int64[n]
+        1-based line number of each row within ``block.source``.
+    block : Block
+        The block the rows came from (for tags and error excerpts).
+    n_touching_tags : int
+        OK rows whose tag came from a token touching ``|`` without a quote
+        (VW reads ``1|f a`` as an unlabeled example tagged ``1``): warn once.
+    first_touching_tag_line : int
+        Line number of the first such row (0 when none).
+    line_start : int64[n] or None
+        Byte offset in ``block.data`` where each row's line starts.
+    err_pos : int64[n] or None
+        Byte offset in ``block.data`` of the token that made a row malformed;
+        -1 for usable rows.
+    """
+
+    labels: np.ndarray
+    weights: np.ndarray
+    bases: np.ndarray
+    tag_start: np.ndarray
+    tag_end: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    status: np.ndarray
+    line: np.ndarray
+    block: Block
+    n_touching_tags: int = 0
+    first_touching_tag_line: int = 0
+    line_start: np.ndarray | None = None
+    err_pos: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1])

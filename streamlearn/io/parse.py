@@ -1,0 +1,289 @@
+"""Blocks to batches: the block kernel, format detection and the batch stream.
+
+:func:`parse_block` turns one :class:`~streamlearn.io.batch.Block` into a
+:class:`~streamlearn.io.batch.Batch` with one numba call (``nogil``, so a
+parser thread can overlap a learner thread).  The kernel walks the block line
+by line and calls the line parser of the format (:mod:`streamlearn.io.vw`,
+:mod:`streamlearn.io.svmlight`), which hashes features straight into the CSR
+arrays.
+
+Numbers are converted exactly (:mod:`streamlearn.io._numbers`).  The rare
+token that needs Python's ``float()`` (more than 19 significant digits,
+subnormals, ambiguous halfway cases) makes :func:`parse_block` run the kernel
+a second time with those values filled in; blocks without such tokens (nearly
+all) take a single call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from streamlearn.io.batch import REASONS, Batch, Block
+from streamlearn.io.reader import iter_blocks
+from streamlearn.io.svmlight import parse_svmlight_block
+from streamlearn.io.vw import parse_vw_block
+
+FMT_VW = 0
+FMT_SVMLIGHT = 1
+FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT}
+
+_SLOW_CAP = 64
+_NO_POS = np.empty(0, dtype=np.int64)
+_NO_VALS = np.empty(0, dtype=np.float64)
+
+
+def _as_kernel_bytes(data: np.ndarray) -> np.ndarray:
+    """uint8, C-contiguous, writable: one compiled signature for every caller."""
+    if (
+        data.dtype != np.uint8
+        or data.ndim != 1
+        or not data.flags.c_contiguous
+        or not data.flags.writeable
+    ):
+        data = np.array(data, dtype=np.uint8, copy=True).reshape(-1)
+    return data
+
+
+def parse_block(block: Block, fmt: int, bits: int, constant: bool = True) -> Batch:
+    """Parse a block of whole lines into a batch of hashed sparse examples.
+
+    Parameters
+    ----------
+    block : Block
+        Lines to parse.
+    fmt : int
+        ``FMT_VW`` or ``FMT_SVMLIGHT``.
+    bits : int
+        Table size exponent (1 to 32): slots are masked to ``2**bits``.
+    constant : bool
+        Append the constant feature (slot ``11650396 mod 2**bits``, value 1)
+        last to every usable row, labeled or not.
+
+    Returns
+    -------
+    Batch
+        One row per non-blank line.  Malformed lines have ``status != 0``, no
+        features, label NaN and weight 0.
+
+    Examples
+    --------
+    >>> from streamlearn.io import parse_bytes
+    >>> b = parse_bytes(b"1 |house price\\n\\n|f 77\\n", bits=18)
+    >>> b.indices.tolist(), b.line.tolist(), b.labels.tolist()[0]
+    ([204953, 116060, 34952, 116060], [1, 3], 1.0)
+    """
+    if fmt not in (FMT_VW, FMT_SVMLIGHT):
+        raise ValueError(f"unknown format code {fmt!r}")
+    if not 1 <= bits <= 32:
+        raise ValueError(f"bits must be in 1..32, got {bits}")
+    data = _as_kernel_bytes(block.data)
+    mask = np.uint64((1 << bits) - 1)
+    kernel = parse_vw_block if fmt == FMT_VW else parse_svmlight_block
+    args = (data, int(block.first_line), mask, bool(constant))
+    out = kernel(*args, _SLOW_CAP, _NO_POS, _NO_VALS)
+    n_slow = int(out[14])
+    if n_slow:
+        if n_slow > _SLOW_CAP:  # collect every span
+            out = kernel(*args, n_slow, _NO_POS, _NO_VALS)
+        spans = out[15][:n_slow]
+        vals = np.array([float(data[s:e].tobytes()) for s, e in spans], dtype=np.float64)
+        out = kernel(*args, 0, np.ascontiguousarray(spans[:, 0]), vals)
+    return Batch(
+        labels=out[0],
+        weights=out[1],
+        bases=out[2],
+        tag_start=out[3],
+        tag_end=out[4],
+        indptr=out[5],
+        indices=out[6],
+        values=out[7],
+        status=out[8],
+        line=out[9],
+        block=block if data is block.data else Block(data, block.source, block.first_line),
+        n_touching_tags=int(out[12]),
+        first_touching_tag_line=int(out[13]),
+        line_start=out[10],
+        err_pos=out[11],
+    )
+
+
+def parse_bytes(
+    data: bytes,
+    fmt: str = "vw",
+    bits: int = 18,
+    constant: bool = True,
+    source: str = "<bytes>",
+    first_line: int = 1,
+) -> Batch:
+    """Parse a bytes object of whole lines (tests, small inputs).
+
+    >>> parse_bytes(b"3 1:0.5 7:2\\n", fmt="svmlight", constant=False).indices.tolist()
+    [1, 7]
+    """
+    buf = np.frombuffer(data, dtype=np.uint8).copy()
+    return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant)
+
+
+# ---------------------------------------------------------------------------
+# format detection
+
+_SVM_TOKEN = re.compile(rb"(?:\d+|qid):\S+")
+_NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?i:nan|inf|infinity)")
+_NON_WS = re.compile(rb"[^ \t\r\n]")
+
+
+def detect_format(first_nonempty_line: bytes) -> int:
+    """Guess the format of a file from its first non-empty line.
+
+    svmlight when the line has no ``|``, starts with a number (the label) and
+    every further token looks like ``index:value`` or ``qid:n`` (a ``#``
+    comment aside); VW otherwise.  A line that is only a ``#`` comment is
+    svmlight (VW has no comments).
+
+    >>> detect_format(b"1 3:0.5 10:1 # x") == FMT_SVMLIGHT
+    True
+    >>> detect_format(b"1 |f 3:0.5") == FMT_VW
+    True
+    """
+    line = first_nonempty_line
+    if line.startswith(b"\xef\xbb\xbf"):
+        line = line[3:]
+    if b"|" in line:
+        return FMT_VW
+    if line.lstrip().startswith(b"#"):
+        return FMT_SVMLIGHT
+    tokens = line.split(b"#", 1)[0].split()
+    if not tokens or not _NUMBER.fullmatch(tokens[0]):
+        return FMT_VW
+    if all(_SVM_TOKEN.fullmatch(t) for t in tokens[1:]):
+        return FMT_SVMLIGHT
+    return FMT_VW
+
+
+def _first_nonempty_line(data: np.ndarray) -> bytes | None:
+    raw = data.tobytes() if data.shape[0] <= 1 << 16 else data[: 1 << 16].tobytes()
+    m = _NON_WS.search(raw)
+    while m is None and len(raw) < data.shape[0]:  # a long run of blank lines
+        raw = data.tobytes()
+        m = _NON_WS.search(raw)
+    if m is None:
+        return None
+    start = raw.rfind(b"\n", 0, m.start()) + 1
+    end = raw.find(b"\n", m.start())
+    if end < 0:
+        if len(raw) < data.shape[0]:
+            raw = data.tobytes()
+            end = raw.find(b"\n", m.start())
+        end = len(raw) if end < 0 else end
+    return raw[start:end]
+
+
+def _format_code(fmt: str | int) -> int:
+    if isinstance(fmt, int) and fmt in (FMT_VW, FMT_SVMLIGHT):
+        return fmt
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}: expected 'auto', 'vw' or 'svmlight'")
+    return FORMATS[fmt]
+
+
+def read_batches(
+    sources: Sequence[str],
+    fmt: str = "auto",
+    bits: int = 18,
+    constant: bool = True,
+    block_size: int = 8 << 20,
+) -> Iterator[Batch]:
+    """Parse ``sources`` into batches, one per block (blocks with no example are skipped).
+
+    Parameters
+    ----------
+    sources : sequence of str
+        Paths or ``'-'`` (stdin); empty means stdin.  See :func:`iter_blocks`.
+    fmt : {'auto', 'vw', 'svmlight'}
+        ``'auto'`` applies :func:`detect_format` to the first non-empty line of
+        the stream and keeps that format for every source.
+    bits, constant
+        See :func:`parse_block`.
+    block_size : int
+        Bytes per block read.
+
+    Raises
+    ------
+    InputError
+        A source cannot be read (raised before any batch for a missing file).
+    """
+    if fmt != "auto":
+        code: int | None = _format_code(fmt)
+    else:
+        code = None
+    if not 1 <= bits <= 32:
+        raise ValueError(f"bits must be in 1..32, got {bits}")
+    for block in iter_blocks(sources, block_size):
+        if code is None:
+            first = _first_nonempty_line(block.data)
+            if first is None:
+                continue  # only blank lines so far: nothing to parse
+            code = detect_format(first)
+        batch = parse_block(block, code, bits, constant)
+        if batch.n:
+            yield batch
+
+
+# ---------------------------------------------------------------------------
+# messages
+
+_EXCERPT = 60
+
+
+def _line_bounds(batch: Batch, i: int) -> tuple[int, int]:
+    data = batch.block.data
+    if batch.line_start is not None:
+        start = int(batch.line_start[i])
+    else:  # e.g. a batch rebuilt without line offsets: count newlines
+        nl = np.flatnonzero(data == 10)
+        target = int(batch.line[i]) - batch.block.first_line
+        start = 0 if target == 0 else int(nl[target - 1]) + 1
+    end = start
+    rest = data[start:]
+    hits = np.flatnonzero(rest[: 1 << 16] == 10)
+    if hits.size:
+        end = start + int(hits[0])
+    else:
+        more = np.flatnonzero(rest == 10)
+        end = start + int(more[0]) if more.size else data.shape[0]
+    return start, end
+
+
+def excerpt(batch: Batch, i: int, width: int = _EXCERPT) -> str:
+    """Up to ``width`` characters of row ``i``'s line, around the error when known."""
+    start, end = _line_bounds(batch, i)
+    raw = batch.block.data[start:end].tobytes().rstrip(b"\r")
+    if len(raw) <= width:
+        return raw.decode("utf-8", "backslashreplace")
+    at = -1
+    if batch.err_pos is not None and batch.err_pos[i] >= 0:
+        at = int(batch.err_pos[i]) - start
+    if at < width - 20:
+        return raw[: width - 3].decode("utf-8", "replace") + "..."
+    lo = at - 20
+    hi = min(len(raw), lo + width - 6)
+    tail = "..." if hi < len(raw) else ""
+    return "..." + raw[lo:hi].decode("utf-8", "replace") + tail
+
+
+def describe_errors(batch: Batch, limit: int = 10) -> list[str]:
+    """``file:line: reason: excerpt`` for the first ``limit`` malformed rows.
+
+    >>> from streamlearn.io import parse_bytes
+    >>> describe_errors(parse_bytes(b"1 |f a\\nx |f a:1:2\\n", source="d.vw"))
+    ['d.vw:2: bad label (not a number): x |f a:1:2']
+    """
+    out = []
+    for i in np.flatnonzero(batch.status != 0)[: max(limit, 0)]:
+        code = int(batch.status[i])
+        reason = REASONS.get(code, f"error {code}")
+        out.append(f"{batch.block.source}:{int(batch.line[i])}: {reason}: {excerpt(batch, i)}")
+    return out

@@ -1,0 +1,348 @@
+"""Numba parser for Vowpal Wabbit text format.
+
+Grammar (DESIGN.md section 4; details and every difference from VW are in
+``docs/input-formats.md``)::
+
+    line       := [label-part] ('|' namespace)*
+    label-part := the bytes before the first '|' (after the first tab, if any),
+                  split on spaces: [label [importance [base]]] [tag]
+    namespace  := [name [':' scale]] (whitespace feature)*
+    feature    := name | name ':' number | name ':' string
+
+:func:`parse_vw_block` parses a whole block in one call.  The hot loop calls
+no out-of-line function with array arguments (numba would pay atomic
+reference-count updates on each such call): names are hashed while they are
+scanned, numbers take :func:`~streamlearn.io._scan.fast_decimal` first, and
+only rare branches (slow numbers, growing the arrays) call out.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamlearn._jit import jit
+from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32
+from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, scan_number
+from streamlearn.io._scan import (
+    alloc_block,
+    count_newlines,
+    fast_decimal,
+    grow_features,
+    is_ws,
+    slow_value,
+)
+
+# status codes (keys of streamlearn.io.batch.REASONS)
+BAD_LABEL = 1
+BAD_WEIGHT = 2
+NEG_WEIGHT = 3
+BAD_BASE = 4
+TOO_MANY_LABEL_TOKENS = 5
+BAD_VALUE = 6
+NON_FINITE = 7
+EMPTY_NAME = 8
+BAD_SCALE = 9
+TOO_MANY_COLONS = 12
+EMPTY_NAMESPACE = 13
+
+_CONSTANT = np.uint64(CONSTANT_HASH)
+_U10 = np.uint64(10)
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+@jit
+def _e_only(buf: np.ndarray, i: int, end: int) -> bool:
+    """True for ``[eE][+-]?digits*`` up to whitespace/'|'/end: VW reads these as 0."""
+    if i >= end or (buf[i] | 0x20) != 101:
+        return False
+    i += 1
+    if i < end and (buf[i] == 43 or buf[i] == 45):
+        i += 1
+    while i < end and buf[i] >= 48 and buf[i] <= 57:
+        i += 1
+    return i >= end or is_ws(buf[i]) or buf[i] == 124
+
+
+@jit
+def label_tokens(buf: np.ndarray, ls: int, bar: int):
+    """Split the label part ``buf[ls:bar]`` as VW does.
+
+    The part starts after its first tab, if any; tokens are separated by
+    spaces.  The last token is the tag when it starts with ``'`` (stripped) or
+    ends at ``bar`` (touches the ``|``, or the end of a line without ``|``).
+
+    Returns
+    -------
+    ntok, starts, ends, tag_start, tag_end, touching
+        ``ntok`` label tokens (not the tag) and the spans of the first four.
+    """
+    p = ls
+    while p < bar and buf[p] != 9:
+        p += 1
+    p = ls if p == bar else p + 1
+    ntok = 0
+    t0s = t0e = t1s = t1e = t2s = t2e = t3s = t3e = 0
+    lasts = laste = 0
+    while p < bar:
+        if buf[p] == 32:
+            p += 1
+            continue
+        s = p
+        while p < bar and buf[p] != 32:
+            p += 1
+        if ntok == 0:
+            t0s, t0e = s, p
+        elif ntok == 1:
+            t1s, t1e = s, p
+        elif ntok == 2:
+            t2s, t2e = s, p
+        elif ntok == 3:
+            t3s, t3e = s, p
+        lasts, laste = s, p
+        ntok += 1
+    tag_s = tag_e = ls
+    touching = False
+    if ntok > 0:
+        if buf[lasts] == 39:  # 'tag
+            tag_s, tag_e = lasts + 1, laste
+            ntok -= 1
+        elif laste == bar:
+            tag_s, tag_e = lasts, laste
+            touching = True
+            ntok -= 1
+    return ntok, (t0s, t1s, t2s, t3s), (t0e, t1e, t2e, t3e), tag_s, tag_e, touching
+
+
+@jit
+def parse_vw_block(
+    data: np.ndarray,
+    first_line: int,
+    mask: np.uint64,
+    constant: bool,
+    slow_cap: int,
+    slow_pos: np.ndarray,
+    slow_vals: np.ndarray,
+):
+    """Parse every VW line of ``data``; see :func:`streamlearn.io.parse.parse_block`."""
+    n = data.shape[0]
+    max_rows = count_newlines(data) + 1
+    (
+        labels, weights, bases, tag_start, tag_end, indptr, indices, values,
+        status, line, line_start, err_pos, slow_spans, st,
+    ) = alloc_block(n, max_rows, slow_cap)  # fmt: skip
+    buf = data
+    nan = math.nan
+    row = 0
+    k = 0
+    pos = 0
+    lineno = first_line - 1
+    n_touch = 0
+    first_touch = 0
+    indptr[0] = 0
+    while pos < n:
+        l0 = ls = le = pos
+        while le < n and buf[le] != 10:
+            le += 1
+        pos = le + 1
+        lineno += 1
+        if le - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
+            ls += 3  # UTF-8 byte order mark, as VW
+        while le > ls and buf[le - 1] == 13:
+            le -= 1
+        p = ls
+        while p < le and is_ws(buf[p]):
+            p += 1
+        if p == le:
+            continue  # blank line: not an example
+        need = k + (le - ls + 1) // 2 + 2
+        if need > indices.shape[0]:
+            indices, values = grow_features(indices, values, k, need)
+
+        # ---- label part
+        bar = ls
+        while bar < le and buf[bar] != 124:
+            bar += 1
+        ntok, starts, ends, tag_s, tag_e, touching = label_tokens(buf, ls, bar)
+        code = 0
+        err = -1
+        label = nan
+        weight = 1.0
+        base = 0.0
+        if ntok > 3:
+            code = TOO_MANY_LABEL_TOKENS
+            err = starts[3]
+        for t in range(min(ntok, 3)):
+            s = starts[t]
+            e = ends[t]
+            ok, v, j = fast_decimal(buf, s, e)
+            if not ok:
+                c, v, j = scan_number(buf, s, e)
+                if c == NUM_SLOW:
+                    v = slow_value(s, j, slow_spans, slow_pos, slow_vals, st)
+                elif c != NUM_OK:
+                    j = -1
+            if j != e:
+                code = BAD_LABEL if t == 0 else (BAD_WEIGHT if t == 1 else BAD_BASE)
+            elif not math.isfinite(v):
+                code = NON_FINITE
+            elif t == 1 and v < 0.0:
+                code = NEG_WEIGHT
+            if code != 0:
+                err = s
+                break
+            if t == 0:
+                label = v
+            elif t == 1:
+                weight = v
+            else:
+                base = v
+
+        # ---- namespaces and features
+        k1 = k
+        p = bar
+        while code == 0 and p < le:
+            p += 1  # buf[p - 1] == '|'
+            nsh = np.uint32(0)
+            scale = 1.0
+            if p < le and not is_ws(buf[p]) and buf[p] != 124:
+                if buf[p] == 58:
+                    code = EMPTY_NAMESPACE
+                    err = p
+                    break
+                s = p
+                while p < le:
+                    c = buf[p]
+                    if c == 32 or c == 9 or c == 13 or c == 58 or c == 124:
+                        break
+                    p += 1
+                nsh = hashstring(buf, s, p, 0)
+                if p < le and buf[p] == 58:
+                    c, scale, j = scan_number(buf, p + 1, le)
+                    if c == NUM_SLOW:
+                        scale = slow_value(p + 1, j, slow_spans, slow_pos, slow_vals, st)
+                    elif c != NUM_OK or (j < le and not is_ws(buf[j]) and buf[j] != 124):
+                        code = BAD_SCALE
+                        err = p + 1
+                        break
+                    if not math.isfinite(scale):
+                        code = NON_FINITE
+                        err = p + 1
+                        break
+                    p = j
+            while p < le:
+                c = buf[p]
+                if c == 124:
+                    break
+                if c == 32 or c == 9 or c == 13:
+                    p += 1
+                    continue
+                # the name runs to whitespace, ':' or '|'; its hashstring is
+                # computed on the way (digits accumulate; bytes <= 0x20 need trimming)
+                s = p
+                acc = np.uint64(0)
+                digits = True
+                low = False
+                while p < le:
+                    c = buf[p]
+                    if c == 32 or c == 9 or c == 13 or c == 58 or c == 124:
+                        break
+                    if c >= 48 and c <= 57:
+                        acc = acc * _U10 + np.uint64(c - 48)
+                    else:
+                        digits = False
+                        if c <= 32:
+                            low = True
+                    p += 1
+                e = p
+                if s == e:
+                    code = EMPTY_NAME
+                    err = s
+                    break
+                if low:
+                    h = np.uint64(hashstring(buf, s, e, nsh))
+                elif digits:
+                    h = (acc + np.uint64(nsh)) & _M32
+                else:
+                    h = np.uint64(murmur3_32(buf, s, e, nsh))
+                if p >= le or buf[p] != 58:
+                    if scale != 0.0:
+                        indices[k1] = h & mask
+                        values[k1] = scale
+                        k1 += 1
+                    continue
+                vs = p + 1
+                if vs >= le or is_ws(buf[vs]) or buf[vs] == 124:
+                    code = BAD_VALUE
+                    err = s
+                    break
+                ok, v, j = fast_decimal(buf, vs, le)
+                if not ok:
+                    c, v, j = scan_number(buf, vs, le)
+                    if c == NUM_SLOW:
+                        v = slow_value(vs, j, slow_spans, slow_pos, slow_vals, st)
+                    elif c == NUM_NONE:
+                        c = buf[vs]
+                        if c == 43 or c == 45 or c == 46 or _e_only(buf, vs, le):
+                            code = BAD_VALUE
+                            err = s
+                            break
+                        # name:string, chain-hashed, value 1; the string runs to
+                        # whitespace, ':' and '|' included (as VW)
+                        q = vs
+                        while q < le and not is_ws(buf[q]):
+                            q += 1
+                        indices[k1] = np.uint64(hashstring(buf, vs, q, h)) & mask
+                        values[k1] = 1.0
+                        k1 += 1
+                        p = q
+                        continue
+                if j < le and not is_ws(buf[j]) and buf[j] != 124:
+                    code = TOO_MANY_COLONS if buf[j] == 58 else BAD_VALUE
+                    err = s
+                    break
+                v *= scale
+                if not math.isfinite(v):
+                    code = NON_FINITE
+                    err = s
+                    break
+                p = j
+                if v != 0.0:
+                    indices[k1] = h & mask
+                    values[k1] = v
+                    k1 += 1
+
+        # ---- the row
+        status[row] = code
+        line[row] = lineno
+        line_start[row] = l0
+        err_pos[row] = err
+        if code == 0:
+            if constant:
+                indices[k1] = _CONSTANT & mask
+                values[k1] = 1.0
+                k1 += 1
+            k = k1
+            labels[row] = label
+            weights[row] = weight
+            bases[row] = base
+            tag_start[row] = tag_s
+            tag_end[row] = tag_e
+            if touching:
+                n_touch += 1
+                if first_touch == 0:
+                    first_touch = lineno
+        else:
+            labels[row] = nan
+            weights[row] = 0.0
+            bases[row] = 0.0
+            tag_start[row] = ls
+            tag_end[row] = ls
+        row += 1
+        indptr[row] = k
+    return (
+        labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
+        indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
+        line_start[:row], err_pos[:row], n_touch, first_touch, st[0], slow_spans,
+    )  # fmt: skip
