@@ -129,6 +129,11 @@ def _resume_case(tmp_path, algo_args):
         ["--algo", "sgd"],
         ["--algo", "tg", "--l1", "0.01", "--period", "3", "--theta", "0.5"],
         ["--algo", "sgd", "--l1", "0.01"],
+        ["--algo", "sgd", "--l1", "0.01", "--l2", "0.01"],
+        ["--algo", "fobos", "--l1", "0.01"],
+        ["--algo", "fobos", "--l2", "0.01"],
+        ["--algo", "fobos", "--l1", "0.01", "--l2", "0.01", "--power-t", "1"],
+        ["--algo", "smidas", "--l1", "0.001"],
     ],
 )
 def test_resume_equals_one_run(tmp_path, algo_args):
