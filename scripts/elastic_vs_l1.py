@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from streamlearn.learners import fobos
-from streamlearn.learners.base import make_params, new_rows, new_stats, predict_batch
+from streamlearn.learners.base import S_NROWS, make_params, new_rows, new_stats, predict_batch
 from streamlearn.losses import LOGISTIC
 
 BITS = 13  # 8192 slots: G*M informative + NOISE noise features
@@ -61,7 +61,7 @@ def train(spec, params, data, passes):
         spec.train_batch(table, gstate, params, LOGISTIC, indptr, indices, values, labels,
                          ones, zeros, status, stats, rows, preds)
         rows[:] = 0.0
-        stats[11] = 0.0
+        stats[S_NROWS] = 0.0
     w = np.empty(1 << BITS)
     spec.current_weights(table, gstate, params, np.arange(1 << BITS, dtype=np.uint32), w)
     return w

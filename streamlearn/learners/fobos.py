@@ -13,8 +13,8 @@ options by :func:`resolve` (each a :class:`LearnerSpec` with its own name):
 
 ``fobos_l1`` (λ2 = 0): ``w_j ← sgn(w_j) max(0, |w_j| − η_t λ1)``.  Lazy form
     (eq. 4): ``|w| ← max(0, |w| − λ1 (S(t) − S(s)))`` with ``S(t) = Σ_{τ≤t} η_τ``.
-    Per slot: weight, snapshot S(s) -- 16 bytes.  The same numbers as the
-    truncated-gradient kernel with K = 1, θ = ∞.
+    Per slot: weight, snapshot S(s) -- 16 bytes.  The truncated-gradient
+    kernel with K = 1, θ = ∞, to 1e-12 (S is a compensated sum here).
 ``fobos_l2`` (λ1 = 0): ``w_j ← w_j / (1 + η_t λ2)``.  Lazy form (eq. 15):
     ``w ← w P′(t)/P′(s)`` with ``P′(t) = Π_{τ≤t} 1/(1 + η_τ λ2)``.  Per slot:
     weight, snapshot P′(s) -- 16 bytes.  Rebased when P′ < ``ledger.P_MIN``.

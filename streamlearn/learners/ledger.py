@@ -27,7 +27,8 @@ Per slot (table columns): 0 the weight as of its last touch, 1 the snapshot
 ``P(s)``, 2 the snapshot ``B(s)`` -- 24 bytes.  The sums live in ``gstate``
 (``G_P``, ``G_B``) and are reset to (1, 0) by :func:`rebase` whenever P falls
 below ``P_MIN``: B ≤ Σ η / P_MIN stays far inside the float64 range too.  No
-array grows with the number of examples.
+array grows with the number of examples.  B is a compensated running sum
+(:func:`accumulate`), so ``B(t) − B(s)`` stays exact to ~eps·B over 10^7 steps.
 
 Column 1 holds ``MARK`` (−1, never a valid P) between the moment a touched
 slot is brought current and the moment this step's regulariser is applied
