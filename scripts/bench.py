@@ -98,8 +98,14 @@ def main() -> None:
     data = ROOT / "bench-data"
     train = data / f"train-{args.examples}x{args.features}.vw"
     test = data / f"test-{args.examples // 10}x{args.features}.vw"
-    make(train, args.examples, args.features, seed=1)
-    make(test, args.examples // 10, args.features, seed=2)  # same true model, new examples
+    if not (train.exists() and test.exists()):
+        # one stream from one true model, split: the first n lines train, the rest test
+        both = data / f"all-{args.examples}x{args.features}.vw"
+        make(both, args.examples + args.examples // 10, args.features, seed=1)
+        with open(both, "rb") as src, open(train, "wb") as a, open(test, "wb") as b:
+            for i, line in enumerate(src):
+                (a if i < args.examples else b).write(line)
+        both.unlink()
     mb = train.stat().st_size / 1e6
     n = args.examples
     opts = ["-l", str(args.learning_rate), "--power-t", str(args.power_t), "--initial-t", "1"]
