@@ -128,9 +128,11 @@ def eisel_lemire(w: np.uint64, e10: int) -> tuple[float, bool]:
     if (mant >> _S53) > _U0:
         mant >>= _S1
         ret_exp2 += 1
-    if ret_exp2 < 1 or ret_exp2 > 0x7FE:
+    if ret_exp2 > 0x7FE:  # at least 2**1024: overflows to inf whatever the rounding
+        return math.inf, True
+    if ret_exp2 < 1:  # subnormal: left to the exact fallback
         return 0.0, False
-    return math.ldexp(float(mant), ret_exp2 - 1075), True
+    return math.ldexp(float(mant), int(ret_exp2 - 1075)), True
 
 
 @jit
@@ -181,7 +183,7 @@ def scan_number(buf: np.ndarray, i: int, end: int) -> tuple[int, float, int]:
     nfrac = 0  # fraction digits folded into w (incl. leading zeros)
     slow = False
     while j < end:
-        d = buf[j] - 48
+        d = np.int64(buf[j]) - 48
         if d < 0 or d > 9:
             break
         if nsig > 0 or d != 0:
@@ -196,7 +198,7 @@ def scan_number(buf: np.ndarray, i: int, end: int) -> tuple[int, float, int]:
     if j < end and buf[j] == 46:  # .
         j += 1
         while j < end:
-            d = buf[j] - 48
+            d = np.int64(buf[j]) - 48
             if d < 0 or d > 9:
                 break
             if nsig > 0 or d != 0:
@@ -222,7 +224,7 @@ def scan_number(buf: np.ndarray, i: int, end: int) -> tuple[int, float, int]:
         if k < end and buf[k] >= 48 and buf[k] <= 57:
             while k < end and buf[k] >= 48 and buf[k] <= 57:
                 if exp < 100000:
-                    exp = exp * 10 + (buf[k] - 48)
+                    exp = exp * 10 + (np.int64(buf[k]) - 48)
                 k += 1
             j = k
             if eneg:
@@ -232,6 +234,10 @@ def scan_number(buf: np.ndarray, i: int, end: int) -> tuple[int, float, int]:
     if w == _U0:
         return NUM_OK, -0.0 if neg else 0.0, j
     e10 = exp + dropped - nfrac
+    if w > _TWO53 and e10 < 0:  # "...0" fraction digits: fewer digits may hit the fast path
+        while e10 < 0 and w % _U10 == _U0:
+            w //= _U10
+            e10 += 1
     if w <= _TWO53 and -22 <= e10 <= 22:
         v = float(w)
         if e10 >= 0:

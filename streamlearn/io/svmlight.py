@@ -104,7 +104,9 @@ def parse_svmlight_block(
         c, label, j = scan_number(buf, p, end)
         if c == NUM_SLOW:
             label = slow_value(p, j, slow_spans, slow_pos, slow_vals, st)
-        elif c != NUM_OK or (j < end and not is_ws(buf[j])):
+        elif c != NUM_OK:
+            j = p
+        if j == p or (j < end and not is_ws(buf[j])):
             code = BAD_LABEL
             err = s
         if code == 0 and not math.isfinite(label):

@@ -173,7 +173,8 @@ def parse_vw_block(
         if ntok > 3:
             code = TOO_MANY_LABEL_TOKENS
             err = starts[3]
-        for t in range(min(ntok, 3)):
+            ntok = 0
+        for t in range(ntok):
             s = starts[t]
             e = ends[t]
             ok, v, j = fast_decimal(buf, s, e)
@@ -222,7 +223,9 @@ def parse_vw_block(
                     c, scale, j = scan_number(buf, p + 1, le)
                     if c == NUM_SLOW:
                         scale = slow_value(p + 1, j, slow_spans, slow_pos, slow_vals, st)
-                    elif c != NUM_OK or (j < le and not is_ws(buf[j]) and buf[j] != 124):
+                    elif c != NUM_OK:
+                        j = p
+                    if j == p or (j < le and not is_ws(buf[j]) and buf[j] != 124):
                         code = BAD_SCALE
                         err = p + 1
                         break
