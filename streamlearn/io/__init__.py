@@ -10,8 +10,6 @@ their differences from VW are described in ``docs/input-formats.md``.
 
 from __future__ import annotations
 
-# first: drops stale numba caches of the kernels before anything loads them
-import streamlearn.io._cache_guard  # noqa: F401  (isort keeps it first)
 from streamlearn.io.batch import OK, REASONS, Batch, Block
 from streamlearn.io.parse import (
     FMT_SVMLIGHT,
