@@ -17,7 +17,9 @@ all) take a single call.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -195,6 +197,7 @@ def read_batches(
     bits: int = 18,
     constant: bool = True,
     block_size: int = 8 << 20,
+    workers: int = 1,
 ) -> Iterator[Batch]:
     """Parse ``sources`` into batches, one per block (blocks with no example are skipped).
 
@@ -209,6 +212,10 @@ def read_batches(
         See :func:`parse_block`.
     block_size : int
         Bytes per block read.
+    workers : int
+        Blocks parsed at once on threads (the kernel releases the GIL); batches
+        still come out in input order, and at most ``workers + 1`` blocks are in
+        flight.
 
     Raises
     ------
@@ -221,15 +228,41 @@ def read_batches(
         code = None
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..32, got {bits}")
-    for block in iter_blocks(sources, block_size):
-        if code is None:
-            first = _first_nonempty_line(block.data)
-            if first is None:
-                continue  # only blank lines so far: nothing to parse
-            code = detect_format(first)
-        batch = parse_block(block, code, bits, constant)
-        if batch.n:
-            yield batch
+    if workers <= 1:
+        for block in iter_blocks(sources, block_size):
+            if code is None:
+                code = _detect(block)
+                if code is None:
+                    continue  # only blank lines so far: nothing to parse
+            batch = parse_block(block, code, bits, constant)
+            if batch.n:
+                yield batch
+        return
+    pending: deque[Future] = deque()
+    with ThreadPoolExecutor(workers, thread_name_prefix="sl-parse") as pool:
+        try:
+            for block in iter_blocks(sources, block_size):
+                if code is None:
+                    code = _detect(block)
+                    if code is None:
+                        continue
+                pending.append(pool.submit(parse_block, block, code, bits, constant))
+                if len(pending) > workers:
+                    batch = pending.popleft().result()
+                    if batch.n:
+                        yield batch
+            while pending:
+                batch = pending.popleft().result()
+                if batch.n:
+                    yield batch
+        finally:
+            for f in pending:
+                f.cancel()
+
+
+def _detect(block: Block) -> int | None:
+    first = _first_nonempty_line(block.data)
+    return None if first is None else detect_format(first)
 
 
 # ---------------------------------------------------------------------------
