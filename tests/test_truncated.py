@@ -38,7 +38,9 @@ def test_lazy_equals_dense(loss_id, K, theta, power_t, seed):
     np.testing.assert_allclose(preds, p_ref, rtol=1e-12, atol=1e-14)
     # progressive loss = mean of per-example losses of the predictions made before learning
     ok = (stream.status == 0) & ~np.isnan(stream.labels)
-    losses = [reference.loss_np(loss_id, p, y) for p, y in zip(p_ref[ok], stream.labels[ok], strict=True)]
+    losses = [
+        reference.loss_np(loss_id, p, y) for p, y in zip(p_ref[ok], stream.labels[ok], strict=True)
+    ]
     expect = np.dot(stream.weights[ok], losses) / stream.weights[ok].sum()
     assert stats[S_LOSS] / stats[S_WLAB] == pytest.approx(expect, rel=1e-12)
 
