@@ -1,0 +1,171 @@
+#!/usr/bin/env python
+"""Parse-and-hash throughput and memory of the input layer (read + parse, one core).
+
+Generates once, cached in ``bench-data/parse/`` (git-ignored), with
+``scripts/make_data.py``: ~100 MB of VW text with numeric feature names (300k
+examples, ~32 features each), the same with string names, and the numeric data
+as svmlight.  Then, with the numba cache warm:
+
+* MB/s of ``iter_blocks`` + ``parse_block`` over each file (best of ``--repeat``),
+  with the split between reading and parsing;
+* in a fresh child process, peak RSS above the post-import baseline while
+  ``read_batches`` streams the numeric file ``--gb`` times over (~1 GB), one batch
+  alive at a time.
+
+Usage::
+
+    python scripts/bench_parse.py            # prints a markdown table
+    python scripts/bench_parse.py --repeat 5 --gb 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+FILES = {
+    # name: (make_data arguments, format)
+    "vw-numeric": (["--names", "numeric", "--format", "vw"], "vw"),
+    "vw-string": (["--names", "string", "--format", "vw"], "vw"),
+    "svmlight": (["--names", "numeric", "--format", "svmlight"], "svmlight"),
+}
+
+
+def make(path: Path, extra: list[str], examples: int) -> None:
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".partial")
+    cmd = [sys.executable, str(ROOT / "scripts" / "make_data.py"), "-o", str(tmp)]
+    cmd += ["--examples", str(examples), "--features-per-example", "32", "--seed", "1", *extra]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    tmp.rename(path)
+    print(f"generated {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+
+
+def throughput(path: Path, fmt: str, repeat: int, bits: int) -> dict:
+    from streamlearn.io import FORMATS, iter_blocks, parse_block
+
+    code = FORMATS[fmt]
+    size = path.stat().st_size
+    blocks = list(iter_blocks([str(path)]))
+    parse_block(blocks[0], code, bits)  # warm: load the kernels from the numba cache
+    best = {"total": 1e9, "read": 1e9, "parse": 1e9}
+    rows = nnz = 0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        for b in iter_blocks([str(path)]):
+            batch = parse_block(b, code, bits)
+        best["total"] = min(best["total"], time.perf_counter() - t)
+        t = time.perf_counter()
+        for _ in iter_blocks([str(path)]):
+            pass
+        best["read"] = min(best["read"], time.perf_counter() - t)
+        t = time.perf_counter()
+        rows = nnz = 0
+        for b in blocks:
+            batch = parse_block(b, code, bits)
+            rows += batch.n
+            nnz += batch.nnz
+        best["parse"] = min(best["parse"], time.perf_counter() - t)
+    del blocks
+    mb = size / 1e6
+    return {
+        "MB": mb,
+        "rows": rows,
+        "features/row": nnz / max(rows, 1),
+        "read+parse MB/s": mb / best["total"],
+        "read MB/s": mb / best["read"],
+        "parse MB/s": mb / best["parse"],
+    }
+
+
+def _status_mb(field: str) -> float:
+    """VmRSS (now) or VmHWM (peak) of this process, MB.
+
+    Not ``ru_maxrss``: Linux carries it over ``fork`` + ``exec``, so a child
+    would report its parent's peak.
+    """
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1e3
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def rss_child(path: str, times: int, bits: int) -> None:
+    """Stream ``path`` ``times`` over; print baseline RSS, peak RSS and bytes (child mode)."""
+    from streamlearn.io import parse_bytes, read_batches
+
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    parse_bytes(head[: head.rfind(b"\n") + 1], bits=bits)  # load the kernels
+    base = _status_mb("VmRSS")
+    peak_before = _status_mb("VmHWM")
+    rows = 0
+    t = time.perf_counter()
+    for batch in read_batches([path] * times, bits=bits):
+        rows += batch.n
+    dt = time.perf_counter() - t
+    peak = _status_mb("VmHWM")
+    size = os.path.getsize(path) * times / 1e6
+    print(f"{base:.1f} {peak_before:.1f} {peak:.1f} {size:.1f} {rows} {dt:.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data-dir", default=str(ROOT / "bench-data" / "parse"))
+    p.add_argument("--examples", type=int, default=300_000)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--bits", type=int, default=18)
+    p.add_argument("--gb", type=float, default=1.0, help="size of the streamed RSS test")
+    p.add_argument("--rss-child", nargs=2, metavar=("PATH", "TIMES"), help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.rss_child:
+        rss_child(a.rss_child[0], int(a.rss_child[1]), a.bits)
+        return 0
+
+    data = Path(a.data_dir)
+    paths = {}
+    for name, (extra, fmt) in FILES.items():
+        paths[name] = (data / f"{name}-{a.examples}.txt", fmt)
+        make(paths[name][0], extra, a.examples)
+
+    print("| input | MB | rows | features/row | read+parse MB/s | read MB/s | parse MB/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (path, fmt) in paths.items():
+        r = throughput(path, fmt, a.repeat, a.bits)
+        print(
+            f"| {name} | {r['MB']:.0f} | {r['rows']} | {r['features/row']:.1f} "
+            f"| {r['read+parse MB/s']:.0f} | {r['read MB/s']:.0f} | {r['parse MB/s']:.0f} |"
+        )
+
+    num = paths["vw-numeric"][0]
+    times = max(1, round(a.gb * 1e9 / num.stat().st_size))
+    out = subprocess.run(
+        [sys.executable, __file__, "--rss-child", str(num), str(times), "--bits", str(a.bits)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    base, peak_before, peak, size, rows, dt = map(float, out)
+    print()
+    print(
+        f"streamed {size / 1e3:.2f} GB ({int(rows)} rows) through read_batches in {dt:.1f} s "
+        f"({size / dt:.0f} MB/s): RSS baseline {base:.0f} MB after imports and warm-up, "
+        f"peak {peak:.0f} MB (peak before streaming {peak_before:.0f} MB, loading the kernels), "
+        f"so {peak - base:.0f} MB above the baseline"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
