@@ -101,7 +101,7 @@ def _status_mb(field: str) -> float:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def rss_child(path: str, times: int, bits: int) -> None:
+def rss_child(path: str, times: int, bits: int, workers: int) -> None:
     """Stream ``path`` ``times`` over; print baseline RSS, peak RSS and bytes (child mode)."""
     from streamlearn.io import parse_bytes, read_batches
 
@@ -112,7 +112,7 @@ def rss_child(path: str, times: int, bits: int) -> None:
     peak_before = _status_mb("VmHWM")
     rows = 0
     t = time.perf_counter()
-    for batch in read_batches([path] * times, bits=bits):
+    for batch in read_batches([path] * times, bits=bits, workers=workers):
         rows += batch.n
     dt = time.perf_counter() - t
     peak = _status_mb("VmHWM")
@@ -127,10 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--bits", type=int, default=18)
     p.add_argument("--gb", type=float, default=1.0, help="size of the streamed RSS test")
-    p.add_argument("--rss-child", nargs=2, metavar=("PATH", "TIMES"), help=argparse.SUPPRESS)
+    p.add_argument(
+        "--rss-child", nargs=3, metavar=("PATH", "TIMES", "WORKERS"), help=argparse.SUPPRESS
+    )
     a = p.parse_args(argv)
     if a.rss_child:
-        rss_child(a.rss_child[0], int(a.rss_child[1]), a.bits)
+        rss_child(a.rss_child[0], int(a.rss_child[1]), a.bits, int(a.rss_child[2]))
         return 0
 
     data = Path(a.data_dir)
@@ -150,20 +152,18 @@ def main(argv: list[str] | None = None) -> int:
 
     num = paths["vw-numeric"][0]
     times = max(1, round(a.gb * 1e9 / num.stat().st_size))
-    out = subprocess.run(
-        [sys.executable, __file__, "--rss-child", str(num), str(times), "--bits", str(a.bits)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    base, peak_before, peak, size, rows, dt = map(float, out)
     print()
-    print(
-        f"streamed {size / 1e3:.2f} GB ({int(rows)} rows) through read_batches in {dt:.1f} s "
-        f"({size / dt:.0f} MB/s): RSS baseline {base:.0f} MB after imports and warm-up, "
-        f"peak {peak:.0f} MB (peak before streaming {peak_before:.0f} MB, loading the kernels), "
-        f"so {peak - base:.0f} MB above the baseline"
-    )
+    for workers in (1, 2):
+        cmd = [sys.executable, __file__, "--rss-child", str(num), str(times), str(workers)]
+        out = subprocess.run(
+            [*cmd, "--bits", str(a.bits)], check=True, capture_output=True, text=True
+        ).stdout.split()
+        base, peak_before, peak, size, rows, dt = map(float, out)
+        print(
+            f"- read_batches(workers={workers}) streamed {size / 1e3:.2f} GB ({int(rows)} rows) "
+            f"in {dt:.1f} s ({size / dt:.0f} MB/s): RSS {base:.0f} MB after imports and "
+            f"loading the kernels, peak {peak:.0f} MB: **{peak - base:.0f} MB above baseline**"
+        )
     return 0
 
 

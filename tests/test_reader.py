@@ -244,3 +244,16 @@ def parse_bytes_vw(text: bytes):
     from streamlearn.io import parse_bytes
 
     return parse_bytes(text, fmt="vw", bits=24, constant=False)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_read_batches_on_threads_keeps_input_order(tmp_path, workers: int) -> None:
+    lines = [b"%d |f a%d b:%d" % (i % 3 - 1, i, i) if i % 17 else b"bad |f" for i in range(3000)]
+    p = tmp_path / "d.vw"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    one = list(read_batches([str(p), str(p)], block_size=999))
+    many = list(read_batches([str(p), str(p)], block_size=999, workers=workers))
+    assert len(one) == len(many) > 20
+    for a, b in zip(one, many, strict=True):
+        assert a.block.source == b.block.source and a.line.tolist() == b.line.tolist()
+        assert np.array_equal(a.indices, b.indices) and np.array_equal(a.status, b.status)

@@ -128,12 +128,12 @@ def read_number(
 def alloc_block(n_bytes: int, max_rows: int, slow_cap: int):
     """Output arrays for a block of ``n_bytes`` with at most ``max_rows`` rows.
 
-    Row arrays are exact upper bounds; feature arrays start at an estimate
-    (4 bytes of text per feature) and grow with :func:`grow_features` when a
-    line might not fit.  Keeping them small lets malloc reuse freed blocks
-    instead of mapping (and zeroing) fresh pages for every block.
+    Row arrays are exact upper bounds.  Feature arrays start small (one
+    feature per 32 bytes of text) and :func:`grow_features` extrapolates from
+    the part of the block already parsed, so they end up only slightly larger
+    than needed: batches waiting in a queue hold little unused memory.
     """
-    cap = n_bytes // 4 + 2 * max_rows + 64
+    cap = n_bytes // 32 + 2 * max_rows + 64
     return (
         np.empty(max_rows, dtype=np.float64),  # labels
         np.empty(max_rows, dtype=np.float64),  # weights
@@ -154,10 +154,15 @@ def alloc_block(n_bytes: int, max_rows: int, slow_cap: int):
 
 @jit
 def grow_features(
-    indices: np.ndarray, values: np.ndarray, k: int, need: int
+    indices: np.ndarray, values: np.ndarray, k: int, need: int, done: int, total: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Copies of ``indices[:k]``/``values[:k]`` with room for ``need`` entries."""
-    cap = max(need, 2 * indices.shape[0])
+    """Copies of ``indices[:k]``/``values[:k]`` with room for ``need`` entries and more.
+
+    ``k`` features came from the first ``done`` of ``total`` bytes: the new
+    capacity extrapolates that rate to the whole block, plus 10 %.
+    """
+    guess = int(k / max(done, 1) * total * 1.1) + 1024
+    cap = max(need + 1024, guess, indices.shape[0] + indices.shape[0] // 4)
     new_i = np.empty(cap, dtype=np.uint32)
     new_v = np.empty(cap, dtype=np.float64)
     new_i[:k] = indices[:k]

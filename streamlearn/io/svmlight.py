@@ -96,7 +96,7 @@ def parse_svmlight_block(
             continue  # blank or comment-only line: not an example
         need = k + (end - ls + 1) // 2 + 2
         if need > indices.shape[0]:
-            indices, values = grow_features(indices, values, k, need)
+            indices, values = grow_features(indices, values, k, need, l0, n)
 
         code = 0
         err = -1

@@ -158,7 +158,7 @@ def parse_vw_block(
             continue  # blank line: not an example
         need = k + (le - ls + 1) // 2 + 2
         if need > indices.shape[0]:
-            indices, values = grow_features(indices, values, k, need)
+            indices, values = grow_features(indices, values, k, need, l0, n)
 
         # ---- label part
         bar = ls
