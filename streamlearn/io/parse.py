@@ -1,11 +1,11 @@
 """Blocks to batches: the block kernel, format detection and the batch stream.
 
 :func:`parse_block` turns one :class:`~streamlearn.io.batch.Block` into a
-:class:`~streamlearn.io.batch.Batch` with one numba call (``nogil``, so a
-parser thread can overlap a learner thread).  The kernel walks the block line
-by line and calls the line parser of the format (:mod:`streamlearn.io.vw`,
-:mod:`streamlearn.io.svmlight`), which hashes features straight into the CSR
-arrays.
+:class:`~streamlearn.io.batch.Batch` with one numba call (``nogil``, so parser
+threads can overlap the learner): the block kernel of the format
+(:func:`~streamlearn.io.vw.parse_vw_block`,
+:func:`~streamlearn.io.svmlight.parse_svmlight_block`) walks the block line by
+line and hashes features straight into the CSR arrays.
 
 Numbers are converted exactly (:mod:`streamlearn.io._numbers`).  The rare
 token that needs Python's ``float()`` (more than 19 significant digits,
