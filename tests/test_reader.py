@@ -257,3 +257,23 @@ def test_read_batches_on_threads_keeps_input_order(tmp_path, workers: int) -> No
     for a, b in zip(one, many, strict=True):
         assert a.block.source == b.block.source and a.line.tolist() == b.line.tolist()
         assert np.array_equal(a.indices, b.indices) and np.array_equal(a.status, b.status)
+
+
+def test_fifo_source_is_read_once(tmp_path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    text = b"1 |f a\n" * 1000
+
+    def writer() -> None:
+        with open(fifo, "wb") as f:
+            f.write(text)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert _joined(iter_blocks([str(fifo)], block_size=100)) == text
+    finally:
+        t.join(timeout=10)

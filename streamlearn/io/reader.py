@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
 import sys
 import zlib
 from collections.abc import Iterator, Sequence
@@ -170,12 +171,25 @@ def iter_lines_blocks(stream: BinaryIO, name: str, block_size: int) -> Iterator[
 
 
 def check_sources(sources: Sequence[str]) -> None:
-    """Raise :class:`InputError` naming the first source that cannot be opened."""
+    """Raise :class:`InputError` naming the first source that cannot be opened.
+
+    Regular files are opened and closed; pipes and devices (``<(zcat x.gz)``, a
+    FIFO) are only checked with ``stat``/``access``, since opening one would
+    consume or block on its stream.
+    """
     for s in sources:
         if s == "-":
             continue
-        if os.path.isdir(s):
+        try:
+            st = os.stat(s)
+        except OSError as e:
+            raise InputError(f"cannot read {s}: {_describe(e)}") from None
+        if stat.S_ISDIR(st.st_mode):
             raise InputError(f"cannot read {s}: is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            if not os.access(s, os.R_OK):
+                raise InputError(f"cannot read {s}: permission denied")
+            continue
         try:
             with open(s, "rb"):
                 pass
