@@ -276,3 +276,16 @@ def test_tag_bytes_and_spans() -> None:
     b = parse_bytes(b"1 'abc |f a\n2 |f b\n'x\xff |f\n")
     assert tags(b) == [b"abc", b"", b"x\xff"]
     assert np.all(b.tag_end >= b.tag_start)
+
+
+def test_excerpt_without_line_offsets() -> None:
+    import dataclasses
+
+    from streamlearn.io import Block, excerpt
+
+    b = parse_bytes(b"1 |f a\n\nx |f b\n", source="s")
+    bare = dataclasses.replace(b, line_start=None, err_pos=None)
+    assert excerpt(bare, 1) == "x |f b"  # found by counting newlines
+    # a batch whose block no longer holds its text (e.g. replayed from a cache)
+    other = dataclasses.replace(bare, block=Block(np.zeros(3, np.uint8), "s", 1))
+    assert excerpt(other, 1) == "(line text not available)"

@@ -271,13 +271,15 @@ def _detect(block: Block) -> int | None:
 _EXCERPT = 60
 
 
-def _line_bounds(batch: Batch, i: int) -> tuple[int, int]:
+def _line_bounds(batch: Batch, i: int) -> tuple[int, int] | None:
     data = batch.block.data
     if batch.line_start is not None:
         start = int(batch.line_start[i])
     else:  # e.g. a batch rebuilt without line offsets: count newlines
         nl = np.flatnonzero(data == 10)
         target = int(batch.line[i]) - batch.block.first_line
+        if not 0 <= target <= nl.shape[0]:
+            return None  # block.data is not the batch's text
         start = 0 if target == 0 else int(nl[target - 1]) + 1
     end = start
     rest = data[start:]
@@ -292,7 +294,10 @@ def _line_bounds(batch: Batch, i: int) -> tuple[int, int]:
 
 def excerpt(batch: Batch, i: int, width: int = _EXCERPT) -> str:
     """Up to ``width`` characters of row ``i``'s line, around the error when known."""
-    start, end = _line_bounds(batch, i)
+    bounds = _line_bounds(batch, i)
+    if bounds is None:
+        return "(line text not available)"
+    start, end = bounds
     raw = batch.block.data[start:end].tobytes().rstrip(b"\r")
     if len(raw) <= width:
         return raw.decode("utf-8", "backslashreplace")
