@@ -18,7 +18,7 @@ far *including the current one*.  ``power_t = 0`` is a constant rate,
 from __future__ import annotations
 
 from streamlearn._jit import jit_inline
-from streamlearn.learners.base import P_ETA0, P_POWER_T, P_T0
+from streamlearn.learners.base import G_N, G_T, P_ETA0, P_POWER_T, P_T0
 
 
 @jit_inline
@@ -29,3 +29,12 @@ def rate(params, T):
         return params[P_ETA0]
     t0 = params[P_T0]
     return params[P_ETA0] * (t0 / (t0 + T)) ** power_t
+
+
+@jit_inline
+def advance(gstate, params, a):
+    """Count a learned example of importance ``a``; return its learning rate."""
+    T = gstate[G_T] + a
+    gstate[G_T] = T
+    gstate[G_N] += 1.0
+    return rate(params, T)

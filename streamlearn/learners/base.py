@@ -225,6 +225,18 @@ def account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout):
             stats[S_NEXT_DUMP] *= 2.0
 
 
+@jit_inline
+def score(stats, rows, params, loss_id, p, y, a, nfeat):
+    """Count and account one scored example; True when it is to be learned.
+
+    An example is learned when it is labeled, not held out, has a non-zero
+    importance weight, and ``params[P_LEARN]`` is on.
+    """
+    labeled, holdout = begin_example(stats, params, y)
+    account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout)
+    return labeled and not holdout and params[P_LEARN] != 0.0 and a != 0.0
+
+
 @jit
 def predict_batch(w, indptr, indices, values, bases, status, out):
     """Predictions ``w·x + base`` of current weights ``w`` (float64[d]).

@@ -39,19 +39,15 @@ import numpy as np
 from streamlearn._jit import jit
 from streamlearn.learners import ledger, sgd
 from streamlearn.learners.base import (
-    G_N,
-    G_T,
     P_L1,
     P_L2,
-    P_LEARN,
     LearnerSpec,
-    account,
-    begin_example,
+    score,
     zero_gstate,
 )
 from streamlearn.learners.ledger import G_B, G_P, MARK, P_MIN, accumulate, reset_sums, settle
 from streamlearn.losses import dloss
-from streamlearn.schedules import rate
+from streamlearn.schedules import advance
 
 G_S = G_B  # fobos_l1: S(t) = Σ η_τ, compensated (grows only linearly: no rebase needed)
 
@@ -88,7 +84,6 @@ def train_l1(
     stats, rows, preds,
 ):
     l1 = params[P_L1]
-    learn = params[P_LEARN] != 0.0
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i] = np.nan
@@ -109,16 +104,11 @@ def train_l1(
             table[j, 1] = MARK
             p += w * values[k]
         preds[i] = p
-        labeled, holdout = begin_example(stats, params, y)
-        account(stats, rows, loss_id, p, y, a, hi - lo, labeled, holdout)
-        if not labeled or holdout or not learn or a == 0.0:
+        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
             for k in range(lo, hi):
                 table[indices[k], 1] = s
             continue
-        T = gstate[G_T] + a
-        gstate[G_T] = T
-        gstate[G_N] += 1.0
-        eta = rate(params, T)
+        eta = advance(gstate, params, a)
         g = eta * a * dloss(loss_id, p, y)
         if g != 0.0:
             for k in range(lo, hi):
@@ -167,7 +157,6 @@ def train_l2(
     stats, rows, preds,
 ):
     l2 = params[P_L2]
-    learn = params[P_LEARN] != 0.0
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i] = np.nan
@@ -188,16 +177,11 @@ def train_l2(
             table[j, 1] = MARK
             p += w * values[k]
         preds[i] = p
-        labeled, holdout = begin_example(stats, params, y)
-        account(stats, rows, loss_id, p, y, a, hi - lo, labeled, holdout)
-        if not labeled or holdout or not learn or a == 0.0:
+        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
             for k in range(lo, hi):
                 table[indices[k], 1] = P
             continue
-        T = gstate[G_T] + a
-        gstate[G_T] = T
-        gstate[G_N] += 1.0
-        eta = rate(params, T)
+        eta = advance(gstate, params, a)
         g = eta * a * dloss(loss_id, p, y)
         if g != 0.0:
             for k in range(lo, hi):

@@ -41,18 +41,14 @@ import numpy as np
 
 from streamlearn._jit import jit, jit_inline
 from streamlearn.learners.base import (
-    G_N,
-    G_T,
     G_USER,
     GSTATE_SIZE,
     P_L1,
     P_L2,
-    P_LEARN,
-    account,
-    begin_example,
+    score,
 )
 from streamlearn.losses import dloss
-from streamlearn.schedules import rate
+from streamlearn.schedules import advance
 
 G_P = G_USER  # P(t): product of the step factors a_τ since the last rebase
 G_B = G_USER + 1  # B(t): Σ c_τ / P(τ) since the last rebase
@@ -131,7 +127,6 @@ def train_enet(
     """The kernel contract's ``train_batch`` for either form (``FORM_SGD``/``FORM_FOBOS``)."""
     l1 = params[P_L1]
     l2 = params[P_L2]
-    learn = params[P_LEARN] != 0.0
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i] = np.nan
@@ -153,18 +148,13 @@ def train_enet(
             table[j, 1] = MARK
             p += w * values[k]
         preds[i] = p
-        labeled, holdout = begin_example(stats, params, y)
-        account(stats, rows, loss_id, p, y, a, hi - lo, labeled, holdout)
-        if not labeled or holdout or not learn or a == 0.0:
+        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
             for k in range(lo, hi):
                 j = indices[k]
                 table[j, 1] = P
                 table[j, 2] = B
             continue
-        T = gstate[G_T] + a
-        gstate[G_T] = T
-        gstate[G_N] += 1.0
-        eta = rate(params, T)
+        eta = advance(gstate, params, a)
         g = eta * a * dloss(loss_id, p, y)
         if g != 0.0:
             for k in range(lo, hi):

@@ -15,16 +15,12 @@ import numpy as np
 
 from streamlearn._jit import jit
 from streamlearn.learners.base import (
-    G_N,
-    G_T,
-    P_LEARN,
     LearnerSpec,
-    account,
-    begin_example,
+    score,
     zero_gstate,
 )
 from streamlearn.losses import dloss
-from streamlearn.schedules import rate
+from streamlearn.schedules import advance
 
 
 @jit
@@ -32,7 +28,6 @@ def train_batch(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,
 ):
-    learn = params[P_LEARN] != 0.0
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i] = np.nan
@@ -45,14 +40,9 @@ def train_batch(
         for k in range(lo, hi):
             p += table[indices[k], 0] * values[k]
         preds[i] = p
-        labeled, holdout = begin_example(stats, params, y)
-        account(stats, rows, loss_id, p, y, a, hi - lo, labeled, holdout)
-        if not labeled or holdout or not learn or a == 0.0:
+        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
             continue
-        T = gstate[G_T] + a
-        gstate[G_T] = T
-        gstate[G_N] += 1.0
-        g = rate(params, T) * a * dloss(loss_id, p, y)
+        g = advance(gstate, params, a) * a * dloss(loss_id, p, y)
         if g != 0.0:
             for k in range(lo, hi):
                 table[indices[k], 0] -= g * values[k]

@@ -63,19 +63,16 @@ import numpy as np
 from streamlearn._jit import jit, jit_inline
 from streamlearn.learners.base import (
     G_N,
-    G_T,
     G_USER,
     GSTATE_SIZE,
     P_L1,
-    P_LEARN,
     P_NORM_REFRESH,
     P_P,
     LearnerSpec,
-    account,
-    begin_example,
+    score,
 )
 from streamlearn.losses import dloss
-from streamlearn.schedules import rate
+from streamlearn.schedules import advance
 
 G_S = G_USER  # Σ η_τ over the learned steps since the last flush (λ η_τ truncated at τ)
 G_SCALE = G_USER + 1  # M: the terms of N are (|θ_j| / M)^p
@@ -279,7 +276,6 @@ def train_batch(
     p = params[P_P]
     pm1 = p - 1.0
     every = params[P_NORM_REFRESH]
-    learn = params[P_LEARN] != 0.0
     rmin = 2.0 ** (_FLUSH / p)
     tiny = 2.0**_FLUSH
     # skip slots with ρ_j < cut N^(1/p): then w_j < 2^-60 ‖θ‖_p and c_j < cut_p N
@@ -363,14 +359,9 @@ def train_batch(
             pr += qs[k - lo] * values[k]
         pr = bases[i] + mb * pr
         preds[i] = pr
-        labeled, holdout = begin_example(stats, params, y)
-        account(stats, rows, loss_id, pr, y, a, hi - lo, labeled, holdout)
-        if not labeled or holdout or not learn or a == 0.0:
+        if not score(stats, rows, params, loss_id, pr, y, a, hi - lo):
             continue
-        T = gstate[G_T] + a
-        gstate[G_T] = T
-        gstate[G_N] += 1.0
-        eta = rate(params, T)
+        eta = advance(gstate, params, a)
         g = eta * a * dloss(loss_id, pr, y)
         owed = eta * lam
         if g != 0.0 or owed != 0.0:

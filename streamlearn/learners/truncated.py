@@ -29,19 +29,16 @@ import numpy as np
 from streamlearn._jit import jit, jit_inline
 from streamlearn.learners.base import (
     G_N,
-    G_T,
     G_USER,
     P_L1,
-    P_LEARN,
     P_PERIOD,
     P_THETA,
     LearnerSpec,
-    account,
-    begin_example,
+    score,
     zero_gstate,
 )
 from streamlearn.losses import dloss
-from streamlearn.schedules import rate
+from streamlearn.schedules import advance
 
 G_S = G_USER  # Σ η_τ over the truncation steps so far
 
@@ -68,7 +65,6 @@ def train_batch(
     theta = params[P_THETA]
     kg = params[P_PERIOD] * params[P_L1]
     period = params[P_PERIOD]
-    learn = params[P_LEARN] != 0.0
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i] = np.nan
@@ -88,14 +84,9 @@ def train_batch(
             table[j, 1] = s
             p += w * values[k]
         preds[i] = p
-        labeled, holdout = begin_example(stats, params, y)
-        account(stats, rows, loss_id, p, y, a, hi - lo, labeled, holdout)
-        if not labeled or holdout or not learn or a == 0.0:
+        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
             continue
-        T = gstate[G_T] + a
-        gstate[G_T] = T
-        gstate[G_N] += 1.0
-        eta = rate(params, T)
+        eta = advance(gstate, params, a)
         g = eta * a * dloss(loss_id, p, y)
         if g != 0.0:
             for k in range(lo, hi):
