@@ -531,12 +531,8 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                             )
                             break
             final = learner.snapshot(names)
-            if (
-                best is not None
-                and best[1] is not final
-                and per_pass[-1].get("holdout_loss", math.inf) > best[0]
-            ):
-                final = best[1]
+            if best is not None and per_pass[-1].get("holdout_loss", math.inf) > best[0]:
+                final = best[1]  # early termination or a worse last pass: keep the best
             _check_model(final)
             if opts.final_model:
                 model_io.save(final, opts.final_model)
