@@ -13,6 +13,17 @@ file, not against the helpers it inlines from other modules, so an edited
 version, size and modification time of every source file of the package:
 any edit or upgrade starts a fresh cache (and nothing is written into
 site-packages).
+
+Start-up: numba's cache loader first *refreshes* the CPU target, importing
+and registering every lowering numba has (arrays, linalg, random, typed
+containers, ...): 0.25 s per process, cached kernel or not, and the largest
+fixed cost of a run.  A cached kernel is self-contained object code that
+needs only the symbols the target installs when it is created plus the NRT
+allocator, so :class:`_QuickLoad` initialises just the NRT before loading.
+A miss still compiles through numba's normal path, which refreshes the
+target itself.  Only our own dispatchers get the quick loader, and if a numba
+release changes the internals it relies on, kernels fall back to numba's
+loader (``tests/test_jit.py`` says so).
 """
 
 from __future__ import annotations
@@ -22,6 +33,8 @@ import os
 from pathlib import Path
 
 import numba
+from numba.core.caching import FunctionCache
+from numba.core.runtime import rtsys
 
 from streamlearn import __version__
 
@@ -39,8 +52,36 @@ def _cache_dir() -> str:
 if not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = _cache_dir()
 
-jit = numba.njit(cache=True, nogil=True)
-"""Decorator for top-level kernels."""
+class _QuickLoad(FunctionCache):
+    """numba's on-disk cache, minus the target refresh before a load."""
 
-jit_inline = numba.njit(cache=True, nogil=True, inline="always")
-"""Decorator for small helpers called from kernels (losses, hashing steps)."""
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)  # the NRT allocator; idempotent
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+
+QUICK_LOAD = all(
+    hasattr(FunctionCache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
+)
+"""Whether this numba has the internals :class:`_QuickLoad` relies on."""
+
+
+def _quick(dispatcher):
+    if QUICK_LOAD and isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
+        dispatcher._cache = _QuickLoad(dispatcher.py_func)
+    return dispatcher
+
+
+_njit = numba.njit(cache=True, nogil=True)
+_njit_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+
+def jit(func):
+    """Decorator for top-level kernels."""
+    return _quick(_njit(func))
+
+
+def jit_inline(func):
+    """Decorator for small helpers called from kernels (losses, hashing steps)."""
+    return _quick(_njit_inline(func))
