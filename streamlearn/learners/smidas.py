@@ -24,7 +24,7 @@ updated for the touched slots only (remove a slot's old term, add its new
 one).  A slot that is not touched keeps the term of the θ_j it had when last
 settled, so between exact refreshes the running sum over-counts the
 truncation that untouched slots have not yet received: this is the one
-approximation of the lazy form (measured in ``docs/algorithms-smidas.md``).
+approximation of the lazy form (measured in ``docs/algorithms.md``).
 It is recomputed exactly, in O(d), by :func:`rebase` (at flushes), every
 ``--norm-refresh`` learned examples (1 = every step, which reproduces the dense
 algorithm to rounding), and whenever a guard below fires.
@@ -60,10 +60,9 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
+from streamlearn._jit import jit
 from streamlearn.learners.base import (
     G_N,
-    G_USER,
     GSTATE_SIZE,
     P_L1,
     P_NORM_REFRESH,
@@ -71,23 +70,34 @@ from streamlearn.learners.base import (
     LearnerSpec,
     score,
 )
+from streamlearn.learners.pnorm import (  # noqa: F401  (the G_* layout is part of this module's API)
+    AMORTIZE,
+    FLUSH,
+    G_GUARDED,
+    G_LAST,
+    G_NERR,
+    G_NHI,
+    G_NLO,
+    G_NNZ,
+    G_REFRESHES,
+    G_S,
+    G_SCALE,
+    NEGLECT,
+    acc,
+    enter,
+    leave,
+    needs_refresh,
+    refresh,
+    refresh_row,
+    shrink,
+)
 from streamlearn.losses import dloss
 from streamlearn.schedules import advance
-
-G_S = G_USER  # Σ η_τ over the learned steps since the last flush (λ η_τ truncated at τ)
-G_SCALE = G_USER + 1  # M: the terms of N are (|θ_j| / M)^p
-G_NHI = G_USER + 2  # N = Σ_j c_j over the terms kept in column 2 ...
-G_NLO = G_USER + 3  # ... is G_NHI + G_NLO (the sum's rounding errors, carried)
-G_NERR = G_USER + 4  # bound on |N − Σ_j ρ_j^p|: rounding plus the terms left out
-G_NNZ = G_USER + 5  # number of slots whose stored θ_j is non-zero
-G_LAST = G_USER + 6  # G_N at the last exact refresh
-G_REFRESHES = G_USER + 7  # exact refreshes so far (scheduled, guarded and flushes)
-G_GUARDED = G_USER + 8  # ... of which forced by a guard
 
 DEFAULT_NORM_REFRESH = 1_000_000
 """Learned examples between exact norm refreshes (``--norm-refresh``).
 
-Measured (``scripts/reproduce_smidas.py refresh``, docs/algorithms-smidas.md):
+Measured (``scripts/reproduce_smidas.py refresh``, docs/algorithms.md):
 on stationary hashed data the lazy norm's effect on the objective is 1e-7 to
 1e-4 relative whatever the interval (the slots that dominate ‖θ‖_p are the
 frequent ones, always current); after an abrupt drift the stale terms of
@@ -95,16 +105,6 @@ features that stopped appearing keep N too large until the next refresh (up
 to 1.4% on the objective).  A refresh is one pass over the table, ~17 ms at
 b = 22: every 10^6 examples it costs under 2% of the learning time there.
 """
-
-_BIG = 2.0**512  # N above this: rescale (a term may overflow soon)
-_TINY = 2.0**-600  # N below this with θ ≠ 0: rescale (terms underflow)
-_TRUST = 2.0**-20  # N's error bound above this fraction of N: recompute
-_EPS = 2.0**-53  # unit roundoff
-_AMORTIZE = 16.0  # ... but at most once per d / (_AMORTIZE nnz(x)) examples
-_FLUSH = -1000.0  # log2 of the smallest term a refresh computes (smaller ones: bounded)
-_NEGLECT = -60.0  # train_batch skips the power of a slot whose w_j < 2^_NEGLECT ‖θ‖_p
-_REFRESH_LO = 2.0**-100  # a refresh keeps M when N lands in [_REFRESH_LO, _REFRESH_HI]
-_REFRESH_HI = 2.0**100
 
 
 def default_p(bits: int) -> float:
@@ -132,139 +132,13 @@ def init_gstate(params: np.ndarray) -> np.ndarray:
     return gstate
 
 
-# ---- helpers ----------------------------------------------------------------
-
-
-@jit_inline
-def _shrink(th, owed):
-    """θ_j after truncation by ``owed`` ≥ 0 (any number of steps at once)."""
-    if th > 0.0:
-        th -= owed
-        return th if th > 0.0 else 0.0
-    th += owed
-    return th if th < 0.0 else 0.0
-
-
-@jit_inline
-def _acc(s, comp, err, x):
-    """N + x: 2Sum keeps the rounding error of ``s + x`` in ``comp`` (N = s + comp).
-
-    Only ``s`` is on the dependency chain.  ``err`` grows by a bound on the
-    rounding of ``comp`` itself.
-    """
-    t = s + x
-    bp = t - s
-    comp += (s - (t - bp)) + (x - bp)
-    return t, comp, err + abs(comp) * _EPS
-
-
-@jit_inline
-def _leave(n_hi, n_lo, err, c):
-    """Take a slot's stored term ``c`` out of N (c < 0: it was left out, −c bounded it)."""
-    if c > 0.0:
-        return _acc(n_hi, n_lo, err, -c)
-    return n_hi, n_lo, max(err + c, 0.0)
-
-
-@jit_inline
-def _enter(th, inv_m, pm1, rcut, bound, n_hi, n_lo, err):
-    """Put θ_j ≠ 0 into N; return (ρ^(p−1), stored term, N, err).
-
-    ρ = |θ_j| / M.  One power gives ρ^(p−1) (the weight) and ρ^p (the term).
-    Below ``rcut`` the power is skipped: the term is left out of N, stored as
-    −``bound`` (a bound on it) and added to ``err``.
-    """
-    r = abs(th) * inv_m
-    if r < rcut:
-        return 0.0, -bound, n_hi, n_lo, err + bound
-    q = math.exp2(pm1 * math.log2(r))
-    c = q * r
-    n_hi, n_lo, err = _acc(n_hi, n_lo, err, c)
-    return q, c, n_hi, n_lo, err
-
-
-@jit_inline
-def _needs_refresh(n, err, nnz, gap):
-    """True when N must be recomputed: out of range, or (after a ``gap``) not trusted."""
-    if nnz <= 0.0:
-        return False
-    return not (_TINY <= n <= _BIG) or (gap and err > _TRUST * n)
-
-
 # ---- kernels ------------------------------------------------------------------
-
-
-@jit
-def _refresh(table, gstate, params, reset):
-    """Settle every slot through the last step and recompute N exactly (O(d)).
-
-    Keeps M when N lands well inside its range, else takes M = max_j |θ_j|
-    (a second pass).  ``reset`` also sets ``S`` and the snapshots back to 0.
-    """
-    lam = params[P_L1]
-    p = params[P_P]
-    pm1 = p - 1.0
-    rmin = 2.0 ** (_FLUSH / p)
-    tiny = 2.0**_FLUSH
-    s = gstate[G_S]
-    m = gstate[G_SCALE]
-    for attempt in range(2):
-        inv_m = 1.0 / m
-        n_hi = 0.0
-        n_lo = 0.0
-        err = 0.0
-        mx = 0.0
-        nnz = 0
-        for j in range(table.shape[0]):
-            th = table[j, 0]
-            if th != 0.0:
-                if attempt == 0:
-                    owed = lam * (s - table[j, 1])
-                    if owed > 0.0:
-                        th = _shrink(th, owed)
-                        table[j, 0] = th
-                        table[j, 1] = s
-                c = 0.0
-                if th != 0.0:
-                    nnz += 1
-                    mx = max(mx, abs(th))
-                    _, c, n_hi, n_lo, err = _enter(th, inv_m, pm1, rmin, tiny, n_hi, n_lo, err)
-                table[j, 2] = c
-            if reset and attempt == 0 and table[j, 1] != 0.0:
-                table[j, 1] = 0.0
-        if nnz == 0 or _REFRESH_LO <= n_hi + n_lo <= _REFRESH_HI:
-            break
-        m = mx  # out of range for the old scale: once more with M = max |θ_j|
-    if reset:
-        gstate[G_S] = 0.0
-    gstate[G_SCALE] = m
-    gstate[G_NHI] = n_hi
-    gstate[G_NLO] = n_lo
-    gstate[G_NERR] = err
-    gstate[G_NNZ] = nnz
-    gstate[G_LAST] = gstate[G_N]
-    gstate[G_REFRESHES] += 1.0
 
 
 @jit
 def rebase(table, gstate, params):
     """Flush: settle every slot, recompute N exactly, reset ``S`` and the snapshots (O(d))."""
-    _refresh(table, gstate, params, True)
-
-
-@jit
-def _refresh_row(table, gstate, params, reset, indices, lo, hi, qs, ths):
-    """Guarded refresh in the middle of a row, then the row's settled θ and ρ^(p−1) anew."""
-    gstate[G_GUARDED] += 1.0
-    _refresh(table, gstate, params, reset)
-    inv_m = 1.0 / gstate[G_SCALE]
-    for k in range(lo, hi):
-        j = indices[k]
-        th = table[j, 0]
-        c = table[j, 2]
-        q = c / (abs(th) * inv_m) if c > 0.0 else 0.0
-        qs[k - lo] = q if th > 0.0 else -q
-        ths[k - lo] = th
+    refresh(table, gstate, params, True)
 
 
 @jit
@@ -276,11 +150,11 @@ def train_batch(
     p = params[P_P]
     pm1 = p - 1.0
     every = params[P_NORM_REFRESH]
-    rmin = 2.0 ** (_FLUSH / p)
-    tiny = 2.0**_FLUSH
+    rmin = 2.0 ** (FLUSH / p)
+    tiny = 2.0**FLUSH
     # skip slots with ρ_j < cut N^(1/p): then w_j < 2^-60 ‖θ‖_p and c_j < cut_p N
-    cut = 2.0 ** (_NEGLECT / pm1)
-    cut_p = 2.0 ** (_NEGLECT * p / pm1)
+    cut = 2.0 ** (NEGLECT / pm1)
+    cut_p = 2.0 ** (NEGLECT * p / pm1)
     inv_p = 1.0 / p
     expo = -(p - 2.0) / p
     longest = 0
@@ -307,7 +181,7 @@ def train_batch(
         rcut = max(rmin, cut * n_sum**inv_p)
         bound = max(tiny, cut_p * n_sum)
         # an O(d) refresh for precision alone waits until it costs O(1) row visits per example
-        gap = gstate[G_N] - gstate[G_LAST] >= table.shape[0] / (_AMORTIZE * max(hi - lo, 1))
+        gap = gstate[G_N] - gstate[G_LAST] >= table.shape[0] / (AMORTIZE * max(hi - lo, 1))
         # (1) bring the row's slots current, moving their terms of N along
         for k in range(lo, hi):
             j = indices[k]
@@ -317,15 +191,15 @@ def train_batch(
                 c = table[j, 2]
                 owed = lam * (s - table[j, 1])
                 if owed > 0.0 or c < 0.0:
-                    n_hi, n_lo, err = _leave(n_hi, n_lo, err, c)
-                    th = _shrink(th, owed)
+                    n_hi, n_lo, err = leave(n_hi, n_lo, err, c)
+                    th = shrink(th, owed)
                     table[j, 0] = th
                     table[j, 1] = s
                     c = 0.0
                     if th == 0.0:
                         nnz -= 1.0
                     else:
-                        q, c, n_hi, n_lo, err = _enter(
+                        q, c, n_hi, n_lo, err = enter(
                             th, inv_m, pm1, rcut, bound, n_hi, n_lo, err
                         )
                     table[j, 2] = c
@@ -343,8 +217,8 @@ def train_batch(
         gstate[G_NLO] = n_lo
         gstate[G_NERR] = err
         gstate[G_NNZ] = nnz
-        if _needs_refresh(n_hi + n_lo, err, nnz, gap):
-            _refresh_row(table, gstate, params, False, indices, lo, hi, qs, ths)
+        if needs_refresh(n_hi + n_lo, err, nnz, gap):
+            refresh_row(table, gstate, params, False, indices, lo, hi, qs, ths)
             m = gstate[G_SCALE]
             inv_m = 1.0 / m
             n_hi = gstate[G_NHI]
@@ -367,7 +241,7 @@ def train_batch(
         if g != 0.0 or owed != 0.0:
             s = gstate[G_S]
             if s + eta == s:  # S has outgrown η: snapshots could no longer tell steps apart
-                _refresh_row(table, gstate, params, True, indices, lo, hi, qs, ths)
+                refresh_row(table, gstate, params, True, indices, lo, hi, qs, ths)
                 s = 0.0
                 m = gstate[G_SCALE]
                 inv_m = 1.0 / m
@@ -385,7 +259,7 @@ def train_batch(
                 # θ was 0 everywhere: take the scale from the new θ, at no cost
                 mx = 0.0
                 for k in range(lo, hi):
-                    mx = max(mx, abs(_shrink(table[indices[k], 0], owed)))
+                    mx = max(mx, abs(shrink(table[indices[k], 0], owed)))
                 if mx > 0.0:
                     m = mx
                     inv_m = 1.0 / m
@@ -393,13 +267,13 @@ def train_batch(
             for k in range(lo, hi):
                 j = indices[k]
                 if table[j, 1] != s:  # first occurrence of the slot in this row
-                    th = _shrink(table[j, 0], owed)
+                    th = shrink(table[j, 0], owed)
                     table[j, 0] = th
                     table[j, 1] = s
-                    n_hi, n_lo, err = _leave(n_hi, n_lo, err, table[j, 2])
+                    n_hi, n_lo, err = leave(n_hi, n_lo, err, table[j, 2])
                     c = 0.0
                     if th != 0.0:
-                        _, c, n_hi, n_lo, err = _enter(
+                        _, c, n_hi, n_lo, err = enter(
                             th, inv_m, pm1, rcut, bound, n_hi, n_lo, err
                         )
                         nnz += 1.0
@@ -414,12 +288,12 @@ def train_batch(
             gstate[G_NLO] = n_lo
             gstate[G_NERR] = err
             gstate[G_NNZ] = nnz
-            if _needs_refresh(n_hi + n_lo, err, nnz, gap):
+            if needs_refresh(n_hi + n_lo, err, nnz, gap):
                 gstate[G_GUARDED] += 1.0
-                _refresh(table, gstate, params, False)
+                refresh(table, gstate, params, False)
                 continue
         if every > 0.0 and gstate[G_N] - gstate[G_LAST] >= every:
-            _refresh(table, gstate, params, False)
+            refresh(table, gstate, params, False)
 
 
 @jit
@@ -434,7 +308,7 @@ def current_weights(table, gstate, params, slots, out):
         if th != 0.0:
             owed = lam * (s - table[j, 1])
             if owed > 0.0:
-                th = _shrink(th, owed)
+                th = shrink(th, owed)
             mx = max(mx, abs(th))
     norm = 0.0
     if mx > 0.0:
@@ -446,8 +320,8 @@ def current_weights(table, gstate, params, slots, out):
             if th != 0.0:
                 owed = lam * (s - table[j, 1])
                 if owed > 0.0:
-                    th = _shrink(th, owed)
-                n_hi, n_lo, err = _acc(n_hi, n_lo, err, (abs(th) / mx) ** p)
+                    th = shrink(th, owed)
+                n_hi, n_lo, err = acc(n_hi, n_lo, err, (abs(th) / mx) ** p)
         norm = mx * (n_hi + n_lo) ** (1.0 / p)
     for k in range(slots.shape[0]):
         j = slots[k]
@@ -455,7 +329,7 @@ def current_weights(table, gstate, params, slots, out):
         if th != 0.0:
             owed = lam * (s - table[j, 1])
             if owed > 0.0:
-                th = _shrink(th, owed)
+                th = shrink(th, owed)
         if th == 0.0:
             out[k] = 0.0
         else:
