@@ -132,7 +132,7 @@ def input_options(f):
         "--report",
         type=click.Path(dir_okay=False, allow_dash=True),
         metavar="PATH",
-        help="Write a JSON report (summary, curve, skipped lines, timings).",
+        help="Write a JSON report (summary, per-pass figures, curve, skipped lines, timings).",
     )
     @click.option(
         "-p",
@@ -288,7 +288,8 @@ def cli() -> None:
     type=int,
     default=3,
     show_default=True,
-    help="Stop after this many passes without holdout improvement.",
+    help="Stop after this many passes without holdout improvement (the best pass's "
+    "model is saved).",
 )
 @click.option(
     "--readable-model",

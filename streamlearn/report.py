@@ -78,18 +78,33 @@ def summary(stats: np.ndarray, loss_id: int, nnz: int) -> dict:
 
 
 def summary_text(s: dict) -> str:
+    """VW's "finished run" block, from :func:`summary` plus the train report's keys.
+
+    With several passes (``passes_run`` > 1) it adds VW's examples-per-pass and
+    passes-used lines, and the holdout line is the best pass's (the model
+    kept), not the mean over every pass's held-out examples.
+    """
+
     def f(x):
         return "n.a." if x is None else f"{x:.6f}"
 
-    lines = [
-        "",
-        "finished run",
-        f"number of examples = {s['examples']}",
+    several = s.get("passes_run", 1) > 1
+    lines = ["", "finished run", f"number of examples = {s['examples']}"]
+    if several:
+        lines.append(f"number of examples per pass = {s['examples_per_pass']}")
+        stop = " (early termination)" if s.get("early_terminated") else ""
+        lines.append(f"passes used = {s['passes_run']}{stop}")
+    lines += [
         f"weighted example sum = {s['weighted_example_sum']:.6f}",
         f"weighted label sum = {s['weighted_label_sum']:.6f}",
         f"average loss = {f(s['average_loss'])}",
     ]
-    if "holdout_loss" in s:
+    if several and s.get("best_pass") is not None:
+        lines.append(
+            f"holdout loss = {s['best_holdout_loss']:.6f} (pass {s['best_pass']}, the best: "
+            "its model is the one kept)"
+        )
+    elif "holdout_loss" in s:
         lines.append(f"holdout loss = {s['holdout_loss']:.6f} ({s['holdout_examples']} examples)")
     lines += [
         f"best constant = {s['best_constant']:.6f}",
@@ -97,6 +112,9 @@ def summary_text(s: dict) -> str:
         f"total feature number = {s['total_features']}",
         f"non-zero weights = {s['nonzero_weights']}",
     ]
+    if s.get("skipped_lines"):
+        how = "malformed; each counted once, skipped on every pass" if several else "malformed"
+        lines.append(f"skipped lines = {s['skipped_lines']} ({how}, see warnings above)")
     return "\n".join(lines)
 
 

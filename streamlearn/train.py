@@ -1,19 +1,19 @@
 """The driver: read batches, run a learner kernel over them, report, save.
 
-It is the only code that knows about passes, caches, predictions files and
-models; it never looks inside an example.  Parsing of the next block runs on a
-second thread while the kernel learns the current one (both release the GIL).
+It is the only code that knows about predictions files and models (passes and
+the parsed-batch cache are in :mod:`streamlearn.passes`); it never looks inside
+an example.  Parsing of the next block runs on a second thread while the kernel
+learns the current one (both release the GIL).
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
+import functools
 import os
 import queue
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -23,7 +23,6 @@ from typing import IO
 
 import numpy as np
 
-from streamlearn import cache as batch_cache
 from streamlearn import model as model_io
 from streamlearn.config import FIXED_BY_MODEL, ConfigError, TrainConfig
 from streamlearn.errors import (
@@ -42,16 +41,13 @@ from streamlearn.learners.base import (
     G_T,
     GSTATE_SIZE,
     P_HOLDOUT,
-    S_HO_LOSS,
-    S_HO_N,
-    S_HO_W,
     S_NROWS,
-    S_PASS_N,
     LearnerSpec,
     new_rows,
     new_stats,
 )
 from streamlearn.losses import CLASSIFICATION
+from streamlearn.passes import Passes, PassLog, parsed
 from streamlearn.report import HEADER, summary, summary_text, table_line, write_json
 
 SHOWN_ERRORS = 10
@@ -126,21 +122,6 @@ def check_output(path: str | None, what: str) -> None:
         raise UsageError(f"{what} {path} is a directory")
 
 
-def _parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: int):
-    from streamlearn.io import read_batches
-    from streamlearn.io.reader import InputError
-
-    try:
-        yield from read_batches(
-            sources, fmt=fmt, bits=bits, constant=constant, block_size=block_size,
-            workers=PARSE_WORKERS,
-        )
-    except InputError as e:
-        raise InputUnreadable(str(e)) from None
-    except OSError as e:  # e.g. a corrupt gzip stream
-        raise InputUnreadable(f"cannot read input: {e}") from None
-
-
 _END = object()
 
 
@@ -176,56 +157,6 @@ def prefetch(items: Iterable, depth: int = 2) -> Iterator:
             yield item
     finally:
         stop.set()
-
-
-class Passes:
-    """Batches for pass 1, 2, ...: re-read files, or replay a parsed cache."""
-
-    def __init__(self, sources: list[str], config: TrainConfig, opts: RunOptions) -> None:
-        self.sources = sources or ["-"]
-        self.config = config
-        self.opts = opts
-        self.cache_path = opts.cache
-        self._tmpdir = None
-        uses_stdin = "-" in self.sources
-        self.use_cache = opts.cache is not None or (config.passes > 1 and uses_stdin)
-        if self.use_cache and self.cache_path is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="sl-cache-")
-            self.cache_path = os.path.join(self._tmpdir.name, "batches.cache")
-        self.ident = None
-        if self.use_cache:
-            self.ident = batch_cache.identity(
-                self.sources, config.bits, config.constant, config.format
-            )
-        self.cache_ready = (
-            self.use_cache
-            and "-" not in self.sources
-            and batch_cache.matches(self.cache_path, self.ident)
-        )
-
-    def batches(self, pass_no: int) -> Iterator[Batch]:
-        c = self.config
-        if self.cache_ready:
-            yield from batch_cache.read(self.cache_path)
-            return
-        parsed = _parsed(self.sources, c.format, c.bits, c.constant, self.opts.block_size)
-        if not self.use_cache:
-            yield from parsed
-            return
-        writer = batch_cache.CacheWriter(self.cache_path, self.ident)
-        try:
-            for b in parsed:
-                writer.add(b)
-                yield b
-        except BaseException:
-            writer.abort()
-            raise
-        writer.close()
-        self.cache_ready = True
-
-    def close(self) -> None:
-        if self._tmpdir is not None:
-            self._tmpdir.cleanup()
 
 
 # ---------------------------------------------------------------------------
@@ -450,16 +381,15 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     learner = Learner.from_model(initial, config) if initial else Learner.fresh(config)
     _print_config(console, config, opts, learner.spec)
     params = config.params()
-    loss_id = config.loss_id
     checks = BatchChecks(console, config, opts.strict)
     writer = PredictionWriter(opts.predictions, opts.link)
-    passes = Passes(opts.sources, config, opts)
+    passes = Passes(
+        opts.sources, config, opts.cache, opts.block_size, PARSE_WORKERS
+    )
+    log = PassLog(config, console.say)
     rows = new_rows()
     curve: list[list[float]] = []
-    per_pass: list[dict] = []
-    best: tuple[float, model_io.Model] | None = None
     names = initial.names if initial is not None else None
-    no_gain = 0
     collector = None
     if opts.invert_hash:
         from streamlearn.names import NameCollector
@@ -472,34 +402,16 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     try:
         with interruptible():
             for pass_no in range(1, config.passes + 1):
-                stats = learner.stats
-                stats[S_PASS_N] = 0.0
-                ho0 = (stats[S_HO_LOSS], stats[S_HO_W], stats[S_HO_N])
+                log.begin(learner.stats)
                 if collector is not None:
                     names = collector.names
-                for batch in prefetch(passes.batches(pass_no)):
+                for batch in prefetch(passes.batches()):
                     if pass_no == 1:
                         checks.check(batch)
                     elif checks.classification:
                         batch.labels[batch.labels == 0.0] = -1.0
-                    preds = np.empty(batch.n)
-                    learner.spec.train_batch(
-                        learner.table,
-                        learner.gstate,
-                        params,
-                        loss_id,
-                        batch.indptr,
-                        batch.indices,
-                        batch.values,
-                        batch.labels,
-                        batch.weights,
-                        batch.bases,
-                        batch.status,
-                        stats,
-                        rows,
-                        preds,
-                    )
-                    _emit_rows(console, stats, rows, curve)
+                    preds = _learn(learner, params, batch, rows)
+                    _emit_rows(console, learner.stats, rows, curve)
                     _check_finite(batch, preds)
                     if pass_no == 1:
                         writer.write(batch, preds)
@@ -508,56 +420,22 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                             collector.prune(learner.table[:, 0])
                     if bar is not None:
                         bar.update(batch.n)
-                ho_w = stats[S_HO_W] - ho0[1]
-                entry = {"pass": pass_no}
-                if ho_w > 0:
-                    entry["holdout_loss"] = (stats[S_HO_LOSS] - ho0[0]) / ho_w
-                    entry["holdout_examples"] = int(stats[S_HO_N] - ho0[2])
-                per_pass.append(entry)
-                if config.passes > 1 and "holdout_loss" in entry:
-                    console.say(
-                        f"pass {pass_no}: holdout loss {entry['holdout_loss']:.6f} "
-                        f"({entry['holdout_examples']} examples)"
-                    )
-                    if best is None or entry["holdout_loss"] < best[0]:
-                        best = (entry["holdout_loss"], learner.snapshot(names))
-                        no_gain = 0
-                    else:
-                        no_gain += 1
-                        if no_gain >= config.early_terminate and pass_no < config.passes:
-                            console.say(
-                                f"early termination: no holdout improvement in {no_gain} "
-                                f"passes; keeping the model of pass {pass_no - no_gain}"
-                            )
-                            break
-            final = learner.snapshot(names)
-            if best is not None and per_pass[-1].get("holdout_loss", math.inf) > best[0]:
-                final = best[1]  # early termination or a worse last pass: keep the best
-            _check_model(final)
-            if opts.final_model:
-                model_io.save(final, opts.final_model)
-            if opts.readable_model or opts.invert_hash:
-                from streamlearn.names import write_readable
-
-                if opts.readable_model:
-                    write_readable(opts.readable_model, final, with_names=False)
-                if opts.invert_hash:
-                    write_readable(opts.invert_hash, final, with_names=True)
+                if log.end(learner.stats, functools.partial(learner.snapshot, names)):
+                    break
+            final = log.final_model(functools.partial(learner.snapshot, names))
+            _save(final, opts)
     finally:
         if bar is not None:
             bar.close()
             console.bar = None
         writer.close()
         passes.close()
+    result = summary(learner.stats, config.loss_id, final.nnz)
+    result.update(log.report())
     elapsed = time.perf_counter() - started
-    result = summary(learner.stats, loss_id, final.nnz)
-    console.say(summary_text(result))
-    if checks.skipped:
-        console.say(f"skipped lines = {checks.skipped} (malformed, see warnings above)")
     result.update(
         config=config.to_dict(),
         learner=learner.spec.name,
-        passes=per_pass,
         curve=curve,
         skipped_lines=checks.skipped,
         skipped_reasons=dict(checks.reasons),
@@ -567,9 +445,46 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
         final_model=opts.final_model,
         initial_model=opts.initial_model,
     )
+    console.say(summary_text(result))
     if opts.report:
         write_json(opts.report, result)
     return result
+
+
+def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray) -> np.ndarray:
+    """Run the learner's kernel over one batch; return its predictions."""
+    preds = np.empty(batch.n)
+    learner.spec.train_batch(
+        learner.table,
+        learner.gstate,
+        params,
+        learner.config.loss_id,
+        batch.indptr,
+        batch.indices,
+        batch.values,
+        batch.labels,
+        batch.weights,
+        batch.bases,
+        batch.status,
+        learner.stats,
+        rows,
+        preds,
+    )
+    return preds
+
+
+def _save(final: model_io.Model, opts: RunOptions) -> None:
+    """Write the model and its readable forms (after checking it is finite)."""
+    _check_model(final)
+    if opts.final_model:
+        model_io.save(final, opts.final_model)
+    if opts.readable_model or opts.invert_hash:
+        from streamlearn.names import write_readable
+
+        if opts.readable_model:
+            write_readable(opts.readable_model, final, with_names=False)
+        if opts.invert_hash:
+            write_readable(opts.invert_hash, final, with_names=True)
 
 
 def _progress_bar(console: Console):
@@ -637,12 +552,13 @@ def predict(model_path: str, opts: RunOptions, console: Console | None = None) -
     try:
         with interruptible():
             for batch in prefetch(
-                _parsed(
+                parsed(
                     opts.sources or ["-"],
                     config.format,
                     config.bits,
                     config.constant,
                     opts.block_size,
+                    PARSE_WORKERS,
                 )
             ):
                 checks.check(batch)
@@ -668,12 +584,14 @@ def predict(model_path: str, opts: RunOptions, console: Console | None = None) -
     finally:
         writer.close()
     result = summary(stats, config.loss_id, m.nnz)
+    elapsed = time.perf_counter() - started
     result.update(
         model=model_path,
         skipped_lines=checks.skipped,
         skipped_reasons=dict(checks.reasons),
         first_errors=checks.first_errors,
-        seconds=time.perf_counter() - started,
+        seconds=elapsed,
+        examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
     )
     if not opts.quiet:
         lines = [f"sl predict: {int(stats[S_N])} examples scored with {model_path}"]
