@@ -49,6 +49,20 @@ def best_of(n: int, cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]
     return min(results, key=lambda r: r[0])
 
 
+Timed = tuple[float, subprocess.CompletedProcess]
+
+
+def interleaved(n: int, cmds: dict[str, list[str]]) -> dict[str, Timed]:
+    """Best of ``n`` for each command, run round-robin so drift in machine load hits all alike."""
+    best: dict[str, Timed] = {}
+    for _ in range(n):
+        for name, cmd in cmds.items():
+            r = run(cmd)
+            if name not in best or r[0] < best[name][0]:
+                best[name] = r
+    return best
+
+
 def make(path: Path, examples: int, features: int, seed: int) -> None:
     if path.exists():
         return
@@ -84,6 +98,26 @@ def vw_loss(stderr: str) -> float:
     return float(m.group(1)) if m else float("nan")
 
 
+LEARNERS = {
+    "sgd": [],
+    "tg": ["--algo", "tg", "--l1", "1e-6"],
+    "fobos": ["--algo", "fobos", "--l1", "1e-6"],
+    "fobos enet": ["--algo", "fobos", "--l1", "1e-6", "--l2", "1e-6"],
+    "smidas": ["--algo", "smidas", "--l1", "1e-6"],
+}
+
+
+def learners(args, train: Path, opts: list[str], n: int) -> None:
+    """Whole-process time of each learner on the same file, and the ratio to tg."""
+    print(f"\nlearners at -b {args.bits} (whole process; ratio to tg):")
+    base = ["train", str(train), "--loss", "logistic", "-b", str(args.bits), *opts, "-q"]
+    timed = interleaved(args.repeat, {k: sl_cmd(*base, *v) for k, v in LEARNERS.items()})
+    for k, (t, _) in timed.items():
+        ratio = t / timed["tg"][0]
+        flags = " ".join(LEARNERS[k])
+        print(f"  {k:<11} {t:.3f} s  {n / t:>10,.0f} examples/s  {ratio:.2f}x  ({flags})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--examples", type=int, default=300_000)
@@ -117,49 +151,32 @@ def main() -> None:
     run(sl_cmd("train", "--loss", "logistic", "-b", "10", str(test), "-q"))
     report = tmp / "r.json"
     model = tmp / "m.sl"
-    t_sl, _ = best_of(
-        args.repeat,
-        sl_cmd(
-            "train",
-            str(train),
-            "--loss",
-            "logistic",
-            "-b",
-            str(args.bits),
-            *opts,
-            "-f",
-            str(model),
-            "--report",
-            str(report),
-            "-q",
-        ),
-    )
+    sl_train = sl_cmd(
+        "train", str(train), "--loss", "logistic", "-b", str(args.bits), *opts,
+        "-f", str(model), "--report", str(report), "-q",
+    )  # fmt: skip
+    vw_model = tmp / "vw.model"
+    vw_opts = [
+        "--sgd", "--loss_function", "logistic", "-b", str(args.bits),
+        "-l", str(args.learning_rate), "--power_t", str(args.power_t), "--initial_t", "1",
+    ]  # fmt: skip
+    vw_train = [sys.executable, "-m", "vowpalwabbit", "-d", str(train), *vw_opts]
+    vw_train += ["-f", str(vw_model)]
+    try:
+        import vowpalwabbit  # noqa: F401
+
+        have_vw = True
+    except ImportError:
+        have_vw = False
+    timed = interleaved(args.repeat, {"sl": sl_train, **({"vw": vw_train} if have_vw else {})})
+    t_sl = timed["sl"][0]
     sl_prog = json.loads(report.read_text())["average_loss"]
     run(sl_cmd("predict", "-i", str(model), str(test), "--report", str(report), "-q"))
     sl_hold = json.loads(report.read_text())["average_loss"]
     rows = [("sl train", t_sl, sl_prog, sl_hold)]
 
-    try:
-        import vowpalwabbit  # noqa: F401
-
-        vw_model = tmp / "vw.model"
-        vw_opts = [
-            "--sgd",
-            "--loss_function",
-            "logistic",
-            "-b",
-            str(args.bits),
-            "-l",
-            str(args.learning_rate),
-            "--power_t",
-            str(args.power_t),
-            "--initial_t",
-            "1",
-        ]
-        t_vw, proc = best_of(
-            args.repeat,
-            [sys.executable, "-m", "vowpalwabbit", "-d", str(train), *vw_opts, "-f", str(vw_model)],
-        )
+    if have_vw:
+        t_vw, proc = timed["vw"]
         vw_prog = vw_loss(proc.stderr)
         _, proc = run(
             [
@@ -176,7 +193,7 @@ def main() -> None:
             ]
         )
         rows.append(("vw --sgd", t_vw, vw_prog, vw_loss(proc.stderr)))
-    except ImportError:
+    else:
         t_vw = None
         print("(vowpalwabbit not installed: pip install -e '.[bench]')")
 
@@ -239,12 +256,17 @@ def main() -> None:
 
     if not args.quick:
         print("\ntable size (per-example cost must not depend on it):")
-        for b in (18, 26):
-            t, _ = best_of(
-                args.repeat,
-                sl_cmd("train", str(train), "--loss", "logistic", "-b", str(b), *opts, "-q"),
-            )
+        by_bits = interleaved(
+            args.repeat,
+            {
+                str(b): sl_cmd("train", str(train), "--loss", "logistic", "-b", str(b), *opts, "-q")
+                for b in (18, 26)
+            },
+        )
+        for b, (t, _) in by_bits.items():
             print(f"  -b {b}: {t:.3f} s, {n / t:,.0f} examples/s")
+        print(f"  ratio -b 26 / -b 18: {by_bits['26'][0] / by_bits['18'][0]:.2f} (bound 1.5)")
+        learners(args, train, opts, n)
         t, _ = best_of(
             5, ["sh", "-c", f"echo '1 | a b' | {sys.executable} -m streamlearn train -q"]
         )

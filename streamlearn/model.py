@@ -68,12 +68,13 @@ class Model:
 
     def table(self, fresh: tuple[float, ...]) -> np.ndarray:
         """The training table with the saved rows in place."""
-        table = np.empty((1 << self.config.bits, len(fresh)))
-        table[:] = np.asarray(fresh)
         if self.state.shape[1] != len(fresh):
             raise ModelError(
                 f"model state has {self.state.shape[1]} columns, learner expects {len(fresh)}"
             )
+        from streamlearn.learners.base import fresh_table  # (imports numba)
+
+        table = fresh_table(self.config.bits, fresh)
         table[self.slots] = self.state
         return table
 

