@@ -69,14 +69,18 @@ class Passes:
         temporary directory removed by :meth:`close`.
     block_size, workers
         Passed to the parser.
+    max_excerpts : int
+        Malformed lines per batch whose text the cache keeps, so that a run
+        replaying it can still quote them.
     """
 
     def __init__(self, sources: list[str], config: TrainConfig, cache_path: str | None,
-                 block_size: int, workers: int) -> None:
+                 block_size: int, workers: int, max_excerpts: int) -> None:
         self.sources = sources or ["-"]
         self.config = config
         self.block_size = block_size
         self.workers = workers
+        self.max_excerpts = max_excerpts
         self.cache_path = cache_path
         self._tmpdir = None
         uses_stdin = "-" in self.sources
@@ -106,7 +110,7 @@ class Passes:
         if not self.use_cache:
             yield from batches
             return
-        writer = batch_cache.CacheWriter(self.cache_path, self.ident)
+        writer = batch_cache.CacheWriter(self.cache_path, self.ident, self.max_excerpts)
         try:
             for b in batches:
                 writer.add(b)

@@ -23,6 +23,7 @@ from typing import IO
 
 import numpy as np
 
+from streamlearn import cache as batch_cache
 from streamlearn import model as model_io
 from streamlearn.config import FIXED_BY_MODEL, ConfigError, TrainConfig
 from streamlearn.errors import (
@@ -33,7 +34,6 @@ from streamlearn.errors import (
     ModelError,
     UsageError,
 )
-from streamlearn.io import excerpt
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.learners import resolve, spec_by_name
 from streamlearn.learners.base import (
@@ -184,7 +184,7 @@ class BatchChecks:
                 self.reasons[reason] += 1
                 if len(self.first_errors) < SHOWN_ERRORS:
                     where = f"{batch.block.source}:{int(batch.line[i])}"
-                    msg = f"{where}: {reason}: {excerpt(batch, i)}"
+                    msg = f"{where}: {reason}: {batch_cache.excerpt(batch, i)}"
                     self.first_errors.append(msg)
                     if self.strict:
                         raise MalformedData(msg + " (--strict: no model written)")
@@ -384,7 +384,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     checks = BatchChecks(console, config, opts.strict)
     writer = PredictionWriter(opts.predictions, opts.link)
     passes = Passes(
-        opts.sources, config, opts.cache, opts.block_size, PARSE_WORKERS
+        opts.sources, config, opts.cache, opts.block_size, PARSE_WORKERS, SHOWN_ERRORS
     )
     log = PassLog(config, console.say)
     rows = new_rows()

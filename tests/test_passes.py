@@ -239,3 +239,49 @@ def test_holdout_examples_are_never_learned(tmp_path, algo):
     np.testing.assert_array_equal(with_holdout.gstate, without.gstate)
     for k in (S_LOSS, S_WLAB):  # the same progressive loss over the learned examples
         assert with_holdout.stats[k] == without.stats[k]
+
+
+# ---- malformed lines: reported once, with their text, also from a reused cache --
+
+
+def test_malformed_lines_reported_once_with_text_also_from_a_reused_cache(tmp_path):
+    src = tmp_path / "bad.vw"
+    src.write_text("".join(
+        "foo | b\n" if i == 5 else "1 | d:nan\n" if i == 30 else f"{1 - 2 * (i % 2)} | a{i % 4}\n"
+        for i in range(40)
+    ))
+    c = tmp_path / "c.cache"
+    args = [str(src), "--passes", "3", "--cache", str(c), "-f", str(tmp_path / "m.sl")]
+    reports = []
+    for run in range(2):
+        rep = tmp_path / f"r{run}.json"
+        r = invoke(["train", *args, "--report", str(rep)])
+        assert r.exit_code == 0, r.output
+        if run == 0:
+            stamp = (c.stat().st_ino, c.stat().st_mtime_ns)
+        else:  # the second run replayed the cache built by the first
+            assert (c.stat().st_ino, c.stat().st_mtime_ns) == stamp
+        assert r.output.count(f"{src}:6: bad label (not a number): foo | b") == 1
+        assert r.output.count(f"{src}:31: non-finite value (nan or inf): 1 | d:nan") == 1
+        assert "not available" not in r.output and "not kept" not in r.output
+        assert "skipped lines = 2 (malformed; each counted once, skipped on every pass" in r.output
+        reports.append(json.loads(rep.read_text()))
+    for report in reports:
+        assert report["skipped_lines"] == 2 and report["passes_run"] == 3
+        assert report["examples_per_pass"] == 38
+    assert reports[0]["first_errors"] == reports[1]["first_errors"]
+    assert len(reports[0]["first_errors"]) == 2
+
+
+def test_predictions_with_tags_from_a_reused_cache(tmp_path):
+    src = tmp_path / "t.vw"
+    src.write_text("1 'a1| a\n-1 'bb2| b\n1 | c\nfoo | x\n-1 'c333| d\n")
+    c = tmp_path / "t.cache"
+    outs = []
+    for run in range(2):
+        p = tmp_path / f"p{run}.txt"
+        r = invoke(["train", str(src), "--cache", str(c), "-p", str(p), "-q"])
+        assert r.exit_code == 0 and c.exists()
+        outs.append(p.read_text())
+    assert outs[0] == outs[1]
+    assert [line.split(" ")[1:] for line in outs[0].splitlines()] == [["a1"], ["bb2"], [], ["c333"]]
