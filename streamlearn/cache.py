@@ -162,7 +162,9 @@ def read(path: str | os.PathLike) -> Iterator[Batch]:
                 return
             size, mlen = struct.unpack("<QI", rec)
             meta = json.loads(f.read(mlen))
-            buf = bytearray(f.read(size - 4 - mlen))  # writable arrays, as parsed ones
+            buf = bytearray(size - 4 - mlen)  # writable arrays, as parsed ones; one copy
+            if f.readinto(buf) != len(buf):
+                raise ValueError(f"{path} is truncated")
             arrays, off = {}, 0
             for name, dt, shape in meta["arrays"]:
                 dtype = np.dtype(dt)
