@@ -90,7 +90,9 @@ def from_training(
     meta: dict | None = None,
 ) -> Model:
     """Capture a training run's state without disturbing it."""
-    slots = np.flatnonzero(table[:, 0]).astype(np.uint32)
+    from streamlearn.learners.base import stored_slots
+
+    slots = stored_slots(table)
     weights = np.empty(slots.shape[0])
     spec.current_weights(table, gstate, params, slots, weights)
     return Model(

@@ -149,6 +149,6 @@ def test_paper_eq10_as_printed_is_not_eq9():
 def test_registry():
     assert resolve("sgd", 0.1, 0.2) is SPEC and resolve("sgd", 0.0, 0.2) is SPEC
     assert spec_by_name("sgd_elastic") is SPEC
-    assert SPEC.ncols == 3 and SPEC.fresh == (0.0, 1.0, 0.0)
+    assert SPEC.ncols == 3 and SPEC.fresh == (0.0, 0.0, 0.0)
     table = SPEC.new_table(4)
     assert table.shape == (16, 3) and table.dtype == np.float64

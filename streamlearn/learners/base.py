@@ -142,7 +142,11 @@ class LearnerSpec:
     """A learner variant: its kernels and the per-slot state it keeps.
 
     ``fresh`` is the row of a slot that is current and has never been
-    touched; rows equal to it are not stored in model files.
+    touched; only rows with a non-zero weight (column 0) are stored in model
+    files, the others load as ``fresh``.  Every learner reads a slot's
+    snapshots only while its weight is non-zero and stamps them whenever the
+    slot is touched, so ``fresh`` is all zeros for all of them, which lets
+    :func:`fresh_table` leave untouched pages unwritten.
     """
 
     name: str
@@ -247,6 +251,26 @@ def score(stats, rows, params, loss_id, p, y, a, nfeat):
     labeled, holdout = begin_example(stats, params, y)
     account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout)
     return labeled and not holdout and params[P_LEARN] != 0.0 and a != 0.0
+
+
+@jit
+def stored_slots(table):
+    """The rows of ``table`` with a non-zero weight (column 0), as uint32.
+
+    Reads column 0 in place: ``np.flatnonzero(table[:, 0])`` first copies the
+    strided column, writing 8 bytes per slot (0.4 s at ``-b 26``).
+    """
+    n = 0
+    for j in range(table.shape[0]):
+        if table[j, 0] != 0.0:
+            n += 1
+    out = np.empty(n, dtype=np.uint32)
+    n = 0
+    for j in range(table.shape[0]):
+        if table[j, 0] != 0.0:
+            out[n] = j
+            n += 1
+    return out
 
 
 @jit

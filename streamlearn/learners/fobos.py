@@ -142,9 +142,10 @@ def rebase_l1(table, gstate, params):
     s = gstate[G_S]
     for j in range(table.shape[0]):
         w = table[j, 0]
-        if w != 0.0 and table[j, 1] != s:
-            table[j, 0] = settle(w, 1.0, l1 * (s - table[j, 1]))
-        table[j, 1] = 0.0
+        if w != 0.0:  # a zero weight's snapshot is never read: leave its page alone
+            if table[j, 1] != s:
+                table[j, 0] = settle(w, 1.0, l1 * (s - table[j, 1]))
+            table[j, 1] = 0.0
     reset_sums(gstate)
 
 
@@ -214,9 +215,10 @@ def rebase_l2(table, gstate, params):
     P = gstate[G_P]
     for j in range(table.shape[0]):
         w = table[j, 0]
-        if w != 0.0 and table[j, 1] != P:
-            table[j, 0] = w * (P / table[j, 1])
-        table[j, 1] = 1.0
+        if w != 0.0:  # a zero weight's snapshot is never read: leave its page alone
+            if table[j, 1] != P:
+                table[j, 0] = w * (P / table[j, 1])
+            table[j, 1] = 1.0
     reset_sums(gstate)
 
 
@@ -232,7 +234,7 @@ L1 = LearnerSpec(
 L2 = LearnerSpec(
     name="fobos_l2",
     ncols=2,
-    fresh=(0.0, 1.0),
+    fresh=(0.0, 0.0),
     train_batch=train_l2,
     current_weights=current_l2,
     rebase=rebase_l2,
@@ -241,7 +243,7 @@ L2 = LearnerSpec(
 ENET = LearnerSpec(
     name="fobos_enet",
     ncols=3,
-    fresh=(0.0, 1.0, 0.0),
+    fresh=(0.0, 0.0, 0.0),
     train_batch=train_enet,
     current_weights=current_enet,
     rebase=rebase_enet,

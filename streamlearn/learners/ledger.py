@@ -202,10 +202,11 @@ def rebase_enet(table, gstate, params):
     B = gstate[G_B]
     for j in range(table.shape[0]):
         w = table[j, 0]
-        if w != 0.0 and (table[j, 1] != P or table[j, 2] != B):
-            table[j, 0] = settle(w, P / table[j, 1], l1 * P * (B - table[j, 2]))
-        table[j, 1] = 1.0
-        table[j, 2] = 0.0
+        if w != 0.0:  # a zero weight's snapshots are never read: leave its page alone
+            if table[j, 1] != P or table[j, 2] != B:
+                table[j, 0] = settle(w, P / table[j, 1], l1 * P * (B - table[j, 2]))
+            table[j, 1] = 1.0
+            table[j, 2] = 0.0
     reset_sums(gstate)
 
 
@@ -213,7 +214,6 @@ def rebase_enet(table, gstate, params):
 def wipe(table, gstate):
     """Every weight to 0 (an SGD step with η λ2 ≥ 1), sums reset: O(d), degenerate runs only."""
     for j in range(table.shape[0]):
-        table[j, 0] = 0.0
-        table[j, 1] = 1.0
-        table[j, 2] = 0.0
+        if table[j, 0] != 0.0:
+            table[j, 0] = 0.0
     reset_sums(gstate)

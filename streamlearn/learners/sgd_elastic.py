@@ -71,7 +71,7 @@ def rebase(table, gstate, params):
 SPEC = LearnerSpec(
     name="sgd_elastic",
     ncols=3,
-    fresh=(0.0, 1.0, 0.0),
+    fresh=(0.0, 0.0, 0.0),
     train_batch=train_batch,
     current_weights=current_weights,
     rebase=rebase,

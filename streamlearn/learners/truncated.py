@@ -122,9 +122,10 @@ def rebase(table, gstate, params):
     s = gstate[G_S]
     for j in range(table.shape[0]):
         w = table[j, 0]
-        if w != 0.0 and table[j, 1] != s:
-            table[j, 0] = _settle(w, kg * (s - table[j, 1]), theta)
-        table[j, 1] = 0.0
+        if w != 0.0:  # a zero weight's snapshot is never read: leave its page alone
+            if table[j, 1] != s:
+                table[j, 0] = _settle(w, kg * (s - table[j, 1]), theta)
+            table[j, 1] = 0.0
     gstate[G_S] = 0.0
 
 
