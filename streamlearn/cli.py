@@ -314,7 +314,7 @@ def train(ctx: click.Context, files, **kw) -> None:
       sl train --algo tg --l1 1e-6 --passes 3 data.vw -f model.sl
     """
     _tiny_mode(files)
-    from streamlearn.train import RunOptions
+    from streamlearn.runner import RunOptions
     from streamlearn.train import train as run
 
     explicit = _explicit(ctx, kw)
@@ -353,8 +353,8 @@ def predict(files, model_path, **kw) -> None:
       sl predict -i model.sl test.vw -p preds.txt --link logistic
     """
     _tiny_mode(files)
-    from streamlearn.train import RunOptions
-    from streamlearn.train import predict as run
+    from streamlearn.predict import predict as run
+    from streamlearn.runner import RunOptions
 
     opts = RunOptions(
         sources=list(files),

@@ -1,0 +1,97 @@
+"""``sl predict``: score inputs with a saved model, with learning switched off."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.learners.base import (
+    GSTATE_SIZE,
+    P_HOLDOUT,
+    S_N,
+    S_NROWS,
+    new_rows,
+    new_stats,
+)
+from streamlearn.losses import CLASSIFICATION
+from streamlearn.passes import parsed
+from streamlearn.report import summary, write_json
+from streamlearn.runner import (
+    PARSE_WORKERS,
+    BatchChecks,
+    Console,
+    PredictionWriter,
+    RunOptions,
+    check_inputs,
+    check_output,
+    interruptible,
+    prefetch,
+    run_kernel,
+)
+
+
+def predict(model_path: str, opts: RunOptions, console: Console | None = None) -> dict:
+    """Score ``opts.sources`` with a saved model; report loss when labels are present."""
+    console = console or Console(opts.quiet)
+    started = time.perf_counter()
+    m = model_io.load(model_path)
+    check_inputs(opts.sources)
+    check_output(opts.predictions, "predictions")
+    check_output(opts.report, "report")
+    config = m.config
+    w = m.dense_weights()
+    from streamlearn.learners import sgd
+
+    # Scoring is plain SGD's kernel with learning switched off, on current weights.
+    table = w.reshape(-1, 1)
+    params = config.params(learn=False)
+    params[P_HOLDOUT] = 0.0  # every example is scored the same way
+    stats = new_stats()
+    rows = new_rows()
+    gstate = np.zeros(GSTATE_SIZE)
+    checks = BatchChecks(console, config, opts.strict)
+    writer = PredictionWriter(opts.predictions if opts.predictions else None, opts.link)
+    try:
+        with interruptible():
+            for batch in prefetch(
+                parsed(
+                    opts.sources or ["-"],
+                    config.format,
+                    config.bits,
+                    config.constant,
+                    opts.block_size,
+                    PARSE_WORKERS,
+                )
+            ):
+                checks.check(batch)
+                preds = run_kernel(
+                    sgd.train_batch, table, gstate, params, config.loss_id, batch, stats, rows
+                )
+                stats[S_NROWS] = 0.0
+                writer.write(batch, preds)
+    finally:
+        writer.close()
+    result = summary(stats, config.loss_id, m.nnz)
+    elapsed = time.perf_counter() - started
+    result.update(
+        model=model_path,
+        skipped_lines=checks.skipped,
+        skipped_reasons=dict(checks.reasons),
+        first_errors=checks.first_errors,
+        seconds=elapsed,
+        examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
+    )
+    if not opts.quiet:
+        lines = [f"sl predict: {int(stats[S_N])} examples scored with {model_path}"]
+        if result["average_loss"] is not None:
+            lines.append(f"average {config.loss} loss = {result['average_loss']:.6f}")
+            if config.loss_id in CLASSIFICATION:
+                lines.append(f"accuracy = {result['accuracy']:.6f}")
+        if checks.skipped:
+            lines.append(f"skipped lines = {checks.skipped}")
+        console.say("\n".join(lines))
+    if opts.report:
+        write_json(opts.report, result)
+    return result
