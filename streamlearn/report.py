@@ -26,6 +26,7 @@ from streamlearn.learners.base import (
     S_LABEL_SUM,
     S_LOSS,
     S_N,
+    S_NROWS,
     S_POS_W,
     S_WEX,
     S_WLAB,
@@ -42,14 +43,62 @@ def _num(x: float, width: int, prec: int) -> str:
     return f"{x:>{width}.{prec}f}" if math.isfinite(x) else f"{'n.a.':>{width}}"
 
 
-def table_line(row: np.ndarray) -> str:
-    """One progressive line: avg loss, since last, count, weight, label, predict, features."""
-    avg, since, n, w, label, pred, nf = row
+def table_line(row, holdout: bool = False) -> str:
+    """One progressive line: avg loss, since last, count, weight, label, predict, features.
+
+    ``holdout``: the two losses are holdout losses, marked ``h`` as VW does.
+    """
+    avg, since, n, w, label, pred, nf = row[:7]
     lab = f"{'unknown':>14}" if math.isnan(label) else f"{label:>14.4f}"
     return (
-        f"{avg:<8.6f} {since:<8.6f} {int(n):>12d} {_num(w, 14, 1)} {lab} "
-        f"{_num(pred, 14, 4)} {int(nf):>8d}"
+        f"{_loss(avg)} {_loss(since)} {int(n):>12d} {_num(w, 14, 1)} {lab} "
+        f"{_num(pred, 14, 4)} {int(nf):>8d}" + (" h" if holdout else "")
     )
+
+
+def _loss(x: float) -> str:
+    return f"{x:<8.6f}" if math.isfinite(x) else f"{'n.a.':<8}"
+
+
+class ProgressTable:
+    """VW's progressive table: the rows the kernels wrote, printed and kept for the report.
+
+    On the first pass the losses are progressive (each example scored before
+    it is learned).  From the second pass on, with a holdout, they are the
+    holdout loss of this pass so far and since the previous line, marked
+    ``h``, as VW prints them (training examples have been seen before by
+    then).  Each row of :attr:`curve` is the printed line's seven figures
+    and a holdout flag (0 or 1).
+    """
+
+    def __init__(self, say, holdout: bool) -> None:
+        self.say = say
+        self.holdout = holdout
+        self.curve: list[list[float]] = []
+        self._h = False
+        self._start = (0.0, 0.0)
+        self._last = (0.0, 0.0)
+
+    def begin_pass(self, number: int, stats: np.ndarray) -> None:
+        self._h = self.holdout and number > 1
+        self._start = self._last = (float(stats[S_HO_LOSS]), float(stats[S_HO_W]))
+
+    def emit(self, stats: np.ndarray, rows: np.ndarray) -> None:
+        """Print and keep the rows written since the last call, then reset the kernels' count."""
+        for r in range(int(stats[S_NROWS])):
+            row = [float(x) for x in rows[r, :7]]
+            if self._h:
+                loss, w = float(rows[r, 7]), float(rows[r, 8])
+                row[0] = _ratio(loss - self._start[0], w - self._start[1])
+                row[1] = _ratio(loss - self._last[0], w - self._last[1])
+                self._last = (loss, w)
+            self.curve.append(row + [1.0 if self._h else 0.0])
+            self.say(table_line(row, self._h))
+        stats[S_NROWS] = 0.0
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else math.nan
 
 
 def summary(stats: np.ndarray, loss_id: int, nnz: int) -> dict:

@@ -24,13 +24,13 @@ from streamlearn.learners.base import (
     G_N,
     G_T,
     GSTATE_SIZE,
-    S_NROWS,
+    P_HOLDOUT,
     LearnerSpec,
     new_rows,
     new_stats,
 )
 from streamlearn.passes import Passes, PassLog
-from streamlearn.report import HEADER, summary, summary_text, table_line, write_json
+from streamlearn.report import HEADER, ProgressTable, summary, summary_text, write_json
 from streamlearn.runner import (
     PARSE_WORKERS,
     SHOWN_ERRORS,
@@ -168,7 +168,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     )
     log = PassLog(config, console.say)
     rows = new_rows()
-    curve: list[list[float]] = []
+    progress = ProgressTable(console.say, holdout=params[P_HOLDOUT] > 0.0)
     names = initial.names if initial is not None else None
     collector = None
     if opts.invert_hash:
@@ -183,6 +183,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
         with interruptible():
             for pass_no in range(1, config.passes + 1):
                 log.begin(learner.stats)
+                progress.begin_pass(pass_no, learner.stats)
                 if collector is not None:
                     names = collector.names
                 for batch in prefetch(passes.batches()):
@@ -191,7 +192,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                     elif checks.classification:
                         batch.labels[batch.labels == 0.0] = -1.0
                     preds = _learn(learner, params, batch, rows)
-                    _emit_rows(console, learner.stats, rows, curve)
+                    progress.emit(learner.stats, rows)
                     _check_finite(batch, preds)
                     if pass_no == 1:
                         writer.write(batch, preds)
@@ -216,7 +217,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     result.update(
         config=config.to_dict(),
         learner=learner.spec.name,
-        curve=curve,
+        curve=progress.curve,
         skipped_lines=checks.skipped,
         skipped_reasons=dict(checks.reasons),
         first_errors=checks.first_errors,
@@ -260,14 +261,6 @@ def _progress_bar(console: Console):
 
     console.bar = tqdm(unit=" ex", unit_scale=True, file=console.stream, leave=False)
     return console.bar
-
-
-def _emit_rows(console: Console, stats: np.ndarray, rows: np.ndarray, curve: list) -> None:
-    n = int(stats[S_NROWS])
-    for r in range(n):
-        curve.append([float(x) for x in rows[r]])
-        console.say(table_line(rows[r]))
-    stats[S_NROWS] = 0.0
 
 
 def _check_finite(batch: Batch, preds: np.ndarray) -> None:

@@ -74,12 +74,20 @@ def numeric_stream(n: int = 150, seed: int = 0) -> tuple[str, list]:
     return "".join(lines), rows
 
 
+held: list[tuple[int, float, float]] = []
+
+
 def reference_passes(rows, passes, period, eta0, power_t, t0):
-    """Dense plain SGD over ``passes`` passes with holdout; figures after each pass."""
+    """Dense plain SGD over ``passes`` passes with holdout; figures after each pass.
+
+    Also fills the module-level ``held`` with (example counter, weighted loss,
+    weight) of every held-out example, for the progressive table's ``h`` lines.
+    """
+    held.clear()
     w = np.zeros(1 << 18)
     T = 0.0
     out = []
-    for _ in range(passes):
+    for k in range(passes):
         ho_loss = ho_w = 0.0
         ho_n = 0
         for n, (y, a, base, feats) in enumerate(rows, start=1):
@@ -91,6 +99,7 @@ def reference_passes(rows, passes, period, eta0, power_t, t0):
                 ho_loss += a * loss_np(LOGISTIC, p, y)
                 ho_w += a
                 ho_n += 1
+                held.append((k * len(rows) + n, a * loss_np(LOGISTIC, p, y), a))
                 continue
             T += a
             g = rate_np(eta0, power_t, t0, T) * a * dloss_np(LOGISTIC, p, y)
@@ -118,6 +127,27 @@ def test_per_pass_holdout_loss_equals_dense_reference(tmp_path):
         assert got["examples"] == ref["examples"]
         assert got["seconds"] > 0
         assert got["examples_per_second"] == pytest.approx(got["examples"] / got["seconds"])
+    # the progressive table: progressive losses on pass 1, then VW's "h" lines:
+    # holdout loss of the current pass so far, and since the previous line
+    per_pass = len(rows)
+    last = 0
+    h_lines = 0
+    for line in report["curve"]:
+        counter, flag = int(line[2]), line[7]
+        k = (counter - 1) // per_pass  # 0-based pass of this line
+        assert flag == (1.0 if k > 0 else 0.0)
+        if k == 0:
+            continue
+        start = k * per_pass
+        lo = max(last, start)
+        so_far = [(l, a) for c, l, a in held if start < c <= counter]
+        since = [(l, a) for c, l, a in held if lo < c <= counter]
+        assert line[0] == pytest.approx(sum(l for l, _ in so_far) / sum(a for _, a in so_far))
+        if since:
+            assert line[1] == pytest.approx(sum(l for l, _ in since) / sum(a for _, a in since))
+        last = counter
+        h_lines += 1
+    assert h_lines >= 2
     assert report["examples"] == 4 * len(rows) and report["examples_per_pass"] == len(rows)
     assert report["seconds"] >= sum(p["seconds"] for p in report["passes"])
     assert report["examples_per_second"] == pytest.approx(report["examples"] / report["seconds"])

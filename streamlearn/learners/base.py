@@ -93,7 +93,8 @@ S_HO_CORRECT_W = 18
 STATS_SIZE = 24
 
 MAX_ROWS = 64
-ROW_WIDTH = 7  # avg loss, since last, example counter, example weight, label, predict, features
+ROW_WIDTH = 9  # avg loss, since last, example counter, example weight, label, predict, features,
+# then the running holdout loss sum and weight (for VW's "h" lines from the second pass on)
 
 
 def make_params(
@@ -234,6 +235,8 @@ def account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout):
             rows[r, 4] = y
             rows[r, 5] = p
             rows[r, 6] = nfeat
+            rows[r, 7] = stats[S_HO_LOSS]
+            rows[r, 8] = stats[S_HO_W]
             stats[S_NROWS] = r + 1
         stats[S_SINCE_LOSS] = 0.0
         stats[S_SINCE_W] = 0.0
