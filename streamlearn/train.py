@@ -135,6 +135,14 @@ def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec)
     if opts.initial_model:
         lines.append(f"continuing from {opts.initial_model}")
     console.say("\n".join(lines))
+    if spec.name == "sgd_elastic" and c.learning_rate * c.l2 >= 1.0:
+        console.warn_once(
+            "l2-step",
+            f"--learning-rate {c.learning_rate:g} x --l2 {c.l2:g} >= 1: the SGD form of l2 "
+            "scales weights by 1 - rate*l2, so while the rate is >= "
+            f"{1.0 / c.l2:g} every step sets all weights to 0 (Lipton & Elkan eq. 9); "
+            "lower --l2 or --learning-rate, or use --algo fobos (which divides by 1 + rate*l2)",
+        )
 
 
 def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> dict:
