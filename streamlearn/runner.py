@@ -25,6 +25,9 @@ from streamlearn.io.batch import REASONS, Batch
 from streamlearn.losses import CLASSIFICATION
 
 SHOWN_ERRORS = 10
+STDOUT = ("-", "/dev/stdout")
+"""Prediction paths that mean standard output (``/dev/stdout`` as VW users write it:
+opening it anew would truncate a file stdout is redirected to)."""
 PARSE_WORKERS = 2
 """Blocks parsed at once: parsing costs ~5x learning, so both cores parse (the
 learner runs on the main thread between blocks)."""
@@ -85,7 +88,7 @@ def check_inputs(sources: list[str]) -> None:
 
 def check_output(path: str | None, what: str) -> None:
     """Fail before training when an output could not be written at the end."""
-    if path is None or path == "-":
+    if path is None or path in STDOUT:
         return
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
@@ -191,7 +194,7 @@ class PredictionWriter:
         self.f = None
         self.tmp = None
         self.path = path
-        if path == "-":
+        if path in STDOUT:
             self.f = sys.stdout
         elif path is not None:
             self.f = open(path, "w", buffering=1 << 20)  # noqa: SIM115
