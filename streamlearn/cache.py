@@ -150,34 +150,92 @@ def matches(path: str | os.PathLike, ident: dict) -> bool:
         return False
 
 
+class CacheCorrupt(ValueError):
+    """A cache file that cannot be what :class:`CacheWriter` wrote."""
+
+
+_DTYPES = {
+    "labels": np.float64, "weights": np.float64, "bases": np.float64,
+    "tag_start": np.int64, "tag_end": np.int64, "indptr": np.int64,
+    "indices": np.uint32, "values": np.float64, "status": np.int32, "line": np.int64,
+    "tagbuf": np.uint8,
+}  # fmt: skip
+
+
 def read(path: str | os.PathLike) -> Iterator[Batch]:
+    """Replay the batches of a cache, each checked before a kernel sees it.
+
+    The kernels do not bounds-check (numba), so every record is validated
+    here: dtypes, lengths, CSR structure, slots below the header's ``2**bits``
+    and tag spans inside the record.  Anything else raises
+    :class:`CacheCorrupt` naming the record.
+    """
     with open(path, "rb") as f:
+        total = os.fstat(f.fileno()).st_size
         if f.read(8) != MAGIC:
-            raise ValueError(f"{path} is not an sl cache")
-        (hlen,) = struct.unpack("<I", f.read(4))
-        f.read(hlen)
+            raise CacheCorrupt(f"{path} is not an sl cache")
+        try:
+            (hlen,) = struct.unpack("<I", f.read(4))
+            d = 1 << int(json.loads(f.read(hlen))["bits"])
+        except (struct.error, ValueError, KeyError, TypeError) as e:
+            raise CacheCorrupt(f"{path}: unreadable header ({e})") from None
+        number = 0
         while True:
             rec = f.read(12)
             if not rec:
                 return
-            size, mlen = struct.unpack("<QI", rec)
-            meta = json.loads(f.read(mlen))
-            buf = bytearray(size - 4 - mlen)  # writable arrays, as parsed ones; one copy
-            if f.readinto(buf) != len(buf):
-                raise ValueError(f"{path} is truncated")
-            arrays, off = {}, 0
-            for name, dt, shape in meta["arrays"]:
-                dtype = np.dtype(dt)
-                count = int(np.prod(shape, dtype=np.int64))
-                arrays[name] = np.frombuffer(buf, dtype=dtype, count=count, offset=off).reshape(
-                    shape
-                )
-                off += count * dtype.itemsize
-            block = Block(arrays.pop("tagbuf"), meta["source"], meta["first_line"])
-            yield CachedBatch(
-                **{k: arrays[k] for k in _FIELDS},
-                block=block,
-                n_touching_tags=meta["n_touching_tags"],
-                first_touching_tag_line=meta["first_touching_tag_line"],
-                excerpts={i: text for i, text in meta["excerpts"]},
-            )
+            number += 1
+            try:
+                batch = _record(f, rec, d, total)
+            except (struct.error, ValueError, KeyError, TypeError) as e:
+                raise CacheCorrupt(f"{path}: record {number} is corrupt ({e})") from None
+            yield batch
+
+
+def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
+    size, mlen = struct.unpack("<QI", rec)
+    if size > total - f.tell() + 4 or mlen > size - 4:
+        raise ValueError("truncated")
+    meta = json.loads(f.read(mlen))
+    buf = bytearray(size - 4 - mlen)  # writable arrays, as parsed ones; one copy
+    if f.readinto(buf) != len(buf):
+        raise ValueError("truncated")
+    arrays, off = {}, 0
+    for name, dt, shape in meta["arrays"]:
+        dtype = np.dtype(dt)
+        if name not in _DTYPES or dtype != _DTYPES[name] or len(shape) != 1:
+            raise ValueError(f"unexpected array {name} {dt} {shape}")
+        count = int(shape[0])
+        if count < 0 or off + count * dtype.itemsize > len(buf):
+            raise ValueError(f"array {name} runs past the record")
+        arrays[name] = np.frombuffer(buf, dtype=dtype, count=count, offset=off)
+        off += count * dtype.itemsize
+    _check(arrays, d)
+    block = Block(arrays.pop("tagbuf"), str(meta["source"]), int(meta["first_line"]))
+    return CachedBatch(
+        **{k: arrays[k] for k in _FIELDS},
+        block=block,
+        n_touching_tags=int(meta["n_touching_tags"]),
+        first_touching_tag_line=int(meta["first_touching_tag_line"]),
+        excerpts={int(i): str(text) for i, text in meta["excerpts"]},
+    )
+
+
+def _check(a: dict[str, np.ndarray], d: int) -> None:
+    """What the kernels rely on: consistent lengths, a CSR index, slots below ``d``."""
+    if set(a) != set(_DTYPES):
+        raise ValueError(f"arrays {sorted(set(_DTYPES) ^ set(a))} missing or extra")
+    n = a["labels"].shape[0]
+    for name in ("weights", "bases", "tag_start", "tag_end", "status", "line"):
+        if a[name].shape[0] != n:
+            raise ValueError(f"{name} has {a[name].shape[0]} rows, labels {n}")
+    ip, nnz = a["indptr"], a["indices"].shape[0]
+    if ip.shape[0] != n + 1 or ip[0] != 0 or ip[-1] != nnz or a["values"].shape[0] != nnz:
+        raise ValueError("indptr does not index the features")
+    if n and np.any(ip[1:] < ip[:-1]):
+        raise ValueError("indptr decreases")
+    if nnz and int(a["indices"].max()) >= d:
+        raise ValueError(f"a slot is beyond the table's {d}")
+    ts, te = a["tag_start"], a["tag_end"]
+    if n and (np.any(ts < 0) or np.any(te < ts) or np.any(te > a["tagbuf"].shape[0])):
+        raise ValueError("a tag span is outside the record")

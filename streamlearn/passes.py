@@ -103,7 +103,12 @@ class Passes:
         """The batches of the next pass."""
         c = self.config
         if self.cache_ready:
-            yield from batch_cache.read(self.cache_path)
+            try:
+                yield from batch_cache.read(self.cache_path)
+            except batch_cache.CacheCorrupt as e:
+                raise InputUnreadable(
+                    f"{e}: delete it and run again (it is rebuilt from the input)"
+                ) from None
             return
         batches = parsed(self.sources, c.format, c.bits, c.constant, self.block_size,
                          self.workers)

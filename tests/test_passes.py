@@ -315,3 +315,68 @@ def test_predictions_with_tags_from_a_reused_cache(tmp_path):
         outs.append(p.read_text())
     assert outs[0] == outs[1]
     assert [line.split(" ")[1:] for line in outs[0].splitlines()] == [["a1"], ["bb2"], [], ["c333"]]
+
+
+# ---- a damaged cache: refused with exit 3, never handed to a kernel ------------
+
+
+def _cache_run(tmp_path, c):
+    src = tmp_path / "d.vw"
+    if not src.exists():
+        src.write_text("".join(f"{i % 2 * 2 - 1} 'r{i}| a{i % 5} b:{i % 3}\n" for i in range(40)))
+    return invoke(["train", str(src), "--cache", str(c), "--passes", "2", "-b", "8", "-q"])
+
+
+def _indices_offset(c) -> tuple[int, int]:
+    """Byte offset and length of the first record's ``indices`` array."""
+    import struct
+
+    raw = c.read_bytes()
+    (hlen,) = struct.unpack("<I", raw[8:12])
+    pos = 12 + hlen
+    _, mlen = struct.unpack("<QI", raw[pos : pos + 12])
+    meta = json.loads(raw[pos + 12 : pos + 12 + mlen])
+    off = pos + 12 + mlen
+    for name, dt, shape in meta["arrays"]:
+        size = np.dtype(dt).itemsize * shape[0]
+        if name == "indices":
+            return off, size
+        off += size
+    raise AssertionError("no indices array")
+
+
+def test_a_slot_beyond_the_table_in_a_cache_is_refused(tmp_path):
+    c = tmp_path / "c.cache"
+    assert _cache_run(tmp_path, c).exit_code == 0
+    off, _ = _indices_offset(c)
+    raw = bytearray(c.read_bytes())
+    raw[off : off + 4] = b"\xff\xff\xff\x7f"
+    c.write_bytes(bytes(raw))
+    r = CliRunner().invoke(cli, ["train", str(tmp_path / "d.vw"), "--cache", str(c), "-b", "8"])
+    assert r.exit_code == 3
+    assert "record 1 is corrupt (a slot is beyond the table's 256)" in r.output
+    assert "delete it" in r.output
+
+
+def test_damaged_caches_never_reach_a_kernel(tmp_path):
+    """Byte flips and truncations anywhere: the run learns, rebuilds or exits 3 (or 6)."""
+    c = tmp_path / "c.cache"
+    assert _cache_run(tmp_path, c).exit_code == 0
+    good = c.read_bytes()
+    rng = np.random.default_rng(0)
+    codes = set()
+    for trial in range(300):
+        raw = bytearray(good)
+        if trial % 5 == 4:
+            raw = raw[: int(rng.integers(8, len(good)))]
+        else:
+            for _ in range(int(rng.integers(1, 4))):
+                raw[int(rng.integers(0, len(raw)))] = int(rng.integers(0, 256))
+        c.write_bytes(bytes(raw))
+        r = CliRunner().invoke(cli, ["train", str(tmp_path / "d.vw"), "--cache", str(c),
+                                     "-b", "8", "-q"])
+        assert r.exit_code in (0, 3, 6), (trial, r.exit_code, r.output)
+        if r.exit_code == 1:
+            raise AssertionError(r.exception)
+        codes.add(r.exit_code)
+    assert 3 in codes
