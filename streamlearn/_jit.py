@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numba
@@ -51,6 +52,7 @@ def _cache_dir() -> str:
 
 if not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = _cache_dir()
+
 
 class _QuickLoad(FunctionCache):
     """numba's on-disk cache, minus the target refresh before a load."""
@@ -77,11 +79,11 @@ _njit = numba.njit(cache=True, nogil=True)
 _njit_inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
-def jit(func):
+def jit(func: Callable) -> Callable:
     """Decorator for top-level kernels."""
     return _quick(_njit(func))
 
 
-def jit_inline(func):
+def jit_inline(func: Callable) -> Callable:
     """Decorator for small helpers called from kernels (losses, hashing steps)."""
     return _quick(_njit_inline(func))
