@@ -122,6 +122,14 @@ def _explicit(ctx: click.Context, values: dict) -> dict:
 
 def input_options(f):
     @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+    @click.option(
+        "-d",
+        "--data",
+        multiple=True,
+        type=click.Path(dir_okay=False, allow_dash=True),
+        metavar="FILE",
+        help="An input file, as VW's -d (repeatable; read before the FILE arguments).",
+    )
     @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
     @click.option(
         "--strict",
@@ -150,6 +158,7 @@ def input_options(f):
     )
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
+        kwargs["files"] = tuple(kwargs.pop("data")) + tuple(kwargs["files"])
         return f(*args, **kwargs)
 
     return wrapper

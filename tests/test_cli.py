@@ -309,3 +309,12 @@ def test_sgd_form_l2_step_beyond_one_is_warned():
     assert "every step sets all weights to 0" not in r.output
     r = invoke(["train", "--algo", "fobos", "--l2", "4", "-l", "0.5"], input=data)
     assert "every step sets all weights to 0" not in r.output
+
+
+def test_dash_d_reads_files_as_vw_does(tmp_path, data):
+    a, b = tmp_path / "a.sl", tmp_path / "b.sl"
+    assert invoke(["train", str(data), "-f", str(a), "-q"]).exit_code == 0
+    assert invoke(["train", "-d", str(data), "-f", str(b), "-q"]).exit_code == 0
+    assert a.read_bytes() == b.read_bytes()
+    r = invoke(["predict", "-i", str(a), "-d", str(data), "-p", "-", "-q"])
+    assert r.exit_code == 0 and len(r.output.splitlines()) == 200
