@@ -217,6 +217,7 @@ def cli() -> None:
 )
 @click.option(
     "--loss",
+    "--loss_function",
     type=click.Choice(["squared", "logistic", "hinge"]),
     default="squared",
     show_default=True,
@@ -225,6 +226,7 @@ def cli() -> None:
 @click.option(
     "-l",
     "--learning-rate",
+    "--learning_rate",
     type=float,
     default=0.5,
     show_default=True,
@@ -232,12 +234,13 @@ def cli() -> None:
 )
 @click.option(
     "--power-t",
+    "--power_t",
     type=float,
     default=0.5,
     show_default=True,
     help="Decay exponent of the learning rate (0 = constant).",
 )
-@click.option("--initial-t", type=float, default=1.0, show_default=True, help="t0.")
+@click.option("--initial-t", "--initial_t", type=float, default=1.0, show_default=True, help="t0.")
 @click.option(
     "--l1",
     type=float,
@@ -288,12 +291,14 @@ def cli() -> None:
 )
 @click.option(
     "--holdout-period",
+    "--holdout_period",
     type=int,
     default=None,
     help="Hold out every n-th example of each pass (default 10 when passes > 1).",
 )
 @click.option(
     "--early-terminate",
+    "--early_terminate",
     type=int,
     default=3,
     show_default=True,
@@ -302,12 +307,14 @@ def cli() -> None:
 )
 @click.option(
     "--readable-model",
+    "--readable_model",
     type=click.Path(dir_okay=False),
     metavar="PATH",
     help="Also write 'slot weight' lines for the non-zero weights.",
 )
 @click.option(
     "--invert-hash",
+    "--invert_hash",
     type=click.Path(dir_okay=False),
     metavar="PATH",
     help="Like --readable-model, with the feature names seen for each slot.",

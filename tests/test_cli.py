@@ -318,3 +318,16 @@ def test_dash_d_reads_files_as_vw_does(tmp_path, data):
     assert a.read_bytes() == b.read_bytes()
     r = invoke(["predict", "-i", str(a), "-d", str(data), "-p", "-", "-q"])
     assert r.exit_code == 0 and len(r.output.splitlines()) == 200
+
+
+def test_vw_spellings_of_long_options(tmp_path, data):
+    ours = ["--loss", "logistic", "--power-t", "0.3", "--initial-t", "2", "--learning-rate", "0.2"]
+    vws = ["--loss_function", "logistic", "--power_t", "0.3", "--initial_t", "2",
+           "--learning_rate", "0.2"]
+    a, b = tmp_path / "a.sl", tmp_path / "b.sl"
+    assert invoke(["train", str(data), *ours, "-f", str(a), "-q"]).exit_code == 0
+    assert invoke(["train", str(data), *vws, "-f", str(b), "-q"]).exit_code == 0
+    assert a.read_bytes() == b.read_bytes()
+    # a VW-spelled fixed option conflicting with the model is refused like ours
+    r = invoke(["train", "-i", str(a), str(data), "--loss_function", "squared", "-q"])
+    assert r.exit_code == 2 and "conflicts" in r.output
