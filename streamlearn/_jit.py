@@ -12,7 +12,9 @@ file, not against the helpers it inlines from other modules, so an edited
 ``$XDG_CACHE_HOME/streamlearn/<digest>``, where the digest covers the
 version, size and modification time of every source file of the package:
 any edit or upgrade starts a fresh cache (and nothing is written into
-site-packages).
+site-packages).  Each run touches its cache directory; the first run of a
+new digest removes sibling digests untouched for :data:`KEEP_DAYS` days, so
+upgrades (and, for us, edits) do not pile up old kernels.
 
 Start-up: numba's cache loader first *refreshes* the CPU target, importing
 and registering every lowering numba has (arrays, linalg, random, typed
@@ -28,8 +30,11 @@ loader (``tests/test_jit.py`` says so).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,8 +55,44 @@ def _cache_dir() -> str:
     return os.path.join(base, "streamlearn", h.hexdigest()[:16])
 
 
+KEEP_DAYS = 30
+"""Kernel caches of other sl versions unused this long are removed."""
+
+
+def _prune(base: str, keep: str, now: float | None = None) -> None:
+    """Remove digest directories in ``base`` other than ``keep`` untouched for KEEP_DAYS."""
+    cutoff = (time.time() if now is None else now) - KEEP_DAYS * 86400
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for e in entries:
+        if (
+            e.path != keep
+            and len(e.name) == 16
+            and all(c in "0123456789abcdef" for c in e.name)
+            and e.is_dir(follow_symlinks=False)
+        ):
+            with contextlib.suppress(OSError):
+                if e.stat(follow_symlinks=False).st_mtime < cutoff:
+                    shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _use(path: str) -> None:
+    """Mark ``path`` as in use; on its first use, prune stale siblings. Never fails a run."""
+    try:
+        fresh = not os.path.isdir(path)
+        os.makedirs(path, exist_ok=True)
+        os.utime(path)
+    except OSError:
+        return
+    if fresh:
+        _prune(os.path.dirname(path), path)
+
+
 if not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = _cache_dir()
+    _use(numba.config.CACHE_DIR)
 
 
 class _QuickLoad(FunctionCache):

@@ -60,3 +60,24 @@ def test_cached_kernel_equals_compiled(tmp_path):
     assert second["hits"] >= 1 and second["misses"] == 0
     assert second["quick"] == "_QuickLoad"
     assert first["digest"] == second["digest"]
+
+
+def test_stale_kernel_caches_are_pruned(tmp_path):
+    now = 1_000_000_000.0
+    old, recent, keep = (tmp_path / n for n in ("0123456789abcdef", "fedcba9876543210", "aaaa"))
+    other = tmp_path / "not-a-digest"
+    for d, age_days in ((old, 31), (recent, 29), (other, 400)):
+        d.mkdir()
+        (d / "k.nbi").write_bytes(b"x")
+        os.utime(d, (now - age_days * 86400, now - age_days * 86400))
+    _jit._prune(str(tmp_path), str(keep), now=now)
+    assert not old.exists()
+    assert recent.exists() and other.exists()
+
+
+def test_a_cache_in_use_is_touched_and_kept(tmp_path):
+    d = tmp_path / "0123456789abcdef"
+    d.mkdir()
+    os.utime(d, (0.0, 0.0))
+    _jit._use(str(d))
+    assert d.stat().st_mtime > 1e9  # touched now: a later prune keeps it
