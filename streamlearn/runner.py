@@ -245,7 +245,11 @@ def interruptible():
 def run_kernel(
     train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows
 ) -> np.ndarray:
-    """One call of a learner's ``train_batch`` kernel over ``batch``; its predictions."""
+    """One call of a learner's ``train_batch`` kernel over ``batch``; its predictions.
+
+    ``batch`` is a :class:`Batch` or anything with its CSR and row arrays
+    (the tests pass their random streams).
+    """
     preds = np.empty(batch.n)
     train_batch(
         table, gstate, params, loss_id, batch.indptr, batch.indices, batch.values,

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from streamlearn.learners.base import S_NROWS, LearnerSpec, make_params, new_rows, new_stats
+from streamlearn.runner import run_kernel
 from tests import reference
 from tests.streams import Stream
 
@@ -97,11 +98,7 @@ def run_chunks(spec: LearnerSpec, params: np.ndarray, chunks, loss_id: int):
     stats, rows = new_stats(), new_rows()
     preds = []
     for s in chunks:
-        p = np.empty(s.n)
-        spec.train_batch(
-            table, gstate, params, loss_id, s.indptr, s.indices, s.values, s.labels,
-            s.weights, s.bases, s.status, stats, rows, p,
-        )
+        p = run_kernel(spec.train_batch, table, gstate, params, loss_id, s, stats, rows)
         rows[:] = 0.0
         stats[S_NROWS] = 0.0  # as the driver does after printing the lines
         preds.append(p)

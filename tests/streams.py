@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.learners.base import LearnerSpec, new_rows, new_stats
+from streamlearn.runner import run_kernel
 
 
 @dataclass
@@ -92,10 +93,7 @@ def run_lazy(
     cuts = np.linspace(0, stream.n, chunks + 1).astype(int)
     for a, b in zip(cuts[:-1], cuts[1:], strict=True):
         s = stream.slice(a, b)
-        spec.train_batch(
-            table, gstate, params, loss_id, s.indptr, s.indices, s.values, s.labels,
-            s.weights, s.bases, s.status, stats, rows, preds[a:b],
-        )
+        preds[a:b] = run_kernel(spec.train_batch, table, gstate, params, loss_id, s, stats, rows)
     w = np.empty(stream.d)
     spec.current_weights(table, gstate, params, np.arange(stream.d, dtype=np.uint32), w)
     return w, preds, stats

@@ -16,6 +16,7 @@ import pytest
 from streamlearn.learners import spec_by_name
 from streamlearn.learners.base import make_params, new_rows, new_stats
 from streamlearn.losses import LOGISTIC, SQUARED
+from streamlearn.runner import run_kernel
 from tests.streams import random_stream
 
 CASES = [  # (variant, options, columns that may hold anything while the weight is 0)
@@ -31,11 +32,8 @@ CASES = [  # (variant, options, columns that may hold anything while the weight 
 
 def _train(spec, params, stream, loss_id, table):
     gstate = spec.init_gstate(params)
-    preds = np.empty(stream.n)
-    spec.train_batch(
-        table, gstate, params, loss_id, stream.indptr, stream.indices, stream.values,
-        stream.labels, stream.weights, stream.bases, stream.status, new_stats(), new_rows(), preds,
-    )  # fmt: skip
+    preds = run_kernel(spec.train_batch, table, gstate, params, loss_id, stream, new_stats(),
+                       new_rows())
     w = np.empty(stream.d)
     spec.current_weights(table, gstate, params, np.arange(stream.d, dtype=np.uint32), w)
     return w, preds

@@ -8,6 +8,7 @@ import pytest
 from streamlearn.learners import ledger, resolve, sgd_elastic, spec_by_name, truncated
 from streamlearn.learners.base import S_LOSS, S_WLAB, make_params, new_rows, new_stats
 from streamlearn.losses import HINGE, LOGISTIC, SQUARED
+from streamlearn.runner import run_kernel
 from tests import gaps, reference
 from tests.streams import random_stream, run_lazy
 
@@ -110,10 +111,7 @@ def test_rebase_and_current_weights_change_nothing():
     slots = np.arange(stream.d, dtype=np.uint32)
     for a, b in [(0, 200), (200, 201), (201, 600)]:
         s = stream.slice(a, b)
-        SPEC.train_batch(
-            table, gstate, params, LOGISTIC, s.indptr, s.indices, s.values, s.labels,
-            s.weights, s.bases, s.status, stats, rows, preds[a:b],
-        )
+        preds[a:b] = run_kernel(SPEC.train_batch, table, gstate, params, LOGISTIC, s, stats, rows)
         before = table.copy()
         w1 = np.empty(stream.d)
         SPEC.current_weights(table, gstate, params, slots, w1)

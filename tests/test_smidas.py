@@ -22,6 +22,7 @@ from streamlearn.learners.base import (
     new_stats,
 )
 from streamlearn.losses import HINGE, LOGISTIC, SQUARED
+from streamlearn.runner import run_kernel
 from tests import reference
 from tests.streams import Stream, random_stream, run_lazy
 
@@ -79,11 +80,7 @@ def table_after(spec, params, stream, loss_id):
     """(table, gstate) after training ``stream`` in one batch."""
     table = spec.new_table(int(np.log2(stream.d)))
     gstate = spec.init_gstate(params)
-    spec.train_batch(
-        table, gstate, params, loss_id, stream.indptr, stream.indices, stream.values,
-        stream.labels, stream.weights, stream.bases, stream.status, new_stats(), new_rows(),
-        np.empty(stream.n),
-    )
+    run_kernel(spec.train_batch, table, gstate, params, loss_id, stream, new_stats(), new_rows())
     return table, gstate
 
 
