@@ -120,6 +120,25 @@ def _explicit(ctx: click.Context, values: dict) -> dict:
     return out
 
 
+def _run_options(files: tuple[str, ...], kw: dict, **extra):
+    """The :class:`~streamlearn.runner.RunOptions` of a command with :func:`input_options`.
+
+    Decides the tiny-input mode first: it must run before numba is imported.
+    """
+    _tiny_mode(files)
+    from streamlearn.runner import RunOptions
+
+    return RunOptions(
+        sources=list(files),
+        predictions=kw["predictions"],
+        report=kw["report"],
+        link=kw["link"],
+        strict=kw["strict"],
+        quiet=kw["quiet"],
+        **extra,
+    )
+
+
 def input_options(f):
     @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
     @click.option(
@@ -329,25 +348,18 @@ def train(ctx: click.Context, files, **kw) -> None:
       sl train -i yesterday.sl today.vw.gz -f today.sl
       sl train --algo tg --l1 1e-6 --passes 3 data.vw -f model.sl
     """
-    _tiny_mode(files)
-    from streamlearn.runner import RunOptions
-    from streamlearn.train import train as run
-
-    explicit = _explicit(ctx, kw)
-    opts = RunOptions(
-        sources=list(files),
+    opts = _run_options(
+        files,
+        kw,
         final_model=kw["final_model"],
         initial_model=kw["initial_model"],
-        predictions=kw["predictions"],
-        report=kw["report"],
         readable_model=kw["readable_model"],
         invert_hash=kw["invert_hash"],
         cache=kw["cache_path"],
-        link=kw["link"],
-        strict=kw["strict"],
-        quiet=kw["quiet"],
     )
-    run(explicit, opts)
+    from streamlearn.train import train as run
+
+    run(_explicit(ctx, kw), opts)
 
 
 @cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
@@ -368,18 +380,9 @@ def predict(files, model_path, **kw) -> None:
     Example:
       sl predict -i model.sl test.vw -p preds.txt --link logistic
     """
-    _tiny_mode(files)
+    opts = _run_options(files, kw)
     from streamlearn.predict import predict as run
-    from streamlearn.runner import RunOptions
 
-    opts = RunOptions(
-        sources=list(files),
-        predictions=kw["predictions"],
-        report=kw["report"],
-        link=kw["link"],
-        strict=kw["strict"],
-        quiet=kw["quiet"],
-    )
     run(model_path, opts)
 
 
