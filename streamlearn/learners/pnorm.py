@@ -87,6 +87,27 @@ def enter(th, inv_m, pm1, rcut, bound, n_hi, n_lo, err):
 
 
 @jit_inline
+def load_sum(gstate):
+    """The running sum's state: (M, 1/M, N's two parts, its error bound, nnz)."""
+    m = gstate[G_SCALE]
+    return m, 1.0 / m, gstate[G_NHI], gstate[G_NLO], gstate[G_NERR], gstate[G_NNZ]
+
+
+@jit_inline
+def save_sum(gstate, n_hi, n_lo, err, nnz):
+    """Store N, its bound and nnz; with no θ_j left, N is exactly 0. Returns what was stored."""
+    if nnz == 0.0:
+        n_hi = 0.0
+        n_lo = 0.0
+        err = 0.0
+    gstate[G_NHI] = n_hi
+    gstate[G_NLO] = n_lo
+    gstate[G_NERR] = err
+    gstate[G_NNZ] = nnz
+    return n_hi, n_lo, err
+
+
+@jit_inline
 def needs_refresh(n, err, nnz, gap):
     """True when N must be recomputed: out of range, or (after a ``gap``) not trusted."""
     if nnz <= 0.0:

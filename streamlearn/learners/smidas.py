@@ -86,9 +86,11 @@ from streamlearn.learners.pnorm import (  # noqa: F401  (the G_* layout is part 
     acc,
     enter,
     leave,
+    load_sum,
     needs_refresh,
     refresh,
     refresh_row,
+    save_sum,
     shrink,
 )
 from streamlearn.losses import dloss
@@ -171,12 +173,7 @@ def train_batch(
         y = labels[i]
         a = weights[i]
         s = gstate[G_S]
-        m = gstate[G_SCALE]
-        inv_m = 1.0 / m
-        n_hi = gstate[G_NHI]
-        n_lo = gstate[G_NLO]
-        err = gstate[G_NERR]
-        nnz = gstate[G_NNZ]
+        m, inv_m, n_hi, n_lo, err, nnz = load_sum(gstate)
         n_sum = n_hi + n_lo
         rcut = max(rmin, cut * n_sum**inv_p)
         bound = max(tiny, cut_p * n_sum)
@@ -209,22 +206,10 @@ def train_batch(
                     q = -q
             qs[k - lo] = q
             ths[k - lo] = th
-        if nnz == 0.0:
-            n_hi = 0.0
-            n_lo = 0.0
-            err = 0.0
-        gstate[G_NHI] = n_hi
-        gstate[G_NLO] = n_lo
-        gstate[G_NERR] = err
-        gstate[G_NNZ] = nnz
+        n_hi, n_lo, err = save_sum(gstate, n_hi, n_lo, err, nnz)
         if needs_refresh(n_hi + n_lo, err, nnz, gap):
             refresh_row(table, gstate, params, False, indices, lo, hi, qs, ths)
-            m = gstate[G_SCALE]
-            inv_m = 1.0 / m
-            n_hi = gstate[G_NHI]
-            n_lo = gstate[G_NLO]
-            err = gstate[G_NERR]
-            nnz = gstate[G_NNZ]
+            m, inv_m, n_hi, n_lo, err, nnz = load_sum(gstate)
         # (2) predict with w_j = sign(θ_j) M ρ_j^(p−1) N^(−(p−2)/p), score before learning
         n_sum = n_hi + n_lo
         mb = m * n_sum**expo if n_sum > 0.0 else 0.0
@@ -243,12 +228,7 @@ def train_batch(
             if s + eta == s:  # S has outgrown η: snapshots could no longer tell steps apart
                 refresh_row(table, gstate, params, True, indices, lo, hi, qs, ths)
                 s = 0.0
-                m = gstate[G_SCALE]
-                inv_m = 1.0 / m
-                n_hi = gstate[G_NHI]
-                n_lo = gstate[G_NLO]
-                err = gstate[G_NERR]
-                nnz = gstate[G_NNZ]
+                m, inv_m, n_hi, n_lo, err, nnz = load_sum(gstate)
             # (3) mirror gradient step on θ, (4) this step's truncation on the touched slots
             s += eta
             gstate[G_S] = s
@@ -280,14 +260,7 @@ def train_batch(
                     table[j, 2] = c
                     if ths[k - lo] != 0.0:
                         nnz -= 1.0
-            if nnz == 0.0:
-                n_hi = 0.0
-                n_lo = 0.0
-                err = 0.0
-            gstate[G_NHI] = n_hi
-            gstate[G_NLO] = n_lo
-            gstate[G_NERR] = err
-            gstate[G_NNZ] = nnz
+            n_hi, n_lo, err = save_sum(gstate, n_hi, n_lo, err, nnz)
             if needs_refresh(n_hi + n_lo, err, nnz, gap):
                 gstate[G_GUARDED] += 1.0
                 refresh(table, gstate, params, False)
