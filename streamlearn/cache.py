@@ -30,18 +30,14 @@ from streamlearn.io import excerpt as line_excerpt
 from streamlearn.io.batch import Batch, Block
 
 MAGIC = b"SLCACHE2"
-_FIELDS = (
-    "labels",
-    "weights",
-    "bases",
-    "tag_start",
-    "tag_end",
-    "indptr",
-    "indices",
-    "values",
-    "status",
-    "line",
-)
+_DTYPES = {  # every array of a record, in file order
+    "labels": np.float64, "weights": np.float64, "bases": np.float64,
+    "tag_start": np.int64, "tag_end": np.int64, "indptr": np.int64,
+    "indices": np.uint32, "values": np.float64, "status": np.int32, "line": np.int64,
+    "tagbuf": np.uint8,
+}  # fmt: skip
+_FIELDS = tuple(name for name in _DTYPES if name != "tagbuf")
+"""The :class:`Batch` arrays a record stores (``tagbuf`` holds the packed tags)."""
 
 
 def identity(sources: list[str], bits: int, constant: bool, fmt: str) -> dict:
@@ -154,12 +150,6 @@ class CacheCorrupt(ValueError):
     """A cache file that cannot be what :class:`CacheWriter` wrote."""
 
 
-_DTYPES = {
-    "labels": np.float64, "weights": np.float64, "bases": np.float64,
-    "tag_start": np.int64, "tag_end": np.int64, "indptr": np.int64,
-    "indices": np.uint32, "values": np.float64, "status": np.int32, "line": np.int64,
-    "tagbuf": np.uint8,
-}  # fmt: skip
 
 
 def read(path: str | os.PathLike) -> Iterator[Batch]:
