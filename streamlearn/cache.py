@@ -93,16 +93,20 @@ def _tag_bytes(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 class CacheWriter:
-    """Write batches to ``path`` (through a temporary file renamed by :meth:`close`).
+    """Write batches to ``path`` (through a unique temporary file renamed by :meth:`close`).
 
-    ``max_excerpts``: how many malformed lines per batch keep their excerpt.
+    Two runs building the same cache at once each write their own temporary
+    file; the last rename wins and both are whole.  ``max_excerpts``: how
+    many malformed lines per batch keep their excerpt.
     """
 
     def __init__(self, path: str | os.PathLike, ident: dict, max_excerpts: int = 10) -> None:
+        from streamlearn.outputs import Output
+
         self.path = Path(path)
         self.max_excerpts = max_excerpts
-        self.tmp = self.path.with_name(f".{self.path.name}.partial")
-        self.f = open(self.tmp, "wb")  # noqa: SIM115 - closed in close()/abort()
+        self.out = Output(str(path), "cache", buffering=1 << 20)
+        self.f = self.out  # write() converts OS errors into OutputUnwritable
         head = json.dumps(ident, sort_keys=True).encode()
         self.f.write(MAGIC + struct.pack("<I", len(head)) + head)
 
@@ -116,6 +120,7 @@ class CacheWriter:
             "first_line": batch.block.first_line,
             "n_touching_tags": int(batch.n_touching_tags),
             "first_touching_tag_line": int(batch.first_touching_tag_line),
+            "fmt": int(batch.fmt),
             "excerpts": [[int(i), line_excerpt(batch, int(i))] for i in bad],
             "arrays": [[k, v.dtype.str, list(v.shape)] for k, v in arrays.items()],
         }
@@ -127,12 +132,10 @@ class CacheWriter:
             self.f.write(memoryview(v).cast("B"))
 
     def close(self) -> None:
-        self.f.close()
-        os.replace(self.tmp, self.path)
+        self.out.commit()
 
     def abort(self) -> None:
-        self.f.close()
-        self.tmp.unlink(missing_ok=True)
+        self.out.abort()
 
 
 def matches(path: str | os.PathLike, ident: dict) -> bool:
@@ -207,6 +210,7 @@ def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
         block=block,
         n_touching_tags=int(meta["n_touching_tags"]),
         first_touching_tag_line=int(meta["first_touching_tag_line"]),
+        fmt=int(meta.get("fmt", -1)),
         excerpts={int(i): str(text) for i, text in meta["excerpts"]},
     )
 

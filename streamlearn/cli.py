@@ -8,7 +8,6 @@ stderr.
 from __future__ import annotations
 
 import functools
-import io
 import math
 import os
 import sys
@@ -49,61 +48,51 @@ TINY_INPUT = 32 << 10
 """Inputs up to this many bytes run the kernels as plain Python (see :func:`_tiny_mode`)."""
 
 
-class _Replay(io.RawIOBase):
-    """A binary stream that returns ``head`` and then the rest of ``tail``."""
-
-    def __init__(self, head: bytes, tail) -> None:
-        self.head = head
-        self.tail = tail
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        if self.head:
-            n = min(len(b), len(self.head))
-            b[:n] = self.head[:n]
-            self.head = self.head[n:]
-            return n
-        data = self.tail.read1(len(b)) if hasattr(self.tail, "read1") else self.tail.read(len(b))
-        b[: len(data)] = data
-        return len(data)
-
-
 def _tiny_mode(files: tuple[str, ...]) -> None:
     """Run tiny inputs without compiling or loading a single kernel.
 
     Loading numba's compiler target costs ~0.3 s on first use, cached kernels
     or not, which dominates a run over a few lines.  The kernels are valid
-    plain Python, so when the whole input is at most :data:`TINY_INPUT` bytes
-    (stdin is peeked and replayed) numba is imported with
-    ``NUMBA_DISABLE_JIT=1``: same code, same results, a third of the time.
+    plain Python, so when the whole input is known to be at most
+    :data:`TINY_INPUT` bytes, numba is imported with ``NUMBA_DISABLE_JIT=1``:
+    same code, same results, a third of the time.  Only what can be measured
+    without losing a byte counts: regular files by their size (a compressed
+    one is never tiny), stdin by a peek that is replayed to the reader and
+    that waits for no more than a moment (a live stream is not tiny).  A pipe,
+    FIFO or ``<(...)`` given as a path is never opened here.
     ``SL_JIT=1`` in the environment turns this off.
     """
     if "numba" in sys.modules or os.environ.get("SL_JIT") == "1":
         return
+    from streamlearn import sources
+
     total = 0
     for f in files or ("-",):
-        if f == "-":
-            raw = sys.stdin.buffer
-            head = raw.read1(TINY_INPUT + 1) if hasattr(raw, "read1") else raw.read(TINY_INPUT + 1)
-            while head and len(head) <= TINY_INPUT:
-                more = raw.read1(TINY_INPUT + 1 - len(head)) if hasattr(raw, "read1") else b""
-                if not more:
-                    break
-                head += more
-            sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(head, raw)))
-            total += len(head)
-            if len(head) > TINY_INPUT:
+        if sources.is_stdin(f):
+            if sources.stdin_is_regular():  # sl train < file: measured, read nothing
+                fd = sources.stdin_fd()
+                try:
+                    at = os.lseek(fd, 0, os.SEEK_CUR)
+                    total += os.fstat(fd).st_size - at
+                    if sources.compression(os.pread(fd, sources.SNIFF_BYTES, at)):
+                        return
+                except (OSError, sources.SourceError):
+                    return
+                continue
+            head, eof = sources.peek_stdin(TINY_INPUT)
+            if not eof or len(head) > TINY_INPUT:
                 return
-        else:
+            total += len(head)
+        elif sources.is_regular(f):
             try:
                 total += os.path.getsize(f)
                 with open(f, "rb") as fh:
-                    if fh.read(2) == b"\x1f\x8b":
+                    if sources.compression(fh.read(sources.SNIFF_BYTES)):
                         return  # compressed: its size says little
-            except OSError:
+            except (OSError, sources.SourceError):
                 return  # let the run report it
+        else:
+            return
     if total <= TINY_INPUT:
         os.environ["NUMBA_DISABLE_JIT"] = "1"
 
@@ -222,7 +211,17 @@ def cli() -> None:
     type=click.Choice(["auto", "vw", "svmlight"]),
     default="auto",
     show_default=True,
-    help="Input format.",
+    help="Input format (auto: detected; when continuing, the model's, and other input "
+    "is refused unless named here).",
+)
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0.0),
+    default=3600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="When -i and -f name the same model, runs take turns (a lock file MODEL.lock "
+    "beside it): wait at most this long for another run, then exit 9 ('inf': no limit).",
 )
 @click.option(
     "-b", "--bits", type=int, default=18, show_default=True, help="Table size 2^b (1 to 30)."
@@ -356,6 +355,7 @@ def train(ctx: click.Context, files, **kw) -> None:
         readable_model=kw["readable_model"],
         invert_hash=kw["invert_hash"],
         cache=kw["cache_path"],
+        lock_timeout=kw["lock_timeout"],
     )
     from streamlearn.train import train as run
 
@@ -373,7 +373,16 @@ def train(ctx: click.Context, files, **kw) -> None:
     metavar="MODEL",
     help="The model to score with.",
 )
-def predict(files, model_path, **kw) -> None:
+@click.option(
+    "--format",
+    "input_format",
+    type=click.Choice(["auto", "vw", "svmlight"]),
+    default="auto",
+    show_default=True,
+    help="Input format (auto: the model's; input of the other format is refused unless "
+    "named here).",
+)
+def predict(files, model_path, input_format, **kw) -> None:
     """Score FILEs or stdin with a model; report loss when labels are present.
 
     \b
@@ -383,7 +392,7 @@ def predict(files, model_path, **kw) -> None:
     opts = _run_options(files, kw)
     from streamlearn.predict import predict as run
 
-    run(model_path, opts)
+    run(model_path, opts, fmt=input_format)
 
 
 @cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
@@ -405,4 +414,6 @@ def inspect(model_path: str, top: int, as_json: bool) -> None:
 
 
 def main() -> None:
-    cli(prog_name="sl")
+    from streamlearn.process import run
+
+    sys.exit(run(cli))

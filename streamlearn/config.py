@@ -17,6 +17,11 @@ FORMATS = ("auto", "vw", "svmlight")
 # table meaningless.
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash")
 
+# Options of one run, never inherited from the initial model: continuing a
+# model trained with --passes 5 on today's log makes one pass and holds
+# nothing out unless this run asks for it.
+PER_RUN = ("passes", "holdout_period", "early_terminate")
+
 
 class ConfigError(ValueError):
     """An option value, or a combination of options, that cannot run."""

@@ -10,8 +10,17 @@ code   meaning
 4      malformed data under ``--strict`` (no model is written)
 5      unusable model file: missing, not an sl model, wrong version, corrupt
 6      training diverged: non-finite prediction or weight (no model written)
-130    interrupted (SIGINT/SIGTERM); no partial model is left behind
+7      cannot write an output: disk full, I/O error, directory gone, stdout closed
+8      not enough memory for the table the options ask for
+9      gave up waiting for the lock of a model another run continues in place
+129    hangup (SIGHUP); 130 interrupt (SIGINT, Ctrl-C); 143 terminate (SIGTERM):
+       no model is written, an existing one is untouched, temporary files removed
+141    the reader of the predictions went away (SIGPIPE/EPIPE): predictions
+       stopped; ``sl train`` still learned every line and wrote its model
 =====  =====================================================================
+
+Environmental failures end with a one-line message and one of these codes;
+a Python traceback (exit 1) is always a bug.
 """
 
 from __future__ import annotations
@@ -26,7 +35,13 @@ EXIT_CODES = {
     4: "malformed data under --strict",
     5: "unusable model file",
     6: "training diverged (non-finite values)",
-    130: "interrupted",
+    7: "cannot write an output (disk full, I/O error, missing directory, closed stdout)",
+    8: "not enough memory for the table (lower -b)",
+    9: "timed out waiting for the lock of a model continued in place (--lock-timeout)",
+    129: "hangup (SIGHUP): nothing written, temporary files removed",
+    130: "interrupted (SIGINT, Ctrl-C): nothing written, temporary files removed",
+    141: "predictions' reader went away (broken pipe); train still saved its model",
+    143: "terminated (SIGTERM): nothing written, temporary files removed",
 }
 
 
@@ -60,5 +75,29 @@ class Diverged(SlError):
     exit_code = 6
 
 
+class OutputUnwritable(SlError):
+    exit_code = 7
+
+
+class OutOfMemory(SlError):
+    exit_code = 8
+
+
+class LockTimeout(SlError):
+    exit_code = 9
+
+
 class Interrupted(SlError):
+    """A run stopped by a signal: exit 128 + the signal's number, as shells report it."""
+
     exit_code = 130
+
+    def __init__(self, message: str, signum: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + signum
+
+
+class BrokenPipe(SlError):
+    """Standard output (or a FIFO) lost its reader; everything else was done."""
+
+    exit_code = 141

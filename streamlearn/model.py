@@ -21,12 +21,10 @@ non-zero slots, not ``2**bits``.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import os
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +60,9 @@ class Model:
         return int(np.count_nonzero(self.weights))
 
     def dense_weights(self) -> np.ndarray:
-        w = np.zeros(1 << self.config.bits)
+        from streamlearn.memory import zeros
+
+        w = zeros((1 << self.config.bits,), f"2^{self.config.bits} weights x 8 bytes")
         w[self.slots] = self.weights
         return w
 
@@ -140,52 +140,16 @@ def _encode(model: Model) -> bytes:
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
-    """Write ``model`` to ``path`` atomically.
+    """Write ``model`` to ``path`` atomically (:func:`streamlearn.outputs.write_bytes`).
 
-    The bytes go to a temporary file in the same directory, which is fsynced
-    and then renamed over ``path``: a crash leaves the old file or the new one,
-    never a mix.
+    The bytes go to a temporary file in the directory of the path's real
+    target, which is fsynced and then renamed over it: a crash leaves the old
+    file or the new one, never a mix; a symlink stays a symlink; a device or
+    FIFO is written through.
     """
-    path = Path(path)
-    data = _encode(model)
-    _remove_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent or "."
-    )
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        dfd = os.open(path.parent or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
+    from streamlearn.outputs import write_bytes
 
-
-def _remove_stale_temps(path: Path) -> None:
-    """Delete temp files left by saves that were killed (their process is gone)."""
-    for p in (path.parent or Path(".")).glob(f".{glob.escape(path.name)}.*.tmp"):
-        try:
-            pid = int(p.name[len(path.name) + 2 :].split(".", 1)[0])
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            p.unlink(missing_ok=True)
-        except (ValueError, PermissionError, OSError):
-            continue
+    write_bytes(str(path), _encode(model), "model")
 
 
 def load(path: str | os.PathLike) -> Model:

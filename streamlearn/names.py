@@ -121,6 +121,7 @@ def write_readable(path: str, model, with_names: bool) -> None:
         if with_names:
             row += "\t" + " ".join(model.names.get(slot, []))
         lines.append(row)
-    from streamlearn.report import write_text
+    from streamlearn.outputs import write_text
 
-    write_text(path, "\n".join(lines) + "\n")
+    what = "invert-hash model" if with_names else "readable model"
+    write_text(path, "\n".join(lines) + "\n", what)

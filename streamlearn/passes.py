@@ -24,7 +24,6 @@ stops the run.  Conventions, as in Vowpal Wabbit:
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,7 +34,11 @@ from streamlearn import cache as batch_cache
 from streamlearn.config import TrainConfig
 from streamlearn.errors import InputUnreadable
 from streamlearn.io.batch import Batch
-from streamlearn.learners.base import S_HO_LOSS, S_HO_N, S_HO_W, S_PASS_N
+from streamlearn.learners.base import S_HO_CORRECT_W, S_HO_LOSS, S_HO_N, S_HO_W, S_PASS_N
+from streamlearn.outputs import forget_temp, temp_dir
+from streamlearn.sources import is_regular
+
+HOLDOUT_SUMS = np.array([S_HO_LOSS, S_HO_W, S_HO_N, S_HO_CORRECT_W])
 
 
 def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: int,
@@ -65,8 +68,9 @@ class Passes:
     config : TrainConfig
     cache_path : str or None
         ``--cache``: a cache kept across runs and reused while the sources are
-        unchanged.  Without it, stdin read for several passes is cached in a
-        temporary directory removed by :meth:`close`.
+        unchanged.  Without it, a stream (stdin, a pipe, a FIFO, ``<(...)``)
+        read for several passes is cached in a temporary directory removed by
+        :meth:`close` (or, on a signal, at exit).
     block_size, workers
         Passed to the parser.
     max_excerpts : int
@@ -82,21 +86,19 @@ class Passes:
         self.workers = workers
         self.max_excerpts = max_excerpts
         self.cache_path = cache_path
-        self._tmpdir = None
-        uses_stdin = "-" in self.sources
-        self.use_cache = cache_path is not None or (config.passes > 1 and uses_stdin)
+        self._tmpdir: str | None = None
+        streams = not all(is_regular(s) for s in self.sources)  # read once, never again
+        self.use_cache = cache_path is not None or (config.passes > 1 and streams)
         if self.use_cache and self.cache_path is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="sl-cache-")
-            self.cache_path = os.path.join(self._tmpdir.name, "batches.cache")
+            self._tmpdir = temp_dir("sl-cache-")
+            self.cache_path = os.path.join(self._tmpdir, "batches.cache")
         self.ident = None
         if self.use_cache:
             self.ident = batch_cache.identity(
                 self.sources, config.bits, config.constant, config.format
             )
         self.cache_ready = (
-            self.use_cache
-            and not uses_stdin
-            and batch_cache.matches(self.cache_path, self.ident)
+            self.use_cache and not streams and batch_cache.matches(self.cache_path, self.ident)
         )
 
     def batches(self) -> Iterator[Batch]:
@@ -128,7 +130,8 @@ class Passes:
 
     def close(self) -> None:
         if self._tmpdir is not None:
-            self._tmpdir.cleanup()
+            forget_temp(self._tmpdir)
+            self._tmpdir = None
 
 
 @dataclass
@@ -177,11 +180,13 @@ class PassLog:
         self.best_model = None
         self.stopped_early = False
         self._t0 = 0.0
-        self._ho0 = (0.0, 0.0, 0.0)
+        self._ho_before = np.zeros(HOLDOUT_SUMS.shape[0])
 
     def begin(self, stats: np.ndarray) -> None:
+        """Start a pass: its holdout sums start from zero (see :meth:`end`)."""
         stats[S_PASS_N] = 0.0  # holdout selection counts from the start of each pass
-        self._ho0 = (float(stats[S_HO_LOSS]), float(stats[S_HO_W]), float(stats[S_HO_N]))
+        self._ho_before = stats[HOLDOUT_SUMS].copy()
+        stats[HOLDOUT_SUMS] = 0.0
         self._t0 = time.perf_counter()
 
     def end(self, stats: np.ndarray, snapshot: Callable[[], object]) -> bool:
@@ -191,14 +196,17 @@ class PassLog:
         copy of the non-zero slots) only when the pass is a new best.
         """
         seconds = time.perf_counter() - self._t0
-        ho_w = float(stats[S_HO_W]) - self._ho0[1]
+        # this pass's sums, accumulated from zero: two passes that score the same
+        # examples with the same weights tie exactly (no cancellation noise)
+        ho_w = float(stats[S_HO_W])
         fig = PassFigures(
             number=len(self.figures) + 1,
             seconds=seconds,
             examples=int(stats[S_PASS_N]),
-            holdout_loss=(float(stats[S_HO_LOSS]) - self._ho0[0]) / ho_w if ho_w > 0 else None,
-            holdout_examples=int(stats[S_HO_N] - self._ho0[2]),
+            holdout_loss=float(stats[S_HO_LOSS]) / ho_w if ho_w > 0 else None,
+            holdout_examples=int(stats[S_HO_N]),
         )
+        stats[HOLDOUT_SUMS] += self._ho_before  # the run's totals again
         self.figures.append(fig)
         if self.passes == 1:
             return False
@@ -234,7 +242,10 @@ class PassLog:
         return {
             "passes": [f.to_json() for f in self.figures],
             "passes_run": len(self.figures),
-            "examples_per_pass": self.figures[0].examples if self.figures else 0,
+            # as VW: the examples a pass learns from (held-out ones excluded)
+            "examples_per_pass": (
+                self.figures[0].examples - self.figures[0].holdout_examples if self.figures else 0
+            ),
             "best_pass": best.number if best else None,
             "best_holdout_loss": best.holdout_loss if best else None,
             "early_terminated": self.stopped_early,

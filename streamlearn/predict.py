@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from streamlearn import model as model_io
+from streamlearn.errors import BrokenPipe
 from streamlearn.learners.base import (
     GSTATE_SIZE,
     P_HOLDOUT,
@@ -17,30 +18,37 @@ from streamlearn.learners.base import (
 )
 from streamlearn.losses import CLASSIFICATION
 from streamlearn.passes import parsed
+from streamlearn.process import interruptible
 from streamlearn.report import summary, write_json
 from streamlearn.runner import (
     PARSE_WORKERS,
     BatchChecks,
     Console,
+    FormatGuard,
     PredictionWriter,
     RunOptions,
-    check_inputs,
-    check_output,
-    interruptible,
     prefetch,
     run_kernel,
 )
 
 
-def predict(model_path: str, opts: RunOptions, console: Console | None = None) -> dict:
-    """Score ``opts.sources`` with a saved model; report loss when labels are present."""
+def predict(
+    model_path: str, opts: RunOptions, console: Console | None = None, fmt: str = "auto"
+) -> dict:
+    """Score ``opts.sources`` with a saved model; report loss when labels are present.
+
+    ``fmt`` is ``--format``: ``auto`` reads the model's recorded format and
+    refuses input of the other one (see :class:`~streamlearn.runner.FormatGuard`).
+    When the reader of the predictions goes away, scoring stops at once unless
+    a ``--report`` is still to be written; the exit status is then 141.
+    """
     console = console or Console(opts.quiet)
     started = time.perf_counter()
+    opts.initial_model = model_path
+    opts.check()
     m = model_io.load(model_path)
-    check_inputs(opts.sources)
-    check_output(opts.predictions, "predictions")
-    check_output(opts.report, "report")
     config = m.config
+    guard = FormatGuard(config, fmt, f"model {model_path}")
     w = m.dense_weights()
     from streamlearn.learners import sgd
 
@@ -52,27 +60,31 @@ def predict(model_path: str, opts: RunOptions, console: Console | None = None) -
     rows = new_rows()
     gstate = np.zeros(GSTATE_SIZE)
     checks = BatchChecks(console, config, opts.strict)
-    writer = PredictionWriter(opts.predictions if opts.predictions else None, opts.link)
+    writer = PredictionWriter(opts.predictions, opts.link)
+    batches = parsed(
+        opts.sources or ["-"],
+        guard.parse_as,
+        config.bits,
+        config.constant,
+        opts.block_size,
+        PARSE_WORKERS,
+    )
     try:
-        with interruptible():
-            for batch in prefetch(
-                parsed(
-                    opts.sources or ["-"],
-                    config.format,
-                    config.bits,
-                    config.constant,
-                    opts.block_size,
-                    PARSE_WORKERS,
-                )
-            ):
+        with interruptible("stopped"):
+            for batch in prefetch(batches):
+                guard.check(batch, config)
                 checks.check(batch)
                 preds = run_kernel(
                     sgd.train_batch, table, gstate, params, config.loss_id, batch, stats, rows
                 )
                 stats[S_NROWS] = 0.0
                 writer.write(batch, preds)
-    finally:
-        writer.close()
+                if writer.broken and not opts.report:
+                    break  # nobody reads the predictions and nothing else is asked for
+            writer.close()
+    except BaseException:
+        writer.abort()
+        raise
     result = summary(stats, config.loss_id, m.nnz)
     elapsed = time.perf_counter() - started
     result.update(
@@ -83,7 +95,9 @@ def predict(model_path: str, opts: RunOptions, console: Console | None = None) -
         seconds=elapsed,
         examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
     )
-    if not opts.quiet:
+    if opts.predictions:
+        result["predictions_complete"] = not writer.broken
+    if not opts.quiet and not writer.broken:
         lines = [f"sl predict: {int(stats[S_N])} examples scored with {model_path}"]
         if result["average_loss"] is not None:
             lines.append(f"average {config.loss} loss = {result['average_loss']:.6f}")
@@ -94,4 +108,6 @@ def predict(model_path: str, opts: RunOptions, console: Console | None = None) -
         console.say("\n".join(lines))
     if opts.report:
         write_json(opts.report, result)
+    if writer.broken:
+        raise BrokenPipe("")
     return result

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
@@ -110,7 +108,8 @@ def summary(stats: np.ndarray, loss_id: int, nnz: int) -> dict:
         const_loss = max(0.0, stats[S_LABEL_SQ] / wlab - mean * mean)
     out = {
         "examples": int(stats[S_N]),
-        "weighted_example_sum": float(stats[S_WEX]),
+        # as VW: held-out examples are not part of the weighted example sum
+        "weighted_example_sum": float(stats[S_WEX] - stats[S_HO_W]),
         "weighted_label_sum": float(stats[S_LABEL_SUM]),
         "average_loss": float(stats[S_LOSS] / wlab) if wlab > 0 else None,
         "accuracy": float(stats[S_CORRECT_W] / wlab) if wlab > 0 else None,
@@ -168,29 +167,39 @@ def summary_text(s: dict) -> str:
 
 
 def write_json(path: str | os.PathLike, report: dict) -> None:
-    """Write the JSON report atomically (same-directory temp file, rename)."""
-    write_text(path, json.dumps(report, indent=2, sort_keys=True, default=_jsonable) + "\n")
+    """Write the JSON report (atomically to a file; ``-`` is stdout).
+
+    Strict JSON: a value that is not finite (the best constant of a one-class
+    logistic run, an unlabeled row's loss in the curve) is written as ``null``.
+
+    >>> json_text({"a": float("inf"), "b": [1.0, float("nan")]})
+    '{\n  "a": null,\n  "b": [\n    1.0,\n    null\n  ]\n}\n'
+    """
+    write_text(path, json_text(report), "report")
 
 
-def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write a text output atomically; ``-`` is stdout."""
-    path = Path(path)
-    if str(path) == "-":
-        print(text, end="")
-        return
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def json_text(report: dict) -> str:
+    """The report as strict JSON text (non-finite numbers as ``null``)."""
+    return json.dumps(_finite(report), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
-def _jsonable(x):
-    if isinstance(x, np.generic):
-        return x.item()
+def _finite(x):
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
     if isinstance(x, np.ndarray):
-        return x.tolist()
-    raise TypeError(f"not JSON serialisable: {type(x)}")
+        return _finite(x.tolist())
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def write_text(path: str | os.PathLike, text: str, what: str = "output") -> None:
+    """Write a text output whole: ``-`` is stdout, a file is replaced atomically
+    (see :mod:`streamlearn.outputs`)."""
+    from streamlearn.outputs import write_text as write
+
+    write(str(path), text, what)

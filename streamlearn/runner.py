@@ -5,10 +5,7 @@ clean interruption, and running a kernel over one batch.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import queue
-import signal
 import sys
 import threading
 from collections import Counter
@@ -20,14 +17,14 @@ import numpy as np
 
 from streamlearn import cache as batch_cache
 from streamlearn.config import TrainConfig
-from streamlearn.errors import InputUnreadable, Interrupted, MalformedData, UsageError
+from streamlearn.errors import InputUnreadable, MalformedData, UsageError
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.losses import CLASSIFICATION
+from streamlearn.outputs import STDOUT, Output, check_outputs
+from streamlearn.process import silence_stdout
+from streamlearn.sources import SourceError, check_sources
 
 SHOWN_ERRORS = 10
-STDOUT = ("-", "/dev/stdout")
-"""Prediction paths that mean standard output (``/dev/stdout`` as VW users write it:
-opening it anew would truncate a file stdout is redirected to)."""
 PARSE_WORKERS = 2
 """Blocks parsed at once: parsing costs ~5x learning, so both cores parse (the
 learner runs on the main thread between blocks)."""
@@ -49,6 +46,26 @@ class RunOptions:
     strict: bool = False
     quiet: bool = False
     block_size: int = 8 << 20
+    lock_timeout: float = 3600.0
+
+    def outputs(self) -> list[tuple[str | None, str]]:
+        """Every output path with what it is, for :func:`streamlearn.outputs.check_outputs`."""
+        return [
+            (self.final_model, "final model"),
+            (self.predictions, "predictions"),
+            (self.report, "report"),
+            (self.readable_model, "readable model"),
+            (self.invert_hash, "invert-hash model"),
+            (self.cache, "cache"),
+        ]
+
+    def check(self) -> None:
+        """Fail before any work: unreadable inputs, outputs that would destroy something."""
+        try:
+            check_sources(self.sources or ["-"])
+        except SourceError as e:
+            raise InputUnreadable(str(e)) from None
+        check_outputs(self.outputs(), self.sources, self.initial_model)
 
 
 class Console:
@@ -61,12 +78,15 @@ class Console:
         self._warned: set[str] = set()
 
     def say(self, text: str) -> None:
-        if self.quiet:
+        if self.quiet or self.stream is None:
             return
-        if self.bar is not None:
-            self.bar.write(text, file=self.stream)
-        else:
-            print(text, file=self.stream)
+        try:
+            if self.bar is not None:
+                self.bar.write(text, file=self.stream)
+            else:
+                print(text, file=self.stream, flush=True)
+        except (OSError, ValueError):  # stderr's reader went away: go on silently
+            self.quiet = True
 
     def warn_once(self, key: str, text: str) -> None:
         if key not in self._warned:
@@ -78,25 +98,42 @@ class Console:
 # inputs
 
 
-def check_inputs(sources: list[str]) -> None:
-    """Fail before any work when an input file cannot be opened."""
-    for s in sources:
-        if s != "-" and not os.access(s, os.R_OK):
-            reason = "no such file" if not os.path.exists(s) else "permission denied"
-            raise InputUnreadable(f"cannot read input {s}: {reason}")
+FORMAT_NAMES = {0: "vw", 1: "svmlight"}
 
 
-def check_output(path: str | None, what: str) -> None:
-    """Fail before training when an output could not be written at the end."""
-    if path is None or path in STDOUT:
-        return
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise UsageError(f"{what} {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"{what} {path}: directory {parent} is not writable")
-    if os.path.isdir(path):
-        raise UsageError(f"{what} {path} is a directory")
+class FormatGuard:
+    """The format a run parses with, and the check that the input is in the model's format.
+
+    A model records the format it was trained on.  Continuing it, or scoring
+    with it, on input of the other format would hash other features into its
+    slots, so with ``--format auto`` the input's detected format must match
+    the recorded one (exit 2 otherwise, naming the ``--format`` that reads it
+    anyway: an svmlight index ``i`` is VW's feature ``i`` in the default
+    namespace, so the conversion is well defined).  :meth:`check` returns the
+    configuration with the format the run actually read.
+    """
+
+    def __init__(self, model_config: TrainConfig | None, explicit: str | None, what: str) -> None:
+        recorded = model_config.format if model_config is not None else "auto"
+        self.recorded = recorded if recorded in FORMAT_NAMES.values() else None
+        self.explicit = explicit if explicit not in (None, "auto") else None
+        self.parse_as = self.explicit or "auto"
+        self.what = what
+        self._seen: str | None = None
+
+    def check(self, batch: Batch, config: TrainConfig) -> TrainConfig:
+        if self._seen is None and batch.fmt in FORMAT_NAMES:
+            seen = FORMAT_NAMES[batch.fmt]
+            if self.explicit is None and self.recorded is not None and seen != self.recorded:
+                raise UsageError(
+                    f"{batch.block.source} looks like {seen} data, but {self.what} was trained "
+                    f"on {self.recorded} lines; to read it as {seen} anyway, pass --format "
+                    f"{seen} (svmlight index i is VW's feature i in the default namespace)"
+                )
+            self._seen = seen
+        if self._seen is None or config.format == self._seen:
+            return config
+        return config.replace(format=self._seen)
 
 
 _END = object()
@@ -189,57 +226,60 @@ class BatchChecks:
 
 
 class PredictionWriter:
+    """``-p``: one line per input example line, written as each batch is scored.
+
+    A usable example gets its prediction (and its tag); a malformed line gets
+    ``nan`` (and its tag when it had one), so the predictions can be joined
+    to the input lines.  Each batch's lines are flushed at once, so a reader
+    of a live stream sees them promptly.  A file is written atomically
+    (:class:`~streamlearn.outputs.Output`); when the reader of standard output
+    or of a FIFO goes away, writing stops quietly and :attr:`broken` is set.
+    """
+
     def __init__(self, path: str | None, link: str) -> None:
         self.link = link
-        self.f = None
-        self.tmp = None
         self.path = path
-        if path in STDOUT:
-            self.f = sys.stdout
-        elif path is not None:
-            self.f = open(path, "w", buffering=1 << 20)  # noqa: SIM115
+        self.broken = False
+        self.out = Output(path, "predictions") if path else None
 
     def write(self, batch: Batch, preds: np.ndarray) -> None:
-        if self.f is None:
+        if self.out is None or self.broken:
             return
-        ok = batch.status == 0
-        p = preds[ok]
+        p = preds
         if self.link == "logistic":
             p = 1.0 / (1.0 + np.exp(-p))
-        ts, te = batch.tag_start[ok], batch.tag_end[ok]
         data = batch.block.data
         lines = []
-        for v, a, b in zip(p.tolist(), ts.tolist(), te.tolist(), strict=True):
+        for v, a, b in zip(
+            p.tolist(), batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True
+        ):
             if b > a:
                 lines.append(f"{v:.9g} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
             else:
                 lines.append(f"{v:.9g}\n")
-        self.f.write("".join(lines))
+        try:
+            self.out.write("".join(lines).encode("utf-8"))
+            self.out.flush()
+        except BrokenPipeError:
+            self._lost_reader()
+
+    def _lost_reader(self) -> None:
+        self.broken = True
+        if self.out.path in STDOUT:
+            silence_stdout()
 
     def close(self) -> None:
-        if self.f is not None and self.f is not sys.stdout:
-            self.f.close()
-        elif self.f is sys.stdout:
-            self.f.flush()
+        """Make the predictions visible (rename a file into place); see :meth:`abort`."""
+        if self.out is not None and not self.broken:
+            try:
+                self.out.commit()
+            except BrokenPipeError:
+                self._lost_reader()
 
-
-@contextlib.contextmanager
-def interruptible():
-    """Turn SIGTERM into KeyboardInterrupt so both stop a run the same clean way."""
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        old = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    except KeyboardInterrupt:
-        raise Interrupted("interrupted: no model written") from None
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+    def abort(self) -> None:
+        """Drop the predictions of a failed run (an existing file is left as it was)."""
+        if self.out is not None:
+            self.out.abort()
 
 
 def run_kernel(

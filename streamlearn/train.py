@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn import model as model_io
-from streamlearn.config import FIXED_BY_MODEL, ConfigError, TrainConfig
-from streamlearn.errors import Diverged, ModelError, UsageError
+from streamlearn.config import FIXED_BY_MODEL, PER_RUN, ConfigError, TrainConfig
+from streamlearn.errors import BrokenPipe, Diverged, ModelError, UsageError
 from streamlearn.io.batch import Batch
 from streamlearn.learners import resolve, spec_by_name
 from streamlearn.learners.base import (
@@ -29,18 +29,18 @@ from streamlearn.learners.base import (
     new_rows,
     new_stats,
 )
+from streamlearn.outputs import model_lock
 from streamlearn.passes import Passes, PassLog
+from streamlearn.process import interruptible
 from streamlearn.report import HEADER, ProgressTable, summary, summary_text, write_json
 from streamlearn.runner import (
     PARSE_WORKERS,
     SHOWN_ERRORS,
     BatchChecks,
     Console,
+    FormatGuard,
     PredictionWriter,
     RunOptions,
-    check_inputs,
-    check_output,
-    interruptible,
     prefetch,
     run_kernel,
 )
@@ -53,11 +53,15 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
     """Options for a run: the model's (when continuing), overridden by explicit ones.
 
     Options fixed by the model (bits, algorithm, loss, constant, hashing) may
-    be repeated but not changed.
+    be repeated but not changed.  Options of one run (:data:`PER_RUN`: passes,
+    holdout, early termination) are never inherited: they are this run's, or
+    the defaults.
     """
     try:
         if model_cfg is None:
             return TrainConfig(**explicit)
+        fresh = TrainConfig()
+        explicit = {**{k: getattr(fresh, k) for k in PER_RUN}, **explicit}
         for key in FIXED_BY_MODEL:
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 raise UsageError(
@@ -93,11 +97,18 @@ class Learner:
             table = model.table(spec.fresh)
             gstate = model.gstate.copy()
         else:
-            # different regularisers: warm start from the model's current weights
-            if spec_by_name(model.learner).name == "smidas":
+            # different regularisers: warm start from the model's current weights,
+            # each slot current at the new learner's initial sums
+            try:
+                old = spec_by_name(model.learner)
+            except ValueError:
+                raise ModelError(
+                    f"the model was written by learner {model.learner!r}, which this sl "
+                    "does not know (a newer version?)"
+                ) from None
+            if old.name == "smidas" or spec.name == "smidas":
                 raise UsageError("cannot change the options of a smidas model")
-            table = spec.new_table(config.bits)
-            table[model.slots, 0] = model.weights
+            table = spec.warm_table(config.bits, model.slots, model.weights)
             gstate = spec.init_gstate(config.params())
             gstate[G_T] = model.gstate[G_T]
             gstate[G_N] = model.gstate[G_N]
@@ -150,22 +161,29 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
 
     ``explicit`` holds the options given on the command line (names as in
     :class:`~streamlearn.config.TrainConfig`); the rest come from the initial
-    model or the defaults.
+    model or the defaults.  A model continued in place (``-i m -f m``) is
+    locked from reading to writing (:func:`~streamlearn.outputs.model_lock`).
     """
     console = console or Console(opts.quiet)
     started = time.perf_counter()
+    opts.check()
+    with model_lock(opts.initial_model, opts.final_model, opts.lock_timeout, console.say):
+        result = _train(explicit, opts, console, started)
+    if opts.report:
+        write_json(opts.report, result)
+    if result.get("predictions_complete") is False:
+        raise BrokenPipe("")
+    return result
+
+
+def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -> dict:
     initial = model_io.load(opts.initial_model) if opts.initial_model else None
     config = merge_config(initial.config if initial else None, explicit)
-    check_inputs(opts.sources)
-    for path, what in [
-        (opts.final_model, "final model"),
-        (opts.predictions, "predictions"),
-        (opts.report, "report"),
-        (opts.readable_model, "readable model"),
-        (opts.invert_hash, "invert-hash model"),
-        (opts.cache, "cache"),
-    ]:
-        check_output(path, what)
+    guard = FormatGuard(
+        initial.config if initial else None, explicit.get("format"), f"model {opts.initial_model}"
+    )
+    if guard.parse_as != config.format:
+        config = config.replace(format=guard.parse_as)
     learner = Learner.from_model(initial, config) if initial else Learner.fresh(config)
     _print_config(console, config, opts, learner.spec)
     params = config.params()
@@ -196,6 +214,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                     names = collector.names
                 for batch in prefetch(passes.batches()):
                     if pass_no == 1:
+                        learner.config = guard.check(batch, learner.config)
                         checks.check(batch)
                     elif checks.classification:
                         batch.labels[batch.labels == 0.0] = -1.0
@@ -212,18 +231,21 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
                 if log.end(learner.stats, functools.partial(learner.snapshot, names)):
                     break
             final = log.final_model(functools.partial(learner.snapshot, names))
+            writer.close()
             _save(final, opts)
+    except BaseException:
+        writer.abort()
+        raise
     finally:
         if bar is not None:
             bar.close()
             console.bar = None
-        writer.close()
         passes.close()
     result = summary(learner.stats, config.loss_id, final.nnz)
     result.update(log.report())
     elapsed = time.perf_counter() - started
     result.update(
-        config=config.to_dict(),
+        config=learner.config.to_dict(),
         learner=learner.spec.name,
         curve=progress.curve,
         skipped_lines=checks.skipped,
@@ -235,8 +257,13 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
         initial_model=opts.initial_model,
     )
     console.say(summary_text(result))
-    if opts.report:
-        write_json(opts.report, result)
+    if opts.predictions:
+        result["predictions_complete"] = not writer.broken
+    if writer.broken:
+        console.say(
+            "note: the reader of the predictions went away; they stopped there, "
+            "every line was still learned" + (" and the model saved" if opts.final_model else "")
+        )
     return result
 
 

@@ -47,11 +47,16 @@ class Block:
         Name shown in messages: the path, or ``<stdin>``.
     first_line : int
         1-based line number, within ``source``, of the first line in ``data``.
+    live : bool
+        Handed on because a live input (pipe, FIFO, terminal) paused: the
+        stages after the reader pass it on at once instead of waiting for
+        more blocks.
     """
 
     data: np.ndarray
     source: str
     first_line: int
+    live: bool = False
 
 
 @dataclass
@@ -91,6 +96,9 @@ class Batch:
     err_pos : int64[n] or None
         Byte offset in ``block.data`` of the token that made a row malformed;
         -1 for usable rows.
+    fmt : int
+        The format the block was parsed as (``FMT_VW`` 0, ``FMT_SVMLIGHT`` 1;
+        -1 when unknown).
     """
 
     labels: np.ndarray
@@ -108,6 +116,7 @@ class Batch:
     first_touching_tag_line: int = 0
     line_start: np.ndarray | None = None
     err_pos: np.ndarray | None = None
+    fmt: int = -1
 
     @property
     def n(self) -> int:

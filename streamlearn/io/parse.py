@@ -109,6 +109,7 @@ def parse_block(block: Block, fmt: int, bits: int, constant: bool = True) -> Bat
         first_touching_tag_line=int(out[13]),
         line_start=out[10],
         err_pos=out[11],
+        fmt=fmt,
     )
 
 
@@ -149,15 +150,18 @@ def detect_format(first_nonempty_line: bytes) -> int:
     True
     >>> detect_format(b"1 |f 3:0.5") == FMT_VW
     True
+    >>> detect_format(b"1 3:0.5 # from a|b") == FMT_SVMLIGHT
+    True
     """
     line = first_nonempty_line
     if line.startswith(b"\xef\xbb\xbf"):
         line = line[3:]
-    if b"|" in line:
-        return FMT_VW
     if line.lstrip().startswith(b"#"):
         return FMT_SVMLIGHT
-    tokens = line.split(b"#", 1)[0].split()
+    line = line.split(b"#", 1)[0]  # a svmlight comment may hold anything, '|' too
+    if b"|" in line:
+        return FMT_VW
+    tokens = line.split()
     if not tokens or not _NUMBER.fullmatch(tokens[0]):
         return FMT_VW
     if all(_SVM_TOKEN.fullmatch(t) for t in tokens[1:]):
@@ -247,7 +251,8 @@ def read_batches(
                     if code is None:
                         continue
                 pending.append(pool.submit(parse_block, block, code, bits, constant))
-                if len(pending) > workers:
+                # a block from a paused live input goes on at once, with those before it
+                while len(pending) > (0 if block.live else workers):
                     batch = pending.popleft().result()
                     if batch.n:
                         yield batch

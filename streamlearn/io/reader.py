@@ -1,4 +1,6 @@
-"""Sources to blocks of whole lines: files, stdin, gzip (by magic bytes).
+"""Sources to blocks of whole lines: files, stdin, pipes, FIFOs, gzip/bzip2/xz.
+
+Sources are opened by :mod:`streamlearn.sources` (kinds, compression, stdin).
 
 :func:`iter_blocks` reads each source in order in large chunks, cuts every
 chunk after its last newline and carries the rest over to the next chunk, so
@@ -8,31 +10,33 @@ line fits.  Each block knows its source name and the number of its first line,
 which is what error messages need.  At most one block and one partial buffer
 are alive inside the reader, so memory is bounded by a few blocks whatever the
 input size.
+
+A pipe, FIFO or terminal is read as it arrives: a complete line does not wait
+for a block to fill for longer than :data:`LIVE_DELAY`.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
-import os
-import stat
-import sys
+import time
 import zlib
 from collections.abc import Iterator, Sequence
-from typing import BinaryIO
 
 import numpy as np
 
 from streamlearn._jit import jit
 from streamlearn.io._scan import count_newlines
 from streamlearn.io.batch import Block
+from streamlearn.sources import STDIN, Source, SourceError, check_sources, describe, open_source
 
-STDIN = "<stdin>"
-GZIP_MAGIC = b"\x1f\x8b"
+__all__ = ["STDIN", "InputError", "iter_blocks", "iter_lines_blocks", "open_source"]
+
+LIVE_DELAY = 0.05
+"""Seconds a complete line read from a pipe, FIFO or terminal may wait for more
+input before it is handed on in a block of its own (``tail -f log | sl predict``)."""
 
 
-class InputError(Exception):
-    """An input source cannot be opened or read; the message names the source."""
+InputError = SourceError
+"""An input source cannot be opened or read; the message names the source."""
 
 
 @jit
@@ -45,97 +49,15 @@ def _last_newline(buf: np.ndarray, lo: int, hi: int) -> int:
     return -1
 
 
-class _Prefixed(io.RawIOBase):
-    """A raw stream that first replays ``head`` (bytes already read to sniff magic)."""
+def iter_lines_blocks(source: Source, block_size: int) -> Iterator[Block]:
+    """Blocks of whole lines from one open source (see :func:`iter_blocks`).
 
-    def __init__(self, head: bytes, rest: BinaryIO, owns: bool) -> None:
-        super().__init__()
-        self._head = head
-        self._rest = rest
-        self._owns = owns
-
-    def close(self) -> None:
-        if not self.closed and self._owns:
-            self._rest.close()
-        super().close()
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # noqa: ANN001 - buffer protocol
-        if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        return self._rest.readinto(b)
-
-
-class _GzipOwning(gzip.GzipFile):
-    """GzipFile that also closes the stream it reads from."""
-
-    def close(self) -> None:
-        inner = self.fileobj
-        try:
-            super().close()
-        finally:
-            if inner is not None:
-                inner.close()
-
-
-def _read_some(f: BinaryIO, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        chunk = f.read(n - len(out))
-        if not chunk:
-            break
-        out += chunk
-    return out
-
-
-def _describe(e: BaseException) -> str:
-    if isinstance(e, OSError) and e.strerror:
-        return e.strerror
-    return str(e) or type(e).__name__
-
-
-def open_source(source: str) -> tuple[BinaryIO, str]:
-    """Open ``source`` (a path or ``'-'``) for binary reading, gunzipping if needed.
-
-    Returns
-    -------
-    stream, name
-        A readable binary stream (closing it closes the file, never stdin) and
-        the name to use in messages.
-
-    Raises
-    ------
-    InputError
-        When the file cannot be opened (missing, a directory, no permission).
+    A block is handed on when it is full, at the end of the input, or -- for
+    a live source (pipe, FIFO, terminal) -- when a complete line has waited
+    :data:`LIVE_DELAY` seconds without the block filling; such a block is
+    marked ``live`` so that the parser stage does not hold it back either.
     """
-    if source == "-":
-        raw: BinaryIO = sys.stdin.buffer
-        name = STDIN
-    else:
-        name = source
-        if os.path.isdir(source):
-            raise InputError(f"cannot read {source}: is a directory")
-        try:
-            raw = open(source, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
-        except OSError as e:
-            raise InputError(f"cannot read {source}: {_describe(e)}") from None
-    try:
-        head = _read_some(raw, 2)
-    except OSError as e:
-        raise InputError(f"cannot read {name}: {_describe(e)}") from None
-    stream: BinaryIO = _Prefixed(head, raw, owns=source != "-")  # type: ignore[assignment]
-    if head == GZIP_MAGIC:
-        stream = _GzipOwning(fileobj=stream, mode="rb")  # type: ignore[assignment]
-    return stream, name
-
-
-def iter_lines_blocks(stream: BinaryIO, name: str, block_size: int) -> Iterator[Block]:
-    """Blocks of whole lines from one open stream (see :func:`iter_blocks`)."""
+    name = source.name
     carry = np.empty(0, dtype=np.uint8)
     first_line = 1
     eof = False
@@ -145,15 +67,22 @@ def iter_lines_blocks(stream: BinaryIO, name: str, block_size: int) -> Iterator[
         filled = carry.shape[0]
         buf[:filled] = carry
         view = memoryview(buf)
+        due = None  # when the first complete line read into this block must go
+        paused = False
         try:
             while filled < buf.shape[0]:
-                got = stream.readinto(view[filled:])
+                if due is not None and not source.more_within(due - time.monotonic()):
+                    paused = True
+                    break
+                got = source.readinto(view[filled:])
                 if not got:
                     eof = True
                     break
+                if source.live and due is None and _last_newline(buf, filled, filled + got) >= 0:
+                    due = time.monotonic() + LIVE_DELAY
                 filled += got
         except (OSError, EOFError, zlib.error) as e:
-            raise InputError(f"cannot read {name}: {_describe(e)}") from None
+            raise InputError(f"cannot read {name}: {describe(e)}") from None
         if eof:
             cut = filled
         else:
@@ -166,35 +95,8 @@ def iter_lines_blocks(stream: BinaryIO, name: str, block_size: int) -> Iterator[
         carry = buf[cut:filled].copy()
         if cut > 0:
             data = buf[:cut]
-            yield Block(data, name, first_line)
+            yield Block(data, name, first_line, live=paused)
             first_line += count_newlines(data)
-
-
-def check_sources(sources: Sequence[str]) -> None:
-    """Raise :class:`InputError` naming the first source that cannot be opened.
-
-    Regular files are opened and closed; pipes and devices (``<(zcat x.gz)``, a
-    FIFO) are only checked with ``stat``/``access``, since opening one would
-    consume or block on its stream.
-    """
-    for s in sources:
-        if s == "-":
-            continue
-        try:
-            st = os.stat(s)
-        except OSError as e:
-            raise InputError(f"cannot read {s}: {_describe(e)}") from None
-        if stat.S_ISDIR(st.st_mode):
-            raise InputError(f"cannot read {s}: is a directory")
-        if not stat.S_ISREG(st.st_mode):
-            if not os.access(s, os.R_OK):
-                raise InputError(f"cannot read {s}: permission denied")
-            continue
-        try:
-            with open(s, "rb"):
-                pass
-        except OSError as e:
-            raise InputError(f"cannot read {s}: {_describe(e)}") from None
 
 
 def iter_blocks(sources: Sequence[str], block_size: int = 8 << 20) -> Iterator[Block]:
@@ -225,9 +127,9 @@ def iter_blocks(sources: Sequence[str], block_size: int = 8 << 20) -> Iterator[B
         raise ValueError(f"block_size must be positive, got {block_size}")
     sources = list(sources) or ["-"]
     check_sources(sources)
-    for source in sources:
-        stream, name = open_source(source)
+    for path in sources:
+        source = open_source(path)
         try:
-            yield from iter_lines_blocks(stream, name, block_size)
+            yield from iter_lines_blocks(source, block_size)
         finally:
-            stream.close()  # never closes sys.stdin itself
+            source.close()  # never closes stdin itself

@@ -157,6 +157,24 @@ class LearnerSpec:
     current_weights: Callable
     rebase: Callable
     init_gstate: Callable[[np.ndarray], np.ndarray]
+    stamp: tuple[float, ...] = ()
+    """Columns 1, 2, ... of a row whose weight is current while the global sums
+    are at their initial values (``init_gstate``, or just after ``rebase``);
+    zeros when empty.  A warm start (:meth:`warm_table`) writes them next to
+    each weight it places."""
+
+    def warm_table(self, bits: int, slots: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """A table holding ``weights`` at ``slots``, each current at the initial global state.
+
+        For starting this learner from another learner's weights (continuing a
+        model with other regularisers): the weights are the model's, brought
+        current; the ledger is what a fresh run would have after a rebase.
+        """
+        table = self.new_table(bits)
+        table[slots, 0] = weights
+        if any(self.stamp):
+            table[slots[weights != 0.0], 1 : 1 + len(self.stamp)] = self.stamp
+        return table
 
     def new_table(self, bits: int) -> np.ndarray:
         return fresh_table(bits, self.fresh)
@@ -169,10 +187,11 @@ def fresh_table(bits: int, fresh: tuple[float, ...]) -> np.ndarray:
     slot is first written: a run that touches few slots of a large table
     does not pay for writing all of it (0.8 s at ``-b 26``).
     """
-    if not any(fresh):
-        return np.zeros((1 << bits, len(fresh)))
-    table = np.empty((1 << bits, len(fresh)))
-    table[:] = np.asarray(fresh)
+    from streamlearn.memory import zeros
+
+    table = zeros((1 << bits, len(fresh)), f"2^{bits} slots x {8 * len(fresh)} bytes")
+    if any(fresh):
+        table[:] = np.asarray(fresh)
     return table
 
 

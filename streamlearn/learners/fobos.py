@@ -239,6 +239,7 @@ L2 = LearnerSpec(
     current_weights=current_l2,
     rebase=rebase_l2,
     init_gstate=ledger.init_gstate,
+    stamp=(1.0,),  # P = 1 right after init_gstate or rebase
 )
 ENET = LearnerSpec(
     name="fobos_enet",
@@ -248,6 +249,7 @@ ENET = LearnerSpec(
     current_weights=current_enet,
     rebase=rebase_enet,
     init_gstate=ledger.init_gstate,
+    stamp=(1.0, 0.0),  # P = 1 (and B = 0) right after init_gstate or rebase
 )
 SPECS = (L1, L2, ENET)
 

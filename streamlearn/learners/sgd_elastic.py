@@ -76,5 +76,6 @@ SPEC = LearnerSpec(
     current_weights=current_weights,
     rebase=rebase,
     init_gstate=ledger.init_gstate,
+    stamp=(1.0, 0.0),  # P = 1 (and B = 0) right after init_gstate or rebase
 )
 SPECS = (SPEC,)

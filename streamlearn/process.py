@@ -1,0 +1,146 @@
+"""The process around a command: standard streams, signals, exit codes.
+
+:func:`run` is what the ``sl`` console script calls.  It makes sure that
+
+* closed standard descriptors (``sl train <&- 2>&-``) are reopened on
+  ``/dev/null`` before anything else can take their numbers, so no file the
+  run opens becomes "stderr"; reading a closed stdin or writing predictions to
+  a closed stdout is then a clear error, and a closed stderr just means silence;
+* SIGINT, SIGTERM and SIGHUP stop the run the same clean way wherever it is
+  (waiting on a slow stdin, compiling, learning, saving): nothing is written
+  over an existing output, temporary files and caches are removed, and the
+  exit status is 128 + the signal's number, as shells report it;
+* every :class:`click.ClickException` (our :class:`~streamlearn.errors.SlError`
+  included) prints one line and exits with its documented code;
+* a reader of standard output that goes away (``sl inspect m | head -1``)
+  ends the run quietly with 141 instead of a traceback.
+
+Anything else is a bug and keeps its traceback (exit 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+
+import click
+
+from streamlearn import sources
+from streamlearn.errors import Interrupted
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+
+
+class Signalled(KeyboardInterrupt):
+    """Raised in the main thread by a handled signal; ``signum`` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(NAMES.get(signum, str(signum)))
+        self.signum = signum
+
+
+def _handler(signum, frame):  # noqa: ANN001 - signal API
+    raise Signalled(signum)
+
+
+def install_signal_handlers() -> None:
+    """SIGINT, SIGTERM and SIGHUP raise :class:`Signalled` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for s in SIGNALS:
+        with contextlib.suppress(OSError, ValueError):
+            if signal.getsignal(s) is not signal.SIG_IGN:  # nohup, background jobs: keep
+                signal.signal(s, _handler)
+
+
+def signal_number(e: BaseException) -> int:
+    return e.signum if isinstance(e, Signalled) else int(signal.SIGINT)
+
+
+def interrupted(e: BaseException, what: str = "no model written") -> Interrupted:
+    """The :class:`Interrupted` error for a :class:`KeyboardInterrupt` (or :class:`Signalled`)."""
+    signum = signal_number(e)
+    return Interrupted(f"interrupted by {NAMES.get(signum, signum)}: {what}", signum)
+
+
+@contextlib.contextmanager
+def interruptible(what: str = "no model written") -> Iterator[None]:
+    """Turn SIGINT/SIGTERM/SIGHUP inside the block into :class:`Interrupted`."""
+    install_signal_handlers()
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        raise interrupted(e, what) from None
+
+
+def reopen_closed_std_fds() -> None:
+    """Put ``/dev/null`` on closed descriptors 0, 1 and 2 (see the module docstring)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if fd == 0:
+            sources.STDIN_CLOSED = True
+        elif fd == 2:
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - silence, not None
+        # fd 1: sys.stdout stays None, so '-p -' reports that stdout is closed
+
+
+def _error(text: str) -> None:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        print(text, file=sys.stderr, flush=True)
+
+
+def silence_stdout() -> None:
+    """After a broken pipe on stdout: let the interpreter's final flush go nowhere."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+
+
+def run(command: click.Command) -> int:
+    """Run ``command`` as the ``sl`` program; return the exit status."""
+    from streamlearn import outputs
+
+    reopen_closed_std_fds()
+    install_signal_handlers()
+    code = 0
+    try:
+        rv = command.main(prog_name="sl", standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except click.ClickException as e:
+        if e.message:  # a broken pipe ends quietly
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                e.show()
+        code = e.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:
+        cause = e.__cause__ if isinstance(e, click.exceptions.Abort) else e
+        err = interrupted(cause if isinstance(cause, BaseException) else e, "nothing written")
+        _error(f"Error: {err.message}")
+        code = err.exit_code
+    except BrokenPipeError:
+        silence_stdout()
+        code = 141
+    finally:
+        outputs.remove_temps()
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        code = code or 141
+    except OSError:
+        pass
+    return code
