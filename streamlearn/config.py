@@ -76,7 +76,7 @@ class TrainConfig:
                 "--holdout-period must be >= 0",
             ),
             (self.early_terminate >= 1, "--early-terminate must be >= 1"),
-            (self.p is None or self.p >= 2, "--p must be >= 2"),
+            (self.p is None or 2 <= self.p < math.inf, "--p must be a finite number >= 2"),
             (self.norm_refresh is None or self.norm_refresh >= 1, "--norm-refresh must be >= 1"),
         ]
         for ok, message in checks:

@@ -194,11 +194,14 @@ def decode(data: bytes, name: str = "<model>") -> Model:
         if m and (int(slots.max()) >= 1 << config.bits or np.any(np.diff(slots) <= 0)):
             raise ValueError("slots out of range or unsorted")
         names = {int(k): list(v) for k, v in header.get("names", {}).items()}
-    except (KeyError, ValueError, TypeError, json.JSONDecodeError) as e:
-        raise ModelError(f"{name} has an invalid header: {e}") from None
+        learner = header["learner"]
+        if not isinstance(learner, str):
+            raise TypeError("learner is not a name")
+    except (KeyError, ValueError, TypeError, AttributeError, json.JSONDecodeError) as e:
+        raise ModelError(f"{name} has an invalid header: {e!r}") from None
     return Model(
         config=config,
-        learner=header["learner"],
+        learner=learner,
         slots=slots,
         state=state,
         weights=weights,

@@ -26,8 +26,10 @@ import contextlib
 import errno
 import fcntl
 import glob
+import io
 import os
 import re
+import select
 import stat
 import sys
 import tempfile
@@ -68,6 +70,19 @@ def is_special(path: str) -> bool:
     except OSError:
         return False
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _stdout() -> IO:
+    """Standard output as an unbuffered binary file (the one ``sys.stdout`` writes to)."""
+    if sys.stdout is None:
+        raise OSError(errno.EBADF, "standard output is closed")
+    sys.stdout.flush()
+    try:
+        if sys.stdout.fileno() == 1:
+            return io.FileIO(1, "wb", closefd=False)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+    return sys.stdout.buffer  # a stand-in without a descriptor (tests)
 
 
 def _unwritable(what: str, path: str, e: BaseException) -> OutputUnwritable:
@@ -146,17 +161,11 @@ class Output:
         self.closed = False
         fd = descriptor(path)
         try:
-            if fd == 1:
-                if sys.stdout is None:
-                    raise OSError(errno.EBADF, "standard output is closed")
-                sys.stdout.flush()
-                self.file: IO = sys.stdout.buffer
+            if fd is not None:  # written unbuffered, so a lost reader is noticed at once
+                self.file: IO = _stdout() if fd == 1 else io.FileIO(fd, "wb", closefd=False)
                 self._owns = False
-            elif fd is not None:
-                self.file = os.fdopen(os.dup(fd), "wb", buffering=buffering)
-                self._owns = True
             elif is_special(path):
-                self.file = open(path, "wb", buffering=buffering)  # noqa: SIM115
+                self.file = io.FileIO(path, "wb")
                 self._owns = True
             else:
                 self._owns = True
@@ -184,10 +193,20 @@ class Output:
             with contextlib.suppress(OSError):
                 os.fchown(fd, st.st_uid, st.st_gid)
 
-    def write(self, data) -> None:  # noqa: ANN001 - str or bytes
-        """Write ``data``; an :class:`OSError` aborts (a broken pipe is re-raised as it is)."""
+    def write(self, data) -> None:  # noqa: ANN001 - bytes-like
+        """Write all of ``data``; an :class:`OSError` aborts (a broken pipe is re-raised).
+
+        Loops over short writes: a pipe whose reader leaves mid-write accepts
+        part of the data, and only the next write reports the broken pipe.
+        """
+        view = memoryview(data).cast("B")
         try:
-            self.file.write(data)
+            while view:
+                n = self.file.write(view)
+                if n is None:  # a non-blocking descriptor that is full: wait for it
+                    select.select([], [self.file.fileno()], [])
+                    continue
+                view = view[n:]
         except OSError as e:
             self._fail(e)
 

@@ -22,7 +22,7 @@ from streamlearn.io.batch import REASONS, Batch
 from streamlearn.losses import CLASSIFICATION
 from streamlearn.outputs import STDOUT, Output, check_outputs
 from streamlearn.process import silence_stdout
-from streamlearn.sources import SourceError, check_sources
+from streamlearn.sources import SameStream, SourceError, check_sources
 
 SHOWN_ERRORS = 10
 PARSE_WORKERS = 2
@@ -63,6 +63,8 @@ class RunOptions:
         """Fail before any work: unreadable inputs, outputs that would destroy something."""
         try:
             check_sources(self.sources or ["-"])
+        except SameStream as e:
+            raise UsageError(str(e)) from None
         except SourceError as e:
             raise InputUnreadable(str(e)) from None
         check_outputs(self.outputs(), self.sources, self.initial_model)

@@ -52,6 +52,10 @@ class SourceError(Exception):
     """A source cannot be opened or read; the message names it."""
 
 
+class SameStream(SourceError):
+    """A stream (stdin, a pipe, a FIFO) is named twice: a usage error."""
+
+
 def describe(e: BaseException) -> str:
     """The OS's reason for an error, without Python's decoration."""
     if isinstance(e, OSError) and e.strerror:
@@ -364,12 +368,12 @@ def check_sources(sources: list[str]) -> None:
             if not os.access(s, os.R_OK):
                 raise SourceError(f"cannot read {s}: permission denied")
         if is_stdin(s) and "-" in seen.values():
-            raise SourceError("standard input (-) is named twice: it can be read only once")
+            raise SameStream("standard input (-) is named twice: it can be read only once")
         key = same_stream(s)
         if key is not None:
             shown = "-" if is_stdin(s) else s
             if key in seen:
-                raise SourceError(
+                raise SameStream(
                     f"{shown} and {seen[key]} are the same stream: it can be read only once"
                 )
             seen[key] = shown

@@ -96,6 +96,12 @@ class Learner:
         if spec.name == model.learner:
             table = model.table(spec.fresh)
             gstate = model.gstate.copy()
+            before, now = model.config.params(), config.params()
+            before[P_HOLDOUT] = now[P_HOLDOUT] = 0.0  # per run: no bearing on what is owed
+            if not np.array_equal(before, now):
+                # e.g. another --l1: settle what each slot owes under the options it
+                # was owed under, so the new ones apply from this run's first step
+                spec.rebase(table, gstate, before)
         else:
             # different regularisers: warm start from the model's current weights,
             # each slot current at the new learner's initial sums
@@ -231,8 +237,8 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
                 if log.end(learner.stats, functools.partial(learner.snapshot, names)):
                     break
             final = log.final_model(functools.partial(learner.snapshot, names))
-            writer.close()
             _save(final, opts)
+            writer.close()  # last: a run that fails before this leaves old predictions
     except BaseException:
         writer.abort()
         raise

@@ -1,0 +1,155 @@
+"""Every way a shell hands ``sl`` its input yields every line once (real processes)."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+import select
+import subprocess
+import threading
+import time
+
+import pytest
+
+from tests.unix import SL, env, leftovers, one_line_error, sl, text_data
+
+TRAIN = ["train", "--algo", "sgd", "--loss", "logistic", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """The reference: the model and report of the plain file."""
+    d = tmp_path_factory.mktemp("plain")
+    (d / "d.vw").write_text(text_data())
+    r = sl([*TRAIN, "d.vw", "-f", "m.sl", "--report", "r.json"], d)
+    assert r.returncode == 0, r.stderr
+    return d, (d / "m.sl").read_bytes(), json.loads((d / "r.json").read_text())
+
+
+def _slow_writer(path_or_fd, data: bytes, chunk: int = 4096, pause: float = 0.002):
+    def run():
+        f = open(path_or_fd, "wb") if isinstance(path_or_fd, str) else path_or_fd  # noqa: SIM115
+        with f:
+            for i in range(0, len(data), chunk):
+                f.write(data[i : i + chunk])
+                f.flush()
+                time.sleep(pause)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+COMMANDS = {
+    "file": "SL {train} d.vw -f out.sl --report out.json",
+    "gzip": "SL {train} d.vw.gz -f out.sl --report out.json",
+    "bzip2": "SL {train} d.vw.bz2 -f out.sl --report out.json",
+    "xz": "SL {train} d.vw.xz -f out.sl --report out.json",
+    "stdin pipe": "cat d.vw | SL {train} -f out.sl --report out.json",
+    "stdin -": "cat d.vw | SL {train} - -f out.sl --report out.json",
+    "stdin file": "SL {train} -f out.sl --report out.json < d.vw",
+    "gzip on stdin": "cat d.vw.gz | SL {train} -f out.sl --report out.json",
+    "-d /dev/stdin": "cat d.vw | SL {train} -d /dev/stdin -f out.sl --report out.json",
+    "process substitution": "SL {train} <(cat d.vw) -f out.sl --report out.json",
+    "gzip process substitution": "SL {train} <(cat d.vw.gz) -f out.sl --report out.json",
+    "two passes from a pipe": "cat d.vw | SL {train} --passes 2 -f out2.sl --report out.json",
+}
+
+
+@pytest.mark.parametrize("kind", list(COMMANDS))
+def test_every_input_kind_learns_every_line_once(plain, tmp_path, kind):
+    d, model, report = plain
+    text = (d / "d.vw").read_bytes()
+    (tmp_path / "d.vw").write_bytes(text)
+    (tmp_path / "d.vw.gz").write_bytes(gzip.compress(text))
+    (tmp_path / "d.vw.bz2").write_bytes(bz2.compress(text))
+    (tmp_path / "d.vw.xz").write_bytes(lzma.compress(text))
+    r = sl([COMMANDS[kind].format(train=" ".join(TRAIN))], tmp_path, shell=True)
+    assert r.returncode == 0, r.stderr
+    got = json.loads((tmp_path / "out.json").read_text())
+    if kind == "two passes from a pipe":  # every line in each pass, from the temporary cache
+        assert got["passes_run"] == 2 and got["examples"] == 2 * report["examples"]
+        assert leftovers(tmp_path) == []
+        return
+    assert got["examples"] == report["examples"]
+    assert got["average_loss"] == report["average_loss"]
+    assert (tmp_path / "out.sl").read_bytes() == model
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_named_fifo_is_read_once_and_whole(plain, tmp_path, slow):
+    d, model, report = plain
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    writer = _slow_writer(str(fifo), (d / "d.vw").read_bytes(), pause=0.002 if slow else 0.0)
+    r = sl([*TRAIN, str(fifo), "-f", "out.sl"], tmp_path, timeout=60)
+    writer.join(5)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out.sl").read_bytes() == model
+
+
+def test_slow_pipe_on_stdin(plain, tmp_path):
+    d, model, _ = plain
+    proc = subprocess.Popen(
+        [*SL, *TRAIN, "-f", "out.sl"], stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env(tmp_path), cwd=tmp_path,
+    )  # fmt: skip
+    _slow_writer(proc.stdin, (d / "d.vw").read_bytes(), chunk=1000, pause=0.003).join(60)
+    assert proc.wait(60) == 0, proc.stderr.read()
+    assert (tmp_path / "out.sl").read_bytes() == model
+
+
+def _read_line(stream, timeout: float) -> bytes | None:
+    ready, _, _ = select.select([stream], [], [], timeout)
+    return stream.readline() if ready else None
+
+
+@pytest.mark.parametrize("command", ["predict", "train"])
+def test_live_stream_answers_each_line_promptly(plain, tmp_path, command):
+    """``tail -f log | sl predict -i m -p -``: a line is answered without waiting for more."""
+    d, _, _ = plain
+    args = ["predict", "-i", str(d / "m.sl")] if command == "predict" else TRAIN
+    proc = subprocess.Popen(
+        [*SL, *args, "-p", "-", "--quiet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=env(tmp_path), cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        proc.stdin.write(b"1 'first |a f1:0.5\n")
+        proc.stdin.flush()
+        first = _read_line(proc.stdout, 60)  # includes start-up
+        assert first is not None and first.endswith(b" first\n"), first
+        for i in range(3):
+            t = time.monotonic()
+            proc.stdin.write(f"-1 'l{i} |a f{i}\n".encode())
+            proc.stdin.flush()
+            line = _read_line(proc.stdout, 10)
+            assert line is not None and line.endswith(f" l{i}\n".encode())
+            assert time.monotonic() - t < 5  # ~0.05 s when idle; generous for a busy CI
+        proc.stdin.close()
+        assert proc.wait(30) == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+
+
+def test_unsupported_compression_is_refused(tmp_path):
+    (tmp_path / "d.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 20)
+    r = sl([*TRAIN, "d.zst"], tmp_path)
+    assert r.returncode == 3
+    assert b"unsupported compression: zstd" in r.stderr and b"zstd -dc" in r.stderr
+    one_line_error(r.stderr)
+
+
+def test_stdin_named_twice_is_refused(tmp_path):
+    r = sl(["cat /dev/null | SL train - -"], tmp_path, shell=True)
+    assert r.returncode == 2 and b"named twice" in r.stderr
+    r = sl(["echo '1 | a' | SL train - /dev/stdin"], tmp_path, shell=True)
+    assert r.returncode == 2 and b"same stream" in r.stderr
+
+
+def test_closed_stdin_is_an_error_not_an_empty_input(tmp_path):
+    r = sl(["SL train -f m.sl <&-"], tmp_path, shell=True)
+    assert r.returncode == 3 and b"standard input is closed" in r.stderr
+    assert not (tmp_path / "m.sl").exists()

@@ -1,0 +1,66 @@
+"""Helpers for tests that run ``sl`` as a real process (pipes, FIFOs, signals, descriptors)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+SL = [sys.executable, "-m", "streamlearn"]
+
+
+def text_data(n: int = 1500, seed: int = 0) -> str:
+    """VW lines (over 32 KiB for n >= 1000, so runs use the compiled kernels)."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        idx, val = rng.integers(0, 300, 6), rng.random(6)
+        feats = " ".join(f"f{j}:{v:.3f}" for j, v in zip(idx, val, strict=True))
+        lines.append(f"{1 if rng.random() < 0.5 else -1} 'r{i} |a {feats} |b w{i % 13}")
+    return "\n".join(lines) + "\n"
+
+
+def env(tmp_path: Path, **extra: str) -> dict:
+    """The environment of a child ``sl``: its own TMPDIR (to see what it leaves there)."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir(exist_ok=True)
+    e = dict(os.environ)
+    e.pop("NUMBA_DISABLE_JIT", None)
+    e["TMPDIR"] = str(tmp)
+    e.update(extra)
+    return e
+
+
+def sl(args: list[str], tmp_path: Path, shell: bool = False, **kw) -> subprocess.CompletedProcess:
+    """Run ``sl ARGS`` (or, with ``shell``, a bash command line where ``SL`` is the program)."""
+    kw.setdefault("capture_output", True)
+    kw.setdefault("timeout", 120)
+    if shell:
+        prog = " ".join(SL)
+        return subprocess.run(
+            ["bash", "-c", args[0].replace("SL ", prog + " ")],
+            env=env(tmp_path),
+            cwd=tmp_path,
+            **kw,
+        )
+    return subprocess.run([*SL, *args], env=env(tmp_path), cwd=tmp_path, **kw)
+
+
+def leftovers(tmp_path: Path) -> list[str]:
+    """Temporary files and caches an ``sl`` run left in ``tmp_path`` or its TMPDIR."""
+    out = [p.name for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+    tmp = tmp_path / "tmpdir"
+    if tmp.exists():
+        out += [p.name for p in tmp.iterdir()]
+    return out
+
+
+def one_line_error(stderr: bytes | str) -> None:
+    """An environmental failure: a message, never a traceback."""
+    text = stderr.decode() if isinstance(stderr, bytes) else stderr
+    assert "Traceback" not in text, text
+    errors = [line for line in text.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, text
