@@ -190,3 +190,23 @@ def test_interrupted_run_leaves_predictions_untouched(tmp_path, data, monkeypatc
     assert p.read_text() == "yesterday\n"
     assert not (tmp_path / "m").exists()
     assert not any(x.name.endswith(".tmp") for x in tmp_path.iterdir())
+
+
+def test_two_runs_building_one_cache_do_not_collide(tmp_path):
+    """Two first runs with the same --cache: each writes its own temporary file."""
+    from streamlearn import cache as batch_cache
+    from streamlearn.io import parse_bytes
+
+    path = tmp_path / "c.cache"
+    ident = {"sources": [], "bits": 18}
+    a = batch_cache.CacheWriter(path, ident)
+    b = batch_cache.CacheWriter(path, ident)
+    assert a.out.tmp != b.out.tmp
+    batch = parse_bytes(DATA.encode())
+    for w in (a, b):
+        w.add(batch)
+    a.close()
+    b.close()
+    replayed = list(batch_cache.read(path))
+    assert len(replayed) == 1 and replayed[0].n == batch.n
+    assert [p.name for p in tmp_path.iterdir()] == ["c.cache"]
