@@ -172,6 +172,18 @@ def input_options(f):
     return wrapper
 
 
+def format_option(help_text: str):
+    """``--format``, shared by train and predict (the model records the format it read)."""
+    return click.option(
+        "--format",
+        "input_format",
+        type=click.Choice(["auto", "vw", "svmlight"]),
+        default="auto",
+        show_default=True,
+        help=help_text,
+    )
+
+
 @click.group(context_settings=CONTEXT, epilog=EXIT_TEXT)
 @click.version_option(__version__, prog_name="sl")
 def cli() -> None:
@@ -205,14 +217,9 @@ def cli() -> None:
     metavar="PATH",
     help="Continue training from this model (its options are the defaults).",
 )
-@click.option(
-    "--format",
-    "input_format",
-    type=click.Choice(["auto", "vw", "svmlight"]),
-    default="auto",
-    show_default=True,
-    help="Input format (auto: detected; when continuing, the model's, and other input "
-    "is refused unless named here).",
+@format_option(
+    "Input format (auto: detected; when continuing, the model's, and other input is "
+    "refused unless named here)."
 )
 @click.option(
     "--lock-timeout",
@@ -373,14 +380,8 @@ def train(ctx: click.Context, files, **kw) -> None:
     metavar="MODEL",
     help="The model to score with.",
 )
-@click.option(
-    "--format",
-    "input_format",
-    type=click.Choice(["auto", "vw", "svmlight"]),
-    default="auto",
-    show_default=True,
-    help="Input format (auto: the model's; input of the other format is refused unless "
-    "named here).",
+@format_option(
+    "Input format (auto: the model's; input of the other format is refused unless named here)."
 )
 def predict(files, model_path, input_format, **kw) -> None:
     """Score FILEs or stdin with a model; report loss when labels are present.

@@ -6,24 +6,18 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from streamlearn import model as model_io
-from streamlearn.cli import cli
 from streamlearn.io import parse_bytes
 from streamlearn.learners.base import G_T
 from tests.reference import dloss_np, enet_step, rate_np
-from tests.unix import text_data
+from tests.unix import invoke, text_data
 
 LOGISTIC = 1
 TEXT = text_data(400, seed=3)
 A, B = TEXT[: len(TEXT) // 2], TEXT[len(TEXT) // 2 :]
 REGULARISERS = {"none": [], "l1": ["--l1", "1e-3"], "l2": ["--l2", "1e-2"],
                 "enet": ["--l1", "1e-3", "--l2", "1e-2"]}  # fmt: skip
-
-
-def invoke(args, input=None):
-    return CliRunner().invoke(cli, args, input=input, catch_exceptions=False)
 
 
 def _dense_continue(w0: np.ndarray, T0: float, text: str, form: str, l1: float, l2: float):

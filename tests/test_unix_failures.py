@@ -18,13 +18,9 @@ from click.testing import CliRunner
 
 from streamlearn import model as model_io
 from streamlearn.cli import cli
-from tests.unix import SL, env, leftovers, one_line_error, sl, text_data
+from tests.unix import SL, env, invoke, leftovers, one_line_error, sl, text_data
 
 TRAIN = ["train", "--algo", "sgd", "--loss", "logistic", "--quiet"]
-
-
-def invoke(args, input=None):
-    return CliRunner().invoke(cli, args, input=input, catch_exceptions=False)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from streamlearn import outputs
 from streamlearn.cli import cli
-from tests.unix import text_data
+from tests.unix import invoke, text_data
 
 DATA = text_data(300)
 OPTIONS = {
@@ -23,10 +23,6 @@ OPTIONS = {
     "--invert-hash": "invert-hash model",
     "--cache": "cache",
 }
-
-
-def invoke(args, input=None):
-    return CliRunner().invoke(cli, args, input=input, catch_exceptions=False)
 
 
 @pytest.fixture

@@ -12,6 +12,15 @@ import numpy as np
 SL = [sys.executable, "-m", "streamlearn"]
 
 
+def invoke(args: list[str], input: str | None = None):
+    """``sl ARGS`` in this process, through click's CliRunner."""
+    from click.testing import CliRunner
+
+    from streamlearn.cli import cli
+
+    return CliRunner().invoke(cli, args, input=input, catch_exceptions=False)
+
+
 def text_data(n: int = 1500, seed: int = 0) -> str:
     """VW lines (over 32 KiB for n >= 1000, so runs use the compiled kernels)."""
     rng = np.random.default_rng(seed)
