@@ -16,15 +16,14 @@ What a path names decides how it is written (DESIGN.md section 8; ``install``,
 
 Every failure is an :class:`~streamlearn.errors.OutputUnwritable` naming the
 path and the OS's reason.  :func:`check_outputs` refuses, before any work, an
-output that names an input or another output.  :func:`model_lock` serialises
-runs that continue one model in place (``-i m.sl -f m.sl``).
+output that names an input or another output.  Runs that continue one model in
+place take turns through :func:`streamlearn.locks.model_lock`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import glob
 import io
 import os
@@ -33,12 +32,10 @@ import select
 import stat
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from streamlearn.errors import LockTimeout, OutputUnwritable, UsageError
+from streamlearn.errors import OutputUnwritable, UsageError
 from streamlearn.sources import describe, same_stream
 
 STDOUT = ("-", "/dev/stdout")
@@ -85,7 +82,7 @@ def _stdout() -> IO:
     return sys.stdout.buffer  # a stand-in without a descriptor (tests)
 
 
-def _unwritable(what: str, path: str, e: BaseException) -> OutputUnwritable:
+def unwritable(what: str, path: str, e: BaseException) -> OutputUnwritable:
     shown = "standard output" if path in STDOUT else path
     return OutputUnwritable(f"cannot write {what} {shown}: {describe(e)}")
 
@@ -179,7 +176,7 @@ class Output:
                 self.file = os.fdopen(tfd, "wb", buffering=buffering)
         except OSError as e:
             self.abort()
-            raise _unwritable(what, path, e) from None
+            raise unwritable(what, path, e) from None
 
     def _set_mode(self, fd: int) -> None:
         """The replaced file's mode and owner, or the umask's mode for a new file."""
@@ -220,7 +217,7 @@ class Output:
         self.abort()
         if isinstance(e, BrokenPipeError):
             raise e
-        raise _unwritable(self.what, self.path, e) from None
+        raise unwritable(self.what, self.path, e) from None
 
     def commit(self) -> None:
         """Flush and close; an atomic output is fsynced and renamed over its target."""
@@ -338,7 +335,7 @@ def check_outputs(
                 f"{what} {path} is the input {sources[ident]}: writing it would destroy "
                 "the data (choose another path)"
             )
-        if model is not None and what != "final model" and _same_file(real, model):
+        if model is not None and what != "final model" and same_file(real, model):
             raise UsageError(f"{what} {path} is the initial model: choose another path")
         key = ident or real
         if key in taken:
@@ -354,65 +351,9 @@ def _fd_open(fd: int) -> bool:
     return True
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     ra, rb = os.path.realpath(a), os.path.realpath(b)
     if ra == rb:
         return True
     ia, ib = _identity(ra), _identity(rb)
     return ia is not None and ia == ib
-
-
-# ---------------------------------------------------------------------------
-# continuing a model in place
-
-
-@contextlib.contextmanager
-def model_lock(
-    initial: str | None, final: str | None, timeout: float, say: Callable[[str], None]
-) -> Iterator[None]:
-    """Hold an exclusive lock on ``final`` while it is continued in place.
-
-    When ``initial`` and ``final`` are the same file, two runs must not both
-    read the old model and then both write theirs (one run's data would be
-    lost): the lock file ``<model>.lock`` beside the model's real path is
-    locked with ``flock`` from before the model is read until after it is
-    written.  Waits at most ``timeout`` seconds (``inf``: no limit), then
-    raises :class:`~streamlearn.errors.LockTimeout`.  The lock file stays (it
-    is empty; removing it could let a third run lock a different file).
-    """
-    if initial is None or final is None or is_special(final) or not _same_file(initial, final):
-        yield
-        return
-    lock = os.path.realpath(final) + ".lock"
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-    except OSError as e:
-        raise _unwritable("lock file", lock, e) from None
-    try:
-        _acquire(fd, lock, final, timeout, say)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _acquire(fd: int, lock: str, model: str, timeout: float, say: Callable[[str], None]) -> None:
-    start = time.monotonic()
-    told = False
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
-        except OSError as e:
-            raise _unwritable("lock file", lock, e) from None
-        waited = time.monotonic() - start
-        if waited >= timeout:
-            raise LockTimeout(
-                f"{model} is being continued by another sl run (lock {lock}); gave up after "
-                f"{waited:.0f} s (--lock-timeout {timeout:g})"
-            )
-        if not told:
-            say(f"waiting for another sl run that continues {model} (lock {lock})")
-            told = True
-        time.sleep(min(0.05, max(timeout - waited, 0.0)))

@@ -19,6 +19,7 @@ from streamlearn import cache as batch_cache
 from streamlearn.config import TrainConfig
 from streamlearn.errors import InputUnreadable, MalformedData, UsageError
 from streamlearn.io.batch import REASONS, Batch
+from streamlearn.io.parse import FORMATS
 from streamlearn.losses import CLASSIFICATION
 from streamlearn.outputs import STDOUT, Output, check_outputs
 from streamlearn.process import silence_stdout
@@ -100,7 +101,7 @@ class Console:
 # inputs
 
 
-FORMAT_NAMES = {0: "vw", 1: "svmlight"}
+FORMAT_NAMES = {code: name for name, code in FORMATS.items()}
 
 
 class FormatGuard:

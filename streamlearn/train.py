@@ -29,7 +29,7 @@ from streamlearn.learners.base import (
     new_rows,
     new_stats,
 )
-from streamlearn.outputs import model_lock
+from streamlearn.locks import model_lock
 from streamlearn.passes import Passes, PassLog
 from streamlearn.process import interruptible
 from streamlearn.report import HEADER, ProgressTable, summary, summary_text, write_json
@@ -168,7 +168,7 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     ``explicit`` holds the options given on the command line (names as in
     :class:`~streamlearn.config.TrainConfig`); the rest come from the initial
     model or the defaults.  A model continued in place (``-i m -f m``) is
-    locked from reading to writing (:func:`~streamlearn.outputs.model_lock`).
+    locked from reading to writing (:func:`~streamlearn.locks.model_lock`).
     """
     console = console or Console(opts.quiet)
     started = time.perf_counter()
