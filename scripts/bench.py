@@ -123,7 +123,7 @@ LEARNERS = {
 def learners(args, train: Path, opts: list[str], n: int) -> None:
     """Whole-process time of each learner on the same file, and the ratio to tg."""
     print(f"\nlearners at -b {args.bits} (whole process; ratio to tg):")
-    base = ["train", str(train), "--loss", "logistic", "-b", str(args.bits), *opts, "-q"]
+    base = ["train", str(train), "--loss", "logistic", "-b", str(args.bits), *opts, "--quiet"]
     timed = interleaved(args.repeat, {k: sl_cmd(*base, *v) for k, v in LEARNERS.items()})
     for k, (t, _) in timed.items():
         ratio = t / timed["tg"][0]
@@ -183,12 +183,12 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="sl-bench-"))
     # warm the numba cache once, then time whole processes
-    run(sl_cmd("train", "--loss", "logistic", "-b", "10", str(test), "-q"))
+    run(sl_cmd("train", "--loss", "logistic", "-b", "10", str(test), "--quiet"))
     report = tmp / "r.json"
     model = tmp / "m.sl"
     sl_train = sl_cmd(
         "train", str(train), "--loss", "logistic", "-b", str(args.bits), *opts,
-        "-f", str(model), "--report", str(report), "-q",
+        "-f", str(model), "--report", str(report), "--quiet",
     )  # fmt: skip
     vw_model = tmp / "vw.model"
     vw_opts = [
@@ -206,7 +206,7 @@ def main() -> None:
     timed = interleaved(args.repeat, {"sl": sl_train, **({"vw": vw_train} if have_vw else {})})
     t_sl = timed["sl"][0]
     sl_prog = json.loads(report.read_text())["average_loss"]
-    run(sl_cmd("predict", "-i", str(model), str(test), "--report", str(report), "-q"))
+    run(sl_cmd("predict", "-i", str(model), str(test), "--report", str(report), "--quiet"))
     sl_hold = json.loads(report.read_text())["average_loss"]
     rows = [("sl train", t_sl, sl_prog, sl_hold)]
 
@@ -298,7 +298,9 @@ def main() -> None:
         by_bits = interleaved(
             args.repeat,
             {
-                str(b): sl_cmd("train", str(train), "--loss", "logistic", "-b", str(b), *opts, "-q")
+                str(b): sl_cmd(
+                    "train", str(train), "--loss", "logistic", "-b", str(b), *opts, "--quiet"
+                )
                 for b in (18, 26)
             },
         )

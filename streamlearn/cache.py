@@ -40,8 +40,11 @@ _FIELDS = tuple(name for name in _DTYPES if name != "tagbuf")
 """The :class:`Batch` arrays a record stores (``tagbuf`` holds the packed tags)."""
 
 
-def identity(sources: list[str], bits: int, constant: bool, fmt: str) -> dict:
-    """What a cache must have been built from to be reused."""
+def identity(
+    sources: list[str], bits: int, constant: bool, fmt: str, namespaces: dict | None = None
+) -> dict:
+    """What a cache must have been built from to be reused (its batches hold the
+    interactions, so those are part of it)."""
     srcs = []
     for s in sources:
         if s == "-":
@@ -56,6 +59,7 @@ def identity(sources: list[str], bits: int, constant: bool, fmt: str) -> dict:
         "bits": bits,
         "constant": constant,
         "format": fmt,
+        "namespaces": namespaces or {},
         "sl_version": __version__,
     }
 

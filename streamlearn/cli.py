@@ -41,6 +41,12 @@ _CONFIG_KEYS = {
     "holdout_period": "holdout_period",
     "early_terminate": "early_terminate",
     "input_format": "format",
+    "quadratic": "quadratic",
+    "cubic": "cubic",
+    "interactions": "interactions",
+    "ignore": "ignore",
+    "ignore_linear": "ignore_linear",
+    "keep": "keep",
 }
 
 
@@ -138,7 +144,9 @@ def input_options(f):
         metavar="FILE",
         help="An input file, as VW's -d (repeatable; read before the FILE arguments).",
     )
-    @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+    @click.option(
+        "--quiet", is_flag=True, help="Print nothing but errors (-q is --quadratic, as in VW)."
+    )
     @click.option(
         "--strict",
         is_flag=True,
@@ -300,6 +308,35 @@ def cli() -> None:
     help="smidas: recompute ||theta||_p exactly every N examples.",
 )
 @click.option("--noconstant", is_flag=True, help="Do not add the constant (bias) feature.")
+@click.option(
+    "-q",
+    "--quadratic",
+    multiple=True,
+    metavar="AB",
+    help="Cross every feature of namespace A with every one of B (first characters of the "
+    "names; '::' = every pair). Repeatable.",
+)
+@click.option(
+    "--cubic", multiple=True, metavar="ABC", help="Three-way crosses, as -q. Repeatable."
+)
+@click.option(
+    "--interactions",
+    multiple=True,
+    metavar="AB..",
+    help="Crosses of 2 to 4 namespaces, e.g. --interactions abcd. Repeatable.",
+)
+@click.option("--ignore", multiple=True, metavar="A", help="Drop namespace A's features.")
+@click.option(
+    "--ignore-linear",
+    "--ignore_linear",
+    "ignore_linear",
+    multiple=True,
+    metavar="A",
+    help="Drop namespace A's own features but keep them in crosses.",
+)
+@click.option(
+    "--keep", multiple=True, metavar="A", help="Keep only the namespaces named (repeatable)."
+)
 @click.option(
     "--passes",
     type=int,

@@ -13,9 +13,13 @@ from streamlearn.losses import NAMES as LOSSES
 
 FORMATS = ("auto", "vw", "svmlight")
 
+# Interactions and namespace filters: they decide which features exist, so a
+# model keeps them (see streamlearn/io/interactions.py).
+NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep")
+
 # Options fixed by the model: changing them on resume would make the saved
 # table meaningless.
-FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash")
+FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", *NAMESPACE_OPTIONS)
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -49,8 +53,20 @@ class TrainConfig:
     constant: bool = True
     hash: str = "strings"
     format: str = "auto"
+    quadratic: tuple[str, ...] = ()
+    cubic: tuple[str, ...] = ()
+    interactions: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    ignore_linear: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        for name in NAMESPACE_OPTIONS:  # lists from JSON or click become tuples
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        try:
+            self.namespaces()
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         if not 1 <= self.bits <= 30:
             raise ConfigError(f"--bits must be between 1 and 30, got {self.bits}")
         if self.algo not in ALGORITHMS:
@@ -122,6 +138,14 @@ class TrainConfig:
             holdout_period=self.effective_holdout,
             learn=learn,
         )
+
+    def namespaces(self):
+        """The compiled interactions and namespace filters, or None when there are none."""
+        if not any(getattr(self, name) for name in NAMESPACE_OPTIONS):
+            return None
+        from streamlearn.io.interactions import compile_interactions
+
+        return compile_interactions(**{name: getattr(self, name) for name in NAMESPACE_OPTIONS})
 
     def to_dict(self) -> dict:
         d = asdict(self)

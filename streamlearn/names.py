@@ -29,8 +29,8 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def vw_names(line: str, bits: int) -> list[tuple[int, str]]:
-    """(slot, name) of every feature of a well-formed VW line."""
+def vw_names(line: str, bits: int) -> list[tuple[int, str, int]]:
+    """(slot, name, namespace byte) of every feature of a well-formed VW line."""
     mask = (1 << bits) - 1
     bar = line.find("|")
     if bar < 0:
@@ -56,25 +56,68 @@ def vw_names(line: str, bits: int) -> list[tuple[int, str]]:
                     continue
                 slot = hashstring_py(name, seed) & mask
                 shown = name
-            out.append((slot, f"{ns}^{shown}" if ns else shown))
+            nsb = ns.encode("utf-8", "replace")[0] if ns else 32
+            out.append((slot, f"{ns}^{shown}" if ns else shown, nsb))
     return out
 
 
-def svmlight_names(line: str, bits: int) -> list[tuple[int, str]]:
+def svmlight_names(line: str, bits: int) -> list[tuple[int, str, int]]:
     mask = (1 << bits) - 1
     out = []
     for token in line.split("#", 1)[0].split()[1:]:
         idx, colon, value = token.partition(":")
         if colon and idx.isdigit() and _is_number(value) and float(value) != 0.0:
-            out.append((hashstring_py(idx, 0) & mask, idx))
+            out.append((hashstring_py(idx, 0) & mask, idx, 32))
+    return out
+
+
+def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tuple[int, str]]:
+    """(slot, ``a^x*b^y``) of the crosses of one example's features, as VW names them.
+
+    The list of interactions comes from the same kernel helper as the crosses
+    themselves (wildcards, duplicates, order), the slots from VW's arithmetic.
+    """
+    import numpy as np
+
+    from streamlearn.io.interactions import MAX_TERMS, _example_terms
+
+    mask = (1 << bits) - 1
+    groups: dict[int, list[tuple[int, str]]] = {}
+    present: list[int] = []
+    for slot, name, nsb in feats:
+        if inter.drop[nsb]:
+            continue
+        if nsb not in groups:
+            present.append(nsb)
+        groups.setdefault(nsb, []).append((slot, name))
+    out_terms = np.empty((inter.terms.shape[0] * (256 * 257 // 2), MAX_TERMS), dtype=np.int64)
+    out_len = np.empty(out_terms.shape[0], dtype=np.int64)
+    n = _example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
+                       len(present), out_terms, out_len)  # fmt: skip
+    out = []
+    for t in range(n):
+        term = out_terms[t, : out_len[t]].tolist()
+        lists = [groups.get(c, []) for c in term]
+        stack = [(0, 0, 0, [])]  # (level, start, acc, names)
+        while stack:
+            lvl, start, acc, names = stack.pop()
+            for i in range(start, len(lists[lvl])):
+                slot, name = lists[lvl][i]
+                h = slot if lvl == 0 else ((16777619 * acc) & 0xFFFFFFFF) ^ slot
+                if lvl == len(term) - 1:
+                    out.append((h & mask, "*".join([*names, name])))
+                else:
+                    nxt = i if term[lvl + 1] == term[lvl] else 0
+                    stack.append((lvl + 1, nxt, h, [*names, name]))
     return out
 
 
 class NameCollector:
     """slot -> names seen, kept only for slots whose weight is non-zero."""
 
-    def __init__(self, bits: int, fmt: str, constant: bool) -> None:
+    def __init__(self, bits: int, fmt: str, constant: bool, inter=None) -> None:
         self.bits = bits
+        self.inter = inter  # interactions and namespace filters, or None
         self.fmt = fmt  # 'vw', 'svmlight' or 'auto' (decided on the first batch)
         self.names: dict[int, list[str]] = {}
         self.dropped = 0
@@ -92,7 +135,11 @@ class NameCollector:
         parse = svmlight_names if self.fmt == "svmlight" else vw_names
         for i in np.flatnonzero(batch.status == 0):
             text = lines[int(batch.line[i]) - first].decode("utf-8", "replace")
-            for slot, name in parse(text, self.bits):
+            feats = parse(text, self.bits)
+            named = [(slot, name) for slot, name, _ in feats]
+            if self.inter is not None:
+                named += crossed_names(feats, self.inter, self.bits)
+            for slot, name in named:
                 known = self.names.setdefault(slot, [])
                 if name not in known:
                     if len(known) < MAX_NAMES:

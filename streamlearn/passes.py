@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn import cache as batch_cache
-from streamlearn.config import TrainConfig
+from streamlearn.config import NAMESPACE_OPTIONS, TrainConfig
 from streamlearn.errors import InputUnreadable
 from streamlearn.io.batch import Batch
 from streamlearn.learners.base import S_HO_CORRECT_W, S_HO_LOSS, S_HO_N, S_HO_W, S_PASS_N
@@ -42,15 +42,18 @@ HOLDOUT_SUMS = np.array([S_HO_LOSS, S_HO_W, S_HO_N, S_HO_CORRECT_W])
 
 
 def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: int,
-           workers: int = 2) -> Iterator[Batch]:
-    """Parse ``sources`` into batches; unreadable input becomes :class:`InputUnreadable`."""
+           workers: int = 2, inter=None) -> Iterator[Batch]:
+    """Parse ``sources`` into batches; unreadable input becomes :class:`InputUnreadable`.
+
+    ``inter``: the run's interactions and namespace filters (``TrainConfig.namespaces()``).
+    """
     from streamlearn.io import read_batches
     from streamlearn.io.reader import InputError
 
     try:
         yield from read_batches(
             sources, fmt=fmt, bits=bits, constant=constant, block_size=block_size,
-            workers=workers,
+            workers=workers, inter=inter,
         )
     except InputError as e:
         raise InputUnreadable(str(e)) from None
@@ -95,7 +98,8 @@ class Passes:
         self.ident = None
         if self.use_cache:
             self.ident = batch_cache.identity(
-                self.sources, config.bits, config.constant, config.format
+                self.sources, config.bits, config.constant, config.format,
+                {name: list(getattr(config, name)) for name in NAMESPACE_OPTIONS},
             )
         self.cache_ready = (
             self.use_cache and not streams and batch_cache.matches(self.cache_path, self.ident)
@@ -113,7 +117,7 @@ class Passes:
                 ) from None
             return
         batches = parsed(self.sources, c.format, c.bits, c.constant, self.block_size,
-                         self.workers)
+                         self.workers, c.namespaces())
         if not self.use_cache:
             yield from batches
             return

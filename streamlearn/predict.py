@@ -68,6 +68,7 @@ def predict(
         config.constant,
         opts.block_size,
         PARSE_WORKERS,
+        config.namespaces(),
     )
     try:
         with interruptible("stopped"):

@@ -206,7 +206,7 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
     if opts.invert_hash:
         from streamlearn.names import NameCollector
 
-        collector = NameCollector(config.bits, config.format, config.constant)
+        collector = NameCollector(config.bits, config.format, config.constant, config.namespaces())
         if initial is not None:
             collector.names.update(initial.names)
     console.say(HEADER)

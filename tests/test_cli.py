@@ -42,7 +42,7 @@ def test_tiny_input_from_stdin():
 
 
 def test_quiet_prints_nothing(data):
-    r = invoke(["train", str(data), "-q"])
+    r = invoke(["train", str(data), "--quiet"])
     assert r.exit_code == 0 and r.output == ""
 
 
@@ -99,8 +99,8 @@ def test_train_predict_round_trip_matches_in_memory_model(tmp_path, data):
 
 def test_predictions_on_stdout_with_tags(tmp_path):
     m = tmp_path / "m.sl"
-    invoke(["train", "-f", str(m), "-q"], input="1 'first| a\n-1 'second| b\n")
-    r = invoke(["predict", "-i", str(m), "-p", "-", "-q"], input="'t1| a\n| b\n")
+    invoke(["train", "-f", str(m), "--quiet"], input="1 'first| a\n-1 'second| b\n")
+    r = invoke(["predict", "-i", str(m), "-p", "-", "--quiet"], input="'t1| a\n| b\n")
     lines = r.output.splitlines()
     assert len(lines) == 2 and lines[0].endswith(" t1") and " " not in lines[1]
 
@@ -111,9 +111,9 @@ def _resume_case(tmp_path, algo_args):
     (tmp_path / "day1.vw").write_text(day1)
     (tmp_path / "day2.vw").write_text(day2)
     a, b, c = (str(tmp_path / n) for n in ("a.sl", "b.sl", "c.sl"))
-    base = ["--loss", "logistic", "-b", "10", *algo_args, "-q"]
+    base = ["--loss", "logistic", "-b", "10", *algo_args, "--quiet"]
     assert invoke(["train", str(tmp_path / "day1.vw"), *base, "-f", a]).exit_code == 0
-    assert invoke(["train", "-i", a, str(tmp_path / "day2.vw"), "-q", "-f", b]).exit_code == 0
+    assert invoke(["train", "-i", a, str(tmp_path / "day2.vw"), "--quiet", "-f", b]).exit_code == 0
     assert (
         invoke(
             ["train", str(tmp_path / "day1.vw"), str(tmp_path / "day2.vw"), *base, "-f", c]
@@ -148,7 +148,7 @@ def test_resume_equals_one_run(tmp_path, algo_args):
 
 def test_conflicting_option_on_resume_names_both_values(tmp_path, data):
     m = tmp_path / "m.sl"
-    invoke(["train", str(data), "-b", "12", "-f", str(m), "-q"])
+    invoke(["train", str(data), "-b", "12", "-f", str(m), "--quiet"])
     r = invoke(["train", "-i", str(m), str(data), "-b", "14"])
     assert r.exit_code == 2
     assert "14" in r.output and "12" in r.output
@@ -211,7 +211,7 @@ def test_svmlight_zero_one_labels_under_logistic(tmp_path):
 
 def test_passes_from_stdin_equal_passes_over_file(tmp_path, data):
     a, b = tmp_path / "a.sl", tmp_path / "b.sl"
-    args = ["--passes", "3", "--loss", "logistic", "-q"]
+    args = ["--passes", "3", "--loss", "logistic", "--quiet"]
     assert invoke(["train", str(data), *args, "-f", str(a)]).exit_code == 0
     assert invoke(["train", *args, "-f", str(b)], input=DATA).exit_code == 0
     np.testing.assert_array_equal(model_io.load(a).weights, model_io.load(b).weights)
@@ -219,7 +219,7 @@ def test_passes_from_stdin_equal_passes_over_file(tmp_path, data):
 
 def test_persistent_cache_is_reused_and_invalidated(tmp_path, data):
     c = tmp_path / "d.cache"
-    args = [str(data), "--passes", "2", "--cache", str(c), "-q", "-f"]
+    args = [str(data), "--passes", "2", "--cache", str(c), "--quiet", "-f"]
     assert invoke(["train", *args, str(tmp_path / "1.sl")]).exit_code == 0
     assert c.exists()
     assert invoke(["train", *args, str(tmp_path / "2.sl")]).exit_code == 0
@@ -232,7 +232,7 @@ def test_persistent_cache_is_reused_and_invalidated(tmp_path, data):
 
 def test_inspect_shows_nnz_and_top_weights(tmp_path, data):
     m = tmp_path / "m.sl"
-    invoke(["train", str(data), "-f", str(m), "-q"])
+    invoke(["train", str(data), "-f", str(m), "--quiet"])
     r = invoke(["inspect", str(m), "--top", "3"])
     assert r.exit_code == 0 and "non-zero weights" in r.output
     info = json.loads(invoke(["inspect", str(m), "--json", "--top", "3"]).output)
@@ -256,7 +256,7 @@ def test_readable_and_invert_hash_models(tmp_path):
             str(rd),
             "--invert-hash",
             str(ih),
-            "-q",
+            "--quiet",
         ]
     )
     assert r.exit_code == 0, r.output
@@ -289,7 +289,7 @@ def test_tiny_inputs_run_interpreted_with_identical_results(tmp_path, data, algo
         env = dict(os.environ, SL_JIT=jit)
         env.pop("NUMBA_DISABLE_JIT", None)
         proc = subprocess.run(
-            [sys.executable, "-m", "streamlearn", "train", "--loss", "logistic", *algo, "-q",
+            [sys.executable, "-m", "streamlearn", "train", "--loss", "logistic", *algo, "--quiet",
              "-f", str(m)],
             input=DATA.encode(), env=env, capture_output=True,
         )
@@ -313,10 +313,10 @@ def test_sgd_form_l2_step_beyond_one_is_warned():
 
 def test_dash_d_reads_files_as_vw_does(tmp_path, data):
     a, b = tmp_path / "a.sl", tmp_path / "b.sl"
-    assert invoke(["train", str(data), "-f", str(a), "-q"]).exit_code == 0
-    assert invoke(["train", "-d", str(data), "-f", str(b), "-q"]).exit_code == 0
+    assert invoke(["train", str(data), "-f", str(a), "--quiet"]).exit_code == 0
+    assert invoke(["train", "-d", str(data), "-f", str(b), "--quiet"]).exit_code == 0
     assert a.read_bytes() == b.read_bytes()
-    r = invoke(["predict", "-i", str(a), "-d", str(data), "-p", "-", "-q"])
+    r = invoke(["predict", "-i", str(a), "-d", str(data), "-p", "-", "--quiet"])
     assert r.exit_code == 0 and len(r.output.splitlines()) == 200
 
 
@@ -325,9 +325,9 @@ def test_vw_spellings_of_long_options(tmp_path, data):
     vws = ["--loss_function", "logistic", "--power_t", "0.3", "--initial_t", "2",
            "--learning_rate", "0.2"]
     a, b = tmp_path / "a.sl", tmp_path / "b.sl"
-    assert invoke(["train", str(data), *ours, "-f", str(a), "-q"]).exit_code == 0
-    assert invoke(["train", str(data), *vws, "-f", str(b), "-q"]).exit_code == 0
+    assert invoke(["train", str(data), *ours, "-f", str(a), "--quiet"]).exit_code == 0
+    assert invoke(["train", str(data), *vws, "-f", str(b), "--quiet"]).exit_code == 0
     assert a.read_bytes() == b.read_bytes()
     # a VW-spelled fixed option conflicting with the model is refused like ours
-    r = invoke(["train", "-i", str(a), str(data), "--loss_function", "squared", "-q"])
+    r = invoke(["train", "-i", str(a), str(data), "--loss_function", "squared", "--quiet"])
     assert r.exit_code == 2 and "conflicts" in r.output

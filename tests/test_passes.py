@@ -116,7 +116,7 @@ def test_per_pass_holdout_loss_equals_dense_reference(tmp_path):
     src.write_text(text)
     r = invoke(["train", str(src), "--loss", "logistic", "-l", "0.8", "--power-t", "0.5",
                 "--initial-t", "2", "--passes", "4", "--holdout-period", "4",
-                "--early-terminate", "4", "--report", str(rep), "-f", str(m), "-q"])
+                "--early-terminate", "4", "--report", str(rep), "-f", str(m), "--quiet"])
     assert r.exit_code == 0, r.output
     report = json.loads(rep.read_text())
     want = reference_passes(rows, 4, period=4, eta0=0.8, power_t=0.5, t0=2.0)
@@ -193,7 +193,7 @@ def test_early_termination_keeps_the_best_pass(tmp_path):
     assert "passes used = 5 (early termination)" in r.output
     alone = tmp_path / "j.sl"
     r = invoke(["train", str(src), *SQUARED_CONSTANT_RATE, "--passes", str(j), "-f", str(alone),
-                "-q"])
+                "--quiet"])
     assert r.exit_code == 0
     kept, ref = model_io.load(m), model_io.load(alone)
     models_equal(kept, ref)
@@ -206,13 +206,14 @@ def test_a_tie_is_no_improvement_and_the_first_best_is_kept(tmp_path):
     src.write_text(disagreeing_holdout("1 | 99"))
     m, rep = tmp_path / "m.sl", tmp_path / "r.json"
     r = invoke(["train", str(src), *SQUARED_CONSTANT_RATE, "--passes", "6",
-                "--early-terminate", "2", "-f", str(m), "--report", str(rep), "-q"])
+                "--early-terminate", "2", "-f", str(m), "--report", str(rep), "--quiet"])
     assert r.exit_code == 0
     report = json.loads(rep.read_text())
     assert [p["holdout_loss"] for p in report["passes"]] == [1.0, 1.0, 1.0]
     assert report["best_pass"] == 1 and report["passes_run"] == 3
     first = tmp_path / "1.sl"
-    invoke(["train", str(src), *SQUARED_CONSTANT_RATE, "--passes", "1", "-f", str(first), "-q"])
+    invoke(["train", str(src), *SQUARED_CONSTANT_RATE, "--passes", "1", "-f", str(first),
+            "--quiet"])  # fmt: skip
     models_equal(model_io.load(m), model_io.load(first))
 
 
@@ -260,7 +261,7 @@ def test_holdout_examples_are_never_learned(tmp_path, algo):
     (tmp_path / "all.vw").write_text(text)
     (tmp_path / "kept.vw").write_text("".join(x for i, x in enumerate(lines) if i not in held))
     a, b = tmp_path / "a.sl", tmp_path / "b.sl"
-    base = ["--loss", "logistic", "-l", "0.3", *algo, "-q"]
+    base = ["--loss", "logistic", "-l", "0.3", *algo, "--quiet"]
     assert invoke(["train", str(tmp_path / "all.vw"), "--holdout-period", "3", *base,
                    "-f", str(a)]).exit_code == 0
     assert invoke(["train", str(tmp_path / "kept.vw"), *base, "-f", str(b)]).exit_code == 0
@@ -312,7 +313,7 @@ def test_predictions_with_tags_from_a_reused_cache(tmp_path):
     outs = []
     for run in range(2):
         p = tmp_path / f"p{run}.txt"
-        r = invoke(["train", str(src), "--cache", str(c), "-p", str(p), "-q"])
+        r = invoke(["train", str(src), "--cache", str(c), "-p", str(p), "--quiet"])
         assert r.exit_code == 0 and c.exists()
         outs.append(p.read_text())
     assert outs[0] == outs[1]
@@ -328,7 +329,7 @@ def _cache_run(tmp_path, c):
     src = tmp_path / "d.vw"
     if not src.exists():
         src.write_text("".join(f"{i % 2 * 2 - 1} 'r{i}| a{i % 5} b:{i % 3}\n" for i in range(40)))
-    return invoke(["train", str(src), "--cache", str(c), "--passes", "2", "-b", "8", "-q"])
+    return invoke(["train", str(src), "--cache", str(c), "--passes", "2", "-b", "8", "--quiet"])
 
 
 def _indices_offset(c) -> tuple[int, int]:
@@ -378,7 +379,7 @@ def test_damaged_caches_never_reach_a_kernel(tmp_path):
                 raw[int(rng.integers(0, len(raw)))] = int(rng.integers(0, 256))
         c.write_bytes(bytes(raw))
         r = CliRunner().invoke(cli, ["train", str(tmp_path / "d.vw"), "--cache", str(c),
-                                     "-b", "8", "-q"])
+                                     "-b", "8", "--quiet"])
         assert r.exit_code in (0, 3, 6), (trial, r.exit_code, r.output)
         if r.exit_code == 1:
             raise AssertionError(r.exception)

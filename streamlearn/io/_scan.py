@@ -9,6 +9,11 @@ import numpy as np
 from streamlearn._jit import jit
 from streamlearn.io._numbers import NUM_OK, NUM_SLOW, POW10, scan_number
 
+DEFAULT_NS = 32
+"""Namespace byte of a feature in the default namespace (VW's ``' '``)."""
+CONSTANT_NS = 128
+"""Namespace byte of the constant feature (VW's ``constant_namespace``)."""
+
 BLANK = -1
 """Line status for a line that is not an example (empty, whitespace, comment)."""
 
@@ -149,14 +154,16 @@ def alloc_block(n_bytes: int, max_rows: int, slow_cap: int):
         np.empty(max_rows, dtype=np.int64),  # err_pos
         np.empty((slow_cap, 2), dtype=np.int64),  # slow token spans
         np.zeros(2, dtype=np.int64),  # slow counters
+        np.empty(cap, dtype=np.uint8),  # ns: first byte of each feature's namespace
     )
 
 
 @jit
 def grow_features(
-    indices: np.ndarray, values: np.ndarray, k: int, need: int, done: int, total: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Copies of ``indices[:k]``/``values[:k]`` with room for ``need`` entries and more.
+    indices: np.ndarray, values: np.ndarray, ns: np.ndarray, k: int, need: int, done: int,
+    total: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Copies of ``indices[:k]``/``values[:k]``/``ns[:k]`` with room for ``need`` entries and more.
 
     ``k`` features came from the first ``done`` of ``total`` bytes: the new
     capacity extrapolates that rate to the whole block, plus 10 %.
@@ -165,6 +172,8 @@ def grow_features(
     cap = max(need + 1024, guess, indices.shape[0] + indices.shape[0] // 4)
     new_i = np.empty(cap, dtype=np.uint32)
     new_v = np.empty(cap, dtype=np.float64)
+    new_n = np.empty(cap, dtype=np.uint8)
     new_i[:k] = indices[:k]
     new_v[:k] = values[:k]
-    return new_i, new_v
+    new_n[:k] = ns[:k]
+    return new_i, new_v, new_n

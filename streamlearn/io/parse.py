@@ -24,6 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from streamlearn.io.batch import REASONS, Batch, Block
+from streamlearn.io.interactions import Interactions, expand_batch
 from streamlearn.io.reader import iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
@@ -49,7 +50,9 @@ def _as_kernel_bytes(data: np.ndarray) -> np.ndarray:
     return data
 
 
-def parse_block(block: Block, fmt: int, bits: int, constant: bool = True) -> Batch:
+def parse_block(
+    block: Block, fmt: int, bits: int, constant: bool = True, inter: Interactions | None = None
+) -> Batch:
     """Parse a block of whole lines into a batch of hashed sparse examples.
 
     Parameters
@@ -63,6 +66,9 @@ def parse_block(block: Block, fmt: int, bits: int, constant: bool = True) -> Bat
     constant : bool
         Append the constant feature (slot ``11650396 mod 2**bits``, value 1)
         last to every usable row, labeled or not.
+    inter : Interactions or None
+        Crosses to append to every row and namespaces to drop
+        (:mod:`streamlearn.io.interactions`), applied on the parser's thread.
 
     Returns
     -------
@@ -93,15 +99,21 @@ def parse_block(block: Block, fmt: int, bits: int, constant: bool = True) -> Bat
         spans = out[15][:n_slow]
         vals = np.array([float(data[s:e].tobytes()) for s, e in spans], dtype=np.float64)
         out = kernel(*args, 0, np.ascontiguousarray(spans[:, 0]), vals)
+    indptr, indices, values = out[5], out[6], out[7]
+    if inter is not None and inter.active:
+        indptr, indices, values = expand_batch(
+            indptr, indices, values, out[16], mask, inter.terms, inter.lengths, inter.drop,
+            inter.drop_linear,
+        )  # fmt: skip
     return Batch(
         labels=out[0],
         weights=out[1],
         bases=out[2],
         tag_start=out[3],
         tag_end=out[4],
-        indptr=out[5],
-        indices=out[6],
-        values=out[7],
+        indptr=indptr,
+        indices=indices,
+        values=values,
         status=out[8],
         line=out[9],
         block=block if data is block.data else Block(data, block.source, block.first_line),
@@ -202,6 +214,7 @@ def read_batches(
     constant: bool = True,
     block_size: int = 8 << 20,
     workers: int = 1,
+    inter: Interactions | None = None,
 ) -> Iterator[Batch]:
     """Parse ``sources`` into batches, one per block (blocks with no example are skipped).
 
@@ -216,6 +229,8 @@ def read_batches(
         See :func:`parse_block`.
     block_size : int
         Bytes per block read.
+    inter : Interactions or None
+        See :func:`parse_block`.
     workers : int
         Blocks parsed at once on threads (the kernel releases the GIL); batches
         still come out in input order, and at most ``workers + 1`` blocks are in
@@ -238,7 +253,7 @@ def read_batches(
                 code = _detect(block)
                 if code is None:
                     continue  # only blank lines so far: nothing to parse
-            batch = parse_block(block, code, bits, constant)
+            batch = parse_block(block, code, bits, constant, inter)
             if batch.n:
                 yield batch
         return
@@ -250,7 +265,7 @@ def read_batches(
                     code = _detect(block)
                     if code is None:
                         continue
-                pending.append(pool.submit(parse_block, block, code, bits, constant))
+                pending.append(pool.submit(parse_block, block, code, bits, constant, inter))
                 # a block from a paused live input goes on at once, with those before it
                 while len(pending) > (0 if block.live else workers):
                     batch = pending.popleft().result()

@@ -23,6 +23,8 @@ from streamlearn._jit import jit
 from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io._numbers import NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
+    CONSTANT_NS,
+    DEFAULT_NS,
     alloc_block,
     count_newlines,
     fast_decimal,
@@ -69,7 +71,7 @@ def parse_svmlight_block(
     max_rows = count_newlines(data) + 1
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
-        status, line, line_start, err_pos, slow_spans, st,
+        status, line, line_start, err_pos, slow_spans, st, ns,
     ) = alloc_block(n, max_rows, slow_cap)  # fmt: skip
     buf = data
     nan = math.nan
@@ -96,7 +98,7 @@ def parse_svmlight_block(
             continue  # blank or comment-only line: not an example
         need = k + (end - ls + 1) // 2 + 2
         if need > indices.shape[0]:
-            indices, values = grow_features(indices, values, k, need, l0, n)
+            indices, values, ns = grow_features(indices, values, ns, k, need, l0, n)
 
         code = 0
         err = -1
@@ -166,6 +168,7 @@ def parse_svmlight_block(
             if v != 0.0:
                 indices[k1] = acc & mask
                 values[k1] = v
+                ns[k1] = DEFAULT_NS
                 k1 += 1
             p = j
 
@@ -179,6 +182,7 @@ def parse_svmlight_block(
             if constant:
                 indices[k1] = _CONSTANT & mask
                 values[k1] = 1.0
+                ns[k1] = CONSTANT_NS
                 k1 += 1
             k = k1
             labels[row] = label
@@ -192,5 +196,5 @@ def parse_svmlight_block(
     return (
         labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
         indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
-        line_start[:row], err_pos[:row], 0, 0, st[0], slow_spans,
+        line_start[:row], err_pos[:row], 0, 0, st[0], slow_spans, ns[:k],
     )  # fmt: skip

@@ -26,6 +26,8 @@ from streamlearn._jit import jit
 from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32
 from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
+    CONSTANT_NS,
+    DEFAULT_NS,
     alloc_block,
     count_newlines,
     fast_decimal,
@@ -130,7 +132,7 @@ def parse_vw_block(
     max_rows = count_newlines(data) + 1
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
-        status, line, line_start, err_pos, slow_spans, st,
+        status, line, line_start, err_pos, slow_spans, st, ns,
     ) = alloc_block(n, max_rows, slow_cap)  # fmt: skip
     buf = data
     nan = math.nan
@@ -158,7 +160,7 @@ def parse_vw_block(
             continue  # blank line: not an example
         need = k + (le - ls + 1) // 2 + 2
         if need > indices.shape[0]:
-            indices, values = grow_features(indices, values, k, need, l0, n)
+            indices, values, ns = grow_features(indices, values, ns, k, need, l0, n)
 
         # ---- label part
         bar = ls
@@ -206,6 +208,7 @@ def parse_vw_block(
         while code == 0 and p < le:
             p += 1  # buf[p - 1] == '|'
             nsh = np.uint32(0)
+            nsb = DEFAULT_NS
             scale = 1.0
             if p < le and not is_ws(buf[p]) and buf[p] != 124:
                 if buf[p] == 58:
@@ -219,6 +222,7 @@ def parse_vw_block(
                         break
                     p += 1
                 nsh = hashstring(buf, s, p, 0)
+                nsb = buf[s]
                 if p < le and buf[p] == 58:
                     c, scale, j = scan_number(buf, p + 1, le)
                     if c == NUM_SLOW:
@@ -273,6 +277,7 @@ def parse_vw_block(
                     if scale != 0.0:
                         indices[k1] = h & mask
                         values[k1] = scale
+                        ns[k1] = nsb
                         k1 += 1
                     continue
                 vs = p + 1
@@ -298,6 +303,7 @@ def parse_vw_block(
                             q += 1
                         indices[k1] = np.uint64(hashstring(buf, vs, q, h)) & mask
                         values[k1] = 1.0
+                        ns[k1] = nsb
                         k1 += 1
                         p = q
                         continue
@@ -314,6 +320,7 @@ def parse_vw_block(
                 if v != 0.0:
                     indices[k1] = h & mask
                     values[k1] = v
+                    ns[k1] = nsb
                     k1 += 1
 
         # ---- the row
@@ -325,6 +332,7 @@ def parse_vw_block(
             if constant:
                 indices[k1] = _CONSTANT & mask
                 values[k1] = 1.0
+                ns[k1] = CONSTANT_NS
                 k1 += 1
             k = k1
             labels[row] = label
@@ -347,5 +355,5 @@ def parse_vw_block(
     return (
         labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
         indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
-        line_start[:row], err_pos[:row], n_touch, first_touch, st[0], slow_spans,
+        line_start[:row], err_pos[:row], n_touch, first_touch, st[0], slow_spans, ns[:k],
     )  # fmt: skip

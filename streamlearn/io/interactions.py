@@ -1,0 +1,336 @@
+"""VW's feature interactions (``-q``, ``--cubic``, ``--interactions``) and namespace filters.
+
+Interactions are generated right after a block is parsed, on the parser
+thread, by one numba call per batch (:func:`expand_batch`): each example's
+row gets the crossed features appended after its own, so every learner sees
+them as ordinary features (learned, regularised and stored like any other),
+and a learner that reads a row twice reads the crosses generated once.  An
+example with namespaces of sizes n1, n2 costs O(n1 n2) for ``-q``.
+
+VW's rules, checked against ``vw --audit`` (VW 9.11):
+
+* A namespace is named by the first byte of its name (``|user`` and
+  ``|used`` are both ``u``, in the order their features appear); the default
+  namespace is ``' '``; the constant is never crossed.  ``:`` is a wildcard
+  for every namespace of the example.
+* The slot of a cross of features with (masked) hashes h1, h2, ... is
+  ``acc & mask`` with ``acc = h1`` then ``acc = (FNV_PRIME * acc) ^ h_next``
+  for each further term (VW's 64-bit arithmetic, FNV_PRIME = 16777619; the
+  low 32 bits, all a slot uses, are computed exactly mod 2^32); its value is
+  the product of the values.
+* An interaction that names a namespace twice or more is sorted
+  (``--cubic bab`` is ``abb``) and crosses *combinations*: in ``-q aa`` the
+  pairs (i, j) with j >= i, each feature with itself included; one without
+  repeats keeps its order (``-q ba`` crosses b then a).  Interactions equal
+  up to order are generated once (``-q ab -q ba`` is ``-q ab``), and the
+  list is generated shortest first, then in byte order.
+* ``--ignore A`` drops namespace A's features everywhere, ``--keep A`` keeps
+  only the namespaces named (the constant stays), ``--ignore_linear A`` drops
+  A's own features but keeps them in interactions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn._jit import jit
+from streamlearn.io._scan import CONSTANT_NS
+
+FNV_PRIME = np.uint64(16777619)
+_M32 = np.uint64(0xFFFFFFFF)
+WILDCARD = 256
+MAX_TERMS = 4
+
+
+@dataclass(frozen=True)
+class Interactions:
+    """What to cross and what to drop, resolved once for a run (kernel arrays).
+
+    ``terms[i, :lengths[i]]`` are the namespace bytes of interaction i (256 for
+    the wildcard ``:``); ``drop[c]`` removes namespace c everywhere,
+    ``drop_linear[c]`` only from the example's own features.
+    """
+
+    terms: np.ndarray
+    lengths: np.ndarray
+    drop: np.ndarray
+    drop_linear: np.ndarray
+
+    @property
+    def active(self) -> bool:
+        return self.lengths.shape[0] > 0 or bool(self.drop.any() or self.drop_linear.any())
+
+
+def _bytes(spec: str, option: str) -> list[int]:
+    out = []
+    for ch in spec:
+        if ch == ":":
+            out.append(WILDCARD)
+            continue
+        b = ch.encode("utf-8")
+        if len(b) != 1:
+            raise ValueError(f"{option} {spec!r}: namespaces are named by one ASCII character")
+        out.append(b[0])
+    return out
+
+
+def _left_sorted(t: list[int]) -> bool:
+    """VW's ``must_be_left_sorted`` on sorted ``t``: a repeated namespace and a different one."""
+    pair = different = False
+    for a, b in zip(t, t[1:], strict=False):
+        if a == b:
+            if different:
+                return True
+            pair = True
+        else:
+            if pair:
+                return True
+            different = True
+    return False
+
+
+def compile_interactions(
+    quadratic: tuple[str, ...] = (),
+    cubic: tuple[str, ...] = (),
+    interactions: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+    ignore_linear: tuple[str, ...] = (),
+    keep: tuple[str, ...] = (),
+) -> Interactions:
+    """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
+
+    >>> spec = compile_interactions(quadratic=("ba", "ab"), cubic=("bab", "cba"))
+    >>> spec.terms.tolist(), spec.lengths.tolist()
+    ([[97, 98, -1, -1], [97, 98, 98, -1], [99, 98, 97, -1]], [2, 3, 3])
+    """
+    rows = []
+    for specs, size, option in ((quadratic, 2, "--quadratic"), (cubic, 3, "--cubic")):
+        for spec in specs:
+            t = _bytes(spec, option)
+            if len(t) != size:
+                raise ValueError(f"{option} {spec!r}: expected {size} namespace characters")
+            rows.append(t)
+    for spec in interactions:
+        t = _bytes(spec, "--interactions")
+        if not 2 <= len(t) <= MAX_TERMS:
+            raise ValueError(
+                f"--interactions {spec!r}: 2 to {MAX_TERMS} namespace characters expected"
+            )
+        rows.append(t)
+    for t in rows:
+        if WILDCARD in t and t != [WILDCARD, WILDCARD]:
+            raise ValueError(
+                "the wildcard ':' is supported as '-q ::' (every pair of namespaces) only"
+            )
+    # VW: the list sorted (shorter first, then bytewise, ':' as its byte), duplicates
+    # equal up to order dropped (the first kept), and an interaction with a repeated
+    # and a different namespace ('aab', 'bab') sorted so its repeats are adjacent
+    key = [[58 if c == WILDCARD else c for c in t] for t in rows]
+    order = sorted(range(len(rows)), key=lambda i: (len(key[i]), key[i]))
+    kept: list[list[int]] = []
+    seen: set[tuple[int, ...]] = set()
+    for i in order:
+        k = tuple(sorted(key[i]))
+        if k in seen:
+            continue
+        seen.add(k)
+        t = rows[i]
+        if _left_sorted(sorted(t)):
+            t = sorted(t)
+        kept.append(t)
+    rows = kept
+    terms = np.full((len(rows), MAX_TERMS), -1, dtype=np.int64)
+    for i, t in enumerate(rows):
+        terms[i, : len(t)] = t
+    drop = np.zeros(257, dtype=np.bool_)
+    drop_linear = np.zeros(257, dtype=np.bool_)
+    for spec in ignore:
+        for c in _bytes(spec, "--ignore"):
+            drop[c] = True
+    for spec in ignore_linear:
+        for c in _bytes(spec, "--ignore_linear"):
+            drop_linear[c] = True
+    if keep:
+        kept = {c for spec in keep for c in _bytes(spec, "--keep")}
+        drop[:256] = True
+        for c in kept:
+            drop[c] = False
+    drop[CONSTANT_NS] = False
+    drop[WILDCARD] = False
+    drop_linear[WILDCARD] = False
+    return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear)
+
+
+@jit
+def _sort_small(t: np.ndarray, m: int) -> None:
+    for a in range(1, m):
+        v = t[a]
+        b = a - 1
+        while b >= 0 and t[b] > v:
+            t[b + 1] = t[b]
+            b -= 1
+        t[b + 1] = v
+
+
+@jit
+def _same_set(x: np.ndarray, mx: int, y: np.ndarray, my: int, kx, ky) -> bool:
+    if mx != my:
+        return False
+    for a in range(mx):
+        kx[a] = x[a]
+        ky[a] = y[a]
+    _sort_small(kx, mx)
+    _sort_small(ky, my)
+    for a in range(mx):
+        if kx[a] != ky[a]:
+            return False
+    return True
+
+
+@jit
+def _add(out, out_len, n, t, m, kx, ky) -> int:
+    """Append interaction ``t[:m]`` unless one equal up to order is there already (VW keeps
+    the first)."""
+    for r in range(n):
+        if _same_set(out[r], out_len[r], t, m, kx, ky):
+            return n
+    for a in range(m):
+        out[n, a] = t[a]
+    out_len[n] = m
+    return n + 1
+
+
+@jit
+def _example_terms(terms, lengths, present, npresent, out, out_len):
+    """The interactions of one example, in order: ``::`` expanded to the pairs (i <= j)
+    of its namespaces in byte order, duplicates (equal up to order) dropped."""
+    n = 0
+    t = np.empty(MAX_TERMS, dtype=np.int64)
+    kx = np.empty(MAX_TERMS, dtype=np.int64)
+    ky = np.empty(MAX_TERMS, dtype=np.int64)
+    sp = present[:npresent].copy()
+    _sort_small(sp, npresent)
+    for i in range(terms.shape[0]):
+        m = lengths[i]
+        if terms[i, 0] == WILDCARD:  # '::' (compile_interactions allows no other wildcard)
+            for a in range(npresent):
+                for b in range(a, npresent):
+                    t[0] = sp[a]
+                    t[1] = sp[b]
+                    n = _add(out, out_len, n, t, 2, kx, ky)
+        else:
+            for a in range(m):
+                t[a] = terms[i, a]
+            n = _add(out, out_len, n, t, m, kx, ky)
+    return n
+
+
+@jit
+def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear):
+    """New CSR arrays: each row's own features (filtered), then its crosses.
+
+    ``mask`` is ``2**bits - 1`` (uint64).  Rows keep their order; the feature
+    order within a row is: the example's features in line order (the constant
+    last), then the interactions in VW's order.
+    """
+    n = indptr.shape[0] - 1
+    cap = indices.shape[0] + 16
+    out_ptr = np.empty(n + 1, dtype=np.int64)
+    out_idx = np.empty(cap, dtype=np.uint32)
+    out_val = np.empty(cap, dtype=np.float64)
+    out_ptr[0] = 0
+    k = 0
+    seen = np.zeros(257, dtype=np.bool_)
+    present = np.empty(256, dtype=np.int64)
+    # room for every template, '::' as all pairs of up to 256 namespaces
+    ex_terms = np.empty((terms.shape[0] * (256 * 257 // 2), MAX_TERMS), dtype=np.int64)
+    ex_len = np.empty(ex_terms.shape[0], dtype=np.int64)
+    pos = np.empty((MAX_TERMS, indices.shape[0] + 1), dtype=np.int64)
+    cnt = np.zeros(MAX_TERMS, dtype=np.int64)
+    at = np.zeros(MAX_TERMS, dtype=np.int64)
+    acc = np.zeros(MAX_TERMS, dtype=np.uint64)
+    val = np.zeros(MAX_TERMS, dtype=np.float64)
+    for r in range(n):
+        lo = indptr[r]
+        hi = indptr[r + 1]
+        # the example's own features, and which namespaces it has
+        npresent = 0
+        for q in range(lo, hi):
+            c = ns[q]
+            if drop[c]:
+                continue
+            if not drop_linear[c]:
+                if k >= out_idx.shape[0]:
+                    out_idx, out_val = _grow(out_idx, out_val, k, k + 1)
+                out_idx[k] = indices[q]
+                out_val[k] = values[q]
+                k += 1
+            if c != CONSTANT_NS and not seen[c]:
+                seen[c] = True
+                present[npresent] = c
+                npresent += 1
+        for a in range(npresent):
+            seen[present[a]] = False
+        if terms.shape[0] == 0:
+            out_ptr[r + 1] = k
+            continue
+        nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len)
+        for t in range(nt):
+            m = ex_len[t]
+            empty = False
+            for a in range(m):
+                c = ex_terms[t, a]
+                cnt[a] = 0
+                if not drop[c]:
+                    for q in range(lo, hi):
+                        if ns[q] == c:
+                            pos[a, cnt[a]] = q
+                            cnt[a] += 1
+                if cnt[a] == 0:
+                    empty = True
+            if empty:
+                continue
+            # odometer over the m terms; a term equal to the previous one starts
+            # at the previous one's position (combinations, as VW)
+            lvl = 0
+            at[0] = 0
+            while lvl >= 0:
+                if at[lvl] >= cnt[lvl]:
+                    lvl -= 1
+                    if lvl >= 0:
+                        at[lvl] += 1
+                    continue
+                q = pos[lvl, at[lvl]]
+                if lvl == 0:
+                    acc[0] = np.uint64(indices[q])
+                    val[0] = values[q]
+                else:
+                    # only the low 32 bits reach a slot (bits <= 32), and they depend only
+                    # on the low 32 bits of each step: no 64-bit overflow to wrap
+                    acc[lvl] = ((FNV_PRIME * acc[lvl - 1]) & _M32) ^ np.uint64(indices[q])
+                    val[lvl] = val[lvl - 1] * values[q]
+                if lvl == m - 1:
+                    if k >= out_idx.shape[0]:
+                        out_idx, out_val = _grow(out_idx, out_val, k, k + 1)
+                    out_idx[k] = acc[lvl] & mask
+                    out_val[k] = val[lvl]
+                    k += 1
+                    at[lvl] += 1
+                else:
+                    nxt = lvl + 1
+                    at[nxt] = at[lvl] if ex_terms[t, nxt] == ex_terms[t, lvl] else 0
+                    lvl = nxt
+        out_ptr[r + 1] = k
+    return out_ptr, out_idx[:k], out_val[:k]
+
+
+@jit
+def _grow(idx, val, k, need):
+    cap = max(need, 2 * idx.shape[0])
+    new_i = np.empty(cap, dtype=np.uint32)
+    new_v = np.empty(cap, dtype=np.float64)
+    new_i[:k] = idx[:k]
+    new_v[:k] = val[:k]
+    return new_i, new_v
