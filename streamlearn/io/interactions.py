@@ -210,7 +210,8 @@ def _example_terms(terms, lengths, present, npresent, out, out_len):
     t = np.empty(MAX_TERMS, dtype=np.int64)
     kx = np.empty(MAX_TERMS, dtype=np.int64)
     ky = np.empty(MAX_TERMS, dtype=np.int64)
-    sp = present[:npresent].copy()
+    sp = np.empty(npresent, dtype=np.int64)
+    sp[:] = present[:npresent]
     _sort_small(sp, npresent)
     for i in range(terms.shape[0]):
         m = lengths[i]
@@ -244,9 +245,17 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
     k = 0
     seen = np.zeros(257, dtype=np.bool_)
     present = np.empty(256, dtype=np.int64)
-    # room for every template, '::' as all pairs of up to 256 namespaces
-    ex_terms = np.empty((terms.shape[0] * (256 * 257 // 2), MAX_TERMS), dtype=np.int64)
-    ex_len = np.empty(ex_terms.shape[0], dtype=np.int64)
+    # without '::' every example has the compiled list itself; with it, room for
+    # every template and all pairs of up to 256 namespaces
+    wild = False
+    for i in range(terms.shape[0]):
+        if terms[i, 0] == WILDCARD:
+            wild = True
+    ex_terms = terms
+    ex_len = lengths
+    if wild:
+        ex_terms = np.empty((terms.shape[0] * (256 * 257 // 2), MAX_TERMS), dtype=np.int64)
+        ex_len = np.empty(ex_terms.shape[0], dtype=np.int64)
     pos = np.empty((MAX_TERMS, indices.shape[0] + 1), dtype=np.int64)
     cnt = np.zeros(MAX_TERMS, dtype=np.int64)
     at = np.zeros(MAX_TERMS, dtype=np.int64)
@@ -276,7 +285,9 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
         if terms.shape[0] == 0:
             out_ptr[r + 1] = k
             continue
-        nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len)
+        nt = terms.shape[0]
+        if wild:
+            nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len)
         for t in range(nt):
             m = ex_len[t]
             empty = False
@@ -291,6 +302,21 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
                 if cnt[a] == 0:
                     empty = True
             if empty:
+                continue
+            if m == 2:  # the common case, as two plain loops
+                same = ex_terms[t, 1] == ex_terms[t, 0]
+                need = k + cnt[0] * cnt[1]
+                if need > out_idx.shape[0]:
+                    out_idx, out_val = _grow(out_idx, out_val, k, need)
+                for a in range(cnt[0]):
+                    q0 = pos[0, a]
+                    h0 = (FNV_PRIME * np.uint64(indices[q0])) & _M32
+                    v0 = values[q0]
+                    for b in range(a if same else 0, cnt[1]):
+                        q1 = pos[1, b]
+                        out_idx[k] = (h0 ^ np.uint64(indices[q1])) & mask
+                        out_val[k] = v0 * values[q1]
+                        k += 1
                 continue
             # odometer over the m terms; a term equal to the previous one starts
             # at the previous one's position (combinations, as VW)
