@@ -200,3 +200,25 @@ def test_invert_hash_names_crosses_as_vw(tmp_path):
             want.add((m.group(1), int(m.group(2))))
     crosses = {x for x in got if "*" in x[0]}
     assert crosses == want and len(want) > 100
+
+
+@pytest.mark.parametrize("algo", [["--algo", "sgd"], ["--algo", "tg", "--l1", "1e-4"],
+                                  ["--algo", "fobos", "--l1", "1e-4", "--l2", "1e-3"]])  # fmt: skip
+def test_crosses_replayed_from_the_cache_equal_a_fresh_parse(tmp_path, algo):
+    path = tmp_path / "d.vw"
+    path.write_text("\n".join(random_lines(300, 2)) + "\n")
+    crosses = ["-q", "ab", "--cubic", "abc"]
+    plain = ["train", *algo, "--loss", "logistic", "--passes", "3", "--holdout-period", "5",
+             str(path), "--quiet"]  # fmt: skip
+    args = [*plain, *crosses]
+    m1, m2 = tmp_path / "cached.sl", tmp_path / "parsed.sl"
+    assert invoke([*args, "--cache", str(tmp_path / "c"), "-f", str(m1)]).exit_code == 0
+    assert invoke([*args, "-f", str(m2)]).exit_code == 0  # re-reads the file each pass
+    from streamlearn import model as model_io
+
+    a, b = model_io.load(m1), model_io.load(m2)
+    assert np.array_equal(a.slots, b.slots) and np.array_equal(a.weights, b.weights)
+    # a cache built without the crosses is not reused with them
+    r = invoke([*plain, "--cache", str(tmp_path / "c"), "-f", str(m2)])
+    assert r.exit_code == 0
+    assert not np.array_equal(model_io.load(m2).weights, a.weights)
