@@ -79,7 +79,7 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
     """
     import numpy as np
 
-    from streamlearn.io.interactions import MAX_TERMS, _example_terms
+    from streamlearn.io.interactions import MAX_TERMS, _example_terms, terms_room
 
     mask = (1 << bits) - 1
     groups: dict[int, list[tuple[int, str]]] = {}
@@ -90,7 +90,8 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
         if nsb not in groups:
             present.append(nsb)
         groups.setdefault(nsb, []).append((slot, name))
-    out_terms = np.empty((inter.terms.shape[0] * (256 * 257 // 2), MAX_TERMS), dtype=np.int64)
+    room = terms_room(inter.terms, inter.lengths, len(present))
+    out_terms = np.empty((max(room, 1), MAX_TERMS), dtype=np.int64)
     out_len = np.empty(out_terms.shape[0], dtype=np.int64)
     n = _example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
                        len(present), out_terms, out_len)  # fmt: skip

@@ -18,12 +18,16 @@ VW's rules, checked against ``vw --audit`` (VW 9.11):
   for each further term (VW's 64-bit arithmetic, FNV_PRIME = 16777619; the
   low 32 bits, all a slot uses, are computed exactly mod 2^32); its value is
   the product of the values.
-* An interaction that names a namespace twice or more is sorted
-  (``--cubic bab`` is ``abb``) and crosses *combinations*: in ``-q aa`` the
-  pairs (i, j) with j >= i, each feature with itself included; one without
-  repeats keeps its order (``-q ba`` crosses b then a).  Interactions equal
-  up to order are generated once (``-q ab -q ba`` is ``-q ab``), and the
-  list is generated shortest first, then in byte order.
+* The list of interactions is sorted (shorter first, then bytewise, ``:``
+  as its byte), interactions equal up to order are dropped (the first kept:
+  ``-q ab -q ba`` is ``-q ab``), and one that holds a repeated and a
+  different namespace is sorted (``--cubic bab`` is ``abb``, ``--cubic a::``
+  is ``::a``).  A repeated namespace crosses *combinations*: in ``-q aa`` the
+  pairs (i, j) with j >= i, each feature with itself included.
+* ``:`` is a wildcard, expanded for each example over its namespaces in
+  byte order: two wildcards as all pairs (i <= j), any other number as VW's
+  combinations with repetition; the list is then sorted and deduplicated
+  again, as above.
 * ``--ignore A`` drops namespace A's features everywhere, ``--keep A`` keeps
   only the namespaces named (the constant stays), ``--ignore_linear A`` drops
   A's own features but keeps them in interactions.
@@ -40,7 +44,9 @@ from streamlearn.io._scan import CONSTANT_NS
 
 FNV_PRIME = np.uint64(16777619)
 _M32 = np.uint64(0xFFFFFFFF)
-WILDCARD = 256
+WILDCARD = 58
+"""``:``, VW's wildcard, with its own byte: VW sorts interactions with it as a
+character (``--cubic a::`` becomes ``::a`` before it is expanded)."""
 MAX_TERMS = 4
 
 
@@ -48,8 +54,8 @@ MAX_TERMS = 4
 class Interactions:
     """What to cross and what to drop, resolved once for a run (kernel arrays).
 
-    ``terms[i, :lengths[i]]`` are the namespace bytes of interaction i (256 for
-    the wildcard ``:``); ``drop[c]`` removes namespace c everywhere,
+    ``terms[i, :lengths[i]]`` are the namespace bytes of interaction i (58, the
+    byte of ``:``, is the wildcard); ``drop[c]`` removes namespace c everywhere,
     ``drop_linear[c]`` only from the example's own features.
     """
 
@@ -119,15 +125,10 @@ def compile_interactions(
                 f"--interactions {spec!r}: 2 to {MAX_TERMS} namespace characters expected"
             )
         rows.append(t)
-    for t in rows:
-        if WILDCARD in t and t != [WILDCARD, WILDCARD]:
-            raise ValueError(
-                "the wildcard ':' is supported as '-q ::' (every pair of namespaces) only"
-            )
     # VW: the list sorted (shorter first, then bytewise, ':' as its byte), duplicates
     # equal up to order dropped (the first kept), and an interaction with a repeated
     # and a different namespace ('aab', 'bab') sorted so its repeats are adjacent
-    key = [[58 if c == WILDCARD else c for c in t] for t in rows]
+    key = rows
     order = sorted(range(len(rows)), key=lambda i: (len(key[i]), key[i]))
     kept: list[list[int]] = []
     seen: set[tuple[int, ...]] = set()
@@ -158,8 +159,6 @@ def compile_interactions(
         for c in kept:
             drop[c] = False
     drop[CONSTANT_NS] = False
-    drop[WILDCARD] = False
-    drop_linear[WILDCARD] = False
     return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear)
 
 
@@ -175,57 +174,174 @@ def _sort_small(t: np.ndarray, m: int) -> None:
 
 
 @jit
-def _same_set(x: np.ndarray, mx: int, y: np.ndarray, my: int, kx, ky) -> bool:
-    if mx != my:
-        return False
-    for a in range(mx):
-        kx[a] = x[a]
-        ky[a] = y[a]
-    _sort_small(kx, mx)
-    _sort_small(ky, my)
-    for a in range(mx):
-        if kx[a] != ky[a]:
-            return False
-    return True
+def _left_sorted_nb(t: np.ndarray, m: int, key: np.ndarray) -> bool:
+    """:func:`_left_sorted` for the kernel (``key`` is scratch)."""
+    for a in range(m):
+        key[a] = t[a]
+    _sort_small(key, m)
+    pair = False
+    different = False
+    for a in range(m - 1):
+        if key[a] == key[a + 1]:
+            if different:
+                return True
+            pair = True
+        else:
+            if pair:
+                return True
+            different = True
+    return False
 
 
 @jit
-def _add(out, out_len, n, t, m, kx, ky) -> int:
-    """Append interaction ``t[:m]`` unless one equal up to order is there already (VW keeps
-    the first)."""
-    for r in range(n):
-        if _same_set(out[r], out_len[r], t, m, kx, ky):
-            return n
-    for a in range(m):
-        out[n, a] = t[a]
-    out_len[n] = m
-    return n + 1
+def _before(x: np.ndarray, mx: int, y: np.ndarray, my: int) -> bool:
+    """VW's order of interactions: shorter first, then bytewise."""
+    if mx != my:
+        return mx < my
+    for a in range(mx):
+        if x[a] != y[a]:
+            return x[a] < y[a]
+    return False
+
+
+@jit
+def _combinations(n: int, k: int) -> int:
+    """Multisets of size ``k`` from ``n`` namespaces (VW's combinations with repetition)."""
+    if n == 0:
+        return 0
+    c = 1
+    for a in range(k):
+        c = c * (n + a) // (a + 1)
+    return c
+
+
+@jit
+def terms_room(terms, lengths, npresent: int) -> int:
+    """Rows :func:`_example_terms` may fill for an example with ``npresent`` namespaces."""
+    room = 0
+    for i in range(terms.shape[0]):
+        nw = 0
+        for a in range(lengths[i]):
+            if terms[i, a] == WILDCARD:
+                nw += 1
+        room += 1 if nw == 0 else _combinations(npresent, nw)
+    return room
 
 
 @jit
 def _example_terms(terms, lengths, present, npresent, out, out_len):
-    """The interactions of one example, in order: ``::`` expanded to the pairs (i <= j)
-    of its namespaces in byte order, duplicates (equal up to order) dropped."""
+    """The interactions of one example, as VW compiles them.
+
+    Each wildcard template is expanded over the example's namespaces (in byte
+    order): two wildcards as the pairs (i <= j), any other number as VW's
+    combinations with repetition (index tuples that never increase), the
+    fixed namespaces kept in their places.  Then the whole list is sorted
+    (shorter first, bytewise), duplicates equal up to order are dropped (the
+    first kept), and an interaction with a repeated and a different namespace
+    is sorted.  Returns how many rows of ``out`` hold the result.
+    """
     n = 0
-    t = np.empty(MAX_TERMS, dtype=np.int64)
-    kx = np.empty(MAX_TERMS, dtype=np.int64)
-    ky = np.empty(MAX_TERMS, dtype=np.int64)
+    key = np.empty(MAX_TERMS, dtype=np.int64)
+    other = np.empty(MAX_TERMS, dtype=np.int64)
+    idx = np.zeros(MAX_TERMS + 1, dtype=np.int64)
+    vals = np.empty(MAX_TERMS, dtype=np.int64)
     sp = np.empty(npresent, dtype=np.int64)
     sp[:] = present[:npresent]
     _sort_small(sp, npresent)
     for i in range(terms.shape[0]):
         m = lengths[i]
-        if terms[i, 0] == WILDCARD:  # '::' (compile_interactions allows no other wildcard)
+        nw = 0
+        for a in range(m):
+            if terms[i, a] == WILDCARD:
+                nw += 1
+        if nw == 0:
+            for a in range(m):
+                out[n, a] = terms[i, a]
+            out_len[n] = m
+            n += 1
+            continue
+        if npresent == 0:
+            continue
+        if nw == 2:
             for a in range(npresent):
                 for b in range(a, npresent):
-                    t[0] = sp[a]
-                    t[1] = sp[b]
-                    n = _add(out, out_len, n, t, 2, kx, ky)
+                    vals[0] = sp[a]
+                    vals[1] = sp[b]
+                    n = _fill(out, out_len, n, terms, i, m, vals)
+            continue
+        for a in range(nw + 1):
+            idx[a] = 0
+        last = npresent - 1
+        while True:
+            for a in range(nw):
+                if idx[a] > last:
+                    idx[a + 1] += 1
+                    for b in range(a, -1, -1):
+                        idx[b] = idx[a + 1]
+            if idx[nw] > 0:
+                break
+            for a in range(nw):
+                vals[a] = sp[idx[a]]
+            n = _fill(out, out_len, n, terms, i, m, vals)
+            idx[0] += 1
+    # sort the list (insertion sort: short lists), then drop duplicates keeping the first
+    for r in range(1, n):
+        mr = out_len[r]
+        for a in range(MAX_TERMS):
+            key[a] = out[r, a]
+        q = r - 1
+        while q >= 0 and _before(key, mr, out[q], out_len[q]):
+            for a in range(MAX_TERMS):
+                out[q + 1, a] = out[q, a]
+            out_len[q + 1] = out_len[q]
+            q -= 1
+        for a in range(MAX_TERMS):
+            out[q + 1, a] = key[a]
+        out_len[q + 1] = mr
+    kept = 0
+    for r in range(n):
+        m = out_len[r]
+        dup = False
+        for q in range(kept):
+            if out_len[q] == m and _same_set(out[q], out[r], m, key, other):
+                dup = True
+                break
+        if dup:
+            continue
+        for a in range(m):
+            out[kept, a] = out[r, a]
+        out_len[kept] = m
+        if _left_sorted_nb(out[kept], m, key):
+            _sort_small(out[kept], m)
+        kept += 1
+    return kept
+
+
+@jit
+def _fill(out, out_len, n, terms, i, m, vals) -> int:
+    """Row ``n`` of ``out``: template ``i`` with its wildcards replaced by ``vals`` in order."""
+    w = 0
+    for a in range(m):
+        if terms[i, a] == WILDCARD:
+            out[n, a] = vals[w]
+            w += 1
         else:
-            for a in range(m):
-                t[a] = terms[i, a]
-            n = _add(out, out_len, n, t, m, kx, ky)
-    return n
+            out[n, a] = terms[i, a]
+    out_len[n] = m
+    return n + 1
+
+
+@jit
+def _same_set(x: np.ndarray, y: np.ndarray, m: int, kx, ky) -> bool:
+    for a in range(m):
+        kx[a] = x[a]
+        ky[a] = y[a]
+    _sort_small(kx, m)
+    _sort_small(ky, m)
+    for a in range(m):
+        if kx[a] != ky[a]:
+            return False
+    return True
 
 
 @jit
@@ -249,12 +365,13 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
     # every template and all pairs of up to 256 namespaces
     wild = False
     for i in range(terms.shape[0]):
-        if terms[i, 0] == WILDCARD:
-            wild = True
+        for a in range(lengths[i]):
+            if terms[i, a] == WILDCARD:
+                wild = True
     ex_terms = terms
     ex_len = lengths
     if wild:
-        ex_terms = np.empty((terms.shape[0] * (256 * 257 // 2), MAX_TERMS), dtype=np.int64)
+        ex_terms = np.empty((terms.shape[0] * 64, MAX_TERMS), dtype=np.int64)
         ex_len = np.empty(ex_terms.shape[0], dtype=np.int64)
     pos = np.empty((MAX_TERMS, indices.shape[0] + 1), dtype=np.int64)
     cnt = np.zeros(MAX_TERMS, dtype=np.int64)
@@ -287,6 +404,10 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
             continue
         nt = terms.shape[0]
         if wild:
+            room = terms_room(terms, lengths, npresent)
+            if room > ex_terms.shape[0]:
+                ex_terms = np.empty((room, MAX_TERMS), dtype=np.int64)
+                ex_len = np.empty(room, dtype=np.int64)
             nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len)
         for t in range(nt):
             m = ex_len[t]
