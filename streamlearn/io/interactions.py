@@ -82,21 +82,6 @@ def _bytes(spec: str, option: str) -> list[int]:
     return out
 
 
-def _left_sorted(t: list[int]) -> bool:
-    """VW's ``must_be_left_sorted`` on sorted ``t``: a repeated namespace and a different one."""
-    pair = different = False
-    for a, b in zip(t, t[1:], strict=False):
-        if a == b:
-            if different:
-                return True
-            pair = True
-        else:
-            if pair:
-                return True
-            different = True
-    return False
-
-
 def compile_interactions(
     quadratic: tuple[str, ...] = (),
     cubic: tuple[str, ...] = (),
@@ -138,7 +123,7 @@ def compile_interactions(
             continue
         seen.add(k)
         t = rows[i]
-        if _left_sorted(sorted(t)):
+        if _left_sorted(np.array(t, dtype=np.int64), len(t), np.empty(MAX_TERMS, np.int64)):
             t = sorted(t)
         kept.append(t)
     rows = kept
@@ -174,8 +159,9 @@ def _sort_small(t: np.ndarray, m: int) -> None:
 
 
 @jit
-def _left_sorted_nb(t: np.ndarray, m: int, key: np.ndarray) -> bool:
-    """:func:`_left_sorted` for the kernel (``key`` is scratch)."""
+def _left_sorted(t: np.ndarray, m: int, key: np.ndarray) -> bool:
+    """VW's ``must_be_left_sorted``: ``t[:m]`` holds a repeated namespace and a different
+    one (``key`` is scratch)."""
     for a in range(m):
         key[a] = t[a]
     _sort_small(key, m)
@@ -311,7 +297,7 @@ def _example_terms(terms, lengths, present, npresent, out, out_len):
         for a in range(m):
             out[kept, a] = out[r, a]
         out_len[kept] = m
-        if _left_sorted_nb(out[kept], m, key):
+        if _left_sorted(out[kept], m, key):
             _sort_small(out[kept], m)
         kept += 1
     return kept
