@@ -65,13 +65,20 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
         for key in FIXED_BY_MODEL:
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 raise UsageError(
-                    f"--{key.replace('_', '-')} {explicit[key]} conflicts with the initial "
-                    f"model, which was trained with {key.replace('_', '-')} "
-                    f"{getattr(model_cfg, key)}"
+                    f"--{key.replace('_', '-')} {_shown(explicit[key])} conflicts with the "
+                    f"initial model, which was trained with {key.replace('_', '-')} "
+                    f"{_shown(getattr(model_cfg, key))}"
                 )
         return model_cfg.replace(**explicit)
     except ConfigError as e:
         raise UsageError(str(e)) from None
+
+
+def _shown(value) -> str:
+    """An option's value as typed (``ab cd`` for repeated ``-q``, ``none`` for none)."""
+    if isinstance(value, tuple):
+        return " ".join(value) if value else "none"
+    return str(value)
 
 
 @dataclass
