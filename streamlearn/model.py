@@ -92,7 +92,7 @@ def from_training(
     """Capture a training run's state without disturbing it."""
     from streamlearn.learners.base import stored_slots
 
-    slots = stored_slots(table)
+    slots = stored_slots(table, spec.stored_cols)
     weights = np.empty(slots.shape[0])
     spec.current_weights(table, gstate, params, slots, weights)
     return Model(

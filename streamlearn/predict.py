@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from streamlearn import model as model_io
 from streamlearn.errors import BrokenPipe
 from streamlearn.learners.base import (
-    GSTATE_SIZE,
     P_HOLDOUT,
     S_N,
     S_NROWS,
     new_rows,
     new_stats,
+    scoring_gstate,
 )
 from streamlearn.losses import CLASSIFICATION
 from streamlearn.passes import parsed
@@ -58,7 +56,7 @@ def predict(
     params[P_HOLDOUT] = 0.0  # every example is scored the same way
     stats = new_stats()
     rows = new_rows()
-    gstate = np.zeros(GSTATE_SIZE)
+    gstate = scoring_gstate(m.gstate)  # the model's prediction range, as VW's -t
     checks = BatchChecks(console, config, opts.strict)
     writer = PredictionWriter(opts.predictions, opts.link)
     batches = parsed(

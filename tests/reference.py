@@ -31,19 +31,47 @@ def rate_np(eta0: float, power_t: float, t0: float, T: float) -> float:
     return eta0 if power_t == 0 else eta0 * (t0 / (t0 + T)) ** power_t
 
 
+class Clip:
+    """VW's prediction range: [0, 0] ([-50, 50] for logistic), widened by each label
+    learned before its example is predicted; or fixed by ``lo``/``hi`` (either given)."""
+
+    def __init__(self, loss_id: int, lo: float | None = None, hi: float | None = None):
+        self.fixed = lo is not None or hi is not None
+        edge = 50.0 if loss_id == 1 else 0.0
+        self.lo = (lo or 0.0) if self.fixed else -edge
+        self.hi = (hi or 0.0) if self.fixed else edge
+
+    def __call__(self, p: float, y: float) -> float:
+        """``p`` clipped; ``y`` (NaN when unlabeled) widens the range first."""
+        if not self.fixed and not np.isnan(y):
+            self.lo = min(self.lo, y)
+            self.hi = max(self.hi, y)
+        return min(max(p, self.lo), self.hi)
+
+    def run(self, p: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """:meth:`__call__` over arrays, in order (vectorized for long runs)."""
+        if self.fixed or p.size == 0:
+            return np.clip(p, self.lo, self.hi)
+        lo = np.minimum.accumulate(np.concatenate([[self.lo], np.where(np.isnan(y), np.inf, y)]))
+        hi = np.maximum.accumulate(np.concatenate([[self.hi], np.where(np.isnan(y), -np.inf, y)]))
+        self.lo, self.hi = float(lo[-1]), float(hi[-1])
+        return np.minimum(np.maximum(p, lo[1:]), hi[1:])
+
+
 def gradient_steps(stream: Stream, loss_id: int, eta0, power_t, t0, regularise):
     """Generic dense loop; ``regularise(w, eta, n_learned)`` acts on all of w."""
     w = np.zeros(stream.d)
     preds = np.full(stream.n, np.nan)
     T = 0.0
     n_learned = 0
+    clip = Clip(loss_id)
     for i in range(stream.n):
         if stream.status[i] != 0:
             continue
         idx, val = stream.row(i)
-        p = stream.bases[i] + float(np.dot(w[idx], val))
-        preds[i] = p
         y = stream.labels[i]
+        p = clip(stream.bases[i] + float(np.dot(w[idx], val)), y)
+        preds[i] = p
         a = stream.weights[i]
         if np.isnan(y) or a == 0:
             continue
@@ -171,6 +199,7 @@ def elastic_net_runs(chunks, d, loss_id, eta0, power_t, t0, l1, l2, form):
     preds = []
     T = 0.0
     n_learned = 0
+    clip = Clip(loss_id)
     for stream in chunks:
         p_chunk = np.full(stream.n, np.nan)
         empty = np.diff(stream.indptr) == 0
@@ -181,7 +210,7 @@ def elastic_net_runs(chunks, d, loss_id, eta0, power_t, t0, l1, l2, form):
                 while e < stream.n and empty[e]:
                     e += 1
                 ok = stream.status[i:e] == 0
-                p_chunk[i:e][ok] = stream.bases[i:e][ok]
+                p_chunk[i:e][ok] = clip.run(stream.bases[i:e][ok], stream.labels[i:e][ok])
                 learned = ok & ~np.isnan(stream.labels[i:e]) & (stream.weights[i:e] != 0)
                 a = stream.weights[i:e][learned]
                 if a.size:
@@ -196,9 +225,9 @@ def elastic_net_runs(chunks, d, loss_id, eta0, power_t, t0, l1, l2, form):
                 continue
             if stream.status[i] == 0:
                 idx, val = stream.row(i)
-                p = stream.bases[i] + float(np.dot(w[idx], val))
-                p_chunk[i] = p
                 y = stream.labels[i]
+                p = clip(stream.bases[i] + float(np.dot(w[idx], val)), y)
+                p_chunk[i] = p
                 a = stream.weights[i]
                 if not np.isnan(y) and a != 0:
                     T += a
@@ -228,14 +257,15 @@ def smidas(stream, loss_id, eta0, power_t, t0, lam, p):
     theta = np.zeros(stream.d)
     preds = np.full(stream.n, np.nan)
     T = 0.0
+    clip = Clip(loss_id)
     for i in range(stream.n):
         if stream.status[i] != 0:
             continue
         idx, val = stream.row(i)
         w = smidas_link(theta, p)
-        pr = stream.bases[i] + float(np.dot(w[idx], val))
-        preds[i] = pr
         y = stream.labels[i]
+        pr = clip(stream.bases[i] + float(np.dot(w[idx], val)), y)
+        preds[i] = pr
         a = stream.weights[i]
         if np.isnan(y) or a == 0:
             continue

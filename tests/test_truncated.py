@@ -8,7 +8,7 @@ import pytest
 from streamlearn.learners import sgd, truncated
 from streamlearn.learners.base import S_LOSS, S_WLAB, make_params
 from streamlearn.losses import HINGE, LOGISTIC, SQUARED
-from tests import reference
+from tests import gaps, reference
 from tests.streams import random_stream, run_lazy
 
 CASES = [
@@ -34,8 +34,9 @@ def test_lazy_equals_dense(loss_id, K, theta, power_t, seed):
     w, preds, stats = run_lazy(truncated.SPEC, params, stream, loss_id)
     w_ref, p_ref = reference.truncated_gradient(stream, loss_id, eta0, power_t, t0, g, theta, K)
     assert np.count_nonzero(w_ref) < stream.d  # truncation did something
-    np.testing.assert_allclose(w, w_ref, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(preds, p_ref, rtol=1e-12, atol=1e-14)
+    # squared loss at a constant rate of 0.1 oscillates (weights up to ~20): rounding
+    # differences grow to ~1e-13 absolute, so the floor is relative to the largest weight
+    gaps.assert_matches(w, w_ref, preds, p_ref, rtol=1e-12)
     # progressive loss = mean of per-example losses of the predictions made before learning
     ok = (stream.status == 0) & ~np.isnan(stream.labels)
     losses = [

@@ -4,14 +4,17 @@ State of a run (all plain numpy arrays, so kernels stay cacheable):
 
 ``table``  float64[2**bits, ncols]
     Per-slot state, one row per slot (a row fits one cache line).  Column 0
-    is the learner's *primary* state (the weight, or SMIDAS's dual θ): a slot
-    whose primary state is 0 needs nothing settled and is not stored.
-    The other columns hold the ledger that brings a weight current lazily
-    (snapshots of global running sums at the slot's last touch).
+    is the learner's *primary* state (the weight, or SMIDAS's dual θ).  For
+    the global-schedule learners a slot whose primary state is 0 needs
+    nothing settled and is not stored; the other columns hold the ledger
+    that brings a weight current lazily (snapshots of global running sums at
+    the slot's last touch).  The per-coordinate learners (gd, ftrl) keep
+    per-slot accumulators instead, stored whenever any is non-zero.
 ``gstate`` float64[GSTATE_SIZE]
     Global learner state: ``G_T`` (sum of importance weights learned),
     ``G_N`` (number of examples learned), then learner-specific sums from
-    ``G_USER`` on.
+    ``G_USER`` on, and the prediction range (``G_CLIP``, ``G_LABEL_MIN``,
+    ``G_LABEL_MAX``; see :func:`clip`) in the last three slots.
 ``params`` float64[PARAMS_SIZE]
     Hyperparameters resolved before the loop (see :func:`make_params`).
 ``stats``  float64[STATS_SIZE] and ``rows`` float64[MAX_ROWS, ROW_WIDTH]
@@ -25,7 +28,8 @@ Kernel contract (same names, same argument order in every learner module)::
                 indptr, indices, values, labels, weights, bases, status,
                 stats, rows, preds)
         For each row with status 0: bring the touched slots current, predict
-        (the prediction is stored in ``preds`` and scored *before* learning),
+        and clip (:func:`score`; the clipped prediction is stored in
+        ``preds`` and scored *before* learning),
         account the loss, and -- for labeled, non-holdout rows when
         ``params[P_LEARN]`` is 1 -- take the gradient step and the
         regulariser's step of this example.  O(nnz) per example.
@@ -47,6 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn._jit import jit, jit_inline
+from streamlearn.losses import LOGISTIC
 from streamlearn.losses import loss as loss_value
 
 # ---- params layout -------------------------------------------------------
@@ -62,12 +67,23 @@ P_NORM_REFRESH = 8
 P_HOLDOUT = 9  # every n-th example of a pass is held out (0 = none)
 P_LEARN = 10  # 1 = learn, 0 = only predict and account
 P_TOPK = 11
-PARAMS_SIZE = 16
+P_ADAPTIVE = 12  # gd: 1 = per-feature adaptive rates (VW's --adaptive)
+P_NORMALIZED = 13  # gd: 1 = per-feature normalization by the largest |x| (--normalized)
+P_INVARIANT = 14  # gd: 1 = importance-invariant update (--invariant)
+P_FTRL_ALPHA = 15
+P_FTRL_BETA = 16
+P_CLIP_FIXED = 17  # 1 = predictions clipped to [P_CLIP_LO, P_CLIP_HI]; 0 = to the labels seen
+P_CLIP_LO = 18
+P_CLIP_HI = 19
+PARAMS_SIZE = 24
 
 # ---- gstate layout --------------------------------------------------------
 G_T = 0
 G_N = 1
 G_USER = 2
+G_CLIP = 13  # 1 once G_LABEL_MIN/MAX hold the clipping range (0: fresh, or a model from before)
+G_LABEL_MIN = 14  # smallest prediction allowed: VW's min_label (labels seen, and 0)
+G_LABEL_MAX = 15  # largest prediction allowed: VW's max_label
 GSTATE_SIZE = 16
 
 # ---- stats layout ----------------------------------------------------------
@@ -110,8 +126,22 @@ def make_params(
     holdout_period: int = 0,
     learn: bool = True,
     topk: int = 0,
+    adaptive: bool = True,
+    normalized: bool = True,
+    invariant: bool = True,
+    ftrl_alpha: float = 0.5,
+    ftrl_beta: float = 1.0,
+    min_prediction: float | None = None,
+    max_prediction: float | None = None,
 ) -> np.ndarray:
-    """Pack hyperparameters into the ``params`` array kernels read."""
+    """Pack hyperparameters into the ``params`` array kernels read.
+
+    Clipping of predictions (every learner, as VW): with neither
+    ``min_prediction`` nor ``max_prediction`` the range is the labels learned
+    so far and 0 (``[-50, 50]`` to start with for logistic loss), kept in
+    ``gstate``; with either, it is fixed to ``[min_prediction or 0,
+    max_prediction or 0]`` (VW's ``--min_prediction``/``--max_prediction``).
+    """
     params = np.zeros(PARAMS_SIZE)
     params[P_ETA0] = learning_rate
     params[P_POWER_T] = power_t
@@ -125,6 +155,15 @@ def make_params(
     params[P_HOLDOUT] = holdout_period
     params[P_LEARN] = 1.0 if learn else 0.0
     params[P_TOPK] = topk
+    params[P_ADAPTIVE] = 1.0 if adaptive else 0.0
+    params[P_NORMALIZED] = 1.0 if normalized else 0.0
+    params[P_INVARIANT] = 1.0 if invariant else 0.0
+    params[P_FTRL_ALPHA] = ftrl_alpha
+    params[P_FTRL_BETA] = ftrl_beta
+    fixed = min_prediction is not None or max_prediction is not None
+    params[P_CLIP_FIXED] = 1.0 if fixed else 0.0
+    params[P_CLIP_LO] = min_prediction or 0.0
+    params[P_CLIP_HI] = max_prediction or 0.0
     return params
 
 
@@ -143,8 +182,9 @@ class LearnerSpec:
     """A learner variant: its kernels and the per-slot state it keeps.
 
     ``fresh`` is the row of a slot that is current and has never been
-    touched; only rows with a non-zero weight (column 0) are stored in model
-    files, the others load as ``fresh``.  Every learner reads a slot's
+    touched; only rows with a non-zero weight (column 0; or any non-zero
+    column among the first :attr:`stored_cols`) are stored in model files,
+    the others load as ``fresh``.  Every learner reads a slot's
     snapshots only while its weight is non-zero and stamps them whenever the
     slot is touched, so ``fresh`` is all zeros for all of them, which lets
     :func:`fresh_table` leave untouched pages unwritten.
@@ -162,6 +202,11 @@ class LearnerSpec:
     are at their initial values (``init_gstate``, or just after ``rebase``);
     zeros when empty.  A warm start (:meth:`warm_table`) writes them next to
     each weight it places."""
+    stored_cols: int = 1
+    """Model files keep the rows with a non-zero value in one of the first
+    ``stored_cols`` columns.  1 for learners whose other columns matter only
+    while the weight is non-zero; the per-coordinate learners (gd, ftrl)
+    keep accumulators that matter whatever the weight, so every column."""
 
     def warm_table(self, bits: int, slots: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """A table holding ``weights`` at ``slots``, each current at the initial global state.
@@ -264,32 +309,99 @@ def account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout):
 
 
 @jit_inline
-def score(stats, rows, params, loss_id, p, y, a, nfeat):
-    """Count and account one scored example; True when it is to be learned.
+def clip(gstate, params, loss_id, p, y, extend):
+    """``p`` clipped to the prediction range, as VW's ``finalize_prediction``.
 
-    An example is learned when it is labeled, not held out, has a non-zero
-    importance weight, and ``params[P_LEARN]`` is on.
+    The range is ``[P_CLIP_LO, P_CLIP_HI]`` when fixed by the options;
+    otherwise it lives in ``gstate``: ``[0, 0]`` (``[-50, 50]`` for logistic
+    loss) at the first example, widened to each label ``y`` learned *before*
+    its example is predicted (``extend``; VW's ``set_minmax`` runs ahead of
+    the prediction).  NaN passes through (the driver stops the run).
+    """
+    if params[P_CLIP_FIXED] != 0.0:
+        lo = params[P_CLIP_LO]
+        hi = params[P_CLIP_HI]
+    else:
+        if gstate[G_CLIP] == 0.0:
+            gstate[G_CLIP] = 1.0
+            edge = 50.0 if loss_id == LOGISTIC else 0.0
+            gstate[G_LABEL_MIN] = -edge
+            gstate[G_LABEL_MAX] = edge
+        lo = gstate[G_LABEL_MIN]
+        hi = gstate[G_LABEL_MAX]
+        if extend:
+            if y < lo:
+                lo = y
+                gstate[G_LABEL_MIN] = y
+            if y > hi:
+                hi = y
+                gstate[G_LABEL_MAX] = y
+    if p > hi:
+        return hi
+    if p < lo:
+        return lo
+    return p
+
+
+@jit_inline
+def score(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
+    """Clip, count and account one scored example: (clipped prediction, learn it?).
+
+    ``p`` is the raw prediction ``w·x + base``; what is scored, returned and
+    learned from is ``p`` clipped (:func:`clip`).  An example is learned when
+    it is labeled, not held out, has a non-zero importance weight, and
+    ``params[P_LEARN]`` is on; its label widens the clipping range even when
+    its weight is 0 (as VW).
     """
     labeled, holdout = begin_example(stats, params, y)
+    learn = labeled and not holdout and params[P_LEARN] != 0.0
+    p = clip(gstate, params, loss_id, p, y, learn)
     account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout)
-    return labeled and not holdout and params[P_LEARN] != 0.0 and a != 0.0
+    return p, learn and a != 0.0
+
+
+def scoring_gstate(model_gstate: np.ndarray) -> np.ndarray:
+    """The global state ``sl predict`` scores with: a model's clipping range, nothing else.
+
+    A model saved before predictions were clipped has no range
+    (``G_CLIP`` = 0): its predictions are left unclipped.
+    """
+    gstate = np.zeros(GSTATE_SIZE)
+    gstate[G_CLIP] = 1.0
+    if model_gstate.shape[0] > G_LABEL_MAX and model_gstate[G_CLIP] != 0.0:
+        gstate[G_LABEL_MIN] = model_gstate[G_LABEL_MIN]
+        gstate[G_LABEL_MAX] = model_gstate[G_LABEL_MAX]
+    else:
+        gstate[G_LABEL_MIN] = -np.inf
+        gstate[G_LABEL_MAX] = np.inf
+    return gstate
+
+
+@jit_inline
+def _kept(table, j, ncols):
+    for c in range(ncols):
+        if table[j, c] != 0.0:
+            return True
+    return False
 
 
 @jit
-def stored_slots(table):
-    """The rows of ``table`` with a non-zero weight (column 0), as uint32.
+def stored_slots(table, ncols=1):
+    """The rows of ``table`` with a non-zero value in one of its first ``ncols`` columns.
 
-    Reads column 0 in place: ``np.flatnonzero(table[:, 0])`` first copies the
-    strided column, writing 8 bytes per slot (0.4 s at ``-b 26``).
+    ``ncols`` is the learner's :attr:`LearnerSpec.stored_cols` (1: the rows
+    with a non-zero primary state).  Reads the table in place:
+    ``np.flatnonzero(table[:, 0])`` first copies the strided column, writing
+    8 bytes per slot (0.4 s at ``-b 26``).  Returns uint32 slots.
     """
     n = 0
     for j in range(table.shape[0]):
-        if table[j, 0] != 0.0:
+        if _kept(table, j, ncols):
             n += 1
     out = np.empty(n, dtype=np.uint32)
     n = 0
     for j in range(table.shape[0]):
-        if table[j, 0] != 0.0:
+        if _kept(table, j, ncols):
             out[n] = j
             n += 1
     return out

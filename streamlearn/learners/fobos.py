@@ -103,8 +103,9 @@ def train_l1(
                 table[j, 0] = w
             table[j, 1] = MARK
             p += w * values[k]
+        p, learn = score(stats, rows, gstate, params, loss_id, p, y, a, hi - lo)
         preds[i] = p
-        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
+        if not learn:
             for k in range(lo, hi):
                 table[indices[k], 1] = s
             continue
@@ -177,8 +178,9 @@ def train_l2(
                 table[j, 0] = w
             table[j, 1] = MARK
             p += w * values[k]
+        p, learn = score(stats, rows, gstate, params, loss_id, p, y, a, hi - lo)
         preds[i] = p
-        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
+        if not learn:
             for k in range(lo, hi):
                 table[indices[k], 1] = P
             continue

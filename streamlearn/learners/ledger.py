@@ -147,8 +147,9 @@ def train_enet(
                 table[j, 0] = w
             table[j, 1] = MARK
             p += w * values[k]
+        p, learn = score(stats, rows, gstate, params, loss_id, p, y, a, hi - lo)
         preds[i] = p
-        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
+        if not learn:
             for k in range(lo, hi):
                 j = indices[k]
                 table[j, 1] = P

@@ -39,8 +39,9 @@ def train_batch(
         p = bases[i]
         for k in range(lo, hi):
             p += table[indices[k], 0] * values[k]
+        p, learn = score(stats, rows, gstate, params, loss_id, p, y, a, hi - lo)
         preds[i] = p
-        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
+        if not learn:
             continue
         g = advance(gstate, params, a) * a * dloss(loss_id, p, y)
         if g != 0.0:

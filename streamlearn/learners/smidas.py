@@ -217,8 +217,9 @@ def train_batch(
         for k in range(lo, hi):
             pr += qs[k - lo] * values[k]
         pr = bases[i] + mb * pr
+        pr, learn = score(stats, rows, gstate, params, loss_id, pr, y, a, hi - lo)
         preds[i] = pr
-        if not score(stats, rows, params, loss_id, pr, y, a, hi - lo):
+        if not learn:
             continue
         eta = advance(gstate, params, a)
         g = eta * a * dloss(loss_id, pr, y)

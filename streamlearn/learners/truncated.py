@@ -83,8 +83,9 @@ def train_batch(
                 table[j, 0] = w
             table[j, 1] = s
             p += w * values[k]
+        p, learn = score(stats, rows, gstate, params, loss_id, p, y, a, hi - lo)
         preds[i] = p
-        if not score(stats, rows, params, loss_id, p, y, a, hi - lo):
+        if not learn:
             continue
         eta = advance(gstate, params, a)
         g = eta * a * dloss(loss_id, p, y)
