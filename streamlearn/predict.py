@@ -16,7 +16,7 @@ from streamlearn.learners.base import (
 )
 from streamlearn.losses import CLASSIFICATION
 from streamlearn.passes import parsed
-from streamlearn.process import interruptible
+from streamlearn.process import committing, interruptible
 from streamlearn.report import summary, write_json
 from streamlearn.runner import (
     PARSE_WORKERS,
@@ -80,22 +80,27 @@ def predict(
                 writer.write(batch, preds)
                 if writer.broken and not opts.report:
                     break  # nobody reads the predictions and nothing else is asked for
-            writer.close()
+            result = summary(stats, config.loss_id, m.nnz)
+            result.update(
+                model=model_path,
+                skipped_lines=checks.skipped,
+                skipped_reasons=dict(checks.reasons),
+                first_errors=checks.first_errors,
+            )
+            if opts.predictions:
+                result["predictions_complete"] = not writer.broken
+            with committing():  # from here on the run completes: a signal is dropped
+                writer.close()
+                elapsed = time.perf_counter() - started
+                result.update(
+                    seconds=elapsed,
+                    examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
+                )
+                if opts.report:
+                    write_json(opts.report, result)
     except BaseException:
         writer.abort()
         raise
-    result = summary(stats, config.loss_id, m.nnz)
-    elapsed = time.perf_counter() - started
-    result.update(
-        model=model_path,
-        skipped_lines=checks.skipped,
-        skipped_reasons=dict(checks.reasons),
-        first_errors=checks.first_errors,
-        seconds=elapsed,
-        examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
-    )
-    if opts.predictions:
-        result["predictions_complete"] = not writer.broken
     if not opts.quiet and not writer.broken:
         lines = [f"sl predict: {int(stats[S_N])} examples scored with {model_path}"]
         if result["average_loss"] is not None:
@@ -105,8 +110,6 @@ def predict(
         if checks.skipped:
             lines.append(f"skipped lines = {checks.skipped}")
         console.say("\n".join(lines))
-    if opts.report:
-        write_json(opts.report, result)
     if writer.broken:
         raise BrokenPipe("")
     return result

@@ -7,9 +7,11 @@
   run opens becomes "stderr"; reading a closed stdin or writing predictions to
   a closed stdout is then a clear error, and a closed stderr just means silence;
 * SIGINT, SIGTERM and SIGHUP stop the run the same clean way wherever it is
-  (waiting on a slow stdin, compiling, learning, saving): nothing is written
-  over an existing output, temporary files and caches are removed, and the
-  exit status is 128 + the signal's number, as shells report it;
+  (waiting on a slow stdin, compiling, learning): nothing is written over an
+  existing output, temporary files and caches are removed, and the exit
+  status is 128 + the signal's number, as shells report it.  Once a finished
+  run starts making its outputs visible (:func:`committing`) it completes:
+  a signal then is held and dropped, so outputs are all old or all new;
 * every :class:`click.ClickException` (our :class:`~streamlearn.errors.SlError`
   included) prints one line and exits with its documented code;
 * a reader of standard output that goes away (``sl inspect m | head -1``)
@@ -33,6 +35,8 @@ from streamlearn import sources
 from streamlearn.errors import Interrupted
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_HOLD_TO_EXIT = False
+"""Set by :func:`run`: after :func:`committing`, signals stay held until the process exits."""
 NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
@@ -78,6 +82,29 @@ def interruptible(what: str = "no model written") -> Iterator[None]:
         raise interrupted(e, what) from None
 
 
+@contextlib.contextmanager
+def committing() -> Iterator[None]:
+    """The outputs of a finished run are being made visible: hold signals until they all are.
+
+    A SIGINT/SIGTERM/SIGHUP that arrives meanwhile is held and then dropped:
+    the run completes (exit 0) with every output written, rather than
+    stopping between the model and the predictions or the report.  Saving
+    is quick (a rename after each write), so the delay is short.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        yield
+    finally:
+        if not _HOLD_TO_EXIT:  # in a library call: drop what came, then restore
+            while signal.sigtimedwait(SIGNALS, 0) is not None:
+                pass  # came after the work was done
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        # the sl program keeps them held: its work is done, and the exit drops them
+
+
 def reopen_closed_std_fds() -> None:
     """Put ``/dev/null`` on closed descriptors 0, 1 and 2 (see the module docstring)."""
     for fd in (0, 1, 2):
@@ -114,6 +141,8 @@ def run(command: click.Command) -> int:
     """Run ``command`` as the ``sl`` program; return the exit status."""
     from streamlearn import outputs
 
+    global _HOLD_TO_EXIT
+    _HOLD_TO_EXIT = True
     reopen_closed_std_fds()
     install_signal_handlers()
     code = 0

@@ -31,7 +31,7 @@ from streamlearn.learners.base import (
 )
 from streamlearn.locks import model_lock
 from streamlearn.passes import Passes, PassLog
-from streamlearn.process import interruptible
+from streamlearn.process import committing, interruptible
 from streamlearn.report import HEADER, ProgressTable, summary, summary_text, write_json
 from streamlearn.runner import (
     PARSE_WORKERS,
@@ -182,8 +182,6 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     opts.check()
     with model_lock(opts.initial_model, opts.final_model, opts.lock_timeout, console.say):
         result = _train(explicit, opts, console, started)
-    if opts.report:
-        write_json(opts.report, result)
     if result.get("predictions_complete") is False:
         raise BrokenPipe("")
     return result
@@ -244,8 +242,31 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
                 if log.end(learner.stats, functools.partial(learner.snapshot, names)):
                     break
             final = log.final_model(functools.partial(learner.snapshot, names))
-            _save(final, opts)
-            writer.close()  # last: a run that fails before this leaves old predictions
+            _check_model(final)
+            result = summary(learner.stats, config.loss_id, final.nnz)
+            result.update(log.report())
+            result.update(
+                config=learner.config.to_dict(),
+                learner=learner.spec.name,
+                curve=progress.curve,
+                skipped_lines=checks.skipped,
+                skipped_reasons=dict(checks.reasons),
+                first_errors=checks.first_errors,
+                final_model=opts.final_model,
+                initial_model=opts.initial_model,
+            )
+            if opts.predictions:
+                result["predictions_complete"] = not writer.broken
+            with committing():  # from here on the run completes: a signal is dropped
+                _save(final, opts)
+                writer.close()  # after the model: a failed save leaves old predictions
+                elapsed = time.perf_counter() - started
+                result.update(
+                    seconds=elapsed,
+                    examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
+                )
+                if opts.report:
+                    write_json(opts.report, result)
     except BaseException:
         writer.abort()
         raise
@@ -254,24 +275,7 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
             bar.close()
             console.bar = None
         passes.close()
-    result = summary(learner.stats, config.loss_id, final.nnz)
-    result.update(log.report())
-    elapsed = time.perf_counter() - started
-    result.update(
-        config=learner.config.to_dict(),
-        learner=learner.spec.name,
-        curve=progress.curve,
-        skipped_lines=checks.skipped,
-        skipped_reasons=dict(checks.reasons),
-        first_errors=checks.first_errors,
-        seconds=elapsed,
-        examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
-        final_model=opts.final_model,
-        initial_model=opts.initial_model,
-    )
     console.say(summary_text(result))
-    if opts.predictions:
-        result["predictions_complete"] = not writer.broken
     if writer.broken:
         console.say(
             "note: the reader of the predictions went away; they stopped there, "
@@ -289,8 +293,7 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray)
 
 
 def _save(final: model_io.Model, opts: RunOptions) -> None:
-    """Write the model and its readable forms (after checking it is finite)."""
-    _check_model(final)
+    """Write the model and its readable forms."""
     if opts.final_model:
         model_io.save(final, opts.final_model)
     if opts.readable_model or opts.invert_hash:
