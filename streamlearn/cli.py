@@ -47,6 +47,10 @@ _CONFIG_KEYS = {
     "ignore": "ignore",
     "ignore_linear": "ignore_linear",
     "keep": "keep",
+    "ftrl_alpha": "ftrl_alpha",
+    "ftrl_beta": "ftrl_beta",
+    "min_prediction": "min_prediction",
+    "max_prediction": "max_prediction",
 }
 
 
@@ -112,6 +116,35 @@ def _explicit(ctx: click.Context, values: dict) -> dict:
             out[key] = values[name]
     if values.get("noconstant"):
         out["constant"] = False
+    out.update(_update_rule(out.get("algo"), values))
+    return out
+
+
+def _update_rule(algo: str | None, values: dict) -> dict:
+    """VW's spellings of the update rule: ``--sgd``, ``--ftrl``, ``--adaptive`` ...
+
+    Naming any of ``--adaptive``, ``--normalized``, ``--invariant`` turns on
+    only those named (``--algo gd``); ``--sgd`` alone is ``--algo sgd`` (with
+    one of them, as in VW, it only turns the others off); ``--ftrl`` is
+    ``--algo ftrl``.
+    """
+    from streamlearn.config import UPDATE_RULE
+
+    out: dict = {}
+    named = [n for n in UPDATE_RULE if values.get(n)]
+    wanted = []
+    if named:
+        out.update({n: n in named for n in UPDATE_RULE})
+        wanted.append(("gd", "--" + " --".join(named)))
+    if values.get("sgd"):
+        wanted.append(("gd" if named else "sgd", "--sgd"))
+    if values.get("ftrl"):
+        wanted.append(("ftrl", "--ftrl"))
+    for name, flag in wanted:
+        chosen = out.get("algo", algo)
+        if chosen is not None and chosen != name:
+            raise click.UsageError(f"{flag} conflicts with --algo {chosen}")
+        out["algo"] = name
     return out
 
 
@@ -243,10 +276,41 @@ def cli() -> None:
 )
 @click.option(
     "--algo",
-    type=click.Choice(["sgd", "tg", "fobos", "smidas"]),
-    default="sgd",
+    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl"]),
+    default="gd",
     show_default=True,
-    help="Learning algorithm (see README's algorithm table).",
+    help="Learning algorithm (see README's algorithm table); gd is VW's default update.",
+)
+@click.option("--sgd", is_flag=True, help="VW's spelling of --algo sgd (plain SGD).")
+@click.option("--ftrl", is_flag=True, help="VW's spelling of --algo ftrl (FTRL-proximal).")
+@click.option(
+    "--adaptive",
+    is_flag=True,
+    help="gd: per-feature adaptive rates. Naming any of --adaptive, --normalized, "
+    "--invariant turns on only those named (default: all three, as VW).",
+)
+@click.option("--normalized", is_flag=True, help="gd: per-feature normalized updates.")
+@click.option("--invariant", is_flag=True, help="gd: importance-invariant (safe) updates.")
+@click.option(
+    "--ftrl-alpha", "--ftrl_alpha", type=float, default=None, help="ftrl: alpha [default: 0.5]."
+)
+@click.option(
+    "--ftrl-beta", "--ftrl_beta", type=float, default=None, help="ftrl: beta [default: 1]."
+)
+@click.option(
+    "--min-prediction",
+    "--min_prediction",
+    type=float,
+    default=None,
+    help="Clip predictions below this (default: the smallest label seen and 0; "
+    "-50 for logistic). Either bound fixes the range; the other is then 0, as VW.",
+)
+@click.option(
+    "--max-prediction",
+    "--max_prediction",
+    type=float,
+    default=None,
+    help="Clip predictions above this (default: the largest label seen and 0; 50 for logistic).",
 )
 @click.option(
     "--loss",
@@ -261,9 +325,9 @@ def cli() -> None:
     "--learning-rate",
     "--learning_rate",
     type=float,
-    default=0.5,
-    show_default=True,
-    help="eta0 in eta_t = eta0 * (t0 / (t0 + T))^power_t.",
+    default=None,
+    help="eta0 in eta_t = eta0 * (t0 / (t0 + T))^power_t [default: 0.5; for gd with only "
+    "some of --adaptive/--normalized: 10, as VW].",
 )
 @click.option(
     "--power-t",
@@ -273,7 +337,13 @@ def cli() -> None:
     show_default=True,
     help="Decay exponent of the learning rate (0 = constant).",
 )
-@click.option("--initial-t", "--initial_t", type=float, default=1.0, show_default=True, help="t0.")
+@click.option(
+    "--initial-t",
+    "--initial_t",
+    type=float,
+    default=None,
+    help="t0 [default: 1; 0 for gd with adaptive or normalized rates, as VW].",
+)
 @click.option(
     "--l1",
     type=float,
@@ -282,7 +352,7 @@ def cli() -> None:
     help="L1 strength (for tg: the gravity g; for smidas: lambda).",
 )
 @click.option(
-    "--l2", type=float, default=0.0, show_default=True, help="L2^2 strength (sgd, fobos)."
+    "--l2", type=float, default=0.0, show_default=True, help="L2^2 strength (gd, sgd, fobos, ftrl)."
 )
 @click.option(
     "--theta",

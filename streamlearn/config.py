@@ -17,9 +17,13 @@ FORMATS = ("auto", "vw", "svmlight")
 # model keeps them (see streamlearn/io/interactions.py).
 NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep")
 
+# gd's update rule (VW's --adaptive, --normalized, --invariant): naming any of
+# them on the command line turns on only those named.
+UPDATE_RULE = ("adaptive", "normalized", "invariant")
+
 # Options fixed by the model: changing them on resume would make the saved
 # table meaningless.
-FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", *NAMESPACE_OPTIONS)
+FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", *UPDATE_RULE, *NAMESPACE_OPTIONS)
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -36,13 +40,23 @@ class TrainConfig:
     """Validated training options (names follow the CLI)."""
 
     bits: int = 18
-    algo: str = "sgd"
+    algo: str = "gd"
     loss: str = "squared"
-    learning_rate: float = 0.5
+    learning_rate: float | None = None
+    """None: VW's default, 0.5; 10 for gd with only some of adaptive/normalized
+    (VW's rate for its other update rules)."""
     power_t: float = 0.5
-    initial_t: float = 1.0
+    initial_t: float | None = None
+    """None: 0 for gd with adaptive or normalized rates (VW's default), else 1."""
     l1: float = 0.0
     l2: float = 0.0
+    adaptive: bool = True
+    normalized: bool = True
+    invariant: bool = True
+    ftrl_alpha: float = 0.5
+    ftrl_beta: float = 1.0
+    min_prediction: float | None = None
+    max_prediction: float | None = None
     theta: float = math.inf
     period: int = 1
     p: float | None = None
@@ -75,13 +89,25 @@ class TrainConfig:
             raise ConfigError(f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if self.format not in FORMATS:
             raise ConfigError(f"--format must be one of {', '.join(FORMATS)}")
+        gd = self.algo == "gd"
+        adaptive_or_normalized = gd and (self.adaptive or self.normalized)
+        if self.learning_rate is None:
+            rate = 10.0 if gd and not (self.adaptive and self.normalized) else 0.5
+            object.__setattr__(self, "learning_rate", rate)
+        if self.initial_t is None:
+            object.__setattr__(self, "initial_t", 0.0 if adaptive_or_normalized else 1.0)
+        fixed_range = self.min_prediction is not None or self.max_prediction is not None
         checks = [
             (
                 self.learning_rate > 0 and math.isfinite(self.learning_rate),
                 "--learning-rate must be a positive number",
             ),
             (self.power_t >= 0 and math.isfinite(self.power_t), "--power-t must be >= 0"),
-            (self.initial_t > 0 and math.isfinite(self.initial_t), "--initial-t must be > 0"),
+            (
+                (self.initial_t > 0 or (gd and self.initial_t == 0))
+                and math.isfinite(self.initial_t),
+                "--initial-t must be > 0 (>= 0 for --algo gd)",
+            ),
             (self.l1 >= 0 and math.isfinite(self.l1), "--l1 must be >= 0"),
             (self.l2 >= 0 and math.isfinite(self.l2), "--l2 must be >= 0"),
             (self.theta >= 0, "--theta must be >= 0"),
@@ -94,6 +120,26 @@ class TrainConfig:
             (self.early_terminate >= 1, "--early-terminate must be >= 1"),
             (self.p is None or 2 <= self.p < math.inf, "--p must be a finite number >= 2"),
             (self.norm_refresh is None or self.norm_refresh >= 1, "--norm-refresh must be >= 1"),
+            (
+                self.ftrl_alpha > 0 and math.isfinite(self.ftrl_alpha),
+                "--ftrl-alpha must be a positive number",
+            ),
+            (
+                self.ftrl_beta >= 0 and math.isfinite(self.ftrl_beta),
+                "--ftrl-beta must be >= 0",
+            ),
+            (
+                all(
+                    v is None or math.isfinite(v)
+                    for v in (self.min_prediction, self.max_prediction)
+                ),
+                "--min-prediction and --max-prediction must be finite",
+            ),
+            (
+                not fixed_range or (self.min_prediction or 0.0) <= (self.max_prediction or 0.0),
+                "--min-prediction must not exceed --max-prediction (a bound not given is 0, "
+                "as in VW)",
+            ),
         ]
         for ok, message in checks:
             if not ok:
@@ -104,6 +150,10 @@ class TrainConfig:
             raise ConfigError(f"--l2 is not defined for --algo {self.algo}")
         if self.algo != "smidas" and (self.p is not None or self.norm_refresh is not None):
             raise ConfigError("--p and --norm-refresh apply to --algo smidas only")
+        if not gd and not (self.adaptive and self.normalized and self.invariant):
+            raise ConfigError("--adaptive, --normalized and --invariant apply to --algo gd only")
+        if self.algo != "ftrl" and (self.ftrl_alpha != 0.5 or self.ftrl_beta != 1.0):
+            raise ConfigError("--ftrl-alpha and --ftrl-beta apply to --algo ftrl only")
 
     @property
     def loss_id(self) -> int:
@@ -137,7 +187,20 @@ class TrainConfig:
             norm_refresh=norm_refresh or 0,
             holdout_period=self.effective_holdout,
             learn=learn,
+            adaptive=self.adaptive,
+            normalized=self.normalized,
+            invariant=self.invariant,
+            ftrl_alpha=self.ftrl_alpha,
+            ftrl_beta=self.ftrl_beta,
+            min_prediction=self.min_prediction,
+            max_prediction=self.max_prediction,
         )
+
+    @property
+    def update_rule(self) -> str:
+        """gd's update rule as VW names it ("adaptive normalized invariant", or "sgd")."""
+        named = [n for n in UPDATE_RULE if getattr(self, n)]
+        return " ".join(named) if named else "sgd"
 
     def namespaces(self):
         """The compiled interactions and namespace filters, or None when there are none."""

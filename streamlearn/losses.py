@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from streamlearn._jit import jit_inline
 
 SQUARED = 0
@@ -81,3 +83,100 @@ def best_constant(loss_id: int, w: float, label_sum: float, pos_w: float) -> tup
         return math.log(q / (1.0 - q)), -q * math.log(q) - (1.0 - q) * math.log(1.0 - q)
     c = 1.0 if q >= 0.5 else -1.0
     return c, 2.0 * min(q, 1.0 - q)
+
+
+# ---- single precision, as Vowpal Wabbit computes them ------------------------
+#
+# The per-coordinate learners (gd, ftrl) compute in float32, operation for
+# operation as VW 9 does (``loss_functions.cc``), so that they give VW's
+# numbers: every argument and result below is a float32 and every step is
+# rounded to float32 in VW's order.  ``p`` is the prediction already clipped to
+# the label range, which is what VW passes to its loss functions.
+
+F32 = np.float32
+
+
+@jit_inline
+def loss32(loss_id, p, y):
+    """Loss of ``p`` for ``y`` in float32 (what VW's zero-loss gate tests)."""
+    if loss_id == LOGISTIC:
+        return F32(math.log(F32(1.0) + F32(math.exp(-y * p))))
+    if loss_id == HINGE:
+        e = F32(1.0) - y * p
+        return e if e > F32(0.0) else F32(0.0)
+    d = p - y
+    return d * d
+
+
+@jit_inline
+def dloss32(loss_id, p, y):
+    """Derivative of :func:`loss32` in ``p`` (VW's ``first_derivative``)."""
+    if loss_id == LOGISTIC:
+        return -y / (F32(1.0) + F32(math.exp(y * p)))
+    if loss_id == HINGE:
+        return F32(0.0) if y * p >= F32(1.0) else -y
+    return F32(2.0) * (p - y)
+
+
+@jit_inline
+def square_grad32(loss_id, p, y):
+    """Squared derivative (VW's ``get_square_grad``): what the adaptive sums add, per x²."""
+    if loss_id == SQUARED:
+        return F32(4.0) * (p - y) * (p - y)
+    d = dloss32(loss_id, p, y)
+    return d * d
+
+
+@jit_inline
+def _wexpmx(x):
+    """W(e^x) − x, W the Lambert function: VW's approximation (absolute error < 9e-5)."""
+    xd = float(x)
+    if xd >= 1.0:
+        w = 0.86 * xd + 0.01
+        r = xd - math.log(w) - w
+    else:
+        w = math.exp(0.8 * xd - 0.65)
+        r = 0.2 * xd + 0.65 - w
+    t = 1.0 + w
+    u = 2.0 * t * (t + 2.0 * r / 3.0)
+    return F32(w * (1.0 + r / t * (u - r) / (u - 2.0 * r)) - xd)
+
+
+@jit_inline
+def update32(loss_id, p, y, scale, ppu):
+    """Importance-invariant step (VW's ``get_update``) in units of the rate-weighted x.
+
+    The closed form of following the gradient flow of the loss for an
+    importance weight's worth of steps: with ``scale`` = η·a and ``ppu`` =
+    Σ_j x_j² r_j (how much one unit of update moves the prediction), the
+    returned ``u`` moves the prediction by ``u·ppu`` and never past the label
+    (squared: ``(y − p)(1 − e^(−2·scale·ppu))/ppu``; logistic: through the
+    Lambert W function; hinge: up to the margin).  For ``scale·ppu < 1e-6``
+    the first-order form (the plain gradient step) avoids cancellation.
+    """
+    small = float(scale * ppu) < 1e-6
+    if loss_id == LOGISTIC:
+        d = F32(math.exp(y * p))
+        if small:
+            return y * scale / (F32(1.0) + d)
+        x = scale * ppu + y * p + d
+        w = _wexpmx(x)
+        return -(y * w + p) / ppu
+    if loss_id == HINGE:
+        if y * p >= F32(1.0):
+            return F32(0.0)
+        err = F32(1.0) - y * p
+        return y * (scale if scale * ppu < err else err / ppu)
+    if small:
+        return F32(2.0) * (y - p) * scale
+    return (y - p) * (F32(1.0) - F32(math.exp(F32(-2.0) * scale * ppu))) / ppu
+
+
+@jit_inline
+def unsafe_update32(loss_id, p, y, scale):
+    """Plain gradient step (VW's ``get_unsafe_update``): −scale·ℓ'(p, y)."""
+    if loss_id == LOGISTIC:
+        return y * scale / (F32(1.0) + F32(math.exp(y * p)))
+    if loss_id == HINGE:
+        return F32(0.0) if y * p >= F32(1.0) else y * scale
+    return F32(2.0) * (y - p) * scale

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from streamlearn.learners.base import LearnerSpec
 
-ALGORITHMS = ("sgd", "tg", "fobos", "smidas")
+ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl")
 
 
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0) -> LearnerSpec:
@@ -21,6 +21,14 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0) -> LearnerSpec:
     θ = ∞ (ℓ1 clipped at zero, Lipton & Elkan eq. 4); the caller's params must
     say so (:func:`streamlearn.config.TrainConfig.params` does).
     """
+    if algo == "gd":
+        from streamlearn.learners import gd
+
+        return gd.SPEC  # --l1/--l2 act through gd's global gravity and contraction
+    if algo == "ftrl":
+        from streamlearn.learners import ftrl
+
+        return ftrl.SPEC
     if algo == "sgd":
         if l2 != 0.0:
             from streamlearn.learners import sgd_elastic
@@ -52,7 +60,7 @@ def spec_by_name(name: str) -> LearnerSpec:
     """The variant stored in a model file under ``name`` (``LearnerSpec.name``)."""
     import importlib
 
-    for module in ("sgd", "truncated", "sgd_elastic", "fobos", "smidas"):
+    for module in ("gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas"):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")
         except ImportError:
