@@ -6,6 +6,8 @@ every weight on every step, and returns (weights, predictions).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tests.streams import Stream
@@ -274,3 +276,213 @@ def smidas(stream, loss_id, eta0, power_t, t0, lam, p):
         np.add.at(theta, idx, -eta * a * dloss_np(loss_id, pr, y) * val)
         theta = np.sign(theta) * np.maximum(0.0, np.abs(theta) - eta * lam)
     return smidas_link(theta, p), preds, theta
+
+
+# ---- per-coordinate learners: VW's default update (gd) and FTRL-proximal -------
+
+
+class Arith:
+    """Scalar arithmetic in one precision: ``Arith(np.float32)`` rounds every
+    result to single precision, as VW computes; ``Arith(np.float64)`` is the
+    same math in double.  exp/log/pow/sqrt round the double result."""
+
+    def __init__(self, dt):
+        self.f = dt
+
+    def exp(self, x):
+        return self.f(math.exp(float(x)))
+
+    def log(self, x):
+        return self.f(math.log(float(x)))
+
+    def sqrt(self, x):
+        return self.f(math.sqrt(float(x)))
+
+    def pow(self, x, e):
+        return self.f(self.f(x) ** self.f(e))
+
+
+def vw_loss_terms(A: Arith, loss_id: int, p, y):
+    """(loss, derivative ℓ', squared derivative) at the clipped prediction."""
+    f = A.f
+    if loss_id == 1:
+        d = -y / (f(1.0) + A.exp(y * p))
+        return A.log(f(1.0) + A.exp(-y * p)), d, d * d
+    if loss_id == 2:
+        d = f(0.0) if y * p >= f(1.0) else -y
+        return max(f(1.0) - y * p, f(0.0)), d, d * d
+    return (p - y) * (p - y), f(2.0) * (p - y), f(4.0) * (p - y) * (p - y)
+
+
+def vw_step(A: Arith, loss_id: int, p, y, s, ppu, invariant: bool):
+    """The update u (w_j += u · r_j x_j): the plain step −s ℓ', or the
+    importance-invariant closed form (Karampatziakis & Langford 2011)."""
+    f = A.f
+    if not invariant:
+        return -s * vw_loss_terms(A, loss_id, p, y)[1]
+    if float(s * ppu) < 1e-6:  # first order (the plain step), as VW
+        return -s * vw_loss_terms(A, loss_id, p, y)[1]
+    if loss_id == 1:  # solve for the step along the gradient flow: Lambert W
+        x = float(s * ppu + y * p + A.exp(y * p))
+        w = lambert_w_exp(x) - x
+        return -(y * f(w) + p) / ppu
+    if loss_id == 2:
+        if y * p >= f(1.0):
+            return f(0.0)
+        err = f(1.0) - y * p
+        return y * (s if s * ppu < err else err / ppu)
+    # squared: p moves toward y by (1 − e^{−2 s ppu}) of the gap
+    return (y - p) * (f(1.0) - A.exp(f(-2.0) * s * ppu)) / ppu
+
+
+def lambert_w_exp(x: float) -> float:
+    """W(e^x) (the Lambert function at e^x) by VW's one-step approximation."""
+    w = 0.86 * x + 0.01 if x >= 1.0 else math.exp(0.8 * x - 0.65)
+    r = x - math.log(w) - w if x >= 1.0 else 0.2 * x + 0.65 - w
+    t = 1.0 + w
+    u = 2.0 * t * (t + 2.0 * r / 3.0)
+    return w * (1.0 + r / t * (u - r) / (u - 2.0 * r))
+
+
+def vw_gd(stream, loss_id, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0, adaptive=True,
+          normalized=True, invariant=True, dt=np.float32, clip=None):
+    """VW's gd update (adaptive, normalized, invariant and their subsets), dense state.
+
+    State: per slot the raw weight v_j, the adaptive sum G_j (starting at t0)
+    and the largest |x_j| seen m_j; globally the normalizer sums S, W, the
+    gravity g and contraction c.  A weight reads as c · sign(v) max(0, |v| − g),
+    for every slot, at every prediction.  Returns (weights as read at the end,
+    clipped predictions, final G, final m).
+    """
+    A = Arith(dt)
+    f = A.f
+    d = stream.d
+    v = np.zeros(d, dtype=dt)
+    G = np.full(d, t0 if adaptive else 0.0, dtype=dt)
+    m = np.zeros(d, dtype=dt)
+    S = W = float(f(t0)) if t0 > 0 else 0.0
+    g, c = 0.0, 1.0
+    mu = f(1.0)
+    q = f(power_t)
+    # exponent of the normalizers: −(1 − q) with adaptive rates, else −1, except that
+    # VW takes q − 1 in both cases when q ≠ 1/2 (it fixes the exponent before it
+    # reads the update rule), and so do we
+    nq = q - f(1.0) if adaptive or q != f(0.5) else f(-1.0)
+    eta = f(eta0)
+    if not adaptive and not normalized:
+        eta = eta * A.pow(f(t0), q)
+    T = 0.0
+    clip = clip or Clip(loss_id)
+    preds = np.full(stream.n, np.nan)
+
+    def read(vj):  # the weight a slot holds under the current gravity and contraction
+        return (vj - (f(-1.0) if vj <= 0 else f(1.0)) * f(g) if f(g) < abs(vj) else f(0.0)) * f(c)
+
+    def rate(j):
+        r = f(1.0)
+        if adaptive:
+            r = A.pow(G[j], -q)
+        if normalized:
+            r = r * A.pow(m[j] * m[j], nq)
+        return r
+
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        x = val.astype(dt)
+        y = f(stream.labels[i])
+        a = stream.weights[i]
+        raw = f(stream.bases[i])
+        for j, xj in zip(idx, x, strict=True):
+            raw = raw + (v[j] - (f(-1.0) if v[j] <= 0 else f(1.0)) * f(g)
+                         if f(g) < abs(v[j]) else f(0.0)) * xj
+        p = f(clip(float(raw * f(c)), float(y)))
+        preds[i] = float(p)
+        if np.isnan(y) or a == 0:
+            continue
+        T += a
+        loss, dl, dl2 = vw_loss_terms(A, loss_id, p, y)
+        if not loss > 0:
+            continue
+        gamma = f(a) * dl2
+        if not adaptive and not normalized:
+            ppu = f(0.0)
+            for xj in x:
+                ppu = ppu + xj * xj
+        else:
+            ppu = f(0.0)
+            nx = f(0.0)
+            for j, xj in zip(idx, x, strict=True):
+                x2 = max(xj * xj, f(1.084202e-19) * f(1.084202e-19))
+                ax = A.sqrt(x2) if x2 > xj * xj else abs(xj)
+                if adaptive:
+                    G[j] = G[j] + gamma * x2
+                if normalized:
+                    if ax > m[j]:
+                        if m[j] > 0:  # rescale v_j as if x had always been on the new scale
+                            v[j] = v[j] * A.pow((ax / m[j]) * (ax / m[j]), nq)
+                        m[j] = ax
+                    nx = nx + x2 / (m[j] * m[j])
+                ppu = ppu + x2 * rate(j)
+            if normalized:
+                S += float(f(a)) * float(nx)
+                W += float(f(a))
+                mu = A.pow(f(S) / f(W), nq)
+                ppu = ppu * mu
+        s = eta * f(a)
+        if not adaptive:
+            s = s * A.pow(f(f(t0) + T), -q)
+        u = vw_step(A, loss_id, p, y, s, ppu, invariant)
+        if (l1 > 0 or l2 > 0) and abs(float(u)) > 1e-8:
+            eta_bar = -float(u) / float(dl) if abs(float(dl)) > 1e-8 else 0.0
+            if abs(float(dl)) > 1e-8:
+                c *= 1.0 - float(f(l2)) * eta_bar
+            u = u / f(c)
+            g += eta_bar * float(f(l1))
+        if normalized:
+            u = u * mu
+        for j, xj in zip(idx, x, strict=True):
+            v[j] = v[j] + u * (xj * rate(j) if adaptive or normalized else xj)
+        if c < 1e-9 or g > 1e3:  # settle: every weight takes what it reads as
+            v = np.array([read(vj) for vj in v], dtype=dt)
+            g, c = 0.0, 1.0
+    return np.array([float(read(vj)) for vj in v]), preds, G, m
+
+
+def ftrl(stream, loss_id, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.float32, clip=None):
+    """FTRL-proximal, McMahan et al. (2013) Algorithm 1, per-coordinate rates
+    η_j = α / (β + √n_j), in the precision ``dt``.  Returns (weights, predictions, z, n)."""
+    A = Arith(dt)
+    f = A.f
+    w = np.zeros(stream.d, dtype=dt)
+    z = np.zeros(stream.d, dtype=dt)
+    n = np.zeros(stream.d, dtype=dt)
+    clip = clip or Clip(loss_id)
+    preds = np.full(stream.n, np.nan)
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        x = val.astype(dt)
+        y = f(stream.labels[i])
+        a = stream.weights[i]
+        raw = f(stream.bases[i])
+        for j, xj in zip(idx, x, strict=True):
+            raw = raw + w[j] * xj
+        p = f(clip(float(raw), float(y)))
+        preds[i] = float(p)
+        if np.isnan(y) or a == 0:
+            continue
+        g = vw_loss_terms(A, loss_id, p, y)[1] * f(a)
+        for j, xj in zip(idx, x, strict=True):
+            gj = g * xj
+            sigma = (A.sqrt(n[j] + gj * gj) - A.sqrt(n[j])) / f(alpha)
+            z[j] = z[j] + (gj - sigma * w[j])
+            n[j] = n[j] + gj * gj
+            if abs(z[j]) <= f(l1):
+                w[j] = 0.0
+            else:
+                eta_inv = (f(beta) + A.sqrt(n[j])) / f(alpha) + f(l2)
+                w[j] = -(z[j] - np.sign(z[j]) * f(l1)) / eta_inv
+    return w.astype(np.float64), preds, z, n

@@ -302,10 +302,10 @@ def test_tiny_inputs_run_interpreted_with_identical_results(tmp_path, data, algo
 
 def test_sgd_form_l2_step_beyond_one_is_warned():
     data = "1 | a b\n-1 | c\n"
-    r = invoke(["train", "--l2", "4", "-l", "0.5"], input=data)
+    r = invoke(["train", "--algo", "sgd", "--l2", "4", "-l", "0.5"], input=data)
     assert r.exit_code == 0
     assert "every step sets all weights to 0" in r.output
-    r = invoke(["train", "--l2", "1", "-l", "0.5"], input=data)
+    r = invoke(["train", "--algo", "sgd", "--l2", "1", "-l", "0.5"], input=data)
     assert "every step sets all weights to 0" not in r.output
     r = invoke(["train", "--algo", "fobos", "--l2", "4", "-l", "0.5"], input=data)
     assert "every step sets all weights to 0" not in r.output

@@ -114,8 +114,8 @@ def test_per_pass_holdout_loss_equals_dense_reference(tmp_path):
     text, rows = numeric_stream()
     src, rep, m = tmp_path / "d.vw", tmp_path / "r.json", tmp_path / "m.sl"
     src.write_text(text)
-    r = invoke(["train", str(src), "--loss", "logistic", "-l", "0.8", "--power-t", "0.5",
-                "--initial-t", "2", "--passes", "4", "--holdout-period", "4",
+    r = invoke(["train", str(src), "--algo", "sgd", "--loss", "logistic", "-l", "0.8",
+                "--power-t", "0.5", "--initial-t", "2", "--passes", "4", "--holdout-period", "4",
                 "--early-terminate", "4", "--report", str(rep), "-f", str(m), "--quiet"])
     assert r.exit_code == 0, r.output
     report = json.loads(rep.read_text())
@@ -172,7 +172,8 @@ def disagreeing_holdout(holdout_line: str, n: int = 40) -> str:
     )
 
 
-SQUARED_CONSTANT_RATE = ["--noconstant", "-l", "0.005", "--power-t", "0", "--holdout-period", "4"]
+SQUARED_CONSTANT_RATE = ["--algo", "sgd", "--noconstant", "-l", "0.005", "--power-t", "0",
+                         "--holdout-period", "4"]  # fmt: skip
 
 
 def test_early_termination_keeps_the_best_pass(tmp_path):

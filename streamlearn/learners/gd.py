@@ -123,7 +123,9 @@ def train_batch(
     q = F32(params[P_POWER_T])
     sqrt_rate = q == F32(0.5)
     neg_q = -q
-    neg_norm_power = q - F32(1.0) if adaptive else F32(-1.0)
+    # VW fixes this exponent before it reads the update rule, so it is q − 1 even
+    # without adaptive rates; only the power_t = 0.5 path uses 1/m² there
+    neg_norm_power = q - F32(1.0)
     t0 = F32(params[P_T0])
     g0 = t0 if adaptive else F32(0.0)  # a fresh slot's G (stored as 0)
     eta = F32(params[P_ETA0])

@@ -1,0 +1,75 @@
+"""sl's progressive loss equals VW's, option for option (``scripts/vw_parity.py``).
+
+Runs only where the ``vowpalwabbit`` package is installed (the ``bench``
+extra).  The quick subset here; ``-m slow`` runs every data set and option.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HAVE_VW = importlib.util.find_spec("vowpalwabbit") is not None
+pytestmark = pytest.mark.skipif(
+    not HAVE_VW, reason="vowpalwabbit is not installed (pip install '.[bench]')"
+)
+
+
+def parity():
+    spec = importlib.util.spec_from_file_location("vw_parity", ROOT / "scripts" / "vw_parity.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("vw_parity", mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def check(rows):
+    missed = [r for r in rows if not r["ok"]]
+    assert not missed, "\n".join(map(str, missed))
+    # on VW's default options, sl reads the very same files as VW to 1e-6
+    for r in rows:
+        if r["config"] == "default":
+            assert r["rel_as_is"] <= 1e-6, r
+
+
+def test_quick_subset_equals_vw():
+    P = parity()
+    data = [d for d in P.DATASETS if d.name in P.QUICK_DATA]
+    configs = [c for c in P.CONFIGS if c[0] in P.QUICK_CONFIGS]
+    check(P.run(data, configs, 1e-6, out=io.StringIO()))
+
+
+@pytest.mark.slow
+def test_every_data_set_and_option_equals_vw():
+    P = parity()
+    check(P.run(P.DATASETS, P.CONFIGS, 1e-6, out=io.StringIO()))
+
+
+def test_vw_decimal_reading_is_emulated():
+    """The emulation of VW's number parser that the parity inputs rely on."""
+    P = parity()
+    from vowpalwabbit import Workspace
+
+    toks = ["0.125", "1.79", "3.9656971e-02", "-0.0236849", "1000.320352", "1e-3", "0.521144",
+            "0.125e+0", "0.0012000000569969416e+0"]  # fmt: skip
+    for tok in toks:
+        ws = Workspace("--quiet --noconstant -b 4 --sgd -l 0")
+        try:
+            ws.learn(f"{tok} |f a:2")  # the label is read by the same routine
+            ex = ws.example(f"{tok} |f a:2")
+            got = ex.get_simplelabel_label()
+            ws.finish_example(ex)
+        finally:
+            ws.finish()
+        want = np.float32(float(tok)) if "+" in tok else P.vw_parse_float(tok)  # strtof
+        assert np.float32(got) == want, tok
+    assert P.vw_parse_float("0.125") != np.float32(0.125)  # the reason for all this
+    for v in [0.125, 1e-3, 4254.0, -17.99, 3.0e-7]:
+        s = P.vw_exact(v)
+        assert np.float32(float(s)) == np.float32(v)
