@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from streamlearn._jit import jit_inline
@@ -96,11 +97,48 @@ def best_constant(loss_id: int, w: float, label_sum: float, pos_w: float) -> tup
 F32 = np.float32
 
 
+def _c_single(name: str):
+    """The C library's single-precision ``name`` (``expf``, ``logf``) as a Python function.
+
+    Compiled kernels call the C library's ``expf``/``logf``; interpreted runs
+    (``NUMBA_DISABLE_JIT``, the tiny-input mode) must too: rounding the double
+    result of ``math.exp`` differs from ``expf`` in about 0.1% of arguments.
+    """
+    import ctypes
+    import ctypes.util
+
+    fallback = getattr(math, name[:-1])
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        fn = getattr(lib, name)
+    except (OSError, AttributeError):
+        return lambda x: F32(fallback(float(x)))
+    fn.restype = ctypes.c_float
+    fn.argtypes = [ctypes.c_float]
+    return lambda x: F32(fn(x))
+
+
+if numba.config.DISABLE_JIT:
+    expf = _c_single("expf")
+    logf = _c_single("logf")
+else:
+
+    @jit_inline
+    def expf(x):
+        """e^x in single precision (the C library's expf, as VW calls)."""
+        return math.exp(x)
+
+    @jit_inline
+    def logf(x):
+        """log x in single precision (the C library's logf)."""
+        return math.log(x)
+
+
 @jit_inline
 def loss32(loss_id, p, y):
     """Loss of ``p`` for ``y`` in float32 (what VW's zero-loss gate tests)."""
     if loss_id == LOGISTIC:
-        return F32(math.log(F32(1.0) + F32(math.exp(-y * p))))
+        return logf(F32(1.0) + expf(-y * p))
     if loss_id == HINGE:
         e = F32(1.0) - y * p
         return e if e > F32(0.0) else F32(0.0)
@@ -112,7 +150,7 @@ def loss32(loss_id, p, y):
 def dloss32(loss_id, p, y):
     """Derivative of :func:`loss32` in ``p`` (VW's ``first_derivative``)."""
     if loss_id == LOGISTIC:
-        return -y / (F32(1.0) + F32(math.exp(y * p)))
+        return -y / (F32(1.0) + expf(y * p))
     if loss_id == HINGE:
         return F32(0.0) if y * p >= F32(1.0) else -y
     return F32(2.0) * (p - y)
@@ -130,7 +168,7 @@ def square_grad32(loss_id, p, y):
 @jit_inline
 def _wexpmx(x):
     """W(e^x) − x, W the Lambert function: VW's approximation (absolute error < 9e-5)."""
-    xd = float(x)
+    xd = np.float64(x)
     if xd >= 1.0:
         w = 0.86 * xd + 0.01
         r = xd - math.log(w) - w
@@ -154,9 +192,9 @@ def update32(loss_id, p, y, scale, ppu):
     Lambert W function; hinge: up to the margin).  For ``scale·ppu < 1e-6``
     the first-order form (the plain gradient step) avoids cancellation.
     """
-    small = float(scale * ppu) < 1e-6
+    small = np.float64(scale * ppu) < 1e-6
     if loss_id == LOGISTIC:
-        d = F32(math.exp(y * p))
+        d = expf(y * p)
         if small:
             return y * scale / (F32(1.0) + d)
         x = scale * ppu + y * p + d
@@ -169,14 +207,14 @@ def update32(loss_id, p, y, scale, ppu):
         return y * (scale if scale * ppu < err else err / ppu)
     if small:
         return F32(2.0) * (y - p) * scale
-    return (y - p) * (F32(1.0) - F32(math.exp(F32(-2.0) * scale * ppu))) / ppu
+    return (y - p) * (F32(1.0) - expf(F32(-2.0) * scale * ppu)) / ppu
 
 
 @jit_inline
 def unsafe_update32(loss_id, p, y, scale):
     """Plain gradient step (VW's ``get_unsafe_update``): −scale·ℓ'(p, y)."""
     if loss_id == LOGISTIC:
-        return y * scale / (F32(1.0) + F32(math.exp(y * p)))
+        return y * scale / (F32(1.0) + expf(y * p))
     if loss_id == HINGE:
         return F32(0.0) if y * p >= F32(1.0) else y * scale
     return F32(2.0) * (y - p) * scale

@@ -134,6 +134,12 @@ def _resume_case(tmp_path, algo_args):
         ["--algo", "fobos", "--l2", "0.01"],
         ["--algo", "fobos", "--l1", "0.01", "--l2", "0.01", "--power-t", "1"],
         ["--algo", "smidas", "--l1", "0.001"],
+        [],  # gd, VW's default update
+        ["--l1", "1e-3", "--l2", "1e-2"],  # gd's gravity and contraction
+        ["--adaptive", "--power-t", "0.3", "--initial-t", "2"],
+        ["--normalized"],
+        ["--algo", "ftrl"],
+        ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"],  # weights 0, z and n not
     ],
 )
 def test_resume_equals_one_run(tmp_path, algo_args):
@@ -277,7 +283,10 @@ def test_readable_and_invert_hash_models(tmp_path):
     assert "a^x" in out and "Constant" in out
 
 
-@pytest.mark.parametrize("algo", [["--algo", "sgd"], ["--algo", "tg", "--l1", "0.01"]])
+@pytest.mark.parametrize("algo", [["--algo", "sgd"], ["--algo", "tg", "--l1", "0.01"], [],
+                                  ["--l1", "1e-3", "--l2", "1e-3"],
+                                  ["--adaptive", "--power-t", "0.3"],
+                                  ["--algo", "ftrl", "--l1", "0.1"]])  # fmt: skip
 def test_tiny_inputs_run_interpreted_with_identical_results(tmp_path, data, algo):
     import os
     import subprocess

@@ -44,6 +44,7 @@ from streamlearn.learners.base import (
 from streamlearn.losses import dloss32
 
 F32 = np.float32
+F64 = np.float64  # (numba's float() keeps a float32 a float32)
 
 
 @jit
@@ -66,9 +67,9 @@ def train_batch(
         p = F32(bases[i])
         for k in range(lo, hi):
             p += F32(table[indices[k], 0]) * F32(values[k])
-        pc, learn = score(stats, rows, gstate, params, loss_id, float(p), float(y), a, hi - lo)
+        pc, learn = score(stats, rows, gstate, params, loss_id, F64(p), F64(y), a, hi - lo)
         p = F32(pc)
-        preds[i] = float(p)
+        preds[i] = F64(p)
         if not learn:
             continue
         gstate[G_T] += a

@@ -64,6 +64,7 @@ from streamlearn.learners.base import (
 from streamlearn.losses import dloss32, loss32, square_grad32, unsafe_update32, update32
 
 F32 = np.float32
+F64 = np.float64  # (numba's float() keeps a float32 a float32)
 
 G_NORM = G_USER  # Σ a · Σ_j (x_j / m_j)² over learned examples (VW's normalized_sum_norm_x)
 G_TOTAL = G_USER + 1  # Σ a over the same examples (VW's total_weight)
@@ -152,9 +153,9 @@ def train_batch(
             for k in range(lo, hi):
                 p += F32(table[indices[k], 0]) * F32(values[k])
         p = p * F32(gstate[G_CONTRACTION])
-        pc, learn = score(stats, rows, gstate, params, loss_id, float(p), float(y), a, hi - lo)
+        pc, learn = score(stats, rows, gstate, params, loss_id, F64(p), F64(y), a, hi - lo)
         p = F32(pc)
-        preds[i] = float(p)
+        preds[i] = F64(p)
         if not learn:
             continue
         gstate[G_T] += a
@@ -210,8 +211,8 @@ def train_batch(
                     nx += nx2
                 ppu += x2 * _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
             if normalized:
-                gstate[G_NORM] += float(a32) * float(nx)
-                gstate[G_TOTAL] += float(a32)
+                gstate[G_NORM] += F64(a32) * F64(nx)
+                gstate[G_TOTAL] += F64(a32)
                 gstate[G_MULT] = _normalizer(
                     F32(gstate[G_TOTAL]), F32(gstate[G_NORM]), sqrt_rate, adaptive, neg_norm_power
                 )
@@ -219,20 +220,20 @@ def train_batch(
         # (3) the update
         scale = eta * a32
         if not adaptive:
-            scale = scale * F32(F32(float(t0) + gstate[G_T]) ** neg_q)
+            scale = scale * F32(F32(F64(t0) + gstate[G_T]) ** neg_q)
         if invariant:
             u = update32(loss_id, p, y, scale, ppu)
         else:
             u = unsafe_update32(loss_id, p, y, scale)
-        if reg and abs(float(u)) > 1e-8:
-            dev1 = float(dloss32(loss_id, p, y))
+        if reg and abs(F64(u)) > 1e-8:
+            dev1 = F64(dloss32(loss_id, p, y))
             if abs(dev1) > 1e-8:
-                eta_bar = -float(u) / dev1
-                gstate[G_CONTRACTION] *= 1.0 - float(l2) * eta_bar
+                eta_bar = -F64(u) / dev1
+                gstate[G_CONTRACTION] *= 1.0 - F64(l2) * eta_bar
             else:
                 eta_bar = 0.0
             u = u / F32(gstate[G_CONTRACTION])
-            gstate[G_GRAVITY] += eta_bar * float(l1)
+            gstate[G_GRAVITY] += eta_bar * F64(l1)
         if u != u:
             u = F32(0.0)
         if u != F32(0.0):
@@ -284,7 +285,7 @@ def init_gstate(params: np.ndarray) -> np.ndarray:
     starts as if t0 examples of norm 1 had been seen (as VW)."""
     gstate = np.zeros(GSTATE_SIZE)
     gstate[G_CONTRACTION] = 1.0
-    t0 = float(np.float32(params[P_T0]))
+    t0 = F64(np.float32(params[P_T0]))
     if t0 > 0.0:
         gstate[G_NORM] = t0
         gstate[G_TOTAL] = t0
