@@ -18,7 +18,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamlearn.learners import fobos, sgd_elastic, smidas, truncated
+from streamlearn.learners import fobos, ftrl, gd, sgd_elastic, smidas, truncated
 from streamlearn.learners.base import make_params
 from streamlearn.losses import LOGISTIC, SQUARED
 from tests import gaps, reference
@@ -98,3 +98,41 @@ def test_smidas_with_exact_norm(data, schedule, lam, p, chunks):
     w, preds, _ = run_lazy(smidas.SPEC, params, stream, loss_id, chunks)
     w_ref, p_ref, _ = reference.smidas(stream, loss_id, eta0, power_t, t0, lam, p)
     gaps.assert_matches(w, w_ref, preds, p_ref, rtol=1e-9)
+
+
+@st.composite
+def update_rules(draw):
+    adaptive, normalized, invariant = draw(st.tuples(st.booleans(), st.booleans(), st.booleans()))
+    eta = 0.5 if adaptive and normalized else draw(st.sampled_from([0.05, 0.5, 2.0]))
+    t0 = draw(st.sampled_from([0.0, 1.0, 3.0])) if adaptive or normalized else 1.0
+    return dict(adaptive=adaptive, normalized=normalized, invariant=invariant, eta0=eta, t0=t0)
+
+
+@SETTINGS
+@given(streams(), update_rules(), st.sampled_from([0.5, 0.25, 1.0]),
+       st.sampled_from([(0.0, 0.0), (1e-3, 0.0), (0.0, 1e-2), (1e-4, 1e-3)]), st.integers(1, 4))
+def test_gd(data, rule, power_t, regs, chunks):
+    """VW's default update and every subset of it, in single precision as VW."""
+    from tests.test_gd import close
+
+    loss_id, stream = data
+    l1, l2 = regs
+    kw = dict(rule, power_t=power_t, l1=l1, l2=l2)
+    eta0, t0 = kw.pop("eta0"), kw.pop("t0")
+    params = make_params(learning_rate=eta0, initial_t=t0, **kw)
+    w, preds, _ = run_lazy(gd.SPEC, params, stream, loss_id, chunks)
+    w_ref, p_ref, _, _ = reference.vw_gd(stream, loss_id, eta0=eta0, t0=t0, **kw)
+    close(w, w_ref, preds, p_ref, rtol=1e-4)
+
+
+@SETTINGS
+@given(streams(), st.floats(0.05, 2.0), st.floats(0.0, 2.0), st.floats(0.0, 1.0),
+       st.floats(0.0, 1.0), st.integers(1, 4))
+def test_ftrl(data, alpha, beta, l1, l2, chunks):
+    from tests.test_gd import close
+
+    loss_id, stream = data
+    params = make_params(ftrl_alpha=alpha, ftrl_beta=beta, l1=l1, l2=l2)
+    w, preds, _ = run_lazy(ftrl.SPEC, params, stream, loss_id, chunks)
+    w_ref, p_ref, _, _ = reference.ftrl(stream, loss_id, alpha, beta, l1, l2)
+    close(w, w_ref, preds, p_ref, rtol=1e-4)
