@@ -21,6 +21,7 @@ from streamlearn.errors import BrokenPipe, Diverged, ModelError, UsageError
 from streamlearn.io.batch import Batch
 from streamlearn.learners import resolve, spec_by_name
 from streamlearn.learners.base import (
+    G_CLIP,
     G_N,
     G_T,
     GSTATE_SIZE,
@@ -125,6 +126,7 @@ class Learner:
             gstate = spec.init_gstate(config.params())
             gstate[G_T] = model.gstate[G_T]
             gstate[G_N] = model.gstate[G_N]
+            gstate[G_CLIP:] = model.gstate[G_CLIP:]  # the prediction range (G_CLIP..G_LABEL_MAX)
         stats = model.stats.copy()
         if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != GSTATE_SIZE:
             raise ModelError("model counters have an unexpected layout")
@@ -152,6 +154,13 @@ def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec)
     ]
     if c.algo == "tg":
         lines.append(f"theta = {c.theta:g}, period = {c.period}")
+    if c.algo == "gd":
+        lines.append(f"update = {c.update_rule}")
+    if c.algo == "ftrl":
+        lines.append(f"ftrl_alpha = {c.ftrl_alpha:g}, ftrl_beta = {c.ftrl_beta:g}")
+    if c.min_prediction is not None or c.max_prediction is not None:
+        lo, hi = c.min_prediction or 0.0, c.max_prediction or 0.0
+        lines.append(f"predictions clipped to [{lo:g}, {hi:g}]")
     if c.passes > 1:
         lines.append(f"passes = {c.passes}, holdout period = {c.effective_holdout}")
     src = ", ".join(opts.sources) if opts.sources else "<stdin>"
