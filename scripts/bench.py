@@ -4,7 +4,7 @@
 Generates (once, cached in ``bench-data/``) a logistic problem with Zipf
 features via ``scripts/make_data.py``, then, in one run:
 
-* ``sl train`` (whole process, warm numba cache) and, when the ``vowpalwabbit``
+* ``sl train --algo sgd`` (whole process, warm numba cache) and, when the ``vowpalwabbit``
   package is installed, ``vw --sgd`` with the same options: wall time,
   examples/s, progressive loss, holdout loss on a second file, and the ratio
   sl/VW; the progressive losses must agree (VW parity, DESIGN section 5);
@@ -12,6 +12,8 @@ features via ``scripts/make_data.py``, then, in one run:
   (parsed by sl, fit time only, one epoch);
 * ``sl`` throughput at ``-b 18`` and ``-b 26`` (per-example cost must not
   depend on the table size);
+* every learner's whole-process time, as a ratio to sgd's (the default gd must stay
+  within 1.2x), and ``sl train`` against ``vw`` with both programs' default update;
 * the start-up time of a tiny input.
 
 Usage::
@@ -112,23 +114,63 @@ def vw_loss(stderr: str) -> float:
 
 
 LEARNERS = {
-    "sgd": [],
-    "tg": ["--algo", "tg", "--l1", "1e-6"],
-    "fobos": ["--algo", "fobos", "--l1", "1e-6"],
-    "fobos enet": ["--algo", "fobos", "--l1", "1e-6", "--l2", "1e-6"],
-    "smidas": ["--algo", "smidas", "--l1", "1e-6"],
+    "gd (default)": [],
+    "sgd": ["--algo", "sgd", "SCHEDULE"],
+    "tg": ["--algo", "tg", "--l1", "1e-6", "SCHEDULE"],
+    "fobos": ["--algo", "fobos", "--l1", "1e-6", "SCHEDULE"],
+    "fobos enet": ["--algo", "fobos", "--l1", "1e-6", "--l2", "1e-6", "SCHEDULE"],
+    "smidas": ["--algo", "smidas", "--l1", "1e-6", "SCHEDULE"],
+    "gd --l1": ["--l1", "1e-6"],
+    "ftrl": ["--algo", "ftrl"],
+    "ftrl --l1": ["--algo", "ftrl", "--l1", "3"],
 }
+"""Each learner's options; SCHEDULE stands for the run's -l/--power-t/--initial-t (the
+global-schedule learners); gd and ftrl run with their own (VW's) defaults."""
 
 
 def learners(args, train: Path, opts: list[str], n: int) -> None:
-    """Whole-process time of each learner on the same file, and the ratio to tg."""
-    print(f"\nlearners at -b {args.bits} (whole process; ratio to tg):")
-    base = ["train", str(train), "--loss", "logistic", "-b", str(args.bits), *opts, "--quiet"]
-    timed = interleaved(args.repeat, {k: sl_cmd(*base, *v) for k, v in LEARNERS.items()})
+    """Whole-process time of each learner on the same file, and the ratio to sgd."""
+    print(f"\nlearners at -b {args.bits} (whole process; ratio to sgd):")
+    base = ["train", str(train), "--loss", "logistic", "-b", str(args.bits), "--quiet"]
+    cmds = {}
+    for k, v in LEARNERS.items():
+        flags = [x for f in v for x in (opts if f == "SCHEDULE" else [f])]
+        cmds[k] = sl_cmd(*base, *flags)
+    timed = interleaved(args.repeat, cmds)
     for k, (t, _) in timed.items():
-        ratio = t / timed["tg"][0]
-        flags = " ".join(LEARNERS[k])
-        print(f"  {k:<11} {t:.3f} s  {n / t:>10,.0f} examples/s  {ratio:.2f}x  ({flags})")
+        ratio = t / timed["sgd"][0]
+        med = MEDIANS[k] / MEDIANS["sgd"]
+        flags = " ".join(cmds[k][len(sl_cmd(*base)) :])
+        print(f"  {k:<13} {t:.3f} s  {n / t:>10,.0f} examples/s  {ratio:.2f}x (median {med:.2f}x)"
+              f"  ({flags})")  # fmt: skip
+
+
+def defaults(args, train: Path, test: Path, n: int, have_vw: bool) -> None:
+    """``sl train`` and ``vw`` with their default update (gd), no options but the loss."""
+    tmp = Path(tempfile.mkdtemp(prefix="sl-bench-gd-"))
+    rep, model, vw_model = tmp / "r.json", tmp / "m.sl", tmp / "vw.model"
+    cmds = {"sl gd": sl_cmd("train", str(train), "--loss", "logistic", "-b", str(args.bits),
+                            "-f", str(model), "--report", str(rep), "--quiet")}  # fmt: skip
+    if have_vw:
+        cmds["vw"] = [sys.executable, "-m", "vowpalwabbit", "-d", str(train), "--loss_function",
+                      "logistic", "-b", str(args.bits), "-f", str(vw_model)]  # fmt: skip
+    timed = interleaved(args.repeat, cmds)
+    print(f"\ndefault update (gd = VW's adaptive, normalized, invariant), -b {args.bits}:")
+    prog = json.loads(rep.read_text())["average_loss"]
+    run(sl_cmd("predict", "-i", str(model), str(test), "--report", str(rep), "--quiet"))
+    hold = json.loads(rep.read_text())["average_loss"]
+    print(f"  sl train   {timed['sl gd'][0]:.3f} s  {n / timed['sl gd'][0]:>10,.0f} examples/s"
+          f"  progressive {prog:.6f}  holdout {hold:.6f}")  # fmt: skip
+    if have_vw:
+        t_vw, proc = timed["vw"]
+        vw_prog = vw_loss(proc.stderr)
+        _, proc = run([sys.executable, "-m", "vowpalwabbit", "-d", str(test), "-t", "-i",
+                       str(vw_model), "--loss_function", "logistic"])  # fmt: skip
+        print(f"  vw         {t_vw:.3f} s  {n / t_vw:>10,.0f} examples/s  progressive "
+              f"{vw_prog:.6f}  holdout {vw_loss(proc.stderr):.6f}")  # fmt: skip
+        print(f"  ratio sl/vw: best {timed['sl gd'][0] / t_vw:.2f}, "
+              f"median {MEDIANS['sl gd'] / MEDIANS['vw']:.2f}")  # fmt: skip
+    os.system(f"rm -rf {tmp}")
 
 
 def big(train: Path, data: Path, sl_train: list[str], vw_train: list[str]) -> None:
@@ -187,7 +229,7 @@ def main() -> None:
     report = tmp / "r.json"
     model = tmp / "m.sl"
     sl_train = sl_cmd(
-        "train", str(train), "--loss", "logistic", "-b", str(args.bits), *opts,
+        "train", str(train), "--algo", "sgd", "--loss", "logistic", "-b", str(args.bits), *opts,
         "-f", str(model), "--report", str(report), "--quiet",
     )  # fmt: skip
     vw_model = tmp / "vw.model"
@@ -208,7 +250,7 @@ def main() -> None:
     sl_prog = json.loads(report.read_text())["average_loss"]
     run(sl_cmd("predict", "-i", str(model), str(test), "--report", str(report), "--quiet"))
     sl_hold = json.loads(report.read_text())["average_loss"]
-    rows = [("sl train", t_sl, sl_prog, sl_hold)]
+    rows = [("sl train --algo sgd", t_sl, sl_prog, sl_hold)]
 
     if have_vw:
         t_vw, proc = timed["vw"]
@@ -308,6 +350,7 @@ def main() -> None:
             print(f"  -b {b}: {t:.3f} s, {n / t:,.0f} examples/s")
         print(f"  ratio -b 26 / -b 18: {by_bits['26'][0] / by_bits['18'][0]:.2f} (bound 1.5)")
         learners(args, train, opts, n)
+        defaults(args, train, test, n, have_vw)
         t, _ = best_of(
             5, ["sh", "-c", f"echo '1 | a b' | {sys.executable} -m streamlearn train -q"]
         )

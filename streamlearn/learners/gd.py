@@ -97,7 +97,7 @@ def _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power):
             r = F32(G**neg_q)
     if normalized:
         if sqrt_rate:
-            inv = F32(1.0) / m
+            inv = F32(1.0) / m if m != F32(1.0) else m  # (exact: binary features skip a division)
             r = r * inv if adaptive else r * (inv * inv)
         else:
             r = r * F32((m * m) ** neg_norm_power)
@@ -135,6 +135,14 @@ def train_batch(
     l1 = F32(params[P_L1])
     l2 = F32(params[P_L2])
     reg = l1 > F32(0.0) or l2 > F32(0.0)
+    longest = 0
+    for i in range(indptr.shape[0] - 1):
+        longest = max(longest, indptr[i + 1] - indptr[i])
+    # each position's rate r_j, and the (G_j, m_j) it came from: the update reuses the rate
+    # unless the slot appears again later in the row (then its state moved on: recompute)
+    rk = np.empty(longest, dtype=np.float32)
+    gk = np.empty(longest, dtype=np.float32)
+    mk = np.empty(longest, dtype=np.float32)
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i] = np.nan
@@ -205,11 +213,16 @@ def train_batch(
                             table[j, 0] = w
                         m = ax
                         table[j, 2] = m
-                    nx2 = x2 / (m * m)
+                    mm = m * m
+                    nx2 = x2 / mm if x2 != mm else F32(1.0)  # (exact, and cheaper)
                     if x2 > FLT_MAX:
                         nx2 = F32(1.0)
                     nx += nx2
-                ppu += x2 * _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
+                r = _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
+                rk[k - lo] = r
+                gk[k - lo] = G
+                mk[k - lo] = m
+                ppu += x2 * r
             if normalized:
                 gstate[G_NORM] += F64(a32) * F64(nx)
                 gstate[G_TOTAL] += F64(a32)
@@ -246,8 +259,13 @@ def train_batch(
                     if adaptive or normalized:
                         G = F32(table[j, 1])
                         m = F32(table[j, 2])
-                        if stale and G == F32(0.0) and m == F32(0.0):
-                            continue  # never rated: VW's spare column still holds 0
+                        if stale:
+                            if G == F32(0.0) and m == F32(0.0):
+                                continue  # never rated: VW's spare column still holds 0
+                        elif G == gk[k - lo] and m == mk[k - lo]:
+                            x = x * rk[k - lo]
+                            table[j, 0] = F32(table[j, 0]) + u * x
+                            continue
                         if adaptive and G == F32(0.0):
                             G = g0
                         x = x * _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
