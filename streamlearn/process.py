@@ -36,6 +36,7 @@ from streamlearn.errors import Interrupted
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _HOLD_TO_EXIT = False
+_HELD = False
 """Set by :func:`run`: after :func:`committing`, signals stay held until the process exits."""
 NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
@@ -49,6 +50,8 @@ class Signalled(KeyboardInterrupt):
 
 
 def _handler(signum, frame):  # noqa: ANN001 - signal API
+    if _HELD:
+        return  # the run is committing its outputs: it completes
     raise Signalled(signum)
 
 
@@ -84,25 +87,22 @@ def interruptible(what: str = "no model written") -> Iterator[None]:
 
 @contextlib.contextmanager
 def committing() -> Iterator[None]:
-    """The outputs of a finished run are being made visible: hold signals until they all are.
+    """The outputs of a finished run are being made visible: signals no longer stop it.
 
-    A SIGINT/SIGTERM/SIGHUP that arrives meanwhile is held and then dropped:
-    the run completes (exit 0) with every output written, rather than
-    stopping between the model and the predictions or the report.  Saving
-    is quick (a rename after each write), so the delay is short.
+    A SIGINT/SIGTERM/SIGHUP that arrives meanwhile is dropped by the handler
+    (a thread mask would not do: the kernel may hand the signal to the parser
+    thread, and Python then runs the handler in the main thread anyway): the
+    run completes (exit 0) with every output written, rather than stopping
+    between the model and the predictions or the report.  The sl program
+    keeps dropping them until it exits; a library caller gets them back after.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    global _HELD
+    _HELD = True
     try:
         yield
     finally:
-        if not _HOLD_TO_EXIT:  # in a library call: drop what came, then restore
-            while signal.sigtimedwait(SIGNALS, 0) is not None:
-                pass  # came after the work was done
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        # the sl program keeps them held: its work is done, and the exit drops them
+        if not _HOLD_TO_EXIT:
+            _HELD = False
 
 
 def reopen_closed_std_fds() -> None:
