@@ -42,12 +42,12 @@ def gib(n: float) -> str:
     return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
 
 
-def zeros(shape: tuple[int, ...], what: str) -> np.ndarray:
-    """``np.zeros(shape)`` (float64), refused with :class:`OutOfMemory` when it cannot fit.
+def zeros(shape: tuple[int, ...], what: str, dtype=np.float64) -> np.ndarray:
+    """``np.zeros(shape, dtype)``, refused with :class:`OutOfMemory` when it cannot fit.
 
     ``what`` describes the table for the message, e.g. ``"2^30 slots x 24 bytes"``.
     """
-    need = 8 * int(np.prod(shape, dtype=np.int64))
+    need = np.dtype(dtype).itemsize * int(np.prod(shape, dtype=np.int64))
     total = physical()
     if total is not None and need > total:
         raise OutOfMemory(
@@ -55,7 +55,7 @@ def zeros(shape: tuple[int, ...], what: str) -> np.ndarray:
             f"{gib(total)} of memory: lower -b"
         )
     try:
-        return np.zeros(shape)
+        return np.zeros(shape, dtype)
     except MemoryError:
         free = available()
         has = f" ({gib(free)} available)" if free is not None else ""

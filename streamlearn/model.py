@@ -66,15 +66,15 @@ class Model:
         w[self.slots] = self.weights
         return w
 
-    def table(self, fresh: tuple[float, ...]) -> np.ndarray:
-        """The training table with the saved rows in place."""
+    def table(self, fresh: tuple[float, ...], dtype=np.float64) -> np.ndarray:
+        """The training table (of ``dtype``, the learner's) with the saved rows in place."""
         if self.state.shape[1] != len(fresh):
             raise ModelError(
                 f"model state has {self.state.shape[1]} columns, learner expects {len(fresh)}"
             )
         from streamlearn.learners.base import fresh_table  # (imports numba)
 
-        table = fresh_table(self.config.bits, fresh)
+        table = fresh_table(self.config.bits, fresh, dtype)
         table[self.slots] = self.state
         return table
 

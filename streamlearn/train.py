@@ -102,7 +102,11 @@ class Learner:
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2)
         if spec.name == model.learner:
-            table = model.table(spec.fresh)
+            if spec.name == "gd" and model.state.shape[1] == 3:
+                # written before gd kept each slot's last rate (VW's spare float): a zero
+                # rate means "not rated yet", which only a zero-gradient update reads
+                model.state = np.pad(model.state, ((0, 0), (0, 1)))
+            table = model.table(spec.fresh, spec.dtype)
             gstate = model.gstate.copy()
             before, now = model.config.params(), config.params()
             before[P_HOLDOUT] = now[P_HOLDOUT] = 0.0  # per run: no bearing on what is owed

@@ -319,3 +319,17 @@ def test_passes_holdout_and_cache_with_gd(tmp_path, data):
     assert rep["passes_run"] == 3 and rep["holdout_examples"] > 0
     again = run(args, tmp_path)  # from the cache
     assert again["holdout_loss"] == rep["holdout_loss"]
+
+
+def test_a_model_without_the_rate_column_continues_exactly(tmp_path, data):
+    """gd models written before the fourth (rate) column load with r = 0 and continue as the
+    kernel would have: a rate is only read back by a zero-gradient update."""
+    m, old, a, b = (tmp_path / n for n in ("m.sl", "old.sl", "a.sl", "b.sl"))
+    run([str(data), "-f", str(m)], tmp_path)
+    model = model_io.load(m)
+    assert model.state.shape[1] == 4 and model.state.dtype == np.float64
+    model.state = np.ascontiguousarray(model.state[:, :3])
+    model_io.save(model, old)
+    run(["-i", str(m), str(data), "-f", str(a)], tmp_path)
+    run(["-i", str(old), str(data), "-f", str(b)], tmp_path)
+    np.testing.assert_array_equal(model_io.load(a).weights, model_io.load(b).weights)

@@ -202,6 +202,9 @@ class LearnerSpec:
     are at their initial values (``init_gstate``, or just after ``rebase``);
     zeros when empty.  A warm start (:meth:`warm_table`) writes them next to
     each weight it places."""
+    dtype: type = np.float64
+    """The table's element type: float32 for the learners that compute in single
+    precision as VW (gd: 16-byte rows, VW's stride of 4 floats; ftrl: 12 bytes)."""
     stored_cols: int = 1
     """Model files keep the rows with a non-zero value in one of the first
     ``stored_cols`` columns.  1 for learners whose other columns matter only
@@ -222,11 +225,11 @@ class LearnerSpec:
         return table
 
     def new_table(self, bits: int) -> np.ndarray:
-        return fresh_table(bits, self.fresh)
+        return fresh_table(bits, self.fresh, self.dtype)
 
 
-def fresh_table(bits: int, fresh: tuple[float, ...]) -> np.ndarray:
-    """A table of ``2**bits`` rows equal to ``fresh``.
+def fresh_table(bits: int, fresh: tuple[float, ...], dtype=np.float64) -> np.ndarray:
+    """A table of ``2**bits`` rows equal to ``fresh``, of ``dtype``.
 
     An all-zero row takes ``np.zeros``, whose pages the OS maps only when a
     slot is first written: a run that touches few slots of a large table
@@ -234,7 +237,8 @@ def fresh_table(bits: int, fresh: tuple[float, ...]) -> np.ndarray:
     """
     from streamlearn.memory import zeros
 
-    table = zeros((1 << bits, len(fresh)), f"2^{bits} slots x {8 * len(fresh)} bytes")
+    size = np.dtype(dtype).itemsize * len(fresh)
+    table = zeros((1 << bits, len(fresh)), f"2^{bits} slots x {size} bytes", dtype)
     if any(fresh):
         table[:] = np.asarray(fresh)
     return table

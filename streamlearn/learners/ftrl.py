@@ -112,6 +112,7 @@ SPEC = LearnerSpec(
     name="ftrl",
     ncols=3,
     fresh=(0.0, 0.0, 0.0),
+    dtype=np.float32,
     train_batch=train_batch,
     current_weights=current_weights,
     rebase=rebase,

@@ -2,10 +2,12 @@
 
 What ``vw`` runs when no update rule is named (``reductions/gd.cc``), and each
 of its subsets (``--adaptive``, ``--normalized``, ``--invariant``).  Per slot
-``j`` the table keeps the weight ``w_j``, the adaptive sum ``G_j`` (initial
-value ``t0`` = ``--initial-t``, stored as 0 until the slot is first touched)
-and the largest ``|x_j|`` seen, ``m_j`` (24 bytes).  ``gstate`` keeps the
-normalizer sums, the l1 gravity and l2 contraction, and the label range.
+``j`` the table keeps, in float32 as VW, the weight ``w_j``, the adaptive sum
+``G_j`` (initial value ``t0`` = ``--initial-t``, stored as 0 until the slot is
+first touched), the largest ``|x_j|`` seen, ``m_j``, and the slot's last rate
+``r_j`` (16 bytes, one aligned row as VW's stride of 4 floats).  ``gstate``
+keeps the normalizer sums, the l1 gravity and l2 contraction, and the label
+range.
 
 For a learned example (x, y, importance a) with clipped prediction p whose
 single-precision loss is > 0 (VW's zero-loss gate), with ``q = power_t``::
@@ -135,14 +137,6 @@ def train_batch(
     l1 = F32(params[P_L1])
     l2 = F32(params[P_L2])
     reg = l1 > F32(0.0) or l2 > F32(0.0)
-    longest = 0
-    for i in range(indptr.shape[0] - 1):
-        longest = max(longest, indptr[i + 1] - indptr[i])
-    # each position's rate r_j, and the (G_j, m_j) it came from: the update reuses the rate
-    # unless the slot appears again later in the row (then its state moved on: recompute)
-    rk = np.empty(longest, dtype=np.float32)
-    gk = np.empty(longest, dtype=np.float32)
-    mk = np.empty(longest, dtype=np.float32)
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i] = np.nan
@@ -173,15 +167,13 @@ def train_batch(
             continue  # the zero-loss gate: nothing moves, not even the normalizer
         # (2) the adaptive and normalizer state, and π = how far a unit update moves p
         gamma = a32 * square_grad32(loss_id, p, y)
-        stale = False
         if not adaptive and not normalized:
             ppu = F32(0.0)
             for k in range(lo, hi):
                 x = F32(values[k])
                 ppu += x * x
-        elif gamma == F32(0.0):  # VW returns 1 and reuses the last normalizer
+        elif gamma == F32(0.0):  # VW returns 1 and reuses the last normalizer and rates
             ppu = F32(1.0)
-            stale = True
         else:
             ppu = F32(0.0)
             nx = F32(0.0)
@@ -219,9 +211,7 @@ def train_batch(
                         nx2 = F32(1.0)
                     nx += nx2
                 r = _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
-                rk[k - lo] = r
-                gk[k - lo] = G
-                mk[k - lo] = m
+                table[j, 3] = r  # the update uses the slot's last rate (VW's spare float)
                 ppu += x2 * r
             if normalized:
                 gstate[G_NORM] += F64(a32) * F64(nx)
@@ -257,19 +247,8 @@ def train_batch(
                 x = F32(values[k])
                 if x < FLT_MAX and x > -FLT_MAX:
                     if adaptive or normalized:
-                        G = F32(table[j, 1])
-                        m = F32(table[j, 2])
-                        if stale:
-                            if G == F32(0.0) and m == F32(0.0):
-                                continue  # never rated: VW's spare column still holds 0
-                        elif G == gk[k - lo] and m == mk[k - lo]:
-                            x = x * rk[k - lo]
-                            table[j, 0] = F32(table[j, 0]) + u * x
-                            continue
-                        if adaptive and G == F32(0.0):
-                            G = g0
-                        x = x * _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
-                    table[j, 0] = F32(table[j, 0]) + u * x
+                        x = x * table[j, 3]
+                    table[j, 0] = table[j, 0] + u * x
         if gstate[G_CONTRACTION] < 1e-9 or gstate[G_GRAVITY] > 1e3:
             rebase(table, gstate, params)
 
@@ -312,11 +291,12 @@ def init_gstate(params: np.ndarray) -> np.ndarray:
 
 SPEC = LearnerSpec(
     name="gd",
-    ncols=3,
-    fresh=(0.0, 0.0, 0.0),
+    ncols=4,
+    fresh=(0.0, 0.0, 0.0, 0.0),
     train_batch=train_batch,
     current_weights=current_weights,
     rebase=rebase,
     init_gstate=init_gstate,
+    dtype=np.float32,
     stored_cols=3,
 )
