@@ -173,8 +173,11 @@ def defaults(args, train: Path, test: Path, n: int, have_vw: bool) -> None:
     os.system(f"rm -rf {tmp}")
 
 
-def big(train: Path, data: Path, sl_train: list[str], vw_train: list[str]) -> None:
-    """sl vs VW on ``train`` concatenated 10 times: the data-proportional part of both."""
+def big(train: Path, data: Path, pairs: dict[str, tuple[list[str], list[str]]]) -> None:
+    """sl vs VW on ``train`` concatenated 10 times: the data-proportional part of both.
+
+    ``pairs`` maps a name to the (sl, vw) commands on ``train``; each pair is timed
+    interleaved with the others, best of 3, and reported as a ratio."""
     path = data / f"{train.stem}-x10.vw"
     if not path.exists():
         with open(path, "wb") as out:
@@ -182,13 +185,16 @@ def big(train: Path, data: Path, sl_train: list[str], vw_train: list[str]) -> No
                 out.write(train.read_bytes())
     mb = path.stat().st_size / 1e6
     swap = {str(train): str(path)}
-    cmds = {"sl-big": sl_train, "vw-big": vw_train}
-    timed = interleaved(3, {k: [swap.get(a, a) for a in c] for k, c in cmds.items()})
-    t_sl, t_vw = timed["sl-big"][0], timed["vw-big"][0]
+    cmds = {f"{k} {who}": [swap.get(a, a) for a in c]
+            for k, (sl, vw) in pairs.items() for who, c in (("sl", sl), ("vw", vw))}  # fmt: skip
+    timed = interleaved(3, cmds)
     print(f"\n{path.name} ({mb:.0f} MB), best of 3 interleaved:")
-    print(f"  sl {t_sl:.3f} s ({mb / t_sl:.0f} MB/s)   vw {t_vw:.3f} s ({mb / t_vw:.0f} MB/s)")
-    median = MEDIANS["sl-big"] / MEDIANS["vw-big"]
-    print(f"  ratio sl/vw: best {t_sl / t_vw:.2f}, median {median:.2f}")
+    for k in pairs:
+        t_sl, t_vw = timed[f"{k} sl"][0], timed[f"{k} vw"][0]
+        median = MEDIANS[f"{k} sl"] / MEDIANS[f"{k} vw"]
+        print(f"  {k:<8} sl {t_sl:.3f} s ({mb / t_sl:.0f} MB/s)   vw {t_vw:.3f} s "
+              f"({mb / t_vw:.0f} MB/s)   ratio sl/vw: best {t_sl / t_vw:.2f}, "
+              f"median {median:.2f}")  # fmt: skip
 
 
 def main() -> None:
@@ -352,11 +358,15 @@ def main() -> None:
         learners(args, train, opts, n)
         defaults(args, train, test, n, have_vw)
         t, _ = best_of(
-            5, ["sh", "-c", f"echo '1 | a b' | {sys.executable} -m streamlearn train -q"]
+            5, ["sh", "-c", f"echo '1 | a b' | {sys.executable} -m streamlearn train --quiet"]
         )
         print(f"\ntiny input (echo '1 | a b' | sl train), whole process: {t:.3f} s")
     if args.big and have_vw:
-        big(train, data, sl_train, vw_train)
+        base = ["--loss", "logistic", "-b", str(args.bits), "-f"]
+        sl_gd = sl_cmd("train", str(train), *base, str(model), "--quiet")
+        vw_gd = [sys.executable, "-m", "vowpalwabbit", "-d", str(train), "--loss_function",
+                 "logistic", "-b", str(args.bits), "-f", str(vw_model)]  # fmt: skip
+        big(train, data, {"sgd": (sl_train, vw_train), "default": (sl_gd, vw_gd)})
     os.system(f"rm -rf {tmp}")
 
 

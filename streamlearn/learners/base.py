@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from streamlearn._jit import jit, jit_inline
@@ -389,15 +390,23 @@ def _kept(table, j, ncols):
     return False
 
 
-@jit
-def stored_slots(table, ncols=1):
+def stored_slots(table: np.ndarray, ncols: int = 1) -> np.ndarray:
     """The rows of ``table`` with a non-zero value in one of its first ``ncols`` columns.
 
     ``ncols`` is the learner's :attr:`LearnerSpec.stored_cols` (1: the rows
-    with a non-zero primary state).  Reads the table in place:
-    ``np.flatnonzero(table[:, 0])`` first copies the strided column, writing
-    8 bytes per slot (0.4 s at ``-b 26``).  Returns uint32 slots.
+    with a non-zero primary state).  Returns uint32 slots.  Compiled, it reads
+    the table in place: ``np.flatnonzero(table[:, 0])`` first copies the strided
+    column, writing 8 bytes per slot (0.4 s at ``-b 26``).  Interpreted (tiny
+    inputs, ``NUMBA_DISABLE_JIT``), numpy's copy is far cheaper than a Python
+    loop over every row (0.9 s at ``-b 18``).
     """
+    if numba.config.DISABLE_JIT:
+        return np.flatnonzero((table[:, :ncols] != 0.0).any(axis=1)).astype(np.uint32)
+    return _stored_slots(table, ncols)
+
+
+@jit
+def _stored_slots(table, ncols):
     n = 0
     for j in range(table.shape[0]):
         if _kept(table, j, ncols):
