@@ -18,7 +18,11 @@ Configurations: VW's defaults; each subset of ``--adaptive --normalized
 --invariant``; ``--l1``; ``--l2``; ``--power_t`` 0.25 and 1; ``--initial_t``
 1 and 10; hinge loss; ``--min/--max_prediction``; ``--ftrl`` alone, with
 ``--l1``, ``--l2`` and its own alpha/beta; ``--sgd`` with a rate (sl's sgd
-computes in double precision, so 1e-5 there).
+computes in double precision, so 1e-5 there); interactions (``-q``, ``--cubic``,
+``--interactions`` with 2 to 5 namespaces, wildcards, self-interactions, ``--ignore``,
+``--keep``, ``--ignore_linear``, a scaled namespace) with the default update, its
+subsets, ``--l1``/``--l2``, ``--ftrl`` and ``--sgd``, on VW's ``0002`` and
+``rcv1_smaller`` and a generated set with six namespaces.
 
 Inputs: VW reads decimals with its own routine, which is off by a float ulp
 for many of them (``vw_parse_float``); sl reads them correctly rounded.  The
@@ -207,6 +211,28 @@ def sklearn_set(name: str, weighted: bool = False) -> Callable[[Path], Path]:
     return make
 
 
+def namespaces_set(n: int = 600, seed: int = 3) -> Callable[[Path], Path]:
+    """Several namespaces (two sharing a first letter, one scaled ``|b:0.5``, the default
+    one), 0 to 3 features each, labels -1/+1: what the interaction options act on."""
+
+    def make(tmp: Path) -> Path:
+        rng = np.random.default_rng(seed)
+        path = tmp / "namespaces.vw"
+        with open(path, "w") as out:
+            for _ in range(n):
+                parts = ["1" if rng.random() < 0.5 else "-1"]
+                for ns in ("a", "ab", "b:0.5", "c", "d", ""):
+                    k = int(rng.integers(0, 4))
+                    feats = " ".join(f"{ns[:1] or 'e'}{int(rng.integers(0, 12))}:"
+                                     f"{vw_exact(float(rng.integers(1, 64)) / 64)}"
+                                     for _ in range(k))  # fmt: skip
+                    parts.append(f"|{ns} {feats}")
+                out.write(" ".join(parts) + "\n")
+        return path
+
+    return make
+
+
 def shipped(path: Path) -> Callable[[Path], Path]:
     return lambda tmp: path
 
@@ -240,6 +266,7 @@ DATASETS = [
     DataSet("breast-cancer", sklearn_set("breast-cancer"), True, exact=True),
     DataSet("breast-cancer-weighted", sklearn_set("breast-cancer", weighted=True), True, True),
     DataSet("diabetes", sklearn_set("diabetes"), False, exact=True),
+    DataSet("namespaces", namespaces_set(), True, exact=True),
 ]
 
 
@@ -252,7 +279,9 @@ SUBSETS = [
     ["--normalized", "--invariant"], ["--adaptive", "--normalized", "--invariant"],
 ]  # fmt: skip
 
-CONFIGS: list[tuple[str, list[str], tuple[str, ...]]] = [
+NS = ("namespaces",)
+
+CONFIGS: list[tuple] = [
     ("default", [], ("squared", "logistic")),
     *((" ".join(s), s, ("squared", "logistic")) for s in SUBSETS),
     ("--l1 1e-4", ["--l1", "1e-4"], ("squared", "logistic")),
@@ -274,16 +303,40 @@ CONFIGS: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("--ftrl alpha beta", ["--ftrl", "--ftrl_alpha", "0.1", "--ftrl_beta", "0.5"],
      ("squared", "logistic")),
     ("--sgd -l 0.5", ["--sgd", "-l", "0.5"], ("squared", "logistic")),
+    # interactions and namespace filters, each on the sets whose namespaces it names
+    *((" ".join(o), o, ("squared", "logistic"), data) for o, data in [
+        (["-q", "Tf"], ("vw-0002",)), (["-q", "ff"], ("vw-0002", "vw-rcv1_smaller")),
+        (["--cubic", "Tff"], ("vw-0002",)), (["-q", "Tf", "--ignore", "T"], ("vw-0002",)),
+        (["-q", "ab"], NS), (["-q", "aa"], NS), (["-q", "::"], NS),
+        (["-q", "ab", "-q", "ba", "-q", "cc"], NS), (["--cubic", "abc"], NS),
+        (["--cubic", "bab"], NS), (["--interactions", "abcd"], NS),
+        (["--interactions", "abcde"], NS), (["-q", "ab", "--ignore", "c"], NS),
+        (["-q", "ab", "--keep", "a", "--keep", "b"], NS),
+        (["-q", "ab", "--ignore_linear", "a"], NS), (["-q", "a:"], NS), (["-q", ":a"], NS),
+        (["--cubic", ":::"], NS), (["--interactions", "a:b:"], NS),
+        (["-q", "::", "--cubic", "c::"], NS), (["-q", "ab", "--noconstant"], NS),
+        (["-q", "ab", "--l1", "1e-4"], NS), (["-q", "ab", "--l2", "1e-3"], NS),
+        (["-q", "ab", "--adaptive"], NS), (["-q", "ab", "--normalized"], NS),
+        (["-q", "ab", "--power_t", "0.25"], NS), (["-q", "ab", "--ftrl"], NS),
+        (["--cubic", "abc", "--ftrl", "--l1", "1e-3"], NS),
+        (["-q", "ab", "--sgd", "-l", "0.5"], NS),
+        (["--cubic", "::a", "--sgd", "-l", "0.1"], NS),
+    ]),
 ]  # fmt: skip
+"""(name, options for both programs, the losses it applies to[, the only data sets it runs
+on]); a configuration without the fourth element runs on every data set."""
 
-LOOSER = {"--sgd -l 0.5": 1e-5}
+LOOSER = {"--sgd -l 0.5": 1e-5, "-q ab --sgd -l 0.5": 1e-5}
 """sl's sgd computes in double precision (VW in single): 1e-6 relative holds on
 stable runs, not on raw breast cancer at this rate (1.1e-6)."""
 
-QUICK_DATA = ("sample", "vw-0002", "breast-cancer-weighted")
+QUICK_DATA = ("sample", "vw-0002", "breast-cancer-weighted", "namespaces")
 QUICK_CONFIGS = (
     "default", "--adaptive", "--normalized", "--invariant", "--l1 1e-4", "--l2 1e-4",
     "--power_t 0.25", "--initial_t 10", "--ftrl", "--ftrl --l1 1e-2", "--ftrl --l2 1e-1",
+    "-q Tf", "--cubic Tff", "-q aa", "-q ::", "--cubic bab", "--interactions abcde",
+    "-q ab --keep a --keep b", "-q ab --ignore_linear a", "--cubic :::",
+    "--interactions a:b:", "-q ab --l1 1e-4", "-q ab --ftrl", "-q ab --sgd -l 0.5",
 )  # fmt: skip
 
 
@@ -330,7 +383,9 @@ def run(datasets, configs, tolerance: float, out=sys.stdout) -> list[dict]:
             path = ds.make(tmp)
             same = path if ds.exact else as_vw_reads(path, tmp / f"{ds.name}.vw-read")
             losses = ("squared", "logistic", "hinge") if ds.classification else ("squared",)
-            for name, opts, applies in configs:
+            for name, opts, applies, *only in configs:
+                if only and ds.name not in only[0]:
+                    continue
                 for loss in losses:
                     if loss not in applies:
                         continue

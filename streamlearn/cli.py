@@ -326,8 +326,8 @@ def cli() -> None:
     "--learning_rate",
     type=float,
     default=None,
-    help="eta0 in eta_t = eta0 * (t0 / (t0 + T))^power_t [default: 0.5; for gd with only "
-    "some of --adaptive/--normalized: 10, as VW].",
+    help="eta0 in eta_t = eta0 * (t0 / (t0 + T))^power_t [default, as VW: 0.5 for gd, 10 "
+    "for sgd and for gd with only some of --adaptive/--normalized; 0.5 for tg/fobos/smidas].",
 )
 @click.option(
     "--power-t",

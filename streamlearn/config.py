@@ -92,7 +92,10 @@ class TrainConfig:
         gd = self.algo == "gd"
         adaptive_or_normalized = gd and (self.adaptive or self.normalized)
         if self.learning_rate is None:
-            rate = 10.0 if gd and not (self.adaptive and self.normalized) else 0.5
+            # VW's defaults: 0.5 for its adaptive-and-normalized update, 10 for the others
+            # and for --sgd; 0.5 for the papers' learners (tg, fobos, smidas)
+            plain = (gd and not (self.adaptive and self.normalized)) or self.algo == "sgd"
+            rate = 10.0 if plain else 0.5
             object.__setattr__(self, "learning_rate", rate)
         if self.initial_t is None:
             object.__setattr__(self, "initial_t", 0.0 if adaptive_or_normalized else 1.0)
