@@ -9,7 +9,7 @@ with 10 passes and VW's holdout (every 10th example), by
 
 * ``sl train --passes 10`` (gd, VW's default update),
 * ``vw --passes 10`` (its defaults, with a cache file),
-* ``sl train --passes 10 --algo sgd`` (plain SGD, the old default),
+* ``sl train --passes 10 --algo sgd -l 0.5`` (plain SGD, the old default),
 
 and the holdout losses are compared (target: sl within 0.05 of VW, never
 diverging where VW does not).  A second table runs a few learning rates.
@@ -118,7 +118,7 @@ def main() -> None:
             lo, hi = np.abs(x[x != 0]).min(), np.abs(x).max()
             ours = sl_holdout(path, loss, args.passes, [], tmp)
             theirs = vw_holdout(path, loss, args.passes, [], tmp)
-            sgd = sl_holdout(path, loss, args.passes, ["--algo", "sgd"], tmp)
+            sgd = sl_holdout(path, loss, args.passes, ["--algo", "sgd", "-l", "0.5"], tmp)
             rows.append({"data": name, "loss": loss, "sl": ours, "vw": theirs, "sl_sgd": sgd,
                          "min_abs_x": float(lo), "max_abs_x": float(hi)})  # fmt: skip
             print(f"{name:<26} {loss:<9} {ours:>10.6f} {theirs:>10.6f} {abs(ours - theirs):>8.1e} "
