@@ -521,6 +521,27 @@ def inspect(model_path: str, top: int, as_json: bool) -> None:
     click.echo(inspect_model(model_path, top=top, as_json=as_json))
 
 
+@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@click.argument("reports", metavar="REPORT...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False))  # fmt: skip
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="The picture: FILE.png, FILE.svg or FILE.pdf.")  # fmt: skip
+def plot(reports: tuple[str, ...], output: str) -> None:
+    """Plot loss curves (and, for several runs, loss against non-zero weights).
+
+    REPORTs are JSON files written by sl train --report. Needs matplotlib
+    (pip install 'streamlearn[plot]').
+
+    \b
+    Example:
+      for l1 in 1e-5 1e-4 1e-3; do sl train d.vw --algo tg --l1 $l1 --report tg-$l1.json; done
+      sl plot tg-*.json -o tg.png
+    """
+    from streamlearn.plot import plot as draw
+
+    draw(list(reports), output)
+
+
 def main() -> None:
     from streamlearn.process import run
 

@@ -1,0 +1,180 @@
+"""``sl plot``: loss curves and loss against sparsity, from ``--report`` files.
+
+Each report is a run (``sl train --report``); a report holding a list of
+``configurations`` (a sweep) contributes one run per configuration.  The first
+panel draws each run's progressive average loss against the examples seen (log
+x), as the progress table prints it; holdout rows (passes after the first, with
+a holdout) are drawn as a second line of the same colour with ``h`` markers.
+With two runs or more, a second panel places each run's final loss (holdout when
+there is one, else progressive) against its non-zero weights, and joins the
+Pareto front: the runs no other run beats on both.
+
+matplotlib is an optional extra (``pip install 'streamlearn[plot]'``); it is
+imported only here, with the non-interactive Agg backend.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from streamlearn.errors import InputUnreadable, UsageError
+
+FORMATS = ("png", "svg", "pdf")
+# the options worth naming in a label, in this order, when they differ from the defaults
+_LABEL_OPTIONS = ("l1", "l2", "learning_rate", "power_t", "top_k", "theta", "period",
+                  "ftrl_alpha", "ftrl_beta", "passes")  # fmt: skip
+
+
+@dataclass
+class Run:
+    """One training run's figures, as a report holds them."""
+
+    name: str
+    config: dict
+    curve: list[list[float]]
+    loss: float | None
+    holdout: bool
+    nonzero: int | None
+    label: str = ""
+
+
+def load_runs(paths: list[str]) -> list[Run]:
+    """The runs of the reports at ``paths`` (one per report, or per configuration of a sweep).
+
+    Each run's ``label`` names what tells it apart from the others: the options whose
+    values differ between the runs, or its file's name when none do.
+    """
+    runs = []
+    for path in paths:
+        try:
+            report = json.loads(Path(path).read_text())
+        except OSError as e:
+            raise InputUnreadable(f"cannot read report {path}: {e.strerror}") from None
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path} is not a JSON report ({e.msg}, line {e.lineno})") from None
+        entries = report.get("configurations") if isinstance(report, dict) else None
+        entries = entries if isinstance(entries, list) else [report]
+        for k, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("curve"), list):
+                raise UsageError(f"{path} is not an sl train report (no 'curve'): see --report")
+            name = Path(path).stem if len(entries) == 1 else f"{Path(path).stem}[{k}]"
+            hold = entry.get("best_holdout_loss")
+            held = isinstance(hold, (int, float))
+            config = dict(entry.get("config") or {}, learner=entry.get("learner", "?"))
+            runs.append(Run(name, config, entry["curve"],
+                            hold if held else entry.get("average_loss"), held,
+                            entry.get("nonzero_weights")))  # fmt: skip
+    differ = [k for k in _LABEL_KEYS if len({repr(r.config.get(k)) for r in runs}) > 1]
+    for run in runs:
+        shown = " ".join(_option(k, run.config.get(k)) for k in differ)
+        run.label = shown or run.name
+    return runs
+
+
+_LABEL_KEYS = ("learner", "loss") + _LABEL_OPTIONS
+
+
+def _option(key: str, value) -> str:  # noqa: ANN001 - a JSON value
+    if key == "learner":
+        return str(value)
+    if isinstance(value, float):
+        value = f"{value:g}"
+    return f"{key.replace('_', '-')}={value}"
+
+
+def title(runs: list[Run]) -> str:
+    """What the runs share: learner, loss, and the regularisers and passes when set."""
+    common = {}
+    for k in _LABEL_KEYS:
+        values = {repr(r.config.get(k)) for r in runs}
+        if len(values) == 1 and runs[0].config.get(k) is not None:
+            common[k] = runs[0].config[k]
+    parts = [str(common[k]) for k in ("learner",) if k in common]
+    if "loss" in common:
+        parts.append(f"{common['loss']} loss")
+    parts += [_option(k, common[k]) for k in ("l1", "l2", "top_k") if common.get(k)]
+    if common.get("passes", 1) != 1:
+        parts.append(f"{common['passes']} passes")
+    return ", ".join(parts)
+
+
+def pareto(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of the points (non-zeros, loss) no other point beats on both, by non-zeros."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
+    front, best = [], math.inf
+    for i in order:
+        if points[i][1] < best:
+            front.append(i)
+            best = points[i][1]
+    return front
+
+
+def figure(runs: list[Run]):  # noqa: ANN201 - a matplotlib Figure
+    """The figure for ``runs``: the loss curves, and loss against non-zeros for 2+ runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    sparsity = len(runs) > 1 and all(r.nonzero is not None and r.loss is not None for r in runs)
+    fig = Figure(figsize=(12 if sparsity else 7.5, 5), layout="constrained")
+    axes = fig.subplots(1, 2 if sparsity else 1, squeeze=False)[0]
+    ax = axes[0]
+    for k, run in enumerate(runs):
+        color = f"C{k % 10}"
+        for h in (False, True):
+            rows = [r for r in run.curve if bool(r[7]) == h and r[0] is not None and r[2] > 0]
+            if not rows:
+                continue
+            ax.plot([r[2] for r in rows], [r[0] for r in rows], color=color,
+                    linestyle="--" if h else "-", marker="$h$" if h else "o",
+                    markersize=7 if h else 3,
+                    label=f"{run.label} (holdout)" if h else run.label)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("examples seen (all passes)")
+    ax.set_ylabel("average loss")
+    ax.set_title(f"progressive loss — {title(runs)}".rstrip(" —"))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    if sparsity:
+        ax = axes[1]
+        pts = [(float(r.nonzero), float(r.loss)) for r in runs]
+        for k, (run, (x, y)) in enumerate(zip(runs, pts, strict=True)):
+            ax.plot([x], [y], "o", color=f"C{k % 10}", markersize=7)
+            ax.annotate(run.label, (x, y), fontsize="x-small",
+                        xytext=(4, 4), textcoords="offset points")  # fmt: skip
+        front = pareto(pts)
+        ax.plot([pts[i][0] for i in front], [pts[i][1] for i in front], "-o", color="0.3",
+                linewidth=1, markersize=13, markerfacecolor="none", label="Pareto front",
+                zorder=0)  # fmt: skip
+        ax.set_xscale("log" if max(p[0] for p in pts) > 10 * max(1.0, min(p[0] for p in pts))
+                      else "linear")  # fmt: skip
+        ax.set_xlabel("non-zero weights")
+        kind = "holdout" if all(r.holdout for r in runs) else "final"
+        ax.set_ylabel(f"{kind} loss")
+        ax.set_title(f"{kind} loss against sparsity")
+        ax.margins(x=0.15, y=0.1)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small")
+    return fig
+
+
+def plot(paths: list[str], out: str) -> None:
+    """Draw the reports at ``paths`` into ``out`` (its suffix names the format)."""
+    fmt = Path(out).suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise UsageError(f"-o {out}: the file name must end in .{', .'.join(FORMATS)}")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError("sl plot needs matplotlib: pip install 'streamlearn[plot]'") from None
+    from streamlearn.outputs import write_bytes
+
+    runs = load_runs(paths)
+    buf = io.BytesIO()
+    figure(runs).savefig(buf, format=fmt, dpi=110)
+    write_bytes(out, buf.getvalue(), "plot")
