@@ -62,13 +62,17 @@ def load_runs(paths: list[str]) -> list[Run]:
             if not isinstance(entry, dict) or not isinstance(entry.get("curve"), list):
                 raise UsageError(f"{path} is not an sl train report (no 'curve'): see --report")
             name = Path(path).stem if len(entries) == 1 else f"{Path(path).stem}[{k}]"
-            hold = entry.get("best_holdout_loss")
+            hold = entry.get("best_holdout_loss")  # over passes; one pass: holdout_loss
+            if not isinstance(hold, (int, float)):
+                hold = entry.get("holdout_loss")
             held = isinstance(hold, (int, float))
             config = dict(entry.get("config") or {}, learner=entry.get("learner", "?"))
             runs.append(Run(name, config, entry["curve"],
                             hold if held else entry.get("average_loss"), held,
                             entry.get("nonzero_weights")))  # fmt: skip
     differ = [k for k in _LABEL_KEYS if len({repr(r.config.get(k)) for r in runs}) > 1]
+    if differ and all(isinstance(r.config.get(k), (int, float)) for r in runs for k in differ):
+        runs.sort(key=lambda r: [r.config[k] for k in differ])  # a grid, in its order
     for run in runs:
         shown = " ".join(_option(k, run.config.get(k)) for k in differ)
         run.label = shown or run.name
