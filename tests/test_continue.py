@@ -47,7 +47,7 @@ def test_warm_start_from_any_variant_to_any_other(tmp_path, algo, before, after)
     a.write_text(A)
     b.write_text(B)
     m0, m1 = tmp_path / "m0.sl", tmp_path / "m1.sl"
-    common = ["--loss", "logistic", "--quiet"]
+    common = ["--loss", "logistic", "-l", "0.5", "--quiet"]  # the reference's rate
     r = invoke(["train", "--algo", algo, *common, *REGULARISERS[before], str(a), "-f", str(m0)])
     assert r.exit_code == 0, r.output
     # the new run names every regulariser, so those of the model do not carry over

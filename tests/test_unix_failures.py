@@ -234,14 +234,14 @@ def test_allocation_failure_is_exit_8(tmp_path, setup, monkeypatch):
     data, _, _ = setup
     from streamlearn import memory
 
-    def no_memory(shape):
+    def no_memory(shape, dtype=None):
         raise MemoryError
 
     import types
 
     import numpy as np
 
-    fake = types.SimpleNamespace(prod=np.prod, int64=np.int64, zeros=no_memory)
+    fake = types.SimpleNamespace(prod=np.prod, int64=np.int64, dtype=np.dtype, zeros=no_memory)
     monkeypatch.setattr(memory, "np", fake)
     r = invoke(["train", str(data), "-b", "24"])
     assert r.exit_code == 8 and "could not be allocated" in r.output
