@@ -35,6 +35,7 @@ _CONFIG_KEYS = {
     "l2": "l2",
     "theta": "theta",
     "period": "period",
+    "top_k": "top_k",
     "p_norm": "p",
     "norm_refresh": "norm_refresh",
     "passes": "passes",
@@ -276,7 +277,7 @@ def cli() -> None:
 )
 @click.option(
     "--algo",
-    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl"]),
+    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0"]),
     default="gd",
     show_default=True,
     help="Learning algorithm (see README's algorithm table); gd is VW's default update.",
@@ -364,6 +365,10 @@ def cli() -> None:
 @click.option(
     "--period", type=int, default=1, show_default=True, help="tg: truncate every K-th example (K)."
 )
+@click.option(
+    "--top-k", "--top_k", "top_k", type=int, default=None, metavar="K",
+    help="l0: keep the K largest |w| after each step (required with --algo l0).",
+)  # fmt: skip
 @click.option(
     "--p",
     "p_norm",

@@ -23,7 +23,8 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 
 # Options fixed by the model: changing them on resume would make the saved
 # table meaningless.
-FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", *UPDATE_RULE, *NAMESPACE_OPTIONS)
+FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "top_k", *UPDATE_RULE,
+                  *NAMESPACE_OPTIONS)  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -59,6 +60,8 @@ class TrainConfig:
     max_prediction: float | None = None
     theta: float = math.inf
     period: int = 1
+    top_k: int | None = None
+    """l0: the number of weights kept after each step (required with --algo l0)."""
     p: float | None = None
     norm_refresh: int | None = None
     passes: int = 1
@@ -147,6 +150,12 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
+        if (self.algo == "l0") != (self.top_k is not None):
+            raise ConfigError("--algo l0 needs --top-k K, and --top-k applies to --algo l0 only")
+        if self.top_k is not None and self.top_k < 1:
+            raise ConfigError("--top-k must be >= 1")
+        if self.algo == "l0" and (self.l1 != 0 or self.l2 != 0):
+            raise ConfigError("--l1 and --l2 do not apply to --algo l0 (its constraint is --top-k)")
         if self.algo != "tg" and (self.theta != math.inf or self.period != 1):
             raise ConfigError("--theta and --period apply to --algo tg only")
         if self.algo in ("tg", "smidas") and self.l2 != 0:
@@ -188,6 +197,7 @@ class TrainConfig:
             period=self.period,
             p=p if p is not None else 2.0,
             norm_refresh=norm_refresh or 0,
+            topk=min(self.top_k, 1 << self.bits) if self.top_k else 0,
             holdout_period=self.effective_holdout,
             learn=learn,
             adaptive=self.adaptive,

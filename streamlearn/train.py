@@ -126,13 +126,20 @@ class Learner:
                 ) from None
             if old.name == "smidas" or spec.name == "smidas":
                 raise UsageError("cannot change the options of a smidas model")
+            if spec.name == "l0":
+                raise UsageError(
+                    f"cannot continue a {model.learner} model with --algo l0: "
+                    "train l0 from scratch (its heap holds every live weight)"
+                )
             table = spec.warm_table(config.bits, model.slots, model.weights)
             gstate = spec.init_gstate(config.params())
             gstate[G_T] = model.gstate[G_T]
             gstate[G_N] = model.gstate[G_N]
-            gstate[G_CLIP:] = model.gstate[G_CLIP:]  # the prediction range (G_CLIP..G_LABEL_MAX)
+            # the prediction range (G_CLIP..G_LABEL_MAX)
+            gstate[G_CLIP:GSTATE_SIZE] = model.gstate[G_CLIP:GSTATE_SIZE]
         stats = model.stats.copy()
-        if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != GSTATE_SIZE:
+        want = spec.init_gstate(config.params()).shape[0]  # GSTATE_SIZE but for l0's heap
+        if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != want:
             raise ModelError("model counters have an unexpected layout")
         return cls(config, spec, table, gstate, stats)
 

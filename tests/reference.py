@@ -486,3 +486,45 @@ def ftrl(stream, loss_id, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.float32, cl
                 eta_inv = (f(beta) + A.sqrt(n[j])) / f(alpha) + f(l2)
                 w[j] = -(z[j] - np.sign(z[j]) * f(l1)) / eta_inv
     return w.astype(np.float64), preds, z, n
+
+
+# ---- L0-constrained SGD (Dhingra et al., Alg. 5) ------------------------------
+
+
+def hard_threshold(w: np.ndarray, K: int) -> np.ndarray:
+    """H_K: the K entries of largest |w| kept (ties to the smaller index), the rest 0."""
+    order = np.lexsort((np.arange(w.shape[0]), -np.abs(w)))
+    out = np.zeros_like(w)
+    out[order[:K]] = w[order[:K]]
+    return out
+
+
+def l0_sgd(stream: Stream, loss_id: int, eta0, power_t, t0, K, check=None):
+    """Dense: a plain SGD step over the example's features, then H_K over all of w.
+
+    ``check(w)``, when given, is called after every learned example."""
+    w = np.zeros(stream.d)
+    preds = np.full(stream.n, np.nan)
+    T = 0.0
+    clip = Clip(loss_id)
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        y = stream.labels[i]
+        p = stream.bases[i]
+        for j, x in zip(idx, val, strict=True):
+            p += w[j] * x
+        p = clip(p, y)
+        preds[i] = p
+        a = stream.weights[i]
+        if np.isnan(y) or a == 0:
+            continue
+        T += a
+        g = rate_np(eta0, power_t, t0, T) * a * dloss_np(loss_id, p, y)
+        for j, x in zip(idx, val, strict=True):
+            w[j] -= g * x
+        w = hard_threshold(w, K)
+        if check is not None:
+            check(w)
+    return w, preds

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from streamlearn.learners.base import LearnerSpec
 
-ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl")
+ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0")
 
 
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0) -> LearnerSpec:
@@ -53,6 +53,10 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0) -> LearnerSpec:
         from streamlearn.learners import smidas
 
         return smidas.SPEC
+    if algo == "l0":
+        from streamlearn.learners import l0
+
+        return l0.SPEC
     raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}")
 
 
@@ -60,7 +64,7 @@ def spec_by_name(name: str) -> LearnerSpec:
     """The variant stored in a model file under ``name`` (``LearnerSpec.name``)."""
     import importlib
 
-    for module in ("gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas"):
+    for module in ("gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0"):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")
         except ImportError:
