@@ -41,9 +41,9 @@ def test_heap_kernel_equals_hard_thresholding_the_whole_table(loss_id, power_t, 
         assert np.count_nonzero(w) == K  # the constraint binds on these streams
 
 
-def test_never_more_than_k_after_any_example():
-    stream = random_stream(11, n=200, bits=6)
-    K = 4
+@pytest.mark.parametrize(("seed", "K"), [(11, 4), (0, 17), (3, 30)])
+def test_never_more_than_k_after_any_example(seed, K):
+    stream = random_stream(seed, n=300, bits=6)
     p = params(K, 0.5)
     table, gstate = l0.SPEC.new_table(6), l0.SPEC.init_gstate(p)
     stats, rows = new_stats(), new_rows()
@@ -53,11 +53,16 @@ def test_never_more_than_k_after_any_example():
                    stats, rows)  # fmt: skip
         live = np.flatnonzero(table[:, 0])
         counts.append(live.size)
+        assert live.size <= K
         # the heap holds exactly the live slots, each knowing its position
         heap = gstate[l0.H0 : l0.H0 + int(gstate[l0.H_SIZE])].astype(np.int64)
         assert sorted(heap) == list(live)
         assert all(int(table[j, 1]) - 1 == k for k, j in enumerate(heap))
-    assert max(counts) == K
+        # the heap order: no child goes before its parent, (|w|, -slot) as key
+        for c in range(1, heap.size):
+            parent, child = heap[(c - 1) // 2], heap[c]
+            assert (abs(table[parent, 0]), -parent) <= (abs(table[child, 0]), -child)
+    assert max(counts) == min(K, 64)
 
 
 def test_ties_go_to_the_smaller_slot():
@@ -140,3 +145,23 @@ def test_k_beyond_the_table_keeps_everything(tmp_path, data):
             "--quiet"])  # fmt: skip
     a, b = json.loads(rep.read_text()), json.loads(sgd.read_text())
     assert a["average_loss"] == b["average_loss"]
+
+
+@pytest.mark.parametrize("K", [8, 20, 40])
+@pytest.mark.parametrize("seed", range(6))
+def test_rows_moving_many_live_weights_at_once(seed, K):
+    """Long rows over few slots: many live keys change in one step (each must be re-keyed
+    before the next is sifted, or the heap drops the wrong weight)."""
+    stream = random_stream(100 + seed, n=400, bits=6, nnz=14)
+    p = params(K, 0.0, 0.5)
+    table, gstate = l0.SPEC.new_table(6), l0.SPEC.init_gstate(p)
+    stats, rows = new_stats(), new_rows()
+    ref = []
+    reference.l0_sgd(stream, LOGISTIC, 0.5, 0.0, 1.0, K, check=lambda w: ref.append(w.copy()))
+    k = 0
+    for i in range(stream.n):
+        run_kernel(l0.SPEC.train_batch, table, gstate, p, LOGISTIC, stream.slice(i, i + 1),
+                   stats, rows)  # fmt: skip
+        if stream.status[i] == 0 and not np.isnan(stream.labels[i]):
+            np.testing.assert_array_equal(np.flatnonzero(table[:, 0]), np.flatnonzero(ref[k]))
+            k += 1

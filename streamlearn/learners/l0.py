@@ -10,10 +10,12 @@ sets every other entry to 0.  The constant's slot is an ordinary slot.
 Lazy form: after H_K at most K weights are non-zero, and a step changes only the
 example's slots, so the weights H_K may keep are the live ones (at most K) and the
 example's.  The live slots sit in an indexed binary min-heap ordered by
-``(|w_j|, -j)``, its root the weight H_K drops first.  After the step the example's
-live slots are re-keyed (removed if they reached 0), its new non-zero slots pushed, and
-the root popped (its weight set to 0) while more than K are live: O(nnz log K) per
-example, never O(2^b), and never more than K non-zero weights after an example.
+``(|w_j|, -j)``, its root the weight H_K drops first.  Each live slot of the example is
+re-keyed as soon as its weight moves (removed if it reached 0: every other key is
+current while one is sifted), then its new non-zero slots are pushed and the root
+popped (its weight set to 0) while more than K are live; a new slot below a full heap's
+root is dropped without entering.  O(nnz log K) per example, never O(2^b), and never
+more than K non-zero weights after an example.
 
 State: per slot the weight and its heap position + 1 (0: not live), 16 bytes; the
 heap (its size, then K + 1 slots) follows the common global state, so a saved model
@@ -120,11 +122,11 @@ def train_batch(
         g = advance(gstate, params, a) * a * dloss(loss_id, p, y)
         if g == 0.0:
             continue
-        for k in range(lo, hi):
-            table[indices[k], 0] -= g * values[k]
-        # the live slots of the example: new keys, or out of the heap at 0
+        # the step; a live slot is re-keyed (or leaves the heap at 0) as soon as its weight
+        # moves, so that every other key in the heap is current while it is sifted
         for k in range(lo, hi):
             j = indices[k]
+            table[j, 0] -= g * values[k]
             pos = np.int64(table[j, 1]) - 1
             if pos >= 0:
                 if table[j, 0] == 0.0:
@@ -137,6 +139,9 @@ def train_batch(
             j = indices[k]
             if table[j, 1] == 0.0 and table[j, 0] != 0.0:
                 n = np.int64(gstate[H_SIZE])
+                if n == K and _before(table, j, np.int64(gstate[H0])):
+                    table[j, 0] = 0.0  # below a full heap's root: it would be popped at once
+                    continue
                 gstate[H_SIZE] = n + 1
                 _put(table, gstate, n, j)
                 _up(table, gstate, n)
