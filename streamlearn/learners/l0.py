@@ -28,6 +28,7 @@ import numpy as np
 
 from streamlearn._jit import jit, jit_inline
 from streamlearn.learners.base import GSTATE_SIZE, P_TOPK, LearnerSpec, score
+from streamlearn.learners.sgd import current_weights, rebase  # the weight is column 0
 from streamlearn.losses import dloss
 from streamlearn.schedules import advance
 
@@ -149,17 +150,6 @@ def train_batch(
                     root = np.int64(gstate[H0])
                     _remove(table, gstate, 0)
                     table[root, 0] = 0.0
-
-
-@jit
-def current_weights(table, gstate, params, slots, out):
-    for k in range(slots.shape[0]):
-        out[k] = table[slots[k], 0]
-
-
-@jit
-def rebase(table, gstate, params):
-    pass
 
 
 def init_gstate(params: np.ndarray) -> np.ndarray:
