@@ -36,6 +36,7 @@ _CONFIG_KEYS = {
     "theta": "theta",
     "period": "period",
     "top_k": "top_k",
+    "minibatch": "minibatch",
     "p_norm": "p",
     "norm_refresh": "norm_refresh",
     "passes": "passes",
@@ -277,7 +278,7 @@ def cli() -> None:
 )
 @click.option(
     "--algo",
-    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0"]),
+    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad"]),
     default="gd",
     show_default=True,
     help="Learning algorithm (see README's algorithm table); gd is VW's default update.",
@@ -368,6 +369,10 @@ def cli() -> None:
 @click.option(
     "--top-k", "--top_k", "top_k", type=int, default=None, metavar="K",
     help="l0: keep the K largest |w| after each step (required with --algo l0).",
+)  # fmt: skip
+@click.option(
+    "--minibatch", type=int, default=1, show_default=True, metavar="B",
+    help="sgd, tg, fobos, subgrad: average the gradient of B learned examples per step.",
 )  # fmt: skip
 @click.option(
     "--p",

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-from streamlearn.learners import ALGORITHMS
+from streamlearn.learners import ALGORITHMS, MINIBATCH_ALGORITHMS
 from streamlearn.learners.base import make_params
 from streamlearn.losses import NAMES as LOSSES
 
@@ -62,6 +62,8 @@ class TrainConfig:
     period: int = 1
     top_k: int | None = None
     """l0: the number of weights kept after each step (required with --algo l0)."""
+    minibatch: int = 1
+    """Learned examples per step (sgd, tg, fobos, subgrad): their gradient averaged."""
     p: float | None = None
     norm_refresh: int | None = None
     passes: int = 1
@@ -119,6 +121,7 @@ class TrainConfig:
             (self.theta >= 0, "--theta must be >= 0"),
             (self.period >= 1, "--period must be >= 1"),
             (self.passes >= 1, "--passes must be >= 1"),
+            (self.minibatch >= 1, "--minibatch must be >= 1"),
             (
                 self.holdout_period is None or self.holdout_period >= 0,
                 "--holdout-period must be >= 0",
@@ -158,7 +161,14 @@ class TrainConfig:
             raise ConfigError("--l1 and --l2 do not apply to --algo l0 (its constraint is --top-k)")
         if self.algo != "tg" and (self.theta != math.inf or self.period != 1):
             raise ConfigError("--theta and --period apply to --algo tg only")
-        if self.algo in ("tg", "smidas") and self.l2 != 0:
+        if self.minibatch > 1 and self.algo not in MINIBATCH_ALGORITHMS:
+            raise ConfigError(
+                f"--minibatch applies to --algo {', '.join(MINIBATCH_ALGORITHMS)}, "
+                f"not {self.algo}"
+            )
+        if self.minibatch > 1 and self.l2 != 0:
+            raise ConfigError("--minibatch does not take --l2 (its regularisers are l1 only)")
+        if self.algo in ("tg", "smidas", "subgrad") and self.l2 != 0:
             raise ConfigError(f"--l2 is not defined for --algo {self.algo}")
         if self.algo != "smidas" and (self.p is not None or self.norm_refresh is not None):
             raise ConfigError("--p and --norm-refresh apply to --algo smidas only")
@@ -207,6 +217,7 @@ class TrainConfig:
             ftrl_beta=self.ftrl_beta,
             min_prediction=self.min_prediction,
             max_prediction=self.max_prediction,
+            minibatch=self.minibatch,
         )
 
     @property

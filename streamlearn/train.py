@@ -94,13 +94,13 @@ class Learner:
 
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
         params = config.params()
         return cls(config, spec, spec.new_table(config.bits), spec.init_gstate(params), new_stats())
 
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
@@ -165,6 +165,8 @@ def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec)
     ]
     if c.algo == "tg":
         lines.append(f"theta = {c.theta:g}, period = {c.period}")
+    if c.minibatch > 1:
+        lines.append(f"minibatch = {c.minibatch} (the rate's clock counts steps)")
     if c.algo == "gd":
         lines.append(f"update = {c.update_rule}")
     if c.algo == "ftrl":
@@ -259,6 +261,8 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
                             collector.prune(learner.table[:, 0])
                     if bar is not None:
                         bar.update(batch.n)
+                if learner.spec.finish is not None:
+                    learner.spec.finish(learner.table, learner.gstate, params)
                 if log.end(learner.stats, functools.partial(learner.snapshot, names)):
                     break
             final = log.final_model(functools.partial(learner.snapshot, names))

@@ -528,3 +528,63 @@ def l0_sgd(stream: Stream, loss_id: int, eta0, power_t, t0, K, check=None):
         if check is not None:
             check(w)
     return w, preds
+
+
+# ---- mini-batches and the stochastic subgradient step (Dhingra et al., Algs. 3-4) ----
+
+
+def minibatch(stream: Stream, loss_id: int, eta0, power_t, t0, B, reg="none", g=0.0,
+              theta=np.inf, K=1):  # fmt: skip
+    """Dense mini-batch learner: B learned examples predicted with the same weights, then
+
+    z = (1/b) Σ a_i ∂ℓ_i x_i,  η = rate(t) with t the step count (T_0 = 0), and
+
+    ``reg="none"``:     w ← w − η z
+    ``reg="truncate"``: w ← w − η z, then T1(w, η K g, θ) on every weight every K-th step
+    ``reg="subgrad"``:  w ← w − η (z + g sgn(w))   (eq. 14-15; sgn(0) = 0)
+
+    The last, partial mini-batch takes its step at the end (b < B).
+    Returns (weights, predictions).
+    """
+    w = np.zeros(stream.d)
+    preds = np.full(stream.n, np.nan)
+    clip = Clip(loss_id)
+    z = np.zeros(stream.d)
+    b = 0
+    steps = 0
+
+    def step():
+        nonlocal z, b, steps
+        steps += 1
+        eta = rate_np(eta0, power_t, t0, float(steps))
+        if reg == "subgrad":
+            w[:] = w - (eta / b) * z - eta * g * np.sign(w)
+        else:
+            w[:] = w - (eta / b) * z
+            if reg == "truncate" and g != 0.0 and steps % K == 0:
+                alpha = eta * K * g
+                small = np.abs(w) <= theta
+                pos = small & (w > 0)
+                neg = small & (w < 0)
+                w[pos] = np.maximum(0.0, w[pos] - alpha)
+                w[neg] = np.minimum(0.0, w[neg] + alpha)
+        z = np.zeros(stream.d)
+        b = 0
+
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        y = stream.labels[i]
+        p = clip(stream.bases[i] + float(np.dot(w[idx], val)), y)
+        preds[i] = p
+        a = stream.weights[i]
+        if np.isnan(y) or a == 0:
+            continue
+        np.add.at(z, idx, a * dloss_np(loss_id, p, y) * val)
+        b += 1
+        if b == B:
+            step()
+    if b:
+        step()
+    return w, preds

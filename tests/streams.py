@@ -94,6 +94,8 @@ def run_lazy(
     for a, b in zip(cuts[:-1], cuts[1:], strict=True):
         s = stream.slice(a, b)
         preds[a:b] = run_kernel(spec.train_batch, table, gstate, params, loss_id, s, stats, rows)
+    if spec.finish is not None:
+        spec.finish(table, gstate, params)
     w = np.empty(stream.d)
     spec.current_weights(table, gstate, params, np.arange(stream.d, dtype=np.uint32), w)
     return w, preds, stats

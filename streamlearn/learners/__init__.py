@@ -11,16 +11,26 @@ from __future__ import annotations
 
 from streamlearn.learners.base import LearnerSpec
 
-ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0")
+ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad")
+MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
-def resolve(algo: str, l1: float = 0.0, l2: float = 0.0) -> LearnerSpec:
+def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1) -> LearnerSpec:
     """The kernel variant that runs ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
     θ = ∞ (ℓ1 clipped at zero, Lipton & Elkan eq. 4); the caller's params must
-    say so (:func:`streamlearn.config.TrainConfig.params` does).
+    say so (:func:`streamlearn.config.TrainConfig.params` does).  Mini-batches
+    (``minibatch`` > 1) and ``subgrad`` run :mod:`streamlearn.learners.minibatch`.
     """
+    if minibatch > 1 or algo == "subgrad":
+        if algo not in MINIBATCH_ALGORITHMS:
+            raise ValueError(
+                f"--minibatch applies to --algo {', '.join(MINIBATCH_ALGORITHMS)}, not {algo}"
+            )
+        from streamlearn.learners import minibatch as mb
+
+        return mb.resolve(algo, l1, l2)
     if algo == "gd":
         from streamlearn.learners import gd
 
@@ -64,7 +74,9 @@ def spec_by_name(name: str) -> LearnerSpec:
     """The variant stored in a model file under ``name`` (``LearnerSpec.name``)."""
     import importlib
 
-    for module in ("gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0"):
+    for module in (
+        "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
+    ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")
         except ImportError:

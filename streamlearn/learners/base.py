@@ -38,6 +38,9 @@ Kernel contract (same names, same argument order in every learner module)::
         ``out[k]`` = weight of ``slots[k]`` brought current through the last
         step, without changing any state (used to save and to predict).
 
+    finish(table, gstate, params)           (optional, ``LearnerSpec.finish``)
+        End of a pass: take the steps still owed (a partial mini-batch).
+
     rebase(table, gstate, params)
         Bring every slot current in place and reset the global sums (O(d);
         for keeping running sums in range, never per example).
@@ -76,6 +79,7 @@ P_FTRL_BETA = 16
 P_CLIP_FIXED = 17  # 1 = predictions clipped to [P_CLIP_LO, P_CLIP_HI]; 0 = to the labels seen
 P_CLIP_LO = 18
 P_CLIP_HI = 19
+P_MINIBATCH = 20  # learned examples per step (the mini-batch learners)
 PARAMS_SIZE = 24
 
 # ---- gstate layout --------------------------------------------------------
@@ -134,6 +138,7 @@ def make_params(
     ftrl_beta: float = 1.0,
     min_prediction: float | None = None,
     max_prediction: float | None = None,
+    minibatch: int = 1,
 ) -> np.ndarray:
     """Pack hyperparameters into the ``params`` array kernels read.
 
@@ -165,6 +170,7 @@ def make_params(
     params[P_CLIP_FIXED] = 1.0 if fixed else 0.0
     params[P_CLIP_LO] = min_prediction or 0.0
     params[P_CLIP_HI] = max_prediction or 0.0
+    params[P_MINIBATCH] = minibatch
     return params
 
 
@@ -211,6 +217,9 @@ class LearnerSpec:
     ``stored_cols`` columns.  1 for learners whose other columns matter only
     while the weight is non-zero; the per-coordinate learners (gd, ftrl)
     keep accumulators that matter whatever the weight, so every column."""
+    finish: Callable | None = None
+    """``finish(table, gstate, params)``, run at the end of every pass: the
+    mini-batch learners take the step of the examples still pending."""
 
     def warm_table(self, bits: int, slots: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """A table holding ``weights`` at ``slots``, each current at the initial global state.
