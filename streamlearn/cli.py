@@ -40,6 +40,8 @@ _CONFIG_KEYS = {
     "p_norm": "p",
     "norm_refresh": "norm_refresh",
     "passes": "passes",
+    "tol": "tol",
+    "seed": "seed",
     "holdout_period": "holdout_period",
     "early_terminate": "early_terminate",
     "input_format": "format",
@@ -169,6 +171,24 @@ def _run_options(files: tuple[str, ...], kw: dict, **extra):
     )
 
 
+def _size(text: str | None) -> int | None:
+    """``4G``, ``500M``, ``64k`` or a number of bytes; None stays None."""
+    if text is None:
+        return None
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in units and t[-1:] else ""
+    try:
+        value = float(t[: len(t) - len(unit)])
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise click.BadParameter(
+            f"{text!r} is not a size (e.g. 4G, 500M)", param_hint="--max-memory"
+        )
+    return int(value * units[unit])
+
+
 def input_options(f):
     @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
     @click.option(
@@ -278,7 +298,7 @@ def cli() -> None:
 )
 @click.option(
     "--algo",
-    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad"]),
+    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd"]),
     default="gd",
     show_default=True,
     help="Learning algorithm (see README's algorithm table); gd is VW's default update.",
@@ -420,10 +440,20 @@ def cli() -> None:
 @click.option(
     "--passes",
     type=int,
-    default=1,
-    show_default=True,
-    help="Passes over the data (stdin is cached after the first).",
+    default=None,
+    help="Passes over the data (stdin is cached after the first) [default: 1; cd, scd: "
+    "the most epochs, 1000].",
 )
+@click.option(
+    "--tol", type=float, default=1e-7, show_default=True,
+    help="cd, scd: stop when an epoch lowers the objective by at most this (relative).",
+)  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="scd: random seed.")
+@click.option(
+    "--max-memory", "--max_memory", "max_memory", type=str, default=None, metavar="SIZE",
+    help="cd, scd: refuse an input needing more memory than SIZE (e.g. 4G, 500M) "
+    "[default: the memory available].",
+)  # fmt: skip
 @click.option(
     "--cache",
     "cache_path",
@@ -480,6 +510,7 @@ def train(ctx: click.Context, files, **kw) -> None:
         invert_hash=kw["invert_hash"],
         cache=kw["cache_path"],
         lock_timeout=kw["lock_timeout"],
+        max_memory=_size(kw["max_memory"]),
     )
     from streamlearn.train import train as run
 

@@ -32,6 +32,10 @@ FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "top_k", *UPDATE_R
 PER_RUN = ("passes", "holdout_period", "early_terminate")
 
 
+BATCH_ALGORITHMS = ("cd", "scd")
+BATCH_EPOCHS = {"cd": 1000, "scd": 1000}
+
+
 class ConfigError(ValueError):
     """An option value, or a combination of options, that cannot run."""
 
@@ -66,7 +70,12 @@ class TrainConfig:
     """Learned examples per step (sgd, tg, fobos, subgrad): their gradient averaged."""
     p: float | None = None
     norm_refresh: int | None = None
-    passes: int = 1
+    passes: int | None = None
+    """None: 1, or for the batch learners (cd, scd) the most epochs, :data:`BATCH_EPOCHS`."""
+    tol: float = 1e-7
+    """cd, scd: stop when an epoch lowers the objective by at most tol (relative)."""
+    seed: int = 0
+    """scd: the seed of its random coordinates."""
     holdout_period: int | None = None
     early_terminate: int = 3
     constant: bool = True
@@ -104,6 +113,8 @@ class TrainConfig:
             object.__setattr__(self, "learning_rate", rate)
         if self.initial_t is None:
             object.__setattr__(self, "initial_t", 0.0 if adaptive_or_normalized else 1.0)
+        if self.passes is None:
+            object.__setattr__(self, "passes", BATCH_EPOCHS.get(self.algo, 1))
         fixed_range = self.min_prediction is not None or self.max_prediction is not None
         checks = [
             (
@@ -122,6 +133,7 @@ class TrainConfig:
             (self.period >= 1, "--period must be >= 1"),
             (self.passes >= 1, "--passes must be >= 1"),
             (self.minibatch >= 1, "--minibatch must be >= 1"),
+            (self.tol >= 0 and math.isfinite(self.tol), "--tol must be >= 0"),
             (
                 self.holdout_period is None or self.holdout_period >= 0,
                 "--holdout-period must be >= 0",
@@ -168,6 +180,11 @@ class TrainConfig:
             )
         if self.minibatch > 1 and self.l2 != 0:
             raise ConfigError("--minibatch does not take --l2 (its regularisers are l1 only)")
+        if self.algo in BATCH_ALGORITHMS and self.holdout_period:
+            raise ConfigError(
+                f"--holdout-period does not apply to --algo {self.algo}, which fits all the "
+                "data: score a held-out file with sl predict"
+            )
         if self.algo in ("tg", "smidas", "subgrad") and self.l2 != 0:
             raise ConfigError(f"--l2 is not defined for --algo {self.algo}")
         if self.algo != "smidas" and (self.p is not None or self.norm_refresh is not None):
@@ -186,7 +203,7 @@ class TrainConfig:
         """Holdout period in force: VW's default of 10 when there are several passes."""
         if self.holdout_period is not None:
             return self.holdout_period
-        return 10 if self.passes > 1 else 0
+        return 10 if self.passes > 1 and self.algo not in BATCH_ALGORITHMS else 0
 
     def params(self, learn: bool = True) -> np.ndarray:
         """The kernels' params array for this configuration."""

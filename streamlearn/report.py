@@ -147,6 +147,10 @@ def summary_text(s: dict) -> str:
         f"weighted label sum = {s['weighted_label_sum']:.6f}",
         f"average loss = {f(s['average_loss'])}",
     ]
+    if "objective" in s:  # the batch learners: the loss above is at the final weights
+        end = "converged" if s["converged"] else "stopped at --passes"
+        lines[-1] += " (training loss of the final weights)"
+        lines.append(f"objective = {s['objective']:.9g} ({len(s['epochs'])} epochs, {end})")
     if several and s.get("best_pass") is not None:
         lines.append(
             f"holdout loss = {s['best_holdout_loss']:.6f} (pass {s['best_pass']}, the best: "

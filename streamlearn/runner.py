@@ -48,6 +48,8 @@ class RunOptions:
     quiet: bool = False
     block_size: int = 8 << 20
     lock_timeout: float = 3600.0
+    max_memory: int | None = None
+    """Batch learners: the most bytes the input may take in memory (None: what is available)."""
 
     def outputs(self) -> list[tuple[str | None, str]]:
         """Every output path with what it is, for :func:`streamlearn.outputs.check_outputs`."""

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from streamlearn import model as model_io
-from streamlearn.config import FIXED_BY_MODEL, PER_RUN, ConfigError, TrainConfig
+from streamlearn.config import (
+    BATCH_ALGORITHMS,
+    FIXED_BY_MODEL,
+    PER_RUN,
+    ConfigError,
+    TrainConfig,
+)
 from streamlearn.errors import BrokenPipe, Diverged, ModelError, UsageError
 from streamlearn.io.batch import Batch
 from streamlearn.learners import resolve, spec_by_name
@@ -61,8 +67,8 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
     try:
         if model_cfg is None:
             return TrainConfig(**explicit)
-        fresh = TrainConfig()
-        explicit = {**{k: getattr(fresh, k) for k in PER_RUN}, **explicit}
+        defaults = {f.name: f.default for f in fields(TrainConfig)}
+        explicit = {**{k: defaults[k] for k in PER_RUN}, **explicit}
         for key in FIXED_BY_MODEL:
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 raise UsageError(
@@ -174,7 +180,10 @@ def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec)
     if c.min_prediction is not None or c.max_prediction is not None:
         lo, hi = c.min_prediction or 0.0, c.max_prediction or 0.0
         lines.append(f"predictions clipped to [{lo:g}, {hi:g}]")
-    if c.passes > 1:
+    if c.algo in BATCH_ALGORITHMS:
+        lines.append(f"at most {c.passes} epochs, tol = {c.tol:g}"
+                     + (f", seed = {c.seed}" if c.algo == "scd" else ""))  # fmt: skip
+    elif c.passes > 1:
         lines.append(f"passes = {c.passes}, holdout period = {c.effective_holdout}")
     src = ", ".join(opts.sources) if opts.sources else "<stdin>"
     lines.append(f"reading {src} (format {c.format})")
@@ -217,6 +226,11 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
     )
     if guard.parse_as != config.format:
         config = config.replace(format=guard.parse_as)
+    if config.algo in BATCH_ALGORITHMS and opts.predictions:
+        raise UsageError(
+            f"-p does not apply to --algo {config.algo}, which predicts only once it has "
+            "fitted all the data: score it with sl predict -i MODEL -p PATH"
+        )
     learner = Learner.from_model(initial, config) if initial else Learner.fresh(config)
     _print_config(console, config, opts, learner.spec)
     params = config.params()
@@ -236,39 +250,55 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
         collector = NameCollector(config.bits, config.format, config.constant, config.namespaces())
         if initial is not None:
             collector.names.update(initial.names)
-    console.say(HEADER)
+    batch_learner = config.algo in BATCH_ALGORITHMS
+    if not batch_learner:
+        console.say(HEADER)
     bar = _progress_bar(console)
     try:
         with interruptible():
-            for pass_no in range(1, config.passes + 1):
-                log.begin(learner.stats)
-                progress.begin_pass(pass_no, learner.stats)
-                if collector is not None:
-                    names = collector.names
-                for batch in prefetch(passes.batches()):
-                    if pass_no == 1:
-                        learner.config = guard.check(batch, learner.config)
-                        checks.check(batch)
-                    elif checks.classification:
-                        batch.labels[batch.labels == 0.0] = -1.0
-                    preds = _learn(learner, params, batch, rows)
-                    progress.emit(learner.stats, rows)
-                    _check_finite(batch, preds)
-                    if pass_no == 1:
-                        writer.write(batch, preds)
-                        if collector is not None:
-                            collector.add(batch)
-                            collector.prune(learner.table[:, 0])
+            if batch_learner:
+
+                def seen(batch: Batch) -> None:
+                    learner.config = guard.check(batch, learner.config)
+                    checks.check(batch)
+                    if collector is not None:
+                        collector.add(batch)
                     if bar is not None:
                         bar.update(batch.n)
-                if learner.spec.finish is not None:
-                    learner.spec.finish(learner.table, learner.gstate, params)
-                if log.end(learner.stats, functools.partial(learner.snapshot, names)):
-                    break
-            final = log.final_model(functools.partial(learner.snapshot, names))
+
+                extra = _fit(learner, config, passes, seen, console, opts)
+                final = learner.snapshot(collector.names if collector is not None else names)
+            else:
+                for pass_no in range(1, config.passes + 1):
+                    log.begin(learner.stats)
+                    progress.begin_pass(pass_no, learner.stats)
+                    if collector is not None:
+                        names = collector.names
+                    for batch in prefetch(passes.batches()):
+                        if pass_no == 1:
+                            learner.config = guard.check(batch, learner.config)
+                            checks.check(batch)
+                        elif checks.classification:
+                            batch.labels[batch.labels == 0.0] = -1.0
+                        preds = _learn(learner, params, batch, rows)
+                        progress.emit(learner.stats, rows)
+                        _check_finite(batch, preds)
+                        if pass_no == 1:
+                            writer.write(batch, preds)
+                            if collector is not None:
+                                collector.add(batch)
+                                collector.prune(learner.table[:, 0])
+                        if bar is not None:
+                            bar.update(batch.n)
+                    if learner.spec.finish is not None:
+                        learner.spec.finish(learner.table, learner.gstate, params)
+                    if log.end(learner.stats, functools.partial(learner.snapshot, names)):
+                        break
+                final = log.final_model(functools.partial(learner.snapshot, names))
+                extra = log.report()
             _check_model(final)
             result = summary(learner.stats, config.loss_id, final.nnz)
-            result.update(log.report())
+            result.update(extra)
             result.update(
                 config=learner.config.to_dict(),
                 learner=learner.spec.name,
@@ -306,6 +336,40 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
             "every line was still learned" + (" and the model saved" if opts.final_model else "")
         )
     return result
+
+
+def _fit(
+    learner: Learner, config: TrainConfig, passes: Passes, seen, console: Console,
+    opts: RunOptions,
+) -> dict:  # fmt: skip
+    """Read the whole input into memory, then run the batch learner's epochs over it."""
+    from streamlearn import fit
+    from streamlearn.learners import cd
+    from streamlearn.memory import available, gib, physical
+
+    limit = opts.max_memory or available() or physical() or (1 << 62)
+    data = fit.read(prefetch(passes.batches()), limit, seen)
+    n, nnz, ncols = data.labels.size, data.vals.size, data.slots.size
+    console.say(
+        f"{config.algo}: {n:,} examples, {nnz:,} non-zeros over {ncols:,} features in "
+        f"memory: {gib(data.nbytes)} (limit {gib(limit)})"
+    )
+    result = fit.fit(
+        data, learner.table, learner.gstate, learner.stats,
+        method=cd.CYCLIC if config.algo == "cd" else cd.STOCHASTIC, loss_id=config.loss_id,
+        l1=config.l1, l2=config.l2, passes=config.passes, tol=config.tol, seed=config.seed,
+        say=console.say,
+    )  # fmt: skip
+    if result.epochs and not result.converged:
+        console.say(
+            f"note: stopped after {config.passes} epochs, the objective still falling by more "
+            f"than --tol {config.tol:g}: raise --passes to go on (-i to continue this model)"
+        )
+    return {
+        "epochs": result.epochs,
+        "objective": result.objective,
+        "converged": result.converged,
+    }
 
 
 def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray) -> np.ndarray:

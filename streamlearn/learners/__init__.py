@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from streamlearn.learners.base import LearnerSpec
 
-ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad")
+ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd")
 MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
@@ -67,6 +67,10 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1) -> 
         from streamlearn.learners import l0
 
         return l0.SPEC
+    if algo in ("cd", "scd"):
+        from streamlearn.learners import cd
+
+        return cd.CD if algo == "cd" else cd.SCD
     raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}")
 
 
@@ -76,6 +80,7 @@ def spec_by_name(name: str) -> LearnerSpec:
 
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
+        "cd",
     ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")
