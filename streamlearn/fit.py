@@ -27,7 +27,7 @@ from streamlearn.learners.base import (
     new_rows,
     new_stats,
 )
-from streamlearn.losses import LOGISTIC
+from streamlearn.losses import LOGISTIC, SQUARED
 from streamlearn.memory import gib
 
 BYTES_PER_NONZERO = 48
@@ -160,6 +160,13 @@ def fit(
     epochs: list[dict] = []
     converged = False
     F = np.nan
+    squared = loss_id == SQUARED
+    if squared:  # the kernel keeps residuals p − y, and values times importance
+        p -= y
+        y = np.zeros_like(y)
+        avals = data.vals if (a == 1.0).all() else data.vals * a[data.rows]
+    else:
+        avals = data.vals
     if W > 0 and ncols > 0:
         inv_w = 1.0 / W
         hsq = cd.column_curvature(data.colptr, data.vals, data.rows, a, inv_w)
@@ -173,8 +180,8 @@ def fit(
         cyclic = np.arange(ncols, dtype=np.int64)
         for e in range(1, passes + 1):
             order = cyclic if method == cd.CYCLIC else rng.integers(0, ncols, ncols)
-            cd.epoch(method, loss_id, order, data.colptr, data.rows, data.vals, hsq, y, a, p,
-                     w, l1, l2, inv_w, kinks, incs)  # fmt: skip
+            cd.epoch(method, loss_id, order, data.colptr, data.rows, data.vals, avals, hsq, y,
+                     a, p, w, l1, l2, inv_w, kinks, incs)  # fmt: skip
             before, F = F, cd.objective(loss_id, y, a, p, w, l1, l2, inv_w)
             nnz = int(np.count_nonzero(w))
             seconds = time.perf_counter() - started
@@ -185,6 +192,8 @@ def fit(
                 say(f"{e:>6} {F:>14.8g} {before - F:>11.3g} {nnz:>9,} {seconds:>8.2f}")
             if converged:
                 break
+    if squared:
+        p += np.where(np.isnan(data.labels), 0.0, data.labels)
     table[data.slots, 0] = w
     _settle_counts(data, gstate, loss_id, W)
     stats[:] = new_stats()

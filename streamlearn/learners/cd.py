@@ -174,12 +174,14 @@ def _hinge(lo, hi, rows, vals, y, a, p, w, l1, l2, inv_w, kinks, incs):
 
 
 @jit
-def epoch(method, loss_id, order, colptr, rows, vals, hsq, y, a, p, w, l1, l2, inv_w,
+def epoch(method, loss_id, order, colptr, rows, vals, avals, hsq, y, a, p, w, l1, l2, inv_w,
           kinks, incs):  # fmt: skip
     """Update the coordinates ``order`` (indices of active columns) in turn.
 
-    ``p`` (predictions, base included) and ``w`` are updated in place.
-    Returns the largest |change| of a weight.
+    ``p`` (predictions, base included) and ``w`` are updated in place.  For
+    squared loss ``p`` holds the residuals ``p − y`` (``y`` is not read) and
+    ``avals`` the values times their row's importance, so a coordinate
+    gathers one array per non-zero.  Returns the largest |change| of a weight.
     """
     biggest = 0.0
     for n in range(order.shape[0]):
@@ -194,8 +196,7 @@ def epoch(method, loss_id, order, colptr, rows, vals, hsq, y, a, p, w, l1, l2, i
         else:
             G = 0.0
             for k in range(lo, hi):
-                i = rows[k]
-                G += a[i] * (p[i] - y[i]) * vals[k]
+                G += p[rows[k]] * avals[k]
             v = _prox_step(wj, 2.0 * G * inv_w, 2.0 * hsq[c], l1, l2)
         d = v - wj
         if d != 0.0:
