@@ -59,6 +59,7 @@ from streamlearn.learners.base import (
     zero_gstate,
 )
 from streamlearn.learners.ledger import G_B, G_BCOMP, G_BSUM, accumulate
+from streamlearn.learners.truncated import _settle as _truncate  # T1, exact for any owed
 from streamlearn.losses import dloss
 from streamlearn.schedules import rate
 
@@ -80,20 +81,6 @@ G_COUNT = G_USER + 7  # learned examples in the pending mini-batch
 REG_NONE = 0
 REG_TRUNCATE = 1
 REG_SUBGRADIENT = 2
-
-@jit_inline
-def _truncate(w, owed, theta):
-    """T1 by ``owed`` (≥ 0) of a weight with |w| ≤ θ; others are untouched."""
-    if w > 0.0:
-        if w <= theta:
-            w -= owed
-            return w if w > 0.0 else 0.0
-    elif w < 0.0:
-        if -w <= theta:
-            w += owed
-            return w if w < 0.0 else 0.0
-    return w
-
 
 @jit_inline
 def _sign(w):
