@@ -31,6 +31,7 @@ Usage::
     python scripts/reproduce_tg_features.py              # ~5 min, one seed
     python scripts/reproduce_tg_features.py --seeds 5    # the figures in docs/reproductions.md
     python scripts/reproduce_tg_features.py --only main --curves
+    python scripts/reproduce_tg_features.py --only main --data wdbc digits --grid 0.001 0.003
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ NOISE = 1000
 NOISE_P = 0.05
 TEST_FRACTION = 0.26
 GRID = [0.0, 0.01, 0.02, 0.05, 0.1, 0.3, 0.6]
+DATA = ["wdbc", "wine", "digits", "diabetes"]
 
 # ---- data -----------------------------------------------------------------------------
 
@@ -386,7 +388,11 @@ def main() -> None:
     ap.add_argument("--only", choices=["main", "factors", "lazy"], help="one table only")
     ap.add_argument("--curves", action="store_true", help="also print every point of the sweep")
     ap.add_argument("--workdir", help="keep the data files here (default: a temp dir)")
+    ap.add_argument("--grid", type=float, nargs="+", help=f"the --l1 values (default {GRID})")
+    ap.add_argument("--data", nargs="+", default=DATA, choices=DATA, help="main table's sets")
     args = ap.parse_args()
+    if args.grid:
+        GRID[:] = sorted({0.0, *args.grid})
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.workdir or tmp)
@@ -395,7 +401,7 @@ def main() -> None:
               f"--algo tg ...; sl predict on the test split\n")  # fmt: skip
         if args.only in (None, "main"):
             print(f"Reference settings: {describe(Setting())}\n\n{HEAD}")
-            for name in ["wdbc", "wine", "digits", "diabetes"]:
+            for name in args.data:
                 for s in [Setting(noise=False), Setting(), Setting(scaling="raw")]:
                     r = sweep(name, s, args.seeds, work)
                     print(row(r), flush=True)
