@@ -149,8 +149,8 @@ def fit(
     (each example scored once); ``gstate`` gets the clipping range and counts.
     """
     labeled = ~np.isnan(data.labels)
-    y = np.where(labeled, data.labels, 0.0)
-    a = np.where(labeled, data.weights, 0.0)
+    targets = np.where(labeled, data.labels, 0.0)
+    a = np.where(labeled, data.weights, 0.0)  # unlabeled rows weigh nothing in F
     W = float(a.sum())
     w = table[data.slots, 0].astype(np.float64)
     table[:, 0] = 0.0  # slots the data never touch: their optimum is 0
@@ -161,9 +161,10 @@ def fit(
     converged = False
     F = np.nan
     squared = loss_id == SQUARED
+    y = targets
     if squared:  # the kernel keeps residuals p − y, and values times importance
-        p -= y
-        y = np.zeros_like(y)
+        p -= targets
+        y = np.zeros_like(targets)
         avals = data.vals if (a == 1.0).all() else data.vals * a[data.rows]
     else:
         avals = data.vals
@@ -193,17 +194,21 @@ def fit(
             if converged:
                 break
     if squared:
-        p += np.where(np.isnan(data.labels), 0.0, data.labels)
+        p += targets
     table[data.slots, 0] = w
-    _settle_counts(data, gstate, loss_id, W)
+    _settle_counts(data.labels[labeled], a, W, gstate, loss_id)
     stats[:] = new_stats()
     cd.account_all(stats, new_rows(), loss_id, p, data.labels, data.weights, data.nfeat)
     return Fit(epochs, float(F), converged)
 
 
-def _settle_counts(data: Columns, gstate: np.ndarray, loss_id: int, W: float) -> None:
-    """The clipping range an online run would end with, and the learned counts."""
-    labels = data.labels[~np.isnan(data.labels)]
+def _settle_counts(
+    labels: np.ndarray, a: np.ndarray, W: float, gstate: np.ndarray, loss_id: int
+) -> None:
+    """The clipping range an online run would end with, and the learned counts.
+
+    ``labels``: the data's labels; ``a``: each row's importance in F (0 unlabeled), W its sum.
+    """
     if gstate[G_CLIP] == 0.0:
         edge = 50.0 if loss_id == LOGISTIC else 0.0
         gstate[G_CLIP] = 1.0
@@ -212,4 +217,4 @@ def _settle_counts(data: Columns, gstate: np.ndarray, loss_id: int, W: float) ->
         gstate[G_LABEL_MIN] = min(gstate[G_LABEL_MIN], float(labels.min()))
         gstate[G_LABEL_MAX] = max(gstate[G_LABEL_MAX], float(labels.max()))
     gstate[G_T] += W
-    gstate[G_N] += float(np.count_nonzero(data.weights[~np.isnan(data.labels)]))
+    gstate[G_N] += float(np.count_nonzero(a))

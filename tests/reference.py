@@ -60,12 +60,9 @@ class Clip:
         return np.minimum(np.maximum(p, lo[1:]), hi[1:])
 
 
-def gradient_steps(stream: Stream, loss_id: int, eta0, power_t, t0, regularise):
-    """Generic dense loop; ``regularise(w, eta, n_learned)`` acts on all of w."""
-    w = np.zeros(stream.d)
-    preds = np.full(stream.n, np.nan)
-    T = 0.0
-    n_learned = 0
+def learned(stream: Stream, loss_id: int, w: np.ndarray, preds: np.ndarray):
+    """Walk the stream: predict each usable row with the current ``w`` (clipped, into
+    ``preds``), and yield ``(idx, val, y, p, a)`` for the rows to learn from."""
     clip = Clip(loss_id)
     for i in range(stream.n):
         if stream.status[i] != 0:
@@ -77,6 +74,16 @@ def gradient_steps(stream: Stream, loss_id: int, eta0, power_t, t0, regularise):
         a = stream.weights[i]
         if np.isnan(y) or a == 0:
             continue
+        yield idx, val, y, p, a
+
+
+def gradient_steps(stream: Stream, loss_id: int, eta0, power_t, t0, regularise):
+    """Generic dense loop; ``regularise(w, eta, n_learned)`` acts on all of w."""
+    w = np.zeros(stream.d)
+    preds = np.full(stream.n, np.nan)
+    T = 0.0
+    n_learned = 0
+    for idx, val, y, p, a in learned(stream, loss_id, w, preds):
         T += a
         n_learned += 1
         eta = rate_np(eta0, power_t, t0, T)
@@ -85,18 +92,21 @@ def gradient_steps(stream: Stream, loss_id: int, eta0, power_t, t0, regularise):
     return w, preds
 
 
+def truncate(w: np.ndarray, alpha: float, theta: float) -> None:
+    """T1(w_j, α, θ) on every weight, in place."""
+    small = np.abs(w) <= theta
+    pos = small & (w > 0)
+    neg = small & (w < 0)
+    w[pos] = np.maximum(0.0, w[pos] - alpha)
+    w[neg] = np.minimum(0.0, w[neg] + alpha)
+
+
 def truncated_gradient(stream, loss_id, eta0, power_t, t0, g, theta, K):
     """Langford, Li & Zhang (2009), update (6): T1 every K-th step with α = η K g."""
 
     def regularise(w, eta, n):
-        if n % K:
-            return
-        alpha = eta * K * g
-        small = np.abs(w) <= theta
-        pos = small & (w > 0)
-        neg = small & (w < 0)
-        w[pos] = np.maximum(0.0, w[pos] - alpha)
-        w[neg] = np.minimum(0.0, w[neg] + alpha)
+        if n % K == 0:
+            truncate(w, eta * K * g, theta)
 
     return gradient_steps(stream, loss_id, eta0, power_t, t0, regularise)
 
@@ -548,7 +558,6 @@ def minibatch(stream: Stream, loss_id: int, eta0, power_t, t0, B, reg="none", g=
     """
     w = np.zeros(stream.d)
     preds = np.full(stream.n, np.nan)
-    clip = Clip(loss_id)
     z = np.zeros(stream.d)
     b = 0
     steps = 0
@@ -562,25 +571,11 @@ def minibatch(stream: Stream, loss_id: int, eta0, power_t, t0, B, reg="none", g=
         else:
             w[:] = w - (eta / b) * z
             if reg == "truncate" and g != 0.0 and steps % K == 0:
-                alpha = eta * K * g
-                small = np.abs(w) <= theta
-                pos = small & (w > 0)
-                neg = small & (w < 0)
-                w[pos] = np.maximum(0.0, w[pos] - alpha)
-                w[neg] = np.minimum(0.0, w[neg] + alpha)
+                truncate(w, eta * K * g, theta)
         z = np.zeros(stream.d)
         b = 0
 
-    for i in range(stream.n):
-        if stream.status[i] != 0:
-            continue
-        idx, val = stream.row(i)
-        y = stream.labels[i]
-        p = clip(stream.bases[i] + float(np.dot(w[idx], val)), y)
-        preds[i] = p
-        a = stream.weights[i]
-        if np.isnan(y) or a == 0:
-            continue
+    for idx, val, y, p, a in learned(stream, loss_id, w, preds):
         np.add.at(z, idx, a * dloss_np(loss_id, p, y) * val)
         b += 1
         if b == B:

@@ -260,7 +260,6 @@ def _spec(name: str) -> LearnerSpec:
 CD = _spec("cd")
 SCD = _spec("scd")
 SPECS = (CD, SCD)
-BATCH_ALGORITHMS = ("cd", "scd")
 
 
 @jit

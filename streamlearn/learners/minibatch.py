@@ -58,7 +58,7 @@ from streamlearn.learners.base import (
     score,
     zero_gstate,
 )
-from streamlearn.learners.ledger import G_B, G_BCOMP, G_BSUM, accumulate
+from streamlearn.learners.ledger import G_B, accumulate, reset_sums
 from streamlearn.learners.truncated import _settle as _truncate  # T1, exact for any owed
 from streamlearn.losses import dloss
 from streamlearn.schedules import rate
@@ -219,9 +219,7 @@ def _rebase(reg, table, gstate, params):
             table[j, W] = _current(reg, gstate, params, w, table[j, SNAP], table[j, STEP])
             table[j, SNAP] = 0.0
             table[j, STEP] = steps
-    gstate[G_S] = 0.0
-    gstate[G_BSUM] = 0.0
-    gstate[G_BCOMP] = 0.0
+    reset_sums(gstate)  # S (G_B) and its compensation; G_P, unused here, to 1
 
 
 @jit_inline
