@@ -58,6 +58,32 @@ _CONFIG_KEYS = {
 }
 
 
+class GridValues(click.ParamType):
+    """A number, or a comma-separated list of them: a grid trained over one parse.
+
+    Converts to a list of ``(typed, value)`` pairs (:func:`streamlearn.grid.parse_values`),
+    so output paths can name each value as written.
+    """
+
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+        self.name = "INT[,INT...]" if kind is int else "FLOAT[,FLOAT...]"
+
+    def convert(self, value, param, ctx):  # noqa: ANN001, ANN201 - click's signature
+        if not isinstance(value, str):  # a default
+            return value
+        from streamlearn.errors import UsageError
+        from streamlearn.grid import parse_values
+
+        try:
+            return parse_values(value, self.kind, param.opts[0] if param else "value")
+        except UsageError as e:
+            self.fail(e.message, param, ctx)
+
+
+FLOATS = GridValues(float)
+INTS = GridValues(int)
+
 TINY_INPUT = 32 << 10
 """Inputs up to this many bytes run the kernels as plain Python (see :func:`_tiny_mode`)."""
 
@@ -314,10 +340,10 @@ def cli() -> None:
 @click.option("--normalized", is_flag=True, help="gd: per-feature normalized updates.")
 @click.option("--invariant", is_flag=True, help="gd: importance-invariant (safe) updates.")
 @click.option(
-    "--ftrl-alpha", "--ftrl_alpha", type=float, default=None, help="ftrl: alpha [default: 0.5]."
+    "--ftrl-alpha", "--ftrl_alpha", type=FLOATS, default=None, help="ftrl: alpha [default: 0.5]."
 )
 @click.option(
-    "--ftrl-beta", "--ftrl_beta", type=float, default=None, help="ftrl: beta [default: 1]."
+    "--ftrl-beta", "--ftrl_beta", type=FLOATS, default=None, help="ftrl: beta [default: 1]."
 )
 @click.option(
     "--min-prediction",
@@ -346,7 +372,7 @@ def cli() -> None:
     "-l",
     "--learning-rate",
     "--learning_rate",
-    type=float,
+    type=FLOATS,
     default=None,
     help="eta0 in eta_t = eta0 * (t0 / (t0 + T))^power_t [default, as VW: 0.5 for gd, 10 "
     "for sgd and for gd with only some of --adaptive/--normalized; 0.5 for tg/fobos/smidas].",
@@ -354,7 +380,7 @@ def cli() -> None:
 @click.option(
     "--power-t",
     "--power_t",
-    type=float,
+    type=FLOATS,
     default=0.5,
     show_default=True,
     help="Decay exponent of the learning rate (0 = constant).",
@@ -368,26 +394,27 @@ def cli() -> None:
 )
 @click.option(
     "--l1",
-    type=float,
+    type=FLOATS,
     default=0.0,
     show_default=True,
     help="L1 strength (for tg: the gravity g; for smidas: lambda).",
 )
 @click.option(
-    "--l2", type=float, default=0.0, show_default=True, help="L2^2 strength (gd, sgd, fobos, ftrl)."
-)
+    "--l2", type=FLOATS, default=0.0, show_default=True,
+    help="L2^2 strength (gd, sgd, fobos, ftrl).",
+)  # fmt: skip
 @click.option(
     "--theta",
-    type=float,
+    type=FLOATS,
     default=math.inf,
     show_default="inf",
     help="tg: only weights with |w| <= theta are truncated.",
 )
 @click.option(
-    "--period", type=int, default=1, show_default=True, help="tg: truncate every K-th example (K)."
+    "--period", type=INTS, default=1, show_default=True, help="tg: truncate every K-th example (K)."
 )
 @click.option(
-    "--top-k", "--top_k", "top_k", type=int, default=None, metavar="K",
+    "--top-k", "--top_k", "top_k", type=INTS, default=None, metavar="K",
     help="l0: keep the K largest |w| after each step (required with --algo l0).",
 )  # fmt: skip
 @click.option(

@@ -4,7 +4,7 @@ The parsers only emit hashed slots (names would cost memory in the hot path),
 so when names are asked for, this module re-reads the lines of each batch in
 Python and hashes every name with :func:`streamlearn.hashing.feature_slot`.
 That is slow (an opt-in debugging aid, as in VW), and memory stays bounded by
-the non-zero slots: after each batch, slots whose weight is zero are dropped,
+the non-zero slots: after each batch (of every pass), slots whose weight is zero are dropped,
 and each slot keeps at most :data:`MAX_NAMES` names (collisions beyond that are
 counted, not listed).
 """
@@ -122,10 +122,13 @@ class NameCollector:
         self.fmt = fmt  # 'vw', 'svmlight' or 'auto' (decided on the first batch)
         self.names: dict[int, list[str]] = {}
         self.dropped = 0
+        self.constant = CONSTANT_HASH & ((1 << bits) - 1) if constant else None
         if constant:
-            self.names[CONSTANT_HASH & ((1 << bits) - 1)] = ["Constant"]
+            self.names[self.constant] = ["Constant"]
 
     def add(self, batch: Batch) -> None:
+        if self.constant is not None:  # every example has it (pruned while its weight was 0)
+            self.names.setdefault(self.constant, ["Constant"])
         lines = batch.block.data.tobytes().split(b"\n")
         first = batch.block.first_line
         if self.fmt == "auto":
@@ -148,9 +151,21 @@ class NameCollector:
                     else:
                         self.dropped += 1
 
-    def prune(self, primary: np.ndarray) -> None:
-        """Forget slots whose primary state (column 0 of the table) is zero."""
-        self.names = {s: n for s, n in self.names.items() if primary[s] != 0.0}
+    def prune(self, primaries: list[np.ndarray]) -> None:
+        """Forget slots whose primary state (column 0 of the table) is zero in every table.
+
+        Called after each batch of every pass: a weight becomes non-zero only
+        in a batch that touches its slot, and that batch's names are added
+        first, so every slot non-zero at the end keeps the names it was seen with.
+        """
+        if not self.names:
+            return
+        slots = np.fromiter(self.names, dtype=np.int64, count=len(self.names))
+        live = np.zeros(slots.size, dtype=bool)
+        for primary in primaries:
+            live |= primary[slots] != 0.0
+        if not live.all():
+            self.names = {s: self.names[s] for s in slots[live].tolist()}
 
 
 def write_readable(path: str, model, with_names: bool) -> None:

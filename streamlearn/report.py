@@ -207,3 +207,111 @@ def write_text(path: str | os.PathLike, text: str, what: str = "output") -> None
     from streamlearn.outputs import write_text as write
 
     write(str(path), text, what)
+
+
+class GridTable:
+    """A grid's stderr: one compact table instead of one progressive table per configuration.
+
+    While learning, a line at the progressive table's checkpoints (examples 1, 2,
+    4, ...) with each configuration's average loss (``h``: holdout, from the
+    second pass on), in columns up to :data:`GRID_COLUMNS` configurations and as
+    the best and worst beyond; at the end, :meth:`summary`: per configuration
+    its progressive loss, holdout loss and non-zero weights, the best marked.
+    ``runs`` are the driver's runs (``configuration.name``, ``progress.curve``,
+    ``log.figures``, ``diverged``).
+    """
+
+    def __init__(self, say, runs: list) -> None:
+        self.say = say
+        self.runs = runs
+        self.columns = len(runs) <= GRID_COLUMNS
+        self._shown = 0
+        self._pass = 1
+
+    def header(self) -> str:
+        if self.columns:
+            names = " ".join(f"{_cut(r.configuration.name, 12):>12}" for r in self.runs)
+            return f"{'example':>12} {names}\n{'counter':>12} (average loss per configuration)"
+        return f"{'example':>12} {'best average loss':>30} {'worst average loss':>30}"
+
+    def begin_pass(self, number: int) -> None:
+        self._pass = number
+
+    def emit(self) -> None:
+        """Print the checkpoints the configurations reached since the last call."""
+        curves = [r.progress.curve for r in self.runs]
+        longest = max(len(c) for c in curves)
+        for i in range(self._shown, longest):
+            rows = [c[i] if i < len(c) else None for c in curves]
+            first = next(r for r in rows if r is not None)
+            mark = " h" if first[7] else ""
+            if self.columns:
+                cells = " ".join(f"{_loss(r[0]) if r else '':>12}" for r in rows)
+                self.say(f"{int(first[2]):>12d} {cells}{mark}")
+            else:
+                scored = [(r[0], k) for k, r in enumerate(rows) if r and math.isfinite(r[0])]
+                if not scored:
+                    continue
+                lo, hi = min(scored), max(scored)
+                self.say(f"{int(first[2]):>12d} {self._cell(*lo):>30} {self._cell(*hi):>30}{mark}")
+        self._shown = longest
+
+    def _cell(self, loss: float, k: int) -> str:
+        return f"{_loss(loss).strip()} ({_cut(self.runs[k].configuration.name, 18)})"
+
+    def end_pass(self, active: list) -> None:
+        """After a pass of several: each configuration's holdout loss of the pass."""
+        figs = [r.log.figures[-1] if r in active and r.log.figures else None for r in self.runs]
+        if self.runs[0].log.passes == 1 or not any(f and f.holdout_loss is not None for f in figs):
+            return
+        cells = [
+            f"{_cut(r.configuration.name, 18)} {f.holdout_loss:.6f}"
+            for r, f in zip(self.runs, figs, strict=True)
+            if f is not None and f.holdout_loss is not None
+        ]
+        self.say(f"pass {self._pass} holdout loss: " + ", ".join(cells))
+
+    def summary(self, report: dict) -> str:
+        """The final table (``report`` is the grid's JSON report)."""
+        entries = report["configurations"]
+        width = max(13, *(len(r.configuration.name) for r in self.runs))
+        lines = [
+            "",
+            f"finished grid: {len(entries)} configurations over one parse, "
+            f"{report['examples']} examples"
+            + (f", up to {report['passes_run']} passes" if report["passes_run"] > 1 else ""),
+            f"{'configuration':<{width}} {'average loss':>12} {'holdout loss':>12} "
+            f"{'non-zero':>12} {'passes':>6}",
+        ]
+        front = set(report.get("pareto_front") or [])
+        for k, (run, e) in enumerate(zip(self.runs, entries, strict=True)):
+            name = run.configuration.name
+            if "diverged" in e:
+                lines.append(f"{name:<{width}} {'diverged':>12}")
+                continue
+            hold = e.get("best_holdout_loss", e.get("holdout_loss"))
+            marks = ("  * best" if k == report.get("best") else "") + (
+                "  (Pareto front)" if k in front and k != report.get("best") else ""
+            )
+            lines.append(
+                f"{name:<{width}} {_fmt(e.get('average_loss')):>12} {_fmt(hold):>12} "
+                f"{e['nonzero_weights']:>12,} {e.get('passes_run', 1):>6}{marks}"
+            )
+        lines.append(f"best by {report['best_by']}; Pareto front: the configurations no other "
+                     "beats on both loss and non-zero weights")  # fmt: skip
+        if report.get("skipped_lines"):
+            lines.append(f"skipped lines = {report['skipped_lines']} (malformed, see warnings "
+                         "above)")  # fmt: skip
+        return "\n".join(lines)
+
+
+GRID_COLUMNS = 6
+"""Configurations shown one column each while a grid learns; more show the best and worst."""
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _fmt(x) -> str:  # noqa: ANN001 - a JSON number or None
+    return "n.a." if not isinstance(x, int | float) or not math.isfinite(x) else f"{x:.6f}"

@@ -64,13 +64,17 @@ class RunOptions:
 
     def check(self) -> None:
         """Fail before any work: unreadable inputs, outputs that would destroy something."""
+        self.check_sources()
+        check_outputs(self.outputs(), self.sources, self.initial_model)
+
+    def check_sources(self) -> None:
+        """Fail before any work on inputs that cannot be read (or are given twice)."""
         try:
             check_sources(self.sources or ["-"])
         except SameStream as e:
             raise UsageError(str(e)) from None
         except SourceError as e:
             raise InputUnreadable(str(e)) from None
-        check_outputs(self.outputs(), self.sources, self.initial_model)
 
 
 class Console:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from dataclasses import replace as dataclass_replace
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from streamlearn.config import (
     ConfigError,
     TrainConfig,
 )
-from streamlearn.errors import BrokenPipe, Diverged, ModelError, UsageError
+from streamlearn.errors import BrokenPipe, Diverged, ModelError, OutOfMemory, UsageError
+from streamlearn.grid import GRID_OPTIONS, Configuration, Grid, check_distinct
 from streamlearn.io.batch import Batch
 from streamlearn.learners import resolve, spec_by_name
 from streamlearn.learners.base import (
@@ -37,9 +39,17 @@ from streamlearn.learners.base import (
     new_stats,
 )
 from streamlearn.locks import model_lock
+from streamlearn.outputs import check_outputs, same_file
 from streamlearn.passes import Passes, PassLog
 from streamlearn.process import committing, interruptible
-from streamlearn.report import HEADER, ProgressTable, summary, summary_text, write_json
+from streamlearn.report import (
+    HEADER,
+    GridTable,
+    ProgressTable,
+    summary,
+    summary_text,
+    write_json,
+)
 from streamlearn.runner import (
     PARSE_WORKERS,
     SHOWN_ERRORS,
@@ -51,6 +61,9 @@ from streamlearn.runner import (
     prefetch,
     run_kernel,
 )
+
+LEARN_WORKERS = 2
+"""Threads that run a grid's learners on a block (their kernels release the GIL)."""
 
 # ---------------------------------------------------------------------------
 # train
@@ -162,21 +175,35 @@ class Learner:
         )
 
 
-def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec) -> None:
+def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec,
+                  grid: Grid | None = None) -> None:  # fmt: skip
+    """The resolved options; a grid's varied options show their lists."""
     c = config
+    varied = grid.varied if grid is not None else {}
+
+    def v(key: str) -> str:
+        if key in varied:
+            return "{" + ", ".join(varied[key]) + "}"
+        value = getattr(c, key)
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
     lines = [
         f"sl train: algo = {c.algo} ({spec.name} kernel), loss = {c.loss}, bits = {c.bits}",
-        f"learning rate = {c.learning_rate:g}, power_t = {c.power_t:g}, "
-        f"initial_t = {c.initial_t:g}, l1 = {c.l1:g}, l2 = {c.l2:g}",
+        f"learning rate = {v('learning_rate')}, power_t = {v('power_t')}, "
+        f"initial_t = {c.initial_t:g}, l1 = {v('l1')}, l2 = {v('l2')}",
     ]
+    if grid is not None and grid.size > 1:
+        lines.append(f"grid: {grid.describe()}, over one parse")
     if c.algo == "tg":
-        lines.append(f"theta = {c.theta:g}, period = {c.period}")
+        lines.append(f"theta = {v('theta')}, period = {v('period')}")
+    if c.algo == "l0":
+        lines.append(f"top_k = {v('top_k')}")
     if c.minibatch > 1:
         lines.append(f"minibatch = {c.minibatch} (the rate's clock counts steps)")
     if c.algo == "gd":
         lines.append(f"update = {c.update_rule}")
     if c.algo == "ftrl":
-        lines.append(f"ftrl_alpha = {c.ftrl_alpha:g}, ftrl_beta = {c.ftrl_beta:g}")
+        lines.append(f"ftrl_alpha = {v('ftrl_alpha')}, ftrl_beta = {v('ftrl_beta')}")
     if c.min_prediction is not None or c.max_prediction is not None:
         lo, hi = c.min_prediction or 0.0, c.max_prediction or 0.0
         lines.append(f"predictions clipped to [{lo:g}, {hi:g}]")
@@ -205,43 +232,138 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
 
     ``explicit`` holds the options given on the command line (names as in
     :class:`~streamlearn.config.TrainConfig`); the rest come from the initial
-    model or the defaults.  A model continued in place (``-i m -f m``) is
-    locked from reading to writing (:func:`~streamlearn.locks.model_lock`).
+    model or the defaults.  A value of a :data:`~streamlearn.grid.GRID_OPTIONS`
+    key may be a list: the run then trains every configuration of the grid
+    over one parse (:mod:`streamlearn.grid`), and the report holds one entry
+    per configuration.  A model continued in place (``-i m -f m``) is locked
+    from reading to writing (:func:`~streamlearn.locks.model_lock`).
     """
     console = console or Console(opts.quiet)
     started = time.perf_counter()
-    opts.check()
-    with model_lock(opts.initial_model, opts.final_model, opts.lock_timeout, console.say):
-        result = _train(explicit, opts, console, started)
+    grid = Grid.expand(explicit)
+    runs_opts = [_filled(opts, c) for c in grid.configurations]
+    if grid.size == 1:
+        runs_opts[0].check()
+    else:
+        _check_grid_outputs(opts, runs_opts, grid)
+    in_place = next(
+        (o.final_model for o in runs_opts
+         if opts.initial_model and o.final_model and same_file(o.final_model, opts.initial_model)),
+        None,
+    )  # fmt: skip
+    with model_lock(opts.initial_model, in_place, opts.lock_timeout, console.say):
+        result = _train(grid, runs_opts, opts, console, started)
     if result.get("predictions_complete") is False:
         raise BrokenPipe("")
     return result
 
 
-def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -> dict:
+def _filled(opts: RunOptions, c: Configuration) -> RunOptions:
+    """``opts`` with one configuration's values in its output paths' placeholders.
+
+    The cache is the whole grid's (one parse): it takes no placeholder.
+    """
+    if opts.cache and "{" in opts.cache and c.fill(opts.cache) != opts.cache:
+        raise UsageError(f"--cache {opts.cache}: the cache is written once for the whole grid "
+                         "(one parse), so it takes no placeholder")  # fmt: skip
+    resolved = _resolved_defaults(c.explicit)
+    return dataclass_replace(
+        opts,
+        final_model=c.fill(opts.final_model, resolved),
+        predictions=c.fill(opts.predictions, resolved),
+        report=c.fill(opts.report, resolved),
+        readable_model=c.fill(opts.readable_model, resolved),
+        invert_hash=c.fill(opts.invert_hash, resolved),
+    )
+
+
+def _resolved_defaults(explicit: dict) -> dict:
+    """The grid options' values in a configuration without an initial model (for placeholders)."""
+    try:
+        config = TrainConfig(**explicit)
+    except (ConfigError, TypeError):
+        return {}
+    return {k: getattr(config, k) for k in GRID_OPTIONS}
+
+
+def _check_grid_outputs(opts: RunOptions, runs_opts: list[RunOptions], grid: Grid) -> None:
+    """Refuse, before reading any data, two configurations writing one file."""
+    names = [c.name for c in grid.configurations]
+    outputs = [
+        (f"-f {opts.final_model}", [o.final_model for o in runs_opts]),
+        (f"-p {opts.predictions}", [o.predictions for o in runs_opts]),
+        (f"--readable-model {opts.readable_model}", [o.readable_model for o in runs_opts]),
+        (f"--invert-hash {opts.invert_hash}", [o.invert_hash for o in runs_opts]),
+    ]
+    if opts.report and "{" in opts.report:  # one report per configuration
+        outputs.append((f"--report {opts.report}", [o.report for o in runs_opts]))
+    check_distinct(outputs, names)
+    opts.check_sources()
+    shared = [(opts.cache, "cache")]
+    if opts.report == runs_opts[0].report:  # no placeholder: one report for the grid
+        shared.append((opts.report, "report"))
+    every = shared + [
+        (path, what) for o in runs_opts for path, what in o.outputs() if (path, what) not in shared
+    ]
+    check_outputs(every, opts.sources, opts.initial_model)
+
+
+@dataclass
+class Run:
+    """One configuration's learner, outputs, progressive table and pass log."""
+
+    configuration: Configuration
+    learner: Learner
+    opts: RunOptions
+    params: np.ndarray
+    progress: ProgressTable
+    log: PassLog
+    writer: PredictionWriter
+    rows: np.ndarray = field(default_factory=new_rows)
+    done: bool = False
+    """Early-terminated (or diverged): reads no more batches."""
+    diverged: str | None = None
+    result: dict = field(default_factory=dict)
+    final: model_io.Model | None = None
+
+
+def _train(grid: Grid, runs_opts: list[RunOptions], opts: RunOptions, console: Console,
+           started: float) -> dict:  # fmt: skip
     initial = model_io.load(opts.initial_model) if opts.initial_model else None
-    config = merge_config(initial.config if initial else None, explicit)
+    configs = [
+        merge_config(initial.config if initial else None, c.explicit) for c in grid.configurations
+    ]
+    config = configs[0]  # what the parse and the checks need is the same in every one
     guard = FormatGuard(
-        initial.config if initial else None, explicit.get("format"), f"model {opts.initial_model}"
+        initial.config if initial else None,
+        grid.configurations[0].explicit.get("format"),
+        f"model {opts.initial_model}",
     )
     if guard.parse_as != config.format:
-        config = config.replace(format=guard.parse_as)
+        configs = [c.replace(format=guard.parse_as) for c in configs]
+        config = configs[0]
     if config.algo in BATCH_ALGORITHMS and opts.predictions:
         raise UsageError(
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
         )
-    learner = Learner.from_model(initial, config) if initial else Learner.fresh(config)
-    _print_config(console, config, opts, learner.spec)
-    params = config.params()
+    grid_say = console.say if grid.size == 1 else _silent
+    runs = []
+    for c, cfg, o in zip(grid.configurations, configs, runs_opts, strict=True):
+        learner = Learner.from_model(initial, cfg) if initial else Learner.fresh(cfg)
+        params = cfg.params()
+        runs.append(Run(
+            c, learner, o, params,
+            ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0),
+            PassLog(cfg, grid_say), PredictionWriter(o.predictions, o.link),
+        ))  # fmt: skip
+    _print_config(console, config, opts, runs[0].learner.spec, grid)
+    if grid.size > 1:
+        _check_grid_memory(runs, opts, console)
     checks = BatchChecks(console, config, opts.strict)
-    writer = PredictionWriter(opts.predictions, opts.link)
     passes = Passes(
         opts.sources, config, opts.cache, opts.block_size, PARSE_WORKERS, SHOWN_ERRORS
     )
-    log = PassLog(config, console.say)
-    rows = new_rows()
-    progress = ProgressTable(console.say, holdout=params[P_HOLDOUT] > 0.0)
     names = initial.names if initial is not None else None
     collector = None
     if opts.invert_hash:
@@ -251,100 +373,289 @@ def _train(explicit: dict, opts: RunOptions, console: Console, started: float) -
         if initial is not None:
             collector.names.update(initial.names)
     batch_learner = config.algo in BATCH_ALGORITHMS
+    board = GridTable(console.say, runs) if grid.size > 1 else None
     if not batch_learner:
-        console.say(HEADER)
+        console.say(board.header() if board else HEADER)
     bar = _progress_bar(console)
     try:
         with interruptible():
             if batch_learner:
 
                 def seen(batch: Batch) -> None:
-                    learner.config = guard.check(batch, learner.config)
+                    _check_format(guard, batch, runs)
                     checks.check(batch)
                     if collector is not None:
                         collector.add(batch)
                     if bar is not None:
                         bar.update(batch.n)
 
-                extra = _fit(learner, config, passes, seen, console, opts)
-                final = learner.snapshot(collector.names if collector is not None else names)
+                data = _read_columns(config, passes, seen, console, opts)
+                for run in runs:
+                    quiet = Console(True) if grid.size > 1 else console
+                    extra = _fit(run.learner, run.learner.config, data, quiet)
+                    run.final = run.learner.snapshot(
+                        collector.names if collector is not None else names
+                    )
+                    run.result = extra
             else:
-                for pass_no in range(1, config.passes + 1):
-                    log.begin(learner.stats)
-                    progress.begin_pass(pass_no, learner.stats)
-                    if collector is not None:
-                        names = collector.names
-                    for batch in prefetch(passes.batches()):
-                        if pass_no == 1:
-                            learner.config = guard.check(batch, learner.config)
-                            checks.check(batch)
-                        elif checks.classification:
-                            batch.labels[batch.labels == 0.0] = -1.0
-                        preds = _learn(learner, params, batch, rows)
-                        progress.emit(learner.stats, rows)
-                        _check_finite(batch, preds)
-                        if pass_no == 1:
-                            writer.write(batch, preds)
-                            if collector is not None:
-                                collector.add(batch)
-                                collector.prune(learner.table[:, 0])
-                        if bar is not None:
-                            bar.update(batch.n)
-                    if learner.spec.finish is not None:
-                        learner.spec.finish(learner.table, learner.gstate, params)
-                    if log.end(learner.stats, functools.partial(learner.snapshot, names)):
-                        break
-                final = log.final_model(functools.partial(learner.snapshot, names))
-                extra = log.report()
-            _check_model(final)
-            result = summary(learner.stats, config.loss_id, final.nnz)
-            result.update(extra)
-            result.update(
-                config=learner.config.to_dict(),
-                learner=learner.spec.name,
-                curve=progress.curve,
-                skipped_lines=checks.skipped,
-                skipped_reasons=dict(checks.reasons),
-                first_errors=checks.first_errors,
-                final_model=opts.final_model,
-                initial_model=opts.initial_model,
-            )
+                _learn_passes(runs, config, passes, guard, checks, collector, names, bar, board)
+            for run in runs:
+                if run.diverged is None:
+                    try:
+                        _check_model(run.final)
+                    except Diverged as e:
+                        if grid.size == 1:
+                            raise
+                        run.diverged = f"{run.configuration.name}: {e.message}"
+                        continue
+                    run.result = _run_result(run, checks, opts.initial_model, run.result)
+            result = runs[0].result if grid.size == 1 else _grid_result(runs, grid, checks)
             if opts.predictions:
-                result["predictions_complete"] = not writer.broken
-            with committing():  # from here on the run completes: a signal is dropped
-                _save(final, opts)
-                writer.close()  # after the model: a failed save leaves old predictions
-                elapsed = time.perf_counter() - started
-                result.update(
-                    seconds=elapsed,
-                    examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
+                result["predictions_complete"] = all(
+                    not r.writer.broken for r in runs if r.diverged is None
                 )
-                if opts.report:
-                    write_json(opts.report, result)
+            with committing():  # from here on the run completes: a signal is dropped
+                for run in runs:
+                    if run.diverged is None:
+                        _save(run.final, run.opts)
+                for run in runs:
+                    if run.diverged is None:
+                        run.writer.close()  # after the models: a failed save leaves old ones
+                    else:
+                        run.writer.abort()
+                elapsed = time.perf_counter() - started
+                for r in [result] + ([run.result for run in runs] if grid.size > 1 else []):
+                    r.update(
+                        seconds=elapsed,
+                        examples_per_second=r["examples"] / elapsed if elapsed > 0 else None,
+                    )
+                _write_reports(opts, runs, result, grid)
     except BaseException:
-        writer.abort()
+        for run in runs:
+            run.writer.abort()
         raise
     finally:
         if bar is not None:
             bar.close()
             console.bar = None
         passes.close()
-    console.say(summary_text(result))
-    if writer.broken:
+    if board is None:
+        console.say(summary_text(result))
+    else:
+        console.say(board.summary(result))
+    if any(run.writer.broken for run in runs):
         console.say(
             "note: the reader of the predictions went away; they stopped there, "
             "every line was still learned" + (" and the model saved" if opts.final_model else "")
         )
+    diverged = [run for run in runs if run.diverged is not None]
+    if diverged:
+        raise Diverged(
+            f"{len(diverged)} of {grid.size} configurations diverged (no model written for "
+            f"them; the others were saved): {diverged[0].diverged}"
+        )
     return result
 
 
-def _fit(
-    learner: Learner, config: TrainConfig, passes: Passes, seen, console: Console,
-    opts: RunOptions,
-) -> dict:  # fmt: skip
-    """Read the whole input into memory, then run the batch learner's epochs over it."""
+def _check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:
+    """The format read (the same for every configuration), recorded in each one's options."""
+    fmt = guard.check(batch, runs[0].learner.config).format
+    for run in runs:
+        if run.learner.config.format != fmt:
+            run.learner.config = run.learner.config.replace(format=fmt)
+
+
+def _silent(text: str) -> None:
+    """The per-configuration tables of a grid: kept for the report, not printed."""
+
+
+def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: FormatGuard,
+                  checks: BatchChecks, collector, names, bar, board) -> None:  # fmt: skip
+    """The online learners' passes: every block to every run still learning."""
+    pool = _Pool(len(runs))
+    try:
+        for pass_no in range(1, config.passes + 1):
+            active = [run for run in runs if not run.done]
+            if not active:
+                break
+            for run in active:
+                run.log.begin(run.learner.stats)
+                run.progress.begin_pass(pass_no, run.learner.stats)
+            if board is not None:
+                board.begin_pass(pass_no)
+            for batch in prefetch(passes.batches()):
+                if pass_no == 1:
+                    _check_format(guard, batch, runs)
+                    checks.check(batch)
+                elif checks.classification:
+                    batch.labels[batch.labels == 0.0] = -1.0
+                learning = [run for run in active if not run.done]
+                learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
+                for run, preds in zip(learning, learned, strict=True):
+                    run.progress.emit(run.learner.stats, run.rows)
+                    try:
+                        _check_finite(batch, preds)
+                    except Diverged as e:
+                        if len(runs) == 1:
+                            raise
+                        run.diverged = f"{run.configuration.name}: {e.message}"
+                        run.done = True
+                        continue
+                    if pass_no == 1:
+                        run.writer.write(batch, preds)
+                if board is not None:
+                    board.emit()
+                if collector is not None:
+                    collector.add(batch)
+                    collector.prune([run.learner.table[:, 0] for run in learning
+                                     if run.diverged is None])  # fmt: skip
+                if bar is not None:
+                    bar.update(batch.n)
+            for run in active:
+                if run.done:  # diverged during this pass
+                    continue
+                snapshot = functools.partial(
+                    run.learner.snapshot, collector.names if collector is not None else names
+                )
+                if run.learner.spec.finish is not None:
+                    run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
+                if run.log.end(run.learner.stats, snapshot):
+                    run.done = True
+            if board is not None:
+                board.end_pass(active)
+        for run in runs:
+            if run.diverged is None:
+                run.final = run.log.final_model(functools.partial(
+                    run.learner.snapshot, collector.names if collector is not None else names))
+                run.result = run.log.report()
+    finally:
+        pool.close()
+
+
+class _Pool:
+    """The learners of a grid on both cores (their kernels release the GIL); one runs inline."""
+
+    def __init__(self, n: int) -> None:
+        self._executor = None
+        if n > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=min(n, LEARN_WORKERS),
+                                                thread_name_prefix="sl-learn")  # fmt: skip
+
+    def map(self, fn, items: list) -> list:
+        if self._executor is None or len(items) == 1:
+            return [fn(x) for x in items]
+        return list(self._executor.map(fn, items))
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_result(run: Run, checks: BatchChecks, initial_model: str | None, extra: dict) -> dict:
+    """One configuration's report: its summary, pass figures, curve and the run's checks."""
+    learner = run.learner
+    result = summary(learner.stats, learner.config.loss_id, run.final.nnz)
+    result.update(extra)
+    result.update(
+        config=learner.config.to_dict(),
+        learner=learner.spec.name,
+        curve=run.progress.curve,
+        skipped_lines=checks.skipped,
+        skipped_reasons=dict(checks.reasons),
+        first_errors=checks.first_errors,
+        final_model=run.opts.final_model,
+        initial_model=initial_model,
+    )
+    if run.configuration.typed:
+        result["grid_values"] = dict(run.configuration.typed)
+    return result
+
+
+def _grid_result(runs: list[Run], grid: Grid, checks: BatchChecks) -> dict:
+    """The sweep's report: one entry per configuration, the best one and the Pareto front."""
+    from streamlearn.plot import pareto
+
+    entries = []
+    for run in runs:
+        if run.diverged is not None:
+            entries.append({"grid_values": dict(run.configuration.typed),
+                            "config": run.learner.config.to_dict(), "learner":
+                            run.learner.spec.name, "diverged": run.diverged,
+                            "curve": run.progress.curve})  # fmt: skip
+        else:
+            entries.append(run.result)
+    scored = [k for k, e in enumerate(entries) if _grid_loss(e) is not None]
+    points = [(float(entries[k]["nonzero_weights"]), _grid_loss(entries[k])) for k in scored]
+    best = min(scored, key=lambda k: _grid_loss(entries[k])) if scored else None
+    first = runs[0].result if runs[0].diverged is None else {}
+    return {
+        "grid": {"options": grid.varied, "size": grid.size},
+        "configurations": entries,
+        "best": best,
+        "best_by": "holdout loss" if _holdout_kind(entries) else "average loss",
+        "pareto_front": [scored[i] for i in pareto(points)],
+        "examples": max((e.get("examples", 0) for e in entries), default=0),
+        "skipped_lines": checks.skipped,
+        "skipped_reasons": dict(checks.reasons),
+        "first_errors": checks.first_errors,
+        "passes_run": max((e.get("passes_run", 1) for e in entries), default=1),
+        **{k: first[k] for k in ("total_features",) if k in first},
+    }
+
+
+def _holdout_kind(entries: list[dict]) -> bool:
+    return all(_holdout(e) is not None for e in entries if "diverged" not in e)
+
+
+def _holdout(entry: dict) -> float | None:
+    """The configuration's holdout loss: the best pass's over passes, else the run's."""
+    for key in ("best_holdout_loss", "holdout_loss"):
+        if isinstance(entry.get(key), int | float):
+            return float(entry[key])
+    return None
+
+
+def _grid_loss(entry: dict) -> float | None:
+    """What ranks a configuration: holdout loss when it has one, else progressive loss."""
+    if "diverged" in entry:
+        return None
+    h = _holdout(entry)
+    return h if h is not None else entry.get("average_loss")
+
+
+def _write_reports(opts: RunOptions, runs: list[Run], result: dict, grid: Grid) -> None:
+    if not opts.report:
+        return
+    if grid.size > 1 and runs[0].opts.report != opts.report:  # placeholders: one each
+        for run in runs:
+            if run.diverged is None:
+                write_json(run.opts.report, run.result)
+        return
+    write_json(opts.report, result)
+
+
+def _check_grid_memory(runs: list[Run], opts: RunOptions, console: Console) -> None:
+    """Say what the grid's tables take; refuse (exit 8) above ``--max-memory``."""
+    from streamlearn.memory import available, gib, physical
+
+    each = runs[0].learner.table.nbytes
+    total = sum(run.learner.table.nbytes for run in runs)
+    limit = opts.max_memory or available() or physical() or (1 << 62)
+    console.say(f"grid: {len(runs)} tables of {gib(each)}: {gib(total)} (limit {gib(limit)})")
+    if total > limit:
+        raise OutOfMemory(
+            f"the grid's {len(runs)} tables need {gib(total)}, more than "
+            f"{'--max-memory' if opts.max_memory else 'the memory available'} ({gib(limit)}): "
+            "lower -b or train fewer configurations at once"
+        )
+
+
+def _read_columns(config: TrainConfig, passes: Passes, seen, console: Console,
+                  opts: RunOptions):  # fmt: skip
+    """The batch learners' input, read once into memory (refused above ``--max-memory``)."""
     from streamlearn import fit
-    from streamlearn.learners import cd
     from streamlearn.memory import available, gib, physical
 
     limit = opts.max_memory or available() or physical() or (1 << 62)
@@ -354,6 +665,14 @@ def _fit(
         f"{config.algo}: {n:,} examples, {nnz:,} non-zeros over {ncols:,} features in "
         f"memory: {gib(data.nbytes)} (limit {gib(limit)})"
     )
+    return data
+
+
+def _fit(learner: Learner, config: TrainConfig, data, console: Console) -> dict:
+    """Run the batch learner's epochs over the input in memory."""
+    from streamlearn import fit
+    from streamlearn.learners import cd
+
     result = fit.fit(
         data, learner.table, learner.gstate, learner.stats,
         method=cd.CYCLIC if config.algo == "cd" else cd.STOCHASTIC, loss_id=config.loss_id,
@@ -370,6 +689,10 @@ def _fit(
         "objective": result.objective,
         "converged": result.converged,
     }
+
+
+def _learn_run(run: Run, batch: Batch) -> np.ndarray:
+    return _learn(run.learner, run.params, batch, run.rows)
 
 
 def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray) -> np.ndarray:
