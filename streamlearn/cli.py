@@ -522,11 +522,18 @@ def cli() -> None:
 def train(ctx: click.Context, files, **kw) -> None:
     """Train a model on FILEs or stdin ('-' or no FILE).
 
+    A grid over one parse: the numeric learner options (--l1, --l2, -l,
+    --power-t, --top-k, --theta, --period, --ftrl-alpha, --ftrl-beta) take
+    comma-separated lists, and every configuration of their product learns
+    from the same parsed data, with its own model, predictions and report
+    entry; output paths name the values with placeholders such as {l1}.
+
     \b
     Examples:
       cat data.vw | sl train --loss logistic -f model.sl
       sl train -i yesterday.sl today.vw.gz -f today.sl
       sl train --algo tg --l1 1e-6 --passes 3 data.vw -f model.sl
+      sl train --algo tg --l1 0,1e-5,1e-4 data.vw -f 'tg-{l1}.sl' --report sweep.json
     """
     opts = _run_options(
         files,

@@ -40,7 +40,8 @@ GRID_OPTIONS = {
     "ftrl_alpha": float,
     "ftrl_beta": float,
 }
-"""TrainConfig fields that take a list of values, with the type of one value."""
+"""TrainConfig fields that take a list of values, with the type of one value.  Their
+order is the grid's: the first option's values vary slowest."""
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_-]*)\}")
 
@@ -131,9 +132,9 @@ class Grid:
         value is one option's value.
         """
         lists = {
-            k: [x if isinstance(x, tuple) else (_typed(x), x) for x in v]
-            for k, v in explicit.items()
-            if k in GRID_OPTIONS and isinstance(v, list | tuple)
+            k: [x if isinstance(x, tuple) else (_typed(x), x) for x in explicit[k]]
+            for k in GRID_OPTIONS  # the product's order: GRID_OPTIONS', whatever was typed first
+            if isinstance(explicit.get(k), list | tuple)
         }
         varied = {k: v for k, v in lists.items() if len(v) > 1}
         fixed = {k: v[0] for k, v in lists.items() if len(v) == 1}

@@ -424,7 +424,8 @@ def _train(grid: Grid, runs_opts: list[RunOptions], opts: RunOptions, console: C
                     else:
                         run.writer.abort()
                 elapsed = time.perf_counter() - started
-                for r in [result] + ([run.result for run in runs] if grid.size > 1 else []):
+                each = [run.result for run in runs if run.diverged is None and grid.size > 1]
+                for r in [result, *each]:
                     r.update(
                         seconds=elapsed,
                         examples_per_second=r["examples"] / elapsed if elapsed > 0 else None,
