@@ -478,8 +478,8 @@ def cli() -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="scd: random seed.")
 @click.option(
     "--max-memory", "--max_memory", "max_memory", type=str, default=None, metavar="SIZE",
-    help="cd, scd: refuse an input needing more memory than SIZE (e.g. 4G, 500M) "
-    "[default: the memory available].",
+    help="cd, scd: refuse an input needing more memory than SIZE (e.g. 4G, 500M); a grid: "
+    "refuse tables needing more [default: the memory available].",
 )  # fmt: skip
 @click.option(
     "--cache",

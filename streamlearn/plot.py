@@ -40,6 +40,8 @@ class Run:
     holdout: bool
     nonzero: int | None
     label: str = ""
+    typed: dict | None = None
+    """A grid's values as written on the command line (``{"l1": "1e-5"}``), when known."""
 
 
 def load_runs(paths: list[str]) -> list[Run]:
@@ -69,12 +71,13 @@ def load_runs(paths: list[str]) -> list[Run]:
             config = dict(entry.get("config") or {}, learner=entry.get("learner", "?"))
             runs.append(Run(name, config, entry["curve"],
                             hold if held else entry.get("average_loss"), held,
-                            entry.get("nonzero_weights")))  # fmt: skip
+                            entry.get("nonzero_weights"), typed=entry.get("grid_values")))  # fmt: skip
     differ = [k for k in _LABEL_KEYS if len({repr(r.config.get(k)) for r in runs}) > 1]
     if differ and all(isinstance(r.config.get(k), (int, float)) for r in runs for k in differ):
         runs.sort(key=lambda r: [r.config[k] for k in differ])  # a grid, in its order
     for run in runs:
-        shown = " ".join(_option(k, run.config.get(k)) for k in differ)
+        typed = run.typed or {}
+        shown = " ".join(_option(k, typed.get(k, run.config.get(k))) for k in differ)
         run.label = shown or run.name
     return runs
 

@@ -289,7 +289,7 @@ class GridTable:
             if "diverged" in e:
                 lines.append(f"{name:<{width}} {'diverged':>12}")
                 continue
-            hold = e.get("best_holdout_loss", e.get("holdout_loss"))
+            hold = holdout(e)
             marks = ("  * best" if k == report.get("best") else "") + (
                 "  (Pareto front)" if k in front and k != report.get("best") else ""
             )
@@ -303,6 +303,26 @@ class GridTable:
             lines.append(f"skipped lines = {report['skipped_lines']} (malformed, see warnings "
                          "above)")  # fmt: skip
         return "\n".join(lines)
+
+
+def holdout_kind(entries: list[dict]) -> bool:
+    return all(holdout(e) is not None for e in entries if "diverged" not in e)
+
+
+def holdout(entry: dict) -> float | None:
+    """The configuration's holdout loss: the best pass's over passes, else the run's."""
+    for key in ("best_holdout_loss", "holdout_loss"):
+        if isinstance(entry.get(key), int | float):
+            return float(entry[key])
+    return None
+
+
+def grid_loss(entry: dict) -> float | None:
+    """What ranks a configuration: holdout loss when it has one, else progressive loss."""
+    if "diverged" in entry:
+        return None
+    h = holdout(entry)
+    return h if h is not None else entry.get("average_loss")
 
 
 GRID_COLUMNS = 6

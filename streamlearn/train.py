@@ -46,6 +46,8 @@ from streamlearn.report import (
     HEADER,
     GridTable,
     ProgressTable,
+    grid_loss,
+    holdout_kind,
     summary,
     summary_text,
     write_json,
@@ -587,15 +589,15 @@ def _grid_result(runs: list[Run], grid: Grid, checks: BatchChecks) -> dict:
                             "curve": run.progress.curve})  # fmt: skip
         else:
             entries.append(run.result)
-    scored = [k for k, e in enumerate(entries) if _grid_loss(e) is not None]
-    points = [(float(entries[k]["nonzero_weights"]), _grid_loss(entries[k])) for k in scored]
-    best = min(scored, key=lambda k: _grid_loss(entries[k])) if scored else None
+    scored = [k for k, e in enumerate(entries) if grid_loss(e) is not None]
+    points = [(float(entries[k]["nonzero_weights"]), grid_loss(entries[k])) for k in scored]
+    best = min(scored, key=lambda k: grid_loss(entries[k])) if scored else None
     first = runs[0].result if runs[0].diverged is None else {}
     return {
         "grid": {"options": grid.varied, "size": grid.size},
         "configurations": entries,
         "best": best,
-        "best_by": "holdout loss" if _holdout_kind(entries) else "average loss",
+        "best_by": "holdout loss" if holdout_kind(entries) else "average loss",
         "pareto_front": [scored[i] for i in pareto(points)],
         "examples": max((e.get("examples", 0) for e in entries), default=0),
         "skipped_lines": checks.skipped,
@@ -604,26 +606,6 @@ def _grid_result(runs: list[Run], grid: Grid, checks: BatchChecks) -> dict:
         "passes_run": max((e.get("passes_run", 1) for e in entries), default=1),
         **{k: first[k] for k in ("total_features",) if k in first},
     }
-
-
-def _holdout_kind(entries: list[dict]) -> bool:
-    return all(_holdout(e) is not None for e in entries if "diverged" not in e)
-
-
-def _holdout(entry: dict) -> float | None:
-    """The configuration's holdout loss: the best pass's over passes, else the run's."""
-    for key in ("best_holdout_loss", "holdout_loss"):
-        if isinstance(entry.get(key), int | float):
-            return float(entry[key])
-    return None
-
-
-def _grid_loss(entry: dict) -> float | None:
-    """What ranks a configuration: holdout loss when it has one, else progressive loss."""
-    if "diverged" in entry:
-        return None
-    h = _holdout(entry)
-    return h if h is not None else entry.get("average_loss")
 
 
 def _write_reports(opts: RunOptions, runs: list[Run], result: dict, grid: Grid) -> None:

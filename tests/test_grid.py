@@ -108,7 +108,7 @@ def test_the_report_ranks_the_grid_and_plots_it(tmp_path, data):
         assert out.stat().st_size > 1000
     curves, sparsity = figure(load_runs([str(rep)])).axes
     labels = [ln.get_label() for ln in curves.lines]
-    assert [x for x in labels if "holdout" not in x] == ["l1=0", "l1=0.001", "l1=0.01", "l1=0.1"]
+    assert [x for x in labels if "holdout" not in x] == ["l1=0", "l1=1e-3", "l1=1e-2", "l1=1e-1"]
     points = [ln for ln in sparsity.lines if ln.get_label() != "Pareto front"]
     assert sorted(float(ln.get_xdata()[0]) for ln in points) == sorted(nnz)
     assert sparsity.get_ylabel() == "holdout loss"
