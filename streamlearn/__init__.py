@@ -1,3 +1,17 @@
-"""streamlearn: a streaming learner for sparse linear models (``sl``)."""
+"""streamlearn: a streaming learner for sparse linear models (``sl``).
+
+The Python API is :class:`streamlearn.Model` (:mod:`streamlearn.api`), loaded on
+first use so that the command line starts without it.
+"""
 
 __version__ = "0.1.0"
+
+__all__ = ["Model", "__version__"]
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
+    if name == "Model":
+        from streamlearn.api import Model
+
+        return Model
+    raise AttributeError(f"module 'streamlearn' has no attribute {name!r}")

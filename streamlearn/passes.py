@@ -27,6 +27,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -59,6 +60,17 @@ def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: 
         raise InputUnreadable(str(e)) from None
     except OSError as e:  # e.g. a corrupt gzip stream
         raise InputUnreadable(f"cannot read input: {e}") from None
+
+
+class BatchSource(Protocol):
+    """Where a run's batches come from when they are made in memory (the Python API):
+    :meth:`batches` gives one pass's batches each time it is called."""
+
+    name: str
+
+    def batches(self) -> Iterator[Batch]: ...
+
+    def close(self) -> None: ...
 
 
 class Passes:

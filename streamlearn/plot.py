@@ -69,9 +69,9 @@ def load_runs(paths: list[str]) -> list[Run]:
                 hold = entry.get("holdout_loss")
             held = isinstance(hold, (int, float))
             config = dict(entry.get("config") or {}, learner=entry.get("learner", "?"))
-            runs.append(Run(name, config, entry["curve"],
-                            hold if held else entry.get("average_loss"), held,
-                            entry.get("nonzero_weights"), typed=entry.get("grid_values")))  # fmt: skip
+            loss = hold if held else entry.get("average_loss")
+            runs.append(Run(name, config, entry["curve"], loss, held, entry.get("nonzero_weights"),
+                            typed=entry.get("grid_values")))  # fmt: skip
     differ = [k for k in _LABEL_KEYS if len({repr(r.config.get(k)) for r in runs}) > 1]
     if differ and all(isinstance(r.config.get(k), (int, float)) for r in runs for k in differ):
         runs.sort(key=lambda r: [r.config[k] for k in differ])  # a grid, in its order

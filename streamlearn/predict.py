@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from streamlearn import model as model_io
 from streamlearn.errors import BrokenPipe
 from streamlearn.learners.base import (
@@ -30,6 +32,33 @@ from streamlearn.runner import (
 )
 
 
+class Scorer:
+    """A saved model's predictions, batch by batch, with its statistics (loss when labeled).
+
+    Scoring is plain SGD's kernel with learning switched off, on the model's
+    current weights, within the model's prediction range (as VW's ``-t``).
+    """
+
+    def __init__(self, m: model_io.Model) -> None:
+        from streamlearn.learners import sgd
+
+        self.kernel = sgd.train_batch
+        self.loss_id = m.config.loss_id
+        self.table = m.dense_weights().reshape(-1, 1)
+        self.params = m.config.params(learn=False)
+        self.params[P_HOLDOUT] = 0.0  # every example is scored the same way
+        self.gstate = scoring_gstate(m.gstate)
+        self.stats = new_stats()
+        self.rows = new_rows()
+
+    def score(self, batch) -> np.ndarray:  # noqa: ANN001 - a Batch or its arrays
+        """The predictions (margins) of ``batch``'s rows; NaN-free for usable rows."""
+        preds = run_kernel(self.kernel, self.table, self.gstate, self.params, self.loss_id,
+                           batch, self.stats, self.rows)  # fmt: skip
+        self.stats[S_NROWS] = 0.0
+        return preds
+
+
 def predict(
     model_path: str, opts: RunOptions, console: Console | None = None, fmt: str = "auto"
 ) -> dict:
@@ -47,16 +76,7 @@ def predict(
     m = model_io.load(model_path)
     config = m.config
     guard = FormatGuard(config, fmt, f"model {model_path}")
-    w = m.dense_weights()
-    from streamlearn.learners import sgd
-
-    # Scoring is plain SGD's kernel with learning switched off, on current weights.
-    table = w.reshape(-1, 1)
-    params = config.params(learn=False)
-    params[P_HOLDOUT] = 0.0  # every example is scored the same way
-    stats = new_stats()
-    rows = new_rows()
-    gstate = scoring_gstate(m.gstate)  # the model's prediction range, as VW's -t
+    scorer = Scorer(m)
     checks = BatchChecks(console, config, opts.strict)
     writer = PredictionWriter(opts.predictions, opts.link)
     batches = parsed(
@@ -73,14 +93,11 @@ def predict(
             for batch in prefetch(batches):
                 guard.check(batch, config)
                 checks.check(batch)
-                preds = run_kernel(
-                    sgd.train_batch, table, gstate, params, config.loss_id, batch, stats, rows
-                )
-                stats[S_NROWS] = 0.0
+                preds = scorer.score(batch)
                 writer.write(batch, preds)
                 if writer.broken and not opts.report:
                     break  # nobody reads the predictions and nothing else is asked for
-            result = summary(stats, config.loss_id, m.nnz)
+            result = summary(scorer.stats, config.loss_id, m.nnz)
             result.update(
                 model=model_path,
                 skipped_lines=checks.skipped,
@@ -102,7 +119,7 @@ def predict(
         writer.abort()
         raise
     if not opts.quiet and not writer.broken:
-        lines = [f"sl predict: {int(stats[S_N])} examples scored with {model_path}"]
+        lines = [f"sl predict: {int(scorer.stats[S_N])} examples scored with {model_path}"]
         if result["average_loss"] is not None:
             lines.append(f"average {config.loss} loss = {result['average_loss']:.6f}")
             if config.loss_id in CLASSIFICATION:

@@ -40,7 +40,7 @@ from streamlearn.learners.base import (
 )
 from streamlearn.locks import model_lock
 from streamlearn.outputs import check_outputs, same_file
-from streamlearn.passes import Passes, PassLog
+from streamlearn.passes import BatchSource, Passes, PassLog
 from streamlearn.process import committing, interruptible
 from streamlearn.report import (
     HEADER,
@@ -178,7 +178,7 @@ class Learner:
 
 
 def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec,
-                  grid: Grid | None = None) -> None:  # fmt: skip
+                  grid: Grid | None = None, source: str | None = None) -> None:  # fmt: skip
     """The resolved options; a grid's varied options show their lists."""
     c = config
     varied = grid.varied if grid is not None else {}
@@ -214,7 +214,7 @@ def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec,
                      + (f", seed = {c.seed}" if c.algo == "scd" else ""))  # fmt: skip
     elif c.passes > 1:
         lines.append(f"passes = {c.passes}, holdout period = {c.effective_holdout}")
-    src = ", ".join(opts.sources) if opts.sources else "<stdin>"
+    src = source or (", ".join(opts.sources) if opts.sources else "<stdin>")
     lines.append(f"reading {src} (format {c.format})")
     if opts.initial_model:
         lines.append(f"continuing from {opts.initial_model}")
@@ -229,8 +229,25 @@ def _print_config(console: Console, config: TrainConfig, opts: RunOptions, spec,
         )
 
 
-def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> dict:
-    """Train over ``opts.sources``; return the JSON report (also written if asked).
+@dataclass
+class Trained:
+    """What :func:`train` returns: the report and the final model of each configuration."""
+
+    report: dict
+    """The JSON report (a grid's: one entry per configuration)."""
+    models: list[model_io.Model | None]
+    """One per configuration, in the grid's order; None for one that diverged."""
+
+
+def train(
+    explicit: dict,
+    opts: RunOptions,
+    console: Console | None = None,
+    *,
+    initial: model_io.Model | None = None,
+    source: BatchSource | None = None,
+) -> Trained:
+    """Train over ``opts.sources``; return the report (also written if asked) and the models.
 
     ``explicit`` holds the options given on the command line (names as in
     :class:`~streamlearn.config.TrainConfig`); the rest come from the initial
@@ -239,12 +256,18 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
     over one parse (:mod:`streamlearn.grid`), and the report holds one entry
     per configuration.  A model continued in place (``-i m -f m``) is locked
     from reading to writing (:func:`~streamlearn.locks.model_lock`).
+
+    The Python API (:mod:`streamlearn.api`) passes ``initial`` (a model in
+    memory, instead of ``opts.initial_model``) and ``source`` (batches made in
+    memory, instead of reading ``opts.sources``).
     """
     console = console or Console(opts.quiet)
     started = time.perf_counter()
     grid = Grid.expand(explicit)
     runs_opts = [_filled(opts, c) for c in grid.configurations]
-    if grid.size == 1:
+    if source is not None:
+        check_outputs([x for o in runs_opts for x in o.outputs()], [], opts.initial_model)
+    elif grid.size == 1:
         runs_opts[0].check()
     else:
         _check_grid_outputs(opts, runs_opts, grid)
@@ -254,10 +277,12 @@ def train(explicit: dict, opts: RunOptions, console: Console | None = None) -> d
         None,
     )  # fmt: skip
     with model_lock(opts.initial_model, in_place, opts.lock_timeout, console.say):
-        result = _train(grid, runs_opts, opts, console, started)
-    if result.get("predictions_complete") is False:
+        if opts.initial_model:
+            initial = model_io.load(opts.initial_model)
+        trained = _train(grid, runs_opts, opts, console, started, initial, source)
+    if trained.report.get("predictions_complete") is False:
         raise BrokenPipe("")
-    return result
+    return trained
 
 
 def _filled(opts: RunOptions, c: Configuration) -> RunOptions:
@@ -330,8 +355,8 @@ class Run:
 
 
 def _train(grid: Grid, runs_opts: list[RunOptions], opts: RunOptions, console: Console,
-           started: float) -> dict:  # fmt: skip
-    initial = model_io.load(opts.initial_model) if opts.initial_model else None
+           started: float, initial: model_io.Model | None,
+           source: BatchSource | None) -> Trained:  # fmt: skip
     configs = [
         merge_config(initial.config if initial else None, c.explicit) for c in grid.configurations
     ]
@@ -359,11 +384,12 @@ def _train(grid: Grid, runs_opts: list[RunOptions], opts: RunOptions, console: C
             ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0),
             PassLog(cfg, grid_say), PredictionWriter(o.predictions, o.link),
         ))  # fmt: skip
-    _print_config(console, config, opts, runs[0].learner.spec, grid)
+    _print_config(console, config, opts, runs[0].learner.spec, grid,
+                  source.name if source is not None else None)  # fmt: skip
     if grid.size > 1:
         _check_grid_memory(runs, opts, console)
     checks = BatchChecks(console, config, opts.strict)
-    passes = Passes(
+    passes = source or Passes(
         opts.sources, config, opts.cache, opts.block_size, PARSE_WORKERS, SHOWN_ERRORS
     )
     names = initial.names if initial is not None else None
@@ -457,7 +483,7 @@ def _train(grid: Grid, runs_opts: list[RunOptions], opts: RunOptions, console: C
             f"{len(diverged)} of {grid.size} configurations diverged (no model written for "
             f"them; the others were saved): {diverged[0].diverged}"
         )
-    return result
+    return Trained(result, [run.final if run.diverged is None else None for run in runs])
 
 
 def _check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:

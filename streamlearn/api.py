@@ -1,0 +1,355 @@
+"""The Python API: train, continue, save, load and score ``sl`` models from code.
+
+:class:`Model` runs the same driver and kernels as ``sl train`` and ``sl
+predict`` (:func:`streamlearn.train.train`, :class:`streamlearn.predict.Scorer`),
+so a model trained here is bit for bit the one the command line trains on the
+same data with the same options.  Data can be
+
+* files (a path or a list of paths: VW or svmlight text, plain or gzip), read
+  as ``sl train FILE ...`` reads them;
+* text lines (VW or svmlight): ``lines=`` any iterable of them, e.g. a
+  generator over a socket, or an open file object as ``data``;
+* a matrix with labels: a ``scipy.sparse`` matrix (or a 2-D numpy array),
+  column ``j`` being feature ``j`` of the default namespace, i.e. exactly the
+  svmlight line ``y j:x_j ...`` (so slot ``j mod 2^bits``), plus the constant.
+
+Conventions follow scikit-learn's online estimators: :meth:`Model.fit` starts
+from scratch, :meth:`Model.partial_fit` continues (``sl train -i``); both
+return the model.  Options are :class:`~streamlearn.config.TrainConfig`'s
+names (``algo``, ``loss``, ``bits``, ``l1``, ``learning_rate``, ...).
+
+>>> import numpy as np
+>>> from scipy import sparse
+>>> X = sparse.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0]] * 50))
+>>> y = np.array([1.0, -1.0] * 50)
+>>> m = Model(loss="logistic").fit(X, y)
+>>> m.predict(X[:2], link="logistic").round(3).tolist()
+[0.933, 0.069]
+>>> m.report["examples"]
+100
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.config import ConfigError, TrainConfig
+from streamlearn.errors import UsageError
+from streamlearn.hashing import CONSTANT_HASH
+from streamlearn.io.batch import Batch, Block
+
+BLOCK_BYTES = 8 << 20
+"""Text lines are parsed in blocks of about this many bytes, as files are."""
+MATRIX_ROWS = 65536
+"""Rows of a matrix per batch."""
+
+
+class Model:
+    """A sparse linear model: train it on files, lines or matrices, continue it, save, score.
+
+    Parameters
+    ----------
+    **options
+        Training options, named as :class:`~streamlearn.config.TrainConfig`'s
+        fields (``algo="tg", loss="logistic", l1=1e-5, bits=20`` ...); the
+        defaults are ``sl train``'s.  Checked at once (``ValueError``).
+
+    Attributes
+    ----------
+    report : dict or None
+        The figures of the last :meth:`fit` / :meth:`partial_fit`: what
+        ``sl train --report`` writes (progressive loss, curve, passes, ...).
+    """
+
+    def __init__(self, **options) -> None:
+        try:
+            TrainConfig(**options)
+        except (ConfigError, TypeError) as e:
+            raise ValueError(str(e)) from None
+        self.options = options
+        self.report: dict | None = None
+        self._model: model_io.Model | None = None
+
+    # -- files -----------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Model:
+        """A model saved by ``sl train -f`` or :meth:`save` (checked as ``sl`` checks it)."""
+        m = cls()
+        m._model = model_io.load(str(path))
+        m.options = {}
+        return m
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model (atomically, with its resume state) to ``path``."""
+        model_io.save(self._fitted(), str(path))
+
+    # -- training ---------------------------------------------------------------
+
+    def fit(self, data=None, y=None, *, lines=None, sample_weight=None, base=None,
+            **run) -> Model:  # noqa: ANN001  # fmt: skip
+        """Train from scratch on ``data`` (paths, an open file, or a matrix with labels
+        ``y``) or on ``lines`` (an iterable of text lines).
+
+        ``sample_weight`` (importance weights) and ``base`` (added to each
+        prediction) go with a matrix.  ``run`` takes the options of one run:
+        ``passes``, ``holdout_period``, ``early_terminate``, ``format``, and
+        ``quiet=False`` to print ``sl train``'s progress on stderr,
+        ``report=PATH`` to also write the JSON report.
+        """
+        self._model = None
+        return self.partial_fit(data, y, lines=lines, sample_weight=sample_weight, base=base,
+                                **run)  # fmt: skip
+
+    def partial_fit(self, data=None, y=None, *, lines=None, sample_weight=None, base=None,
+                    **run) -> Model:  # noqa: ANN001  # fmt: skip
+        """Continue training, as ``sl train -i``: the result equals one run over
+        everything seen so far (see :meth:`fit` for the arguments)."""
+        from streamlearn.runner import Console, RunOptions
+        from streamlearn.train import train
+
+        quiet = run.pop("quiet", True)
+        report = run.pop("report", None)
+        explicit = {**self.options, **run}
+        opts = RunOptions(quiet=quiet, report=report)
+        source = None
+        paths = _paths(data, lines)
+        if paths is not None:
+            if y is not None or sample_weight is not None or base is not None:
+                raise ValueError("y, sample_weight and base go with a matrix, not with files")
+            opts.sources = paths
+        else:
+            config = self._config(explicit)
+            source = _source(data, lines, y, sample_weight, base, config)
+        trained = train(explicit, opts, Console(quiet), initial=self._model, source=source)
+        self._model = trained.models[0]
+        self.report = trained.report
+        return self
+
+    # -- scoring -----------------------------------------------------------------
+
+    def predict(self, data=None, *, lines=None, link: str = "identity") -> np.ndarray:  # noqa: ANN001
+        """One prediction per example of ``data`` (paths, an open file or a matrix) or
+        of ``lines``.
+
+        ``link="logistic"`` gives probabilities.  Malformed lines score NaN
+        (as ``sl predict -p`` writes ``nan``), so the result lines up with the input.
+        """
+        from streamlearn.predict import Scorer
+
+        m = self._fitted()
+        scorer = Scorer(m)
+        paths = _paths(data, lines)
+        if paths is not None:
+            from streamlearn.passes import parsed
+
+            c = m.config
+            batches: Iterable[Batch] = parsed(paths, c.format, c.bits, c.constant, BLOCK_BYTES,
+                                              1, c.namespaces())  # fmt: skip
+        else:
+            batches = _source(data, lines, None, None, None, m.config, labeled=False).batches()
+        out = []
+        for batch in batches:
+            p = scorer.score(batch)
+            p[batch.status != 0] = np.nan
+            out.append(p)
+        preds = np.concatenate(out) if out else np.empty(0)
+        if link == "logistic":
+            return 1.0 / (1.0 + np.exp(-preds))
+        if link != "identity":
+            raise ValueError(f"link must be 'identity' or 'logistic', not {link!r}")
+        return preds
+
+    # -- what is in it -------------------------------------------------------------
+
+    @property
+    def config(self) -> TrainConfig:
+        """The model's options (after training), or the options it will train with."""
+        return self._model.config if self._model is not None else self._config(self.options)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The current weights, one per slot (2^bits, zero where nothing was learned)."""
+        return self._fitted().dense_weights()
+
+    @property
+    def nnz(self) -> int:
+        """The number of non-zero weights."""
+        return self._fitted().nnz
+
+    def __repr__(self) -> str:
+        c = self.config
+        state = f"{self._model.nnz} non-zero weights" if self._model is not None else "not fitted"
+        return f"Model(algo={c.algo!r}, loss={c.loss!r}, bits={c.bits}; {state})"
+
+    def _fitted(self) -> model_io.Model:
+        if self._model is None:
+            raise ValueError("the model is not trained yet: call fit() or Model.load() first")
+        return self._model
+
+    def _config(self, explicit: dict) -> TrainConfig:
+        from streamlearn.train import merge_config
+
+        try:
+            return merge_config(self._model.config if self._model else None, explicit)
+        except UsageError as e:
+            raise ValueError(e.message) from None
+
+
+# ---------------------------------------------------------------------------
+# in-memory sources
+
+
+def _paths(data, lines) -> list[str] | None:  # noqa: ANN001
+    """``data`` as a list of paths when it is a path or a list of them, else None."""
+    if isinstance(data, str | os.PathLike):
+        return [os.fspath(data)]
+    if isinstance(data, list | tuple) and data and all(isinstance(p, str | os.PathLike)
+                                                      for p in data):  # fmt: skip
+        return [os.fspath(p) for p in data]
+    if data is None and lines is None:
+        raise ValueError("nothing to learn from: pass paths, a matrix and its labels, or lines=")
+    return None
+
+
+def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = True):  # noqa: ANN001
+    """The batch source of lines or of a matrix (see :class:`LineSource`, :class:`MatrixSource`)."""
+    if data is not None and lines is not None:
+        raise ValueError("pass data or lines=, not both")
+    if data is not None and (hasattr(data, "tocsr") or isinstance(data, np.ndarray)):
+        if labeled and y is None:
+            raise ValueError("a matrix needs its labels: fit(X, y)")
+        return MatrixSource(data, y, weights, base, config.bits, config.constant)
+    if y is not None or weights is not None or base is not None:
+        raise ValueError("y, sample_weight and base go with a matrix; lines carry their own")
+    if data is not None and not hasattr(data, "readline"):
+        raise ValueError(
+            f"cannot learn from a {type(data).__name__}: pass paths, a matrix, an open file, "
+            "or lines= (an iterable of text lines)"
+        )
+    return LineSource(data if data is not None else lines, config)
+
+
+class LineSource:
+    """Batches of an iterable of text lines, parsed as a file's lines are.
+
+    The lines are parsed once; a run of several passes replays the parsed
+    batches (the iterable may be a one-shot generator).
+    """
+
+    name = "<lines>"
+
+    def __init__(self, lines: Iterable[str | bytes], config: TrainConfig) -> None:
+        self.lines = lines
+        self.config = config
+        self._parsed: list[Batch] | None = None
+
+    def batches(self) -> Iterator[Batch]:
+        if self._parsed is not None:
+            yield from self._parsed
+            return
+        from streamlearn.io.parse import FORMATS, _detect, parse_block
+
+        kept: list[Batch] = []
+        c = self.config
+        code = FORMATS.get(c.format)
+        inter = c.namespaces()
+        for block in _blocks(self.lines, self.name):
+            if code is None:
+                code = _detect(block)
+                if code is None:
+                    continue
+            batch = parse_block(block, code, c.bits, c.constant, inter)
+            if batch.n:
+                kept.append(batch)
+                yield batch
+        self._parsed = kept
+
+    def close(self) -> None:
+        self._parsed = None
+
+
+def _blocks(lines: Iterable[str | bytes], name: str) -> Iterator[Block]:
+    first, size, chunk = 1, 0, []
+    for line in lines:
+        b = line.encode("utf-8") if isinstance(line, str) else bytes(line)
+        if not b.endswith(b"\n"):
+            b += b"\n"
+        chunk.append(b)
+        size += len(b)
+        if size >= BLOCK_BYTES:
+            yield Block(np.frombuffer(b"".join(chunk), dtype=np.uint8), name, first)
+            first += len(chunk)
+            size, chunk = 0, []
+    if chunk:
+        yield Block(np.frombuffer(b"".join(chunk), dtype=np.uint8), name, first)
+
+
+class MatrixSource:
+    """Batches of a matrix's rows: column ``j`` is svmlight feature ``j`` (slot ``j mod 2^b``),
+    explicit zeros dropped, the constant appended, as the svmlight parser does."""
+
+    name = "<matrix>"
+
+    def __init__(self, X, y, weights, base, bits: int, constant: bool) -> None:  # noqa: ANN001
+        from scipy import sparse
+
+        self.X = sparse.csr_matrix(X, dtype=np.float64)
+        self.X.sum_duplicates()
+        n = self.X.shape[0]
+        self.y = _column(y, n, "y", np.nan)
+        self.w = _column(weights, n, "sample_weight", 1.0)
+        self.base = _column(base, n, "base", 0.0)
+        if np.any(self.w < 0) or not np.all(np.isfinite(self.w)):
+            raise ValueError("sample_weight must be finite and >= 0")
+        if not np.all(np.isfinite(self.X.data)):
+            raise ValueError("X holds NaN or infinite values")
+        self.mask = (1 << bits) - 1
+        self.constant = constant
+
+    def batches(self) -> Iterator[Batch]:
+        from streamlearn.io.parse import FMT_SVMLIGHT
+
+        n = self.X.shape[0]
+        empty = np.empty(0, dtype=np.uint8)
+        for lo in range(0, n, MATRIX_ROWS):
+            hi = min(n, lo + MATRIX_ROWS)
+            part = self.X[lo:hi]
+            part.eliminate_zeros()
+            counts = np.diff(part.indptr) + (1 if self.constant else 0)
+            indptr = np.zeros(hi - lo + 1, dtype=np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            indices = np.empty(indptr[-1], dtype=np.uint32)
+            values = np.ones(indptr[-1], dtype=np.float64)
+            starts = indptr[:-1]
+            row_of = np.repeat(np.arange(hi - lo), np.diff(part.indptr))
+            pos = starts[row_of] + (np.arange(part.nnz) - part.indptr[row_of])
+            indices[pos] = (part.indices.astype(np.int64) & self.mask).astype(np.uint32)
+            values[pos] = part.data
+            if self.constant:
+                indices[indptr[1:] - 1] = CONSTANT_HASH & self.mask
+            rows = hi - lo
+            yield Batch(
+                labels=self.y[lo:hi].copy(), weights=self.w[lo:hi].copy(),
+                bases=self.base[lo:hi].copy(), tag_start=np.zeros(rows, dtype=np.int64),
+                tag_end=np.zeros(rows, dtype=np.int64), indptr=indptr, indices=indices,
+                values=values, status=np.zeros(rows, dtype=np.int32),
+                line=np.arange(lo + 1, hi + 1, dtype=np.int64),
+                block=Block(empty, self.name, lo + 1), fmt=FMT_SVMLIGHT,
+            )  # fmt: skip
+
+    def close(self) -> None:
+        pass
+
+
+def _column(v, n: int, what: str, default: float) -> np.ndarray:  # noqa: ANN001
+    if v is None:
+        return np.full(n, default)
+    a = np.asarray(v, dtype=np.float64).reshape(-1)
+    if a.shape[0] != n:
+        raise ValueError(f"{what} has {a.shape[0]} values for {n} rows")
+    return a
