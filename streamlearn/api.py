@@ -99,7 +99,8 @@ class Model:
         prediction) go with a matrix.  ``run`` takes the options of one run:
         ``passes``, ``holdout_period``, ``early_terminate``, ``format``, and
         ``quiet=False`` to print ``sl train``'s progress on stderr,
-        ``report=PATH`` to also write the JSON report.
+        ``report=PATH`` to also write the JSON report, ``strict=True`` to
+        fail on the first malformed line.
         """
         self._model = None
         return self.partial_fit(data, y, lines=lines, sample_weight=sample_weight, base=base,
@@ -113,9 +114,9 @@ class Model:
         from streamlearn.train import train
 
         quiet = run.pop("quiet", True)
-        report = run.pop("report", None)
+        opts = RunOptions(quiet=quiet, report=run.pop("report", None),
+                          strict=run.pop("strict", False))  # fmt: skip
         explicit = {**self.options, **run}
-        opts = RunOptions(quiet=quiet, report=report)
         source = None
         paths = _paths(data, lines)
         if paths is not None:
