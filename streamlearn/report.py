@@ -225,12 +225,14 @@ class GridTable:
         self.say = say
         self.runs = runs
         self.columns = len(runs) <= GRID_COLUMNS
+        self.width = min(max(12, *(len(r.configuration.name) for r in runs)), 22)
         self._shown = 0
         self._pass = 1
 
     def header(self) -> str:
         if self.columns:
-            names = " ".join(f"{_cut(r.configuration.name, 12):>12}" for r in self.runs)
+            w = self.width
+            names = " ".join(f"{_cut(r.configuration.name, w):>{w}}" for r in self.runs)
             return f"{'example':>12} {names}\n{'counter':>12} (average loss per configuration)"
         return f"{'example':>12} {'best average loss':>30} {'worst average loss':>30}"
 
@@ -246,7 +248,7 @@ class GridTable:
             first = next(r for r in rows if r is not None)
             mark = " h" if first[7] else ""
             if self.columns:
-                cells = " ".join(f"{_loss(r[0]) if r else '':>12}" for r in rows)
+                cells = " ".join(f"{_loss(r[0]).strip() if r else '':>{self.width}}" for r in rows)
                 self.say(f"{int(first[2]):>12d} {cells}{mark}")
             else:
                 scored = [(r[0], k) for k, r in enumerate(rows) if r and math.isfinite(r[0])]
