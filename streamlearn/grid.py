@@ -84,11 +84,11 @@ class Configuration:
         """``l1=1e-5 l2=0.1``: what tells this configuration apart in a grid."""
         return " ".join(f"{option_name(k)}={v}" for k, v in self.typed.items())
 
-    def fill(self, path: str | None, resolved: dict | None = None) -> str | None:
+    def fill(self, path: str | None) -> str | None:
         """``path`` with its ``{name}`` placeholders filled (see the module's docstring).
 
-        ``resolved`` gives the values of options given on no command line (a
-        configuration's defaults), formatted with ``:g``.
+        A placeholder names an option given on the command line: its value there
+        (one of the grid's, or its only one).
         """
         if path is None:
             return None
@@ -101,8 +101,11 @@ class Configuration:
             if key in self.fixed:
                 return self.fixed[key]
             if key in GRID_OPTIONS:
-                v = (resolved or {}).get(key)
-                return "none" if v is None else f"{v:g}"
+                raise UsageError(
+                    f"{path}: {{{m.group(1)}}} names --{option_name(key)}, which is not on "
+                    f"the command line: give it (e.g. --{option_name(key)} VALUE) or drop "
+                    "the placeholder"
+                )
             raise UsageError(
                 f"{path}: {{{m.group(1)}}} is not an option a grid can vary "
                 f"(placeholders: {', '.join('{' + k + '}' for k in GRID_OPTIONS)})"

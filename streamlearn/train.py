@@ -25,7 +25,7 @@ from streamlearn.config import (
     TrainConfig,
 )
 from streamlearn.errors import BrokenPipe, Diverged, ModelError, OutOfMemory, UsageError
-from streamlearn.grid import GRID_OPTIONS, Configuration, Grid, check_distinct
+from streamlearn.grid import Configuration, Grid, check_distinct
 from streamlearn.io.batch import Batch
 from streamlearn.learners import resolve, spec_by_name
 from streamlearn.learners.base import (
@@ -293,24 +293,14 @@ def _filled(opts: RunOptions, c: Configuration) -> RunOptions:
     if opts.cache and "{" in opts.cache and c.fill(opts.cache) != opts.cache:
         raise UsageError(f"--cache {opts.cache}: the cache is written once for the whole grid "
                          "(one parse), so it takes no placeholder")  # fmt: skip
-    resolved = _resolved_defaults(c.explicit)
     return dataclass_replace(
         opts,
-        final_model=c.fill(opts.final_model, resolved),
-        predictions=c.fill(opts.predictions, resolved),
-        report=c.fill(opts.report, resolved),
-        readable_model=c.fill(opts.readable_model, resolved),
-        invert_hash=c.fill(opts.invert_hash, resolved),
+        final_model=c.fill(opts.final_model),
+        predictions=c.fill(opts.predictions),
+        report=c.fill(opts.report),
+        readable_model=c.fill(opts.readable_model),
+        invert_hash=c.fill(opts.invert_hash),
     )
-
-
-def _resolved_defaults(explicit: dict) -> dict:
-    """The grid options' values in a configuration without an initial model (for placeholders)."""
-    try:
-        config = TrainConfig(**explicit)
-    except (ConfigError, TypeError):
-        return {}
-    return {k: getattr(config, k) for k in GRID_OPTIONS}
 
 
 def _check_grid_outputs(opts: RunOptions, runs_opts: list[RunOptions], grid: Grid) -> None:

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from streamlearn.errors import UsageError
 from streamlearn.grid import GRID_OPTIONS, Grid, parse_values
 from streamlearn.plot import figure, load_runs
 from tests.unix import invoke, text_data
@@ -186,7 +187,9 @@ def test_grid_expansion_and_placeholders():
     assert [c.explicit for c in g.configurations] == [
         {"algo": "tg", "l2": 0.5, "l1": 0.0}, {"algo": "tg", "l2": 0.5, "l1": 1e-5}]
     c = g.configurations[1]
-    assert c.fill("m-{l1}-{l2}-{learning-rate}.sl", {"learning_rate": 0.5}) == "m-1e-5-0.5-0.5.sl"
+    assert c.fill("m-{l1}-{l2}.sl") == "m-1e-5-0.5.sl"
+    with pytest.raises(UsageError, match="names --learning-rate, which is not on the command"):
+        c.fill("m-{learning-rate}.sl")
     assert g.describe() == "2 configurations: l1 in {0, 1e-5}"
 
 
