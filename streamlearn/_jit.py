@@ -3,7 +3,10 @@
 Every kernel is a top-level function decorated with :func:`jit` (cached on
 disk, GIL released so the parser and the learner can overlap on two threads).
 Helpers called from kernels use :func:`jit_inline`.  Kernels stay valid plain
-Python, so ``NUMBA_DISABLE_JIT=1`` runs them in the interpreter for debugging.
+Python, so ``NUMBA_DISABLE_JIT=1`` runs them in the interpreter for debugging,
+and for tiny inputs (the CLI sets it): then numba is not imported at all and
+the decorators return the functions themselves.  The numba half (the cache's
+place, the quick loader below) is :mod:`streamlearn._jit_numba`.
 
 Cache location: numba checks a cached kernel only against its own source
 file, not against the helpers it inlines from other modules, so an edited
@@ -30,101 +33,24 @@ loader (``tests/test_jit.py`` says so).
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-import shutil
-import time
 from collections.abc import Callable
-from pathlib import Path
 
-import numba
-from numba.core.caching import FunctionCache
-from numba.core.runtime import rtsys
+INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
+"""Kernels run as plain Python (``NUMBA_DISABLE_JIT=1``, set by the CLI for tiny
+inputs): numba is then not even imported, which saves ~0.15 s of start-up."""
 
-from streamlearn import __version__
+if INTERPRETED:
 
+    def jit(func: Callable) -> Callable:
+        """Decorator for top-level kernels (here: the function itself)."""
+        return func
 
-def _cache_dir() -> str:
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha256(__version__.encode())
-    for path in sorted(root.rglob("*.py")):
-        st = path.stat()
-        h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "streamlearn", h.hexdigest()[:16])
+    def jit_inline(func: Callable) -> Callable:
+        """Decorator for small helpers called from kernels (here: the function itself)."""
+        return func
 
+    QUICK_LOAD = False
 
-KEEP_DAYS = 30
-"""Kernel caches of other sl versions unused this long are removed."""
-
-
-def _prune(base: str, keep: str, now: float | None = None) -> None:
-    """Remove digest directories in ``base`` other than ``keep`` untouched for KEEP_DAYS."""
-    cutoff = (time.time() if now is None else now) - KEEP_DAYS * 86400
-    try:
-        entries = list(os.scandir(base))
-    except OSError:
-        return
-    for e in entries:
-        if (
-            e.path != keep
-            and len(e.name) == 16
-            and all(c in "0123456789abcdef" for c in e.name)
-            and e.is_dir(follow_symlinks=False)
-        ):
-            with contextlib.suppress(OSError):
-                if e.stat(follow_symlinks=False).st_mtime < cutoff:
-                    shutil.rmtree(e.path, ignore_errors=True)
-
-
-def _use(path: str) -> None:
-    """Mark ``path`` as in use; on its first use, prune stale siblings. Never fails a run."""
-    try:
-        fresh = not os.path.isdir(path)
-        os.makedirs(path, exist_ok=True)
-        os.utime(path)
-    except OSError:
-        return
-    if fresh:
-        _prune(os.path.dirname(path), path)
-
-
-if not os.environ.get("NUMBA_CACHE_DIR"):
-    numba.config.CACHE_DIR = _cache_dir()
-    _use(numba.config.CACHE_DIR)
-
-
-class _QuickLoad(FunctionCache):
-    """numba's on-disk cache, minus the target refresh before a load."""
-
-    def load_overload(self, sig, target_context):
-        rtsys.initialize(target_context)  # the NRT allocator; idempotent
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
-
-
-QUICK_LOAD = all(
-    hasattr(FunctionCache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
-)
-"""Whether this numba has the internals :class:`_QuickLoad` relies on."""
-
-
-def _quick(dispatcher):
-    if QUICK_LOAD and isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
-        dispatcher._cache = _QuickLoad(dispatcher.py_func)
-    return dispatcher
-
-
-_njit = numba.njit(cache=True, nogil=True)
-_njit_inline = numba.njit(cache=True, nogil=True, inline="always")
-
-
-def jit(func: Callable) -> Callable:
-    """Decorator for top-level kernels."""
-    return _quick(_njit(func))
-
-
-def jit_inline(func: Callable) -> Callable:
-    """Decorator for small helpers called from kernels (losses, hashing steps)."""
-    return _quick(_njit_inline(func))
+else:
+    from streamlearn._jit_numba import QUICK_LOAD, _QuickLoad, jit, jit_inline  # noqa: F401

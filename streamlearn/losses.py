@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
-from streamlearn._jit import jit_inline
+from streamlearn._jit import INTERPRETED, jit_inline
 
 SQUARED = 0
 LOGISTIC = 1
@@ -118,7 +117,7 @@ def _c_single(name: str):
     return lambda x: F32(fn(x))
 
 
-if numba.config.DISABLE_JIT:
+if INTERPRETED:
     expf = _c_single("expf")
     logf = _c_single("logf")
 else:

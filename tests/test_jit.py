@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from streamlearn import _jit
+from streamlearn import _jit, _jit_numba
 from streamlearn.learners import truncated
 
 # A fresh process: train plain SGD on a small random stream through the
@@ -70,7 +70,7 @@ def test_stale_kernel_caches_are_pruned(tmp_path):
         d.mkdir()
         (d / "k.nbi").write_bytes(b"x")
         os.utime(d, (now - age_days * 86400, now - age_days * 86400))
-    _jit._prune(str(tmp_path), str(keep), now=now)
+    _jit_numba._prune(str(tmp_path), str(keep), now=now)
     assert not old.exists()
     assert recent.exists() and other.exists()
 
@@ -79,5 +79,5 @@ def test_a_cache_in_use_is_touched_and_kept(tmp_path):
     d = tmp_path / "0123456789abcdef"
     d.mkdir()
     os.utime(d, (0.0, 0.0))
-    _jit._use(str(d))
+    _jit_numba._use(str(d))
     assert d.stat().st_mtime > 1e9  # touched now: a later prune keeps it

@@ -51,10 +51,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
+from streamlearn._jit import INTERPRETED, jit, jit_inline
 from streamlearn.losses import LOGISTIC
 from streamlearn.losses import loss as loss_value
 
@@ -409,7 +408,7 @@ def stored_slots(table: np.ndarray, ncols: int = 1) -> np.ndarray:
     inputs, ``NUMBA_DISABLE_JIT``), numpy's copy is far cheaper than a Python
     loop over every row (0.9 s at ``-b 18``).
     """
-    if numba.config.DISABLE_JIT:
+    if INTERPRETED:
         return np.flatnonzero((table[:, :ncols] != 0.0).any(axis=1)).astype(np.uint32)
     return _stored_slots(table, ncols)
 

@@ -1,0 +1,105 @@
+"""numba's side of :mod:`streamlearn._jit`: the disk cache's place and the quick loader.
+
+Imported only when kernels are compiled (not for tiny inputs run as plain Python).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+from numba.core.caching import FunctionCache
+from numba.core.runtime import rtsys
+
+from streamlearn import __version__
+
+
+def _cache_dir() -> str:
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(root.rglob("*.py")):
+        st = path.stat()
+        h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "streamlearn", h.hexdigest()[:16])
+
+
+KEEP_DAYS = 30
+"""Kernel caches of other sl versions unused this long are removed."""
+
+
+def _prune(base: str, keep: str, now: float | None = None) -> None:
+    """Remove digest directories in ``base`` other than ``keep`` untouched for KEEP_DAYS."""
+    cutoff = (time.time() if now is None else now) - KEEP_DAYS * 86400
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for e in entries:
+        if (
+            e.path != keep
+            and len(e.name) == 16
+            and all(c in "0123456789abcdef" for c in e.name)
+            and e.is_dir(follow_symlinks=False)
+        ):
+            with contextlib.suppress(OSError):
+                if e.stat(follow_symlinks=False).st_mtime < cutoff:
+                    shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _use(path: str) -> None:
+    """Mark ``path`` as in use; on its first use, prune stale siblings. Never fails a run."""
+    try:
+        fresh = not os.path.isdir(path)
+        os.makedirs(path, exist_ok=True)
+        os.utime(path)
+    except OSError:
+        return
+    if fresh:
+        _prune(os.path.dirname(path), path)
+
+
+if not os.environ.get("NUMBA_CACHE_DIR"):
+    numba.config.CACHE_DIR = _cache_dir()
+    _use(numba.config.CACHE_DIR)
+
+
+class _QuickLoad(FunctionCache):
+    """numba's on-disk cache, minus the target refresh before a load."""
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)  # the NRT allocator; idempotent
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+
+QUICK_LOAD = all(
+    hasattr(FunctionCache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
+)
+"""Whether this numba has the internals :class:`_QuickLoad` relies on."""
+
+
+def _quick(dispatcher):
+    if QUICK_LOAD and isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
+        dispatcher._cache = _QuickLoad(dispatcher.py_func)
+    return dispatcher
+
+
+_njit = numba.njit(cache=True, nogil=True)
+_njit_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+
+def jit(func: Callable) -> Callable:
+    """Decorator for top-level kernels."""
+    return _quick(_njit(func))
+
+
+def jit_inline(func: Callable) -> Callable:
+    """Decorator for small helpers called from kernels (losses, hashing steps)."""
+    return _quick(_njit_inline(func))
