@@ -340,3 +340,27 @@ def test_vw_spellings_of_long_options(tmp_path, data):
     # a VW-spelled fixed option conflicting with the model is refused like ours
     r = invoke(["train", "-i", str(a), str(data), "--loss_function", "squared", "--quiet"])
     assert r.exit_code == 2 and "conflicts" in r.output
+
+
+def test_tiny_inputs_do_not_import_numba(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from streamlearn.cli import cli\n"
+        "try:\n"
+        "    cli(['train', '--quiet', '-f', sys.argv[1]])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('numba' in sys.modules)\n"
+    )
+    env = dict(os.environ)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    env.pop("SL_JIT", None)
+    m = tmp_path / "m.sl"
+    proc = subprocess.run([sys.executable, "-c", script, str(m)], input=b"1 |a x\n", env=env,
+                          capture_output=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().strip() == "False" and model_io.load(m).nnz == 2
