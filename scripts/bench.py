@@ -78,7 +78,7 @@ def interleaved(n: int, cmds: dict[str, list[str]]) -> dict[str, Timed]:
     return best
 
 
-def make(path: Path, examples: int, features: int, seed: int) -> None:
+def make(path: Path, examples: int, features: int, seed: int, names: str = "numeric") -> None:
     if path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +93,7 @@ def make(path: Path, examples: int, features: int, seed: int) -> None:
             "--task",
             "logistic",
             "--names",
-            "numeric",
+            names,
             "--format",
             "vw",
             "--seed",
@@ -173,11 +173,12 @@ def defaults(args, train: Path, test: Path, n: int, have_vw: bool) -> None:
     os.system(f"rm -rf {tmp}")
 
 
-def big(train: Path, data: Path, pairs: dict[str, tuple[list[str], list[str]]]) -> None:
+def big(train: Path, data: Path, pairs: dict[str, tuple[list[str], list[str]]],
+        label: str = "") -> None:  # fmt: skip
     """sl vs VW on ``train`` concatenated 10 times: the data-proportional part of both.
 
     ``pairs`` maps a name to the (sl, vw) commands on ``train``; each pair is timed
-    interleaved with the others, best of 3, and reported as a ratio."""
+    interleaved with the others, best and median of 3, and reported as a ratio."""
     path = data / f"{train.stem}-x10.vw"
     if not path.exists():
         with open(path, "wb") as out:
@@ -188,13 +189,13 @@ def big(train: Path, data: Path, pairs: dict[str, tuple[list[str], list[str]]]) 
     cmds = {f"{k} {who}": [swap.get(a, a) for a in c]
             for k, (sl, vw) in pairs.items() for who, c in (("sl", sl), ("vw", vw))}  # fmt: skip
     timed = interleaved(3, cmds)
-    print(f"\n{path.name} ({mb:.0f} MB), best of 3 interleaved:")
+    print(f"\n{path.name} ({mb:.0f} MB{label}), best and median of 3 interleaved:")
     for k in pairs:
         t_sl, t_vw = timed[f"{k} sl"][0], timed[f"{k} vw"][0]
-        median = MEDIANS[f"{k} sl"] / MEDIANS[f"{k} vw"]
-        print(f"  {k:<8} sl {t_sl:.3f} s ({mb / t_sl:.0f} MB/s)   vw {t_vw:.3f} s "
-              f"({mb / t_vw:.0f} MB/s)   ratio sl/vw: best {t_sl / t_vw:.2f}, "
-              f"median {median:.2f}")  # fmt: skip
+        m_sl, m_vw = MEDIANS[f"{k} sl"], MEDIANS[f"{k} vw"]
+        print(f"  {k:<8} sl {t_sl:.3f} s ({mb / t_sl:.0f} MB/s, median {m_sl:.3f})   vw "
+              f"{t_vw:.3f} s ({mb / t_vw:.0f} MB/s, median {m_vw:.3f})   ratio sl/vw: best "
+              f"{t_sl / t_vw:.2f}, median {m_sl / m_vw:.2f}")  # fmt: skip
 
 
 def main() -> None:
@@ -366,7 +367,14 @@ def main() -> None:
         sl_gd = sl_cmd("train", str(train), *base, str(model), "--quiet")
         vw_gd = [sys.executable, "-m", "vowpalwabbit", "-d", str(train), "--loss_function",
                  "logistic", "-b", str(args.bits), "-f", str(vw_model)]  # fmt: skip
-        big(train, data, {"sgd": (sl_train, vw_train), "default": (sl_gd, vw_gd)})
+        big(train, data, {"sgd": (sl_train, vw_train), "default": (sl_gd, vw_gd)},
+            ", numeric feature names")  # fmt: skip
+        strings = data / f"train-{args.examples}x{args.features}-strings.vw"
+        make(strings, args.examples, args.features, seed=1, names="string")
+        swap = {str(train): str(strings)}
+        pairs = {k: tuple([swap.get(a, a) for a in c] for c in pair)
+                 for k, pair in {"sgd": (sl_train, vw_train), "default": (sl_gd, vw_gd)}.items()}
+        big(strings, data, pairs, ", string feature names")  # fmt: skip
     os.system(f"rm -rf {tmp}")
 
 
