@@ -518,6 +518,15 @@ def cli() -> None:
     metavar="PATH",
     help="Like --readable-model, with the feature names seen for each slot.",
 )
+@click.option(
+    "--dask", metavar="ADDRESS", default=None,
+    help="Train on a Dask cluster: local[:N] (N worker processes here), a scheduler file, "
+    "or tcp://host:8786 (needs pip install 'streamlearn[dask]'; see docs/distributed.md).",
+)  # fmt: skip
+@click.option(
+    "--sync-every", "--sync_every", "sync_every", type=int, default=None, metavar="N",
+    help="--dask: also average the workers every N examples of each within a pass.",
+)  # fmt: skip
 @click.pass_context
 def train(ctx: click.Context, files, **kw) -> None:
     """Train a model on FILEs or stdin ('-' or no FILE).
@@ -534,7 +543,13 @@ def train(ctx: click.Context, files, **kw) -> None:
       sl train -i yesterday.sl today.vw.gz -f today.sl
       sl train --algo tg --l1 1e-6 --passes 3 data.vw -f model.sl
       sl train --algo tg --l1 0,1e-5,1e-4 data.vw -f 'tg-{l1}.sl' --report sweep.json
+      sl train --dask local:2 a.vw b.vw c.vw d.vw --passes 3 -f model.sl
     """
+    if kw["dask"] is not None or kw["sync_every"] is not None:
+        from streamlearn.distributed import train_command
+
+        train_command(ctx, files, kw)
+        return
     opts = _run_options(
         files,
         kw,
