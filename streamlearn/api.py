@@ -100,7 +100,10 @@ class Model:
         ``passes``, ``holdout_period``, ``early_terminate``, ``format``, and
         ``quiet=False`` to print ``sl train``'s progress on stderr,
         ``report=PATH`` to also write the JSON report, ``strict=True`` to
-        fail on the first malformed line.
+        fail on the first malformed line, and ``dask=`` (a ``distributed.Client``
+        or an address as ``sl train --dask`` takes: ``"local:2"``, a scheduler
+        file, ``"tcp://host:8786"``) with ``sync_every=N`` to train files on a
+        Dask cluster (:mod:`streamlearn.distributed`): the same kind of model.
         """
         self._model = None
         return self.partial_fit(data, y, lines=lines, sample_weight=sample_weight, base=base,
@@ -119,6 +122,11 @@ class Model:
         explicit = {**self.options, **run}
         source = None
         paths = _paths(data, lines)
+        cluster, sync_every = run.pop("dask", None), run.pop("sync_every", None)
+        if cluster is not None:
+            if paths is None:
+                raise ValueError("dask= trains on files (workers open them by path)")
+            return self._fit_on_dask(paths, cluster, sync_every, opts, {**self.options, **run})
         if paths is not None:
             if y is not None or sample_weight is not None or base is not None:
                 raise ValueError("y, sample_weight and base go with a matrix, not with files")
@@ -129,6 +137,29 @@ class Model:
         trained = train(explicit, opts, Console(quiet), initial=self._model, source=source)
         self._model = trained.models[0]
         self.report = trained.report
+        return self
+
+    def _fit_on_dask(self, paths: list[str], cluster, sync_every: int | None, opts,
+                     explicit: dict) -> Model:  # noqa: ANN001  # fmt: skip
+        """:func:`streamlearn.distributed.train`, through model files in a temporary directory."""
+        import tempfile
+
+        from streamlearn import distributed
+        from streamlearn.runner import Console
+
+        with tempfile.TemporaryDirectory(prefix="sl-api-") as tmp:
+            opts.sources = paths
+            opts.final_model = os.path.join(tmp, "final.sl")
+            if self._model is not None:
+                opts.initial_model = os.path.join(tmp, "initial.sl")
+                model_io.save(self._model, opts.initial_model)
+            client = None if isinstance(cluster, str) else cluster
+            address = cluster if isinstance(cluster, str) else None
+            self.report = distributed.train(
+                explicit, opts, address=address, client=client, sync_every=sync_every,
+                console=Console(opts.quiet),
+            )
+            self._model = model_io.load(opts.final_model)
         return self
 
     # -- scoring -----------------------------------------------------------------

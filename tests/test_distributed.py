@@ -343,3 +343,19 @@ def test_doctests_of_the_new_modules():
 
     for module in (mixing, ranges):
         assert doctest.testmod(module).failed == 0
+
+
+def test_the_python_api_trains_on_the_cluster(client, files, tmp_path):
+    """streamlearn.Model(...).fit(paths, dask=client): the same kind of model, continued too."""
+    from streamlearn.api import Model
+
+    train, test = files
+    m = Model(loss="logistic").fit(train, dask=client, passes=2)
+    assert m.report["distributed"]["ranks"] == 2 and m.nnz > 0
+    alone = Model(loss="logistic").fit(train, passes=2)
+    y = np.array([float(line.split()[0]) for line in open(test)])
+    loss = [np.mean(np.logaddexp(0, -y * x.predict(test))) for x in (m, alone)]
+    assert loss[0] < 1.05 * loss[1]
+    before = m.report["examples"]
+    m.partial_fit(train[:1], dask=client)
+    assert m.report["examples"] > before  # continued: the counters carry on
