@@ -466,21 +466,14 @@ class _Run:
         )  # fmt: skip
 
     def _result(self, final: model_io.Model) -> dict:
-        from streamlearn.report import summary
+        from streamlearn.report import train_report
 
-        stats = self._agg()
-        result = summary(stats, self.config.loss_id, final.nnz)
+        result = train_report(self._agg(), self.config, self.spec.name, final.nnz,
+                              self.progress.curve, self.skipped, self.reasons, self.first_errors,
+                              self.opts.final_model, self.opts.initial_model)  # fmt: skip
         result.update(self.log.report())
         syncs = self.syncs
         result.update(
-            config=self.config.to_dict(),
-            learner=self.spec.name,
-            curve=self.progress.curve,
-            skipped_lines=self.skipped,
-            skipped_reasons=dict(self.reasons),
-            first_errors=self.first_errors,
-            final_model=self.opts.final_model,
-            initial_model=self.opts.initial_model,
             distributed={
                 "ranks": len(self.ranks),
                 "sync_every": self.sync_every,

@@ -125,6 +125,28 @@ def summary(stats: np.ndarray, loss_id: int, nnz: int) -> dict:
     return out
 
 
+def train_report(stats: np.ndarray, config, learner: str, nnz: int, curve: list,
+                 skipped: int, reasons: dict, first_errors: list[str],
+                 final_model: str | None, initial_model: str | None) -> dict:  # fmt: skip
+    """An ``sl train`` report's common part: :func:`summary` plus what the run was and read.
+
+    ``config`` is the run's :class:`~streamlearn.config.TrainConfig`, ``learner`` its
+    kernel's name, ``curve`` the progressive table's rows.
+    """
+    result = summary(stats, config.loss_id, nnz)
+    result.update(
+        config=config.to_dict(),
+        learner=learner,
+        curve=curve,
+        skipped_lines=skipped,
+        skipped_reasons=dict(reasons),
+        first_errors=first_errors,
+        final_model=final_model,
+        initial_model=initial_model,
+    )
+    return result
+
+
 def summary_text(s: dict) -> str:
     """VW's "finished run" block, from :func:`summary` plus the train report's keys.
 

@@ -48,8 +48,8 @@ from streamlearn.report import (
     ProgressTable,
     grid_loss,
     holdout_kind,
-    summary,
     summary_text,
+    train_report,
     write_json,
 )
 from streamlearn.runner import (
@@ -575,18 +575,10 @@ class _Pool:
 def _run_result(run: Run, checks: BatchChecks, initial_model: str | None, extra: dict) -> dict:
     """One configuration's report: its summary, pass figures, curve and the run's checks."""
     learner = run.learner
-    result = summary(learner.stats, learner.config.loss_id, run.final.nnz)
+    result = train_report(learner.stats, learner.config, learner.spec.name, run.final.nnz,
+                          run.progress.curve, checks.skipped, checks.reasons, checks.first_errors,
+                          run.opts.final_model, initial_model)  # fmt: skip
     result.update(extra)
-    result.update(
-        config=learner.config.to_dict(),
-        learner=learner.spec.name,
-        curve=run.progress.curve,
-        skipped_lines=checks.skipped,
-        skipped_reasons=dict(checks.reasons),
-        first_errors=checks.first_errors,
-        final_model=run.opts.final_model,
-        initial_model=initial_model,
-    )
     if run.configuration.typed:
         result["grid_values"] = dict(run.configuration.typed)
     return result
