@@ -294,6 +294,12 @@ FLOOR = 1e-15
 """A sweep lowering F by less than this (relative) has hit the rounding floor."""
 STALL = 16
 """Covariance sweeps at the floor whose restricted gap finds no new low before they stop."""
+INEXACT = 0.1
+"""Residual sweeps: each restricted problem is solved to this fraction of the last full gap."""
+COVERING = 0.5
+"""Residual sweeps: an active set with more than this share of the non-zeros sweeps them all."""
+MAX_BACKOFF = 8
+"""Residual sweeps: at most this many sweeps between two checks of the restricted gap."""
 
 
 def _active_set(
@@ -309,8 +315,14 @@ def _active_set(
     duality gap is at most ``tol`` × F (a certificate, F − F* ≤ gap: scikit-learn's
     rule); otherwise the active set is the non-zero weights and the zero ones
     whose gradient exceeds l1, and the active sweeps run until the gap of the
-    problem restricted to them is at most ``tol`` × F / 2, with covariance updates
-    when the active set is small (:func:`_gram_sweeps`).  A full sweep that finds
+    problem restricted to them is at most ``tol`` × F / 2.  They use covariance
+    updates when the active set is small (:func:`_gram_sweeps`); otherwise they
+    keep the residuals (:func:`_active_sweeps`), solve a restricted problem only
+    to a tenth of the last full gap (:data:`INEXACT`) when that gap was well above
+    the previous restricted one (columns were missing from the active set, more
+    may be), and when the active columns hold most
+    of the non-zeros (:data:`COVERING`) sweep every column instead, as
+    scikit-learn does.  A full sweep that finds
     neither F nor the gap lower than the previous one ends the run (the rounding
     floor: the gap can stay far above F − F*, see docs/algorithms.md).
 
@@ -323,6 +335,7 @@ def _active_set(
     use_gap = prob.loss_id == SQUARED and (prob.l1 > 0 or prob.l2 > 0)
     G = np.zeros(ncols)
     last_F = last_gap = np.inf
+    inner_gap = 0.0  # the first active set, from the start point, is the likeliest to miss
     hessian = _Hessian(prob)
     e = 0
     while e < passes:
@@ -344,11 +357,24 @@ def _active_set(
         if done or active.size == 0:
             return F, True
         last_F, last_gap = F, gap
-        Q = hessian.of(active) if use_gap else None
-        if Q is not None:
-            e, F = _gram_sweeps(prob, active, Q, G, F, e, passes, tol, log)
-        else:
-            e, F = _active_sweeps(prob, active, G, F, e, passes, tol, log, use_gap)
+        covariance = hessian.of(active) if use_gap else None
+        if covariance is not None:  # a sweep costs ~|A|²: solve the restricted problem well
+            e, F, inner_gap = _gram_sweeps(prob, *covariance, G, F, e, passes,
+                                           0.5 * tol * abs(F), log)  # fmt: skip
+            continue
+        target = np.inf
+        if use_gap:
+            nnz_a = int((prob.colptr[active + 1] - prob.colptr[active]).sum())
+            if nnz_a > COVERING * prob.rows.shape[0]:
+                # restricting saves little, and each new violator would restart a long
+                # solve: sweep every column, checking the (full) gap as it goes
+                active, target = every, tol * abs(F)
+            elif gap > 2 * inner_gap:  # columns outside A were missing: new ones may be too
+                target = max(0.5 * tol * abs(F), INEXACT * gap)
+            else:
+                target = 0.5 * tol * abs(F)
+        e, F, inner_gap = _active_sweeps(prob, active, G, F, e, passes, tol, target, log,
+                                         use_gap)  # fmt: skip
     return F, False
 
 
@@ -360,44 +386,49 @@ class _Hessian:
         self.columns = np.zeros(0, np.int64)
         self.Q = np.zeros((0, 0))
 
-    def of(self, active: np.ndarray) -> np.ndarray | None:
-        """Q over ``active`` (ascending), or None when covariance updates do not pay."""
+    def of(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(A, Q): the columns ``active``, most non-zeros first, and the Hessian over them,
+        or None when covariance updates do not pay.
+
+        Most non-zeros first: the pairs of frequent columns, most of the work of
+        building Q, then fall in one corner of it, which stays in cache.
+        """
         prob = self.prob
         n = prob.p.shape[0]
         if active.size > GRAM_COLUMNS:
             return None
-        nnz = int((prob.colptr[active + 1] - prob.colptr[active]).sum())
+        lengths = prob.colptr[active + 1] - prob.colptr[active]
+        nnz = int(lengths.sum())
         if active.size * active.size > nnz:  # a covariance sweep would cost more than a plain one
             return None
-        build = cd.gram_cost(active, prob.colptr, prob.rows, n) / 2
-        if build > GRAM_WORK * nnz:
+        if cd.gram_cost(active, prob.colptr, prob.rows, n) / 2 > GRAM_WORK * nnz:
             return None
-        at = np.searchsorted(self.columns, active)
-        known = at < self.columns.size
-        known[known] = self.columns[at[known]] == active[known]
-        old = np.where(known, at, -1)
-        if (~known).sum() * nnz <= build:
-            self.Q = cd.gram_extend(active, old, self.Q, prob.colptr, prob.rows, prob.vals,
-                                    prob.a, n, 2.0 * prob.inv_w)  # fmt: skip
-        else:
-            self.Q = cd.gram(active, prob.colptr, prob.rows, prob.vals, prob.a, n,
-                             2.0 * prob.inv_w)  # fmt: skip
+        active = active[np.argsort(-lengths, kind="stable")]
+        old = np.full(active.size, -1, np.int64)  # row in the last Q, or new
+        if self.columns.size:
+            sorter = np.argsort(self.columns)
+            known = self.columns[sorter]
+            at = np.minimum(np.searchsorted(known, active), known.size - 1)
+            hit = known[at] == active
+            old[hit] = sorter[at[hit]]
+        self.Q = cd.gram(active, old, self.Q, prob.colptr, prob.rows, prob.vals, prob.a, n,
+                         2.0 * prob.inv_w)  # fmt: skip
         self.columns = active
-        return self.Q
+        return active, self.Q
 
 
 def _active_sweeps(
     prob: _Problem, active: np.ndarray, G: np.ndarray, F: float, e: int, passes: int,
-    tol: float, log: _Log, use_gap: bool,
-) -> tuple[int, float]:  # fmt: skip
+    tol: float, target: float, log: _Log, use_gap: bool,
+) -> tuple[int, float, float]:  # fmt: skip
     """Sweeps over ``active``, the residuals kept current (O(non-zeros of A) each).
 
     Without the gap: until a sweep lowers F by at most ``tol`` × F.  With it
     (squared loss), F follows the exact steps (``L`` summed step by step) and
     the restricted gap, a pass over A, is checked once a sweep lowers F by at
-    most ``tol`` × F (necessary, as F − F* ≤ gap, not sufficient), at doubling
-    intervals while it fails; the sweeps end when it is at most ``tol`` × F / 2,
-    when nothing moves, or at the rounding floor (as :func:`_gram_sweeps`).
+    most ``target`` (necessary, as F − F* ≤ gap, not sufficient), at growing
+    intervals (up to :data:`MAX_BACKOFF` sweeps) while it fails; the sweeps end
+    when it is at most ``target``, when nothing moves, or at the rounding floor.
     """
     next_check, backoff = e + 1, 1
     L = F - cd.penalty(active, prob.w, prob.l1, prob.l2)
@@ -411,33 +442,38 @@ def _active_sweeps(
             F = L + cd.penalty(active, prob.w, prob.l1, prob.l2)
         else:
             F = prob.objective(active)
-        rec = log.add(F, before, int(np.count_nonzero(prob.w)), int(active.size), False)
-        settled = before - F <= tol * max(abs(F), 1e-300) or biggest == 0.0
+        rec = log.add(F, before, int(np.count_nonzero(prob.w)), int(active.size),
+                      active.size == prob.w.size)  # fmt: skip
+        if use_gap:
+            settled = before - F <= target or biggest == 0.0
+        else:
+            settled = before - F <= tol * max(abs(F), 1e-300) or biggest == 0.0
         floor = before - F <= FLOOR * abs(F)
         if use_gap and settled and biggest != 0.0 and (e >= next_check or floor):
             gap = rec["gap"] = prob.gap(active, G)
             lowest, since = (gap, 0) if gap < lowest else (lowest, since + 1)
-            settled = gap <= 0.5 * tol * abs(F) or (floor and since >= 2)
-            next_check, backoff = e + 2 * backoff, 2 * backoff
+            settled = gap <= target or (floor and since >= 2)
+            backoff = min(2 * backoff, MAX_BACKOFF)
+            next_check = e + backoff
         elif use_gap:
             settled = biggest == 0.0
         if e & (e - 1) == 0 or e == passes:
             log.show(rec)
         if settled:
             break
-    return e, F
+    return e, F, lowest
 
 
 def _gram_sweeps(
     prob: _Problem, active: np.ndarray, Q: np.ndarray, G: np.ndarray, F: float, e: int,
-    passes: int, tol: float, log: _Log,
-) -> tuple[int, float]:  # fmt: skip
+    passes: int, target: float, log: _Log,
+) -> tuple[int, float, float]:  # fmt: skip
     """Squared loss: sweeps over ``active`` with covariance updates, O(|A|) per coordinate.
 
     ``Q`` is the Hessian over the active columns and ``G`` holds every column's
     gradient at the current weights (the full sweep's).  The residuals are
     brought current once, after the last sweep.  The sweeps end when the
-    restricted gap is at most ``tol`` × F / 2, when nothing moves, or at the
+    restricted gap is at most ``target``, when nothing moves, or at the
     rounding floor: F lowered by less than :data:`FLOOR` and the gap without a
     new low in :data:`STALL` sweeps.
     """
@@ -446,7 +482,7 @@ def _gram_sweeps(
     v0 = v.copy()
     here = np.arange(active.size, dtype=np.int64)
     L = F - cd.penalty(here, v, prob.l1, prob.l2)
-    lowest, since = np.inf, 0
+    lowest, since, gap = np.inf, 0, np.inf
     while e < passes:
         e += 1
         before = F
@@ -459,11 +495,11 @@ def _gram_sweeps(
             log.show(rec)
         lowest, since = (gap, 0) if gap < lowest else (lowest, since + 1)
         floor = before - F <= FLOOR * abs(F) and since >= STALL
-        if gap <= 0.5 * tol * abs(F) or biggest == 0.0 or floor:
+        if gap <= target or biggest == 0.0 or floor:
             break
     prob.w[active] = v
     cd.move(active, prob.colptr, prob.rows, prob.vals, v - v0, prob.p)
-    return e, F
+    return e, F, gap
 
 
 def _settle_counts(

@@ -316,19 +316,36 @@ def gram_cost(order, colptr, rows, nrows):
 
 
 @jit
-def gram(order, colptr, rows, vals, a, nrows, scale):
+def gram(order, old, Q_old, colptr, rows, vals, a, nrows, scale):
     """``Q = scale · X_Aᵀ diag(a) X_A`` over the columns ``order`` (A), from a row-major copy.
 
     With ``scale = 2/W`` this is the Hessian of the squared loss part restricted to A,
-    ``Q_tt = 2 hsq``.  Work Σ_i r_i² / 2 (r_i: row i's non-zeros in A), memory |A|²
-    plus 16 bytes per non-zero of A.
+    ``Q_tt = 2 hsq``.  ``old[t]`` is column ``order[t]``'s row in ``Q_old`` (the
+    Hessian of an earlier active set), whose entries are copied, or −1 for a new
+    column.  Work: the non-zeros of A plus, per row, (its new non-zeros) × (its
+    non-zeros in A), so Σ_i r_i² / 2 when every column is new; memory |A|² plus
+    16 bytes per non-zero of A.
     """
     m = order.shape[0]
+    Q = np.zeros((m, m))
+    for t in range(m):
+        if old[t] >= 0:
+            for u in range(m):
+                if old[u] >= 0:
+                    Q[t, u] = Q_old[old[t], old[u]]
     start = np.zeros(nrows + 1, np.int64)
+    for t in range(m):
+        if old[t] < 0:  # only the rows holding a new column matter
+            c = order[t]
+            for k in range(colptr[c], colptr[c + 1]):
+                start[rows[k] + 1] = 1
+    hit = start.copy()
+    start[:] = 0
     for t in range(m):
         c = order[t]
         for k in range(colptr[c], colptr[c + 1]):
-            start[rows[k] + 1] += 1
+            if hit[rows[k] + 1]:
+                start[rows[k] + 1] += 1
     for i in range(nrows):
         start[i + 1] += start[i]
     fill = start[:-1].copy()
@@ -338,57 +355,32 @@ def gram(order, colptr, rows, vals, a, nrows, scale):
         c = order[t]
         for k in range(colptr[c], colptr[c + 1]):
             i = rows[k]
-            q = fill[i]
-            where[q] = t
-            value[q] = vals[k]
-            fill[i] = q + 1
-    Q = np.zeros((m, m))
-    for i in range(nrows):
+            if hit[i + 1]:
+                q = fill[i]
+                where[q] = t
+                value[q] = vals[k]
+                fill[i] = q + 1
+    for i in range(nrows):  # the upper triangle of the pairs with a new column
         ai = a[i] * scale
         if ai == 0.0:
             continue
-        for q in range(start[i], start[i + 1]):
+        lo = start[i]
+        hi = start[i + 1]
+        for q in range(lo, hi):
             t = where[q]
             x = ai * value[q]
-            for r in range(q, start[i + 1]):
-                Q[t, where[r]] += x * value[r]
+            if old[t] >= 0:  # (old t, new u > t)
+                for r in range(q + 1, hi):
+                    u = where[r]
+                    if old[u] < 0:
+                        Q[t, u] += x * value[r]
+            else:  # (new t, any u >= t)
+                for r in range(q, hi):
+                    Q[t, where[r]] += x * value[r]
     for t in range(m):
         for u in range(t + 1, m):
-            Q[u, t] = Q[t, u]
-    return Q
-
-
-@jit
-def gram_extend(order, old, Q_old, colptr, rows, vals, a, nrows, scale):
-    """:func:`gram` over ``order`` from the Hessian ``Q_old`` of an earlier active set.
-
-    ``old[t]`` is column ``order[t]``'s row in ``Q_old``, or −1 for a new column,
-    whose entries are computed by scattering it into a dense vector: O(non-zeros
-    of A) per new column.
-    """
-    m = order.shape[0]
-    Q = np.empty((m, m))
-    for t in range(m):
-        if old[t] >= 0:
-            for u in range(m):
-                if old[u] >= 0:
-                    Q[t, u] = Q_old[old[t], old[u]]
-    z = np.zeros(nrows)
-    for t in range(m):
-        if old[t] >= 0:
-            continue
-        c = order[t]
-        for k in range(colptr[c], colptr[c + 1]):
-            z[rows[k]] = a[rows[k]] * scale * vals[k]
-        for u in range(m):
-            cu = order[u]
-            s = 0.0
-            for k in range(colptr[cu], colptr[cu + 1]):
-                s += z[rows[k]] * vals[k]
-            Q[t, u] = s
-            Q[u, t] = s
-        for k in range(colptr[c], colptr[c + 1]):
-            z[rows[k]] = 0.0
+            if old[t] < 0 or old[u] < 0:
+                Q[u, t] = Q[t, u]
     return Q
 
 
