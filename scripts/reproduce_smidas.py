@@ -16,6 +16,11 @@ for the Fig. 1 comparison):
     compares with); at each algorithm's best η, the regularised objective
     (average loss over the data set + λ‖w‖₁) and the density of w against the
     number of data accesses (non-zero x_ij read).
+``text``
+    The same comparison on real sparse text, the paper's REUTERS (RCV1) in
+    miniature: VW's ``rcv1_smaller`` sample (250 documents, 4,974 distinct
+    terms, unit-norm TF-IDF rows, ``tests/data/vw``), at several λ (the paper
+    used 10⁻⁶ on REUTERS), η swept over a wider grid; F* from liblinear.
 ``refresh``
     How far the lazy running norm is from the exact one, per ``--norm-refresh``
     interval: objective, progressive loss and weights against interval 1
@@ -28,6 +33,7 @@ for the Fig. 1 comparison):
 Usage::
 
     python scripts/reproduce_smidas.py paper
+    python scripts/reproduce_smidas.py text --plot docs/sst-rcv1.png
     python scripts/reproduce_smidas.py refresh
     python scripts/reproduce_smidas.py throughput --repeat 5
 """
@@ -177,48 +183,153 @@ def cd_curve(method: int, x: sp.csr_matrix, y: np.ndarray, lam: float, budget: f
     return out
 
 
+ETAS = [10.0**e for e in np.arange(-4.0, 1.01, 0.5)]
+NAMES = ("smidas", "tg", "scd", "cd")
+
+
+def fig1(x: sp.csr_matrix, y: np.ndarray, lam: float, etas, args) -> dict:
+    """The four curves at one λ, η tuned for the online two; prints the η sweep and the table."""
+    from streamlearn.learners import cd
+
+    d = x.shape[1]
+    p = 2.0 * math.log(d)
+    print(f"objective of w = 0: {objective(x, y, np.zeros(d), lam):.4f}, p = {p:.2f}")
+    best = {}
+    for algo in ("smidas", "tg"):
+        finals = []
+        for eta in etas:
+            pts, ok = curve(algo, x, y, eta, lam, p, args.budget, args.seed, args.refresh)
+            finals.append(pts[-1][1] if ok else np.inf)
+        k = int(np.argmin(finals))
+        best[algo] = etas[k]
+        sweep = " ".join(f"{f:.4f}" if np.isfinite(f) else "div" for f in finals)
+        print(f"{algo:>6} final objective per eta: {sweep}  -> best eta {etas[k]:.0e}")
+    curves = {
+        a: curve(a, x, y, best[a], lam, p, args.budget, args.seed, args.refresh)[0] for a in best
+    }
+    for name_, method in (("scd", cd.STOCHASTIC), ("cd", cd.CYCLIC)):
+        curves[name_] = cd_curve(method, x, y, lam, args.budget, args.seed)
+    print("\n| data accesses (smidas, tg) | " + " | ".join(f"{a} objective" for a in NAMES)
+          + " | " + " | ".join(f"{a} density" for a in NAMES) + " |")  # fmt: skip
+    print("|---:|" + "---:|" * 8)
+    for rows_ in zip(*(curves[a] for a in NAMES), strict=False):
+        objs = " | ".join(f"{r[1]:.4f}" for r in rows_)
+        dens = " | ".join(f"{r[2]:.3f}" for r in rows_)
+        print(f"| {rows_[0][0]:.2e} | {objs} | {dens} |")
+    curves["eta"] = best
+    return curves
+
+
 def paper(args) -> None:
     lam = args.lam
-    etas = [10.0**e for e in np.arange(-4.0, 1.01, 0.5)]
-    print(f"lambda = {lam}, constant eta swept over {[f'{e:.0e}' for e in etas]}")
+    print(f"lambda = {lam}, constant eta swept over {[f'{e:.0e}' for e in ETAS]}")
     print(f"budget {args.budget:.0e} data accesses, examples drawn with replacement\n")
     for name, dense in (("MAGIC04D-like (dense)", True), ("MAGIC04S-like (sparse)", False)):
         x, y = magic_like(dense, seed=args.seed)
-        d = x.shape[1]
-        p = 2.0 * math.log(d)
-        zero = objective(x, y, np.zeros(d), lam)
-        print(f"## {name}: {x.shape[0]} x {d}, nnz/row {x.nnz / x.shape[0]:.1f}, p = {p:.2f}")
-        print(f"objective of w = 0: {zero:.4f}")
-        best = {}
-        for algo in ("smidas", "tg"):
-            finals = []
-            for eta in etas:
-                pts, ok = curve(algo, x, y, eta, lam, p, args.budget, args.seed, args.refresh)
-                finals.append(pts[-1][1] if ok else np.inf)
-            k = int(np.argmin(finals))
-            best[algo] = etas[k]
-            sweep = " ".join(f"{f:.4f}" if np.isfinite(f) else "div" for f in finals)
-            print(f"{algo:>6} final objective per eta: {sweep}  -> best eta {etas[k]:.0e}")
-        curves = {
-            a: curve(a, x, y, best[a], lam, p, args.budget, args.seed, args.refresh)[0]
-            for a in best
-        }
-        from streamlearn.learners import cd
-
-        for name_, method in (("scd", cd.STOCHASTIC), ("cd", cd.CYCLIC)):
-            curves[name_] = cd_curve(method, x, y, lam, args.budget, args.seed)
-        names = ("smidas", "tg", "scd", "cd")
-        print("\n| data accesses (smidas, tg) | " + " | ".join(f"{a} objective" for a in names)
-              + " | " + " | ".join(f"{a} density" for a in names) + " |")  # fmt: skip
-        print("|---:|" + "---:|" * 8)
-        for rows_ in zip(*(curves[a] for a in names), strict=False):
-            objs = " | ".join(f"{r[1]:.4f}" for r in rows_)
-            dens = " | ".join(f"{r[2]:.3f}" for r in rows_)
-            print(f"| {rows_[0][0]:.2e} | {objs} | {dens} |")
+        print(f"## {name}: {x.shape[0]} x {x.shape[1]}, nnz/row {x.nnz / x.shape[0]:.1f}")
+        fig1(x, y, lam, ETAS, args)
         print("(scd and cd update whole columns and count the non-zeros of the columns they")
         print(" read: a row shows them after the first column that reaches its budget, up to one")
         print(" column later (19,020 reads on dense data); cd's line search reads more)")
         print()
+
+
+# ---- real text data -----------------------------------------------------------------------
+
+RCV1 = ROOT / "tests" / "data" / "vw" / "rcv1_smaller.dat.gz"
+
+
+def read_rcv1(path: Path = RCV1) -> tuple[sp.csr_matrix, np.ndarray]:
+    """VW's RCV1 sample (``label |f id:tfidf ...``) as (X, y), columns = the distinct ids.
+
+    No hashing and no constant feature: the paper's data matrix as given.
+    """
+    import gzip
+
+    labels, ids, vals, indptr = [], [], [], [0]
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            head, _, feats = line.partition("|")
+            labels.append(float(head.split()[0]))
+            for tok in feats.split()[1:]:  # the first token is the namespace name
+                name, _, v = tok.partition(":")
+                ids.append(int(name))
+                vals.append(float(v) if v else 1.0)
+            indptr.append(len(ids))
+    cols, idx = np.unique(np.array(ids), return_inverse=True)
+    x = sp.csr_matrix((np.array(vals), idx, np.array(indptr)), shape=(len(labels), cols.size))
+    x.sum_duplicates()
+    return x, np.array(labels)
+
+
+def optimum(x: sp.csr_matrix, y: np.ndarray, lam: float) -> float:
+    """F* from liblinear's ℓ1 logistic regression (C = 1/(λ m)), when scikit-learn is here."""
+    try:
+        import warnings
+
+        from sklearn.linear_model import LogisticRegression
+    except ImportError:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = LogisticRegression(penalty="l1", C=1.0 / (lam * x.shape[0]), fit_intercept=False,
+                               solver="liblinear", tol=1e-10, max_iter=100_000).fit(x, y)
+    return objective(x, y, m.coef_.ravel(), lam)
+
+
+def text(args) -> None:
+    x, y = read_rcv1()
+    m, d = x.shape
+    print(f"## {RCV1.name}: {m} x {d}, nnz {x.nnz} ({x.nnz / m:.1f}/row, density "
+          f"{x.nnz / (m * d):.4f}), rows of unit norm, {np.mean(y > 0):.0%} positive")
+    print(f"lambda_max (w = 0 optimal above it) = {np.abs(x.T @ y).max() / (2 * m):.3g}")
+    print(f"budget {args.budget:.0e} data accesses, examples drawn with replacement, "
+          f"constant eta swept over {[f'{e:.0e}' for e in args.etas]}\n")  # fmt: skip
+    runs = {}
+    for lam in args.lams:
+        print(f"### lambda = {lam:g}")
+        runs[lam] = fig1(x, y, lam, args.etas, args)
+        F_star = optimum(x, y, lam)
+        print(f"\nF* (liblinear) = {F_star:.6f}; final gaps to it: " + ", ".join(
+            f"{a} {runs[lam][a][-1][1] - F_star:.2e}" for a in NAMES) + "\n")  # fmt: skip
+        runs[lam]["F*"] = F_star
+    if args.plot:
+        fig = plot_fig1(runs, f"{RCV1.name} ({m} x {d})")
+        fig.savefig(args.plot, dpi=110, bbox_inches="tight")
+        print(f"plot: {args.plot}")
+
+
+def plot_fig1(runs: dict, title: str):
+    """F − F* (top, log) and density (bottom) against data accesses, one column per λ."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(runs), figsize=(4.2 * len(runs), 6.4), squeeze=False,
+                             sharex=True)  # fmt: skip
+    style = {"smidas": "C0-", "tg": "C1-", "scd": "C2-", "cd": "C3--"}
+    for k, (lam, c) in enumerate(runs.items()):
+        for a in NAMES:
+            acc = [r[0] for r in c[a]]
+            label = f"{a} (eta {c['eta'][a]:.0e})" if a in c["eta"] else a
+            above = [max(r[1] - c["F*"], FLOOR) for r in c[a]]
+            axes[0, k].plot(acc, above, style[a], label=label)
+            axes[1, k].plot(acc, [r[2] for r in c[a]], style[a], label=label)
+        axes[0, k].set_title(f"lambda = {lam:g}, F* = {c['F*']:.4g}")
+        axes[0, k].set_xscale("log")
+        axes[0, k].set_yscale("log")
+        axes[0, k].set_ylim(FLOOR / 2, 1.0)
+        axes[1, k].set_ylim(0.0, 1.02)
+        axes[1, k].set_xlabel("data accesses (x_ij read)")
+        axes[0, k].legend(fontsize=7)
+    axes[0, 0].set_ylabel(f"objective - F* (liblinear), floored at {FLOOR:g}")
+    axes[1, 0].set_ylabel("density of w")
+    fig.suptitle(f"Shalev-Shwartz & Tewari Fig. 1 analogue on {title}")
+    return fig
+
+
+FLOOR = 1e-8
 
 
 # ---- refresh interval -------------------------------------------------------------------
@@ -347,13 +458,22 @@ def main() -> None:
     a.add_argument("--lam", type=float, default=1e-3, help="lambda (the paper: 1e-3)")
     a.add_argument("--refresh", type=int, default=smidas.DEFAULT_NORM_REFRESH)
     a.add_argument("--seed", type=int, default=0)
+    a = sub.add_parser("text", help="the same on VW's RCV1 sample (real sparse text)")
+    a.add_argument("--budget", type=float, default=2e7, help="data accesses per run")
+    a.add_argument("--lams", type=float, nargs="+", default=[1e-6, 1e-4, 1e-3],
+                   help="lambdas (the paper: 1e-6 on REUTERS)")
+    a.add_argument("--etas", type=float, nargs="+",
+                   default=[10.0**e for e in np.arange(-3.0, 4.01, 0.5)])
+    a.add_argument("--refresh", type=int, default=smidas.DEFAULT_NORM_REFRESH)
+    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--plot", help="save the figure here (PNG)")
     a = sub.add_parser("refresh", help="lazy norm vs exact, per --norm-refresh interval")
     a.add_argument("--examples", type=int, default=30_000)
     a.add_argument("--seed", type=int, default=0)
     a = sub.add_parser("throughput", help="tg vs smidas kernels on the benchmark file")
     a.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    {"paper": paper, "refresh": refresh, "throughput": throughput}[args.cmd](args)
+    {"paper": paper, "text": text, "refresh": refresh, "throughput": throughput}[args.cmd](args)
 
 
 if __name__ == "__main__":

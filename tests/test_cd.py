@@ -189,3 +189,197 @@ def test_refusals(tmp_path, cancer):
     assert r.exit_code == 2
     r = invoke(["train", str(data), "--algo", "cd", "--max-memory", "lots", "--quiet"])
     assert r.exit_code == 2
+
+
+# ---- the active set, covariance updates and the duality gap (fit.fit called directly) ----
+
+
+def columns_of(X, y, a=None, base=None):
+    """A dense matrix as the in-memory copy ``sl train --algo cd`` works on."""
+    from streamlearn.fit import Columns
+
+    n, _ = X.shape
+    rows, cols = np.nonzero(X)
+    indptr = np.searchsorted(rows, np.arange(n + 1))
+    slots, colptr, r, v = to_columns(indptr, cols.astype(np.uint32), X[rows, cols])
+    a = np.ones(n) if a is None else a
+    base = np.zeros(n) if base is None else base
+    return Columns(slots, colptr, r, v, y.astype(float), a, base, np.diff(indptr).astype(float))
+
+
+def run_fit(data, d, loss="squared", **kw):
+    from streamlearn import fit as fit_mod
+    from streamlearn.learners import cd
+    from streamlearn.learners.base import GSTATE_SIZE, new_stats
+    from streamlearn.losses import NAMES
+
+    table = np.zeros((d, 1))
+    opts = {"method": cd.CYCLIC, "l1": 0.0, "l2": 0.0, "passes": 100_000, "tol": 1e-12,
+            "seed": 0, "say": lambda s: None} | kw  # fmt: skip
+    res = fit_mod.fit(data, table, np.zeros(GSTATE_SIZE), new_stats(), loss_id=NAMES[loss],
+                      **opts)  # fmt: skip
+    return table[:, 0], res
+
+
+@pytest.fixture(scope="module")
+def wide(cancer):
+    """Breast cancer plus 400 sparse 0/1 noise columns: 430 columns, the dense ones most of
+    the non-zeros."""
+    X, y = cancer
+    rng = np.random.default_rng(3)
+    noise = (rng.random((len(y), 400)) < 0.05).astype(float)
+    return np.hstack([X, noise]), y
+
+
+@pytest.fixture(scope="module")
+def text_like():
+    """1,500 rows of ~8 Zipf-distributed columns among 800 (a few frequent, a long tail),
+    labels from 15 of them plus noise: a sparse solution, where the active set pays."""
+    rng = np.random.default_rng(5)
+    n, d = 1500, 800
+    X = np.zeros((n, d))
+    freq = 1.0 / np.arange(1, d + 1) ** 0.8
+    for i in range(n):
+        cols = rng.choice(d, size=8, replace=False, p=freq / freq.sum())
+        X[i, cols] = rng.lognormal(size=8) * 0.5
+    w_star = np.zeros(d)
+    w_star[rng.choice(100, size=15, replace=False)] = rng.normal(size=15)
+    return X, X @ w_star + 0.3 * rng.normal(size=n)
+
+
+PATHS = {  # which sweeps cd's squared loss takes (module constants of streamlearn.fit)
+    "covariance": {},
+    "residuals": {"GRAM_COLUMNS": 0, "COVERING": 1.0},
+    "every column, gap": {"GRAM_COLUMNS": 0, "COVERING": 0.0},
+    "no active set": None,
+}
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize(("l1", "l2"), [(0.02, 0.0), (0.02, 0.05)])
+def test_cd_squared_paths_equal_sklearn(monkeypatch, text_like, path, l1, l2):
+    """Every way cd can sweep reaches scikit-learn's optimum, importance weights and bases."""
+    from streamlearn import fit as fit_mod
+
+    X, y = text_like
+    rng = np.random.default_rng(0)
+    a = rng.choice([0.5, 1.0, 2.0], size=len(y))
+    base = rng.normal(size=len(y)) * 0.1
+    for name, value in (PATHS[path] or {}).items():
+        monkeypatch.setattr(fit_mod, name, value)
+    w, res = run_fit(columns_of(X, y, a, base), X.shape[1], l1=l1, l2=l2,
+                     active_set=PATHS[path] is not None)  # fmt: skip
+    sk = ElasticNet(alpha=(l1 + l2) / 2, l1_ratio=l1 / (l1 + l2), fit_intercept=False,
+                    tol=1e-14, max_iter=1_000_000).fit(X, y - base, sample_weight=a)  # fmt: skip
+    F = objective("squared", X, y, w, l1, l2, a, base)
+    F_sk = objective("squared", X, y, sk.coef_, l1, l2, a, base)
+    assert res.converged and F == pytest.approx(res.objective, rel=1e-12)
+    assert abs(F - F_sk) <= 1e-9 * F_sk
+    active = [e for e in res.epochs if e["sweep"] == "active"]
+    full = [e for e in res.epochs if e["sweep"] == "full"]
+    if path == "covariance":  # the restricted gap comes free with every covariance sweep
+        assert active and all("gap" in e for e in active) and len(full) <= 6
+    elif path == "residuals":
+        assert len(active) > 3 * len(full) and not all("gap" in e for e in active)
+    else:
+        assert not active
+    if path != "no active set":  # the last full sweep certifies
+        assert full[-1]["gap"] <= 1e-12 * F or full[-1]["decrease"] <= 1e-15
+    if active:
+        assert max(e["columns"] for e in active) < X.shape[1] / 2
+
+
+def test_duality_gap_bounds_the_suboptimality(wide):
+    """gap(w) ≥ F(w) − F* at any w, equals the numpy formula, and vanishes at the optimum."""
+    from streamlearn.learners import cd
+
+    X, y = wide
+    n, d = X.shape
+    l1 = 0.01
+    sk = ElasticNet(alpha=l1 / 2, l1_ratio=1.0, fit_intercept=False, tol=1e-14,
+                    max_iter=1_000_000).fit(X, y)  # fmt: skip
+    F_star = objective("squared", X, y, sk.coef_, l1, 0.0)
+    every = np.arange(d, dtype=np.int64)
+    rng = np.random.default_rng(1)
+    for l2, w in [(0.0, sk.coef_), (0.0, sk.coef_ + rng.normal(size=d) * 0.01),
+                  (0.0, np.zeros(d)), (0.1, rng.normal(size=d) * 0.1)]:  # fmt: skip
+        r = X @ w - y
+        G = 2.0 * X.T @ r / n
+        L = float(r @ r / n)
+        gap = cd.duality_gap(every, G, w, L, l1, l2)
+        F = objective("squared", X, y, w, l1, l2)
+        s = min(1.0, l1 / np.abs(G).max())
+        excess = np.maximum(s * np.abs(G) - l1, 0.0) @ np.maximum(s * np.abs(G) - l1, 0.0)
+        scaled = (1 - s) ** 2 * L + s * G @ w + l1 * np.abs(w).sum() + 0.5 * l2 * w @ w
+        if l2 == 0:
+            assert gap == pytest.approx(scaled, rel=1e-10, abs=1e-15)
+            assert gap >= F - F_star - 1e-15
+        else:
+            assert gap <= scaled + excess / (2 * l2) * (1 + 1e-12)
+            assert gap >= 0
+    r = X @ sk.coef_ - y
+    gap = cd.duality_gap(every, 2.0 * X.T @ r / n, sk.coef_, float(r @ r / n), l1, 0.0)
+    assert 0 <= gap <= 1e-9 * F_star
+
+
+def test_gram_and_covariance_sweep():
+    """Q = (2/W) Xᵀ diag(a) X, built or extended, and a covariance sweep = a residual sweep."""
+    from streamlearn.learners import cd
+    from streamlearn.losses import SQUARED
+
+    rng = np.random.default_rng(2)
+    n, d = 300, 40
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.2)
+    y = rng.normal(size=n)
+    a = rng.choice([0.5, 1.0, 3.0], size=n)
+    data = columns_of(X, y, a)
+    inv_w = 1.0 / a.sum()
+    cols = np.flatnonzero(np.isin(data.slots, [1, 4, 5, 9, 17, 30])).astype(np.int64)
+    dense = 2 * inv_w * (X[:, data.slots[cols]].T * a) @ X[:, data.slots[cols]]
+    new = np.full(cols.size, -1)
+    Q = cd.gram(cols, new, np.zeros((0, 0)), data.colptr, data.rows, data.vals, a, n, 2 * inv_w)
+    np.testing.assert_allclose(Q, dense, rtol=1e-12, atol=1e-15)
+    some = cols[[3, 0, 2]]  # an earlier active set, in another order: its Q is reused
+    Q3 = cd.gram(some, new[:3], Q, data.colptr, data.rows, data.vals, a, n, 2 * inv_w)
+    Qx = cd.gram(cols, np.array([1, -1, 2, 0, -1, -1]), Q3, data.colptr, data.rows, data.vals,
+                 a, n, 2 * inv_w)  # fmt: skip
+    np.testing.assert_allclose(Qx, dense, rtol=1e-12, atol=1e-15)
+    # one sweep over cols both ways, from w = 0 with residuals r = −y
+    l1, l2 = 0.01, 0.02
+    hsq = cd.column_curvature(data.colptr, data.vals, data.rows, a, inv_w)
+    p = -y.copy()
+    w = np.zeros(data.slots.size)
+    G = np.zeros(data.slots.size)
+    cd.gradient(cols, data.colptr, data.rows, data.vals * a[data.rows], p, inv_w, G)
+    g, v = G[cols], np.zeros(cols.size)
+    dL, _ = cd.gram_epoch(Q, g, v, l1, l2)
+    kinks = np.empty(1)
+    cd.epoch(cd.CYCLIC, SQUARED, cols, data.colptr, data.rows, data.vals,
+             data.vals * a[data.rows], hsq, np.zeros(n), a, p, w, l1, l2, inv_w, kinks, kinks)
+    np.testing.assert_allclose(v, w[cols], rtol=1e-12, atol=1e-15)
+    assert np.count_nonzero(v) > 2
+    cd.gradient(cols, data.colptr, data.rows, data.vals * a[data.rows], p, inv_w, G)
+    np.testing.assert_allclose(g, G[cols], rtol=1e-10, atol=1e-14)
+    assert dL == pytest.approx(inv_w * (a @ p**2) - inv_w * (a @ y**2), rel=1e-10)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_cd_active_set_other_losses(wide, loss):
+    """Logistic and hinge sweep the active set too, and end where every column was swept."""
+    X, y = wide
+    l1 = 0.01
+    w, res = run_fit(columns_of(X, y), X.shape[1], loss, l1=l1, tol=1e-10)
+    w_all, res_all = run_fit(columns_of(X, y), X.shape[1], loss, l1=l1, tol=1e-10,
+                             active_set=False)  # fmt: skip
+    F, F_all = objective(loss, X, y, w, l1, 0.0), objective(loss, X, y, w_all, l1, 0.0)
+    assert res.converged and F == pytest.approx(res.objective, rel=1e-12)
+    assert res.epochs[-1]["sweep"] == "full"
+    assert {e["sweep"] for e in res.epochs} == {"full", "active"}
+    curve = [e["objective"] for e in res.epochs]
+    assert all(b <= a * (1 + 1e-14) for a, b in zip(curve, curve[1:], strict=False))
+    if loss == "logistic":  # both at the optimum
+        assert F == pytest.approx(F_all, rel=1e-8)
+    else:  # descent only: different stopping points, both a local floor of CD
+        assert F <= F_all * 1.05
+    visited = sum(e["columns"] for e in res.epochs)
+    assert visited < sum(e["columns"] for e in res_all.epochs)
