@@ -469,11 +469,13 @@ def cli() -> None:
     type=int,
     default=None,
     help="Passes over the data (stdin is cached after the first) [default: 1; cd, scd: "
-    "the most epochs, 1000].",
+    "the most sweeps, full or over the active set, 1000].",
 )
 @click.option(
     "--tol", type=float, default=1e-7, show_default=True,
-    help="cd, scd: stop when an epoch lowers the objective by at most this (relative).",
+    help="cd with squared loss: stop when the duality gap is at most this times the "
+    "objective (F - F* <= tol F); otherwise (cd, scd) when a full sweep lowers the objective "
+    "by at most this (relative).",
 )  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True, help="scd: random seed.")
 @click.option(

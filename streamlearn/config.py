@@ -73,7 +73,9 @@ class TrainConfig:
     passes: int | None = None
     """None: 1, or for the batch learners (cd, scd) the most epochs, :data:`BATCH_EPOCHS`."""
     tol: float = 1e-7
-    """cd, scd: stop when an epoch lowers the objective by at most tol (relative)."""
+    """cd with squared loss: stop when the duality gap is at most tol times the objective
+    (F - F* <= tol F); otherwise (cd, scd) when a full sweep lowers the objective by at most
+    tol (relative)."""
     seed: int = 0
     """scd: the seed of its random coordinates."""
     holdout_period: int | None = None
