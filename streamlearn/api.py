@@ -41,8 +41,9 @@ from streamlearn.config import ConfigError, TrainConfig
 from streamlearn.errors import UsageError
 from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io.batch import Batch, Block
+from streamlearn.io.reader import BLOCK_SIZE
 
-BLOCK_BYTES = 8 << 20
+BLOCK_BYTES = BLOCK_SIZE
 """Text lines are parsed in blocks of about this many bytes, as files are."""
 MATRIX_ROWS = 65536
 """Rows of a matrix per batch."""

@@ -20,6 +20,7 @@ from streamlearn.config import TrainConfig
 from streamlearn.errors import InputUnreadable, MalformedData, UsageError
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.io.parse import FORMATS
+from streamlearn.io.reader import BLOCK_SIZE
 from streamlearn.losses import CLASSIFICATION
 from streamlearn.outputs import STDOUT, Output, check_outputs
 from streamlearn.process import silence_stdout
@@ -46,7 +47,7 @@ class RunOptions:
     link: str = "identity"
     strict: bool = False
     quiet: bool = False
-    block_size: int = 8 << 20
+    block_size: int = BLOCK_SIZE
     lock_timeout: float = 3600.0
     max_memory: int | None = None
     """Batch learners: the most bytes the input may take in memory (None: what is available)."""

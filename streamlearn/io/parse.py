@@ -25,7 +25,7 @@ import numpy as np
 
 from streamlearn.io.batch import REASONS, Batch, Block
 from streamlearn.io.interactions import Interactions, expand_batch
-from streamlearn.io.reader import iter_blocks
+from streamlearn.io.reader import BLOCK_SIZE, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
 
@@ -212,7 +212,7 @@ def read_batches(
     fmt: str = "auto",
     bits: int = 18,
     constant: bool = True,
-    block_size: int = 8 << 20,
+    block_size: int = BLOCK_SIZE,
     workers: int = 1,
     inter: Interactions | None = None,
 ) -> Iterator[Batch]:

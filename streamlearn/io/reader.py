@@ -30,6 +30,12 @@ from streamlearn.sources import STDIN, Source, SourceError, check_sources, descr
 
 __all__ = ["STDIN", "InputError", "iter_blocks", "iter_lines_blocks", "open_source"]
 
+BLOCK_SIZE = 1 << 20
+"""Bytes read per block.  Measured (issue 15, 1 GB, 2 cores): 1 MiB blocks parse at
+349 MB/s per core against 234 MB/s for 8 MiB (a block and its batch stay in the
+caches), the same wall time end to end, and a peak RSS of 171 MB against 330 MB
+(fewer bytes in flight between the reader, the parser threads and the learner)."""
+
 LIVE_DELAY = 0.05
 """Seconds a complete line read from a pipe, FIFO or terminal may wait for more
 input before it is handed on in a block of its own (``tail -f log | sl predict``)."""
@@ -99,7 +105,7 @@ def iter_lines_blocks(source: Source, block_size: int) -> Iterator[Block]:
             first_line += count_newlines(data)
 
 
-def iter_blocks(sources: Sequence[str], block_size: int = 8 << 20) -> Iterator[Block]:
+def iter_blocks(sources: Sequence[str], block_size: int = BLOCK_SIZE) -> Iterator[Block]:
     """Blocks of whole lines from ``sources`` in order.
 
     Parameters
