@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from dataclasses import replace as dataclass_replace
 
@@ -484,6 +485,19 @@ def _check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:
             run.learner.config = run.learner.config.replace(format=fmt)
 
 
+def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks: BatchChecks,
+             runs: list[Run]) -> Iterator[Batch]:  # fmt: skip
+    """``batches`` checked (format, malformed lines, labels) on the parser's side of
+    :func:`~streamlearn.runner.prefetch`, so that the learners' thread only learns."""
+    for batch in batches:
+        if pass_no == 1:
+            _check_format(guard, batch, runs)
+            checks.check(batch)
+        elif checks.classification:
+            batch.labels[batch.labels == 0.0] = -1.0
+        yield batch
+
+
 def _silent(text: str) -> None:
     """The per-configuration tables of a grid: kept for the report, not printed."""
 
@@ -502,12 +516,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 run.progress.begin_pass(pass_no, run.learner.stats)
             if board is not None:
                 board.begin_pass(pass_no)
-            for batch in prefetch(passes.batches()):
-                if pass_no == 1:
-                    _check_format(guard, batch, runs)
-                    checks.check(batch)
-                elif checks.classification:
-                    batch.labels[batch.labels == 0.0] = -1.0
+            for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs)):
                 learning = [run for run in active if not run.done]
                 learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
                 for run, preds in zip(learning, learned, strict=True):
