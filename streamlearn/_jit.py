@@ -50,7 +50,16 @@ if INTERPRETED:
         """Decorator for small helpers called from kernels (here: the function itself)."""
         return func
 
+    def prefetch_row(table, j) -> None:  # noqa: ANN001
+        """A hint to the CPU's caches when compiled; nothing to do here."""
+
     QUICK_LOAD = False
 
 else:
-    from streamlearn._jit_numba import QUICK_LOAD, _QuickLoad, jit, jit_inline  # noqa: F401
+    from streamlearn._jit_numba import (  # noqa: F401
+        QUICK_LOAD,
+        _QuickLoad,
+        jit,
+        jit_inline,
+        prefetch_row,
+    )

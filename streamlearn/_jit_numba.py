@@ -14,8 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numba
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
 from numba.core.caching import FunctionCache
 from numba.core.runtime import rtsys
+from numba.extending import intrinsic
 
 from streamlearn import __version__
 
@@ -103,3 +107,36 @@ def jit(func: Callable) -> Callable:
 def jit_inline(func: Callable) -> Callable:
     """Decorator for small helpers called from kernels (losses, hashing steps)."""
     return _quick(_njit_inline(func))
+
+
+@intrinsic
+def prefetch_row(typingctx, table, j):  # noqa: ANN001, ANN201 - numba's intrinsic protocol
+    """Ask the CPU to bring row ``j`` of a 2-D ``table`` into the caches (no effect on values).
+
+    LLVM's ``llvm.prefetch`` (read, high locality, data cache): a learner calls it
+    for the next example's slots while it works on the current one, so that the
+    table's cache misses overlap with computation instead of following it.
+    """
+    if not isinstance(table, types.Array) or table.ndim != 2 or not isinstance(j, types.Integer):
+        return None
+    sig = types.void(table, j)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        aryty, jty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        row = context.cast(builder, args[1], jty, types.intp)
+        zero = context.get_constant(types.intp, 0)
+        ptr = cgutils.get_item_pointer2(
+            context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
+            strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
+            inds=[row, zero], wraparound=False, boundscheck=False,
+        )  # fmt: skip
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])  # fmt: skip
+        return context.get_dummy_value()
+
+    return sig, codegen

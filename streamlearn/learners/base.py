@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn._jit import INTERPRETED, jit, jit_inline
+from streamlearn._jit import INTERPRETED, jit, jit_inline, prefetch_row
 from streamlearn.losses import LOGISTIC
 from streamlearn.losses import loss as loss_value
 
@@ -354,6 +354,18 @@ def clip(gstate, params, loss_id, p, y, extend):
     if p < lo:
         return lo
     return p
+
+
+@jit_inline
+def prefetch_example(table, indptr, indices, i):
+    """Start loading the table rows of example ``i`` (when there is one) into the caches.
+
+    Learners call it for the next example before working on the current one, so
+    that its slots' cache misses overlap with that work; values do not change.
+    """
+    if i + 1 < indptr.shape[0]:
+        for k in range(indptr[i], indptr[i + 1]):
+            prefetch_row(table, indices[k])
 
 
 @jit_inline

@@ -61,6 +61,7 @@ from streamlearn.learners.base import (
     P_POWER_T,
     P_T0,
     LearnerSpec,
+    prefetch_example,
     score,
 )
 from streamlearn.losses import dloss32, loss32, square_grad32, unsafe_update32, update32
@@ -138,6 +139,7 @@ def train_batch(
     l2 = F32(params[P_L2])
     reg = l1 > F32(0.0) or l2 > F32(0.0)
     for i in range(indptr.shape[0] - 1):
+        prefetch_example(table, indptr, indices, i + 1)
         if status[i] != 0:
             preds[i] = np.nan
             continue

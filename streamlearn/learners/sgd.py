@@ -16,6 +16,7 @@ import numpy as np
 from streamlearn._jit import jit
 from streamlearn.learners.base import (
     LearnerSpec,
+    prefetch_example,
     score,
     zero_gstate,
 )
@@ -29,6 +30,7 @@ def train_batch(
     stats, rows, preds,
 ):
     for i in range(indptr.shape[0] - 1):
+        prefetch_example(table, indptr, indices, i + 1)
         if status[i] != 0:
             preds[i] = np.nan
             continue
