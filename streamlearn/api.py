@@ -82,7 +82,7 @@ class Model:
         """A model saved by ``sl train -f`` or :meth:`save` (checked as ``sl`` checks it)."""
         m = cls()
         m._model = model_io.load(str(path))
-        m.options = {}
+        m.options = _options_of(m._model.config)  # fit() starts over with the same options
         return m
 
     def save(self, path: str | os.PathLike) -> None:
@@ -231,6 +231,15 @@ class Model:
             return merge_config(self._model.config if self._model else None, explicit)
         except UsageError as e:
             raise ValueError(e.message) from None
+
+
+def _options_of(config: TrainConfig) -> dict:
+    """A model's training options, as ``Model(**options)`` takes them (not the per-run ones)."""
+    from dataclasses import fields
+
+    from streamlearn.config import PER_RUN
+
+    return {f.name: getattr(config, f.name) for f in fields(TrainConfig) if f.name not in PER_RUN}
 
 
 # ---------------------------------------------------------------------------

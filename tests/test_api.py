@@ -102,6 +102,8 @@ def test_partial_fit_continues_exactly(tmp_path, data):
     assert np.array_equal(half.partial_fit(lines=text[700:]).weights, whole.weights)
     assert np.array_equal(again.weights, whole.weights)
     assert again.config.algo == "fobos" and again.nnz == whole.nnz
+    # fit() on a loaded model starts over with the model's options
+    assert np.array_equal(Model.load(tmp_path / "half.sl").fit(lines=text).weights, whole.weights)
 
 
 def test_gzip_files_and_importance_weights(tmp_path, data):
