@@ -42,6 +42,7 @@ from streamlearn.learners.base import (
     P_L1,
     P_L2,
     LearnerSpec,
+    prefetch_example,
     score,
     zero_gstate,
 )
@@ -85,6 +86,7 @@ def train_l1(
 ):
     l1 = params[P_L1]
     for i in range(indptr.shape[0] - 1):
+        prefetch_example(table, indptr, indices, i + 1)
         if status[i] != 0:
             preds[i] = np.nan
             continue
@@ -160,6 +162,7 @@ def train_l2(
 ):
     l2 = params[P_L2]
     for i in range(indptr.shape[0] - 1):
+        prefetch_example(table, indptr, indices, i + 1)
         if status[i] != 0:
             preds[i] = np.nan
             continue

@@ -38,6 +38,7 @@ from streamlearn.learners.base import (
     P_L1,
     P_L2,
     LearnerSpec,
+    prefetch_example,
     score,
     zero_gstate,
 )
@@ -57,6 +58,7 @@ def train_batch(
     l1 = F32(params[P_L1])
     l2 = F32(params[P_L2])
     for i in range(indptr.shape[0] - 1):
+        prefetch_example(table, indptr, indices, i + 1)
         if status[i] != 0:
             preds[i] = np.nan
             continue

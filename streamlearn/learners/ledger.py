@@ -45,6 +45,7 @@ from streamlearn.learners.base import (
     GSTATE_SIZE,
     P_L1,
     P_L2,
+    prefetch_example,
     score,
 )
 from streamlearn.losses import dloss
@@ -128,6 +129,7 @@ def train_enet(
     l1 = params[P_L1]
     l2 = params[P_L2]
     for i in range(indptr.shape[0] - 1):
+        prefetch_example(table, indptr, indices, i + 1)
         if status[i] != 0:
             preds[i] = np.nan
             continue

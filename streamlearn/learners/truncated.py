@@ -34,6 +34,7 @@ from streamlearn.learners.base import (
     P_PERIOD,
     P_THETA,
     LearnerSpec,
+    prefetch_example,
     score,
     zero_gstate,
 )
@@ -66,6 +67,7 @@ def train_batch(
     kg = params[P_PERIOD] * params[P_L1]
     period = params[P_PERIOD]
     for i in range(indptr.shape[0] - 1):
+        prefetch_example(table, indptr, indices, i + 1)
         if status[i] != 0:
             preds[i] = np.nan
             continue
