@@ -213,3 +213,14 @@ def test_stdin_passes_and_a_warm_start_per_configuration(tmp_path, data):
         assert r.exit_code == 0, r.output
         assert (tmp_path / f"g-{l1}.sl").read_bytes() == one.read_bytes()
         assert (tmp_path / f"c-{l1}.sl").read_bytes() == one.read_bytes()
+
+
+def test_the_compact_table_on_stderr(data):
+    """Up to six configurations one column each; more as the best and the worst."""
+    few = invoke(["train", str(data), "--l2", "0,1e-3", "--passes", "2"]).output
+    assert "pass 1 holdout loss: l2=0 " in few and "(average loss per configuration)" in few
+    values = ",".join(f"{k}e-4" for k in range(1, 9))
+    many = invoke(["train", str(data), "--algo", "tg", "--l1", values]).output
+    assert "best average loss" in many and "worst average loss" in many
+    rows = [ln for ln in many.splitlines() if ln.startswith("l1=")]
+    assert len(rows) == 8 and sum("* best" in ln for ln in rows) == 1
