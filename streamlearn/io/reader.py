@@ -30,11 +30,12 @@ from streamlearn.sources import STDIN, Source, SourceError, check_sources, descr
 
 __all__ = ["STDIN", "InputError", "iter_blocks", "iter_lines_blocks", "open_source"]
 
-BLOCK_SIZE = 1 << 20
-"""Bytes read per block.  Measured (issue 15, 1 GB, 2 cores): 1 MiB blocks parse at
-349 MB/s per core against 234 MB/s for 8 MiB (a block and its batch stay in the
-caches), the same wall time end to end, and a peak RSS of 171 MB against 330 MB
-(fewer bytes in flight between the reader, the parser threads and the learner)."""
+BLOCK_SIZE = 2 << 20
+"""Bytes read per block.  Measured (issue 15, 1 GB, 2 cores): blocks of 1–2 MiB parse
+at ~348 MB/s per core against 234 MB/s for 8 MiB (a block and its batch stay in the
+caches); end to end at ``-b 22``, 2 MiB took 3.15–3.46 s against 3.36–4.05 s for 1 MiB
+(a thousand blocks' Python glue per GB, under the GIL) and 3.12–3.39 s for 4 MiB, with
+a peak RSS of 212 MB against 190 MB (1 MiB), 260 MB (4 MiB) and 330 MB (8 MiB)."""
 
 LIVE_DELAY = 0.05
 """Seconds a complete line read from a pipe, FIFO or terminal may wait for more
