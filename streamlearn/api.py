@@ -294,21 +294,14 @@ class LineSource:
         if self._parsed is not None:
             yield from self._parsed
             return
-        from streamlearn.io.parse import FORMATS, _detect, parse_block
+        from streamlearn.io.parse import FORMATS, parse_blocks
 
         kept: list[Batch] = []
         c = self.config
-        code = FORMATS.get(c.format)
-        inter = c.namespaces()
-        for block in _blocks(self.lines, self.name):
-            if code is None:
-                code = _detect(block)
-                if code is None:
-                    continue
-            batch = parse_block(block, code, c.bits, c.constant, inter)
-            if batch.n:
-                kept.append(batch)
-                yield batch
+        for batch in parse_blocks(_blocks(self.lines, self.name), FORMATS.get(c.format), c.bits,
+                                  c.constant, c.namespaces()):  # fmt: skip
+            kept.append(batch)
+            yield batch
         self._parsed = kept
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -248,14 +248,7 @@ def read_batches(
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..32, got {bits}")
     if workers <= 1:
-        for block in iter_blocks(sources, block_size):
-            if code is None:
-                code = _detect(block)
-                if code is None:
-                    continue  # only blank lines so far: nothing to parse
-            batch = parse_block(block, code, bits, constant, inter)
-            if batch.n:
-                yield batch
+        yield from parse_blocks(iter_blocks(sources, block_size), code, bits, constant, inter)
         return
     pending: deque[Future] = deque()
     with ThreadPoolExecutor(workers, thread_name_prefix="sl-parse") as pool:
@@ -278,6 +271,23 @@ def read_batches(
         finally:
             for f in pending:
                 f.cancel()
+
+
+def parse_blocks(blocks: Iterable[Block], code: int | None, bits: int, constant: bool = True,
+                 inter: Interactions | None = None) -> Iterator[Batch]:  # fmt: skip
+    """Parse ``blocks`` one after the other (:func:`parse_block`), skipping empty batches.
+
+    ``code`` is the format's code, or None to detect it from the first non-empty
+    line (then kept for every block), as :func:`read_batches` does with one worker.
+    """
+    for block in blocks:
+        if code is None:
+            code = _detect(block)
+            if code is None:
+                continue  # only blank lines so far: nothing to parse
+        batch = parse_block(block, code, bits, constant, inter)
+        if batch.n:
+            yield batch
 
 
 def _detect(block: Block) -> int | None:
