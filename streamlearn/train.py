@@ -423,9 +423,7 @@ def _train(grid: Grid, runs_opts: list[RunOptions], opts: RunOptions, console: C
                     try:
                         _check_model(run.final)
                     except Diverged as e:
-                        if grid.size == 1:
-                            raise
-                        run.diverged = f"{run.configuration.name}: {e.message}"
+                        _diverged(run, e, alone=grid.size == 1)
                         continue
                     run.result = _run_result(run, checks, opts.initial_model, run.result)
             result = runs[0].result if grid.size == 1 else _grid_result(runs, grid, checks)
@@ -477,6 +475,14 @@ def _train(grid: Grid, runs_opts: list[RunOptions], opts: RunOptions, console: C
     return Trained(result, [run.final if run.diverged is None else None for run in runs])
 
 
+def _diverged(run: Run, e: Diverged, alone: bool) -> None:
+    """A configuration that diverged stops; a run of one configuration fails with it."""
+    if alone:
+        raise e
+    run.diverged = f"{run.configuration.name}: {e.message}"
+    run.done = True
+
+
 def _check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:
     """The format read (the same for every configuration), recorded in each one's options."""
     fmt = guard.check(batch, runs[0].learner.config).format
@@ -505,6 +511,12 @@ def _silent(text: str) -> None:
 def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: FormatGuard,
                   checks: BatchChecks, collector, names, bar, board) -> None:  # fmt: skip
     """The online learners' passes: every block to every run still learning."""
+
+    def snapshot(run: Run):  # noqa: ANN202 - the model, taken when PassLog asks for it
+        return functools.partial(
+            run.learner.snapshot, collector.names if collector is not None else names
+        )
+
     pool = _Pool(len(runs))
     try:
         for pass_no in range(1, config.passes + 1):
@@ -524,10 +536,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     try:
                         _check_finite(batch, preds)
                     except Diverged as e:
-                        if len(runs) == 1:
-                            raise
-                        run.diverged = f"{run.configuration.name}: {e.message}"
-                        run.done = True
+                        _diverged(run, e, alone=len(runs) == 1)
                         continue
                     if pass_no == 1:
                         run.writer.write(batch, preds)
@@ -542,19 +551,15 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
             for run in active:
                 if run.done:  # diverged during this pass
                     continue
-                snapshot = functools.partial(
-                    run.learner.snapshot, collector.names if collector is not None else names
-                )
                 if run.learner.spec.finish is not None:
                     run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
-                if run.log.end(run.learner.stats, snapshot):
+                if run.log.end(run.learner.stats, snapshot(run)):
                     run.done = True
             if board is not None:
                 board.end_pass(active)
         for run in runs:
             if run.diverged is None:
-                run.final = run.log.final_model(functools.partial(
-                    run.learner.snapshot, collector.names if collector is not None else names))
+                run.final = run.log.final_model(snapshot(run))
                 run.result = run.log.report()
     finally:
         pool.close()
