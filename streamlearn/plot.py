@@ -64,10 +64,8 @@ def load_runs(paths: list[str]) -> list[Run]:
             if not isinstance(entry, dict) or not isinstance(entry.get("curve"), list):
                 raise UsageError(f"{path} is not an sl train report (no 'curve'): see --report")
             name = Path(path).stem if len(entries) == 1 else f"{Path(path).stem}[{k}]"
-            hold = entry.get("best_holdout_loss")  # over passes; one pass: holdout_loss
-            if not isinstance(hold, (int, float)):
-                hold = entry.get("holdout_loss")
-            held = isinstance(hold, (int, float))
+            hold = holdout(entry)
+            held = hold is not None
             config = dict(entry.get("config") or {}, learner=entry.get("learner", "?"))
             loss = hold if held else entry.get("average_loss")
             runs.append(Run(name, config, entry["curve"], loss, held, entry.get("nonzero_weights"),
@@ -107,6 +105,14 @@ def title(runs: list[Run]) -> str:
     if common.get("passes", 1) != 1:
         parts.append(f"{common['passes']} passes")
     return ", ".join(parts)
+
+
+def holdout(entry: dict) -> float | None:
+    """The configuration's holdout loss: the best pass's over passes, else the run's."""
+    for key in ("best_holdout_loss", "holdout_loss"):
+        if isinstance(entry.get(key), int | float):
+            return float(entry[key])
+    return None
 
 
 def pareto(points: list[tuple[float, float]]) -> list[int]:

@@ -30,6 +30,7 @@ from streamlearn.learners.base import (
     S_WLAB,
 )
 from streamlearn.losses import SQUARED, best_constant
+from streamlearn.plot import holdout
 
 HEADER = (
     "average  since         example        example        current        current  current\n"
@@ -331,14 +332,6 @@ class GridTable:
 
 def holdout_kind(entries: list[dict]) -> bool:
     return all(holdout(e) is not None for e in entries if "diverged" not in e)
-
-
-def holdout(entry: dict) -> float | None:
-    """The configuration's holdout loss: the best pass's over passes, else the run's."""
-    for key in ("best_holdout_loss", "holdout_loss"):
-        if isinstance(entry.get(key), int | float):
-            return float(entry[key])
-    return None
 
 
 def grid_loss(entry: dict) -> float | None:
