@@ -36,6 +36,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+import numpy as np
+
 INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
 """Kernels run as plain Python (``NUMBA_DISABLE_JIT=1``, set by the CLI for tiny
 inputs): numba is then not even imported, which saves ~0.15 s of start-up."""
@@ -53,6 +55,15 @@ if INTERPRETED:
     def prefetch_row(table, j) -> None:  # noqa: ANN001
         """A hint to the CPU's caches when compiled; nothing to do here."""
 
+    def load_u64(buf, i):  # noqa: ANN001, ANN201
+        """The 8 bytes ``buf[i:i + 8]`` as one little-endian uint64."""
+        return np.uint64(int.from_bytes(bytes(buf[i : i + 8]), "little"))
+
+    def trailing_zeros(x):  # noqa: ANN001, ANN201
+        """Trailing zero bits of a uint64 (64 for 0)."""
+        x = int(x)
+        return np.uint64((x & -x).bit_length() - 1 if x else 64)
+
     QUICK_LOAD = False
 
 else:
@@ -61,5 +72,7 @@ else:
         _QuickLoad,
         jit,
         jit_inline,
+        load_u64,
         prefetch_row,
+        trailing_zeros,
     )

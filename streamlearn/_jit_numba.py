@@ -140,3 +140,43 @@ def prefetch_row(typingctx, table, j):  # noqa: ANN001, ANN201 - numba's intrins
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def load_u64(typingctx, buf, i):  # noqa: ANN001, ANN201 - numba's intrinsic protocol
+    """The 8 bytes ``buf[i:i + 8]`` of a 1-D uint8 array as one little-endian uint64.
+
+    One unaligned load, not bounds-checked even under ``NUMBA_BOUNDSCHECK``: callers
+    test ``i + 8 <= len(buf)`` first.  The word-at-a-time parsers read 8 bytes per
+    load with it (:mod:`streamlearn.io._words`).
+    """
+    if (
+        not isinstance(buf, types.Array)
+        or buf.ndim != 1
+        or buf.dtype != types.uint8
+        or not isinstance(i, types.Integer)
+    ):
+        return None
+    sig = types.uint64(buf, i)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        aryty, ity = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        offset = context.cast(builder, args[1], ity, types.intp)
+        ptr = builder.gep(ary.data, [offset])
+        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+
+    return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):  # noqa: ANN001, ANN201 - numba's intrinsic protocol
+    """Trailing zero bits of a uint64 (64 for 0): ``tzcnt``, defined at zero."""
+    if x != types.uint64:
+        return None
+    sig = types.uint64(x)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return sig, codegen

@@ -36,7 +36,7 @@ from __future__ import annotations
 import mmh3
 import numpy as np
 
-from streamlearn._jit import jit
+from streamlearn._jit import jit_inline
 
 CONSTANT_HASH = 11650396
 """Hash of VW's constant (bias) feature; its slot is ``CONSTANT_HASH % 2**bits``."""
@@ -47,6 +47,9 @@ _C2 = np.uint64(0x1B873593)
 _F1 = np.uint64(0x85EBCA6B)
 _F2 = np.uint64(0xC2B2AE35)
 _N1 = np.uint64(0xE6546B64)
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
+_U3 = np.uint64(3)
 _U5 = np.uint64(5)
 _U10 = np.uint64(10)
 _S8 = np.uint64(8)
@@ -58,14 +61,14 @@ _S19 = np.uint64(19)
 _S24 = np.uint64(24)
 
 
-@jit
+@jit_inline
 def _mix_k1(k: np.uint64) -> np.uint64:
     k = (k * _C1) & _M32
     k = ((k << _S15) | (k >> _S17)) & _M32
     return (k * _C2) & _M32
 
 
-@jit
+@jit_inline
 def murmur3_32(buf: np.ndarray, start: int, end: int, seed: int) -> np.uint32:
     """murmurhash3_x86_32 of ``buf[start:end]`` (the hash VW calls ``uniform_hash``).
 
@@ -88,11 +91,12 @@ def murmur3_32(buf: np.ndarray, start: int, end: int, seed: int) -> np.uint32:
     i = start
     stop = start + (n // 4) * 4
     while i < stop:
+        u = np.uint64(i)  # no negative-index check on the four reads
         k = (
-            np.uint64(buf[i])
-            | (np.uint64(buf[i + 1]) << _S8)
-            | (np.uint64(buf[i + 2]) << _S16)
-            | (np.uint64(buf[i + 3]) << _S24)
+            np.uint64(buf[u])
+            | (np.uint64(buf[u + _U1]) << _S8)
+            | (np.uint64(buf[u + _U2]) << _S16)
+            | (np.uint64(buf[u + _U3]) << _S24)
         )
         h ^= _mix_k1(k)
         h = ((h << _S13) | (h >> _S19)) & _M32
@@ -116,7 +120,7 @@ def murmur3_32(buf: np.ndarray, start: int, end: int, seed: int) -> np.uint32:
     return np.uint32(h)
 
 
-@jit
+@jit_inline
 def hashstring(buf: np.ndarray, start: int, end: int, seed: int) -> np.uint32:
     """VW's ``hashstring`` of ``buf[start:end]`` with ``seed``, modulo ``2**32``.
 

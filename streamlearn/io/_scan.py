@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit
+from streamlearn._jit import jit, jit_inline
 from streamlearn.io._numbers import NUM_OK, NUM_SLOW, POW10, scan_number
 
 DEFAULT_NS = 32
@@ -63,7 +63,7 @@ def slow_value(
     return 1.0
 
 
-@jit
+@jit_inline
 def fast_decimal(buf: np.ndarray, i: int, end: int) -> tuple[bool, float, int]:
     """The common case ``digits[.digits]`` with at most 15 digits, exactly.
 

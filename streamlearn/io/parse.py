@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
+from streamlearn._jit import INTERPRETED
 from streamlearn.io.batch import REASONS, Batch, Block
 from streamlearn.io.interactions import Interactions, expand_batch
 from streamlearn.io.reader import BLOCK_SIZE, iter_blocks
@@ -34,6 +35,8 @@ FMT_SVMLIGHT = 1
 FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT}
 
 _SLOW_CAP = 64
+WORDS = not INTERPRETED
+"""Whether :func:`parse_block` reads words by default (compiled kernels only)."""
 _NO_POS = np.empty(0, dtype=np.int64)
 _NO_VALS = np.empty(0, dtype=np.float64)
 
@@ -51,7 +54,12 @@ def _as_kernel_bytes(data: np.ndarray) -> np.ndarray:
 
 
 def parse_block(
-    block: Block, fmt: int, bits: int, constant: bool = True, inter: Interactions | None = None
+    block: Block,
+    fmt: int,
+    bits: int,
+    constant: bool = True,
+    inter: Interactions | None = None,
+    words: bool = WORDS,
 ) -> Batch:
     """Parse a block of whole lines into a batch of hashed sparse examples.
 
@@ -69,6 +77,10 @@ def parse_block(
     inter : Interactions or None
         Crosses to append to every row and namespaces to drop
         (:mod:`streamlearn.io.interactions`), applied on the parser's thread.
+    words : bool
+        Read the common tokens 8 bytes at a time (:mod:`streamlearn.io._words`);
+        the batch is the same either way.  Off when the kernels run as plain
+        Python, where the word arithmetic would only be slower.
 
     Returns
     -------
@@ -91,14 +103,14 @@ def parse_block(
     mask = np.uint64((1 << bits) - 1)
     kernel = parse_vw_block if fmt == FMT_VW else parse_svmlight_block
     args = (data, int(block.first_line), mask, bool(constant))
-    out = kernel(*args, _SLOW_CAP, _NO_POS, _NO_VALS)
+    out = kernel(*args, _SLOW_CAP, _NO_POS, _NO_VALS, words)
     n_slow = int(out[14])
     if n_slow:
         if n_slow > _SLOW_CAP:  # collect every span
-            out = kernel(*args, n_slow, _NO_POS, _NO_VALS)
+            out = kernel(*args, n_slow, _NO_POS, _NO_VALS, words)
         spans = out[15][:n_slow]
         vals = np.array([float(data[s:e].tobytes()) for s, e in spans], dtype=np.float64)
-        out = kernel(*args, 0, np.ascontiguousarray(spans[:, 0]), vals)
+        out = kernel(*args, 0, np.ascontiguousarray(spans[:, 0]), vals, words)
     indptr, indices, values = out[5], out[6], out[7]
     if inter is not None and inter.active:
         indptr, indices, values = expand_batch(

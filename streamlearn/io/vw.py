@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit
+from streamlearn._jit import jit, jit_inline, load_u64
 from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32
-from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, scan_number
+from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, POW10, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
@@ -34,6 +34,19 @@ from streamlearn.io._scan import (
     grow_features,
     is_ws,
     slow_value,
+)
+from streamlearn.io._words import (
+    _ASCII0,
+    _U0,
+    _U8,
+    byte_at,
+    digits_value,
+    ends_name,
+    find_byte,
+    first_byte,
+    name_end,
+    non_digits,
+    plain_decimal,
 )
 
 # status codes (keys of streamlearn.io.batch.REASONS)
@@ -67,7 +80,7 @@ def _e_only(buf: np.ndarray, i: int, end: int) -> bool:
     return i >= end or is_ws(buf[i]) or buf[i] == 124
 
 
-@jit
+@jit_inline
 def label_tokens(buf: np.ndarray, ls: int, bar: int):
     """Split the label part ``buf[ls:bar]`` as VW does.
 
@@ -126,8 +139,15 @@ def parse_vw_block(
     slow_cap: int,
     slow_pos: np.ndarray,
     slow_vals: np.ndarray,
+    words: bool,
 ):
-    """Parse every VW line of ``data``; see :func:`streamlearn.io.parse.parse_block`."""
+    """Parse every VW line of ``data``; see :func:`streamlearn.io.parse.parse_block`.
+
+    ``words`` lets the common tokens be read 8 bytes at a time
+    (:mod:`streamlearn.io._words`); the result is the same either way.  Byte
+    reads in the feature loop index with ``np.uint64``, which spares numba's
+    negative-index check on each (every index here is non-negative).
+    """
     n = data.shape[0]
     max_rows = count_newlines(data) + 1
     (
@@ -144,9 +164,13 @@ def parse_vw_block(
     first_touch = 0
     indptr[0] = 0
     while pos < n:
-        l0 = ls = le = pos
-        while le < n and buf[le] != 10:
-            le += 1
+        l0 = ls = pos
+        if words:
+            le = find_byte(buf, pos, n, 10)
+        else:
+            le = pos
+            while le < n and buf[le] != 10:
+                le += 1
         pos = le + 1
         lineno += 1
         if le - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
@@ -179,7 +203,10 @@ def parse_vw_block(
         for t in range(ntok):
             s = starts[t]
             e = ends[t]
-            ok, v, j = fast_decimal(buf, s, e)
+            neg = buf[s] == 45  # '-': labels are often -1
+            ok, v, j = fast_decimal(buf, s + neg, e)
+            if ok and neg:
+                v = -v
             if not ok:
                 c, v, j = scan_number(buf, s, e)
                 if c == NUM_SLOW:
@@ -239,7 +266,7 @@ def parse_vw_block(
                         break
                     p = j
             while p < le:
-                c = buf[p]
+                c = buf[np.uint64(p)]
                 if c == 124:
                     break
                 if c == 32 or c == 9 or c == 13:
@@ -251,8 +278,22 @@ def parse_vw_block(
                 acc = np.uint64(0)
                 digits = True
                 low = False
+                if words and p + 8 <= n:
+                    # a short number or a name starting with a non-digit, 8 bytes
+                    # at a time; the byte loop below then stops where it starts
+                    w = load_u64(buf, p)
+                    x = w ^ _ASCII0
+                    t = first_byte(non_digits(x))
+                    if t > _U0 and t < _U8 and ends_name(byte_at(w, t)):
+                        acc = digits_value(x, t)
+                        p += np.int64(t)
+                    elif t < _U8:
+                        e = name_end(buf, p, n)
+                        if e > 0:
+                            p = e
+                            digits = False
                 while p < le:
-                    c = buf[p]
+                    c = buf[np.uint64(p)]
                     if c == 32 or c == 9 or c == 13 or c == 58 or c == 124:
                         break
                     if c >= 48 and c <= 57:
@@ -273,19 +314,25 @@ def parse_vw_block(
                     h = (acc + np.uint64(nsh)) & _M32
                 else:
                     h = np.uint64(murmur3_32(buf, s, e, nsh))
-                if p >= le or buf[p] != 58:
+                if p >= le or buf[np.uint64(p)] != 58:
                     if scale != 0.0:
-                        indices[k1] = h & mask
-                        values[k1] = scale
-                        ns[k1] = nsb
+                        indices[np.uint64(k1)] = h & mask
+                        values[np.uint64(k1)] = scale
+                        ns[np.uint64(k1)] = nsb
                         k1 += 1
                     continue
                 vs = p + 1
-                if vs >= le or is_ws(buf[vs]) or buf[vs] == 124:
+                if vs >= le or is_ws(buf[np.uint64(vs)]) or buf[np.uint64(vs)] == 124:
                     code = BAD_VALUE
                     err = s
                     break
-                ok, v, j = fast_decimal(buf, vs, le)
+                ok = False
+                if words and vs + 8 <= n:
+                    ok, sig, frac, length = plain_decimal(load_u64(buf, vs))
+                    v = float(sig) / POW10[frac]
+                    j = vs + np.int64(length)
+                if not ok:
+                    ok, v, j = fast_decimal(buf, vs, le)
                 if not ok:
                     c, v, j = scan_number(buf, vs, le)
                     if c == NUM_SLOW:
@@ -307,7 +354,7 @@ def parse_vw_block(
                         k1 += 1
                         p = q
                         continue
-                if j < le and not is_ws(buf[j]) and buf[j] != 124:
+                if j < le and not is_ws(buf[np.uint64(j)]) and buf[np.uint64(j)] != 124:
                     code = TOO_MANY_COLONS if buf[j] == 58 else BAD_VALUE
                     err = s
                     break
@@ -318,9 +365,9 @@ def parse_vw_block(
                     break
                 p = j
                 if v != 0.0:
-                    indices[k1] = h & mask
-                    values[k1] = v
-                    ns[k1] = nsb
+                    indices[np.uint64(k1)] = h & mask
+                    values[np.uint64(k1)] = v
+                    ns[np.uint64(k1)] = nsb
                     k1 += 1
 
         # ---- the row
