@@ -100,7 +100,7 @@ def _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power):
             r = F32(G**neg_q)
     if normalized:
         if sqrt_rate:
-            inv = F32(1.0) / m if m != F32(1.0) else m  # (exact: binary features skip a division)
+            inv = F32(1.0) / m
             r = r * inv if adaptive else r * (inv * inv)
         else:
             r = r * F32((m * m) ** neg_norm_power)
@@ -208,7 +208,7 @@ def train_batch(
                         m = ax
                         table[j, 2] = m
                     mm = m * m
-                    nx2 = x2 / mm if x2 != mm else F32(1.0)  # (exact, and cheaper)
+                    nx2 = x2 / mm
                     if x2 > FLT_MAX:
                         nx2 = F32(1.0)
                     nx += nx2
