@@ -11,9 +11,12 @@ Grammar (DESIGN.md section 4; details and every difference from VW are in
 
 :func:`parse_vw_block` parses a whole block in one call.  The hot loop calls
 no out-of-line function with array arguments (numba would pay atomic
-reference-count updates on each such call): names are hashed while they are
-scanned, numbers take :func:`~streamlearn.io._scan.fast_decimal` first, and
-only rare branches (slow numbers, growing the arrays) call out.
+reference-count updates on each such call; the helpers are inlined): newlines,
+short digit names, names starting with a non-digit and plain ``digits[.digits]``
+values are read 8 bytes at a time (:mod:`streamlearn.io._words`), everything
+else byte by byte, where digit names are hashed while they are scanned and
+numbers take :func:`~streamlearn.io._scan.fast_decimal` first; only rare
+branches (slow numbers, growing the arrays) call out.
 """
 
 from __future__ import annotations
