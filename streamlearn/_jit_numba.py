@@ -109,6 +109,26 @@ def jit_inline(func: Callable) -> Callable:
     return _quick(_njit_inline(func))
 
 
+def _item_pointer(context, builder, signature, args):  # noqa: ANN001, ANN202
+    """In an intrinsic ``f(array, i, ...)``: the address of ``array[i, ..., 0, ...]``.
+
+    The integer arguments index the first axes, the others are 0; no
+    negative-index fix-up and no bounds check (the callers check).
+    """
+    aryty, *index_types = signature.args
+    ary = context.make_array(aryty)(context, builder, args[0])
+    inds = [
+        context.cast(builder, v, t, types.intp)
+        for v, t in zip(args[1:], index_types, strict=True)
+    ]
+    inds += [context.get_constant(types.intp, 0)] * (aryty.ndim - len(inds))
+    return cgutils.get_item_pointer2(
+        context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
+        strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
+        inds=inds, wraparound=False, boundscheck=False,
+    )  # fmt: skip
+
+
 @intrinsic
 def prefetch_row(typingctx, table, j):  # noqa: ANN001, ANN201 - numba's intrinsic protocol
     """Ask the CPU to bring row ``j`` of a 2-D ``table`` into the caches (no effect on values).
@@ -122,15 +142,7 @@ def prefetch_row(typingctx, table, j):  # noqa: ANN001, ANN201 - numba's intrins
     sig = types.void(table, j)
 
     def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
-        aryty, jty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        row = context.cast(builder, args[1], jty, types.intp)
-        zero = context.get_constant(types.intp, 0)
-        ptr = cgutils.get_item_pointer2(
-            context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
-            strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
-            inds=[row, zero], wraparound=False, boundscheck=False,
-        )  # fmt: skip
+        ptr = _item_pointer(context, builder, signature, args)  # &table[j, 0]
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
@@ -160,10 +172,7 @@ def load_u64(typingctx, buf, i):  # noqa: ANN001, ANN201 - numba's intrinsic pro
     sig = types.uint64(buf, i)
 
     def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
-        aryty, ity = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        offset = context.cast(builder, args[1], ity, types.intp)
-        ptr = builder.gep(ary.data, [offset])
+        ptr = _item_pointer(context, builder, signature, args)  # &buf[i]
         return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
 
     return sig, codegen

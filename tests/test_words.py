@@ -72,12 +72,13 @@ def test_digits_value(digits: str, tail: bytes) -> None:
     assert int(digits_value(x, np.uint64(len(digits)))) == int(digits)
 
 
-@given(st.binary(max_size=40), st.integers(0, 255))
+@given(st.binary(max_size=40), st.integers(0, 255), st.booleans())
 @WORDS
-def test_find_byte(data: bytes, byte: int) -> None:
+def test_find_byte(data: bytes, byte: int, words: bool) -> None:
     for i in range(0, len(data) + 1, 3):
         want = data.find(bytes([byte]), i)
-        assert find_byte(buf(data), i, len(data), byte) == (len(data) if want < 0 else want)
+        got = find_byte(buf(data), i, len(data), byte, words)
+        assert got == (len(data) if want < 0 else want)
 
 
 NUMBERS = st.one_of(

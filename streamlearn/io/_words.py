@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn._jit import jit_inline, load_u64, trailing_zeros
+from streamlearn.io._numbers import POW10
+from streamlearn.io._scan import fast_decimal
 
 _ONES = np.uint64(0x0101010101010101)
 _HIGH = np.uint64(0x8080808080808080)
@@ -123,10 +125,10 @@ def delimiters(w: np.uint64) -> np.uint64:
 
 
 @jit_inline
-def find_byte(buf: np.ndarray, i: int, n: int, byte: int) -> int:
-    """Position of the first ``byte`` in ``buf[i:n]``, or ``n``."""
+def find_byte(buf: np.ndarray, i: int, n: int, byte: int, words: bool) -> int:
+    """Position of the first ``byte`` in ``buf[i:n]``, or ``n`` (8 bytes a step if ``words``)."""
     pattern = _ONES * np.uint64(byte)
-    while i + 8 <= n:
+    while words and i + 8 <= n:
         z = load_u64(buf, i) ^ pattern
         z = (z - _ONES) & ~z & _HIGH
         if z != _U0:
@@ -184,3 +186,18 @@ def plain_decimal(w: np.uint64) -> tuple[bool, np.uint64, np.uint64, np.uint64]:
     k = b - np.uint64(dot)
     ok = b < _U8 and k > _U0 and ends_value(byte_at(w, b))
     return ok, digits_value(x, k | np.uint64(k == _U0)), frac, b
+
+
+@jit_inline
+def quick_value(buf: np.ndarray, i: int, end: int, words: bool) -> tuple[bool, float, int]:
+    """A feature's value at ``buf[i:end]`` by the quick routes: ``ok, value, end of it``.
+
+    With ``words``, :func:`plain_decimal` on one word first (when 8 bytes are
+    there to load), then :func:`~streamlearn.io._scan.fast_decimal`; ``ok``
+    False leaves the token to :func:`~streamlearn.io._numbers.scan_number`.
+    """
+    if words and i + 8 <= buf.shape[0]:
+        ok, sig, frac, length = plain_decimal(load_u64(buf, i))
+        if ok:
+            return True, float(sig) / POW10[frac], i + np.int64(length)
+    return fast_decimal(buf, i, end)

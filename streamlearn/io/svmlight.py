@@ -21,13 +21,12 @@ import numpy as np
 
 from streamlearn._jit import jit, load_u64
 from streamlearn.hashing import CONSTANT_HASH
-from streamlearn.io._numbers import NUM_OK, NUM_SLOW, POW10, scan_number
+from streamlearn.io._numbers import NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
     alloc_block,
     count_newlines,
-    fast_decimal,
     grow_features,
     is_ws,
     slow_value,
@@ -41,7 +40,7 @@ from streamlearn.io._words import (
     find_byte,
     first_byte,
     non_digits,
-    plain_decimal,
+    quick_value,
 )
 
 BAD_LABEL = 1
@@ -98,22 +97,12 @@ def parse_svmlight_block(
     indptr[0] = 0
     while pos < n:
         l0 = ls = pos
-        if words:
-            le = find_byte(buf, pos, n, 10)
-        else:
-            le = pos
-            while le < n and buf[le] != 10:
-                le += 1
+        le = find_byte(buf, pos, n, 10, words)
         pos = le + 1
         lineno += 1
         if le - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
             ls += 3
-        if words:
-            end = find_byte(buf, ls, le, 35)  # '#' starts a comment
-        else:
-            end = ls
-            while end < le and buf[end] != 35:
-                end += 1
+        end = find_byte(buf, ls, le, 35, words)  # '#' starts a comment
         p = ls
         while p < end and is_ws(buf[p]):
             p += 1
@@ -178,13 +167,7 @@ def parse_svmlight_block(
                 err = s
                 break
             vs = q + 1
-            ok = False
-            if words and vs + 8 <= n:
-                ok, sig, frac, length = plain_decimal(load_u64(buf, vs))
-                v = float(sig) / POW10[frac]
-                j = vs + np.int64(length)
-            if not ok:
-                ok, v, j = fast_decimal(buf, vs, end)
+            ok, v, j = quick_value(buf, vs, end, words)
             if not ok:
                 c, v, j = scan_number(buf, vs, end)
                 if c == NUM_SLOW:

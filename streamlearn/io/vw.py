@@ -27,7 +27,7 @@ import numpy as np
 
 from streamlearn._jit import jit, jit_inline, load_u64
 from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32
-from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, POW10, scan_number
+from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
@@ -49,7 +49,7 @@ from streamlearn.io._words import (
     first_byte,
     name_end,
     non_digits,
-    plain_decimal,
+    quick_value,
 )
 
 # status codes (keys of streamlearn.io.batch.REASONS)
@@ -168,12 +168,7 @@ def parse_vw_block(
     indptr[0] = 0
     while pos < n:
         l0 = ls = pos
-        if words:
-            le = find_byte(buf, pos, n, 10)
-        else:
-            le = pos
-            while le < n and buf[le] != 10:
-                le += 1
+        le = find_byte(buf, pos, n, 10, words)
         pos = le + 1
         lineno += 1
         if le - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
@@ -329,13 +324,7 @@ def parse_vw_block(
                     code = BAD_VALUE
                     err = s
                     break
-                ok = False
-                if words and vs + 8 <= n:
-                    ok, sig, frac, length = plain_decimal(load_u64(buf, vs))
-                    v = float(sig) / POW10[frac]
-                    j = vs + np.int64(length)
-                if not ok:
-                    ok, v, j = fast_decimal(buf, vs, le)
+                ok, v, j = quick_value(buf, vs, le, words)
                 if not ok:
                     c, v, j = scan_number(buf, vs, le)
                     if c == NUM_SLOW:
