@@ -17,6 +17,7 @@ all) take a single call.
 from __future__ import annotations
 
 import re
+import sys
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,8 +36,9 @@ FMT_SVMLIGHT = 1
 FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT}
 
 _SLOW_CAP = 64
-WORDS = not INTERPRETED
-"""Whether :func:`parse_block` reads words by default (compiled kernels only)."""
+WORDS = not INTERPRETED and sys.byteorder == "little"
+"""Whether :func:`parse_block` reads words by default: compiled kernels on a
+little-endian machine (the word arithmetic reads the first byte as the lowest)."""
 _NO_POS = np.empty(0, dtype=np.int64)
 _NO_VALS = np.empty(0, dtype=np.float64)
 
