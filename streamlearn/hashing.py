@@ -59,6 +59,7 @@ _S16 = np.uint64(16)
 _S17 = np.uint64(17)
 _S19 = np.uint64(19)
 _S24 = np.uint64(24)
+_S32 = np.uint64(32)
 
 
 @jit_inline
@@ -66,6 +67,14 @@ def _mix_k1(k: np.uint64) -> np.uint64:
     k = (k * _C1) & _M32
     k = ((k << _S15) | (k >> _S17)) & _M32
     return (k * _C2) & _M32
+
+
+@jit_inline
+def _round(h: np.uint64, k: np.uint64) -> np.uint64:
+    """One 4-byte block of murmur3's body."""
+    h ^= _mix_k1(k)
+    h = ((h << _S13) | (h >> _S19)) & _M32
+    return (h * _U5 + _N1) & _M32
 
 
 @jit_inline
@@ -98,9 +107,7 @@ def murmur3_32(buf: np.ndarray, start: int, end: int, seed: int) -> np.uint32:
             | (np.uint64(buf[u + _U2]) << _S16)
             | (np.uint64(buf[u + _U3]) << _S24)
         )
-        h ^= _mix_k1(k)
-        h = ((h << _S13) | (h >> _S19)) & _M32
-        h = (h * _U5 + _N1) & _M32
+        h = _round(h, k)
         i += 4
     tail = n & 3
     if tail > 0:
@@ -111,6 +118,32 @@ def murmur3_32(buf: np.ndarray, start: int, end: int, seed: int) -> np.uint32:
             k ^= np.uint64(buf[i + 1]) << _S8
         k ^= np.uint64(buf[i])
         h ^= _mix_k1(k)
+    h ^= np.uint64(n) & _M32
+    h ^= h >> _S16
+    h = (h * _F1) & _M32
+    h ^= h >> _S13
+    h = (h * _F2) & _M32
+    h ^= h >> _S16
+    return np.uint32(h)
+
+
+@jit_inline
+def murmur3_32_short(w0: np.uint64, w1: np.uint64, n: int, seed: int) -> np.uint32:
+    """:func:`murmur3_32` of the first ``n`` (0-15) bytes of the words ``w0``, ``w1``.
+
+    The words are the 16 bytes from the key's start, little-endian (bytes past
+    ``n`` are ignored).  Every block is hashed and the right state selected, so
+    a key's length costs no branch: on names of varying length the loop and
+    the tail switch of :func:`murmur3_32` mispredict about twice per key.
+    """
+    nb = n >> 2
+    h = np.uint64(seed) & _M32
+    h1 = _round(h, w0 & _M32)
+    h2 = _round(h1, w0 >> _S32)
+    h3 = _round(h2, w1 & _M32)
+    h = h if nb == 0 else (h1 if nb == 1 else (h2 if nb == 2 else h3))
+    t = (w0 if nb < 2 else w1) >> (_S32 * np.uint64(nb & 1))
+    h ^= _mix_k1(t & ((_U1 << np.uint64(8 * (n & 3))) - _U1))  # _mix_k1(0) == 0
     h ^= np.uint64(n) & _M32
     h ^= h >> _S16
     h = (h * _F1) & _M32

@@ -14,6 +14,7 @@ from streamlearn.hashing import (
     hashstring,
     hashstring_py,
     murmur3_32,
+    murmur3_32_short,
     namespace_hash,
 )
 
@@ -49,6 +50,19 @@ def test_murmur_matches_mmh3(seed: int) -> None:
         got = int(murmur3_32(buf, pos, pos + len(s), seed))
         assert got == mmh3.hash(s, seed, signed=False), (s, seed)
         pos += len(s) + 1
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_murmur_short_matches_mmh3(seed: int) -> None:
+    """Keys of 0-15 bytes taken from two words, whatever the bytes after them."""
+    rng = random.Random(seed)
+    for _ in range(2000):
+        n = rng.randint(0, 15)
+        words = bytes(rng.randrange(256) for _ in range(16))
+        w0 = np.uint64(int.from_bytes(words[:8], "little"))
+        w1 = np.uint64(int.from_bytes(words[8:], "little"))
+        got = int(murmur3_32_short(w0, w1, n, seed))
+        assert got == mmh3.hash(words[:n], seed, signed=False), (words[:n], seed)
 
 
 @pytest.mark.parametrize("length", range(0, 9))

@@ -145,17 +145,24 @@ def name_end(buf: np.ndarray, i: int, n: int) -> int:
 
     The name runs to the first separator, newline, ':' or '|'; -1 when that
     is another byte below 33 (which VW's hash trims), when the name is empty
-    or when no delimiter lies in whole words before ``n``.
+    or when no delimiter lies in whole words before ``n``.  The first two
+    words are read together, so that a name's length (most are under 16
+    bytes) costs no branch.
     """
+    e = -1
     j = i
-    f = _U8
-    while f == _U8 and j + 8 <= n:
+    if i + 16 <= n:
+        f0 = first_byte(delimiters(load_u64(buf, i)))
+        f1 = first_byte(delimiters(load_u64(buf, i + 8)))
+        if f0 < _U8 or f1 < _U8:
+            e = i + np.int64(f0 if f0 < _U8 else _U8 + f1)
+        j = i + 16
+    while e < 0 and j + 8 <= n:
         f = first_byte(delimiters(load_u64(buf, j)))
+        if f < _U8:
+            e = j + np.int64(f)
         j += 8
-    if f == _U8:
-        return -1
-    e = j - 8 + np.int64(f)
-    if e == i or not ends_name(np.uint64(buf[np.uint64(e)])):
+    if e <= i or not ends_name(np.uint64(buf[np.uint64(e)])):
         return -1
     return e
 

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from streamlearn._jit import jit, jit_inline, load_u64
-from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32
+from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32, murmur3_32_short
 from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
@@ -310,6 +310,10 @@ def parse_vw_block(
                     h = np.uint64(hashstring(buf, s, e, nsh))
                 elif digits:
                     h = (acc + np.uint64(nsh)) & _M32
+                elif words and e - s < 16 and s + 16 <= n:
+                    h = np.uint64(
+                        murmur3_32_short(load_u64(buf, s), load_u64(buf, s + 8), e - s, nsh)
+                    )
                 else:
                     h = np.uint64(murmur3_32(buf, s, e, nsh))
                 if p >= le or buf[np.uint64(p)] != 58:
