@@ -27,7 +27,7 @@ import numpy as np
 
 from streamlearn._jit import jit, jit_inline, load_u64
 from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32, murmur3_32_short
-from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, scan_number
+from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, POW10, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
@@ -40,6 +40,7 @@ from streamlearn.io._scan import (
 )
 from streamlearn.io._words import (
     _ASCII0,
+    _COLON,
     _U0,
     _U8,
     byte_at,
@@ -49,6 +50,7 @@ from streamlearn.io._words import (
     first_byte,
     name_end,
     non_digits,
+    plain_decimal,
     quick_value,
 )
 
@@ -285,6 +287,26 @@ def parse_vw_block(
                     if t > _U0 and t < _U8 and ends_name(byte_at(w, t)):
                         acc = digits_value(x, t)
                         p += np.int64(t)
+                        # the whole feature here when its value is plain digits[.digits]
+                        h = (acc + np.uint64(nsh)) & _M32
+                        if byte_at(w, t) != _COLON:
+                            if scale != 0.0:
+                                indices[np.uint64(k1)] = h & mask
+                                values[np.uint64(k1)] = scale
+                                ns[np.uint64(k1)] = nsb
+                                k1 += 1
+                            continue
+                        if p + 9 <= n:
+                            ok, sig, frac, length = plain_decimal(load_u64(buf, p + 1))
+                            v = float(sig) / POW10[frac] * scale
+                            if ok and math.isfinite(v):
+                                if v != 0.0:
+                                    indices[np.uint64(k1)] = h & mask
+                                    values[np.uint64(k1)] = v
+                                    ns[np.uint64(k1)] = nsb
+                                    k1 += 1
+                                p += 1 + np.int64(length)
+                                continue
                     elif t < _U8:
                         e = name_end(buf, p, n)
                         if e > 0:
