@@ -40,7 +40,6 @@ from streamlearn.io._scan import (
 )
 from streamlearn.io._words import (
     _ASCII0,
-    _COLON,
     _U0,
     _U8,
     byte_at,
@@ -278,26 +277,39 @@ def parse_vw_block(
                 acc = np.uint64(0)
                 digits = True
                 low = False
-                if words and p + 8 <= n:
-                    # a short number or a name starting with a non-digit, 8 bytes
-                    # at a time; the byte loop below then stops where it starts
+                if words and p + 16 <= n:
+                    # a name of 1-7 digits, or one that starts with a non-digit, 8
+                    # bytes at a time; with a plain value (or none) the whole feature
+                    # is done here, else the code below goes on from the name's end
                     w = load_u64(buf, p)
                     x = w ^ _ASCII0
                     t = first_byte(non_digits(x))
+                    e = -1
+                    h = np.uint64(0)
                     if t > _U0 and t < _U8 and ends_name(byte_at(w, t)):
                         acc = digits_value(x, t)
-                        p += np.int64(t)
-                        # the whole feature here when its value is plain digits[.digits]
                         h = (acc + np.uint64(nsh)) & _M32
-                        if byte_at(w, t) != _COLON:
+                        e = p + np.int64(t)
+                    elif t < _U8:
+                        e = name_end(buf, p, n)
+                        if e > 0:
+                            digits = False
+                            if e - p < 16:
+                                w1 = load_u64(buf, p + 8)
+                                h = np.uint64(murmur3_32_short(w, w1, e - p, nsh))
+                            else:
+                                h = np.uint64(murmur3_32(buf, p, e, nsh))
+                    if e > 0:
+                        p = e
+                        if buf[np.uint64(e)] != 58:
                             if scale != 0.0:
                                 indices[np.uint64(k1)] = h & mask
                                 values[np.uint64(k1)] = scale
                                 ns[np.uint64(k1)] = nsb
                                 k1 += 1
                             continue
-                        if p + 9 <= n:
-                            ok, sig, frac, length = plain_decimal(load_u64(buf, p + 1))
+                        if e + 9 <= n:
+                            ok, sig, frac, length = plain_decimal(load_u64(buf, e + 1))
                             v = float(sig) / POW10[frac] * scale
                             if ok and math.isfinite(v):
                                 if v != 0.0:
@@ -305,13 +317,8 @@ def parse_vw_block(
                                     values[np.uint64(k1)] = v
                                     ns[np.uint64(k1)] = nsb
                                     k1 += 1
-                                p += 1 + np.int64(length)
+                                p = e + 1 + np.int64(length)
                                 continue
-                    elif t < _U8:
-                        e = name_end(buf, p, n)
-                        if e > 0:
-                            p = e
-                            digits = False
                 while p < le:
                     c = buf[np.uint64(p)]
                     if c == 32 or c == 9 or c == 13 or c == 58 or c == 124:
@@ -332,10 +339,6 @@ def parse_vw_block(
                     h = np.uint64(hashstring(buf, s, e, nsh))
                 elif digits:
                     h = (acc + np.uint64(nsh)) & _M32
-                elif words and e - s < 16 and s + 16 <= n:
-                    h = np.uint64(
-                        murmur3_32_short(load_u64(buf, s), load_u64(buf, s + 8), e - s, nsh)
-                    )
                 else:
                     h = np.uint64(murmur3_32(buf, s, e, nsh))
                 if p >= le or buf[np.uint64(p)] != 58:
