@@ -78,6 +78,18 @@ def _round(h: np.uint64, k: np.uint64) -> np.uint64:
 
 
 @jit_inline
+def _finish(h: np.uint64, n: int) -> np.uint32:
+    """murmur3's finalizer: the length, then ``fmix32``."""
+    h ^= np.uint64(n) & _M32
+    h ^= h >> _S16
+    h = (h * _F1) & _M32
+    h ^= h >> _S13
+    h = (h * _F2) & _M32
+    h ^= h >> _S16
+    return np.uint32(h)
+
+
+@jit_inline
 def murmur3_32(buf: np.ndarray, start: int, end: int, seed: int) -> np.uint32:
     """murmurhash3_x86_32 of ``buf[start:end]`` (the hash VW calls ``uniform_hash``).
 
@@ -118,13 +130,7 @@ def murmur3_32(buf: np.ndarray, start: int, end: int, seed: int) -> np.uint32:
             k ^= np.uint64(buf[i + 1]) << _S8
         k ^= np.uint64(buf[i])
         h ^= _mix_k1(k)
-    h ^= np.uint64(n) & _M32
-    h ^= h >> _S16
-    h = (h * _F1) & _M32
-    h ^= h >> _S13
-    h = (h * _F2) & _M32
-    h ^= h >> _S16
-    return np.uint32(h)
+    return _finish(h, n)
 
 
 @jit_inline
@@ -144,13 +150,7 @@ def murmur3_32_short(w0: np.uint64, w1: np.uint64, n: int, seed: int) -> np.uint
     h = h if nb == 0 else (h1 if nb == 1 else (h2 if nb == 2 else h3))
     t = (w0 if nb < 2 else w1) >> (_S32 * np.uint64(nb & 1))
     h ^= _mix_k1(t & ((_U1 << np.uint64(8 * (n & 3))) - _U1))  # _mix_k1(0) == 0
-    h ^= np.uint64(n) & _M32
-    h ^= h >> _S16
-    h = (h * _F1) & _M32
-    h ^= h >> _S13
-    h = (h * _F2) & _M32
-    h ^= h >> _S16
-    return np.uint32(h)
+    return _finish(h, n)
 
 
 @jit_inline

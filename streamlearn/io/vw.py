@@ -85,6 +85,19 @@ def _e_only(buf: np.ndarray, i: int, end: int) -> bool:
 
 
 @jit_inline
+def put(
+    indices: np.ndarray, values: np.ndarray, ns: np.ndarray, k: int, slot: np.uint64,
+    value: float, nsb: int,
+) -> int:
+    """Store feature ``k`` (slot, value, namespace byte); returns ``k + 1``."""
+    u = np.uint64(k)  # k >= 0: no negative-index fix-up
+    indices[u] = slot
+    values[u] = value
+    ns[u] = nsb
+    return k + 1
+
+
+@jit_inline
 def label_tokens(buf: np.ndarray, ls: int, bar: int):
     """Split the label part ``buf[ls:bar]`` as VW does.
 
@@ -303,20 +316,14 @@ def parse_vw_block(
                         p = e
                         if buf[np.uint64(e)] != 58:
                             if scale != 0.0:
-                                indices[np.uint64(k1)] = h & mask
-                                values[np.uint64(k1)] = scale
-                                ns[np.uint64(k1)] = nsb
-                                k1 += 1
+                                k1 = put(indices, values, ns, k1, h & mask, scale, nsb)
                             continue
                         if e + 9 <= n:
                             ok, sig, frac, length = plain_decimal(load_u64(buf, e + 1))
                             v = float(sig) / POW10[frac] * scale
                             if ok and math.isfinite(v):
                                 if v != 0.0:
-                                    indices[np.uint64(k1)] = h & mask
-                                    values[np.uint64(k1)] = v
-                                    ns[np.uint64(k1)] = nsb
-                                    k1 += 1
+                                    k1 = put(indices, values, ns, k1, h & mask, v, nsb)
                                 p = e + 1 + np.int64(length)
                                 continue
                 while p < le:
@@ -343,10 +350,7 @@ def parse_vw_block(
                     h = np.uint64(murmur3_32(buf, s, e, nsh))
                 if p >= le or buf[np.uint64(p)] != 58:
                     if scale != 0.0:
-                        indices[np.uint64(k1)] = h & mask
-                        values[np.uint64(k1)] = scale
-                        ns[np.uint64(k1)] = nsb
-                        k1 += 1
+                        k1 = put(indices, values, ns, k1, h & mask, scale, nsb)
                     continue
                 vs = p + 1
                 if vs >= le or is_ws(buf[np.uint64(vs)]) or buf[np.uint64(vs)] == 124:
@@ -369,10 +373,8 @@ def parse_vw_block(
                         q = vs
                         while q < le and not is_ws(buf[q]):
                             q += 1
-                        indices[k1] = np.uint64(hashstring(buf, vs, q, h)) & mask
-                        values[k1] = 1.0
-                        ns[k1] = nsb
-                        k1 += 1
+                        slot = np.uint64(hashstring(buf, vs, q, h)) & mask
+                        k1 = put(indices, values, ns, k1, slot, 1.0, nsb)
                         p = q
                         continue
                 if j < le and not is_ws(buf[np.uint64(j)]) and buf[np.uint64(j)] != 124:
@@ -386,10 +388,7 @@ def parse_vw_block(
                     break
                 p = j
                 if v != 0.0:
-                    indices[np.uint64(k1)] = h & mask
-                    values[np.uint64(k1)] = v
-                    ns[np.uint64(k1)] = nsb
-                    k1 += 1
+                    k1 = put(indices, values, ns, k1, h & mask, v, nsb)
 
         # ---- the row
         status[row] = code
@@ -398,10 +397,7 @@ def parse_vw_block(
         err_pos[row] = err
         if code == 0:
             if constant:
-                indices[k1] = _CONSTANT & mask
-                values[k1] = 1.0
-                ns[k1] = CONSTANT_NS
-                k1 += 1
+                k1 = put(indices, values, ns, k1, _CONSTANT & mask, 1.0, CONSTANT_NS)
             k = k1
             labels[row] = label
             weights[row] = weight
