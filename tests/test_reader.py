@@ -50,6 +50,24 @@ def test_long_line_grows_the_buffer(tmp_path) -> None:
     assert starts[b"1 "] == 1 and starts[b"2 "] == 2
 
 
+def test_buffers_are_reused_only_when_no_block_holds_them(tmp_path) -> None:
+    """Blocks kept alive keep their bytes; blocks let go free their buffer for the next."""
+    lines = [f"{i} |f a{i}:{i % 7} b{i * 31 % 1000}\n".encode() for i in range(5000)]
+    path = tmp_path / "d.vw"
+    path.write_bytes(b"".join(lines))
+    kept, seen = [], []
+    for n, block in enumerate(iter_blocks([str(path)], block_size=1000)):
+        seen.append(block.data.tobytes())
+        if n % 3 == 0:
+            kept.append((block, seen[-1]))
+        del block
+    assert b"".join(seen) == path.read_bytes()
+    for block, raw in kept:  # later blocks were read into other buffers
+        assert block.data.tobytes() == raw
+    bases = {id(b.data.base) for b, _ in kept}
+    assert len(bases) == len(kept)
+
+
 def test_gzip_detected_by_magic_not_name(tmp_path) -> None:
     text = b"1 |f a\n-1 |f b\n" * 100
     gz = tmp_path / "data.txt"  # gzip content, misleading name
