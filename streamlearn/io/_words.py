@@ -8,7 +8,7 @@ integer arithmetic (Lamport's and Mycroft's bit tricks, as in Lemire's
 the parsers take them for the common shapes (a name of 1-7 digits, a name
 without digits first, a plain ``digits[.digits]`` value) and fall back to
 the byte loops for everything else, so no result depends on the route
-(``tests/test_fuzz_parsers.py`` compares the two on random lines).
+(``tests/test_words.py`` compares the two on generated blocks).
 
 Flag words carry ``0x80`` in each byte that matches.  Where a test can flag
 a byte above a true match (the borrow in ``x - 0x01..``), only the lowest
@@ -50,8 +50,6 @@ _U80 = np.uint64(0x80)
 _UFF = np.uint64(0xFF)
 _DOT = np.uint64(46)
 _BAR = np.uint64(124)
-_COLON = np.uint64(58)
-_SPACE = np.uint64(32)
 _SEPARATORS = np.uint64((1 << 9) | (1 << 13) | (1 << 32))
 """Bits of tab, carriage return and space: the separators inside a line."""
 _VALUE_ENDS = _SEPARATORS | np.uint64(1 << 10)

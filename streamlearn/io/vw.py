@@ -50,7 +50,6 @@ from streamlearn.io._words import (
     name_end,
     non_digits,
     plain_decimal,
-    quick_value,
 )
 
 # status codes (keys of streamlearn.io.batch.REASONS)
@@ -284,103 +283,96 @@ def parse_vw_block(
                 if c == 32 or c == 9 or c == 13:
                     p += 1
                     continue
-                # the name runs to whitespace, ':' or '|'; its hashstring is
-                # computed on the way (digits accumulate; bytes <= 0x20 need trimming)
+                # the name runs to whitespace, ':' or '|'
                 s = p
-                acc = np.uint64(0)
-                digits = True
-                low = False
+                e = -1
+                h = np.uint64(0)
                 if words and p + 16 <= n:
-                    # a name of 1-7 digits, or one that starts with a non-digit, 8
-                    # bytes at a time; with a plain value (or none) the whole feature
-                    # is done here, else the code below goes on from the name's end
+                    # a name of 1-7 digits, or one that starts with a non-digit, and its
+                    # hash, 8 bytes at a time (e stays -1 for anything else)
                     w = load_u64(buf, p)
                     x = w ^ _ASCII0
                     t = first_byte(non_digits(x))
-                    e = -1
-                    h = np.uint64(0)
                     if t > _U0 and t < _U8 and ends_name(byte_at(w, t)):
-                        acc = digits_value(x, t)
-                        h = (acc + np.uint64(nsh)) & _M32
+                        h = (digits_value(x, t) + np.uint64(nsh)) & _M32
                         e = p + np.int64(t)
                     elif t < _U8:
                         e = name_end(buf, p, n)
-                        if e > 0:
-                            digits = False
-                            if e - p < 16:
-                                w1 = load_u64(buf, p + 8)
-                                h = np.uint64(murmur3_32_short(w, w1, e - p, nsh))
-                            else:
-                                h = np.uint64(murmur3_32(buf, p, e, nsh))
-                    if e > 0:
-                        p = e
-                        if buf[np.uint64(e)] != 58:
-                            if scale != 0.0:
-                                k1 = put(indices, values, ns, k1, h & mask, scale, nsb)
-                            continue
-                        if e + 9 <= n:
-                            ok, sig, frac, length = plain_decimal(load_u64(buf, e + 1))
-                            v = float(sig) / POW10[frac] * scale
-                            if ok and math.isfinite(v):
-                                if v != 0.0:
-                                    k1 = put(indices, values, ns, k1, h & mask, v, nsb)
-                                p = e + 1 + np.int64(length)
-                                continue
-                while p < le:
-                    c = buf[np.uint64(p)]
-                    if c == 32 or c == 9 or c == 13 or c == 58 or c == 124:
-                        break
-                    if c >= 48 and c <= 57:
-                        acc = acc * _U10 + np.uint64(c - 48)
-                    else:
-                        digits = False
-                        if c <= 32:
-                            low = True
-                    p += 1
-                e = p
-                if s == e:
-                    code = EMPTY_NAME
-                    err = s
-                    break
-                if low:
-                    h = np.uint64(hashstring(buf, s, e, nsh))
-                elif digits:
-                    h = (acc + np.uint64(nsh)) & _M32
+                        if e - p >= 16:
+                            h = np.uint64(murmur3_32(buf, p, e, nsh))
+                        elif e > 0:
+                            w1 = load_u64(buf, p + 8)
+                            h = np.uint64(murmur3_32_short(w, w1, e - p, nsh))
+                if e > 0:
+                    p = e
                 else:
-                    h = np.uint64(murmur3_32(buf, s, e, nsh))
+                    # byte by byte, hashed on the way (digits accumulate; bytes <= 0x20
+                    # need trimming)
+                    acc = np.uint64(0)
+                    digits = True
+                    low = False
+                    while p < le:
+                        c = buf[np.uint64(p)]
+                        if c == 32 or c == 9 or c == 13 or c == 58 or c == 124:
+                            break
+                        if c >= 48 and c <= 57:
+                            acc = acc * _U10 + np.uint64(c - 48)
+                        else:
+                            digits = False
+                            if c <= 32:
+                                low = True
+                        p += 1
+                    e = p
+                    if s == e:
+                        code = EMPTY_NAME
+                        err = s
+                        break
+                    if low:
+                        h = np.uint64(hashstring(buf, s, e, nsh))
+                    elif digits:
+                        h = (acc + np.uint64(nsh)) & _M32
+                    else:
+                        h = np.uint64(murmur3_32(buf, s, e, nsh))
                 if p >= le or buf[np.uint64(p)] != 58:
                     if scale != 0.0:
                         k1 = put(indices, values, ns, k1, h & mask, scale, nsb)
                     continue
                 vs = p + 1
-                if vs >= le or is_ws(buf[np.uint64(vs)]) or buf[np.uint64(vs)] == 124:
-                    code = BAD_VALUE
-                    err = s
-                    break
-                ok, v, j = quick_value(buf, vs, le, words)
+                ok = False
+                if words and vs + 8 <= n:
+                    # digits[.digits] then a separator, newline or '|': checked already
+                    ok, sig, frac, length = plain_decimal(load_u64(buf, vs))
+                    v = float(sig) / POW10[frac]
+                    j = vs + np.int64(length)
                 if not ok:
-                    c, v, j = scan_number(buf, vs, le)
-                    if c == NUM_SLOW:
-                        v = slow_value(vs, j, slow_spans, slow_pos, slow_vals, st)
-                    elif c == NUM_NONE:
-                        c = buf[vs]
-                        if c == 43 or c == 45 or c == 46 or _e_only(buf, vs, le):
-                            code = BAD_VALUE
-                            err = s
-                            break
-                        # name:string, chain-hashed, value 1; the string runs to
-                        # whitespace, ':' and '|' included (as VW)
-                        q = vs
-                        while q < le and not is_ws(buf[q]):
-                            q += 1
-                        slot = np.uint64(hashstring(buf, vs, q, h)) & mask
-                        k1 = put(indices, values, ns, k1, slot, 1.0, nsb)
-                        p = q
-                        continue
-                if j < le and not is_ws(buf[np.uint64(j)]) and buf[np.uint64(j)] != 124:
-                    code = TOO_MANY_COLONS if buf[j] == 58 else BAD_VALUE
-                    err = s
-                    break
+                    if vs >= le or is_ws(buf[np.uint64(vs)]) or buf[np.uint64(vs)] == 124:
+                        code = BAD_VALUE
+                        err = s
+                        break
+                    ok, v, j = fast_decimal(buf, vs, le)
+                    if not ok:
+                        c, v, j = scan_number(buf, vs, le)
+                        if c == NUM_SLOW:
+                            v = slow_value(vs, j, slow_spans, slow_pos, slow_vals, st)
+                        elif c == NUM_NONE:
+                            c = buf[vs]
+                            if c == 43 or c == 45 or c == 46 or _e_only(buf, vs, le):
+                                code = BAD_VALUE
+                                err = s
+                                break
+                            # name:string, chain-hashed, value 1; the string runs to
+                            # whitespace, ':' and '|' included (as VW)
+                            q = vs
+                            while q < le and not is_ws(buf[q]):
+                                q += 1
+                            slot = np.uint64(hashstring(buf, vs, q, h)) & mask
+                            k1 = put(indices, values, ns, k1, slot, 1.0, nsb)
+                            p = q
+                            continue
+                    if j < le and not is_ws(buf[np.uint64(j)]) and buf[np.uint64(j)] != 124:
+                        code = TOO_MANY_COLONS if buf[j] == 58 else BAD_VALUE
+                        err = s
+                        break
                 v *= scale
                 if not math.isfinite(v):
                     code = NON_FINITE
