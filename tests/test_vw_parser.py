@@ -289,3 +289,70 @@ def test_excerpt_without_line_offsets() -> None:
     # a batch whose block no longer holds its text (e.g. replayed from a cache)
     other = dataclasses.replace(bare, block=Block(np.zeros(3, np.uint8), "s", 1))
     assert excerpt(other, 1) == "(line text not available)"
+
+
+BATCH_FIELDS = ("labels", "weights", "bases", "tag_start", "tag_end", "indptr", "indices",
+                "values", "status", "line", "line_start", "err_pos")  # fmt: skip
+
+
+def test_batch_arrays_are_reused_only_when_no_batch_holds_them(monkeypatch, tmp_path) -> None:
+    """Batches (or single arrays of them) kept alive keep their values; the rest go round."""
+    from streamlearn.io import iter_blocks, parse
+    from streamlearn.io.parse import _ArraySets
+
+    monkeypatch.setattr(parse, "_SETS", _ArraySets(keep=4))
+    rng = np.random.default_rng(5)
+    lines = []
+    for i in range(3000):
+        feats = " ".join(f"f{j}:{rng.integers(1, 99) / 8}" for j in range(rng.integers(0, 12)))
+        lines.append(f"{i % 3 - 1} {'x' * (i % 5)}|n {feats}\n".encode())
+    lines[700] = b"1 |n a:zz\n"  # a malformed line: its error position is kept too
+    path = tmp_path / "d.vw"
+    path.write_bytes(b"".join(lines))
+    kept = []
+    for n, block in enumerate(iter_blocks([str(path)], block_size=2000)):
+        batch = parse.parse_block(block, parse.FMT_VW, 18)
+        copy = {f: getattr(batch, f).copy() for f in BATCH_FIELDS}
+        if n % 5 == 0:
+            kept.append((batch, copy))  # the whole batch
+        elif n % 7 == 0:
+            kept.append((batch.values, copy["values"]))  # one array of it
+        del batch
+    assert len(kept) > 8  # more than the pool keeps: the rest are fresh arrays
+    for held, copy in kept:
+        if isinstance(held, np.ndarray):
+            np.testing.assert_array_equal(held, copy)
+        else:
+            for f in BATCH_FIELDS:
+                np.testing.assert_array_equal(getattr(held, f), copy[f], err_msg=f)
+    del kept
+    sets = parse._SETS.sets
+    batch = parse.parse_block(next(iter_blocks([str(path)], block_size=2000)), parse.FMT_VW, 18)
+    assert len(sets) == 4 and np.shares_memory(batch.indices, sets[0][6])  # reused
+
+
+def test_pooled_arrays_grow_for_a_block_of_more_lines(monkeypatch) -> None:
+    from streamlearn.io import parse
+    from streamlearn.io.batch import Block
+    from streamlearn.io.parse import _ArraySets
+
+    monkeypatch.setattr(parse, "_SETS", _ArraySets(keep=1))
+    big = b"1 |f a b c\n" * 2000
+    short = b"1\n" * 600_000  # more rows than a set sized for big blocks holds
+    for text in (big, short, big):
+        data = np.frombuffer(text, dtype=np.uint8).copy()
+        batch = parse.parse_block(Block(data, "d.vw", 1), parse.FMT_VW, 18)
+        assert batch.n == text.count(b"\n")
+        assert batch.indptr[-1] == batch.n * (4 if text is big else 1)
+        del batch
+
+
+def test_a_wrong_line_count_is_refused_not_overrun(monkeypatch) -> None:
+    from streamlearn.io import parse
+    from streamlearn.io.batch import Block
+    from streamlearn.io.parse import _ArraySets
+
+    monkeypatch.setattr(parse, "_SETS", _ArraySets(keep=0))  # arrays of the exact size
+    data = np.frombuffer(b"1 |f a\n" * 10, dtype=np.uint8).copy()
+    with pytest.raises(RuntimeError, match="more lines"):
+        parse.parse_block(Block(data, "d.vw", 1, newlines=3), parse.FMT_VW, 18)

@@ -129,16 +129,23 @@ def read_number(
     return code, v, j
 
 
-@jit
-def alloc_block(n_bytes: int, max_rows: int, slow_cap: int):
-    """Output arrays for a block of ``n_bytes`` with at most ``max_rows`` rows.
+def feature_bound(n_bytes: int, max_rows: int) -> int:
+    """Features a block of ``n_bytes`` with at most ``max_rows`` rows can hold, at most.
 
-    Row arrays are exact upper bounds.  Feature arrays start small (one
-    feature per 32 bytes of text) and :func:`grow_features` extrapolates from
-    the part of the block already parsed, so they end up only slightly larger
-    than needed: batches waiting in a queue hold little unused memory.
+    The kernels need room for ``(line bytes + 1) // 2 + 2`` features per line
+    (a feature takes a byte and a separator; the constant and one spare), so
+    the sum over a block's lines is below this.
     """
-    cap = n_bytes // 32 + 2 * max_rows + 64
+    return n_bytes // 2 + 2 * max_rows + 64
+
+
+def block_arrays(max_rows: int, feature_cap: int) -> tuple[np.ndarray, ...]:
+    """Uninitialised output arrays of a block kernel, in the order it takes them.
+
+    Row arrays hold ``max_rows`` rows (``indptr`` one more); feature arrays
+    ``feature_cap`` entries.  A kernel given fewer than
+    :func:`feature_bound` feature entries grows them (:func:`grow_features`).
+    """
     return (
         np.empty(max_rows, dtype=np.float64),  # labels
         np.empty(max_rows, dtype=np.float64),  # weights
@@ -146,15 +153,13 @@ def alloc_block(n_bytes: int, max_rows: int, slow_cap: int):
         np.empty(max_rows, dtype=np.int64),  # tag_start
         np.empty(max_rows, dtype=np.int64),  # tag_end
         np.empty(max_rows + 1, dtype=np.int64),  # indptr
-        np.empty(cap, dtype=np.uint32),  # indices
-        np.empty(cap, dtype=np.float64),  # values
+        np.empty(feature_cap, dtype=np.uint32),  # indices
+        np.empty(feature_cap, dtype=np.float64),  # values
         np.empty(max_rows, dtype=np.int32),  # status
         np.empty(max_rows, dtype=np.int64),  # line
         np.empty(max_rows, dtype=np.int64),  # line_start
         np.empty(max_rows, dtype=np.int64),  # err_pos
-        np.empty((slow_cap, 2), dtype=np.int64),  # slow token spans
-        np.zeros(2, dtype=np.int64),  # slow counters
-        np.empty(cap, dtype=np.uint8),  # ns: first byte of each feature's namespace
+        np.empty(feature_cap, dtype=np.uint8),  # ns: first byte of each feature's namespace
     )
 
 

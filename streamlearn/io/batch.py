@@ -51,12 +51,16 @@ class Block:
         Handed on because a live input (pipe, FIFO, terminal) paused: the
         stages after the reader pass it on at once instead of waiting for
         more blocks.
+    newlines : int
+        How many ``\\n`` bytes ``data`` holds, when the reader has counted
+        them; -1 when unknown (the parser then counts).
     """
 
     data: np.ndarray
     source: str
     first_line: int
     live: bool = False
+    newlines: int = -1
 
 
 @dataclass

@@ -132,8 +132,9 @@ def iter_lines_blocks(source: Source, block_size: int) -> Iterator[Block]:
         carry = buf[cut:filled].copy()
         if cut > 0:
             data = buf[:cut]
-            yield Block(data, name, first_line, live=paused)
-            first_line += count_newlines(data)
+            newlines = count_newlines(data)
+            yield Block(data, name, first_line, live=paused, newlines=newlines)
+            first_line += newlines
 
 
 def iter_blocks(sources: Sequence[str], block_size: int = BLOCK_SIZE) -> Iterator[Block]:

@@ -25,8 +25,6 @@ from streamlearn.io._numbers import NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
-    alloc_block,
-    count_newlines,
     grow_features,
     is_ws,
     slow_value,
@@ -76,20 +74,25 @@ def parse_svmlight_block(
     slow_pos: np.ndarray,
     slow_vals: np.ndarray,
     words: bool,
+    arrays: tuple,
 ):
     """Parse every svmlight line of ``data``; see :func:`streamlearn.io.parse.parse_block`.
+
+    ``arrays`` as for :func:`streamlearn.io.vw.parse_vw_block`.
 
     ``words`` lets newlines, comments, indices and plain values be found 8
     bytes at a time (:mod:`streamlearn.io._words`); the result is the same.
     """
     n = data.shape[0]
-    max_rows = count_newlines(data) + 1
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
-        status, line, line_start, err_pos, slow_spans, st, ns,
-    ) = alloc_block(n, max_rows, slow_cap)  # fmt: skip
+        status, line, line_start, err_pos, ns,
+    ) = arrays  # fmt: skip
+    slow_spans = np.empty((slow_cap, 2), dtype=np.int64)
+    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
     buf = data
     nan = math.nan
+    overflow = False
     row = 0
     k = 0
     pos = 0
@@ -108,6 +111,9 @@ def parse_svmlight_block(
             p += 1
         if p == end:
             continue  # blank or comment-only line: not an example
+        if row >= labels.shape[0]:
+            overflow = True  # the row arrays were sized from a wrong line count
+            break
         need = k + (end - ls + 1) // 2 + 2
         if need > indices.shape[0]:
             indices, values, ns = grow_features(indices, values, ns, k, need, l0, n)
@@ -216,4 +222,5 @@ def parse_svmlight_block(
         labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
         indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
         line_start[:row], err_pos[:row], 0, 0, st[0], slow_spans, ns[:k],
+        overflow,
     )  # fmt: skip

@@ -31,8 +31,6 @@ from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, POW10, scan_numb
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
-    alloc_block,
-    count_newlines,
     fast_decimal,
     grow_features,
     is_ws,
@@ -156,8 +154,13 @@ def parse_vw_block(
     slow_pos: np.ndarray,
     slow_vals: np.ndarray,
     words: bool,
+    arrays: tuple,
 ):
     """Parse every VW line of ``data``; see :func:`streamlearn.io.parse.parse_block`.
+
+    ``arrays`` are the output arrays (:func:`~streamlearn.io._scan.block_arrays`)
+    with a row for every line of ``data``; feature arrays shorter than
+    :func:`~streamlearn.io._scan.feature_bound` grow as needed.
 
     ``words`` lets the common tokens be read 8 bytes at a time
     (:mod:`streamlearn.io._words`); the result is the same either way.  Byte
@@ -165,13 +168,15 @@ def parse_vw_block(
     negative-index check on each (every index here is non-negative).
     """
     n = data.shape[0]
-    max_rows = count_newlines(data) + 1
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
-        status, line, line_start, err_pos, slow_spans, st, ns,
-    ) = alloc_block(n, max_rows, slow_cap)  # fmt: skip
+        status, line, line_start, err_pos, ns,
+    ) = arrays  # fmt: skip
+    slow_spans = np.empty((slow_cap, 2), dtype=np.int64)
+    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
     buf = data
     nan = math.nan
+    overflow = False
     row = 0
     k = 0
     pos = 0
@@ -193,6 +198,9 @@ def parse_vw_block(
             p += 1
         if p == le:
             continue  # blank line: not an example
+        if row >= labels.shape[0]:
+            overflow = True  # the row arrays were sized from a wrong line count
+            break
         need = k + (le - ls + 1) // 2 + 2
         if need > indices.shape[0]:
             indices, values, ns = grow_features(indices, values, ns, k, need, l0, n)
@@ -412,4 +420,5 @@ def parse_vw_block(
         labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
         indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
         line_start[:row], err_pos[:row], n_touch, first_touch, st[0], slow_spans, ns[:k],
+        overflow,
     )  # fmt: skip
