@@ -2,10 +2,11 @@
 
 Every kernel is a top-level function decorated with :func:`jit` (cached on
 disk, GIL released so the parser and the learner can overlap on two threads).
-Helpers called from kernels use :func:`jit_inline`.  Kernels stay valid plain
-Python, so ``NUMBA_DISABLE_JIT=1`` runs them in the interpreter for debugging,
-and for tiny inputs (the CLI sets it): then numba is not imported at all and
-the decorators return the functions themselves.  The numba half (the cache's
+Helpers called from kernels use :func:`jit_inline`, and hot loops that
+allocate nothing :func:`jit_noalloc` (no reference counting).  Kernels stay
+valid plain Python, so ``NUMBA_DISABLE_JIT=1`` runs them in the interpreter
+for debugging, and for tiny inputs (the CLI sets it): then numba is not
+imported at all and the decorators return the functions themselves.  The numba half (the cache's
 place, the quick loader below) is :mod:`streamlearn._jit_numba`.
 
 Cache location: numba checks a cached kernel only against its own source
@@ -52,6 +53,10 @@ if INTERPRETED:
         """Decorator for small helpers called from kernels (here: the function itself)."""
         return func
 
+    def jit_noalloc(func: Callable) -> Callable:
+        """Decorator for kernels that allocate nothing (here: the function itself)."""
+        return func
+
     def prefetch_row(table, j) -> None:  # noqa: ANN001
         """A hint to the CPU's caches when compiled; nothing to do here."""
 
@@ -72,6 +77,7 @@ else:
         _QuickLoad,
         jit,
         jit_inline,
+        jit_noalloc,
         load_u64,
         prefetch_row,
         trailing_zeros,

@@ -356,3 +356,18 @@ def test_a_wrong_line_count_is_refused_not_overrun(monkeypatch) -> None:
     data = np.frombuffer(b"1 |f a\n" * 10, dtype=np.uint8).copy()
     with pytest.raises(RuntimeError, match="more lines"):
         parse.parse_block(Block(data, "d.vw", 1, newlines=3), parse.FMT_VW, 18)
+
+
+def test_batches_beyond_the_pool_hold_only_their_features(monkeypatch) -> None:
+    """With no pooled set free, arrays are made per block and the features copied out."""
+    from streamlearn.io import parse
+    from streamlearn.io.batch import Block
+    from streamlearn.io.parse import _ArraySets
+
+    data = np.frombuffer(b"1 |f a b:2\n-1 |g c\n" * 50, dtype=np.uint8).copy()
+    pooled = parse.parse_block(Block(data, "d.vw", 1), parse.FMT_VW, 18)
+    monkeypatch.setattr(parse, "_SETS", _ArraySets(keep=0))
+    fresh = parse.parse_block(Block(data, "d.vw", 1), parse.FMT_VW, 18)
+    assert fresh.indices.base is None and fresh.values.base is None  # own, exact arrays
+    for f in BATCH_FIELDS:
+        np.testing.assert_array_equal(getattr(fresh, f), getattr(pooled, f), err_msg=f)

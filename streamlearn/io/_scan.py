@@ -143,8 +143,7 @@ def block_arrays(max_rows: int, feature_cap: int) -> tuple[np.ndarray, ...]:
     """Uninitialised output arrays of a block kernel, in the order it takes them.
 
     Row arrays hold ``max_rows`` rows (``indptr`` one more); feature arrays
-    ``feature_cap`` entries.  A kernel given fewer than
-    :func:`feature_bound` feature entries grows them (:func:`grow_features`).
+    ``feature_cap`` entries, which must be :func:`feature_bound` or more.
     """
     return (
         np.empty(max_rows, dtype=np.float64),  # labels
@@ -163,22 +162,16 @@ def block_arrays(max_rows: int, feature_cap: int) -> tuple[np.ndarray, ...]:
     )
 
 
-@jit
-def grow_features(
-    indices: np.ndarray, values: np.ndarray, ns: np.ndarray, k: int, need: int, done: int,
-    total: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Copies of ``indices[:k]``/``values[:k]``/``ns[:k]`` with room for ``need`` entries and more.
-
-    ``k`` features came from the first ``done`` of ``total`` bytes: the new
-    capacity extrapolates that rate to the whole block, plus 10 %.
-    """
-    guess = int(k / max(done, 1) * total * 1.1) + 1024
-    cap = max(need + 1024, guess, indices.shape[0] + indices.shape[0] // 4)
-    new_i = np.empty(cap, dtype=np.uint32)
-    new_v = np.empty(cap, dtype=np.float64)
-    new_n = np.empty(cap, dtype=np.uint8)
-    new_i[:k] = indices[:k]
-    new_v[:k] = values[:k]
-    new_n[:k] = ns[:k]
-    return new_i, new_v, new_n
+@jit_inline
+def block_result(arrays, row, k, n_touch, first_touch, st, slow_spans, overflow):
+    """A block kernel's result: its arrays cut to ``row`` rows and ``k`` features, and counts."""
+    (
+        labels, weights, bases, tag_start, tag_end, indptr, indices, values,
+        status, line, line_start, err_pos, ns,
+    ) = arrays  # fmt: skip
+    return (
+        labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
+        indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
+        line_start[:row], err_pos[:row], n_touch, first_touch, st[0], slow_spans, ns[:k],
+        overflow,
+    )  # fmt: skip

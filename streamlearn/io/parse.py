@@ -56,8 +56,8 @@ class _ArraySets:
     feature arrays of a pooled set have room for :func:`feature_bound`
     entries, of which only the pages a block fills are ever touched.  Beyond
     ``keep`` sets in use (batches kept alive, as a parse into memory does),
-    arrays are allocated per block as before, with feature arrays that the
-    kernel grows from a guess.
+    arrays are allocated per block, and the batch gets copies of the parts
+    filled (:func:`parse_block`).
     """
 
     def __init__(self, keep: int = 8) -> None:
@@ -65,8 +65,8 @@ class _ArraySets:
         self.sets: list[tuple[np.ndarray, ...]] = []
         self.lock = threading.Lock()
 
-    def take(self, n_bytes: int, max_rows: int) -> tuple[np.ndarray, ...]:
-        """Arrays with ``max_rows`` rows and :func:`feature_bound` feature entries."""
+    def take(self, n_bytes: int, max_rows: int) -> tuple[tuple[np.ndarray, ...], bool]:
+        """Arrays with ``max_rows`` rows and :func:`feature_bound` feature entries; pooled?"""
         need = feature_bound(n_bytes, max_rows)
         with self.lock:
             for i in range(len(self.sets)):
@@ -76,12 +76,12 @@ class _ArraySets:
                     if arrays[0].shape[0] < max_rows or arrays[6].shape[0] < need:
                         arrays = self._new(n_bytes, max_rows)
                         self.sets[i] = arrays
-                    return arrays
+                    return arrays, True
             if len(self.sets) < self.keep:
                 arrays = self._new(n_bytes, max_rows)
                 self.sets.append(arrays)
-                return arrays
-        return block_arrays(max_rows, n_bytes // 32 + 2 * max_rows + 64)
+                return arrays, True
+        return block_arrays(max_rows, need), False
 
     @staticmethod
     def _new(n_bytes: int, max_rows: int) -> tuple[np.ndarray, ...]:
@@ -155,7 +155,7 @@ def parse_block(
     mask = np.uint64((1 << bits) - 1)
     kernel = parse_vw_block if fmt == FMT_VW else parse_svmlight_block
     newlines = block.newlines if block.newlines >= 0 else count_newlines(data)
-    arrays = _SETS.take(data.shape[0], newlines + 1)
+    arrays, pooled = _SETS.take(data.shape[0], newlines + 1)
     args = (data, int(block.first_line), mask, bool(constant))
     out = kernel(*args, _SLOW_CAP, _NO_POS, _NO_VALS, words, arrays)
     n_slow = int(out[14])
@@ -173,6 +173,8 @@ def parse_block(
             indptr, indices, values, out[16], mask, inter.terms, inter.lengths, inter.drop,
             inter.drop_linear,
         )  # fmt: skip
+    elif not pooled:  # a batch that may be kept: no room beyond its features
+        indices, values = indices.copy(), values.copy()
     return Batch(
         labels=out[0],
         weights=out[1],

@@ -19,13 +19,13 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, load_u64
+from streamlearn._jit import jit, jit_noalloc, load_u64
 from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io._numbers import NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
-    grow_features,
+    block_result,
     is_ws,
     slow_value,
 )
@@ -83,13 +83,37 @@ def parse_svmlight_block(
     ``words`` lets newlines, comments, indices and plain values be found 8
     bytes at a time (:mod:`streamlearn.io._words`); the result is the same.
     """
+    slow_spans = np.empty((slow_cap, 2), dtype=np.int64)
+    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
+    row, k, n_touch, first_touch, overflow = _svmlight_lines(
+        data, first_line, mask, constant, slow_spans, st, slow_pos, slow_vals, words, arrays
+    )
+    return block_result(arrays, row, k, n_touch, first_touch, st, slow_spans, overflow)
+
+
+@jit_noalloc
+def _svmlight_lines(
+    data: np.ndarray,
+    first_line: int,
+    mask: np.uint64,
+    constant: bool,
+    slow_spans: np.ndarray,
+    st: np.ndarray,
+    slow_pos: np.ndarray,
+    slow_vals: np.ndarray,
+    words: bool,
+    arrays: tuple,
+) -> tuple[int, int, int, int, bool]:
+    """The loop of :func:`parse_svmlight_block`, which allocates nothing (``jit_noalloc``).
+
+    Returns the rows and features written, 0, 0 (no tags), and
+    ``overflow``: ``arrays`` had no room for the block.
+    """
     n = data.shape[0]
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
         status, line, line_start, err_pos, ns,
     ) = arrays  # fmt: skip
-    slow_spans = np.empty((slow_cap, 2), dtype=np.int64)
-    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
     buf = data
     nan = math.nan
     overflow = False
@@ -111,12 +135,10 @@ def parse_svmlight_block(
             p += 1
         if p == end:
             continue  # blank or comment-only line: not an example
-        if row >= labels.shape[0]:
-            overflow = True  # the row arrays were sized from a wrong line count
-            break
         need = k + (end - ls + 1) // 2 + 2
-        if need > indices.shape[0]:
-            indices, values, ns = grow_features(indices, values, ns, k, need, l0, n)
+        if row >= labels.shape[0] or need > indices.shape[0]:
+            overflow = True  # the arrays were sized from a wrong line count
+            break
 
         code = 0
         err = -1
@@ -218,9 +240,4 @@ def parse_svmlight_block(
         bases[row] = 0.0
         row += 1
         indptr[row] = k
-    return (
-        labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
-        indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
-        line_start[:row], err_pos[:row], 0, 0, st[0], slow_spans, ns[:k],
-        overflow,
-    )  # fmt: skip
+    return row, k, 0, 0, overflow

@@ -25,14 +25,14 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline, load_u64
+from streamlearn._jit import jit, jit_inline, jit_noalloc, load_u64
 from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32, murmur3_32_short
 from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, POW10, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
+    block_result,
     fast_decimal,
-    grow_features,
     is_ws,
     slow_value,
 )
@@ -167,13 +167,37 @@ def parse_vw_block(
     reads in the feature loop index with ``np.uint64``, which spares numba's
     negative-index check on each (every index here is non-negative).
     """
+    slow_spans = np.empty((slow_cap, 2), dtype=np.int64)
+    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
+    row, k, n_touch, first_touch, overflow = _vw_lines(
+        data, first_line, mask, constant, slow_spans, st, slow_pos, slow_vals, words, arrays
+    )
+    return block_result(arrays, row, k, n_touch, first_touch, st, slow_spans, overflow)
+
+
+@jit_noalloc
+def _vw_lines(
+    data: np.ndarray,
+    first_line: int,
+    mask: np.uint64,
+    constant: bool,
+    slow_spans: np.ndarray,
+    st: np.ndarray,
+    slow_pos: np.ndarray,
+    slow_vals: np.ndarray,
+    words: bool,
+    arrays: tuple,
+) -> tuple[int, int, int, int, bool]:
+    """The loop of :func:`parse_vw_block`, which allocates nothing (``jit_noalloc``).
+
+    Returns the rows and features written, the tags touching ``|`` and the
+    first one's line, and ``overflow``: ``arrays`` had no room for the block.
+    """
     n = data.shape[0]
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
         status, line, line_start, err_pos, ns,
     ) = arrays  # fmt: skip
-    slow_spans = np.empty((slow_cap, 2), dtype=np.int64)
-    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
     buf = data
     nan = math.nan
     overflow = False
@@ -198,12 +222,10 @@ def parse_vw_block(
             p += 1
         if p == le:
             continue  # blank line: not an example
-        if row >= labels.shape[0]:
-            overflow = True  # the row arrays were sized from a wrong line count
-            break
         need = k + (le - ls + 1) // 2 + 2
-        if need > indices.shape[0]:
-            indices, values, ns = grow_features(indices, values, ns, k, need, l0, n)
+        if row >= labels.shape[0] or need > indices.shape[0]:
+            overflow = True  # the arrays were sized from a wrong line count
+            break
 
         # ---- label part
         bar = ls
@@ -416,9 +438,4 @@ def parse_vw_block(
             tag_end[row] = ls
         row += 1
         indptr[row] = k
-    return (
-        labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
-        indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
-        line_start[:row], err_pos[:row], n_touch, first_touch, st[0], slow_spans, ns[:k],
-        overflow,
-    )  # fmt: skip
+    return row, k, n_touch, first_touch, overflow

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit
+from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners import ledger, sgd
 from streamlearn.learners.base import (
     P_L1,
@@ -55,7 +55,7 @@ G_S = G_B  # fobos_l1: S(t) = Σ η_τ, compensated (grows only linearly: no reb
 # ---- elastic net: the shared ledger kernels in the FoBoS form ----------------
 
 
-@jit
+@jit_noalloc
 def train_enet(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,
@@ -79,7 +79,7 @@ def rebase_enet(table, gstate, params):
 # ---- ℓ1 alone: soft thresholding, ledger S ----------------------------------
 
 
-@jit
+@jit_noalloc
 def train_l1(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,
@@ -155,7 +155,7 @@ def rebase_l1(table, gstate, params):
 # ---- ℓ2² alone: multiplicative shrink, ledger P′ ------------------------------
 
 
-@jit
+@jit_noalloc
 def train_l2(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,

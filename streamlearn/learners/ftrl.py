@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit
+from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners.base import (
     G_N,
     G_T,
@@ -48,7 +48,7 @@ F32 = np.float32
 F64 = np.float64  # (numba's float() keeps a float32 a float32)
 
 
-@jit
+@jit_noalloc
 def train_batch(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,

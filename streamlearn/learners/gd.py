@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
+from streamlearn._jit import jit, jit_inline, jit_noalloc
 from streamlearn.learners.base import (
     G_N,
     G_T,
@@ -116,7 +116,7 @@ def _normalizer(total, norm, sqrt_rate, adaptive, neg_norm_power):
     return F32((norm / total) ** neg_norm_power)
 
 
-@jit
+@jit_noalloc
 def train_batch(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
+from streamlearn._jit import jit_inline, jit_noalloc
 from streamlearn.learners.base import GSTATE_SIZE, P_TOPK, LearnerSpec, score
 from streamlearn.learners.sgd import current_weights, rebase  # the weight is column 0
 from streamlearn.losses import dloss
@@ -99,7 +99,7 @@ def _remove(table, gstate, i):
         _down(table, gstate, np.int64(table[last, 1]) - 1)
 
 
-@jit
+@jit_noalloc
 def train_batch(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,

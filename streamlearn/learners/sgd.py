@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit
+from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners.base import (
     LearnerSpec,
     prefetch_example,
@@ -24,7 +24,7 @@ from streamlearn.losses import dloss
 from streamlearn.schedules import advance
 
 
-@jit
+@jit_noalloc
 def train_batch(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,

@@ -42,12 +42,12 @@ the truncated-gradient kernel computes with K = 1, θ = ∞.
 
 from __future__ import annotations
 
-from streamlearn._jit import jit
+from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners import ledger
 from streamlearn.learners.base import LearnerSpec
 
 
-@jit
+@jit_noalloc
 def train_batch(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,

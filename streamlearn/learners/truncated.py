@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
+from streamlearn._jit import jit, jit_inline, jit_noalloc
 from streamlearn.learners.base import (
     G_N,
     G_USER,
@@ -58,7 +58,7 @@ def _settle(w, owed, theta):
     return w
 
 
-@jit
+@jit_noalloc
 def train_batch(
     table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
     stats, rows, preds,
