@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn._jit import INTERPRETED, jit, jit_inline, prefetch_row
-from streamlearn.losses import LOGISTIC
+from streamlearn.losses import LOGISTIC, loss32
 from streamlearn.losses import loss as loss_value
 
 # ---- params layout -------------------------------------------------------
@@ -276,10 +276,16 @@ def account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout):
     Called with the prediction made *before* the example is learned.  Writes a
     table line when the weighted example count reaches the next power of 2.
     """
+    lv = loss_value(loss_id, p, y) if labeled else 0.0
+    add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv)
+
+
+@jit_inline
+def add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv):
+    """:func:`account` with the example's loss ``lv`` already computed."""
     stats[S_FEATURES] += nfeat
     stats[S_WEX] += a
     if labeled:
-        lv = loss_value(loss_id, p, y)
         right = (p > 0.0) == (y > 0.0)
         if holdout:
             stats[S_HO_LOSS] += a * lv
@@ -383,6 +389,23 @@ def score(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     p = clip(gstate, params, loss_id, p, y, learn)
     account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout)
     return p, learn and a != 0.0
+
+
+@jit_inline
+def score32(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
+    """:func:`score` for the single-precision learners (gd, ftrl): also the loss, in float32.
+
+    Returns ``(clipped prediction, learn it?, loss)``.  The loss is computed
+    as VW computes it (``losses.loss32`` of the float32 prediction and label),
+    for the progressive statistics and for the caller (gd's zero-loss gate);
+    0 for an unlabeled example.
+    """
+    labeled, holdout = begin_example(stats, params, y)
+    learn = labeled and not holdout and params[P_LEARN] != 0.0
+    p = clip(gstate, params, loss_id, p, y, learn)
+    lv = loss32(loss_id, np.float32(p), np.float32(y)) if labeled else np.float32(0.0)
+    add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, np.float64(lv))
+    return p, learn and a != 0.0, lv
 
 
 def scoring_gstate(model_gstate: np.ndarray) -> np.ndarray:

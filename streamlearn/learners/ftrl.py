@@ -39,7 +39,7 @@ from streamlearn.learners.base import (
     P_L2,
     LearnerSpec,
     prefetch_example,
-    score,
+    score32,
     zero_gstate,
 )
 from streamlearn.losses import dloss32
@@ -69,7 +69,7 @@ def train_batch(
         p = F32(bases[i])
         for k in range(lo, hi):
             p += F32(table[indices[k], 0]) * F32(values[k])
-        pc, learn = score(stats, rows, gstate, params, loss_id, F64(p), F64(y), a, hi - lo)
+        pc, learn, _ = score32(stats, rows, gstate, params, loss_id, F64(p), F64(y), a, hi - lo)
         p = F32(pc)
         preds[i] = F64(p)
         if not learn:

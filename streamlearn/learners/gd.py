@@ -62,9 +62,9 @@ from streamlearn.learners.base import (
     P_T0,
     LearnerSpec,
     prefetch_example,
-    score,
+    score32,
 )
-from streamlearn.losses import dloss32, loss32, square_grad32, unsafe_update32, update32
+from streamlearn.losses import dloss32, square_grad32, unsafe_update32, update32
 
 F32 = np.float32
 F64 = np.float64  # (numba's float() keeps a float32 a float32)
@@ -157,7 +157,7 @@ def train_batch(
             for k in range(lo, hi):
                 p += F32(table[indices[k], 0]) * F32(values[k])
         p = p * F32(gstate[G_CONTRACTION])
-        pc, learn = score(stats, rows, gstate, params, loss_id, F64(p), F64(y), a, hi - lo)
+        pc, learn, lv = score32(stats, rows, gstate, params, loss_id, F64(p), F64(y), a, hi - lo)
         p = F32(pc)
         preds[i] = F64(p)
         if not learn:
@@ -165,7 +165,7 @@ def train_batch(
         gstate[G_T] += a
         gstate[G_N] += 1.0
         a32 = F32(a)
-        if not loss32(loss_id, p, y) > F32(0.0):
+        if not lv > F32(0.0):
             continue  # the zero-loss gate: nothing moves, not even the normalizer
         # (2) the adaptive and normalizer state, and π = how far a unit update moves p
         gamma = a32 * square_grad32(loss_id, p, y)
