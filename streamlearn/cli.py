@@ -635,6 +635,9 @@ def plot(reports: tuple[str, ...], output: str) -> None:
 
 
 def main() -> None:
+    # sl makes no BLAS call: spare OpenBLAS its thread pool, whose start costs ~10 ms of
+    # numpy's import and whose thread then spins for ~0.1 s of CPU (unless the user chose)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from streamlearn.process import run
 
     sys.exit(run(cli))
