@@ -638,6 +638,6 @@ def main() -> None:
     # sl makes no BLAS call: spare OpenBLAS its thread pool, whose start costs ~10 ms of
     # numpy's import and whose thread then spins for ~0.1 s of CPU (unless the user chose)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from streamlearn.process import run
+    from streamlearn.process import exit_now, run
 
-    sys.exit(run(cli))
+    exit_now(run(cli))

@@ -10,6 +10,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -303,3 +304,19 @@ def test_twenty_concurrent_continuations_count_every_example_once(tmp_path, setu
     after = model_io.load(m)
     assert after.gstate[1] - before == 20 * 100  # learned examples: none lost, none twice
     assert leftovers(tmp_path) == []
+
+
+def test_exit_now_runs_exit_handlers_and_flushes_streams() -> None:
+    """sl skips the interpreter's finalization, but not atexit handlers or buffered output."""
+    code = (
+        "import atexit, sys\n"
+        "from streamlearn.process import exit_now\n"
+        "atexit.register(lambda: print('handler ran', file=sys.stderr))\n"
+        "sys.stdout.write('buffered, no newline')\n"
+        "exit_now(3)\n"
+    )
+    env = dict(os.environ, PYTHONUNBUFFERED="")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 3
+    assert r.stdout == "buffered, no newline"
+    assert r.stderr.strip() == "handler ran"
