@@ -363,6 +363,18 @@ def clip(gstate, params, loss_id, p, y, extend):
 
 
 @jit_inline
+def row_span(indptr, i):
+    """Example ``i``'s features, ``indptr[i]`` to ``indptr[i + 1]``, as unsigned positions.
+
+    A loop over an unsigned range reads ``indices[k]`` and ``values[k]``
+    without numba's fix-up for negative indices (a compare and a select on
+    each read: 7% of the default learner's time).  Mixed with signed
+    integers the bounds would make floats; ``hi - lo`` is the count.
+    """
+    return np.uint64(indptr[i]), np.uint64(indptr[i + 1])
+
+
+@jit_inline
 def prefetch_example(table, indptr, indices, i):
     """Start loading the table rows of example ``i`` (when there is one) into the caches.
 
@@ -370,7 +382,8 @@ def prefetch_example(table, indptr, indices, i):
     that its slots' cache misses overlap with that work; values do not change.
     """
     if i + 1 < indptr.shape[0]:
-        for k in range(indptr[i], indptr[i + 1]):
+        lo, hi = row_span(indptr, i)
+        for k in range(lo, hi):
             prefetch_row(table, indices[k])
 
 

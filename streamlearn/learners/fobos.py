@@ -43,6 +43,7 @@ from streamlearn.learners.base import (
     P_L2,
     LearnerSpec,
     prefetch_example,
+    row_span,
     score,
     zero_gstate,
 )
@@ -90,8 +91,7 @@ def train_l1(
         if status[i] != 0:
             preds[i] = np.nan
             continue
-        lo = indptr[i]
-        hi = indptr[i + 1]
+        lo, hi = row_span(indptr, i)
         y = labels[i]
         a = weights[i]
         s = gstate[G_S]
@@ -166,8 +166,7 @@ def train_l2(
         if status[i] != 0:
             preds[i] = np.nan
             continue
-        lo = indptr[i]
-        hi = indptr[i + 1]
+        lo, hi = row_span(indptr, i)
         y = labels[i]
         a = weights[i]
         P = gstate[G_P]

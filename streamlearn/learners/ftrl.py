@@ -39,6 +39,7 @@ from streamlearn.learners.base import (
     P_L2,
     LearnerSpec,
     prefetch_example,
+    row_span,
     score32,
     zero_gstate,
 )
@@ -62,8 +63,7 @@ def train_batch(
         if status[i] != 0:
             preds[i] = np.nan
             continue
-        lo = indptr[i]
-        hi = indptr[i + 1]
+        lo, hi = row_span(indptr, i)
         y = F32(labels[i])
         a = weights[i]
         p = F32(bases[i])

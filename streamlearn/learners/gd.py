@@ -62,6 +62,7 @@ from streamlearn.learners.base import (
     P_T0,
     LearnerSpec,
     prefetch_example,
+    row_span,
     score32,
 )
 from streamlearn.losses import dloss32, square_grad32, unsafe_update32, update32
@@ -143,8 +144,7 @@ def train_batch(
         if status[i] != 0:
             preds[i] = np.nan
             continue
-        lo = indptr[i]
-        hi = indptr[i + 1]
+        lo, hi = row_span(indptr, i)
         y = F32(labels[i])
         a = weights[i]
         # (1) predict: c · (base + Σ trunc(w_j, g) x_j), then clip

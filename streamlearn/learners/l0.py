@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn._jit import jit_inline, jit_noalloc
-from streamlearn.learners.base import GSTATE_SIZE, P_TOPK, LearnerSpec, score
+from streamlearn.learners.base import GSTATE_SIZE, P_TOPK, LearnerSpec, row_span, score
 from streamlearn.learners.sgd import current_weights, rebase  # the weight is column 0
 from streamlearn.losses import dloss
 from streamlearn.schedules import advance
@@ -109,8 +109,7 @@ def train_batch(
         if status[i] != 0:
             preds[i] = np.nan
             continue
-        lo = indptr[i]
-        hi = indptr[i + 1]
+        lo, hi = row_span(indptr, i)
         y = labels[i]
         a = weights[i]
         p = bases[i]

@@ -17,6 +17,7 @@ from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners.base import (
     LearnerSpec,
     prefetch_example,
+    row_span,
     score,
     zero_gstate,
 )
@@ -34,8 +35,7 @@ def train_batch(
         if status[i] != 0:
             preds[i] = np.nan
             continue
-        lo = indptr[i]
-        hi = indptr[i + 1]
+        lo, hi = row_span(indptr, i)
         y = labels[i]
         a = weights[i]
         p = bases[i]

@@ -35,6 +35,7 @@ from streamlearn.learners.base import (
     P_THETA,
     LearnerSpec,
     prefetch_example,
+    row_span,
     score,
     zero_gstate,
 )
@@ -71,8 +72,7 @@ def train_batch(
         if status[i] != 0:
             preds[i] = np.nan
             continue
-        lo = indptr[i]
-        hi = indptr[i + 1]
+        lo, hi = row_span(indptr, i)
         y = labels[i]
         a = weights[i]
         s = gstate[G_S]
