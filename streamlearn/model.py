@@ -109,6 +109,16 @@ def from_training(
 
 
 def _encode(model: Model) -> bytes:
+    """The file's bytes (:func:`_encode_parts` joined)."""
+    return b"".join(_encode_parts(model))
+
+
+def _encode_parts(model: Model) -> list:
+    """The file in pieces: the prefix and header, each array's memory (not copied), the digest.
+
+    Written piece by piece, a model is neither copied nor joined in memory
+    (three copies of the payload before: 0.05 s for 27 MB at ``-b 22``).
+    """
     arrays = {
         "slots": np.ascontiguousarray(model.slots, dtype=np.uint32),
         "state": np.ascontiguousarray(model.state, dtype=np.float64),
@@ -134,9 +144,12 @@ def _encode(model: Model) -> bytes:
         "payload_bytes": offset,
     }
     head = json.dumps(header, sort_keys=True).encode()
-    body = _PREFIX.pack(MAGIC, VERSION, len(head)) + head
-    body += b"".join(a.tobytes() for a in arrays.values())
-    return body + hashlib.sha256(body).digest()
+    parts = [_PREFIX.pack(MAGIC, VERSION, len(head)) + head]
+    parts += [memoryview(a).cast("B") for a in arrays.values() if a.nbytes]
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part)
+    return [*parts, digest.digest()]
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
@@ -149,7 +162,7 @@ def save(model: Model, path: str | os.PathLike) -> None:
     """
     from streamlearn.outputs import write_bytes
 
-    write_bytes(str(path), _encode(model), "model")
+    write_bytes(str(path), _encode_parts(model), "model")
 
 
 def load(path: str | os.PathLike) -> Model:

@@ -265,11 +265,15 @@ def _fsync_dir(path: Path) -> None:
         os.close(dfd)
 
 
-def write_bytes(path: str, data: bytes, what: str) -> None:
-    """Write ``data`` to ``path`` as a whole (atomically when ``path`` is a file)."""
+def write_bytes(path: str, data: bytes | list, what: str) -> None:
+    """Write ``data`` (bytes, or a list of bytes-like pieces) to ``path`` as a whole.
+
+    Atomically when ``path`` is a file.
+    """
     out = Output(path, what)
     try:
-        out.write(data)
+        for piece in data if isinstance(data, list) else [data]:
+            out.write(piece)
         out.commit()
     finally:
         out.abort()  # after a commit: nothing left to do
