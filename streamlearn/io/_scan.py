@@ -160,18 +160,3 @@ def block_arrays(max_rows: int, feature_cap: int) -> tuple[np.ndarray, ...]:
         np.empty(max_rows, dtype=np.int64),  # err_pos
         np.empty(feature_cap, dtype=np.uint8),  # ns: first byte of each feature's namespace
     )
-
-
-@jit_inline
-def block_result(arrays, row, k, n_touch, first_touch, st, slow_spans, overflow):
-    """A block kernel's result: its arrays cut to ``row`` rows and ``k`` features, and counts."""
-    (
-        labels, weights, bases, tag_start, tag_end, indptr, indices, values,
-        status, line, line_start, err_pos, ns,
-    ) = arrays  # fmt: skip
-    return (
-        labels[:row], weights[:row], bases[:row], tag_start[:row], tag_end[:row],
-        indptr[: row + 1], indices[:k], values[:k], status[:row], line[:row],
-        line_start[:row], err_pos[:row], n_touch, first_touch, st[0], slow_spans, ns[:k],
-        overflow,
-    )  # fmt: skip

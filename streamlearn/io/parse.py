@@ -16,6 +16,7 @@ all) take a single call.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import threading
@@ -50,9 +51,8 @@ class _ArraySets:
 
     Fresh arrays cost a page fault per 4 KiB page touched: at 1 GB with the
     batches' arrays allocated anew each block, 75,000 faults of the run's
-    110,000.  A batch's arrays are views of its set's arrays, so a set is free
-    once only this pool refers to them (CPython's reference counts); the
-    kernel's result holds a reference to each array it was given.  The
+    110,000.  A batch's arrays are slices of its set's arrays, so a set is
+    free once only this pool refers to them (CPython's reference counts).  The
     feature arrays of a pooled set have room for :func:`feature_bound`
     entries, of which only the pages a block fills are ever touched.  Beyond
     ``keep`` sets in use (batches kept alive, as a parse into memory does),
@@ -157,43 +157,61 @@ def parse_block(
     newlines = block.newlines if block.newlines >= 0 else count_newlines(data)
     arrays, pooled = _SETS.take(data.shape[0], newlines + 1)
     args = (data, int(block.first_line), mask, bool(constant))
-    out = kernel(*args, _SLOW_CAP, _NO_POS, _NO_VALS, words, arrays)
-    n_slow = int(out[14])
+    run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
+    rows, k, touching, first_touching, n_slow, spans = run(_SLOW_CAP)
     if n_slow:
         if n_slow > _SLOW_CAP:  # collect every span
-            out = kernel(*args, n_slow, _NO_POS, _NO_VALS, words, arrays)
-        spans = out[15][:n_slow]
+            *_, spans = run(n_slow)
+        spans = spans[:n_slow]
         vals = np.array([float(data[s:e].tobytes()) for s, e in spans], dtype=np.float64)
-        out = kernel(*args, 0, np.ascontiguousarray(spans[:, 0]), vals, words, arrays)
-    if out[17]:
-        raise RuntimeError(f"{block.source}: more lines in a block than its count, {newlines}")
-    indptr, indices, values = out[5], out[6], out[7]
+        rows, k, touching, first_touching, *_ = run(0, np.ascontiguousarray(spans[:, 0]), vals)
+    (
+        labels, weights, bases, tag_start, tag_end, indptr, indices, values,
+        status, line, line_start, err_pos, ns,
+    ) = arrays  # fmt: skip
+    indptr, indices, values = indptr[: rows + 1], indices[:k], values[:k]
     if inter is not None and inter.active:
         indptr, indices, values = expand_batch(
-            indptr, indices, values, out[16], mask, inter.terms, inter.lengths, inter.drop,
+            indptr, indices, values, ns[:k], mask, inter.terms, inter.lengths, inter.drop,
             inter.drop_linear,
         )  # fmt: skip
     elif not pooled:  # a batch that may be kept: no room beyond its features
         indices, values = indices.copy(), values.copy()
     return Batch(
-        labels=out[0],
-        weights=out[1],
-        bases=out[2],
-        tag_start=out[3],
-        tag_end=out[4],
+        labels=labels[:rows],
+        weights=weights[:rows],
+        bases=bases[:rows],
+        tag_start=tag_start[:rows],
+        tag_end=tag_end[:rows],
         indptr=indptr,
         indices=indices,
         values=values,
-        status=out[8],
-        line=out[9],
+        status=status[:rows],
+        line=line[:rows],
         block=block if data is block.data else Block(data, block.source, block.first_line),
-        n_touching_tags=int(out[12]),
-        first_touching_tag_line=int(out[13]),
-        line_start=out[10],
-        err_pos=out[11],
+        n_touching_tags=touching,
+        first_touching_tag_line=first_touching,
+        line_start=line_start[:rows],
+        err_pos=err_pos[:rows],
         fmt=fmt,
     )
 
+
+def _kernel(kernel, args: tuple, arrays: tuple, words: bool, source: str, slow_cap: int,
+            slow_pos: np.ndarray = _NO_POS, slow_vals: np.ndarray = _NO_VALS) -> tuple:  # fmt: skip
+    """One run of a block kernel.
+
+    Returns rows, features, touching tags and the first one's line, how many
+    slow tokens there were and the spans of the first ``slow_cap``.
+    """
+    spans = np.empty((slow_cap, 2), dtype=np.int64)
+    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
+    rows, k, touching, first_touching, overflow = kernel(
+        *args, spans, st, slow_pos, slow_vals, words, arrays
+    )
+    if overflow:
+        raise RuntimeError(f"{source}: more lines in a block than its count")
+    return rows, k, touching, first_touching, int(st[0]), spans
 
 def parse_bytes(
     data: bytes,

@@ -25,7 +25,6 @@ from streamlearn.io._numbers import NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
-    block_result,
     is_ws,
     slow_value,
 )
@@ -64,35 +63,8 @@ def _is_qid(buf: np.ndarray, p: int, end: int) -> bool:
     )
 
 
-@jit
-def parse_svmlight_block(
-    data: np.ndarray,
-    first_line: int,
-    mask: np.uint64,
-    constant: bool,
-    slow_cap: int,
-    slow_pos: np.ndarray,
-    slow_vals: np.ndarray,
-    words: bool,
-    arrays: tuple,
-):
-    """Parse every svmlight line of ``data``; see :func:`streamlearn.io.parse.parse_block`.
-
-    ``arrays`` as for :func:`streamlearn.io.vw.parse_vw_block`.
-
-    ``words`` lets newlines, comments, indices and plain values be found 8
-    bytes at a time (:mod:`streamlearn.io._words`); the result is the same.
-    """
-    slow_spans = np.empty((slow_cap, 2), dtype=np.int64)
-    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
-    row, k, n_touch, first_touch, overflow = _svmlight_lines(
-        data, first_line, mask, constant, slow_spans, st, slow_pos, slow_vals, words, arrays
-    )
-    return block_result(arrays, row, k, n_touch, first_touch, st, slow_spans, overflow)
-
-
 @jit_noalloc
-def _svmlight_lines(
+def parse_svmlight_block(
     data: np.ndarray,
     first_line: int,
     mask: np.uint64,
@@ -104,10 +76,12 @@ def _svmlight_lines(
     words: bool,
     arrays: tuple,
 ) -> tuple[int, int, int, int, bool]:
-    """The loop of :func:`parse_svmlight_block`, which allocates nothing (``jit_noalloc``).
+    """Parse every svmlight line of ``data``; see :func:`streamlearn.io.parse.parse_block`.
 
-    Returns the rows and features written, 0, 0 (no tags), and
-    ``overflow``: ``arrays`` had no room for the block.
+    Arguments and result as for :func:`streamlearn.io.vw.parse_vw_block`
+    (no tags here: 0, 0).  ``words`` lets newlines, comments, indices and
+    plain values be found 8 bytes at a time (:mod:`streamlearn.io._words`);
+    the result is the same.
     """
     n = data.shape[0]
     (

@@ -31,7 +31,6 @@ from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, POW10, scan_numb
 from streamlearn.io._scan import (
     CONSTANT_NS,
     DEFAULT_NS,
-    block_result,
     fast_decimal,
     is_ws,
     slow_value,
@@ -144,39 +143,8 @@ def label_tokens(buf: np.ndarray, ls: int, bar: int):
     return ntok, (t0s, t1s, t2s, t3s), (t0e, t1e, t2e, t3e), tag_s, tag_e, touching
 
 
-@jit
-def parse_vw_block(
-    data: np.ndarray,
-    first_line: int,
-    mask: np.uint64,
-    constant: bool,
-    slow_cap: int,
-    slow_pos: np.ndarray,
-    slow_vals: np.ndarray,
-    words: bool,
-    arrays: tuple,
-):
-    """Parse every VW line of ``data``; see :func:`streamlearn.io.parse.parse_block`.
-
-    ``arrays`` are the output arrays (:func:`~streamlearn.io._scan.block_arrays`)
-    with a row for every line of ``data``; feature arrays shorter than
-    :func:`~streamlearn.io._scan.feature_bound` grow as needed.
-
-    ``words`` lets the common tokens be read 8 bytes at a time
-    (:mod:`streamlearn.io._words`); the result is the same either way.  Byte
-    reads in the feature loop index with ``np.uint64``, which spares numba's
-    negative-index check on each (every index here is non-negative).
-    """
-    slow_spans = np.empty((slow_cap, 2), dtype=np.int64)
-    st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
-    row, k, n_touch, first_touch, overflow = _vw_lines(
-        data, first_line, mask, constant, slow_spans, st, slow_pos, slow_vals, words, arrays
-    )
-    return block_result(arrays, row, k, n_touch, first_touch, st, slow_spans, overflow)
-
-
 @jit_noalloc
-def _vw_lines(
+def parse_vw_block(
     data: np.ndarray,
     first_line: int,
     mask: np.uint64,
@@ -188,10 +156,23 @@ def _vw_lines(
     words: bool,
     arrays: tuple,
 ) -> tuple[int, int, int, int, bool]:
-    """The loop of :func:`parse_vw_block`, which allocates nothing (``jit_noalloc``).
+    """Parse the VW lines of ``data`` into ``arrays`` (:func:`streamlearn.io.parse.parse_block`).
 
-    Returns the rows and features written, the tags touching ``|`` and the
-    first one's line, and ``overflow``: ``arrays`` had no room for the block.
+    ``arrays`` are the output arrays (:func:`~streamlearn.io._scan.block_arrays`)
+    with a row for every line of ``data`` and :func:`~streamlearn.io._scan.feature_bound`
+    feature entries; ``slow_spans`` and ``st`` the slow tokens' spans and
+    counters (:func:`~streamlearn.io._scan.slow_value`).  Returns the rows and
+    features written, the tags touching ``|`` and the first one's line, and
+    ``overflow``: ``arrays`` had no room for the block.
+
+    The kernel allocates nothing and returns no array (``jit_noalloc``):
+    without reference counting, and without loading numba's array module
+    when its cached code is loaded (25-35 ms of a run's start).
+
+    ``words`` lets the common tokens be read 8 bytes at a time
+    (:mod:`streamlearn.io._words`); the result is the same either way.  Byte
+    reads in the feature loop index with ``np.uint64``, which spares numba's
+    negative-index check on each (every index here is non-negative).
     """
     n = data.shape[0]
     (

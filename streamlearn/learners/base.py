@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn._jit import INTERPRETED, jit, jit_inline, prefetch_row
+from streamlearn._jit import INTERPRETED, jit, jit_inline, jit_noalloc, prefetch_row
 from streamlearn.losses import LOGISTIC, loss32
 from streamlearn.losses import loss as loss_value
 
@@ -458,22 +458,29 @@ def stored_slots(table: np.ndarray, ncols: int = 1) -> np.ndarray:
     """
     if INTERPRETED:
         return np.flatnonzero((table[:, :ncols] != 0.0).any(axis=1)).astype(np.uint32)
-    return _stored_slots(table, ncols)
-
-
-@jit
-def _stored_slots(table, ncols):
-    n = 0
-    for j in range(table.shape[0]):
-        if _kept(table, j, ncols):
-            n += 1
-    out = np.empty(n, dtype=np.uint32)
-    n = 0
-    for j in range(table.shape[0]):
-        if _kept(table, j, ncols):
-            out[n] = j
-            n += 1
+    out = np.empty(_kept_slots(table, ncols, _NO_SLOTS), dtype=np.uint32)
+    _kept_slots(table, ncols, out)
     return out
+
+
+_NO_SLOTS = np.empty(0, dtype=np.uint32)
+
+
+@jit_noalloc
+def _kept_slots(table, ncols, out):
+    """How many rows are kept; their numbers go to ``out`` when it has room for them.
+
+    Two calls (count, then fill an array made in Python) rather than one
+    kernel that allocates: a cached kernel that allocates loads numba's array
+    module with it, 25-35 ms at the end of every run.
+    """
+    n = 0
+    for j in range(table.shape[0]):
+        if _kept(table, j, ncols):
+            if n < out.shape[0]:
+                out[n] = j
+            n += 1
+    return n
 
 
 @jit
