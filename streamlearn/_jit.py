@@ -6,8 +6,9 @@ Helpers called from kernels use :func:`jit_inline`, and hot loops that
 allocate nothing :func:`jit_noalloc` (no reference counting).  Kernels stay
 valid plain Python, so ``NUMBA_DISABLE_JIT=1`` runs them in the interpreter
 for debugging, and for tiny inputs (the CLI sets it): then numba is not
-imported at all and the decorators return the functions themselves.  The numba half (the cache's
-place, the quick loader below) is :mod:`streamlearn._jit_numba`.
+imported at all and the decorators return the functions themselves.  The
+numba half (the cache's place, the quick loader below) is
+:mod:`streamlearn._jit_numba`.
 
 Cache location: numba checks a cached kernel only against its own source
 file, not against the helpers it inlines from other modules, so an edited

@@ -113,7 +113,7 @@ _njit_noalloc = numba.njit(cache=True, nogil=True, _nrt=False)  # an option of n
 
 
 def jit_noalloc(func: Callable) -> Callable:
-    """Decorator for kernels that allocate no array and return none: the hot loops.
+    """Decorator for kernels that allocate nothing and return no array: the hot loops.
 
     Compiled without numba's reference counting (``_nrt=False``).  With it,
     each array handed to an inlined helper is a new reference, counted up and

@@ -213,6 +213,7 @@ def _kernel(kernel, args: tuple, arrays: tuple, words: bool, source: str, slow_c
         raise RuntimeError(f"{source}: more lines in a block than its count")
     return rows, k, touching, first_touching, int(st[0]), spans
 
+
 def parse_bytes(
     data: bytes,
     fmt: str = "vw",
