@@ -355,6 +355,13 @@ def parse_vw_block(
                     ok, sig, frac, length = plain_decimal(load_u64(buf, vs))
                     v = float(sig) / POW10[frac]
                     j = vs + np.int64(length)
+                    if ok and scale == 1.0:
+                        # finite, and zero only when its digits are: nothing waits on the
+                        # division
+                        p = j
+                        if sig != _U0:
+                            k1 = put(indices, values, ns, k1, h & mask, v, nsb)
+                        continue
                 if not ok:
                     if vs >= le or is_ws(buf[np.uint64(vs)]) or buf[np.uint64(vs)] == 124:
                         code = BAD_VALUE
