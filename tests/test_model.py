@@ -140,3 +140,22 @@ def test_sigkill_while_saving_leaves_old_or_new(tmp_path):
     assert len(leftovers) <= 1  # the last killed save's temp file at most
     model_io.save(old, path)  # the next save clears temp files of dead savers
     assert os.listdir(tmp_path) == ["model.sl"]
+
+
+@pytest.mark.parametrize("rows", [1, 63, 64, 65, 1000, 4099])
+@pytest.mark.parametrize("ncols", [1, 3])
+def test_stored_slots_are_the_rows_with_a_nonzero_state(rows, ncols):
+    """The compiled bitmap listing against numpy, on tables whose size is no multiple of 64."""
+    from streamlearn.learners.base import stored_slots
+
+    rng = np.random.default_rng(rows * 7 + ncols)
+    table = np.zeros((rows, 4), dtype=np.float32)
+    hit = rng.random((rows, 4)) < 0.1
+    table[hit] = rng.normal(size=hit.sum()).astype(np.float32)
+    table[-1, ncols - 1] = 1.0  # the last row, kept through its last stored column
+    if rows > 2:
+        table[1, ncols:] = 5.0  # only columns that are not stored: not kept
+        table[1, :ncols] = 0.0
+    got = stored_slots(table, ncols)
+    assert got.dtype == np.uint32
+    np.testing.assert_array_equal(got, np.flatnonzero((table[:, :ncols] != 0).any(axis=1)))

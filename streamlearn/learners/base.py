@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn._jit import INTERPRETED, jit, jit_inline, jit_noalloc, prefetch_row
+from streamlearn._jit import INTERPRETED, jit, jit_inline, jit_noalloc, prefetch_row, trailing_zeros
 from streamlearn.losses import LOGISTIC, loss32
 from streamlearn.losses import loss as loss_value
 
@@ -458,29 +458,45 @@ def stored_slots(table: np.ndarray, ncols: int = 1) -> np.ndarray:
     """
     if INTERPRETED:
         return np.flatnonzero((table[:, :ncols] != 0.0).any(axis=1)).astype(np.uint32)
-    out = np.empty(_kept_slots(table, ncols, _NO_SLOTS), dtype=np.uint32)
-    _kept_slots(table, ncols, out)
+    marks = np.empty((table.shape[0] + 63) // 64, dtype=np.uint64)
+    out = np.empty(_mark_kept(table, ncols, marks), dtype=np.uint32)
+    _marked_slots(marks, out)
     return out
 
 
-_NO_SLOTS = np.empty(0, dtype=np.uint32)
+@jit_noalloc
+def _mark_kept(table, ncols, marks):
+    """Set bit ``j % 64`` of ``marks[j // 64]`` for each kept row ``j``; return how many.
+
+    The table is read once; the slots are then listed from the bits
+    (:func:`_marked_slots`), a 128th of its size at 16 bytes a row (at ``-b 26``
+    8 MB instead of a second pass over 1 GB: 0.3 s before).  Arrays come from
+    Python: a cached kernel that allocates loads numba's array module with it
+    (25-35 ms at the end of every run).
+    """
+    n = 0
+    rows = table.shape[0]
+    for w in range(marks.shape[0]):
+        word = np.uint64(0)
+        base = w * 64
+        for b in range(min(64, rows - base)):
+            if _kept(table, base + b, ncols):
+                word |= np.uint64(1) << np.uint64(b)
+                n += 1
+        marks[w] = word
+    return n
 
 
 @jit_noalloc
-def _kept_slots(table, ncols, out):
-    """How many rows are kept; their numbers go to ``out`` when it has room for them.
-
-    Two calls (count, then fill an array made in Python) rather than one
-    kernel that allocates: a cached kernel that allocates loads numba's array
-    module with it, 25-35 ms at the end of every run.
-    """
+def _marked_slots(marks, out):
+    """The numbers of the rows marked by :func:`_mark_kept`, in order, into ``out``."""
     n = 0
-    for j in range(table.shape[0]):
-        if _kept(table, j, ncols):
-            if n < out.shape[0]:
-                out[n] = j
+    for w in range(marks.shape[0]):
+        word = marks[w]
+        while word != np.uint64(0):
+            out[n] = np.uint32(w * 64 + np.int64(trailing_zeros(word)))
             n += 1
-    return n
+            word &= word - np.uint64(1)
 
 
 @jit
