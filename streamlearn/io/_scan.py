@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import mmap
 
 import numpy as np
 
@@ -139,6 +140,16 @@ def feature_bound(n_bytes: int, max_rows: int) -> int:
     return n_bytes // 2 + 2 * max_rows + 64
 
 
+def lazy_array(n: int, dtype: type) -> np.ndarray:
+    """An uninitialised array on an anonymous mapping of its own, taken 4 KiB at a time.
+
+    numpy puts an array of 4 MB or more on transparent huge pages: a block's
+    feature arrays, sized for the worst case and filled to a fifth, would then
+    hold whole 2 MB pages that are mostly empty.
+    """
+    return np.frombuffer(mmap.mmap(-1, max(n * np.dtype(dtype).itemsize, 1)), dtype, n)
+
+
 def block_arrays(max_rows: int, feature_cap: int) -> tuple[np.ndarray, ...]:
     """Uninitialised output arrays of a block kernel, in the order it takes them.
 
@@ -152,11 +163,11 @@ def block_arrays(max_rows: int, feature_cap: int) -> tuple[np.ndarray, ...]:
         np.empty(max_rows, dtype=np.int64),  # tag_start
         np.empty(max_rows, dtype=np.int64),  # tag_end
         np.empty(max_rows + 1, dtype=np.int64),  # indptr
-        np.empty(feature_cap, dtype=np.uint32),  # indices
-        np.empty(feature_cap, dtype=np.float64),  # values
+        lazy_array(feature_cap, np.uint32),  # indices
+        lazy_array(feature_cap, np.float64),  # values
         np.empty(max_rows, dtype=np.int32),  # status
         np.empty(max_rows, dtype=np.int64),  # line
         np.empty(max_rows, dtype=np.int64),  # line_start
         np.empty(max_rows, dtype=np.int64),  # err_pos
-        np.empty(feature_cap, dtype=np.uint8),  # ns: first byte of each feature's namespace
+        lazy_array(feature_cap, np.uint8),  # ns: first byte of each feature's namespace
     )
