@@ -397,11 +397,17 @@ def score(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     ``params[P_LEARN]`` is on; its label widens the clipping range even when
     its weight is 0 (as VW).
     """
-    labeled, holdout = begin_example(stats, params, y)
-    learn = labeled and not holdout and params[P_LEARN] != 0.0
-    p = clip(gstate, params, loss_id, p, y, learn)
+    p, labeled, holdout, learn = _counted(stats, gstate, params, loss_id, p, y)
     account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout)
     return p, learn and a != 0.0
+
+
+@jit_inline
+def _counted(stats, gstate, params, loss_id, p, y):
+    """Count the example and clip ``p``: (clipped p, labeled?, held out?, learned from?)."""
+    labeled, holdout = begin_example(stats, params, y)
+    learn = labeled and not holdout and params[P_LEARN] != 0.0
+    return clip(gstate, params, loss_id, p, y, learn), labeled, holdout, learn
 
 
 @jit_inline
@@ -413,9 +419,7 @@ def score32(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     for the progressive statistics and for the caller (gd's zero-loss gate);
     0 for an unlabeled example.
     """
-    labeled, holdout = begin_example(stats, params, y)
-    learn = labeled and not holdout and params[P_LEARN] != 0.0
-    p = clip(gstate, params, loss_id, p, y, learn)
+    p, labeled, holdout, learn = _counted(stats, gstate, params, loss_id, p, y)
     lv = loss32(loss_id, np.float32(p), np.float32(y)) if labeled else np.float32(0.0)
     add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, np.float64(lv))
     return p, learn and a != 0.0, lv
