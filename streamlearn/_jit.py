@@ -72,6 +72,10 @@ if INTERPRETED:
 
     QUICK_LOAD = False
 
+    def release_compiler_pages() -> int:
+        """Nothing to release without numba: 0 bytes."""
+        return 0
+
 else:
     from streamlearn._jit_numba import (  # noqa: F401
         QUICK_LOAD,
@@ -81,5 +85,6 @@ else:
         jit_noalloc,
         load_u64,
         prefetch_row,
+        release_compiler_pages,
         trailing_zeros,
     )

@@ -3,7 +3,9 @@
 Kernels loaded from numba's disk cache skip numba's target refresh (0.25 s
 per process).  These tests pin that the loader is active with the installed
 numba, and that a kernel loaded from cache in a fresh process computes
-exactly what the freshly compiled one did.
+exactly what the freshly compiled one did.  After a load the loader drops
+LLVM's clean pages from the resident set; the kernels, and numba compiling
+afterwards, must not notice.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from streamlearn.learners import truncated
 # A fresh process: train plain SGD on a small random stream through the
 # kernel, print a digest of the weights and whether the kernel came from cache.
 SCRIPT = r"""
-import hashlib, json
+import hashlib, json, numba
 from streamlearn.learners import truncated
 from streamlearn.learners.base import make_params
 from tests.streams import random_stream, run_lazy
@@ -28,7 +30,28 @@ params = make_params(learning_rate=0.1, power_t=0.5, initial_t=1.0, l1=0.02, the
 w, preds, stats = run_lazy(truncated.SPEC, params, random_stream(5, n=400), 1)
 kernel = truncated.train_batch
 st = kernel.stats
+
+def llvm_resident_mb():
+    try:
+        text = open("/proc/self/smaps").read()
+    except OSError:
+        return None
+    total, ours = 0, False
+    for line in text.splitlines():
+        head = line.split(None, 5)
+        if head and "-" in head[0] and ":" not in head[0]:
+            ours = len(head) == 6 and "libllvmlite" in head[5]
+        elif ours and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total / 1024
+
+resident = llvm_resident_mb()
+w2, _, _ = run_lazy(truncated.SPEC, params, random_stream(5, n=400), 1)
+compiled_after = numba.njit(lambda x: 3 * x + 1)(4)   # LLVM runs again after the release
 print(json.dumps({
+    "llvm_mb": resident,
+    "again": hashlib.sha256(w2.tobytes()).hexdigest() == hashlib.sha256(w.tobytes()).hexdigest(),
+    "compiled_after": compiled_after,
     "digest": hashlib.sha256(w.tobytes() + preds.tobytes() + stats.tobytes()).hexdigest(),
     "hits": sum(st.cache_hits.values()),
     "misses": sum(st.cache_misses.values()),
@@ -47,8 +70,12 @@ def _run(cache_dir: str) -> dict:
     env.pop("NUMBA_DISABLE_JIT", None)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, cwd=root,
-        capture_output=True, text=True, check=True,
+        [sys.executable, "-c", SCRIPT],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -60,6 +87,53 @@ def test_cached_kernel_equals_compiled(tmp_path):
     assert second["hits"] >= 1 and second["misses"] == 0
     assert second["quick"] == "_QuickLoad"
     assert first["digest"] == second["digest"]
+    assert second["again"] and second["compiled_after"] == 13
+    if second["llvm_mb"] is not None:  # Linux: LLVM's pages left the resident set
+        assert second["llvm_mb"] < 16, second["llvm_mb"]
+
+
+SMAPS = """\
+7f0000000000-7f0000001000 r--p 00000000 08:01 42 /venv/llvmlite/binding/libllvmlite.so
+Size:                  4 kB
+Rss:                   4 kB
+Private_Dirty:         0 kB
+Anonymous:             0 kB
+Swap:                  0 kB
+VmFlags: rd mr mw me
+7f0000001000-7f0000005000 r-xp 00001000 08:01 42 /venv/llvmlite/binding/libllvmlite.so
+Size:                 16 kB
+Rss:                   8 kB
+Private_Dirty:         0 kB
+Anonymous:             0 kB
+VmFlags: rd ex mr mw me
+7f0000005000-7f0000006000 r--p 00005000 08:01 42 /venv/llvmlite/binding/libllvmlite.so
+Rss:                   4 kB
+Private_Dirty:         4 kB
+Anonymous:             4 kB
+7f0000006000-7f0000007000 rw-p 00006000 08:01 42 /venv/llvmlite/binding/libllvmlite.so
+Rss:                   4 kB
+Anonymous:             0 kB
+7f0000007000-7f0000009000 rw-p 00000000 00:00 0
+Rss:                   8 kB
+7f0000009000-7f000000a000 r-xp 00000000 08:01 43 /usr/lib/libc.so.6
+Anonymous:             0 kB
+7f000000a000-7f000000c000 r--p 00000000 08:01 44 /opt/lib/libLLVM-17.so
+Rss:                   8 kB
+Shared_Dirty:          0 kB
+Anonymous:             0 kB
+"""
+
+
+def test_only_clean_read_only_llvm_mappings_are_dropped():
+    # Dropping a page that differs from the file (relocated RELRO data,
+    # writable data) would lose it: only clean, read-only LLVM mappings qualify.
+    assert _jit_numba.clean_library_ranges(SMAPS) == [
+        (0x7F0000000000, 0x1000),
+        (0x7F0000001000, 0x4000),
+        (0x7F000000A000, 0x2000),
+    ]
+    assert _jit_numba.clean_library_ranges(SMAPS, ("libc.so",)) == [(0x7F0000009000, 0x1000)]
+    assert _jit_numba.clean_library_ranges("") == []
 
 
 def test_stale_kernel_caches_are_pruned(tmp_path):
