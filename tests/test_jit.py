@@ -21,7 +21,8 @@ from streamlearn.learners import truncated
 # A fresh process: train plain SGD on a small random stream through the
 # kernel, print a digest of the weights and whether the kernel came from cache.
 SCRIPT = r"""
-import hashlib, json, numba
+import hashlib, json, numba, numpy as np
+from streamlearn import _jit_numba
 from streamlearn.learners import truncated
 from streamlearn.learners.base import make_params
 from tests.streams import random_stream, run_lazy
@@ -47,11 +48,13 @@ def llvm_resident_mb():
 
 resident = llvm_resident_mb()
 w2, _, _ = run_lazy(truncated.SPEC, params, random_stream(5, n=400), 1)
-compiled_after = numba.njit(lambda x: 3 * x + 1)(4)   # LLVM runs again after the release
+# LLVM compiles again after the release, and links the NRT (allocation)
+compiled_after = int(numba.njit(lambda n: np.arange(n).sum())(6))
 print(json.dumps({
     "llvm_mb": resident,
     "again": hashlib.sha256(w2.tobytes()).hexdigest() == hashlib.sha256(w.tobytes()).hexdigest(),
     "compiled_after": compiled_after,
+    "nrt": _jit_numba.NRT_SOURCE,
     "digest": hashlib.sha256(w.tobytes() + preds.tobytes() + stats.tobytes()).hexdigest(),
     "hits": sum(st.cache_hits.values()),
     "misses": sum(st.cache_misses.values()),
@@ -87,7 +90,8 @@ def test_cached_kernel_equals_compiled(tmp_path):
     assert second["hits"] >= 1 and second["misses"] == 0
     assert second["quick"] == "_QuickLoad"
     assert first["digest"] == second["digest"]
-    assert second["again"] and second["compiled_after"] == 13
+    assert second["again"] and second["compiled_after"] == 15
+    assert (first["nrt"], second["nrt"]) == ("compiled", "cache")
     if second["llvm_mb"] is not None:  # Linux: LLVM's pages left the resident set
         assert second["llvm_mb"] < 16, second["llvm_mb"]
 
@@ -134,6 +138,30 @@ def test_only_clean_read_only_llvm_mappings_are_dropped():
     ]
     assert _jit_numba.clean_library_ranges(SMAPS, ("libc.so",)) == [(0x7F0000009000, 0x1000)]
     assert _jit_numba.clean_library_ranges("") == []
+
+
+def test_a_damaged_nrt_cache_is_compiled_again(tmp_path):
+    first = _run(str(tmp_path))
+    (path,) = tmp_path.glob("nrt-*.o")
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 1
+    path.write_bytes(bytes(raw))
+    second = _run(str(tmp_path))
+    assert second["nrt"] == "compiled" and second["digest"] == first["digest"]
+    assert second["compiled_after"] == 15
+    assert _jit_numba._read_nrt(str(path)) is not None  # written again, whole
+
+
+def test_nrt_cache_file_round_trip(tmp_path):
+    path = str(tmp_path / "nrt.o")
+    _jit_numba._write_nrt(path, b"object code", b"bitcode")
+    assert _jit_numba._read_nrt(path) == (b"object code", b"bitcode")
+    raw = open(path, "rb").read()
+    for cut in (0, 5, len(raw) - 1):
+        with open(path, "wb") as f:
+            f.write(raw[:cut])
+        assert _jit_numba._read_nrt(path) is None
+    assert _jit_numba._read_nrt(str(tmp_path / "missing.o")) is None
 
 
 def test_stale_kernel_caches_are_pruned(tmp_path):
