@@ -6,8 +6,9 @@ in rotation, round after round, they meet the same noise.  Each round runs,
 in turn, sl from ``--other`` (a checkout, e.g. ``git worktree add /tmp/old REV``;
 skipped when not given), sl from this checkout and ``python -m vowpalwabbit``
 (skipped when not installed), all on the same file with the default learner
-(``--sgd`` for both with ``--sgd``), and prints best and median wall times and
-the ratios to VW.
+(``--sgd`` for both with ``--sgd``), and prints best and median wall times,
+the ratios to VW and each program's largest peak RSS (its ``ru_maxrss``;
+``--save`` has each write its model, as a real run would).
 
 Usage::
 
@@ -22,9 +23,11 @@ import argparse
 import compileall
 import importlib.util
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,13 +41,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--bits", type=int, default=22)
     ap.add_argument("--sgd", action="store_true", help="sl --algo sgd against vw --sgd")
+    ap.add_argument("--save", action="store_true", help="each run writes its model (-f)")
     args = ap.parse_args()
+    out = tempfile.mkdtemp(prefix="bench-against-")
 
     path = str(Path(args.file).resolve())
     sl = [sys.executable, "-m", "streamlearn", "train", path, "--quiet", "-b", str(args.bits),
-          "--loss", "logistic", *(["--algo", "sgd"] if args.sgd else [])]  # fmt: skip
+          "--loss", "logistic", *(["--algo", "sgd"] if args.sgd else []),
+          *(["-f", os.path.join(out, "sl.model")] if args.save else [])]  # fmt: skip
     vw = [sys.executable, "-m", "vowpalwabbit", "-d", path, "--quiet", "-b", str(args.bits),
-          "--loss_function", "logistic", *(["--sgd"] if args.sgd else [])]  # fmt: skip
+          "--loss_function", "logistic", *(["--sgd"] if args.sgd else []),
+          *(["-f", os.path.join(out, "vw.model")] if args.save else [])]  # fmt: skip
     runs: dict[str, tuple[list[str], dict]] = {}
     for name, root in (("other", args.other), ("this", str(ROOT))):
         if root:
@@ -57,15 +64,22 @@ def main() -> None:
         subprocess.run(cmd, env=env, check=True, cwd="/", capture_output=True)
 
     times: dict[str, list[float]] = {k: [] for k in runs}
+    peaks: dict[str, int] = dict.fromkeys(runs, 0)
     for _ in range(args.rounds):
         for name, (cmd, env) in runs.items():
             t = time.perf_counter()
-            subprocess.run(cmd, env=env, check=True, cwd="/", capture_output=True)
+            child = subprocess.Popen(cmd, env=env, cwd="/", stdout=subprocess.DEVNULL)
+            _, status, usage = os.wait4(child.pid, 0)
             times[name].append(time.perf_counter() - t)
+            if os.waitstatus_to_exitcode(status) != 0:
+                sys.exit(f"{name} failed: {' '.join(cmd)}")
+            peaks[name] = max(peaks[name], usage.ru_maxrss)  # KiB on Linux
+    shutil.rmtree(out, ignore_errors=True)
     print(f"{path}, {args.rounds} rounds in rotation ({'--sgd' if args.sgd else 'default'})")
     for name, ts in times.items():
+        every = ", ".join(f"{t:.2f}" for t in ts)
         print(f"  {name:6s} best {min(ts):.2f} s  median {statistics.median(ts):.2f} s  "
-              f"({', '.join(f'{t:.2f}' for t in ts)})")  # fmt: skip
+              f"peak RSS {peaks[name] / 1024:.0f} MB  ({every})")  # fmt: skip
     if "vw" in times:
         for name in ("other", "this"):
             if name in times:

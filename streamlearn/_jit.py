@@ -29,12 +29,13 @@ needs only the symbols the target installs when it is created plus the NRT
 allocator, so :class:`_QuickLoad` initialises just the NRT before loading,
 itself loaded from object code cached beside the kernels
 (:func:`~streamlearn._jit_numba.initialize_nrt`: 3 ms instead of a 20-40 ms
-compile).  After each load, LLVM's clean pages leave the resident set
-(:func:`release_compiler_pages`: 60-70 MB of the 178 MB library that the
-loaded kernels never run).  A miss still compiles through numba's normal
-path, which refreshes the target itself.  Only our own dispatchers get the quick loader, and if a numba
-release changes the internals it relies on, kernels fall back to numba's
-loader (``tests/test_jit.py`` says so).
+compile).  On import and after each load, LLVM's clean pages leave the
+resident set (:func:`release_compiler_pages`: 60-70 MB of the 178 MB
+library, which the loaded kernels never run).  A miss still compiles through
+numba's normal path, which refreshes the target itself.  Only our own
+dispatchers get the quick loader, and if a numba release changes the
+internals it relies on, kernels fall back to numba's loader
+(``tests/test_jit.py`` says so).
 """
 
 from __future__ import annotations

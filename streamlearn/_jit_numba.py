@@ -359,3 +359,6 @@ def release_compiler_pages() -> int:
     except (OSError, AttributeError, ValueError):
         _released_ranges = []
         return 0
+
+
+release_compiler_pages()  # the 36 MB LLVM's static initialisers touched on import
