@@ -30,7 +30,7 @@ allocator, so :class:`_QuickLoad` initialises just the NRT before loading,
 itself loaded from object code cached beside the kernels
 (:func:`~streamlearn._jit_numba.initialize_nrt`: 3 ms instead of a 20-40 ms
 compile).  On import and after each load, LLVM's clean pages leave the
-resident set (:func:`release_compiler_pages`: 60-70 MB of the 178 MB
+resident set (:mod:`streamlearn._pages`: 60-70 MB of the 178 MB
 library, which the loaded kernels never run).  A miss still compiles through
 numba's normal path, which refreshes the target itself.  Only our own
 dispatchers get the quick loader, and if a numba release changes the
@@ -77,11 +77,12 @@ if INTERPRETED:
 
     QUICK_LOAD = False
 
-    def release_compiler_pages() -> int:
-        """Nothing to release without numba: 0 bytes."""
-        return 0
-
 else:
+    import llvmlite.binding  # noqa: F401 - loads LLVM, whose initialisers touch 36 MB of it
+
+    from streamlearn._pages import release_compiler_pages
+
+    release_compiler_pages()  # before numba's import adds its 36 MB of objects
     from streamlearn._jit_numba import (  # noqa: F401
         QUICK_LOAD,
         _QuickLoad,
@@ -90,6 +91,5 @@ else:
         jit_noalloc,
         load_u64,
         prefetch_row,
-        release_compiler_pages,
         trailing_zeros,
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import shutil
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from numba.core.runtime import nrtdynmod, rtsys
 from numba.extending import intrinsic
 
 from streamlearn import __version__
+from streamlearn._pages import release_compiler_pages
 
 
 def _cache_dir() -> str:
@@ -295,70 +295,3 @@ def trailing_zeros(typingctx, x):  # noqa: ANN001, ANN201 - numba's intrinsic pr
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
 
     return sig, codegen
-
-
-_MADV_DONTNEED = 4
-_LLVM_LIBRARIES = ("libllvmlite", "libLLVM")
-
-
-_MAPPING = re.compile(
-    r"^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+ *([^\n]*)\n?((?:[A-Za-z_]+:[^\n]*\n?)*)", re.M
-)
-_CHANGED = re.compile(r"^(?:Anonymous|Private_Dirty|Shared_Dirty|Swap): +([0-9]+)", re.M)
-
-
-def clean_library_ranges(
-    smaps: str, names: tuple[str, ...] = _LLVM_LIBRARIES
-) -> list[tuple[int, int]]:
-    """``(start, length)`` of the mappings in ``smaps`` that are safe to drop.
-
-    A mapping qualifies when its file's name contains one of ``names``, it is
-    not writable, and none of its pages differs from the file (no anonymous,
-    dirty or swapped pages): dropping such pages loses nothing, the next
-    access reads them back from the page cache.
-    """
-    ranges = []
-    for m in _MAPPING.finditer(smaps):
-        lo, hi, perms, path, fields = m.groups()
-        if (
-            "w" not in perms
-            and any(n in os.path.basename(path) for n in names)
-            and not any(int(kb) for kb in _CHANGED.findall(fields))
-        ):
-            ranges.append((int(lo, 16), int(hi, 16) - int(lo, 16)))
-    return ranges
-
-
-_released_ranges: list[tuple[int, int]] | None = None
-
-
-def release_compiler_pages() -> int:
-    """Unmap LLVM's pages of code and constants: called after each kernel load.
-
-    ``libllvmlite.so`` (LLVM, linked statically: 178 MB on disk) has 60-70 MB
-    of its pages mapped once a process has loaded its kernels: LLVM's static
-    initialisers, the NRT's compile and the cache loader touch them, and the
-    loaded kernels never run LLVM.  They are clean copies of the file, so
-    ``madvise(MADV_DONTNEED)`` drops them from the resident set (they stay in
-    the page cache; the next load faults back the few it uses).  The ranges
-    are found once (reading ``/proc/self/smaps`` takes ~5 ms); read-only
-    mappings keep their pages clean.  Linux only, best effort: bytes released.
-    """
-    global _released_ranges
-    try:
-        if _released_ranges is None:
-            with open("/proc/self/smaps") as f:
-                _released_ranges = clean_library_ranges(f.read())
-        if not _released_ranges:
-            return 0
-        import ctypes
-
-        madvise = ctypes.CDLL(None, use_errno=True).madvise
-        madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-        return sum(n for start, n in _released_ranges if madvise(start, n, _MADV_DONTNEED) == 0)
-    except (OSError, AttributeError, ValueError):
-        _released_ranges = []
-        return 0
-
-
-release_compiler_pages()  # the 36 MB LLVM's static initialisers touched on import

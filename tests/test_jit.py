@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 
-from streamlearn import _jit, _jit_numba
+from streamlearn import _jit, _jit_numba, _pages
 from streamlearn.learners import truncated
 
 # A fresh process: train plain SGD on a small random stream through the
@@ -131,13 +131,13 @@ Anonymous:             0 kB
 def test_only_clean_read_only_llvm_mappings_are_dropped():
     # Dropping a page that differs from the file (relocated RELRO data,
     # writable data) would lose it: only clean, read-only LLVM mappings qualify.
-    assert _jit_numba.clean_library_ranges(SMAPS) == [
+    assert _pages.clean_library_ranges(SMAPS) == [
         (0x7F0000000000, 0x1000),
         (0x7F0000001000, 0x4000),
         (0x7F000000A000, 0x2000),
     ]
-    assert _jit_numba.clean_library_ranges(SMAPS, ("libc.so",)) == [(0x7F0000009000, 0x1000)]
-    assert _jit_numba.clean_library_ranges("") == []
+    assert _pages.clean_library_ranges(SMAPS, ("libc.so",)) == [(0x7F0000009000, 0x1000)]
+    assert _pages.clean_library_ranges("") == []
 
 
 def test_a_damaged_nrt_cache_is_compiled_again(tmp_path):
