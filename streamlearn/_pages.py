@@ -13,10 +13,10 @@ each kernel it loads.  No numba here: this module is imported before it.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 
-_MADV_DONTNEED = 4
 _LLVM_LIBRARIES = ("libllvmlite", "libLLVM")
 
 
@@ -68,7 +68,7 @@ def release_compiler_pages() -> int:
 
         madvise = ctypes.CDLL(None, use_errno=True).madvise
         madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-        return sum(n for start, n in _released_ranges if madvise(start, n, _MADV_DONTNEED) == 0)
+        return sum(n for start, n in _released_ranges if madvise(start, n, mmap.MADV_DONTNEED) == 0)
     except (OSError, AttributeError, ValueError):
         _released_ranges = []
         return 0
