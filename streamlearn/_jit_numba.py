@@ -110,16 +110,15 @@ def _read_nrt(path: str) -> tuple[bytes, bytes] | None:
 
 
 def _write_nrt(path: str, obj: bytes, bitcode: bytes) -> None:
-    payload = obj + bitcode
+    """Cache the NRT at ``path`` (atomically, as sl writes its outputs); never fails a run."""
+    from streamlearn.errors import OutputUnwritable
+    from streamlearn.outputs import write_bytes
+
+    digest = hashlib.sha256(obj)
+    digest.update(bitcode)
     sizes = len(obj).to_bytes(8, "little") + len(bitcode).to_bytes(8, "little")
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(_NRT_MAGIC + hashlib.sha256(payload).digest() + sizes + payload)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    with contextlib.suppress(OutputUnwritable):
+        write_bytes(path, [_NRT_MAGIC + digest.digest() + sizes, obj, bitcode], "numba's runtime")
 
 
 def initialize_nrt(context) -> None:  # noqa: ANN001 - numba's target context
