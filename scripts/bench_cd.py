@@ -39,12 +39,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from streamlearn import fit  # noqa: E402
 from streamlearn.config import TrainConfig  # noqa: E402
 from streamlearn.learners import cd  # noqa: E402
 from streamlearn.learners.base import GSTATE_SIZE, new_stats  # noqa: E402
-from streamlearn.losses import SQUARED  # noqa: E402
-from streamlearn.passes import parsed  # noqa: E402
+from streamlearn.learners.losses import SQUARED  # noqa: E402
+from streamlearn.run import fit  # noqa: E402
+from streamlearn.run.passes import parsed  # noqa: E402
 
 
 def load(path: str, bits: int) -> fit.Columns:

@@ -54,8 +54,8 @@ def main() -> None:
     from streamlearn.io import FORMATS, iter_blocks, parse_block
     from streamlearn.io._scan import count_newlines
     from streamlearn.learners.base import new_rows, new_stats
-    from streamlearn.runner import run_kernel
-    from streamlearn.train import Learner
+    from streamlearn.run.runner import run_kernel
+    from streamlearn.run.train import Learner
 
     path = args.file
     mb = Path(path).stat().st_size / 1e6

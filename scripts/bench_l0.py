@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from streamlearn.io import read_batches  # noqa: E402
 from streamlearn.learners import l0, sgd  # noqa: E402
 from streamlearn.learners.base import S_NROWS, make_params, new_rows, new_stats  # noqa: E402
-from streamlearn.losses import LOGISTIC  # noqa: E402
+from streamlearn.learners.losses import LOGISTIC  # noqa: E402
 
 
 def run(spec, params, batches, bits) -> tuple[float, int]:

@@ -29,7 +29,7 @@ import numpy as np
 
 from streamlearn.learners import fobos
 from streamlearn.learners.base import S_NROWS, make_params, new_rows, new_stats, predict_batch
-from streamlearn.losses import LOGISTIC
+from streamlearn.learners.losses import LOGISTIC
 
 BITS = 13  # 8192 slots: G*M informative + NOISE noise features
 

@@ -34,7 +34,6 @@ import time
 import numba
 import numpy as np
 
-from streamlearn._jit import jit
 from streamlearn.learners import fobos
 from streamlearn.learners.base import (
     G_T,
@@ -48,8 +47,9 @@ from streamlearn.learners.base import (
     new_stats,
 )
 from streamlearn.learners.ledger import G_REBASES
-from streamlearn.losses import LOGISTIC, dloss
-from streamlearn.schedules import rate
+from streamlearn.learners.losses import LOGISTIC, dloss
+from streamlearn.learners.schedules import rate
+from streamlearn.system.jit import jit
 
 D = 260_941
 BITS = 18  # 2**18 = 262,144 >= D

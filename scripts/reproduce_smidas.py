@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 from streamlearn.learners import smidas, truncated  # noqa: E402
 from streamlearn.learners.base import make_params, new_rows, new_stats  # noqa: E402
-from streamlearn.losses import LOGISTIC  # noqa: E402
+from streamlearn.learners.losses import LOGISTIC  # noqa: E402
 
 # ---- data -----------------------------------------------------------------------------
 

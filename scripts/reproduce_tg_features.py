@@ -50,8 +50,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from streamlearn._jit import jit  # noqa: E402
 from streamlearn.hashing import feature_slot  # noqa: E402
+from streamlearn.system.jit import jit  # noqa: E402
 
 BITS = 20
 NOISE = 1000

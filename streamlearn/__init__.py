@@ -4,7 +4,7 @@ The Python API is :class:`streamlearn.Model` (:mod:`streamlearn.api`), loaded on
 first use so that the command line starts without it.
 """
 
-__version__ = "0.1.0"
+from streamlearn._version import __version__
 
 __all__ = ["Model", "__version__"]
 

@@ -1,9 +1,18 @@
 """The Python API: train, continue, save, load and score ``sl`` models from code.
 
-:class:`Model` runs the same driver and kernels as ``sl train`` and ``sl
-predict`` (:func:`streamlearn.train.train`, :class:`streamlearn.predict.Scorer`),
-so a model trained here is bit for bit the one the command line trains on the
-same data with the same options.  Data can be
+Two ways in, both running the same driver and kernels as the command line
+(:func:`streamlearn.run.train.train`, :class:`streamlearn.run.predict.Scorer`),
+so a model trained here is bit for bit the one ``sl train`` trains on the same
+data with the same options:
+
+* :class:`Model`, for code: fit, continue, save, load and score;
+* :func:`train`, :func:`predict` and :func:`inspect`, one-shot runs over files
+  with the command line's outputs (model files, predictions, reports): what
+  ``sl train``, ``sl predict`` and ``sl inspect`` call, with the options of a
+  run in its parts (learning options; :class:`Inputs`; :class:`Outputs`;
+  :class:`Console`).
+
+:class:`Model` learns from
 
 * files (a path or a list of paths: VW or svmlight text, plain or gzip), read
   as ``sl train FILE ...`` reads them;
@@ -42,11 +51,70 @@ from streamlearn.errors import UsageError
 from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io.batch import Batch, Block
 from streamlearn.io.reader import BLOCK_SIZE
+from streamlearn.run.console import Console
+from streamlearn.run.options import Inputs, Outputs
+
+__all__ = ["Console", "Inputs", "Model", "Outputs", "inspect", "predict", "train"]
 
 BLOCK_BYTES = BLOCK_SIZE
 """Text lines are parsed in blocks of about this many bytes, as files are."""
 MATRIX_ROWS = 65536
 """Rows of a matrix per batch."""
+
+
+def train(options: dict, inputs: Inputs, outputs: Outputs, console: Console | None = None, *,
+          dask=None, sync_every: int | None = None) -> dict:  # noqa: ANN001  # fmt: skip
+    """``sl train``: learn from ``inputs`` and write ``outputs``; the JSON report.
+
+    Parameters
+    ----------
+    options : dict
+        The learning options given (names as :class:`~streamlearn.config.TrainConfig`'s
+        fields); the rest come from ``inputs.initial_model`` or the defaults.  A
+        grid option (:data:`~streamlearn.run.grid.GRID_OPTIONS`) may be a list of
+        ``(typed, value)`` pairs: every configuration is trained over one parse.
+    inputs, outputs : Inputs, Outputs
+        What to read and where the results go.
+    console : Console, optional
+        How progress is shown (default: stderr).
+    dask : str or distributed.Client, optional
+        Train on a Dask cluster (:mod:`streamlearn.distributed`): an address as
+        ``sl train --dask`` takes (``"local:2"``, a scheduler file,
+        ``"tcp://host:8786"``) or a client; ``sync_every`` also averages the
+        workers every that many examples of each.
+    """
+    console = console or Console(False)
+    if dask is None and sync_every is not None:
+        raise UsageError("--sync-every applies to --dask runs only")
+    if dask is not None:
+        from streamlearn import distributed
+
+        client, address = (None, dask) if isinstance(dask, str) else (dask, None)
+        return distributed.train(options, inputs, outputs, address=address, client=client,
+                                 sync_every=sync_every, console=console)  # fmt: skip
+    from streamlearn.run.train import train as run
+
+    return run(options, inputs, outputs, console).report
+
+
+def predict(inputs: Inputs, outputs: Outputs, console: Console | None = None,
+            fmt: str = "auto") -> dict:  # fmt: skip
+    """``sl predict``: score ``inputs.sources`` with the model ``inputs.initial_model``.
+
+    Writes ``outputs.predictions`` and ``outputs.report``; returns the report
+    (loss and accuracy when the input is labeled).  ``fmt`` is ``--format``:
+    ``auto`` reads the model's format and refuses input of the other one.
+    """
+    from streamlearn.run.predict import predict as run
+
+    return run(inputs, outputs, console, fmt=fmt)
+
+
+def inspect(path: str | os.PathLike, top: int = 20, as_json: bool = False) -> str:
+    """``sl inspect``: a model file's options, counters, sparsity and largest weights."""
+    from streamlearn.run.inspect import inspect_model
+
+    return inspect_model(os.fspath(path), top=top, as_json=as_json)
 
 
 class Model:
@@ -104,7 +172,7 @@ class Model:
         fail on the first malformed line, and ``dask=`` (a ``distributed.Client``
         or an address as ``sl train --dask`` takes: ``"local:2"``, a scheduler
         file, ``"tcp://host:8786"``) with ``sync_every=N`` to train files on a
-        Dask cluster (:mod:`streamlearn.distributed`): the same kind of model.
+        Dask cluster (:mod:`streamlearn.distributed.driver`): the same kind of model.
         """
         self._model = None
         return self.partial_fit(data, y, lines=lines, sample_weight=sample_weight, base=base,
@@ -114,12 +182,11 @@ class Model:
                     **run) -> Model:  # noqa: ANN001  # fmt: skip
         """Continue training, as ``sl train -i``: the result equals one run over
         everything seen so far (see :meth:`fit` for the arguments)."""
-        from streamlearn.runner import Console, RunOptions
-        from streamlearn.train import train
+        from streamlearn.run.train import train as run_train
 
-        quiet = run.pop("quiet", True)
-        opts = RunOptions(quiet=quiet, report=run.pop("report", None),
-                          strict=run.pop("strict", False))  # fmt: skip
+        console = Console(run.pop("quiet", True))
+        inputs = Inputs(strict=run.pop("strict", False))
+        outputs = Outputs(report=run.pop("report", None))
         explicit = {**self.options, **run}
         source = None
         paths = _paths(data, lines)
@@ -127,40 +194,36 @@ class Model:
         if cluster is not None:
             if paths is None:
                 raise ValueError("dask= trains on files (workers open them by path)")
-            return self._fit_on_dask(paths, cluster, sync_every, opts, {**self.options, **run})
+            return self._fit_on_dask(paths, cluster, sync_every, inputs, outputs, console,
+                                     {**self.options, **run})  # fmt: skip
         if paths is not None:
             if y is not None or sample_weight is not None or base is not None:
                 raise ValueError("y, sample_weight and base go with a matrix, not with files")
-            opts.sources = paths
+            inputs.sources = paths
         else:
             config = self._config(explicit)
             source = _source(data, lines, y, sample_weight, base, config)
-        trained = train(explicit, opts, Console(quiet), initial=self._model, source=source)
+        trained = run_train(explicit, inputs, outputs, console, initial=self._model,
+                            source=source)  # fmt: skip
         self._model = trained.models[0]
         self.report = trained.report
         return self
 
-    def _fit_on_dask(self, paths: list[str], cluster, sync_every: int | None, opts,
+    def _fit_on_dask(self, paths: list[str], cluster, sync_every: int | None, inputs: Inputs,
+                     outputs: Outputs, console: Console,
                      explicit: dict) -> Model:  # noqa: ANN001  # fmt: skip
-        """:func:`streamlearn.distributed.train`, through model files in a temporary directory."""
+        """:func:`train` on Dask, through model files in a temporary directory."""
         import tempfile
 
-        from streamlearn import distributed
-        from streamlearn.runner import Console
-
         with tempfile.TemporaryDirectory(prefix="sl-api-") as tmp:
-            opts.sources = paths
-            opts.final_model = os.path.join(tmp, "final.sl")
+            inputs.sources = paths
+            outputs.final_model = os.path.join(tmp, "final.sl")
             if self._model is not None:
-                opts.initial_model = os.path.join(tmp, "initial.sl")
-                model_io.save(self._model, opts.initial_model)
-            client = None if isinstance(cluster, str) else cluster
-            address = cluster if isinstance(cluster, str) else None
-            self.report = distributed.train(
-                explicit, opts, address=address, client=client, sync_every=sync_every,
-                console=Console(opts.quiet),
-            )
-            self._model = model_io.load(opts.final_model)
+                inputs.initial_model = os.path.join(tmp, "initial.sl")
+                model_io.save(self._model, inputs.initial_model)
+            self.report = train(explicit, inputs, outputs, console, dask=cluster,
+                                sync_every=sync_every)  # fmt: skip
+            self._model = model_io.load(outputs.final_model)
         return self
 
     # -- scoring -----------------------------------------------------------------
@@ -172,13 +235,13 @@ class Model:
         ``link="logistic"`` gives probabilities.  Malformed lines score NaN
         (as ``sl predict -p`` writes ``nan``), so the result lines up with the input.
         """
-        from streamlearn.predict import Scorer
+        from streamlearn.run.predict import Scorer
 
         m = self._fitted()
         scorer = Scorer(m)
         paths = _paths(data, lines)
         if paths is not None:
-            from streamlearn.passes import parsed
+            from streamlearn.run.passes import parsed
 
             c = m.config
             batches: Iterable[Batch] = parsed(paths, c.format, c.bits, c.constant, BLOCK_BYTES,
@@ -225,7 +288,7 @@ class Model:
         return self._model
 
     def _config(self, explicit: dict) -> TrainConfig:
-        from streamlearn.train import merge_config
+        from streamlearn.run.train import merge_config
 
         try:
             return merge_config(self._model.config if self._model else None, explicit)

@@ -9,7 +9,7 @@ import numpy as np
 
 from streamlearn.learners import ALGORITHMS, MINIBATCH_ALGORITHMS
 from streamlearn.learners.base import make_params
-from streamlearn.losses import NAMES as LOSSES
+from streamlearn.learners.losses import NAMES as LOSSES
 
 FORMATS = ("auto", "vw", "svmlight")
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import mmh3
 import numpy as np
 
-from streamlearn._jit import jit_inline
+from streamlearn.system.jit import jit_inline
 
 CONSTANT_HASH = 11650396
 """Hash of VW's constant (bias) feature; its slot is ``CONSTANT_HASH % 2**bits``."""

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from streamlearn import __version__
+from streamlearn._version import __version__
 from streamlearn.config import TrainConfig
 from streamlearn.errors import ModelError
 
@@ -60,7 +60,7 @@ class Model:
         return int(np.count_nonzero(self.weights))
 
     def dense_weights(self) -> np.ndarray:
-        from streamlearn.memory import zeros
+        from streamlearn.system.memory import zeros
 
         w = zeros((1 << self.config.bits,), f"2^{self.config.bits} weights x 8 bytes")
         w[self.slots] = self.weights
@@ -153,14 +153,14 @@ def _encode_parts(model: Model) -> list:
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
-    """Write ``model`` to ``path`` atomically (:func:`streamlearn.outputs.write_bytes`).
+    """Write ``model`` to ``path`` atomically (:func:`streamlearn.system.outputs.write_bytes`).
 
     The bytes go to a temporary file in the directory of the path's real
     target, which is fsynced and then renamed over it: a crash leaves the old
     file or the new one, never a mix; a symlink stays a symlink; a device or
     FIFO is written through.
     """
-    from streamlearn.outputs import write_bytes
+    from streamlearn.system.outputs import write_bytes
 
     write_bytes(str(path), _encode_parts(model), "model")
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from streamlearn.errors import InputUnreadable, UsageError
+from streamlearn.run.report import holdout, pareto
 
 FORMATS = ("png", "svg", "pdf")
 # the options worth naming in a label, in this order, when they differ from the defaults
@@ -107,25 +107,6 @@ def title(runs: list[Run]) -> str:
     return ", ".join(parts)
 
 
-def holdout(entry: dict) -> float | None:
-    """The configuration's holdout loss: the best pass's over passes, else the run's."""
-    for key in ("best_holdout_loss", "holdout_loss"):
-        if isinstance(entry.get(key), int | float):
-            return float(entry[key])
-    return None
-
-
-def pareto(points: list[tuple[float, float]]) -> list[int]:
-    """Indices of the points (non-zeros, loss) no other point beats on both, by non-zeros."""
-    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
-    front, best = [], math.inf
-    for i in order:
-        if points[i][1] < best:
-            front.append(i)
-            best = points[i][1]
-    return front
-
-
 def figure(runs: list[Run]):  # noqa: ANN201 - a matplotlib Figure
     """The figure for ``runs``: the loss curves, and loss against non-zeros for 2+ runs."""
     import matplotlib
@@ -185,7 +166,7 @@ def plot(paths: list[str], out: str) -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError("sl plot needs matplotlib: pip install 'streamlearn[plot]'") from None
-    from streamlearn.outputs import write_bytes
+    from streamlearn.system.outputs import write_bytes
 
     runs = load_runs(paths)
     buf = io.BytesIO()

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from streamlearn.learners.base import S_NROWS, LearnerSpec, make_params, new_rows, new_stats
-from streamlearn.runner import run_kernel
+from streamlearn.run.runner import run_kernel
 from tests import reference
 from tests.streams import Stream
 

@@ -134,7 +134,7 @@ def elastic_net(stream, loss_id, eta0, power_t, t0, l1, l2, form):
     return gradient_steps(stream, loss_id, eta0, power_t, t0, regularise)
 
 
-from streamlearn._jit import jit, jit_inline  # noqa: E402  (elastic-net section)
+from streamlearn.system.jit import jit, jit_inline  # noqa: E402  (elastic-net section)
 
 
 @jit_inline

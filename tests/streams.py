@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.learners.base import LearnerSpec, new_rows, new_stats
-from streamlearn.runner import run_kernel
+from streamlearn.run.runner import run_kernel
 
 
 @dataclass

@@ -16,7 +16,7 @@ from streamlearn.config import TrainConfig
 from streamlearn.errors import ModelError
 from streamlearn.learners import truncated
 from streamlearn.learners.base import make_params
-from streamlearn.losses import LOGISTIC
+from streamlearn.learners.losses import LOGISTIC
 from tests.streams import random_stream
 
 

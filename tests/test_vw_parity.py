@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib.util
 import io
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 HAVE_VW = importlib.util.find_spec("vowpalwabbit") is not None
 pytestmark = pytest.mark.skipif(
     not HAVE_VW, reason="vowpalwabbit is not installed (pip install '.[bench]')"

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit
+from streamlearn.system.jit import jit
 
 NUM_OK = 0
 """A number was read; the value may still be nan/inf (callers check)."""

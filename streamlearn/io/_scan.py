@@ -7,8 +7,8 @@ import mmap
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
 from streamlearn.io._numbers import NUM_OK, NUM_SLOW, POW10, scan_number
+from streamlearn.system.jit import jit, jit_inline
 
 DEFAULT_NS = 32
 """Namespace byte of a feature in the default namespace (VW's ``' '``)."""

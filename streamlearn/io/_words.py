@@ -14,7 +14,7 @@ Flag words carry ``0x80`` in each byte that matches.  Where a test can flag
 a byte above a true match (the borrow in ``x - 0x01..``), only the lowest
 flag is exact, which is the only one :func:`first_byte` reads.
 
-Callers load words with :func:`~streamlearn._jit.load_u64` only where
+Callers load words with :func:`~streamlearn.system.jit.load_u64` only where
 ``i + 8 <= len(buf)``.
 """
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit_inline, load_u64, trailing_zeros
 from streamlearn.io._numbers import POW10
 from streamlearn.io._scan import fast_decimal
+from streamlearn.system.jit import jit_inline, load_u64, trailing_zeros
 
 _ONES = np.uint64(0x0101010101010101)
 _HIGH = np.uint64(0x8080808080808080)

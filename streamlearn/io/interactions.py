@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn._jit import jit
 from streamlearn.io._scan import CONSTANT_NS
+from streamlearn.system.jit import jit
 
 FNV_PRIME = np.uint64(16777619)
 _M32 = np.uint64(0xFFFFFFFF)

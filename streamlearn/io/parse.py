@@ -26,13 +26,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from streamlearn._jit import INTERPRETED
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
 from streamlearn.io.batch import REASONS, Batch, Block
 from streamlearn.io.interactions import Interactions, expand_batch
 from streamlearn.io.reader import BLOCK_SIZE, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
+from streamlearn.system.jit import INTERPRETED
 
 FMT_VW = 0
 FMT_SVMLIGHT = 1

@@ -1,6 +1,6 @@
 """Shards of the input: whole files, and plain files cut into byte ranges at newlines.
 
-The distributed driver (:mod:`streamlearn.distributed`) splits its inputs into
+The distributed driver (:mod:`streamlearn.distributed.driver`) splits its inputs into
 :class:`Shard` objects, and each worker reads its shards with
 :func:`open_shard`, which gives a source for
 :func:`~streamlearn.io.reader.iter_lines_blocks`, so shards are parsed by the
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn.sources import SNIFF_BYTES, compression, open_source
+from streamlearn.system.sources import SNIFF_BYTES, compression, open_source
 
 _SCAN = 1 << 20
 

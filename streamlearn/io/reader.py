@@ -1,6 +1,6 @@
 """Sources to blocks of whole lines: files, stdin, pipes, FIFOs, gzip/bzip2/xz.
 
-Sources are opened by :mod:`streamlearn.sources` (kinds, compression, stdin).
+Sources are opened by :mod:`streamlearn.system.sources` (kinds, compression, stdin).
 
 :func:`iter_blocks` reads each source in order in large chunks, cuts every
 chunk after its last newline and carries the rest over to the next chunk, so
@@ -24,10 +24,17 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from streamlearn._jit import jit
 from streamlearn.io._scan import count_newlines
 from streamlearn.io.batch import Block
-from streamlearn.sources import STDIN, Source, SourceError, check_sources, describe, open_source
+from streamlearn.system.jit import jit
+from streamlearn.system.sources import (
+    STDIN,
+    Source,
+    SourceError,
+    check_sources,
+    describe,
+    open_source,
+)
 
 __all__ = ["STDIN", "InputError", "iter_blocks", "iter_lines_blocks", "open_source"]
 

@@ -19,7 +19,6 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_noalloc, load_u64
 from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io._numbers import NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io._scan import (
@@ -39,6 +38,7 @@ from streamlearn.io._words import (
     non_digits,
     quick_value,
 )
+from streamlearn.system.jit import jit, jit_noalloc, load_u64
 
 BAD_LABEL = 1
 BAD_VALUE = 6

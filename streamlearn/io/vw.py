@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline, jit_noalloc, load_u64
 from streamlearn.hashing import CONSTANT_HASH, hashstring, murmur3_32, murmur3_32_short
 from streamlearn.io._numbers import NUM_NONE, NUM_OK, NUM_SLOW, POW10, scan_number
 from streamlearn.io._scan import (
@@ -48,6 +47,7 @@ from streamlearn.io._words import (
     non_digits,
     plain_decimal,
 )
+from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
 # status codes (keys of streamlearn.io.batch.REASONS)
 BAD_LABEL = 1

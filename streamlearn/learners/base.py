@@ -53,9 +53,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn._jit import INTERPRETED, jit, jit_inline, jit_noalloc, prefetch_row, trailing_zeros
-from streamlearn.losses import LOGISTIC, loss32
-from streamlearn.losses import loss as loss_value
+from streamlearn.learners.losses import LOGISTIC, loss32
+from streamlearn.learners.losses import loss as loss_value
+from streamlearn.system.jit import (
+    INTERPRETED,
+    jit,
+    jit_inline,
+    jit_noalloc,
+    prefetch_row,
+    trailing_zeros,
+)
 
 # ---- params layout -------------------------------------------------------
 P_ETA0 = 0
@@ -244,7 +251,7 @@ def fresh_table(bits: int, fresh: tuple[float, ...], dtype=np.float64) -> np.nda
     slot is first written: a run that touches few slots of a large table
     does not pay for writing all of it (0.8 s at ``-b 26``).
     """
-    from streamlearn.memory import zeros
+    from streamlearn.system.memory import zeros
 
     size = np.dtype(dtype).itemsize * len(fresh)
     table = zeros((1 << bits, len(fresh)), f"2^{bits} slots x {size} bytes", dtype)

@@ -35,7 +35,6 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
 from streamlearn.learners import sgd
 from streamlearn.learners.base import (
     LearnerSpec,
@@ -44,7 +43,8 @@ from streamlearn.learners.base import (
     make_params,
     zero_gstate,
 )
-from streamlearn.losses import HINGE, LOGISTIC, loss
+from streamlearn.learners.losses import HINGE, LOGISTIC, loss
+from streamlearn.system.jit import jit, jit_inline
 
 CYCLIC = 0
 STOCHASTIC = 1

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners import ledger, sgd
 from streamlearn.learners.base import (
     P_L1,
@@ -48,8 +47,9 @@ from streamlearn.learners.base import (
     zero_gstate,
 )
 from streamlearn.learners.ledger import G_B, G_P, MARK, P_MIN, accumulate, reset_sums, settle
-from streamlearn.losses import dloss
-from streamlearn.schedules import advance
+from streamlearn.learners.losses import dloss
+from streamlearn.learners.schedules import advance
+from streamlearn.system.jit import jit, jit_noalloc
 
 G_S = G_B  # fobos_l1: S(t) = Σ η_τ, compensated (grows only linearly: no rebase needed)
 

@@ -29,7 +29,6 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners.base import (
     G_N,
     G_T,
@@ -43,7 +42,8 @@ from streamlearn.learners.base import (
     score32,
     zero_gstate,
 )
-from streamlearn.losses import dloss32
+from streamlearn.learners.losses import dloss32
+from streamlearn.system.jit import jit, jit_noalloc
 
 F32 = np.float32
 F64 = np.float64  # (numba's float() keeps a float32 a float32)

@@ -46,7 +46,6 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline, jit_noalloc
 from streamlearn.learners.base import (
     G_N,
     G_T,
@@ -65,7 +64,8 @@ from streamlearn.learners.base import (
     row_span,
     score32,
 )
-from streamlearn.losses import dloss32, square_grad32, unsafe_update32, update32
+from streamlearn.learners.losses import dloss32, square_grad32, unsafe_update32, update32
+from streamlearn.system.jit import jit, jit_inline, jit_noalloc
 
 F32 = np.float32
 F64 = np.float64  # (numba's float() keeps a float32 a float32)

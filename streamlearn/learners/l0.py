@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit_inline, jit_noalloc
 from streamlearn.learners.base import GSTATE_SIZE, P_TOPK, LearnerSpec, row_span, score
+from streamlearn.learners.losses import dloss
+from streamlearn.learners.schedules import advance
 from streamlearn.learners.sgd import current_weights, rebase  # the weight is column 0
-from streamlearn.losses import dloss
-from streamlearn.schedules import advance
+from streamlearn.system.jit import jit_inline, jit_noalloc
 
 H_SIZE = GSTATE_SIZE
 """gstate[H_SIZE]: the number of live slots; gstate[H_SIZE + 1 + i]: heap entry i."""

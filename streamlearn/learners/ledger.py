@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
 from streamlearn.learners.base import (
     G_USER,
     GSTATE_SIZE,
@@ -48,8 +47,9 @@ from streamlearn.learners.base import (
     prefetch_example,
     score,
 )
-from streamlearn.losses import dloss
-from streamlearn.schedules import advance
+from streamlearn.learners.losses import dloss
+from streamlearn.learners.schedules import advance
+from streamlearn.system.jit import jit, jit_inline
 
 G_P = G_USER  # P(t): product of the step factors a_τ since the last rebase
 G_B = G_USER + 1  # B(t): Σ c_τ / P(τ) since the last rebase

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline
 from streamlearn.learners.base import (
     G_N,
     G_T,
@@ -59,9 +58,10 @@ from streamlearn.learners.base import (
     zero_gstate,
 )
 from streamlearn.learners.ledger import G_B, accumulate, reset_sums
+from streamlearn.learners.losses import dloss
+from streamlearn.learners.schedules import rate
 from streamlearn.learners.truncated import _settle as _truncate  # T1, exact for any owed
-from streamlearn.losses import dloss
-from streamlearn.schedules import rate
+from streamlearn.system.jit import jit, jit_inline
 
 # table columns
 W = 0

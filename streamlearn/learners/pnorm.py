@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from streamlearn._jit import jit, jit_inline
 from streamlearn.learners.base import G_N, G_USER, P_L1, P_P
+from streamlearn.system.jit import jit, jit_inline
 
 G_S = G_USER  # Σ η_τ over the learned steps since the last flush (λ η_τ truncated at τ)
 G_SCALE = G_USER + 1  # M: the terms of N are (|θ_j| / M)^p

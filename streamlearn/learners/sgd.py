@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners.base import (
     LearnerSpec,
     prefetch_example,
@@ -21,8 +20,9 @@ from streamlearn.learners.base import (
     score,
     zero_gstate,
 )
-from streamlearn.losses import dloss
-from streamlearn.schedules import advance
+from streamlearn.learners.losses import dloss
+from streamlearn.learners.schedules import advance
+from streamlearn.system.jit import jit, jit_noalloc
 
 
 @jit_noalloc

@@ -42,9 +42,9 @@ the truncated-gradient kernel computes with K = 1, θ = ∞.
 
 from __future__ import annotations
 
-from streamlearn._jit import jit, jit_noalloc
 from streamlearn.learners import ledger
 from streamlearn.learners.base import LearnerSpec
+from streamlearn.system.jit import jit, jit_noalloc
 
 
 @jit_noalloc

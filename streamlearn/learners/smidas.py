@@ -6,7 +6,7 @@ Dense form.  The state is the dual vector θ; the weights are the p-norm link
     w_j = f⁻¹_j(θ) = sign(θ_j) |θ_j|^(p−1) / ‖θ‖_p^(p−2)        (w = 0 while θ = 0)
 
 and a learned example t with importance a_t and rate η_t (the shared schedule,
-:func:`streamlearn.schedules.rate`) takes Algorithm 3's two steps::
+:func:`streamlearn.learners.schedules.rate`) takes Algorithm 3's two steps::
 
     θ ← θ − η_t a_t ∂ℓ(p_t, y_t) x_t                           (mirror gradient step)
     θ_j ← sign(θ_j) max(0, |θ_j| − η_t λ)   for every j         (truncation)
@@ -60,7 +60,6 @@ import math
 
 import numpy as np
 
-from streamlearn._jit import jit
 from streamlearn.learners.base import (
     G_N,
     GSTATE_SIZE,
@@ -70,6 +69,7 @@ from streamlearn.learners.base import (
     LearnerSpec,
     score,
 )
+from streamlearn.learners.losses import dloss
 from streamlearn.learners.pnorm import (  # noqa: F401  (the G_* layout is part of this module's API)
     AMORTIZE,
     FLUSH,
@@ -93,8 +93,8 @@ from streamlearn.learners.pnorm import (  # noqa: F401  (the G_* layout is part 
     save_sum,
     shrink,
 )
-from streamlearn.losses import dloss
-from streamlearn.schedules import advance
+from streamlearn.learners.schedules import advance
+from streamlearn.system.jit import jit
 
 DEFAULT_NORM_REFRESH = 1_000_000
 """Learned examples between exact norm refreshes (``--norm-refresh``).

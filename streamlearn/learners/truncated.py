@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn._jit import jit, jit_inline, jit_noalloc
 from streamlearn.learners.base import (
     G_N,
     G_USER,
@@ -39,8 +38,9 @@ from streamlearn.learners.base import (
     score,
     zero_gstate,
 )
-from streamlearn.losses import dloss
-from streamlearn.schedules import advance
+from streamlearn.learners.losses import dloss
+from streamlearn.learners.schedules import advance
+from streamlearn.system.jit import jit, jit_inline, jit_noalloc
 
 G_S = G_USER  # Σ η_τ over the truncation steps so far
 

@@ -1,0 +1,402 @@
+"""``sl``: the command line.  Thin: parse options, call the library, map errors.
+
+Every command has a one-line summary and an example; ``-`` (or no file) means
+stdin; predictions go to stdout only when asked (``-p -``), everything else to
+stderr.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import click
+
+from streamlearn._version import __version__
+from streamlearn.cli.options import (
+    FLOATS,
+    INTS,
+    format_option,
+    input_options,
+    learning_options,
+    run_parts,
+    size,
+)
+from streamlearn.errors import EXIT_CODES
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+EXIT_TEXT = "Exit status:\n\n\b\n" + "\n".join(
+    f"  {code:>3}  {text}" for code, text in EXIT_CODES.items()
+)
+
+
+@click.group(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@click.version_option(__version__, prog_name="sl")
+def cli() -> None:
+    """sl: streaming learner for sparse linear models, in the manner of Vowpal Wabbit.
+
+    Reads VW-format or svmlight lines from files (plain or .gz) or stdin,
+    hashes features into 2^b weights and learns online with sparse
+    algorithms (truncated gradient, FoBoS, SMIDAS), printing progressive
+    validation loss as it goes.
+
+    \b
+    Example:
+      cat data/sample.vw | sl train --loss logistic -f model.sl
+      sl predict -i model.sl data/sample.vw -p preds.txt
+    """
+
+
+@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@input_options
+@click.option(
+    "-f",
+    "--final-model",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Save the model here (written atomically).",
+)
+@click.option(
+    "-i",
+    "--initial-model",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Continue training from this model (its options are the defaults).",
+)
+@format_option(
+    "Input format (auto: detected; when continuing, the model's, and other input is "
+    "refused unless named here)."
+)
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0.0),
+    default=3600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="When -i and -f name the same model, runs take turns (a lock file MODEL.lock "
+    "beside it): wait at most this long for another run, then exit 9 ('inf': no limit).",
+)
+@click.option(
+    "-b", "--bits", type=int, default=18, show_default=True, help="Table size 2^b (1 to 30)."
+)
+@click.option(
+    "--algo",
+    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd"]),
+    default="gd",
+    show_default=True,
+    help="Learning algorithm (see README's algorithm table); gd is VW's default update.",
+)
+@click.option("--sgd", is_flag=True, help="VW's spelling of --algo sgd (plain SGD).")
+@click.option("--ftrl", is_flag=True, help="VW's spelling of --algo ftrl (FTRL-proximal).")
+@click.option(
+    "--adaptive",
+    is_flag=True,
+    help="gd: per-feature adaptive rates. Naming any of --adaptive, --normalized, "
+    "--invariant turns on only those named (default: all three, as VW).",
+)
+@click.option("--normalized", is_flag=True, help="gd: per-feature normalized updates.")
+@click.option("--invariant", is_flag=True, help="gd: importance-invariant (safe) updates.")
+@click.option(
+    "--ftrl-alpha", "--ftrl_alpha", type=FLOATS, default=None, help="ftrl: alpha [default: 0.5]."
+)
+@click.option(
+    "--ftrl-beta", "--ftrl_beta", type=FLOATS, default=None, help="ftrl: beta [default: 1]."
+)
+@click.option(
+    "--min-prediction",
+    "--min_prediction",
+    type=float,
+    default=None,
+    help="Clip predictions below this (default: the smallest label seen and 0; "
+    "-50 for logistic). Either bound fixes the range; the other is then 0, as VW.",
+)
+@click.option(
+    "--max-prediction",
+    "--max_prediction",
+    type=float,
+    default=None,
+    help="Clip predictions above this (default: the largest label seen and 0; 50 for logistic).",
+)
+@click.option(
+    "--loss",
+    "--loss_function",
+    type=click.Choice(["squared", "logistic", "hinge"]),
+    default="squared",
+    show_default=True,
+    help="Loss function (logistic/hinge want labels -1/+1).",
+)
+@click.option(
+    "-l",
+    "--learning-rate",
+    "--learning_rate",
+    type=FLOATS,
+    default=None,
+    help="eta0 in eta_t = eta0 * (t0 / (t0 + T))^power_t [default, as VW: 0.5 for gd, 10 "
+    "for sgd and for gd with only some of --adaptive/--normalized; 0.5 for tg/fobos/smidas].",
+)
+@click.option(
+    "--power-t",
+    "--power_t",
+    type=FLOATS,
+    default=0.5,
+    show_default=True,
+    help="Decay exponent of the learning rate (0 = constant).",
+)
+@click.option(
+    "--initial-t",
+    "--initial_t",
+    type=float,
+    default=None,
+    help="t0 [default: 1; 0 for gd with adaptive or normalized rates, as VW].",
+)
+@click.option(
+    "--l1",
+    type=FLOATS,
+    default=0.0,
+    show_default=True,
+    help="L1 strength (for tg: the gravity g; for smidas: lambda).",
+)
+@click.option(
+    "--l2", type=FLOATS, default=0.0, show_default=True,
+    help="L2^2 strength (gd, sgd, fobos, ftrl).",
+)  # fmt: skip
+@click.option(
+    "--theta",
+    type=FLOATS,
+    default=math.inf,
+    show_default="inf",
+    help="tg: only weights with |w| <= theta are truncated.",
+)
+@click.option(
+    "--period", type=INTS, default=1, show_default=True, help="tg: truncate every K-th example (K)."
+)
+@click.option(
+    "--top-k", "--top_k", "top_k", type=INTS, default=None, metavar="K",
+    help="l0: keep the K largest |w| after each step (required with --algo l0).",
+)  # fmt: skip
+@click.option(
+    "--minibatch", type=int, default=1, show_default=True, metavar="B",
+    help="sgd, tg, fobos, subgrad: average the gradient of B learned examples per step.",
+)  # fmt: skip
+@click.option(
+    "--p",
+    "p_norm",
+    type=float,
+    default=None,
+    help="smidas: the p of the p-norm (default 2 ln 2^b).",
+)
+@click.option(
+    "--norm-refresh",
+    type=int,
+    default=None,
+    help="smidas: recompute ||theta||_p exactly every N examples.",
+)
+@click.option("--noconstant", is_flag=True, help="Do not add the constant (bias) feature.")
+@click.option(
+    "-q",
+    "--quadratic",
+    multiple=True,
+    metavar="AB",
+    help="Cross every feature of namespace A with every one of B (first characters of the "
+    "names; '::' = every pair). Repeatable.",
+)
+@click.option(
+    "--cubic", multiple=True, metavar="ABC", help="Three-way crosses, as -q. Repeatable."
+)
+@click.option(
+    "--interactions",
+    multiple=True,
+    metavar="AB..",
+    help="Crosses of 2 to 4 namespaces, e.g. --interactions abcd. Repeatable.",
+)
+@click.option("--ignore", multiple=True, metavar="A", help="Drop namespace A's features.")
+@click.option(
+    "--ignore-linear",
+    "--ignore_linear",
+    "ignore_linear",
+    multiple=True,
+    metavar="A",
+    help="Drop namespace A's own features but keep them in crosses.",
+)
+@click.option(
+    "--keep", multiple=True, metavar="A", help="Keep only the namespaces named (repeatable)."
+)
+@click.option(
+    "--passes",
+    type=int,
+    default=None,
+    help="Passes over the data (stdin is cached after the first) [default: 1; cd, scd: "
+    "the most sweeps, full or over the active set, 1000].",
+)
+@click.option(
+    "--tol", type=float, default=1e-7, show_default=True,
+    help="cd with squared loss: stop when the duality gap is at most this times the "
+    "objective (F - F* <= tol F); otherwise (cd, scd) when a full sweep lowers the objective "
+    "by at most this (relative).",
+)  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="scd: random seed.")
+@click.option(
+    "--max-memory", "--max_memory", "max_memory", type=str, default=None, metavar="SIZE",
+    help="cd, scd: refuse an input needing more memory than SIZE (e.g. 4G, 500M); a grid: "
+    "refuse tables needing more [default: the memory available].",
+)  # fmt: skip
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Parsed-batch cache for later passes (reused while the inputs are unchanged).",
+)
+@click.option(
+    "--holdout-period",
+    "--holdout_period",
+    type=int,
+    default=None,
+    help="Hold out every n-th example of each pass (default 10 when passes > 1).",
+)
+@click.option(
+    "--early-terminate",
+    "--early_terminate",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Stop after this many passes without holdout improvement (the best pass's "
+    "model is saved).",
+)
+@click.option(
+    "--readable-model",
+    "--readable_model",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Also write 'slot weight' lines for the non-zero weights.",
+)
+@click.option(
+    "--invert-hash",
+    "--invert_hash",
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Like --readable-model, with the feature names seen for each slot.",
+)
+@click.option(
+    "--dask", metavar="ADDRESS", default=None,
+    help="Train on a Dask cluster: local[:N] (N worker processes here), a scheduler file, "
+    "or tcp://host:8786 (needs pip install 'streamlearn[dask]'; see docs/distributed.md).",
+)  # fmt: skip
+@click.option(
+    "--sync-every", "--sync_every", "sync_every", type=int, default=None, metavar="N",
+    help="--dask: also average the workers every N examples of each within a pass.",
+)  # fmt: skip
+@click.pass_context
+def train(ctx: click.Context, files, **kw) -> None:
+    """Train a model on FILEs or stdin ('-' or no FILE).
+
+    A grid over one parse: the numeric learner options (--l1, --l2, -l,
+    --power-t, --top-k, --theta, --period, --ftrl-alpha, --ftrl-beta) take
+    comma-separated lists, and every configuration of their product learns
+    from the same parsed data, with its own model, predictions and report
+    entry; output paths name the values with placeholders such as {l1}.
+
+    \b
+    Examples:
+      cat data.vw | sl train --loss logistic -f model.sl
+      sl train -i yesterday.sl today.vw.gz -f today.sl
+      sl train --algo tg --l1 1e-6 --passes 3 data.vw -f model.sl
+      sl train --algo tg --l1 0,1e-5,1e-4 data.vw -f 'tg-{l1}.sl' --report sweep.json
+      sl train --dask local:2 a.vw b.vw c.vw d.vw --passes 3 -f model.sl
+    """
+    inputs, outputs, console = run_parts(
+        files,
+        kw,
+        tiny=kw["dask"] is None,  # Dask's workers inherit the environment
+        inputs=dict(
+            initial_model=kw["initial_model"],
+            cache=kw["cache_path"],
+            max_memory=size(kw["max_memory"]),
+        ),
+        outputs=dict(
+            final_model=kw["final_model"],
+            readable_model=kw["readable_model"],
+            invert_hash=kw["invert_hash"],
+            lock_timeout=kw["lock_timeout"],
+        ),
+    )
+    from streamlearn import api
+
+    api.train(learning_options(ctx, kw), inputs, outputs, console, dask=kw["dask"],
+              sync_every=kw["sync_every"])  # fmt: skip
+
+
+@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@input_options
+@click.option(
+    "-i",
+    "--initial-model",
+    "model_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    metavar="MODEL",
+    help="The model to score with.",
+)
+@format_option(
+    "Input format (auto: the model's; input of the other format is refused unless named here)."
+)
+def predict(files, model_path, input_format, **kw) -> None:
+    """Score FILEs or stdin with a model; report loss when labels are present.
+
+    \b
+    Example:
+      sl predict -i model.sl test.vw -p preds.txt --link logistic
+    """
+    inputs, outputs, console = run_parts(files, kw, {"initial_model": model_path}, {})
+    from streamlearn import api
+
+    api.predict(inputs, outputs, console, fmt=input_format)
+
+
+@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.option(
+    "--top", type=int, default=20, show_default=True, help="Show this many largest weights."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def inspect(model_path: str, top: int, as_json: bool) -> None:
+    """Show a model's options, counters, sparsity and largest weights.
+
+    \b
+    Example:
+      sl inspect model.sl --top 10
+    """
+    from streamlearn import api
+
+    click.echo(api.inspect(model_path, top=top, as_json=as_json))
+
+
+@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@click.argument("reports", metavar="REPORT...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False))  # fmt: skip
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="The picture: FILE.png, FILE.svg or FILE.pdf.")  # fmt: skip
+def plot(reports: tuple[str, ...], output: str) -> None:
+    """Plot loss curves (and, for several runs, loss against non-zero weights).
+
+    REPORTs are JSON files written by sl train --report. Needs matplotlib
+    (pip install 'streamlearn[plot]').
+
+    \b
+    Example:
+      for l1 in 1e-5 1e-4 1e-3; do sl train d.vw --algo tg --l1 $l1 --report tg-$l1.json; done
+      sl plot tg-*.json -o tg.png
+    """
+    from streamlearn.plot import plot as draw
+
+    draw(list(reports), output)
+
+
+def main() -> None:
+    # sl makes no BLAS call: spare OpenBLAS its thread pool, whose start costs ~10 ms of
+    # numpy's import and whose thread then spins for ~0.1 s of CPU (unless the user chose)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from streamlearn.system.process import exit_now, run
+
+    exit_now(run(cli))

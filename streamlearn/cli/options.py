@@ -1,0 +1,261 @@
+"""What the commands share: option types, shared option groups, and the translation
+of click's values into the library's objects (learning options, ``Inputs``,
+``Outputs``, ``Console``).
+
+Nothing here runs a command; :mod:`streamlearn.cli.commands` holds the commands.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import click
+
+# option name -> TrainConfig field
+_CONFIG_KEYS = {
+    "bits": "bits",
+    "algo": "algo",
+    "loss": "loss",
+    "learning_rate": "learning_rate",
+    "power_t": "power_t",
+    "initial_t": "initial_t",
+    "l1": "l1",
+    "l2": "l2",
+    "theta": "theta",
+    "period": "period",
+    "top_k": "top_k",
+    "minibatch": "minibatch",
+    "p_norm": "p",
+    "norm_refresh": "norm_refresh",
+    "passes": "passes",
+    "tol": "tol",
+    "seed": "seed",
+    "holdout_period": "holdout_period",
+    "early_terminate": "early_terminate",
+    "input_format": "format",
+    "quadratic": "quadratic",
+    "cubic": "cubic",
+    "interactions": "interactions",
+    "ignore": "ignore",
+    "ignore_linear": "ignore_linear",
+    "keep": "keep",
+    "ftrl_alpha": "ftrl_alpha",
+    "ftrl_beta": "ftrl_beta",
+    "min_prediction": "min_prediction",
+    "max_prediction": "max_prediction",
+}
+
+
+class GridValues(click.ParamType):
+    """A number, or a comma-separated list of them: a grid trained over one parse.
+
+    Converts to a list of ``(typed, value)`` pairs (:func:`streamlearn.run.grid.parse_values`),
+    so output paths can name each value as written.
+    """
+
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+        self.name = "INT[,INT...]" if kind is int else "FLOAT[,FLOAT...]"
+
+    def convert(self, value, param, ctx):  # noqa: ANN001, ANN201 - click's signature
+        if not isinstance(value, str):  # a default
+            return value
+        from streamlearn.errors import UsageError
+        from streamlearn.run.grid import parse_values
+
+        try:
+            return parse_values(value, self.kind, param.opts[0] if param else "value")
+        except UsageError as e:
+            self.fail(e.message, param, ctx)
+
+
+FLOATS = GridValues(float)
+INTS = GridValues(int)
+
+TINY_INPUT = 32 << 10
+"""Inputs up to this many bytes run the kernels as plain Python (see :func:`_tiny_mode`)."""
+
+
+def _tiny_mode(files: tuple[str, ...]) -> None:
+    """Run tiny inputs without compiling or loading a single kernel.
+
+    Loading numba's compiler target costs ~0.3 s on first use, cached kernels
+    or not, which dominates a run over a few lines.  The kernels are valid
+    plain Python, so when the whole input is known to be at most
+    :data:`TINY_INPUT` bytes, numba is imported with ``NUMBA_DISABLE_JIT=1``:
+    same code, same results, a third of the time.  Only what can be measured
+    without losing a byte counts: regular files by their size (a compressed
+    one is never tiny), stdin by a peek that is replayed to the reader and
+    that waits for no more than a moment (a live stream is not tiny).  A pipe,
+    FIFO or ``<(...)`` given as a path is never opened here.
+    ``SL_JIT=1`` in the environment turns this off.
+    """
+    if "numba" in sys.modules or os.environ.get("SL_JIT") == "1":
+        return
+    from streamlearn.system import sources
+    total = 0
+    for f in files or ("-",):
+        if sources.is_stdin(f):
+            if sources.stdin_is_regular():  # sl train < file: measured, read nothing
+                fd = sources.stdin_fd()
+                try:
+                    at = os.lseek(fd, 0, os.SEEK_CUR)
+                    total += os.fstat(fd).st_size - at
+                    if sources.compression(os.pread(fd, sources.SNIFF_BYTES, at)):
+                        return
+                except (OSError, sources.SourceError):
+                    return
+                continue
+            head, eof = sources.peek_stdin(TINY_INPUT)
+            if not eof or len(head) > TINY_INPUT:
+                return
+            total += len(head)
+        elif sources.is_regular(f):
+            try:
+                total += os.path.getsize(f)
+                with open(f, "rb") as fh:
+                    if sources.compression(fh.read(sources.SNIFF_BYTES)):
+                        return  # compressed: its size says little
+            except (OSError, sources.SourceError):
+                return  # let the run report it
+        else:
+            return
+    if total <= TINY_INPUT:
+        os.environ["NUMBA_DISABLE_JIT"] = "1"
+
+
+def learning_options(ctx: click.Context, values: dict) -> dict:
+    """The learning options the user actually gave (not click's defaults)."""
+    out = {}
+    for name, key in _CONFIG_KEYS.items():
+        src = ctx.get_parameter_source(name)
+        if src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT"):
+            out[key] = values[name]
+    if values.get("noconstant"):
+        out["constant"] = False
+    out.update(_update_rule(out.get("algo"), values))
+    return out
+
+
+def _update_rule(algo: str | None, values: dict) -> dict:
+    """VW's spellings of the update rule: ``--sgd``, ``--ftrl``, ``--adaptive`` ...
+
+    Naming any of ``--adaptive``, ``--normalized``, ``--invariant`` turns on
+    only those named (``--algo gd``); ``--sgd`` alone is ``--algo sgd`` (with
+    one of them, as in VW, it only turns the others off); ``--ftrl`` is
+    ``--algo ftrl``.
+    """
+    from streamlearn.config import UPDATE_RULE
+
+    out: dict = {}
+    named = [n for n in UPDATE_RULE if values.get(n)]
+    wanted = []
+    if named:
+        out.update({n: n in named for n in UPDATE_RULE})
+        wanted.append(("gd", "--" + " --".join(named)))
+    if values.get("sgd"):
+        wanted.append(("gd" if named else "sgd", "--sgd"))
+    if values.get("ftrl"):
+        wanted.append(("ftrl", "--ftrl"))
+    for name, flag in wanted:
+        chosen = out.get("algo", algo)
+        if chosen is not None and chosen != name:
+            raise click.UsageError(f"{flag} conflicts with --algo {chosen}")
+        out["algo"] = name
+    return out
+
+
+def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
+                 tiny: bool = True):  # noqa: ANN202  # fmt: skip
+    """The library's :class:`~streamlearn.api.Inputs`, :class:`~streamlearn.api.Outputs`
+    and :class:`~streamlearn.api.Console` of a command with :func:`input_options`.
+
+    Decides the tiny-input mode first: it must run before numba is imported.
+    """
+    if tiny:
+        _tiny_mode(files)
+    from streamlearn.api import Console, Inputs, Outputs
+
+    return (
+        Inputs(sources=list(files), strict=kw["strict"], **inputs),
+        Outputs(predictions=kw["predictions"], report=kw["report"], link=kw["link"], **outputs),
+        Console(kw["quiet"]),
+    )
+
+
+def size(text: str | None) -> int | None:
+    """``4G``, ``500M``, ``64k`` or a number of bytes; None stays None."""
+    if text is None:
+        return None
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in units and t[-1:] else ""
+    try:
+        value = float(t[: len(t) - len(unit)])
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise click.BadParameter(
+            f"{text!r} is not a size (e.g. 4G, 500M)", param_hint="--max-memory"
+        )
+    return int(value * units[unit])
+
+
+def input_options(f):
+    @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+    @click.option(
+        "-d",
+        "--data",
+        multiple=True,
+        type=click.Path(dir_okay=False, allow_dash=True),
+        metavar="FILE",
+        help="An input file, as VW's -d (repeatable; read before the FILE arguments).",
+    )
+    @click.option(
+        "--quiet", is_flag=True, help="Print nothing but errors (-q is --quadratic, as in VW)."
+    )
+    @click.option(
+        "--strict",
+        is_flag=True,
+        help="Fail on the first malformed line (default: skip it, count it, warn with file:line).",
+    )
+    @click.option(
+        "--report",
+        type=click.Path(dir_okay=False, allow_dash=True),
+        metavar="PATH",
+        help="Write a JSON report (summary, per-pass figures, curve, skipped lines, timings).",
+    )
+    @click.option(
+        "-p",
+        "--predictions",
+        type=click.Path(dir_okay=False, allow_dash=True),
+        metavar="PATH",
+        help="Write one prediction per example ('-' = stdout).",
+    )
+    @click.option(
+        "--link",
+        type=click.Choice(["identity", "logistic"]),
+        default="identity",
+        show_default=True,
+        help="Transform written predictions: 'logistic' gives probabilities.",
+    )
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        kwargs["files"] = tuple(kwargs.pop("data")) + tuple(kwargs["files"])
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+def format_option(help_text: str):
+    """``--format``, shared by train and predict (the model records the format it read)."""
+    return click.option(
+        "--format",
+        "input_format",
+        type=click.Choice(["auto", "vw", "svmlight"]),
+        default="auto",
+        show_default=True,
+        help=help_text,
+    )

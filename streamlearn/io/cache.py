@@ -1,0 +1,239 @@
+"""Parsed-batch cache: later passes read arrays instead of re-parsing text.
+
+File: ``b"SLCACHE2"``, a uint32 header length, a JSON header (what the cache
+was made from: sources with sizes and modification times, bits, constant,
+format, sl version), then one record per batch: a uint64 record length, a
+uint32 header length, a JSON record header (array names, dtypes, shapes,
+source name, the text of the batch's first malformed lines) and the arrays.
+A cache whose header does not match the current run is rebuilt, never trusted.
+
+The cache keeps the tags but not the text of the lines.  So that a run which
+replays a cache built by an earlier run can still quote a malformed line as
+``file:line: reason: text``, the excerpts of the first few malformed lines of
+each batch are stored with it (as many as a run ever prints); :func:`excerpt`
+returns them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from streamlearn._version import __version__
+from streamlearn.io import excerpt as line_excerpt
+from streamlearn.io.batch import Batch, Block
+
+MAGIC = b"SLCACHE2"
+_DTYPES = {  # every array of a record, in file order
+    "labels": np.float64, "weights": np.float64, "bases": np.float64,
+    "tag_start": np.int64, "tag_end": np.int64, "indptr": np.int64,
+    "indices": np.uint32, "values": np.float64, "status": np.int32, "line": np.int64,
+    "tagbuf": np.uint8,
+}  # fmt: skip
+_FIELDS = tuple(name for name in _DTYPES if name != "tagbuf")
+"""The :class:`Batch` arrays a record stores (``tagbuf`` holds the packed tags)."""
+
+
+def identity(
+    sources: list[str], bits: int, constant: bool, fmt: str, namespaces: dict | None = None
+) -> dict:
+    """What a cache must have been built from to be reused (its batches hold the
+    interactions, so those are part of it)."""
+    srcs = []
+    for s in sources:
+        if s == "-":
+            srcs.append({"path": "-"})
+        else:
+            st = os.stat(s)
+            srcs.append(
+                {"path": os.path.abspath(s), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            )
+    return {
+        "sources": srcs,
+        "bits": bits,
+        "constant": constant,
+        "format": fmt,
+        "namespaces": namespaces or {},
+        "sl_version": __version__,
+    }
+
+
+@dataclass
+class CachedBatch(Batch):
+    """A batch replayed from the cache.
+
+    ``block.data`` holds only the tags; ``excerpts`` maps a malformed row to
+    the excerpt of its line made when the cache was written.
+    """
+
+    excerpts: dict[int, str] = field(default_factory=dict)
+
+
+def excerpt(batch: Batch, i: int) -> str:
+    """The excerpt of row ``i``'s line, for a parsed or a cached batch."""
+    if isinstance(batch, CachedBatch):
+        return batch.excerpts.get(i, "(line text not kept in the cache)")
+    return line_excerpt(batch, i)
+
+
+def _tag_bytes(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tags of a batch packed back to back: (bytes, starts, ends)."""
+    starts, ends = batch.tag_start, batch.tag_end
+    lens = (ends - starts).astype(np.int64)
+    new_ends = np.cumsum(lens)
+    new_starts = new_ends - lens
+    total = int(new_ends[-1]) if lens.size else 0
+    if total == 0:
+        return np.zeros(0, dtype=np.uint8), new_starts, new_ends
+    # byte k of the packed buffer comes from starts[row] + (k - new_starts[row])
+    offset = np.repeat(starts.astype(np.int64) - new_starts, lens)
+    return batch.block.data[np.arange(total) + offset], new_starts, new_ends
+
+
+class CacheWriter:
+    """Write batches to ``path`` (through a unique temporary file renamed by :meth:`close`).
+
+    Two runs building the same cache at once each write their own temporary
+    file; the last rename wins and both are whole.  ``max_excerpts``: how
+    many malformed lines per batch keep their excerpt.
+    """
+
+    def __init__(self, path: str | os.PathLike, ident: dict, max_excerpts: int = 10) -> None:
+        from streamlearn.system.outputs import Output
+
+        self.path = Path(path)
+        self.max_excerpts = max_excerpts
+        self.out = Output(str(path), "cache", buffering=1 << 20)
+        self.f = self.out  # write() converts OS errors into OutputUnwritable
+        head = json.dumps(ident, sort_keys=True).encode()
+        self.f.write(MAGIC + struct.pack("<I", len(head)) + head)
+
+    def add(self, batch: Batch) -> None:
+        arrays = {name: np.ascontiguousarray(getattr(batch, name)) for name in _FIELDS}
+        tagbuf, arrays["tag_start"], arrays["tag_end"] = _tag_bytes(batch)
+        arrays["tagbuf"] = tagbuf
+        bad = np.flatnonzero(batch.status != 0)[: self.max_excerpts]
+        meta = {
+            "source": batch.block.source,
+            "first_line": batch.block.first_line,
+            "n_touching_tags": int(batch.n_touching_tags),
+            "first_touching_tag_line": int(batch.first_touching_tag_line),
+            "fmt": int(batch.fmt),
+            "excerpts": [[int(i), line_excerpt(batch, int(i))] for i in bad],
+            "arrays": [[k, v.dtype.str, list(v.shape)] for k, v in arrays.items()],
+        }
+        head = json.dumps(meta).encode()
+        size = sum(v.nbytes for v in arrays.values())
+        self.f.write(struct.pack("<QI", 4 + len(head) + size, len(head)))
+        self.f.write(head)
+        for v in arrays.values():  # no joined copy of the payload
+            self.f.write(memoryview(v).cast("B"))
+
+    def close(self) -> None:
+        self.out.commit()
+
+    def abort(self) -> None:
+        self.out.abort()
+
+
+def matches(path: str | os.PathLike, ident: dict) -> bool:
+    try:
+        with open(path, "rb") as f:
+            if f.read(8) != MAGIC:
+                return False
+            (hlen,) = struct.unpack("<I", f.read(4))
+            return json.loads(f.read(hlen)) == ident
+    except (OSError, ValueError, struct.error):
+        return False
+
+
+class CacheCorrupt(ValueError):
+    """A cache file that cannot be what :class:`CacheWriter` wrote."""
+
+
+
+
+def read(path: str | os.PathLike) -> Iterator[Batch]:
+    """Replay the batches of a cache, each checked before a kernel sees it.
+
+    The kernels do not bounds-check (numba), so every record is validated
+    here: dtypes, lengths, CSR structure, slots below the header's ``2**bits``
+    and tag spans inside the record.  Anything else raises
+    :class:`CacheCorrupt` naming the record.
+    """
+    with open(path, "rb") as f:
+        total = os.fstat(f.fileno()).st_size
+        if f.read(8) != MAGIC:
+            raise CacheCorrupt(f"{path} is not an sl cache")
+        try:
+            (hlen,) = struct.unpack("<I", f.read(4))
+            d = 1 << int(json.loads(f.read(hlen))["bits"])
+        except (struct.error, ValueError, KeyError, TypeError) as e:
+            raise CacheCorrupt(f"{path}: unreadable header ({e})") from None
+        number = 0
+        while True:
+            rec = f.read(12)
+            if not rec:
+                return
+            number += 1
+            try:
+                batch = _record(f, rec, d, total)
+            except (struct.error, ValueError, KeyError, TypeError) as e:
+                raise CacheCorrupt(f"{path}: record {number} is corrupt ({e})") from None
+            yield batch
+
+
+def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
+    size, mlen = struct.unpack("<QI", rec)
+    if size > total - f.tell() + 4 or mlen > size - 4:
+        raise ValueError("truncated")
+    meta = json.loads(f.read(mlen))
+    buf = bytearray(size - 4 - mlen)  # writable arrays, as parsed ones; one copy
+    if f.readinto(buf) != len(buf):
+        raise ValueError("truncated")
+    arrays, off = {}, 0
+    for name, dt, shape in meta["arrays"]:
+        dtype = np.dtype(dt)
+        if name not in _DTYPES or dtype != _DTYPES[name] or len(shape) != 1:
+            raise ValueError(f"unexpected array {name} {dt} {shape}")
+        count = int(shape[0])
+        if count < 0 or off + count * dtype.itemsize > len(buf):
+            raise ValueError(f"array {name} runs past the record")
+        arrays[name] = np.frombuffer(buf, dtype=dtype, count=count, offset=off)
+        off += count * dtype.itemsize
+    _check(arrays, d)
+    block = Block(arrays.pop("tagbuf"), str(meta["source"]), int(meta["first_line"]))
+    return CachedBatch(
+        **{k: arrays[k] for k in _FIELDS},
+        block=block,
+        n_touching_tags=int(meta["n_touching_tags"]),
+        first_touching_tag_line=int(meta["first_touching_tag_line"]),
+        fmt=int(meta.get("fmt", -1)),
+        excerpts={int(i): str(text) for i, text in meta["excerpts"]},
+    )
+
+
+def _check(a: dict[str, np.ndarray], d: int) -> None:
+    """What the kernels rely on: consistent lengths, a CSR index, slots below ``d``."""
+    if set(a) != set(_DTYPES):
+        raise ValueError(f"arrays {sorted(set(_DTYPES) ^ set(a))} missing or extra")
+    n = a["labels"].shape[0]
+    for name in ("weights", "bases", "tag_start", "tag_end", "status", "line"):
+        if a[name].shape[0] != n:
+            raise ValueError(f"{name} has {a[name].shape[0]} rows, labels {n}")
+    ip, nnz = a["indptr"], a["indices"].shape[0]
+    if ip.shape[0] != n + 1 or ip[0] != 0 or ip[-1] != nnz or a["values"].shape[0] != nnz:
+        raise ValueError("indptr does not index the features")
+    if n and np.any(ip[1:] < ip[:-1]):
+        raise ValueError("indptr decreases")
+    if nnz and int(a["indices"].max()) >= d:
+        raise ValueError(f"a slot is beyond the table's {d}")
+    ts, te = a["tag_start"], a["tag_end"]
+    if n and (np.any(ts < 0) or np.any(te < ts) or np.any(te > a["tagbuf"].shape[0])):
+        raise ValueError("a tag span is outside the record")

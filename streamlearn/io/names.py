@@ -1,0 +1,190 @@
+"""Feature names per slot, for ``--invert-hash`` and ``sl inspect``.
+
+The parsers only emit hashed slots (names would cost memory in the hot path),
+so when names are asked for, this module re-reads the lines of each batch in
+Python and hashes every name with :func:`streamlearn.hashing.feature_slot`.
+That is slow (an opt-in debugging aid, as in VW), and memory stays bounded by
+the non-zero slots: after each batch (of every pass), slots whose weight is zero are dropped,
+and each slot keeps at most :data:`MAX_NAMES` names (collisions beyond that are
+counted, not listed).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamlearn.hashing import CONSTANT_HASH, feature_slot, hashstring_py, namespace_hash
+from streamlearn.io.batch import Batch
+
+MAX_NAMES = 8
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def vw_names(line: str, bits: int) -> list[tuple[int, str, int]]:
+    """(slot, name, namespace byte) of every feature of a well-formed VW line."""
+    mask = (1 << bits) - 1
+    bar = line.find("|")
+    if bar < 0:
+        return []
+    out = []
+    for segment in line[bar + 1 :].split("|"):
+        if not segment or segment[0] in " \t\r\n":
+            ns, rest = "", segment
+        else:
+            head, _, rest = segment.partition(" ")
+            if "\t" in head:
+                head, _, more = head.partition("\t")
+                rest = more + " " + rest
+            ns = head.split(":", 1)[0]
+        seed = namespace_hash(ns) if ns else 0
+        for token in rest.split():
+            name, colon, value = token.partition(":")
+            if colon and value and not _is_number(value):
+                slot = feature_slot(ns, name, bits, value=value)
+                shown = f"{name}^{value}"
+            else:
+                if colon and value and float(value) == 0.0:
+                    continue
+                slot = hashstring_py(name, seed) & mask
+                shown = name
+            nsb = ns.encode("utf-8", "replace")[0] if ns else 32
+            out.append((slot, f"{ns}^{shown}" if ns else shown, nsb))
+    return out
+
+
+def svmlight_names(line: str, bits: int) -> list[tuple[int, str, int]]:
+    mask = (1 << bits) - 1
+    out = []
+    for token in line.split("#", 1)[0].split()[1:]:
+        idx, colon, value = token.partition(":")
+        if colon and idx.isdigit() and _is_number(value) and float(value) != 0.0:
+            out.append((hashstring_py(idx, 0) & mask, idx, 32))
+    return out
+
+
+def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tuple[int, str]]:
+    """(slot, ``a^x*b^y``) of the crosses of one example's features, as VW names them.
+
+    The list of interactions comes from the same kernel helper as the crosses
+    themselves (wildcards, duplicates, order), the slots from VW's arithmetic.
+    """
+    import numpy as np
+
+    from streamlearn.io.interactions import MAX_TERMS, _example_terms, terms_room
+
+    mask = (1 << bits) - 1
+    groups: dict[int, list[tuple[int, str]]] = {}
+    present: list[int] = []
+    for slot, name, nsb in feats:
+        if inter.drop[nsb]:
+            continue
+        if nsb not in groups:
+            present.append(nsb)
+        groups.setdefault(nsb, []).append((slot, name))
+    room = terms_room(inter.terms, inter.lengths, len(present))
+    out_terms = np.empty((max(room, 1), MAX_TERMS), dtype=np.int64)
+    out_len = np.empty(out_terms.shape[0], dtype=np.int64)
+    n = _example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
+                       len(present), out_terms, out_len)  # fmt: skip
+    out = []
+    for t in range(n):
+        term = out_terms[t, : out_len[t]].tolist()
+        lists = [groups.get(c, []) for c in term]
+        stack = [(0, 0, 0, [])]  # (level, start, acc, names)
+        while stack:
+            lvl, start, acc, names = stack.pop()
+            for i in range(start, len(lists[lvl])):
+                slot, name = lists[lvl][i]
+                h = slot if lvl == 0 else ((16777619 * acc) & 0xFFFFFFFF) ^ slot
+                if lvl == len(term) - 1:
+                    out.append((h & mask, "*".join([*names, name])))
+                else:
+                    nxt = i if term[lvl + 1] == term[lvl] else 0
+                    stack.append((lvl + 1, nxt, h, [*names, name]))
+    return out
+
+
+class NameCollector:
+    """slot -> names seen, kept only for slots whose weight is non-zero."""
+
+    def __init__(self, bits: int, fmt: str, constant: bool, inter=None) -> None:
+        self.bits = bits
+        self.inter = inter  # interactions and namespace filters, or None
+        self.fmt = fmt  # 'vw', 'svmlight' or 'auto' (decided on the first batch)
+        self.names: dict[int, list[str]] = {}
+        self.dropped = 0
+        self.constant = CONSTANT_HASH & ((1 << bits) - 1) if constant else None
+        if constant:
+            self.names[self.constant] = ["Constant"]
+
+    def add(self, batch: Batch) -> None:
+        if self.constant is not None:  # every example has it (pruned while its weight was 0)
+            self.names.setdefault(self.constant, ["Constant"])
+        lines = batch.block.data.tobytes().split(b"\n")
+        first = batch.block.first_line
+        if self.fmt == "auto":
+            from streamlearn.io import FMT_SVMLIGHT, detect_format
+
+            head = next((ln for ln in lines if ln.strip()), b"")
+            self.fmt = "svmlight" if detect_format(head) == FMT_SVMLIGHT else "vw"
+        parse = svmlight_names if self.fmt == "svmlight" else vw_names
+        for i in np.flatnonzero(batch.status == 0):
+            text = lines[int(batch.line[i]) - first].decode("utf-8", "replace")
+            feats = parse(text, self.bits)
+            named = [(slot, name) for slot, name, _ in feats]
+            if self.inter is not None:
+                named += crossed_names(feats, self.inter, self.bits)
+            for slot, name in named:
+                known = self.names.setdefault(slot, [])
+                if name not in known:
+                    if len(known) < MAX_NAMES:
+                        known.append(name)
+                    else:
+                        self.dropped += 1
+
+    def prune(self, primaries: list[np.ndarray]) -> None:
+        """Forget slots whose primary state (column 0 of the table) is zero in every table.
+
+        Called after each batch of every pass: a weight becomes non-zero only
+        in a batch that touches its slot, and that batch's names are added
+        first, so every slot non-zero at the end keeps the names it was seen with.
+        """
+        if not self.names:
+            return
+        slots = np.fromiter(self.names, dtype=np.int64, count=len(self.names))
+        live = np.zeros(slots.size, dtype=bool)
+        for primary in primaries:
+            live |= primary[slots] != 0.0
+        if not live.all():
+            self.names = {s: self.names[s] for s in slots[live].tolist()}
+
+
+def write_readable(path: str, model, with_names: bool) -> None:
+    """``slot<TAB>weight[<TAB>names]`` for every non-zero weight, after a header."""
+    c = model.config
+    lines = [
+        f"# sl readable model: algo {c.algo}, loss {c.loss}, bits {c.bits}, "
+        f"non-zero weights {model.nnz}",
+        "# slot\tweight"
+        + ("\tnames (space-separated; ^ joins namespace and feature)" if with_names else ""),
+    ]
+    for slot, w in zip(model.slots.tolist(), model.weights.tolist(), strict=True):
+        if w == 0.0 or not math.isfinite(w):
+            continue
+        row = f"{slot}\t{w:.9g}"
+        if with_names:
+            row += "\t" + " ".join(model.names.get(slot, []))
+        lines.append(row)
+    from streamlearn.system.outputs import write_text
+
+    what = "invert-hash model" if with_names else "readable model"
+    write_text(path, "\n".join(lines) + "\n", what)

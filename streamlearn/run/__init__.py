@@ -1,0 +1,22 @@
+"""One run: a training or scoring run over parsed batches, from options to outputs.
+
+* :mod:`~streamlearn.run.options` -- the parts of a run's options that are not
+  learning options: what to read (:class:`~streamlearn.run.options.Inputs`),
+  where results go (:class:`~streamlearn.run.options.Outputs`).
+* :mod:`~streamlearn.run.console` -- how progress is shown (stderr, the bar).
+* :mod:`~streamlearn.run.train` -- ``sl train``'s driver: learners, passes, saving.
+* :mod:`~streamlearn.run.predict` -- ``sl predict``: scoring with a model.
+* :mod:`~streamlearn.run.runner` -- what both share: batch checks, the parser
+  thread, predictions files, one kernel call.
+* :mod:`~streamlearn.run.passes` -- several passes over the input (the parsed
+  cache, holdout, early termination).
+* :mod:`~streamlearn.run.grid` -- a grid of configurations over one parse.
+* :mod:`~streamlearn.run.fit` -- the batch learners' driver (cd, scd): the input
+  in memory as columns, then epochs.
+* :mod:`~streamlearn.run.report` -- the progressive table, the summary, the JSON report.
+* :mod:`~streamlearn.run.inspect` -- ``sl inspect``: what a model file holds.
+
+This layer uses :mod:`streamlearn.io`, :mod:`streamlearn.learners`,
+:mod:`streamlearn.model` and :mod:`streamlearn.config` below it; the
+distributed driver, the Python API and the CLI sit above it.
+"""

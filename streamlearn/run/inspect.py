@@ -1,0 +1,60 @@
+"""``sl inspect``: what a model file holds, for people and for scripts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.learners.base import G_N, G_T
+from streamlearn.run.report import summary
+
+
+def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
+    m = model_io.load(path)
+    c = m.config
+    order = np.argsort(-np.abs(m.weights), kind="stable")[: max(top, 0)]
+    largest = []
+    for k in order:
+        if m.weights[k] == 0:
+            break
+        slot = int(m.slots[k])
+        largest.append(
+            {"slot": slot, "weight": float(m.weights[k]), "names": m.names.get(slot, [])}
+        )
+    info = {
+        "model": path,
+        "learner": m.learner,
+        "options": c.to_dict(),
+        "learned_examples": int(m.gstate[G_N]),
+        "learned_weight": float(m.gstate[G_T]),
+        "stored_slots": int(m.slots.shape[0]),
+        "table_size": 1 << c.bits,
+        "counters": summary(m.stats, c.loss_id, m.nnz),
+        "largest_weights": largest,
+    }
+    if as_json:
+        return json.dumps(info, indent=2, sort_keys=True)
+    s = info["counters"]
+    lines = [
+        f"model {path}",
+        f"  algo {c.algo} ({m.learner} kernel), loss {c.loss}, bits {c.bits}",
+        "  options "
+        + " ".join(
+            f"{k}={v}" for k, v in info["options"].items() if k not in ("algo", "loss", "bits")
+        ),
+        f"  examples {s['examples']} (learned {info['learned_examples']}), "
+        f"average loss {_fmt(s['average_loss'])}",
+        f"  non-zero weights {m.nnz} of {info['table_size']} "
+        f"({100.0 * m.nnz / info['table_size']:.3f}%)",
+        f"  largest weights (top {len(largest)}):",
+    ]
+    for e in largest:
+        names = f"  {', '.join(e['names'])}" if e["names"] else ""
+        lines.append(f"    {e['slot']:>10d} {e['weight']:>+14.6g}{names}")
+    return "\n".join(lines)
+
+
+def _fmt(x: float | None) -> str:
+    return "n.a." if x is None else f"{x:.6f}"

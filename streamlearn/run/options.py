@@ -1,0 +1,96 @@
+"""A run's options besides what to learn: what it reads and where its results go.
+
+A run's options come in four parts, each given to the functions that use it:
+
+* what to learn -- :class:`~streamlearn.config.TrainConfig` (recorded in the model);
+* what to read -- :class:`Inputs`: the sources, the model to start from, the
+  parsed-batch cache, how malformed lines are treated, memory limits;
+* where results go -- :class:`Outputs`: the model, predictions, reports,
+  readable models, and the lock that guards a model continued in place;
+* how progress is shown -- :class:`~streamlearn.run.console.Console`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from dataclasses import replace as dataclass_replace
+
+from streamlearn.errors import InputUnreadable, UsageError
+from streamlearn.io.reader import BLOCK_SIZE
+from streamlearn.system.outputs import check_outputs
+from streamlearn.system.sources import SameStream, SourceError, check_sources
+
+
+@dataclass
+class Inputs:
+    """What a run reads, and within which limits."""
+
+    sources: list[str] = field(default_factory=list)
+    """Paths, ``-`` for stdin; none: stdin."""
+    initial_model: str | None = None
+    """The model to continue (``sl train -i``) or to score with (``sl predict -i``)."""
+    cache: str | None = None
+    """Parsed-batch cache for later passes (read when it matches, else written)."""
+    strict: bool = False
+    """Fail on the first malformed line (default: skip it, count it, warn)."""
+    block_size: int = BLOCK_SIZE
+    max_memory: int | None = None
+    """Batch learners and grids: the most bytes the input or the tables may take
+    in memory (None: what is available)."""
+
+    def check(self) -> None:
+        """Fail before any work on inputs that cannot be read (or are given twice)."""
+        try:
+            check_sources(self.sources or ["-"])
+        except SameStream as e:
+            raise UsageError(str(e)) from None
+        except SourceError as e:
+            raise InputUnreadable(str(e)) from None
+
+
+@dataclass
+class Outputs:
+    """Where a run's results go (None: not written)."""
+
+    final_model: str | None = None
+    predictions: str | None = None
+    """One prediction per input example line (``-``: stdout)."""
+    link: str = "identity"
+    """How written predictions are transformed (``logistic``: probabilities)."""
+    report: str | None = None
+    readable_model: str | None = None
+    invert_hash: str | None = None
+    lock_timeout: float = 3600.0
+    """A model continued in place is locked; wait at most this long for another run."""
+
+    def paths(self) -> list[tuple[str | None, str]]:
+        """Every output path with what it is."""
+        return [
+            (self.final_model, "final model"),
+            (self.predictions, "predictions"),
+            (self.report, "report"),
+            (self.readable_model, "readable model"),
+            (self.invert_hash, "invert-hash model"),
+        ]
+
+    def filled(self, fill) -> Outputs:  # noqa: ANN001 - str | None -> str | None
+        """These outputs with ``fill`` applied to every path (a grid's placeholders)."""
+        return dataclass_replace(
+            self,
+            final_model=fill(self.final_model),
+            predictions=fill(self.predictions),
+            report=fill(self.report),
+            readable_model=fill(self.readable_model),
+            invert_hash=fill(self.invert_hash),
+        )
+
+
+def written(inputs: Inputs, outputs: Outputs) -> list[tuple[str | None, str]]:
+    """Every path a run writes: its outputs and the parsed-batch cache."""
+    return [*outputs.paths(), (inputs.cache, "cache")]
+
+
+def check(inputs: Inputs, outputs: Outputs) -> None:
+    """Fail before any work: unreadable inputs, outputs that would destroy something."""
+    inputs.check()
+    check_outputs(written(inputs, outputs), inputs.sources, inputs.initial_model)

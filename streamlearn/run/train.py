@@ -1,0 +1,737 @@
+"""``sl train``: read batches, run a learner kernel over them, report, save.
+
+Passes and the parsed-batch cache are in :mod:`streamlearn.run.passes`, what
+training shares with ``sl predict`` (options, stderr, batch checks, the
+parser thread, predictions files) in :mod:`streamlearn.run.runner`.  The driver
+never looks inside an example.  Parsing of the next block runs on other
+threads while the kernel learns the current one (both release the GIL).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.config import (
+    BATCH_ALGORITHMS,
+    FIXED_BY_MODEL,
+    PER_RUN,
+    ConfigError,
+    TrainConfig,
+)
+from streamlearn.errors import BrokenPipe, Diverged, ModelError, OutOfMemory, UsageError
+from streamlearn.io.batch import Batch
+from streamlearn.learners import resolve, spec_by_name
+from streamlearn.learners.base import (
+    G_CLIP,
+    G_N,
+    G_T,
+    GSTATE_SIZE,
+    P_HOLDOUT,
+    LearnerSpec,
+    new_rows,
+    new_stats,
+)
+from streamlearn.run.grid import Configuration, Grid, check_distinct
+from streamlearn.run.options import Inputs, Outputs, check, written
+from streamlearn.run.passes import BatchSource, Passes, PassLog
+from streamlearn.run.report import (
+    HEADER,
+    GridTable,
+    ProgressTable,
+    grid_loss,
+    holdout_kind,
+    pareto,
+    summary_text,
+    train_report,
+    write_json,
+)
+from streamlearn.run.runner import (
+    PARSE_WORKERS,
+    SHOWN_ERRORS,
+    BatchChecks,
+    Console,
+    FormatGuard,
+    PredictionWriter,
+    prefetch,
+    run_kernel,
+)
+from streamlearn.system.locks import model_lock
+from streamlearn.system.outputs import check_outputs, same_file
+from streamlearn.system.process import committing, interruptible
+
+LEARN_WORKERS = 2
+"""Threads that run a grid's learners on a block (their kernels release the GIL)."""
+
+# ---------------------------------------------------------------------------
+# train
+
+
+def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
+    """Options for a run: the model's (when continuing), overridden by explicit ones.
+
+    Options fixed by the model (bits, algorithm, loss, constant, hashing) may
+    be repeated but not changed.  Options of one run (:data:`PER_RUN`: passes,
+    holdout, early termination) are never inherited: they are this run's, or
+    the defaults.
+    """
+    try:
+        if model_cfg is None:
+            return TrainConfig(**explicit)
+        defaults = {f.name: f.default for f in fields(TrainConfig)}
+        explicit = {**{k: defaults[k] for k in PER_RUN}, **explicit}
+        for key in FIXED_BY_MODEL:
+            if key in explicit and explicit[key] != getattr(model_cfg, key):
+                raise UsageError(
+                    f"--{key.replace('_', '-')} {_shown(explicit[key])} conflicts with the "
+                    f"initial model, which was trained with {key.replace('_', '-')} "
+                    f"{_shown(getattr(model_cfg, key))}"
+                )
+        return model_cfg.replace(**explicit)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def _shown(value) -> str:
+    """An option's value as typed (``ab cd`` for repeated ``-q``, ``none`` for none)."""
+    if isinstance(value, tuple):
+        return " ".join(value) if value else "none"
+    return str(value)
+
+
+@dataclass
+class Learner:
+    """A learner's live state: spec, table, global state, counters."""
+
+    config: TrainConfig
+    spec: LearnerSpec
+    table: np.ndarray
+    gstate: np.ndarray
+    stats: np.ndarray
+
+    @classmethod
+    def fresh(cls, config: TrainConfig) -> Learner:
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
+        params = config.params()
+        return cls(config, spec, spec.new_table(config.bits), spec.init_gstate(params), new_stats())
+
+    @classmethod
+    def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
+        if spec.name == model.learner:
+            if spec.name == "gd" and model.state.shape[1] == 3:
+                # written before gd kept each slot's last rate (VW's spare float): a zero
+                # rate means "not rated yet", which only a zero-gradient update reads
+                model.state = np.pad(model.state, ((0, 0), (0, 1)))
+            table = model.table(spec.fresh, spec.dtype)
+            gstate = model.gstate.copy()
+            before, now = model.config.params(), config.params()
+            before[P_HOLDOUT] = now[P_HOLDOUT] = 0.0  # per run: no bearing on what is owed
+            if not np.array_equal(before, now):
+                # e.g. another --l1: settle what each slot owes under the options it
+                # was owed under, so the new ones apply from this run's first step
+                spec.rebase(table, gstate, before)
+        else:
+            # different regularisers: warm start from the model's current weights,
+            # each slot current at the new learner's initial sums
+            try:
+                old = spec_by_name(model.learner)
+            except ValueError:
+                raise ModelError(
+                    f"the model was written by learner {model.learner!r}, which this sl "
+                    "does not know (a newer version?)"
+                ) from None
+            if old.name == "smidas" or spec.name == "smidas":
+                raise UsageError("cannot change the options of a smidas model")
+            if spec.name == "l0":
+                raise UsageError(
+                    f"cannot continue a {model.learner} model with --algo l0: "
+                    "train l0 from scratch (its heap holds every live weight)"
+                )
+            table = spec.warm_table(config.bits, model.slots, model.weights)
+            gstate = spec.init_gstate(config.params())
+            gstate[G_T] = model.gstate[G_T]
+            gstate[G_N] = model.gstate[G_N]
+            # the prediction range (G_CLIP..G_LABEL_MAX)
+            gstate[G_CLIP:GSTATE_SIZE] = model.gstate[G_CLIP:GSTATE_SIZE]
+        stats = model.stats.copy()
+        want = spec.init_gstate(config.params()).shape[0]  # GSTATE_SIZE but for l0's heap
+        if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != want:
+            raise ModelError("model counters have an unexpected layout")
+        return cls(config, spec, table, gstate, stats)
+
+    def snapshot(self, names=None, meta=None) -> model_io.Model:
+        return model_io.from_training(
+            self.config,
+            self.spec,
+            self.table,
+            self.gstate,
+            self.stats,
+            self.config.params(),
+            names=names,
+            meta=meta,
+        )
+
+
+def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
+                  grid: Grid | None = None, source: str | None = None) -> None:  # fmt: skip
+    """The resolved options; a grid's varied options show their lists."""
+    c = config
+    varied = grid.varied if grid is not None else {}
+
+    def v(key: str) -> str:
+        if key in varied:
+            return "{" + ", ".join(varied[key]) + "}"
+        value = getattr(c, key)
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    lines = [
+        f"sl train: algo = {c.algo} ({spec.name} kernel), loss = {c.loss}, bits = {c.bits}",
+        f"learning rate = {v('learning_rate')}, power_t = {v('power_t')}, "
+        f"initial_t = {c.initial_t:g}, l1 = {v('l1')}, l2 = {v('l2')}",
+    ]
+    if grid is not None and grid.size > 1:
+        lines.append(f"grid: {grid.describe()}, over one parse")
+    if c.algo == "tg":
+        lines.append(f"theta = {v('theta')}, period = {v('period')}")
+    if c.algo == "l0":
+        lines.append(f"top_k = {v('top_k')}")
+    if c.minibatch > 1:
+        lines.append(f"minibatch = {c.minibatch} (the rate's clock counts steps)")
+    if c.algo == "gd":
+        lines.append(f"update = {c.update_rule}")
+    if c.algo == "ftrl":
+        lines.append(f"ftrl_alpha = {v('ftrl_alpha')}, ftrl_beta = {v('ftrl_beta')}")
+    if c.min_prediction is not None or c.max_prediction is not None:
+        lo, hi = c.min_prediction or 0.0, c.max_prediction or 0.0
+        lines.append(f"predictions clipped to [{lo:g}, {hi:g}]")
+    if c.algo in BATCH_ALGORITHMS:
+        lines.append(f"at most {c.passes} epochs, tol = {c.tol:g}"
+                     + (f", seed = {c.seed}" if c.algo == "scd" else ""))  # fmt: skip
+    elif c.passes > 1:
+        lines.append(f"passes = {c.passes}, holdout period = {c.effective_holdout}")
+    src = source or (", ".join(inputs.sources) if inputs.sources else "<stdin>")
+    lines.append(f"reading {src} (format {c.format})")
+    if inputs.initial_model:
+        lines.append(f"continuing from {inputs.initial_model}")
+    console.say("\n".join(lines))
+    if spec.name == "sgd_elastic" and c.learning_rate * c.l2 >= 1.0:
+        console.warn_once(
+            "l2-step",
+            f"--learning-rate {c.learning_rate:g} x --l2 {c.l2:g} >= 1: the SGD form of l2 "
+            "scales weights by 1 - rate*l2, so while the rate is >= "
+            f"{1.0 / c.l2:g} every step sets all weights to 0 (Lipton & Elkan eq. 9); "
+            "lower --l2 or --learning-rate, or use --algo fobos (which divides by 1 + rate*l2)",
+        )
+
+
+@dataclass
+class Trained:
+    """What :func:`train` returns: the report and the final model of each configuration."""
+
+    report: dict
+    """The JSON report (a grid's: one entry per configuration)."""
+    models: list[model_io.Model | None]
+    """One per configuration, in the grid's order; None for one that diverged."""
+
+
+def train(
+    explicit: dict,
+    inputs: Inputs,
+    outputs: Outputs,
+    console: Console | None = None,
+    *,
+    initial: model_io.Model | None = None,
+    source: BatchSource | None = None,
+) -> Trained:
+    """Train over ``inputs.sources``; return the report (also written if asked) and the models.
+
+    ``explicit`` holds the options given on the command line (names as in
+    :class:`~streamlearn.config.TrainConfig`); the rest come from the initial
+    model or the defaults.  A value of a :data:`~streamlearn.run.grid.GRID_OPTIONS`
+    key may be a list: the run then trains every configuration of the grid
+    over one parse (:mod:`streamlearn.run.grid`), and the report holds one entry
+    per configuration.  A model continued in place (``-i m -f m``) is locked
+    from reading to writing (:func:`~streamlearn.system.locks.model_lock`).
+
+    The Python API (:mod:`streamlearn.api`) passes ``initial`` (a model in
+    memory, instead of ``inputs.initial_model``) and ``source`` (batches made in
+    memory, instead of reading ``inputs.sources``).  ``console`` shows the progress
+    (default: stderr).
+    """
+    console = console or Console(False)
+    started = time.perf_counter()
+    grid = Grid.expand(explicit)
+    each = [_filled(inputs, outputs, c) for c in grid.configurations]
+    start = inputs.initial_model
+    if source is not None:
+        check_outputs([x for o in each for x in written(inputs, o)], [], start)
+    elif grid.size == 1:
+        check(inputs, each[0])
+    else:
+        _check_grid_outputs(inputs, outputs, each, grid)
+    in_place = next(
+        (o.final_model for o in each
+         if start and o.final_model and same_file(o.final_model, start)),
+        None,
+    )  # fmt: skip
+    with model_lock(start, in_place, outputs.lock_timeout, console.say):
+        if start:
+            initial = model_io.load(start)
+        trained = _train(grid, inputs, outputs, each, console, started, initial, source)
+    if trained.report.get("predictions_complete") is False:
+        raise BrokenPipe("")
+    return trained
+
+
+def _filled(inputs: Inputs, outputs: Outputs, c: Configuration) -> Outputs:
+    """``outputs`` with one configuration's values in their paths' placeholders.
+
+    The cache is the whole grid's (one parse): it takes no placeholder.
+    """
+    if inputs.cache and "{" in inputs.cache and c.fill(inputs.cache) != inputs.cache:
+        raise UsageError(f"--cache {inputs.cache}: the cache is written once for the whole "
+                         "grid (one parse), so it takes no placeholder")  # fmt: skip
+    return outputs.filled(c.fill)
+
+
+def _check_grid_outputs(inputs: Inputs, outputs: Outputs, each: list[Outputs],
+                        grid: Grid) -> None:  # fmt: skip
+    """Refuse, before reading any data, two configurations writing one file."""
+    names = [c.name for c in grid.configurations]
+    distinct = [
+        (f"-f {outputs.final_model}", [o.final_model for o in each]),
+        (f"-p {outputs.predictions}", [o.predictions for o in each]),
+        (f"--readable-model {outputs.readable_model}", [o.readable_model for o in each]),
+        (f"--invert-hash {outputs.invert_hash}", [o.invert_hash for o in each]),
+    ]
+    if outputs.report and "{" in outputs.report:  # one report per configuration
+        distinct.append((f"--report {outputs.report}", [o.report for o in each]))
+    check_distinct(distinct, names)
+    inputs.check()
+    shared = [(inputs.cache, "cache")]
+    if outputs.report == each[0].report:  # no placeholder: one report for the grid
+        shared.append((outputs.report, "report"))
+    every = shared + [
+        (path, what) for o in each for path, what in written(inputs, o)
+        if (path, what) not in shared
+    ]  # fmt: skip
+    check_outputs(every, inputs.sources, inputs.initial_model)
+
+
+@dataclass
+class Run:
+    """One configuration's learner, outputs, progressive table and pass log."""
+
+    configuration: Configuration
+    learner: Learner
+    outputs: Outputs
+    params: np.ndarray
+    progress: ProgressTable
+    log: PassLog
+    writer: PredictionWriter
+    rows: np.ndarray = field(default_factory=new_rows)
+    done: bool = False
+    """Early-terminated (or diverged): reads no more batches."""
+    diverged: str | None = None
+    result: dict = field(default_factory=dict)
+    final: model_io.Model | None = None
+
+
+def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
+           console: Console, started: float, initial: model_io.Model | None,
+           source: BatchSource | None) -> Trained:  # fmt: skip
+    configs = [
+        merge_config(initial.config if initial else None, c.explicit) for c in grid.configurations
+    ]
+    config = configs[0]  # what the parse and the checks need is the same in every one
+    guard = FormatGuard(
+        initial.config if initial else None,
+        grid.configurations[0].explicit.get("format"),
+        f"model {inputs.initial_model}",
+    )
+    if guard.parse_as != config.format:
+        configs = [c.replace(format=guard.parse_as) for c in configs]
+        config = configs[0]
+    if config.algo in BATCH_ALGORITHMS and outputs.predictions:
+        raise UsageError(
+            f"-p does not apply to --algo {config.algo}, which predicts only once it has "
+            "fitted all the data: score it with sl predict -i MODEL -p PATH"
+        )
+    grid_say = console.say if grid.size == 1 else _silent
+    runs = []
+    for c, cfg, o in zip(grid.configurations, configs, each, strict=True):
+        learner = Learner.from_model(initial, cfg) if initial else Learner.fresh(cfg)
+        params = cfg.params()
+        runs.append(Run(
+            c, learner, o, params,
+            ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0),
+            PassLog(cfg, grid_say), PredictionWriter(o.predictions, o.link),
+        ))  # fmt: skip
+    print_config(console, config, inputs, runs[0].learner.spec, grid,
+                  source.name if source is not None else None)  # fmt: skip
+    if grid.size > 1:
+        _check_grid_memory(runs, inputs, console)
+    checks = BatchChecks(console, config, inputs.strict)
+    passes = source or Passes(
+        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS
+    )
+    names = initial.names if initial is not None else None
+    collector = None
+    if outputs.invert_hash:
+        from streamlearn.io.names import NameCollector
+
+        collector = NameCollector(config.bits, config.format, config.constant, config.namespaces())
+        if initial is not None:
+            collector.names.update(initial.names)
+    batch_learner = config.algo in BATCH_ALGORITHMS
+    board = GridTable(console.say, runs) if grid.size > 1 else None
+    if not batch_learner:
+        console.say(board.header() if board else HEADER)
+    bar = console.progress_bar()
+    try:
+        with interruptible():
+            if batch_learner:
+
+                def seen(batch: Batch) -> None:
+                    _check_format(guard, batch, runs)
+                    checks.check(batch)
+                    if collector is not None:
+                        collector.add(batch)
+                    if bar is not None:
+                        bar.update(batch.n)
+
+                data = _read_columns(config, passes, seen, console, inputs)
+                for run in runs:
+                    quiet = Console(True) if grid.size > 1 else console
+                    extra = _fit(run.learner, run.learner.config, data, quiet)
+                    run.final = run.learner.snapshot(
+                        collector.names if collector is not None else names
+                    )
+                    run.result = extra
+            else:
+                _learn_passes(runs, config, passes, guard, checks, collector, names, bar, board)
+            for run in runs:
+                if run.diverged is None:
+                    try:
+                        check_model(run.final)
+                    except Diverged as e:
+                        _diverged(run, e, alone=grid.size == 1)
+                        continue
+                    run.result = _run_result(run, checks, inputs.initial_model, run.result)
+            result = runs[0].result if grid.size == 1 else _grid_result(runs, grid, checks)
+            if outputs.predictions:
+                result["predictions_complete"] = all(
+                    not r.writer.broken for r in runs if r.diverged is None
+                )
+            with committing():  # from here on the run completes: a signal is dropped
+                for run in runs:
+                    if run.diverged is None:
+                        save_outputs(run.final, run.outputs)
+                for run in runs:
+                    if run.diverged is None:
+                        run.writer.close()  # after the models: a failed save leaves old ones
+                    else:
+                        run.writer.abort()
+                elapsed = time.perf_counter() - started
+                each = [run.result for run in runs if run.diverged is None and grid.size > 1]
+                for r in [result, *each]:
+                    r.update(
+                        seconds=elapsed,
+                        examples_per_second=r["examples"] / elapsed if elapsed > 0 else None,
+                    )
+                _write_reports(outputs, runs, result, grid)
+    except BaseException:
+        for run in runs:
+            run.writer.abort()
+        raise
+    finally:
+        console.close_bar()
+        passes.close()
+    if board is None:
+        console.say(summary_text(result))
+    else:
+        console.say(board.summary(result))
+    if any(run.writer.broken for run in runs):
+        console.say(
+            "note: the reader of the predictions went away; they stopped there, "
+            "every line was still learned"
+            + (" and the model saved" if outputs.final_model else "")
+        )
+    diverged = [run for run in runs if run.diverged is not None]
+    if diverged:
+        raise Diverged(
+            f"{len(diverged)} of {grid.size} configurations diverged (no model written for "
+            f"them; the others were saved): {diverged[0].diverged}"
+        )
+    return Trained(result, [run.final if run.diverged is None else None for run in runs])
+
+
+def _diverged(run: Run, e: Diverged, alone: bool) -> None:
+    """A configuration that diverged stops; a run of one configuration fails with it."""
+    if alone:
+        raise e
+    run.diverged = f"{run.configuration.name}: {e.message}"
+    run.done = True
+
+
+def _check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:
+    """The format read (the same for every configuration), recorded in each one's options."""
+    fmt = guard.check(batch, runs[0].learner.config).format
+    for run in runs:
+        if run.learner.config.format != fmt:
+            run.learner.config = run.learner.config.replace(format=fmt)
+
+
+def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks: BatchChecks,
+             runs: list[Run]) -> Iterator[Batch]:  # fmt: skip
+    """``batches`` checked (format, malformed lines, labels) on the parser's side of
+    :func:`~streamlearn.run.runner.prefetch`, so that the learners' thread only learns."""
+    for batch in batches:
+        if pass_no == 1:
+            _check_format(guard, batch, runs)
+            checks.check(batch)
+        elif checks.classification:
+            batch.labels[batch.labels == 0.0] = -1.0
+        yield batch
+
+
+def _silent(text: str) -> None:
+    """The per-configuration tables of a grid: kept for the report, not printed."""
+
+
+def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: FormatGuard,
+                  checks: BatchChecks, collector, names, bar, board) -> None:  # fmt: skip
+    """The online learners' passes: every block to every run still learning."""
+
+    def snapshot(run: Run):  # noqa: ANN202 - the model, taken when PassLog asks for it
+        return functools.partial(
+            run.learner.snapshot, collector.names if collector is not None else names
+        )
+
+    pool = _Pool(len(runs))
+    try:
+        for pass_no in range(1, config.passes + 1):
+            active = [run for run in runs if not run.done]
+            if not active:
+                break
+            for run in active:
+                run.log.begin(run.learner.stats)
+                run.progress.begin_pass(pass_no, run.learner.stats)
+            if board is not None:
+                board.begin_pass(pass_no)
+            for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs)):
+                learning = [run for run in active if not run.done]
+                learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
+                for run, preds in zip(learning, learned, strict=True):
+                    run.progress.emit(run.learner.stats, run.rows)
+                    try:
+                        _check_finite(batch, preds)
+                    except Diverged as e:
+                        _diverged(run, e, alone=len(runs) == 1)
+                        continue
+                    if pass_no == 1:
+                        run.writer.write(batch, preds)
+                if board is not None:
+                    board.emit()
+                if collector is not None:
+                    collector.add(batch)
+                    collector.prune([run.learner.table[:, 0] for run in learning
+                                     if run.diverged is None])  # fmt: skip
+                if bar is not None:
+                    bar.update(batch.n)
+            for run in active:
+                if run.done:  # diverged during this pass
+                    continue
+                if run.learner.spec.finish is not None:
+                    run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
+                if run.log.end(run.learner.stats, snapshot(run)):
+                    run.done = True
+            if board is not None:
+                board.end_pass(active)
+        for run in runs:
+            if run.diverged is None:
+                run.final = run.log.final_model(snapshot(run))
+                run.result = run.log.report()
+    finally:
+        pool.close()
+
+
+class _Pool:
+    """The learners of a grid on both cores (their kernels release the GIL); one runs inline."""
+
+    def __init__(self, n: int) -> None:
+        self._executor = None
+        if n > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=min(n, LEARN_WORKERS),
+                                                thread_name_prefix="sl-learn")  # fmt: skip
+
+    def map(self, fn, items: list) -> list:
+        if self._executor is None or len(items) == 1:
+            return [fn(x) for x in items]
+        return list(self._executor.map(fn, items))
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_result(run: Run, checks: BatchChecks, initial_model: str | None, extra: dict) -> dict:
+    """One configuration's report: its summary, pass figures, curve and the run's checks."""
+    learner = run.learner
+    result = train_report(learner.stats, learner.config, learner.spec.name, run.final.nnz,
+                          run.progress.curve, checks.skipped, checks.reasons, checks.first_errors,
+                          run.outputs.final_model, initial_model)  # fmt: skip
+    result.update(extra)
+    if run.configuration.typed:
+        result["grid_values"] = dict(run.configuration.typed)
+    return result
+
+
+def _grid_result(runs: list[Run], grid: Grid, checks: BatchChecks) -> dict:
+    """The sweep's report: one entry per configuration, the best one and the Pareto front."""
+    entries = []
+    for run in runs:
+        if run.diverged is not None:
+            entries.append({"grid_values": dict(run.configuration.typed),
+                            "config": run.learner.config.to_dict(), "learner":
+                            run.learner.spec.name, "diverged": run.diverged,
+                            "curve": run.progress.curve})  # fmt: skip
+        else:
+            entries.append(run.result)
+    scored = [k for k, e in enumerate(entries) if grid_loss(e) is not None]
+    points = [(float(entries[k]["nonzero_weights"]), grid_loss(entries[k])) for k in scored]
+    best = min(scored, key=lambda k: grid_loss(entries[k])) if scored else None
+    first = runs[0].result if runs[0].diverged is None else {}
+    return {
+        "grid": {"options": grid.varied, "size": grid.size},
+        "configurations": entries,
+        "best": best,
+        "best_by": "holdout loss" if holdout_kind(entries) else "average loss",
+        "pareto_front": [scored[i] for i in pareto(points)],
+        "examples": max((e.get("examples", 0) for e in entries), default=0),
+        "skipped_lines": checks.skipped,
+        "skipped_reasons": dict(checks.reasons),
+        "first_errors": checks.first_errors,
+        "passes_run": max((e.get("passes_run", 1) for e in entries), default=1),
+        **{k: first[k] for k in ("total_features",) if k in first},
+    }
+
+
+def _write_reports(outputs: Outputs, runs: list[Run], result: dict, grid: Grid) -> None:
+    if not outputs.report:
+        return
+    if grid.size > 1 and runs[0].outputs.report != outputs.report:  # placeholders: one each
+        for run in runs:
+            if run.diverged is None:
+                write_json(run.outputs.report, run.result)
+        return
+    write_json(outputs.report, result)
+
+
+def _check_grid_memory(runs: list[Run], inputs: Inputs, console: Console) -> None:
+    """Say what the grid's tables take; refuse (exit 8) above ``--max-memory``."""
+    from streamlearn.system.memory import available, gib, physical
+
+    each = runs[0].learner.table.nbytes
+    total = sum(run.learner.table.nbytes for run in runs)
+    limit = inputs.max_memory or available() or physical() or (1 << 62)
+    console.say(f"grid: {len(runs)} tables of {gib(each)}: {gib(total)} (limit {gib(limit)})")
+    if total > limit:
+        raise OutOfMemory(
+            f"the grid's {len(runs)} tables need {gib(total)}, more than "
+            f"{'--max-memory' if inputs.max_memory else 'the memory available'} ({gib(limit)}): "
+            "lower -b or train fewer configurations at once"
+        )
+
+
+def _read_columns(config: TrainConfig, passes: Passes, seen, console: Console,
+                  inputs: Inputs):  # fmt: skip
+    """The batch learners' input, read once into memory (refused above ``--max-memory``)."""
+    from streamlearn.run import fit
+    from streamlearn.system.memory import available, gib, physical
+
+    limit = inputs.max_memory or available() or physical() or (1 << 62)
+    data = fit.read(prefetch(passes.batches()), limit, seen)
+    n, nnz, ncols = data.labels.size, data.vals.size, data.slots.size
+    console.say(
+        f"{config.algo}: {n:,} examples, {nnz:,} non-zeros over {ncols:,} features in "
+        f"memory: {gib(data.nbytes)} (limit {gib(limit)})"
+    )
+    return data
+
+
+def _fit(learner: Learner, config: TrainConfig, data, console: Console) -> dict:
+    """Run the batch learner's epochs over the input in memory."""
+    from streamlearn.learners import cd
+    from streamlearn.run import fit
+
+    result = fit.fit(
+        data, learner.table, learner.gstate, learner.stats,
+        method=cd.CYCLIC if config.algo == "cd" else cd.STOCHASTIC, loss_id=config.loss_id,
+        l1=config.l1, l2=config.l2, passes=config.passes, tol=config.tol, seed=config.seed,
+        say=console.say,
+    )  # fmt: skip
+    if result.epochs and not result.converged:
+        gap = config.algo == "cd" and config.loss == "squared"
+        console.say(
+            f"note: stopped after {config.passes} sweeps, "
+            + ("the duality gap still above" if gap else "the objective still falling by more "
+               "than") + f" --tol {config.tol:g} (relative): raise --passes to go on "
+            "(-i to continue this model)"
+        )  # fmt: skip
+    return {
+        "epochs": result.epochs,
+        "objective": result.objective,
+        "converged": result.converged,
+    }
+
+
+def _learn_run(run: Run, batch: Batch) -> np.ndarray:
+    return _learn(run.learner, run.params, batch, run.rows)
+
+
+def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray) -> np.ndarray:
+    """Run the learner's kernel over one batch; return its predictions."""
+    return run_kernel(
+        learner.spec.train_batch, learner.table, learner.gstate, params,
+        learner.config.loss_id, batch, learner.stats, rows,
+    )  # fmt: skip
+
+
+def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
+    """Write the model and its readable forms."""
+    if outputs.final_model:
+        model_io.save(final, outputs.final_model)
+    if outputs.readable_model or outputs.invert_hash:
+        from streamlearn.io.names import write_readable
+
+        if outputs.readable_model:
+            write_readable(outputs.readable_model, final, with_names=False)
+        if outputs.invert_hash:
+            write_readable(outputs.invert_hash, final, with_names=True)
+
+
+def _check_finite(batch: Batch, preds: np.ndarray) -> None:
+    ok = batch.status == 0
+    if not np.all(np.isfinite(preds[ok])):
+        i = int(np.flatnonzero(ok & ~np.isfinite(preds))[0])
+        raise Diverged(
+            f"{batch.block.source}:{int(batch.line[i])}: prediction is not finite; the "
+            "weights diverged: lower --learning-rate, or scale the feature values"
+        )
+
+
+def check_model(model: model_io.Model) -> None:
+    if not np.all(np.isfinite(model.weights)):
+        raise Diverged(
+            "weights are not finite at the end of training: lower --learning-rate "
+            "(no model written)"
+        )

@@ -1,0 +1,95 @@
+"""The one place that fixes numba's options for the whole project.
+
+Every kernel is a top-level function decorated with :func:`jit` (cached on
+disk, GIL released so the parser and the learner can overlap on two threads).
+Helpers called from kernels use :func:`jit_inline`, and hot loops that
+allocate nothing :func:`jit_noalloc` (no reference counting).  Kernels stay
+valid plain Python, so ``NUMBA_DISABLE_JIT=1`` runs them in the interpreter
+for debugging, and for tiny inputs (the CLI sets it): then numba is not
+imported at all and the decorators return the functions themselves.  The
+numba half (the cache's place, the quick loader below) is
+:mod:`streamlearn.system.jit_numba`.
+
+Cache location: numba checks a cached kernel only against its own source
+file, not against the helpers it inlines from other modules, so an edited
+``losses.py`` would leave stale kernels in ``__pycache__``.  Unless
+``NUMBA_CACHE_DIR`` is set, the cache therefore lives in
+``$XDG_CACHE_HOME/streamlearn/<digest>``, where the digest covers the
+version, size and modification time of every source file of the package:
+any edit or upgrade starts a fresh cache (and nothing is written into
+site-packages).  Each run touches its cache directory; the first run of a
+new digest removes sibling digests untouched for :data:`KEEP_DAYS` days, so
+upgrades (and, for us, edits) do not pile up old kernels.
+
+Start-up: numba's cache loader first *refreshes* the CPU target, importing
+and registering every lowering numba has (arrays, linalg, random, typed
+containers, ...): 0.25 s per process, cached kernel or not, and the largest
+fixed cost of a run.  A cached kernel is self-contained object code that
+needs only the symbols the target installs when it is created plus the NRT
+allocator, so :class:`_QuickLoad` initialises just the NRT before loading,
+itself loaded from object code cached beside the kernels
+(:func:`~streamlearn.system.jit_numba.initialize_nrt`: 3 ms instead of a 20-40 ms
+compile).  On import and after each load, LLVM's clean pages leave the
+resident set (:mod:`streamlearn.system.pages`: 60-70 MB of the 178 MB
+library, which the loaded kernels never run).  A miss still compiles through
+numba's normal path, which refreshes the target itself.  Only our own
+dispatchers get the quick loader, and if a numba release changes the
+internals it relies on, kernels fall back to numba's loader
+(``tests/test_jit.py`` says so).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
+"""Kernels run as plain Python (``NUMBA_DISABLE_JIT=1``, set by the CLI for tiny
+inputs): numba is then not even imported, which saves ~0.15 s of start-up."""
+
+if INTERPRETED:
+
+    def jit(func: Callable) -> Callable:
+        """Decorator for top-level kernels (here: the function itself)."""
+        return func
+
+    def jit_inline(func: Callable) -> Callable:
+        """Decorator for small helpers called from kernels (here: the function itself)."""
+        return func
+
+    def jit_noalloc(func: Callable) -> Callable:
+        """Decorator for kernels that allocate nothing (here: the function itself)."""
+        return func
+
+    def prefetch_row(table, j) -> None:  # noqa: ANN001
+        """A hint to the CPU's caches when compiled; nothing to do here."""
+
+    def load_u64(buf, i):  # noqa: ANN001, ANN201
+        """The 8 bytes ``buf[i:i + 8]`` as one little-endian uint64."""
+        return np.uint64(int.from_bytes(bytes(buf[i : i + 8]), "little"))
+
+    def trailing_zeros(x):  # noqa: ANN001, ANN201
+        """Trailing zero bits of a uint64 (64 for 0)."""
+        x = int(x)
+        return np.uint64((x & -x).bit_length() - 1 if x else 64)
+
+    QUICK_LOAD = False
+
+else:
+    import llvmlite.binding  # noqa: F401 - loads LLVM, whose initialisers touch 36 MB of it
+
+    from streamlearn.system.pages import release_compiler_pages
+
+    release_compiler_pages()  # before numba's import adds its 36 MB of objects
+    from streamlearn.system.jit_numba import (  # noqa: F401
+        QUICK_LOAD,
+        _QuickLoad,
+        jit,
+        jit_inline,
+        jit_noalloc,
+        load_u64,
+        prefetch_row,
+        trailing_zeros,
+    )

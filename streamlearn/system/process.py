@@ -1,0 +1,196 @@
+"""The process around a command: standard streams, signals, exit codes.
+
+:func:`run` is what the ``sl`` console script calls.  It makes sure that
+
+* closed standard descriptors (``sl train <&- 2>&-``) are reopened on
+  ``/dev/null`` before anything else can take their numbers, so no file the
+  run opens becomes "stderr"; reading a closed stdin or writing predictions to
+  a closed stdout is then a clear error, and a closed stderr just means silence;
+* SIGINT, SIGTERM and SIGHUP stop the run the same clean way wherever it is
+  (waiting on a slow stdin, compiling, learning): nothing is written over an
+  existing output, temporary files and caches are removed, and the exit
+  status is 128 + the signal's number, as shells report it.  Once a finished
+  run starts making its outputs visible (:func:`committing`) it completes:
+  a signal then is held and dropped, so outputs are all old or all new;
+* every :class:`click.ClickException` (our :class:`~streamlearn.errors.SlError`
+  included) prints one line and exits with its documented code;
+* a reader of standard output that goes away (``sl inspect m | head -1``)
+  ends the run quietly with 141 instead of a traceback.
+
+Anything else is a bug and keeps its traceback (exit 1).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from typing import NoReturn
+
+import click
+
+from streamlearn.errors import Interrupted
+from streamlearn.system import sources
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_HOLD_TO_EXIT = False
+_HELD = False
+"""Set by :func:`run`: after :func:`committing`, signals stay held until the process exits."""
+NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+
+
+class Signalled(KeyboardInterrupt):
+    """Raised in the main thread by a handled signal; ``signum`` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(NAMES.get(signum, str(signum)))
+        self.signum = signum
+
+
+def _handler(signum, frame):  # noqa: ANN001 - signal API
+    if _HELD:
+        return  # the run is committing its outputs: it completes
+    raise Signalled(signum)
+
+
+def install_signal_handlers() -> None:
+    """SIGINT, SIGTERM and SIGHUP raise :class:`Signalled` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for s in SIGNALS:
+        with contextlib.suppress(OSError, ValueError):
+            if signal.getsignal(s) is not signal.SIG_IGN:  # nohup, background jobs: keep
+                signal.signal(s, _handler)
+
+
+def signal_number(e: BaseException) -> int:
+    return e.signum if isinstance(e, Signalled) else int(signal.SIGINT)
+
+
+def interrupted(e: BaseException, what: str = "no model written") -> Interrupted:
+    """The :class:`Interrupted` error for a :class:`KeyboardInterrupt` (or :class:`Signalled`)."""
+    signum = signal_number(e)
+    return Interrupted(f"interrupted by {NAMES.get(signum, signum)}: {what}", signum)
+
+
+@contextlib.contextmanager
+def interruptible(what: str = "no model written") -> Iterator[None]:
+    """Turn SIGINT/SIGTERM/SIGHUP inside the block into :class:`Interrupted`."""
+    install_signal_handlers()
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        raise interrupted(e, what) from None
+
+
+@contextlib.contextmanager
+def committing() -> Iterator[None]:
+    """The outputs of a finished run are being made visible: signals no longer stop it.
+
+    A SIGINT/SIGTERM/SIGHUP that arrives meanwhile is dropped by the handler
+    (a thread mask would not do: the kernel may hand the signal to the parser
+    thread, and Python then runs the handler in the main thread anyway): the
+    run completes (exit 0) with every output written, rather than stopping
+    between the model and the predictions or the report.  The sl program
+    keeps dropping them until it exits; a library caller gets them back after.
+    """
+    global _HELD
+    _HELD = True
+    try:
+        yield
+    finally:
+        if not _HOLD_TO_EXIT:
+            _HELD = False
+
+
+def reopen_closed_std_fds() -> None:
+    """Put ``/dev/null`` on closed descriptors 0, 1 and 2 (see the module docstring)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if fd == 0:
+            sources.STDIN_CLOSED = True
+        elif fd == 2:
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - silence, not None
+        # fd 1: sys.stdout stays None, so '-p -' reports that stdout is closed
+
+
+def _error(text: str) -> None:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        print(text, file=sys.stderr, flush=True)
+
+
+def silence_stdout() -> None:
+    """After a broken pipe on stdout: let the interpreter's final flush go nowhere."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the ``sl`` process with ``code``, skipping the interpreter's own finalization.
+
+    Once kernels are loaded, Python's finalization (modules torn down one by
+    one, numba's and LLVM's objects collected) takes ~0.1 s, 5% of a gigabyte's
+    run and a fifth of a small one, to free memory the system frees anyway.
+    :func:`run` has committed, closed or removed every output by then; exit
+    handlers (``atexit``: logging, Dask) still run and the standard streams
+    are flushed first.  Only for the program: a library caller keeps its
+    interpreter.
+    """
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_handlers is not None:
+        run_exit_handlers()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    os._exit(code)
+
+
+def run(command: click.Command) -> int:
+    """Run ``command`` as the ``sl`` program; return the exit status."""
+    from streamlearn.system import outputs
+    global _HOLD_TO_EXIT
+    _HOLD_TO_EXIT = True
+    reopen_closed_std_fds()
+    install_signal_handlers()
+    code = 0
+    try:
+        rv = command.main(prog_name="sl", standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except click.ClickException as e:
+        if e.message:  # a broken pipe ends quietly
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                e.show()
+        code = e.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:
+        cause = e.__cause__ if isinstance(e, click.exceptions.Abort) else e
+        err = interrupted(cause if isinstance(cause, BaseException) else e, "nothing written")
+        _error(f"Error: {err.message}")
+        code = err.exit_code
+    except BrokenPipeError:
+        silence_stdout()
+        code = 141
+    finally:
+        outputs.remove_temps()
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        code = code or 141
+    except OSError:
+        pass
+    return code

@@ -1,0 +1,381 @@
+"""What an input is before a byte of it is parsed: its kind, its compression, stdin.
+
+No numba here: the CLI uses this module to decide, before numba is imported,
+whether an input is tiny (see ``streamlearn.cli.options._tiny_mode``), and the reader uses it to
+open every source.  The rules that keep shell inputs whole:
+
+* Only a regular file may be opened, read and closed to look at it: a pipe,
+  a FIFO, ``/dev/stdin`` or a process substitution (``<(zcat x.gz)``) is read
+  once, by the reader, and every byte read to sniff it is given back.
+* Standard input is read through its file descriptor, unbuffered, so a line
+  that has arrived can be handed on at once (``tail -f log | sl predict``);
+  bytes peeked before the reader starts (:func:`peek_stdin`) are replayed first.
+* Compression is recognised by magic bytes, never by name: gzip, bzip2 and xz
+  are read with the standard library; zstd, lz4, compress (.Z) and zip are
+  refused with a message saying how to decompress them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import stat
+import sys
+from typing import BinaryIO
+
+STDIN = "<stdin>"
+STDIN_PATHS = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+READABLE = {
+    b"\x1f\x8b": "gzip",
+    b"\xfd7zXZ\x00": "xz",
+    b"BZh": "bzip2",  # + a digit and a block or end-of-stream magic: see compression()
+}
+UNSUPPORTED = {
+    b"\x28\xb5\x2f\xfd": ("zstd", "zstd -dc"),
+    b"\x04\x22\x4d\x18": ("lz4", "lz4 -dc"),
+    b"\x1f\x9d": ("compress (.Z)", "uncompress -c"),
+    b"PK\x03\x04": ("a zip archive", "unzip -p"),
+}
+_BZIP2_NEXT = (b"1AY&SY", b"\x17\x72\x45\x38\x50\x90")  # first block, or an empty stream
+SNIFF_BYTES = 10
+"""Bytes that decide the compression (BZh, a level digit and a 6-byte block magic)."""
+
+STDIN_CLOSED = False
+"""Set by the CLI when file descriptor 0 was closed at start-up (``sl train <&-``)."""
+
+_stdin_head = b""
+
+
+class SourceError(Exception):
+    """A source cannot be opened or read; the message names it."""
+
+
+class SameStream(SourceError):
+    """A stream (stdin, a pipe, a FIFO) is named twice: a usage error."""
+
+
+def describe(e: BaseException) -> str:
+    """The OS's reason for an error, without Python's decoration."""
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror[0].lower() + e.strerror[1:]
+    return str(e) or type(e).__name__
+
+
+def is_stdin(source: str) -> bool:
+    return source == "-"
+
+
+def is_regular(source: str) -> bool:
+    """True for a path to a regular file (a symlink to one counts); False for stdin."""
+    if is_stdin(source):
+        return False
+    try:
+        return stat.S_ISREG(os.stat(source).st_mode)
+    except OSError:
+        return False
+
+
+def stdin_fd() -> int | None:
+    """Standard input's file descriptor, or None when it has none (tests, CliRunner)."""
+    try:
+        return sys.stdin.fileno() if sys.stdin is not None else None
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+def stdin_is_regular() -> bool:
+    fd = stdin_fd()
+    if fd is None:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def same_stream(source: str) -> tuple[int, int] | None:
+    """(device, inode) of what ``source`` reads: its file, or stdin's for ``-``."""
+    try:
+        if is_stdin(source):
+            fd = stdin_fd()
+            if fd is None:
+                return None
+            st = os.fstat(fd)
+        else:
+            st = os.stat(source)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def compression(head: bytes) -> str | None:
+    """The compression that ``head`` (the first bytes of a source) starts, or None.
+
+    Raises :class:`SourceError` for a known format this program cannot read.
+
+    >>> compression(b"\\x1f\\x8b\\x08\\x00"), compression(b"1 |f a\\n")
+    ('gzip', None)
+    """
+    for magic, (name, tool) in UNSUPPORTED.items():
+        if head.startswith(magic):
+            raise SourceError(
+                f"unsupported compression: {name} (decompress it first, e.g. "
+                f"`{tool} FILE | sl ...`; gzip, bzip2 and xz are read directly)"
+            )
+    for magic, name in READABLE.items():
+        if head.startswith(magic):
+            if name == "bzip2" and not (
+                head[3:4].isdigit() and head[3:4] != b"0" and head[4:10] in _BZIP2_NEXT
+            ):
+                continue
+            return name
+    return None
+
+
+def decided(head: bytes) -> bool:
+    """True when ``head`` is long enough to tell its compression (or its absence)."""
+    if len(head) >= SNIFF_BYTES:
+        return True
+    for magic in (*READABLE, *UNSUPPORTED):
+        if magic.startswith(head) or head.startswith(magic):
+            return False
+    return True
+
+
+def wait_readable(fd: int, timeout: float) -> bool:
+    """True when ``fd`` has data (or end of file) to read within ``timeout`` seconds."""
+    try:
+        ready, _, _ = select.select([fd], [], [], max(timeout, 0.0))
+    except (OSError, ValueError):
+        return True  # not selectable: a read will tell
+    return bool(ready)
+
+
+def peek_stdin(limit: int, idle: float = 0.05) -> tuple[bytes, bool]:
+    """Read up to ``limit + 1`` bytes of stdin ahead; they are replayed by :func:`open_stdin`.
+
+    Returns (bytes read, whether stdin ended within them).  Stops early,
+    without waiting, when no byte arrives for ``idle`` seconds: a live stream
+    is never held up by the peek.
+    """
+    global _stdin_head
+    fd = stdin_fd()
+    if fd is None or STDIN_CLOSED:
+        return b"", False
+    head = _stdin_head
+    eof = False
+    while len(head) <= limit:
+        if not wait_readable(fd, idle):
+            break
+        try:
+            chunk = os.read(fd, limit + 1 - len(head))
+        except OSError:
+            break  # the reader will report it
+        if not chunk:
+            eof = True
+            break
+        head += chunk
+    _stdin_head = head
+    return head, eof
+
+
+class _Replayed(io.RawIOBase):
+    """A raw stream that first gives back ``head`` (bytes already read), then ``rest``."""
+
+    def __init__(self, head: bytes, rest: BinaryIO, fd: int | None, owns: bool) -> None:
+        super().__init__()
+        self._head = head
+        self._rest = rest
+        self._fd = fd
+        self._owns = owns
+
+    def close(self) -> None:
+        if not self.closed and self._owns:
+            self._rest.close()
+        super().close()
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        if self._fd is None:
+            raise io.UnsupportedOperation("no file descriptor")
+        return self._fd
+
+    def give_back(self, data: bytes) -> None:
+        """Replay ``data`` before anything else (bytes read to sniff the source)."""
+        self._head = data + self._head
+
+    def buffered(self) -> bool:
+        """True while replayed bytes are left (the descriptor may be idle meanwhile)."""
+        return bool(self._head)
+
+    def readinto(self, b) -> int:  # noqa: ANN001 - buffer protocol
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        if hasattr(self._rest, "readinto1"):
+            return self._rest.readinto1(b)
+        return self._rest.readinto(b)
+
+
+class Source:
+    """One opened input: a stream of (decompressed) bytes and what the reader needs to know.
+
+    Attributes
+    ----------
+    name : str
+        For messages: the path, or ``<stdin>``.
+    live : bool
+        Not a regular file (a pipe, FIFO, terminal, socket): lines are handed
+        on when input pauses rather than when a block fills.
+    fd : int or None
+        The descriptor to poll for more input (None when it cannot be polled).
+    compression : str or None
+    """
+
+    def __init__(self, raw: _Replayed, name: str, live: bool, kind: str | None) -> None:
+        self.raw = raw
+        self.name = name
+        self.live = live
+        self.compression = kind
+        try:
+            self.fd: int | None = raw.fileno()
+        except (OSError, io.UnsupportedOperation):
+            self.fd = None
+        self.stream: BinaryIO = raw  # type: ignore[assignment]
+        if kind == "gzip":
+            import gzip
+
+            self.stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
+        elif kind == "bzip2":
+            import bz2
+
+            self.stream = bz2.BZ2File(raw, mode="rb")  # type: ignore[assignment]
+        elif kind == "xz":
+            import lzma
+
+            self.stream = lzma.LZMAFile(raw, mode="rb")  # type: ignore[assignment]
+
+    def readinto(self, view: memoryview) -> int:
+        """Read some bytes into ``view``: at most one read of the underlying source."""
+        if self.compression is None:
+            return self.raw.readinto(view)
+        data = self.stream.read1(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def more_within(self, seconds: float) -> bool:
+        """True when more input can be read without waiting longer than ``seconds``."""
+        if self.fd is None or self.raw.buffered():
+            return True
+        return wait_readable(self.fd, seconds)
+
+    def close(self) -> None:
+        try:
+            if self.stream is not self.raw:
+                self.stream.close()
+        finally:
+            self.raw.close()
+
+
+def _read_head(raw: _Replayed, name: str) -> bytes:
+    """The first bytes of a source, read until they decide the compression or input ends."""
+    head = b""
+    buf = bytearray(SNIFF_BYTES)
+    while not decided(head):
+        try:
+            got = raw.readinto(memoryview(buf)[: SNIFF_BYTES - len(head)])
+        except OSError as e:
+            raise SourceError(f"cannot read {name}: {describe(e)}") from None
+        if not got:
+            break
+        head += bytes(buf[:got])
+    return head
+
+
+def open_source(source: str) -> Source:
+    """Open ``source`` (a path, or ``'-'`` for stdin) for reading, decompressing if needed.
+
+    Every byte read to recognise the compression is given back to the reader.
+    Closing the :class:`Source` closes the file, never stdin.
+    """
+    if is_stdin(source):
+        name = STDIN
+        if STDIN_CLOSED or sys.stdin is None:
+            raise SourceError("cannot read <stdin>: standard input is closed")
+        fd = stdin_fd()
+        if fd is not None:
+            rest: BinaryIO = io.FileIO(fd, "rb", closefd=False)  # type: ignore[assignment]
+            live = not stdin_is_regular()
+        else:  # a stdin without a descriptor (tests): read what it gives
+            rest = sys.stdin.buffer
+            live = False
+        global _stdin_head
+        raw = _Replayed(_stdin_head, rest, fd, owns=False)
+        _stdin_head = b""
+    else:
+        name = source
+        try:
+            if stat.S_ISDIR(os.stat(source).st_mode):
+                raise SourceError(f"cannot read {source}: is a directory")
+            f = io.FileIO(source, "rb")
+        except OSError as e:
+            raise SourceError(f"cannot read {source}: {describe(e)}") from None
+        live = not stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+        raw = _Replayed(b"", f, f.fileno(), owns=True)
+    try:
+        head = _read_head(raw, name)
+        kind = compression(head)
+    except SourceError:
+        raw.close()
+        raise
+    raw.give_back(head)
+    return Source(raw, name, live, kind)
+
+
+def check_sources(sources: list[str]) -> None:
+    """Fail before any work when an input cannot be read, or stdin is named twice.
+
+    Regular files are opened and closed; pipes, FIFOs and devices are only
+    checked with ``stat``/``access``, since opening one would consume or block
+    on its stream.  A stream (stdin, a pipe, a FIFO) named twice would give
+    its lines to the first mention only, so it is refused.
+    """
+    seen: dict[tuple[int, int], str] = {}
+    for s in sources:
+        if is_stdin(s):
+            if STDIN_CLOSED or sys.stdin is None:
+                raise SourceError("cannot read <stdin>: standard input is closed")
+        else:
+            try:
+                st = os.stat(s)
+            except OSError as e:
+                raise SourceError(f"cannot read {s}: {describe(e)}") from None
+            if stat.S_ISDIR(st.st_mode):
+                raise SourceError(f"cannot read {s}: is a directory")
+            if stat.S_ISREG(st.st_mode):
+                try:
+                    with open(s, "rb"):
+                        pass
+                except OSError as e:
+                    raise SourceError(f"cannot read {s}: {describe(e)}") from None
+                continue
+            if not os.access(s, os.R_OK):
+                raise SourceError(f"cannot read {s}: permission denied")
+        if is_stdin(s) and "-" in seen.values():
+            raise SameStream("standard input (-) is named twice: it can be read only once")
+        key = same_stream(s)
+        if key is not None:
+            shown = "-" if is_stdin(s) else s
+            if key in seen:
+                raise SameStream(
+                    f"{shown} and {seen[key]} are the same stream: it can be read only once"
+                )
+            seen[key] = shown
+        elif is_stdin(s):
+            seen[("stdin", 0)] = "-"
