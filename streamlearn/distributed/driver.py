@@ -64,7 +64,7 @@ from streamlearn.learners.base import (
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs, check
 from streamlearn.run.passes import HOLDOUT_SUMS
-from streamlearn.run.runner import SHOWN_ERRORS
+from streamlearn.run.runner import SHOWN_ERRORS, no_examples
 
 MISSING = "--dask needs Dask: pip install 'streamlearn[dask]'"
 SYNC_BLOCK = 1 << 20
@@ -346,6 +346,10 @@ class _Run:
                 self._lines(results, last=not where)
                 seg += 1
             _check_pieces(pass_no, pieces, shard_ids)
+            if pass_no == 1 and not self.inputs.allow_empty:
+                if sum(p.examples for p in pieces) == 0:
+                    raise no_examples(", ".join(self.inputs.sources), self.skipped,
+                                      self.first_errors)  # fmt: skip
             agg = self._agg()
             for s, h in zip(self.stats, held, strict=True):
                 s[HOLDOUT_SUMS] += h

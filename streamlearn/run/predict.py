@@ -70,6 +70,14 @@ def predict(
     refuses input of the other one (see :class:`~streamlearn.run.runner.FormatGuard`).
     When the reader of the predictions goes away, scoring stops at once unless
     a ``--report`` is still to be written; the exit status is then 141.
+
+    An input without a usable example fails as ``sl train``'s does
+    (:class:`~streamlearn.errors.NoExamples`, exit 10; ``inputs.allow_empty``
+    accepts it): no predictions file or report is written, since an empty
+    predictions file in place of yesterday's is what a failed producer
+    (``sl predict -i m <(zcat missing.gz) -p p.txt``) would otherwise leave.
+    Lines already sent to a stream (``-p -``, a FIFO) stay sent: a malformed
+    line's ``nan``.
     """
     console = console or Console(False)
     started = time.perf_counter()
@@ -101,6 +109,10 @@ def predict(
                 writer.write(batch, preds)
                 if writer.broken and not outputs.report:
                     break  # nobody reads the predictions and nothing else is asked for
+            if not writer.broken:
+                where = ", ".join("standard input" if s == "-" else s
+                                  for s in inputs.sources or ["-"])  # fmt: skip
+                checks.require_examples(inputs.allow_empty, where)
             result = summary(scorer.stats, config.loss_id, m.nnz)
             result.update(
                 model=model_path,

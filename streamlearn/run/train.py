@@ -379,7 +379,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         _check_grid_memory(runs, inputs, console)
     checks = BatchChecks(console, config, inputs.strict)
     passes = source or Passes(
-        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS
+        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS,
+        allow_empty=inputs.allow_empty,
     )
     names = initial.names if initial is not None else None
     collector = None
@@ -394,6 +395,11 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if not batch_learner:
         console.say(board.header() if board else HEADER)
     bar = console.progress_bar()
+    where = source.name if source is not None else _where(inputs)
+
+    def end_of_input() -> None:  # after the first pass: an input without examples writes nothing
+        checks.require_examples(inputs.allow_empty, where)
+
     try:
         with interruptible():
             if batch_learner:
@@ -407,6 +413,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                         bar.update(batch.n)
 
                 data = _read_columns(config, passes, seen, console, inputs)
+                end_of_input()
                 for run in runs:
                     quiet = Console(True) if grid.size > 1 else console
                     extra = _fit(run.learner, run.learner.config, data, quiet)
@@ -415,7 +422,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                     )
                     run.result = extra
             else:
-                _learn_passes(runs, config, passes, guard, checks, collector, names, bar, board)
+                _learn_passes(runs, config, passes, guard, checks, collector, names, bar, board,
+                              end_of_input)  # fmt: skip
             for run in runs:
                 if run.diverged is None:
                     try:
@@ -472,6 +480,12 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     return Trained(result, [run.final if run.diverged is None else None for run in runs])
 
 
+def _where(inputs: Inputs) -> str:
+    """The inputs as messages name them."""
+    shown = ["standard input" if s == "-" else s for s in inputs.sources or ["-"]]
+    return ", ".join(shown)
+
+
 def _diverged(run: Run, e: Diverged, alone: bool) -> None:
     """A configuration that diverged stops; a run of one configuration fails with it."""
     if alone:
@@ -506,8 +520,12 @@ def _silent(text: str) -> None:
 
 
 def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: FormatGuard,
-                  checks: BatchChecks, collector, names, bar, board) -> None:  # fmt: skip
-    """The online learners' passes: every block to every run still learning."""
+                  checks: BatchChecks, collector, names, bar, board,
+                  end_of_input) -> None:  # fmt: skip
+    """The online learners' passes: every block to every run still learning.
+
+    ``end_of_input()`` is called once the first pass has read the whole input.
+    """
 
     def snapshot(run: Run):  # noqa: ANN202 - the model, taken when PassLog asks for it
         return functools.partial(
@@ -545,6 +563,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                                      if run.diverged is None])  # fmt: skip
                 if bar is not None:
                     bar.update(batch.n)
+            if pass_no == 1:
+                end_of_input()
             for run in active:
                 if run.done:  # diverged during this pass
                     continue
