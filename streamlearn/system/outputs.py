@@ -319,6 +319,8 @@ def check_outputs(
             fd = descriptor(path)
             if fd is not None and fd != 1 and not _fd_open(fd):
                 raise UsageError(f"{what} {path}: file descriptor {fd} is not open")
+            if fd is not None:
+                _check_descriptor(fd, path, what, sources, model)
             if descriptor(path) == 1 or path in STDOUT:
                 key = ("stdout",)
                 if key in taken:
@@ -345,6 +347,36 @@ def check_outputs(
         if key in taken:
             raise UsageError(f"{what} and {taken[key]} name the same file {path}")
         taken[key] = what
+
+
+def _check_descriptor(fd: int, path: str, what: str, sources: dict, model: str | None) -> None:
+    """Refuse an output descriptor that is a regular file the run reads (as ``cat``:
+    "input file is output file").
+
+    ``sl train big.vw -p - >> big.vw`` would read its own predictions back and
+    learn them.  Only a regular file is compared: a terminal or a pipe can be
+    both read and written (``sl predict -i m -p -`` typed at a terminal).
+    """
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return  # a closed stdout: reported when it is written
+    if not stat.S_ISREG(st.st_mode):
+        return
+    ident = (st.st_dev, st.st_ino)
+    shown = "standard output" if fd == 1 else f"{path} (descriptor {fd})"
+    if ident in sources:
+        src = sources[ident]
+        src = src if src == "standard input" else f"the input {src}"
+        raise UsageError(
+            f"{what} would be written to {shown}, which is {src} (input file is output "
+            "file): the run would read its own output back; write it elsewhere"
+        )
+    if model is not None and _identity(model) == ident:
+        raise UsageError(
+            f"{what} would be written to {shown}, which is the initial model {model}: "
+            "write it elsewhere"
+        )
 
 
 def _fd_open(fd: int) -> bool:
