@@ -29,6 +29,7 @@ from streamlearn.run.runner import (
     prefetch,
     run_kernel,
 )
+from streamlearn.system.outputs import staging
 from streamlearn.system.process import committing, interruptible
 
 
@@ -120,17 +121,21 @@ def predict(
                 skipped_reasons=dict(checks.reasons),
                 first_errors=checks.first_errors,
             )
+            writer.prepare()
             if outputs.predictions:
                 result["predictions_complete"] = not writer.broken
-            with committing():  # from here on the run completes: a signal is dropped
-                writer.close()
-                elapsed = time.perf_counter() - started
-                result.update(
-                    seconds=elapsed,
-                    examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
-                )
+            elapsed = time.perf_counter() - started
+            result.update(
+                seconds=elapsed,
+                examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
+            )
+            with staging() as stage:  # the report written in full before anything is visible
                 if outputs.report:
                     write_json(outputs.report, result)
+                stage.write()
+                with committing():  # from here on the run completes: a signal is dropped
+                    writer.close()
+                    stage.commit()
     except BaseException:
         writer.abort()
         raise

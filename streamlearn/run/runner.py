@@ -228,6 +228,14 @@ class PredictionWriter:
         if self.out.path in STDOUT:
             silence_stdout()
 
+    def prepare(self) -> None:
+        """Everything but :meth:`close`: the last lines flushed, a file fsynced."""
+        if self.out is not None and not self.broken:
+            try:
+                self.out.prepare()
+            except BrokenPipeError:
+                self._lost_reader()
+
     def close(self) -> None:
         """Make the predictions visible (rename a file into place); see :meth:`abort`."""
         if self.out is not None and not self.broken:

@@ -62,7 +62,7 @@ from streamlearn.run.runner import (
     run_kernel,
 )
 from streamlearn.system.locks import model_lock
-from streamlearn.system.outputs import check_outputs, same_file
+from streamlearn.system.outputs import check_outputs, same_file, staging
 from streamlearn.system.process import committing, interruptible
 
 LEARN_WORKERS = 2
@@ -433,27 +433,33 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                         continue
                     run.result = _run_result(run, checks, inputs.initial_model, run.result)
             result = runs[0].result if grid.size == 1 else _grid_result(runs, grid, checks)
+            for run in runs:
+                if run.diverged is None:
+                    run.writer.prepare()  # flushed and fsynced (a lost reader noticed now)
             if outputs.predictions:
                 result["predictions_complete"] = all(
                     not r.writer.broken for r in runs if r.diverged is None
                 )
-            with committing():  # from here on the run completes: a signal is dropped
+            elapsed = time.perf_counter() - started
+            each = [run.result for run in runs if run.diverged is None and grid.size > 1]
+            for r in [result, *each]:
+                r.update(
+                    seconds=elapsed,
+                    examples_per_second=r["examples"] / elapsed if elapsed > 0 else None,
+                )
+            with staging() as stage:  # every output written in full before any is visible
                 for run in runs:
                     if run.diverged is None:
                         save_outputs(run.final, run.outputs)
-                for run in runs:
-                    if run.diverged is None:
-                        run.writer.close()  # after the models: a failed save leaves old ones
                     else:
                         run.writer.abort()
-                elapsed = time.perf_counter() - started
-                each = [run.result for run in runs if run.diverged is None and grid.size > 1]
-                for r in [result, *each]:
-                    r.update(
-                        seconds=elapsed,
-                        examples_per_second=r["examples"] / elapsed if elapsed > 0 else None,
-                    )
                 _write_reports(outputs, runs, result, grid)
+                stage.write()  # files to temporary files, then devices: a signal still stops
+                with committing():  # from here on the run completes: a signal is dropped
+                    for run in runs:
+                        if run.diverged is None:
+                            run.writer.close()
+                    stage.commit()  # the models last: a failure before leaves the old ones
     except BaseException:
         for run in runs:
             run.writer.abort()
@@ -727,7 +733,8 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray)
 
 
 def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
-    """Write the model and its readable forms."""
+    """Write the model and its readable forms (within
+    :func:`~streamlearn.system.outputs.staging`: record them, to be written together)."""
     if outputs.final_model:
         model_io.save(final, outputs.final_model)
     if outputs.readable_model or outputs.invert_hash:
