@@ -49,7 +49,7 @@ from streamlearn import model as model_io
 from streamlearn.config import ConfigError, TrainConfig
 from streamlearn.errors import UsageError
 from streamlearn.hashing import CONSTANT_HASH
-from streamlearn.io.batch import Batch, Block
+from streamlearn.io.batch import MAX_MAGNITUDE, Batch, Block
 from streamlearn.io.reader import BLOCK_SIZE
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs
@@ -414,6 +414,16 @@ class MatrixSource:
             raise ValueError("sample_weight must be finite and >= 0")
         if not np.all(np.isfinite(self.X.data)):
             raise ValueError("X holds NaN or infinite values")
+        if np.any(np.isinf(self.y)) or not np.all(np.isfinite(self.base)):
+            raise ValueError("y and base must be finite (y NaN: an unlabeled row)")
+        for what, v in (("sample_weight", self.w), ("X", self.X.data), ("y", self.y),
+                        ("base", self.base)):  # fmt: skip
+            if np.any(np.abs(v) > MAX_MAGNITUDE):
+                raise ValueError(
+                    f"{what} holds a value of magnitude above {MAX_MAGNITUDE:g}, which the "
+                    "learners' float32 state cannot square (a line of text holding one is "
+                    "skipped: 'number too large')"
+                )
         self.mask = (1 << bits) - 1
         self.constant = constant
 

@@ -757,8 +757,22 @@ def _check_finite(batch: Batch, preds: np.ndarray) -> None:
 
 
 def check_model(model: model_io.Model) -> None:
+    """Refuse (:class:`Diverged`, exit 6) to save a model whose numbers are not all finite.
+
+    The weights, and the state that a continued run starts from (per-slot
+    state, global state, counters): an inf in gd's sum of squared gradients
+    leaves the weight finite but frozen for good, and a continued run would
+    inherit it.
+    """
     if not np.all(np.isfinite(model.weights)):
         raise Diverged(
             "weights are not finite at the end of training: lower --learning-rate "
             "(no model written)"
+        )
+    bad = model_io.non_finite(model)
+    if bad is not None:
+        raise Diverged(
+            f"the learner's {bad} is not finite at the end of training: an importance weight, "
+            "label or feature value (or a cross of them) too large for the learner's state, "
+            "or a diverging rate; scale the data or lower --learning-rate (no model written)"
         )
