@@ -11,9 +11,10 @@ Size.  An array whose elements are all equal (the values of binary features,
 importance weights of 1, bases of 0, the statuses of a clean batch, the tags
 of untagged lines) is stored as that one value; consecutive line numbers as
 their first; the row offsets as row lengths in the smallest unsigned type
-that holds them.  A record then costs 4 bytes per feature (its slot), 8 more
-when the values are not all equal, and about 9 bytes per row (the label, the
-length) -- a line ``1 |f a b c d e f g h`` of 21 bytes caches in 37 (before:
+that holds them; the slots are always stored, so a damaged record cannot
+claim more features than its bytes.  A record then costs 4 bytes per feature
+(its slot), 8 more when the values are not all equal, and about 9 bytes per
+row (the label, the length) -- a line ``1 |f a b c d e f g h`` of 21 bytes caches in 37 (before:
 168, 8 times the text; a highly compressed stream on stdin with ``--passes``
 made a temporary cache of hundreds of times its compressed size).  Crosses
 (``-q``) are stored expanded: a cache grows with the features a learner
@@ -158,6 +159,9 @@ class CacheWriter:
 
 
 _LENGTHS = (np.uint8, np.uint16, np.uint32, np.uint64)
+_RAW = ("indices", "tagbuf")
+"""Stored as they are: the slots' bytes bound the features a record may claim (so a
+damaged record cannot ask for more memory than its size), and the tags are bytes."""
 
 
 def _pack(name: str, v: np.ndarray, first_line: int) -> tuple[dict | None, np.ndarray | None]:
@@ -174,7 +178,7 @@ def _pack(name: str, v: np.ndarray, first_line: int) -> tuple[dict | None, np.nd
         for t in _LENGTHS:
             if top <= np.iinfo(t).max:
                 return {"lengths": np.dtype(t).str}, lengths.astype(t)
-    if n and name != "tagbuf":
+    if n and name not in _RAW:
         first = v[0]
         if name == "line" and int(v[-1]) - int(first) == n - 1 and np.all(np.diff(v) == 1):
             return {"from": int(first)}, None
@@ -266,9 +270,11 @@ def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
         if name not in _DTYPES or dtype != _DTYPES[name] or len(shape) != 1:
             raise ValueError(f"unexpected array {name} {dt} {shape}")
         count = int(shape[0])
-        if count < 0 or count > size:  # every row costs a byte somewhere in the record
+        if count < 0 or count > size:  # a row's length, a feature's slot: a byte at least
             raise ValueError(f"array {name} has an impossible length {count}")
         if how is not None:
+            if name in _RAW:
+                raise ValueError(f"array {name} cannot be packed")
             arrays[name], off = _unpack(how, dtype, count, buf, off)
             continue
         if off + count * dtype.itemsize > len(buf):

@@ -260,13 +260,15 @@ def target(path: str) -> str:
     gives its target (created, as ``open`` creates it); a loop raises ELOOP.
     """
     t = path
-    for _ in range(MAXSYMLINKS):
+    for hops in range(MAXSYMLINKS + 1):
         try:
             link = os.readlink(t)
         except OSError as e:
             if e.errno in (errno.EINVAL, errno.ENOENT):
                 return t  # not a link, or nothing there yet
             raise
+        if hops == MAXSYMLINKS:
+            break
         t = os.path.join(os.path.dirname(t), link)
     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
