@@ -420,7 +420,8 @@ class MatrixSource:
                         ("base", self.base)):  # fmt: skip
             if np.any(np.abs(v) > MAX_MAGNITUDE):
                 raise ValueError(
-                    f"{what} holds a value of magnitude above {MAX_MAGNITUDE:g}, which the "
+                    f"{what} holds a value of magnitude above "
+                    f"{f'{MAX_MAGNITUDE:.0e}'.replace('e+', 'e')}, which the "
                     "learners' float32 state cannot square (a line of text holding one is "
                     "skipped: 'number too large')"
                 )
