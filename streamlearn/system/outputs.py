@@ -37,6 +37,7 @@ place take turns through :func:`streamlearn.system.locks.model_lock`.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import fcntl
 import io
@@ -479,7 +480,8 @@ class Staged:
         self._pending, self._outs = [], []
 
 
-_STAGE: Staged | None = None
+_STAGE: contextvars.ContextVar[Staged | None] = contextvars.ContextVar("sl_stage", default=None)
+"""The staging of this thread (a library caller's other threads write as usual)."""
 
 
 @contextlib.contextmanager
@@ -487,16 +489,16 @@ def staging() -> Iterator[Staged]:
     """Record the :func:`write_bytes` calls of the block in a :class:`Staged` (yielded).
 
     The caller then calls its :meth:`~Staged.write` and :meth:`~Staged.commit`;
-    whatever is not committed is dropped when the block raises.
+    whatever is not committed is dropped when the block ends.
     """
-    global _STAGE
-    if _STAGE is not None:
+    if _STAGE.get() is not None:
         raise RuntimeError("staging() does not nest")
-    stage = _STAGE = Staged()
+    stage = Staged()
+    token = _STAGE.set(stage)
     try:
         yield stage
     finally:
-        _STAGE = None
+        _STAGE.reset(token)
         stage.abort()  # after a commit: nothing left to drop
 
 
@@ -506,8 +508,9 @@ def write_bytes(path: str, data: bytes | list, what: str) -> None:
     Atomically when ``path`` is a file.  Within :func:`staging`, only recorded.
     """
     pieces = data if isinstance(data, list) else [data]
-    if _STAGE is not None:
-        _STAGE.add(path, pieces, what)
+    stage = _STAGE.get()
+    if stage is not None:
+        stage.add(path, pieces, what)
         return
     out = Output(path, what)
     try:

@@ -422,3 +422,20 @@ def test_target_follows_links_as_the_os_does(tmp_path):
     outputs.write_bytes(str(tmp_path / "dangling"), b"x", "model")
     assert (tmp_path / "created").read_bytes() == b"x"
     assert (tmp_path / "dangling").is_symlink()
+
+
+def test_staging_is_this_thread_s_only(tmp_path):
+    """A library caller saving from another thread meanwhile writes at once."""
+    import threading
+
+    with outputs.staging() as stage:
+        t = threading.Thread(target=outputs.write_bytes, args=(str(tmp_path / "other"), b"x",
+                                                                "model"))  # fmt: skip
+        t.start()
+        t.join()
+        assert (tmp_path / "other").read_bytes() == b"x"
+        outputs.write_bytes(str(tmp_path / "mine"), b"y", "model")
+        assert not (tmp_path / "mine").exists()
+        stage.write()
+        stage.commit()
+    assert (tmp_path / "mine").read_bytes() == b"y"
