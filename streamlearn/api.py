@@ -49,7 +49,7 @@ from streamlearn import model as model_io
 from streamlearn.config import ConfigError, TrainConfig
 from streamlearn.errors import UsageError
 from streamlearn.hashing import CONSTANT_HASH
-from streamlearn.io.batch import Batch, Block
+from streamlearn.io.batch import MAX_MAGNITUDE, Batch, Block
 from streamlearn.io.reader import BLOCK_SIZE
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs
@@ -169,23 +169,29 @@ class Model:
         ``passes``, ``holdout_period``, ``early_terminate``, ``format``, and
         ``quiet=False`` to print ``sl train``'s progress on stderr,
         ``report=PATH`` to also write the JSON report, ``strict=True`` to
-        fail on the first malformed line, and ``dask=`` (a ``distributed.Client``
+        fail on the first malformed line, ``allow_empty=True`` to accept data
+        without a usable example (otherwise :class:`~streamlearn.errors.NoExamples`,
+        and the model is left as it was), and ``dask=`` (a ``distributed.Client``
         or an address as ``sl train --dask`` takes: ``"local:2"``, a scheduler
         file, ``"tcp://host:8786"``) with ``sync_every=N`` to train files on a
         Dask cluster (:mod:`streamlearn.distributed.driver`): the same kind of model.
         """
-        self._model = None
-        return self.partial_fit(data, y, lines=lines, sample_weight=sample_weight, base=base,
-                                **run)  # fmt: skip
+        return self._learn(None, data, y, lines, sample_weight, base, run)
 
     def partial_fit(self, data=None, y=None, *, lines=None, sample_weight=None, base=None,
                     **run) -> Model:  # noqa: ANN001  # fmt: skip
         """Continue training, as ``sl train -i``: the result equals one run over
         everything seen so far (see :meth:`fit` for the arguments)."""
+        return self._learn(self._model, data, y, lines, sample_weight, base, run)
+
+    def _learn(self, start: model_io.Model | None, data, y, lines, sample_weight, base,
+               run: dict) -> Model:  # noqa: ANN001  # fmt: skip
+        """Train from ``start`` (None: from scratch); the model changes only when it succeeds."""
         from streamlearn.run.train import train as run_train
 
         console = Console(run.pop("quiet", True))
-        inputs = Inputs(strict=run.pop("strict", False))
+        inputs = Inputs(strict=run.pop("strict", False),
+                        allow_empty=run.pop("allow_empty", False))  # fmt: skip
         outputs = Outputs(report=run.pop("report", None))
         explicit = {**self.options, **run}
         source = None
@@ -194,23 +200,23 @@ class Model:
         if cluster is not None:
             if paths is None:
                 raise ValueError("dask= trains on files (workers open them by path)")
-            return self._fit_on_dask(paths, cluster, sync_every, inputs, outputs, console,
-                                     {**self.options, **run})  # fmt: skip
+            return self._fit_on_dask(start, paths, cluster, sync_every, inputs, outputs,
+                                     console, {**self.options, **run})  # fmt: skip
         if paths is not None:
             if y is not None or sample_weight is not None or base is not None:
                 raise ValueError("y, sample_weight and base go with a matrix, not with files")
             inputs.sources = paths
         else:
-            config = self._config(explicit)
+            config = self._config(explicit, start)
             source = _source(data, lines, y, sample_weight, base, config)
-        trained = run_train(explicit, inputs, outputs, console, initial=self._model,
+        trained = run_train(explicit, inputs, outputs, console, initial=start,
                             source=source)  # fmt: skip
         self._model = trained.models[0]
         self.report = trained.report
         return self
 
-    def _fit_on_dask(self, paths: list[str], cluster, sync_every: int | None, inputs: Inputs,
-                     outputs: Outputs, console: Console,
+    def _fit_on_dask(self, start: model_io.Model | None, paths: list[str], cluster,
+                     sync_every: int | None, inputs: Inputs, outputs: Outputs, console: Console,
                      explicit: dict) -> Model:  # noqa: ANN001  # fmt: skip
         """:func:`train` on Dask, through model files in a temporary directory."""
         import tempfile
@@ -218,9 +224,9 @@ class Model:
         with tempfile.TemporaryDirectory(prefix="sl-api-") as tmp:
             inputs.sources = paths
             outputs.final_model = os.path.join(tmp, "final.sl")
-            if self._model is not None:
+            if start is not None:
                 inputs.initial_model = os.path.join(tmp, "initial.sl")
-                model_io.save(self._model, inputs.initial_model)
+                model_io.save(start, inputs.initial_model)
             self.report = train(explicit, inputs, outputs, console, dask=cluster,
                                 sync_every=sync_every)  # fmt: skip
             self._model = model_io.load(outputs.final_model)
@@ -265,7 +271,9 @@ class Model:
     @property
     def config(self) -> TrainConfig:
         """The model's options (after training), or the options it will train with."""
-        return self._model.config if self._model is not None else self._config(self.options)
+        if self._model is not None:
+            return self._model.config
+        return self._config(self.options, None)
 
     @property
     def weights(self) -> np.ndarray:
@@ -287,11 +295,11 @@ class Model:
             raise ValueError("the model is not trained yet: call fit() or Model.load() first")
         return self._model
 
-    def _config(self, explicit: dict) -> TrainConfig:
+    def _config(self, explicit: dict, start: model_io.Model | None) -> TrainConfig:
         from streamlearn.run.train import merge_config
 
         try:
-            return merge_config(self._model.config if self._model else None, explicit)
+            return merge_config(start.config if start is not None else None, explicit)
         except UsageError as e:
             raise ValueError(e.message) from None
 
@@ -406,6 +414,17 @@ class MatrixSource:
             raise ValueError("sample_weight must be finite and >= 0")
         if not np.all(np.isfinite(self.X.data)):
             raise ValueError("X holds NaN or infinite values")
+        if np.any(np.isinf(self.y)) or not np.all(np.isfinite(self.base)):
+            raise ValueError("y and base must be finite (y NaN: an unlabeled row)")
+        for what, v in (("sample_weight", self.w), ("X", self.X.data), ("y", self.y),
+                        ("base", self.base)):  # fmt: skip
+            if np.any(np.abs(v) > MAX_MAGNITUDE):
+                raise ValueError(
+                    f"{what} holds a value of magnitude above "
+                    f"{f'{MAX_MAGNITUDE:.0e}'.replace('e+', 'e')}, which the "
+                    "learners' float32 state cannot square (a line of text holding one is "
+                    "skipped: 'number too large')"
+                )
         self.mask = (1 << bits) - 1
         self.constant = constant
 

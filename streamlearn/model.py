@@ -166,12 +166,39 @@ def save(model: Model, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike) -> Model:
-    """Read and validate a model file; :class:`ModelError` says what is wrong."""
+    """Read and validate a model file; :class:`ModelError` says what is wrong.
+
+    Besides :func:`decode`'s checks, every number must be finite
+    (:func:`non_finite`): a NaN weight would score ``nan`` for every line, an
+    inf in the state would freeze the weights it touches.
+    """
     try:
         data = Path(path).read_bytes()
     except OSError as e:
         raise ModelError(f"cannot read model {path}: {e.strerror or e}") from None
-    return decode(data, str(path))
+    model = decode(data, str(path))
+    bad = non_finite(model)
+    if bad is not None:
+        raise ModelError(f"{path} holds non-finite numbers in its {bad} (NaN or inf): unusable")
+    return model
+
+
+FINITE_ARRAYS = {"weights": "weights", "state": "per-slot state", "gstate": "global state",
+                 "stats": "counters"}  # fmt: skip
+"""The arrays of a model that must hold finite numbers only, and their names in messages."""
+
+
+def non_finite(model: Model) -> str | None:
+    """The name of the first array of ``model`` holding a NaN or an inf, or None.
+
+    ``sl train`` never saves such a model (``run.train.check_model``) and
+    :func:`load` never returns one.  O(stored slots).
+    """
+    for attr, shown in FINITE_ARRAYS.items():
+        a = getattr(model, attr)
+        if not np.all(np.isfinite(a)):
+            return shown
+    return None
 
 
 def decode(data: bytes, name: str = "<model>") -> Model:

@@ -179,7 +179,8 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
     from streamlearn.api import Console, Inputs, Outputs
 
     return (
-        Inputs(sources=list(files), strict=kw["strict"], **inputs),
+        Inputs(sources=list(files), strict=kw["strict"], allow_empty=kw["allow_empty"],
+               **inputs),
         Outputs(predictions=kw["predictions"], report=kw["report"], link=kw["link"], **outputs),
         Console(kw["quiet"]),
     )
@@ -220,6 +221,12 @@ def input_options(f):
         "--strict",
         is_flag=True,
         help="Fail on the first malformed line (default: skip it, count it, warn with file:line).",
+    )
+    @click.option(
+        "--allow-empty",
+        is_flag=True,
+        help="Accept an input without a usable example (empty, a failed producer, every "
+        "line malformed) and write the outputs anyway [default: exit 10, nothing written].",
     )
     @click.option(
         "--report",

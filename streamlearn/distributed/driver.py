@@ -64,7 +64,7 @@ from streamlearn.learners.base import (
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs, check
 from streamlearn.run.passes import HOLDOUT_SUMS
-from streamlearn.run.runner import SHOWN_ERRORS
+from streamlearn.run.runner import SHOWN_ERRORS, no_examples
 
 MISSING = "--dask needs Dask: pip install 'streamlearn[dask]'"
 SYNC_BLOCK = 1 << 20
@@ -255,6 +255,7 @@ class _Run:
     def run(self, address: str | None, client, started: float) -> dict:
         from streamlearn.run.report import HEADER, ProgressTable
         from streamlearn.run.train import check_model, save_outputs
+        from streamlearn.system.outputs import staging
         from streamlearn.system.process import committing, interruptible
 
         self._setup()
@@ -288,15 +289,18 @@ class _Run:
                 final = self.log.final_model(self._snapshot)
                 check_model(final)
                 result = self._result(final)
-                with committing():
+                elapsed = time.perf_counter() - started
+                result.update(seconds=elapsed, examples_per_second=(
+                    result["examples"] / elapsed if elapsed > 0 else None))  # fmt: skip
+                with staging() as stage:  # every output written before any is visible
                     save_outputs(final, self.outputs)
-                    elapsed = time.perf_counter() - started
-                    result.update(seconds=elapsed, examples_per_second=(
-                        result["examples"] / elapsed if elapsed > 0 else None))  # fmt: skip
                     if self.outputs.report:
                         from streamlearn.run.report import write_json
 
                         write_json(self.outputs.report, result)
+                    stage.write()
+                    with committing():
+                        stage.commit()  # the model last
         finally:
             if close is not None:
                 close()
@@ -346,6 +350,10 @@ class _Run:
                 self._lines(results, last=not where)
                 seg += 1
             _check_pieces(pass_no, pieces, shard_ids)
+            if pass_no == 1 and not self.inputs.allow_empty:
+                if sum(p.examples for p in pieces) == 0:
+                    raise no_examples(", ".join(self.inputs.sources), self.skipped,
+                                      self.first_errors)  # fmt: skip
             agg = self._agg()
             for s, h in zip(self.stats, held, strict=True):
                 s[HOLDOUT_SUMS] += h

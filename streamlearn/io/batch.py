@@ -31,7 +31,24 @@ REASONS: dict[int, str] = {
     12: "too many colons in a feature",
     13: "empty namespace name",
     14: "bad qid",
+    15: "number too large (magnitude above 1e18)",
 }
+TOO_LARGE = 15
+MAX_MAGNITUDE = 1e18
+"""The largest magnitude of a label, importance weight, base, namespace scale or
+feature value (after its scale) that a usable example may hold.
+
+Learners square these numbers and add them up in their state, and VW's update
+(``--algo gd``) keeps that state in float32, whose squares overflow above
+~1.8e19: ``1 1e39 |f a`` put inf and NaN in gd's state, which then froze the
+weights it touched for good.  1e18 leaves a factor of 340 below float32's
+largest square; no real label, weight or value comes near it, and a line that
+does is skipped and counted as a non-finite one is.  Products of such numbers
+(an importance weight of 1e15 on a value of 1e15, crosses of large values) can
+still overflow: training then stops with a non-finite state and writes no
+model (``run.train.check_model``, exit 6), and ``model.load`` refuses a model
+file holding one (exit 5).
+"""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
-from streamlearn.io.batch import REASONS, Batch, Block
+from streamlearn.io.batch import MAX_MAGNITUDE, REASONS, Batch, Block
 from streamlearn.io.interactions import Interactions, expand_batch
 from streamlearn.io.reader import BLOCK_SIZE, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
@@ -112,6 +112,7 @@ def parse_block(
     constant: bool = True,
     inter: Interactions | None = None,
     words: bool = WORDS,
+    limit: float = MAX_MAGNITUDE,
 ) -> Batch:
     """Parse a block of whole lines into a batch of hashed sparse examples.
 
@@ -133,6 +134,11 @@ def parse_block(
         Read the common tokens 8 bytes at a time (:mod:`streamlearn.io._words`);
         the batch is the same either way.  Off when the kernels run as plain
         Python, where the word arithmetic would only be slower.
+    limit : float
+        A line holding a number of larger magnitude (label, importance weight,
+        base, scale, value) is malformed: "number too large"
+        (:data:`~streamlearn.io.batch.MAX_MAGNITUDE`, what the learners' state
+        can square; ``math.inf`` reads every finite number).
 
     Returns
     -------
@@ -156,7 +162,7 @@ def parse_block(
     kernel = parse_vw_block if fmt == FMT_VW else parse_svmlight_block
     newlines = block.newlines if block.newlines >= 0 else count_newlines(data)
     arrays, pooled = _SETS.take(data.shape[0], newlines + 1)
-    args = (data, int(block.first_line), mask, bool(constant))
+    args = (data, int(block.first_line), mask, bool(constant), float(limit))
     run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
     rows, k, touching, first_touching, n_slow, spans = run(_SLOW_CAP)
     if n_slow:
@@ -221,14 +227,17 @@ def parse_bytes(
     constant: bool = True,
     source: str = "<bytes>",
     first_line: int = 1,
+    limit: float = MAX_MAGNITUDE,
 ) -> Batch:
-    """Parse a bytes object of whole lines (tests, small inputs).
+    """Parse a bytes object of whole lines (tests, small inputs); ``limit`` as
+    :func:`parse_block`'s.
 
     >>> parse_bytes(b"3 1:0.5 7:2\\n", fmt="svmlight", constant=False).indices.tolist()
     [1, 7]
     """
     buf = np.frombuffer(data, dtype=np.uint8).copy()
-    return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant)
+    return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant,
+                       limit=limit)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------

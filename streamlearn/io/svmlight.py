@@ -38,6 +38,7 @@ from streamlearn.io._words import (
     non_digits,
     quick_value,
 )
+from streamlearn.io.batch import TOO_LARGE
 from streamlearn.system.jit import jit, jit_noalloc, load_u64
 
 BAD_LABEL = 1
@@ -69,6 +70,7 @@ def parse_svmlight_block(
     first_line: int,
     mask: np.uint64,
     constant: bool,
+    limit: float,
     slow_spans: np.ndarray,
     st: np.ndarray,
     slow_pos: np.ndarray,
@@ -78,7 +80,8 @@ def parse_svmlight_block(
 ) -> tuple[int, int, int, int, bool]:
     """Parse every svmlight line of ``data``; see :func:`streamlearn.io.parse.parse_block`.
 
-    Arguments and result as for :func:`streamlearn.io.vw.parse_vw_block`
+    Arguments (``limit`` bounds labels and values) and result as for
+    :func:`streamlearn.io.vw.parse_vw_block`
     (no tags here: 0, 0).  ``words`` lets newlines, comments, indices and
     plain values be found 8 bytes at a time (:mod:`streamlearn.io._words`);
     the result is the same.
@@ -127,6 +130,9 @@ def parse_svmlight_block(
             err = s
         if code == 0 and not math.isfinite(label):
             code = NON_FINITE
+            err = s
+        if code == 0 and abs(label) > limit:
+            code = TOO_LARGE
             err = s
         p = j
         k1 = k
@@ -184,6 +190,10 @@ def parse_svmlight_block(
                 break
             if not math.isfinite(v):
                 code = NON_FINITE
+                err = s
+                break
+            if abs(v) > limit:
+                code = TOO_LARGE
                 err = s
                 break
             if v != 0.0:

@@ -47,6 +47,7 @@ from streamlearn.io._words import (
     non_digits,
     plain_decimal,
 )
+from streamlearn.io.batch import TOO_LARGE
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
 # status codes (keys of streamlearn.io.batch.REASONS)
@@ -149,6 +150,7 @@ def parse_vw_block(
     first_line: int,
     mask: np.uint64,
     constant: bool,
+    limit: float,
     slow_spans: np.ndarray,
     st: np.ndarray,
     slow_pos: np.ndarray,
@@ -168,6 +170,10 @@ def parse_vw_block(
     The kernel allocates nothing and returns no array (``jit_noalloc``):
     without reference counting, and without loading numba's array module
     when its cached code is loaded (25-35 ms of a run's start).
+
+    ``limit``: a line holding a label, importance weight, base, namespace
+    scale or feature value of larger magnitude is malformed (``TOO_LARGE``;
+    :data:`~streamlearn.io.batch.MAX_MAGNITUDE` in a run).
 
     ``words`` lets the common tokens be read 8 bytes at a time
     (:mod:`streamlearn.io._words`); the result is the same either way.  Byte
@@ -239,6 +245,8 @@ def parse_vw_block(
                 code = BAD_LABEL if t == 0 else (BAD_WEIGHT if t == 1 else BAD_BASE)
             elif not math.isfinite(v):
                 code = NON_FINITE
+            elif abs(v) > limit:
+                code = TOO_LARGE
             elif t == 1 and v < 0.0:
                 code = NEG_WEIGHT
             if code != 0:
@@ -346,6 +354,10 @@ def parse_vw_block(
                         h = np.uint64(murmur3_32(buf, s, e, nsh))
                 if p >= le or buf[np.uint64(p)] != 58:
                     if scale != 0.0:
+                        if abs(scale) > limit:  # the feature's value is the scale
+                            code = TOO_LARGE
+                            err = s
+                            break
                         k1 = put(indices, values, ns, k1, h & mask, scale, nsb)
                     continue
                 vs = p + 1
@@ -394,6 +406,10 @@ def parse_vw_block(
                 v *= scale
                 if not math.isfinite(v):
                     code = NON_FINITE
+                    err = s
+                    break
+                if abs(v) > limit:
+                    code = TOO_LARGE
                     err = s
                     break
                 p = j

@@ -33,6 +33,10 @@ class Inputs:
     """Parsed-batch cache for later passes (read when it matches, else written)."""
     strict: bool = False
     """Fail on the first malformed line (default: skip it, count it, warn)."""
+    allow_empty: bool = False
+    """Accept an input that yields no example (empty, a failed producer, every line
+    malformed) and write the outputs anyway; by default such a run fails with
+    :class:`~streamlearn.errors.NoExamples` (exit 10) and writes nothing."""
     block_size: int = BLOCK_SIZE
     max_memory: int | None = None
     """Batch learners and grids: the most bytes the input or the tables may take

@@ -91,16 +91,21 @@ class Passes:
     max_excerpts : int
         Malformed lines per batch whose text the cache keeps, so that a run
         replaying it can still quote them.
+    allow_empty : bool
+        Write the cache of an input without a usable example (otherwise the
+        run fails with exit 10 and nothing is written, the cache included).
     """
 
     def __init__(self, sources: list[str], config: TrainConfig, cache_path: str | None,
-                 block_size: int, workers: int, max_excerpts: int) -> None:
+                 block_size: int, workers: int, max_excerpts: int,
+                 allow_empty: bool = False) -> None:  # fmt: skip
         self.sources = sources or ["-"]
         self.config = config
         self.block_size = block_size
         self.workers = workers
         self.max_excerpts = max_excerpts
         self.cache_path = cache_path
+        self.allow_empty = allow_empty
         self._tmpdir: str | None = None
         streams = not all(is_regular(s) for s in self.sources)  # read once, never again
         self.use_cache = cache_path is not None or (config.passes > 1 and streams)
@@ -134,13 +139,18 @@ class Passes:
             yield from batches
             return
         writer = batch_cache.CacheWriter(self.cache_path, self.ident, self.max_excerpts)
+        usable = 0
         try:
             for b in batches:
                 writer.add(b)
+                usable += int(np.count_nonzero(b.status == 0))
                 yield b
         except BaseException:
             writer.abort()
             raise
+        if usable == 0 and not self.allow_empty:
+            writer.abort()  # the run fails for want of examples (exit 10): write nothing
+            return
         writer.close()
         self.cache_ready = True
 

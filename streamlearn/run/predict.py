@@ -29,6 +29,7 @@ from streamlearn.run.runner import (
     prefetch,
     run_kernel,
 )
+from streamlearn.system.outputs import staging
 from streamlearn.system.process import committing, interruptible
 
 
@@ -70,6 +71,14 @@ def predict(
     refuses input of the other one (see :class:`~streamlearn.run.runner.FormatGuard`).
     When the reader of the predictions goes away, scoring stops at once unless
     a ``--report`` is still to be written; the exit status is then 141.
+
+    An input without a usable example fails as ``sl train``'s does
+    (:class:`~streamlearn.errors.NoExamples`, exit 10; ``inputs.allow_empty``
+    accepts it): no predictions file or report is written, since an empty
+    predictions file in place of yesterday's is what a failed producer
+    (``sl predict -i m <(zcat missing.gz) -p p.txt``) would otherwise leave.
+    Lines already sent to a stream (``-p -``, a FIFO) stay sent: a malformed
+    line's ``nan``.
     """
     console = console or Console(False)
     started = time.perf_counter()
@@ -101,6 +110,10 @@ def predict(
                 writer.write(batch, preds)
                 if writer.broken and not outputs.report:
                     break  # nobody reads the predictions and nothing else is asked for
+            if not writer.broken:
+                where = ", ".join("standard input" if s == "-" else s
+                                  for s in inputs.sources or ["-"])  # fmt: skip
+                checks.require_examples(inputs.allow_empty, where)
             result = summary(scorer.stats, config.loss_id, m.nnz)
             result.update(
                 model=model_path,
@@ -108,17 +121,21 @@ def predict(
                 skipped_reasons=dict(checks.reasons),
                 first_errors=checks.first_errors,
             )
+            writer.prepare()
             if outputs.predictions:
                 result["predictions_complete"] = not writer.broken
-            with committing():  # from here on the run completes: a signal is dropped
-                writer.close()
-                elapsed = time.perf_counter() - started
-                result.update(
-                    seconds=elapsed,
-                    examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
-                )
+            elapsed = time.perf_counter() - started
+            result.update(
+                seconds=elapsed,
+                examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
+            )
+            with staging() as stage:  # the report written in full before anything is visible
                 if outputs.report:
                     write_json(outputs.report, result)
+                stage.write()
+                with committing():  # from here on the run completes: a signal is dropped
+                    writer.close()
+                    stage.commit()
     except BaseException:
         writer.abort()
         raise

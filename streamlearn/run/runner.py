@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from streamlearn.config import TrainConfig
-from streamlearn.errors import MalformedData, UsageError
+from streamlearn.errors import MalformedData, NoExamples, UsageError
 from streamlearn.io import cache as batch_cache
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.io.parse import FORMATS
@@ -117,6 +117,8 @@ class BatchChecks:
         self.console = console
         self.config = config
         self.strict = strict
+        self.examples = 0
+        """Usable rows seen (labeled or not): what :func:`no_examples` counts."""
         self.skipped = 0
         self.reasons: Counter[str] = Counter()
         self.first_errors: list[str] = []
@@ -124,6 +126,7 @@ class BatchChecks:
 
     def check(self, batch: Batch) -> None:
         bad = np.flatnonzero(batch.status != 0)
+        self.examples += batch.n - int(bad.size)
         if bad.size:
             self.skipped += int(bad.size)
             for i in bad:
@@ -156,6 +159,30 @@ class BatchChecks:
                 self.console.warn_once(
                     "odd", f"label {v:g} is not -1 or +1 as {self.config.loss} loss expects"
                 )
+
+    def require_examples(self, allow_empty: bool, where: str) -> None:
+        """At the end of the input: fail (:func:`no_examples`) when no row was usable."""
+        if self.examples == 0 and not allow_empty:
+            raise no_examples(where, self.skipped, self.first_errors)
+
+
+def no_examples(where: str, skipped: int, first_errors: list[str]) -> NoExamples:
+    """The error of an input that yielded no usable example (exit 10).
+
+    An empty input is what a failed producer looks like (``sl train <(zcat
+    missing.gz)``: the shell does not pass on zcat's status), so a run over it
+    writes nothing rather than replace a model with an empty one.
+    """
+    if skipped:
+        first = f" (first: {first_errors[0]})" if first_errors else ""
+        lines = "its only line is" if skipped == 1 else f"all {skipped} of its lines are"
+        why = f"{lines} malformed{first}"
+    else:
+        why = "it is empty or holds only blank lines (did the command producing it fail?)"
+    return NoExamples(
+        f"no examples in {where}: {why}; nothing written (--allow-empty to accept an "
+        "empty input)"
+    )
 
 
 class PredictionWriter:
@@ -201,6 +228,14 @@ class PredictionWriter:
         if self.out.path in STDOUT:
             silence_stdout()
 
+    def prepare(self) -> None:
+        """Everything but :meth:`close`: the last lines flushed, a file fsynced."""
+        if self.out is not None and not self.broken:
+            try:
+                self.out.prepare()
+            except BrokenPipeError:
+                self._lost_reader()
+
     def close(self) -> None:
         """Make the predictions visible (rename a file into place); see :meth:`abort`."""
         if self.out is not None and not self.broken:
@@ -224,8 +259,11 @@ def run_kernel(
     (the tests pass their random streams).
     """
     preds = np.empty(batch.n)
-    train_batch(
-        table, gstate, params, loss_id, batch.indptr, batch.indices, batch.values,
-        batch.labels, batch.weights, batch.bases, batch.status, stats, rows, preds,
-    )  # fmt: skip
+    # interpreted (tiny inputs), numpy warns of an overflow as a compiled kernel does not:
+    # the run reports a non-finite state itself (check_model), in one line
+    with np.errstate(all="ignore"):
+        train_batch(
+            table, gstate, params, loss_id, batch.indptr, batch.indices, batch.values,
+            batch.labels, batch.weights, batch.bases, batch.status, stats, rows, preds,
+        )  # fmt: skip
     return preds

@@ -62,7 +62,7 @@ from streamlearn.run.runner import (
     run_kernel,
 )
 from streamlearn.system.locks import model_lock
-from streamlearn.system.outputs import check_outputs, same_file
+from streamlearn.system.outputs import check_outputs, same_file, staging
 from streamlearn.system.process import committing, interruptible
 
 LEARN_WORKERS = 2
@@ -379,7 +379,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         _check_grid_memory(runs, inputs, console)
     checks = BatchChecks(console, config, inputs.strict)
     passes = source or Passes(
-        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS
+        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS,
+        allow_empty=inputs.allow_empty,
     )
     names = initial.names if initial is not None else None
     collector = None
@@ -394,6 +395,11 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if not batch_learner:
         console.say(board.header() if board else HEADER)
     bar = console.progress_bar()
+    where = source.name if source is not None else _where(inputs)
+
+    def end_of_input() -> None:  # after the first pass: an input without examples writes nothing
+        checks.require_examples(inputs.allow_empty, where)
+
     try:
         with interruptible():
             if batch_learner:
@@ -407,6 +413,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                         bar.update(batch.n)
 
                 data = _read_columns(config, passes, seen, console, inputs)
+                end_of_input()
                 for run in runs:
                     quiet = Console(True) if grid.size > 1 else console
                     extra = _fit(run.learner, run.learner.config, data, quiet)
@@ -415,7 +422,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                     )
                     run.result = extra
             else:
-                _learn_passes(runs, config, passes, guard, checks, collector, names, bar, board)
+                _learn_passes(runs, config, passes, guard, checks, collector, names, bar, board,
+                              end_of_input)  # fmt: skip
             for run in runs:
                 if run.diverged is None:
                     try:
@@ -425,27 +433,33 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                         continue
                     run.result = _run_result(run, checks, inputs.initial_model, run.result)
             result = runs[0].result if grid.size == 1 else _grid_result(runs, grid, checks)
+            for run in runs:
+                if run.diverged is None:
+                    run.writer.prepare()  # flushed and fsynced (a lost reader noticed now)
             if outputs.predictions:
                 result["predictions_complete"] = all(
                     not r.writer.broken for r in runs if r.diverged is None
                 )
-            with committing():  # from here on the run completes: a signal is dropped
+            elapsed = time.perf_counter() - started
+            each = [run.result for run in runs if run.diverged is None and grid.size > 1]
+            for r in [result, *each]:
+                r.update(
+                    seconds=elapsed,
+                    examples_per_second=r["examples"] / elapsed if elapsed > 0 else None,
+                )
+            with staging() as stage:  # every output written in full before any is visible
                 for run in runs:
                     if run.diverged is None:
                         save_outputs(run.final, run.outputs)
-                for run in runs:
-                    if run.diverged is None:
-                        run.writer.close()  # after the models: a failed save leaves old ones
                     else:
                         run.writer.abort()
-                elapsed = time.perf_counter() - started
-                each = [run.result for run in runs if run.diverged is None and grid.size > 1]
-                for r in [result, *each]:
-                    r.update(
-                        seconds=elapsed,
-                        examples_per_second=r["examples"] / elapsed if elapsed > 0 else None,
-                    )
                 _write_reports(outputs, runs, result, grid)
+                stage.write()  # files to temporary files, then devices: a signal still stops
+                with committing():  # from here on the run completes: a signal is dropped
+                    for run in runs:
+                        if run.diverged is None:
+                            run.writer.close()
+                    stage.commit()  # the models last: a failure before leaves the old ones
     except BaseException:
         for run in runs:
             run.writer.abort()
@@ -470,6 +484,12 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             f"them; the others were saved): {diverged[0].diverged}"
         )
     return Trained(result, [run.final if run.diverged is None else None for run in runs])
+
+
+def _where(inputs: Inputs) -> str:
+    """The inputs as messages name them."""
+    shown = ["standard input" if s == "-" else s for s in inputs.sources or ["-"]]
+    return ", ".join(shown)
 
 
 def _diverged(run: Run, e: Diverged, alone: bool) -> None:
@@ -506,8 +526,12 @@ def _silent(text: str) -> None:
 
 
 def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: FormatGuard,
-                  checks: BatchChecks, collector, names, bar, board) -> None:  # fmt: skip
-    """The online learners' passes: every block to every run still learning."""
+                  checks: BatchChecks, collector, names, bar, board,
+                  end_of_input) -> None:  # fmt: skip
+    """The online learners' passes: every block to every run still learning.
+
+    ``end_of_input()`` is called once the first pass has read the whole input.
+    """
 
     def snapshot(run: Run):  # noqa: ANN202 - the model, taken when PassLog asks for it
         return functools.partial(
@@ -545,6 +569,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                                      if run.diverged is None])  # fmt: skip
                 if bar is not None:
                     bar.update(batch.n)
+            if pass_no == 1:
+                end_of_input()
             for run in active:
                 if run.done:  # diverged during this pass
                     continue
@@ -707,7 +733,8 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray)
 
 
 def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
-    """Write the model and its readable forms."""
+    """Write the model and its readable forms (within
+    :func:`~streamlearn.system.outputs.staging`: record them, to be written together)."""
     if outputs.final_model:
         model_io.save(final, outputs.final_model)
     if outputs.readable_model or outputs.invert_hash:
@@ -730,8 +757,22 @@ def _check_finite(batch: Batch, preds: np.ndarray) -> None:
 
 
 def check_model(model: model_io.Model) -> None:
+    """Refuse (:class:`Diverged`, exit 6) to save a model whose numbers are not all finite.
+
+    The weights, and the state that a continued run starts from (per-slot
+    state, global state, counters): an inf in gd's sum of squared gradients
+    leaves the weight finite but frozen for good, and a continued run would
+    inherit it.
+    """
     if not np.all(np.isfinite(model.weights)):
         raise Diverged(
             "weights are not finite at the end of training: lower --learning-rate "
             "(no model written)"
+        )
+    bad = model_io.non_finite(model)
+    if bad is not None:
+        raise Diverged(
+            f"the learner's {bad} is not finite at the end of training: an importance weight, "
+            "label or feature value (or a cross of them) too large for the learner's state, "
+            "or a diverging rate; scale the data or lower --learning-rate (no model written)"
         )

@@ -9,13 +9,15 @@ the new one is written; git's ``index.lock`` and ``flock(1)`` are the models.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 
-from streamlearn.errors import LockTimeout
-from streamlearn.system.outputs import is_special, same_file, unwritable
+from streamlearn.errors import LockTimeout, OutputUnwritable
+from streamlearn.system.outputs import is_special, same_file, target, unwritable
 
 
 @contextlib.contextmanager
@@ -28,23 +30,46 @@ def model_lock(
     read the old model and then both write theirs (one run's data would be
     lost): the lock file ``<model>.lock`` beside the model's real path is
     locked with ``flock`` from before the model is read until after it is
-    written.  Waits at most ``timeout`` seconds (``inf``: no limit), then
+    written (:func:`open_lock`).  Waits at most ``timeout`` seconds (``inf``: no limit), then
     raises :class:`~streamlearn.errors.LockTimeout`.  The lock file stays (it
     is empty; removing it could let a third run lock a different file).
     """
     if initial is None or final is None or is_special(final) or not same_file(initial, final):
         yield
         return
-    lock = os.path.realpath(final) + ".lock"
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        lock = target(final) + ".lock"
     except OSError as e:
-        raise unwritable("lock file", lock, e) from None
+        raise unwritable("final model", final, e) from None
+    fd = open_lock(lock)
     try:
         _acquire(fd, lock, final, timeout, say)
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def open_lock(lock: str) -> int:
+    """Open (create) the lock file ``lock``: a regular file, never through a symlink.
+
+    A symlink planted at ``m.sl.lock`` would make every run create or lock
+    the file it points to (anywhere the user may write): refused, as a FIFO
+    or a device there is.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(lock, flags, 0o666)
+    except OSError as e:
+        if e.errno == errno.ELOOP and os.path.islink(lock):
+            raise OutputUnwritable(
+                f"cannot lock {lock}: it is a symbolic link, which sl does not follow "
+                "(remove it; sl creates the lock file itself)"
+            ) from None
+        raise unwritable("lock file", lock, e) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputUnwritable(f"cannot lock {lock}: it is not a regular file (remove it)")
+    return fd
 
 
 def _acquire(fd: int, lock: str, model: str, timeout: float, say: Callable[[str], None]) -> None:

@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from streamlearn.hashing import CONSTANT_HASH, hashstring_py
 from streamlearn.io import REASONS, parse_bytes, tags
 from streamlearn.io._numbers import NUM_OK, NUM_SLOW, scan_number
+from streamlearn.io.batch import MAX_MAGNITUDE  # numbers the learners can square
 
 CORPUS = Path(__file__).parent / "corpus"
 FUZZ = settings(
@@ -100,6 +101,8 @@ def ref_vw(line: bytes, bits: int, constant: bool):
             return _row((1, 2, 4)[i])
         if not math.isfinite(v):
             return _row(7)
+        if abs(v) > MAX_MAGNITUDE:
+            return _row(15)
         if i == 1 and v < 0:
             return _row(3)
         nums[i] = v
@@ -135,6 +138,8 @@ def ref_vw(line: bytes, bits: int, constant: bool):
             h = hashstring_py(name, nsh)
             if p >= n or line[p : p + 1] != b":":
                 if scale != 0:
+                    if abs(scale) > MAX_MAGNITUDE:
+                        return _row(15)
                     feats.append((h & mask, scale))
                 continue
             vs = p + 1
@@ -156,6 +161,8 @@ def ref_vw(line: bytes, bits: int, constant: bool):
             v = float(m.group()) * scale
             if not math.isfinite(v):
                 return _row(7)
+            if abs(v) > MAX_MAGNITUDE:
+                return _row(15)
             if v != 0:
                 feats.append((h & mask, v))
             p = j
@@ -178,6 +185,8 @@ def ref_svmlight(line: bytes, bits: int, constant: bool):
         return _row(1)
     if not math.isfinite(label):
         return _row(7)
+    if abs(label) > MAX_MAGNITUDE:
+        return _row(15)
     feats = []
     for t in toks[1:]:
         if t.startswith(b"qid:"):
@@ -197,6 +206,8 @@ def ref_svmlight(line: bytes, bits: int, constant: bool):
         v = float(val)
         if not math.isfinite(v):
             return _row(7)
+        if abs(v) > MAX_MAGNITUDE:
+            return _row(15)
         if v != 0:
             feats.append((int(idx) % 2**64 & mask, v))
     if constant:

@@ -58,7 +58,7 @@ def test_round_trip_long_digits_is_exact() -> None:
     lines = [f"1 {i + 1}:{v}" for i, v in enumerate(vals)]
     text = ("\n".join(lines) + "\n").encode()
     Xs, _ = load_svmlight_file(io.BytesIO(text), zero_based=False)
-    b = parse_bytes(text, fmt="svmlight", bits=BITS, constant=False)
+    b = parse_bytes(text, fmt="svmlight", bits=BITS, constant=False, limit=math.inf)
     assert b.values.tolist() == [float(v) for v in vals if float(v) != 0.0]
     assert np.array_equal(b.values, Xs.data)
 

@@ -9,15 +9,16 @@ import pytest
 
 from streamlearn.hashing import CONSTANT_HASH, feature_slot, hashstring_py
 from streamlearn.io import REASONS, describe_errors, parse_bytes, tags
+from streamlearn.io.batch import MAX_MAGNITUDE
 
 B = 18
 MASK = 2**B - 1
 C = CONSTANT_HASH & MASK
 
 
-def row(text: bytes, bits: int = B, constant: bool = True) -> dict:
-    """The single row parsed from ``text``."""
-    b = parse_bytes(text, fmt="vw", bits=bits, constant=constant)
+def row(text: bytes, bits: int = B, constant: bool = True, limit: float = MAX_MAGNITUDE) -> dict:
+    """The single row parsed from ``text`` (numbers above ``limit``: too large)."""
+    b = parse_bytes(text, fmt="vw", bits=bits, constant=constant, limit=limit)
     assert b.n == 1, b
     lo, hi = b.indptr[0], b.indptr[1]
     return {
@@ -242,7 +243,7 @@ def test_long_numbers_are_exact() -> None:
         "-0.30000000000000004",
     ]
     text = " ".join(f"a{i}:{v}" for i, v in enumerate(values))
-    r = row(f"1 |f {text}".encode(), constant=False)
+    r = row(f"1 |f {text}".encode(), constant=False, limit=math.inf)  # read, not bounded
     assert r["status"] == 0
     assert [v for _, v in r["feats"]] == [float(v) for v in values]
 

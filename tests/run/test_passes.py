@@ -343,8 +343,13 @@ def _indices_offset(c) -> tuple[int, int]:
     _, mlen = struct.unpack("<QI", raw[pos : pos + 12])
     meta = json.loads(raw[pos + 12 : pos + 12 + mlen])
     off = pos + 12 + mlen
-    for name, dt, shape in meta["arrays"]:
-        size = np.dtype(dt).itemsize * shape[0]
+    for name, dt, shape, how in meta["arrays"]:  # how: None (as it is) or a packing
+        if how is None:
+            size = np.dtype(dt).itemsize * shape[0]
+        elif "lengths" in how:
+            size = np.dtype(how["lengths"]).itemsize * (shape[0] - 1)
+        else:
+            size = 0
         if name == "indices":
             return off, size
         off += size
