@@ -19,7 +19,7 @@ from streamlearn.learners.base import (
 from streamlearn.learners.losses import CLASSIFICATION
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs, check
-from streamlearn.run.passes import parsed
+from streamlearn.run.passes import first_examples, parsed
 from streamlearn.run.report import summary, write_json
 from streamlearn.run.runner import (
     PARSE_WORKERS,
@@ -82,15 +82,19 @@ def predict(
     guard = FormatGuard(config, fmt, f"model {model_path}")
     scorer = Scorer(m)
     checks = BatchChecks(console, config, inputs.strict)
-    writer = PredictionWriter(outputs.predictions, outputs.link)
-    batches = parsed(
-        inputs.sources or ["-"],
-        guard.parse_as,
-        config.bits,
-        config.constant,
-        inputs.block_size,
-        PARSE_WORKERS,
-        config.namespaces(),
+    writer = PredictionWriter(outputs.predictions, outputs.link, config.binary,
+                              outputs.raw_predictions)  # fmt: skip
+    batches = first_examples(
+        parsed(
+            inputs.sources or ["-"],
+            guard.parse_as,
+            config.bits,
+            config.constant,
+            inputs.block_size,
+            PARSE_WORKERS,
+            config.namespaces(),
+        ),
+        inputs.examples,
     )
     try:
         with interruptible("stopped"):
@@ -108,7 +112,7 @@ def predict(
                 skipped_reasons=dict(checks.reasons),
                 first_errors=checks.first_errors,
             )
-            if outputs.predictions:
+            if outputs.predictions or outputs.raw_predictions:
                 result["predictions_complete"] = not writer.broken
             with committing():  # from here on the run completes: a signal is dropped
                 writer.close()

@@ -25,6 +25,7 @@ from streamlearn.config import (
     TrainConfig,
 )
 from streamlearn.errors import BrokenPipe, Diverged, ModelError, OutOfMemory, UsageError
+from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io.batch import Batch
 from streamlearn.learners import resolve, spec_by_name
 from streamlearn.learners.base import (
@@ -32,7 +33,15 @@ from streamlearn.learners.base import (
     G_N,
     G_T,
     GSTATE_SIZE,
+    LIFETIME_STATS,
+    P_BINARY,
+    P_ETA0,
     P_HOLDOUT,
+    P_HOLDOUT_AFTER,
+    P_LEARN,
+    P_PROGRESS,
+    S_NEXT_DUMP,
+    S_WEX,
     LearnerSpec,
     new_rows,
     new_stats,
@@ -113,12 +122,20 @@ class Learner:
     table: np.ndarray
     gstate: np.ndarray
     stats: np.ndarray
+    counted: np.ndarray | None = None
+    """The initial model's counters when this run counts from zero (VW's default, without
+    --preserve_performance_counters): added back into the model saved."""
 
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
         params = config.params()
-        return cls(config, spec, spec.new_table(config.bits), spec.init_gstate(params), new_stats())
+        table = spec.new_table(config.bits)
+        if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
+            table[:, 0] = config.initial_weight
+        if config.initial_constant != 0.0:  # VW's -C: the constant's slot
+            table[CONSTANT_HASH & ((1 << config.bits) - 1), 0] = config.initial_constant
+        return cls(config, spec, table, spec.init_gstate(params), new_stats())
 
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
@@ -131,7 +148,8 @@ class Learner:
             table = model.table(spec.fresh, spec.dtype)
             gstate = model.gstate.copy()
             before, now = model.config.params(), config.params()
-            before[P_HOLDOUT] = now[P_HOLDOUT] = 0.0  # per run: no bearing on what is owed
+            for k in (P_HOLDOUT, P_HOLDOUT_AFTER, P_LEARN, P_BINARY):
+                before[k] = now[k] = 0.0  # per run: no bearing on what is owed
             if not np.array_equal(before, now):
                 # e.g. another --l1: settle what each slot owes under the options it
                 # was owed under, so the new ones apply from this run's first step
@@ -163,15 +181,21 @@ class Learner:
         want = spec.init_gstate(config.params()).shape[0]  # GSTATE_SIZE but for l0's heap
         if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != want:
             raise ModelError("model counters have an unexpected layout")
+        if not config.preserve_performance_counters:
+            return cls(config, spec, table, gstate, new_stats(), counted=stats)
         return cls(config, spec, table, gstate, stats)
 
     def snapshot(self, names=None, meta=None) -> model_io.Model:
+        stats = self.stats
+        if self.counted is not None:
+            stats = stats.copy()
+            stats[LIFETIME_STATS] += self.counted[LIFETIME_STATS]
         return model_io.from_training(
             self.config,
             self.spec,
             self.table,
             self.gstate,
-            self.stats,
+            stats,
             self.config.params(),
             names=names,
             meta=meta,
@@ -307,6 +331,7 @@ def _check_grid_outputs(inputs: Inputs, outputs: Outputs, each: list[Outputs],
     distinct = [
         (f"-f {outputs.final_model}", [o.final_model for o in each]),
         (f"-p {outputs.predictions}", [o.predictions for o in each]),
+        (f"-r {outputs.raw_predictions}", [o.raw_predictions for o in each]),
         (f"--readable-model {outputs.readable_model}", [o.readable_model for o in each]),
         (f"--invert-hash {outputs.invert_hash}", [o.invert_hash for o in each]),
     ]
@@ -358,7 +383,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if guard.parse_as != config.format:
         configs = [c.replace(format=guard.parse_as) for c in configs]
         config = configs[0]
-    if config.algo in BATCH_ALGORITHMS and outputs.predictions:
+    if config.algo in BATCH_ALGORITHMS and (outputs.predictions or outputs.raw_predictions):
         raise UsageError(
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
@@ -368,10 +393,14 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     for c, cfg, o in zip(grid.configurations, configs, each, strict=True):
         learner = Learner.from_model(initial, cfg) if initial else Learner.fresh(cfg)
         params = cfg.params()
+        params[P_PROGRESS] = console.progress  # VW's -P: when the table gets a line
+        if console.progress < 0:
+            learner.stats[S_NEXT_DUMP] = learner.stats[S_WEX] - console.progress
         runs.append(Run(
             c, learner, o, params,
             ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0),
-            PassLog(cfg, grid_say), PredictionWriter(o.predictions, o.link),
+            PassLog(cfg, grid_say),
+            PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions),
         ))  # fmt: skip
     print_config(console, config, inputs, runs[0].learner.spec, grid,
                   source.name if source is not None else None)  # fmt: skip
@@ -379,8 +408,9 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         _check_grid_memory(runs, inputs, console)
     checks = BatchChecks(console, config, inputs.strict)
     passes = source or Passes(
-        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS
-    )
+        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS,
+        rebuild=inputs.rebuild_cache, examples=inputs.examples,
+    )  # fmt: skip
     names = initial.names if initial is not None else None
     collector = None
     if outputs.invert_hash:
@@ -425,7 +455,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                         continue
                     run.result = _run_result(run, checks, inputs.initial_model, run.result)
             result = runs[0].result if grid.size == 1 else _grid_result(runs, grid, checks)
-            if outputs.predictions:
+            if outputs.predictions or outputs.raw_predictions:
                 result["predictions_complete"] = all(
                     not r.writer.broken for r in runs if r.diverged is None
                 )
@@ -496,7 +526,7 @@ def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks:
         if pass_no == 1:
             _check_format(guard, batch, runs)
             checks.check(batch)
-        elif checks.classification:
+        elif checks.zero_to_negative:
             batch.labels[batch.labels == 0.0] = -1.0
         yield batch
 
@@ -552,6 +582,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
                 if run.log.end(run.learner.stats, snapshot(run)):
                     run.done = True
+                _decay(run)
             if board is not None:
                 board.end_pass(active)
         for run in runs:
@@ -560,6 +591,17 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 run.result = run.log.report()
     finally:
         pool.close()
+
+
+def _decay(run: Run) -> None:
+    """VW's ``--decay_learning_rate``: the rate of the next pass, times the factor (in
+    float32, as VW); a learner whose ledger holds the rate is settled first."""
+    d = run.learner.config.decay_learning_rate
+    if d == 1.0:
+        return
+    if run.learner.spec.name not in ("gd", "ftrl"):
+        run.learner.spec.rebase(run.learner.table, run.learner.gstate, run.params)
+    run.params[P_ETA0] = float(np.float32(np.float32(run.params[P_ETA0]) * np.float32(d)))
 
 
 class _Pool:
@@ -695,6 +737,8 @@ def _fit(learner: Learner, config: TrainConfig, data, console: Console) -> dict:
 
 
 def _learn_run(run: Run, batch: Batch) -> np.ndarray:
+    if run.params[P_PROGRESS] < 0 and run.rows.shape[0] < batch.n:  # -P N: a line every N
+        run.rows = np.zeros((batch.n, run.rows.shape[1]))
     return _learn(run.learner, run.params, batch, run.rows)
 
 
