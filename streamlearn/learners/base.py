@@ -89,7 +89,8 @@ P_MINIBATCH = 20  # learned examples per step (the mini-batch learners)
 # (21-23 free)
 P_QUANTILE_TAU = 24  # the quantile loss's level tau (VW's --quantile_tau)
 P_HOLDOUT_AFTER = 25  # > 0: examples after the first n of each pass are held out (not P_HOLDOUT)
-P_BINARY = 26  # 1 = the progressive loss is the 0/1 loss of sign(p) (VW's --binary)
+P_BINARY = 26  # 1: the progressive loss is the 0/1 loss of sign(p) (VW's --binary); 2: of +1
+# (VW's --binary after a positive link, --link logistic or poisson, always predicts +1)
 P_PROGRESS = 27  # table lines: 0 at 1, 2, 4, ...; f > 0 each time x f; -n every n (VW's -P)
 PARAMS_SIZE = 32
 
@@ -450,7 +451,7 @@ def score(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     tau = params[P_QUANTILE_TAU]
     lv = loss_value(loss_id, p, y, tau) if labeled else 0.0
     if labeled and params[P_BINARY] != 0.0:
-        lv = binary_loss(p, y, lv)
+        lv = binary_loss(p if params[P_BINARY] == 1.0 else 1.0, y, lv)
     add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv, params[P_PROGRESS])
     return p, learn and a != 0.0
 
@@ -477,7 +478,7 @@ def score32(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     lv = loss32(loss_id, np.float32(p), np.float32(y), tau) if labeled else np.float32(0.0)
     shown = np.float64(lv)
     if labeled and params[P_BINARY] != 0.0:
-        shown = binary_loss(p, y, shown)
+        shown = binary_loss(p if params[P_BINARY] == 1.0 else 1.0, y, shown)
     add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, shown, params[P_PROGRESS])
     return p, learn and a != 0.0, lv
 

@@ -14,9 +14,11 @@ Conventions (as in Vowpal Wabbit and the truncated-gradient paper):
   log-rate ``p``, reported; learned from its half (the negative log-likelihood),
   derivative ``e^p - y``, as VW does.  ``p`` is clamped to [-44, 44] in ``exp``.
 
-A logistic label other than -1 and +1 is read as VW reads it: with
+A logistic label strictly between -1 and +1 is read as VW reads it: with
 ``s = (y + 1) / 2``, the loss is ``s L(p, +1) + (1 - s) L(p, -1)`` (so a label
-0 asks for the probability 1/2), and so are its derivative and update.  The
+0 asks for the probability 1/2, a soft label its probability), and so are its
+derivative and update.  A label beyond [-1, 1] keeps ``log(1 + e^(-y p))``
+(sl warns; VW would extrapolate the mixture).  The
 quantile level travels as the optional last argument ``tau`` of every
 function (the kernels pass ``params[P_QUANTILE_TAU]``; 0.5 when omitted).
 
@@ -83,7 +85,7 @@ def _dlogistic(p: float, y: float) -> float:
 def loss(loss_id: int, p: float, y: float, tau: float = 0.5) -> float:
     """Loss of prediction ``p`` for label ``y`` (``tau``: the quantile loss's level)."""
     if loss_id == LOGISTIC:
-        if y == 1.0 or y == -1.0:
+        if y >= 1.0 or y <= -1.0:
             return _logistic(p, y)
         s = (y + 1.0) / 2.0
         return s * _logistic(p, 1.0) + (1.0 - s) * _logistic(p, -1.0)
@@ -104,7 +106,7 @@ def loss(loss_id: int, p: float, y: float, tau: float = 0.5) -> float:
 def dloss(loss_id: int, p: float, y: float, tau: float = 0.5) -> float:
     """Derivative of :func:`loss` with respect to ``p``."""
     if loss_id == LOGISTIC:
-        if y == 1.0 or y == -1.0:
+        if y >= 1.0 or y <= -1.0:
             return _dlogistic(p, y)
         s = (y + 1.0) / 2.0
         return s * _dlogistic(p, 1.0) + (1.0 - s) * _dlogistic(p, -1.0)
@@ -229,7 +231,7 @@ def _std_label(y):
 def loss32(loss_id, p, y, tau=0.5):
     """Loss of ``p`` for ``y`` in float32 (VW's ``get_loss``; what its zero-loss gate tests)."""
     if loss_id == LOGISTIC:
-        if y == F32(1.0) or y == F32(-1.0):
+        if y >= F32(1.0) or y <= F32(-1.0):
             return logf(F32(1.0) + expf(-y * p))
         s = _std_label(y)
         return s * logf(F32(1.0) + expf(-p)) + (F32(1.0) - s) * logf(F32(1.0) + expf(p))
@@ -256,7 +258,7 @@ def _dlogistic32(p, y):
 def dloss32(loss_id, p, y, tau=0.5):
     """Derivative of :func:`loss32` in ``p`` (VW's ``first_derivative``)."""
     if loss_id == LOGISTIC:
-        if y == F32(1.0) or y == F32(-1.0):
+        if y >= F32(1.0) or y <= F32(-1.0):
             return _dlogistic32(p, y)
         s = _std_label(y)
         return s * _dlogistic32(p, F32(1.0)) + (F32(1.0) - s) * _dlogistic32(p, F32(-1.0))
@@ -322,7 +324,7 @@ def update32(loss_id, p, y, scale, ppu, tau=0.5):
     """
     small = np.float64(scale * ppu) < 1e-6
     if loss_id == LOGISTIC:
-        if y == F32(1.0) or y == F32(-1.0):
+        if y >= F32(1.0) or y <= F32(-1.0):
             return _logistic_update32(p, y, scale, ppu)
         s = _std_label(y)
         return s * _logistic_update32(p, F32(1.0), scale, ppu) + (
@@ -372,7 +374,7 @@ def _logistic_unsafe32(p, y, scale):
 def unsafe_update32(loss_id, p, y, scale, tau=0.5):
     """Plain gradient step (VW's ``get_unsafe_update``): −scale·ℓ'(p, y)."""
     if loss_id == LOGISTIC:
-        if y == F32(1.0) or y == F32(-1.0):
+        if y >= F32(1.0) or y <= F32(-1.0):
             return _logistic_unsafe32(p, y, scale)
         s = _std_label(y)
         return s * _logistic_unsafe32(p, F32(1.0), scale) + (

@@ -9,6 +9,7 @@ import numpy as np
 from streamlearn import model as model_io
 from streamlearn.errors import BrokenPipe
 from streamlearn.learners.base import (
+    P_BINARY,
     P_HOLDOUT,
     S_N,
     S_NROWS,
@@ -26,6 +27,7 @@ from streamlearn.run.runner import (
     BatchChecks,
     FormatGuard,
     PredictionWriter,
+    binary_mode,
     prefetch,
     run_kernel,
 )
@@ -81,6 +83,7 @@ def predict(
     config = m.config
     guard = FormatGuard(config, fmt, f"model {model_path}")
     scorer = Scorer(m)
+    scorer.params[P_BINARY] = binary_mode(config.binary, outputs.link)
     checks = BatchChecks(console, config, inputs.strict)
     writer = PredictionWriter(outputs.predictions, outputs.link, config.binary,
                               outputs.raw_predictions)  # fmt: skip

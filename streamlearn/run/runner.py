@@ -166,6 +166,8 @@ class BatchChecks:
                     f"{meaning} (--zero-label negative reads it as -1)",
                 )  # fmt: skip
             odd = (labels != 1.0) & (labels != -1.0) & ~np.isnan(labels) & ~zero
+            if not self.zero_to_negative and self.config.loss == "logistic":
+                odd &= np.abs(labels) > 1.0  # VW's soft labels: a probability (y + 1) / 2
             if odd.any():
                 v = labels[np.flatnonzero(odd)[0]]
                 self.console.warn_once(
@@ -197,6 +199,14 @@ def shown(preds: np.ndarray, link: str = "identity", binary: bool = False) -> np
     if binary:
         p = np.where(p > 0.0, 1.0, np.where(np.isnan(p), np.nan, -1.0))
     return p
+
+
+def binary_mode(binary: bool, link: str) -> float:
+    """The kernels' ``P_BINARY``: 0 off, 1 the sign of the margin, 2 always +1 (VW's
+    --binary signs the linked prediction, always positive after logistic or poisson)."""
+    if not binary:
+        return 0.0
+    return 2.0 if link in ("logistic", "poisson") else 1.0
 
 
 class PredictionWriter:

@@ -67,6 +67,7 @@ from streamlearn.run.runner import (
     Console,
     FormatGuard,
     PredictionWriter,
+    binary_mode,
     prefetch,
     run_kernel,
 )
@@ -394,6 +395,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         learner = Learner.from_model(initial, cfg) if initial else Learner.fresh(cfg)
         params = cfg.params()
         params[P_PROGRESS] = console.progress  # VW's -P: when the table gets a line
+        params[P_BINARY] = binary_mode(cfg.binary, o.link)
         if console.progress < 0:
             learner.stats[S_NEXT_DUMP] = learner.stats[S_WEX] - console.progress
         runs.append(Run(
