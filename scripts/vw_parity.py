@@ -17,8 +17,8 @@ weights.  No download.
 Configurations: VW's defaults; each subset of ``--adaptive --normalized
 --invariant``; ``--l1``; ``--l2``; ``--power_t`` 0.25 and 1; ``--initial_t``
 1 and 10; hinge loss; ``--min/--max_prediction``; ``--ftrl`` alone, with
-``--l1``, ``--l2`` and its own alpha/beta; ``--sgd`` with a rate (sl's sgd
-computes in double precision, so 1e-5 there); interactions (``-q``, ``--cubic``,
+``--l1``, ``--l2`` and its own alpha/beta; ``--sgd`` at VW's rate 10, 0.5 and
+0.001 (VW's --sgd: gd with the three rules off, in float32); interactions (``-q``, ``--cubic``,
 ``--interactions`` with 2 to 4 namespaces, wildcards, self-interactions, ``--ignore``,
 ``--keep``, ``--ignore_linear``, a scaled namespace) with the default update, its
 subsets, ``--l1``/``--l2``, ``--ftrl`` and ``--sgd``, on VW's ``0002`` and
@@ -30,8 +30,15 @@ generated sets are written with decimals both read alike; for the shipped
 files, the figure that counts is sl's on a copy holding the floats VW reads
 (``as_vw_reads``), and sl's figure on the file itself is shown next to it.
 
+Whole command lines (:data:`VW_LINES`): ``vw ARGV`` next to ``sl vw ARGV`` for
+every VW option sl takes (caching, ``-t``, ``-r``, ``-P``, holdout, ``--examples``,
+n-grams, ``--hash all``, the losses, ``--binary``, ``--link``, ``--sgd``, labels
+0/1 ...), train-then-test recipes included; predictions files and the
+progressive table's lines are compared too.
+
 Usage::
 
+    python scripts/vw_parity.py --lines         # only the whole command lines (a minute)
     python scripts/vw_parity.py                 # everything (a few minutes)
     python scripts/vw_parity.py --quick         # the subset tests/test_vw_parity.py runs
     python scripts/vw_parity.py --only ftrl --data breast-cancer
@@ -303,6 +310,8 @@ CONFIGS: list[tuple] = [
     ("--ftrl alpha beta", ["--ftrl", "--ftrl_alpha", "0.1", "--ftrl_beta", "0.5"],
      ("squared", "logistic")),
     ("--sgd -l 0.5", ["--sgd", "-l", "0.5"], ("squared", "logistic")),
+    ("--sgd", ["--sgd"], ("squared", "logistic")),
+    ("--sgd -l 0.001", ["--sgd", "-l", "0.001"], ("squared", "logistic")),
     # interactions and namespace filters, each on the sets whose namespaces it names
     *((" ".join(o), o, ("squared", "logistic"), data) for o, data in [
         (["-q", "Tf"], ("vw-0002",)), (["-q", "ff"], ("vw-0002", "vw-rcv1_smaller")),
@@ -485,6 +494,12 @@ VW_LINES: list[Line] = [
     Line("--binary", ("-d {train} --binary --loss_function logistic -p {p}",), "rcv1",
          files=("p",)),
     Line("--binary on 0/1 labels", ("-d {train} --binary --loss_function logistic",), "0001"),
+    Line("--binary --link logistic", ("-d {train} --binary --link logistic --loss_function "
+                                      "logistic -p {p}",), "rcv1", files=("p",)),
+    Line("--sort_features on 0002", ("-d {train} --sort_features",), "0002"),
+    Line("--ngram 2 --ignore f", ("-d {train} --ngram 2 --ignore f",), "0002"),
+    Line("--ftrl --decay_learning_rate", ("-d {train} --ftrl -c --passes 3 "
+                                          "--decay_learning_rate 0.5",), "0002"),
     Line("--link logistic", ("-d {train} --link logistic --loss_function logistic -p {p}",),
          "rcv1", files=("p",)),
     Line("--link glf1", ("-d {train} --link glf1 --loss_function logistic -p {p}",), "rcv1",
@@ -492,23 +507,24 @@ VW_LINES: list[Line] = [
     Line("--link poisson", ("-d {train} --link poisson --loss_function poisson -p {p}",),
          "0002", files=("p",)),
     # --sgd at VW's own default rate (-l 10), and 0/1 labels under logistic and hinge
-    Line("--sgd", ("-d {train} --sgd",), "0002"),
-    Line("--sgd -l 10 (0001)", ("-d {train} --sgd -l 10",), "0001"),
+    Line("--sgd", ("-d {train} --sgd",), "0002-all"),
+    Line("--sgd -l 10", ("-d {train} --sgd -l 10",), "0002-all"),
+    Line("--sgd -l 10 (0001)", ("-d {train} --sgd -l 10",), "0001-all"),
     Line("--sgd --initial_t 10 --power_t 0.25",
-         ("-d {train} --sgd --initial_t 10 --power_t 0.25",), "0001"),
-    Line("-q ff --sgd", ("-d {train} -q ff --sgd",), "0002"),
-    Line("0/1 labels, logistic", ("-d {train} --loss_function logistic",), "0001"),
-    Line("0/1 labels, hinge", ("-d {train} --loss_function hinge",), "0001"),
-    Line("0/1 labels, logistic --sgd", ("-d {train} --loss_function logistic --sgd",), "0001"),
+         ("-d {train} --sgd --initial_t 10 --power_t 0.25",), "0001-all"),
+    Line("-q ff --sgd", ("-d {train} -q ff --sgd",), "0002-all"),
+    Line("0/1 labels, logistic", ("-d {train} --loss_function logistic",), "0001-all"),
+    Line("0/1 labels, hinge", ("-d {train} --loss_function hinge",), "0001-all"),
+    Line("0/1 labels, logistic --sgd", ("-d {train} --loss_function logistic --sgd",), "0001-all"),
     Line("0/1 labels, logistic, passes", ("-d {train} --loss_function logistic -c --passes 3",),
-         "0001"),
+         "0001-all"),
 ]  # fmt: skip
 """VW command lines, each run by ``vw`` and by ``sl vw`` (:func:`run_lines`)."""
 
 
 def _line_data(tmp: Path) -> dict[str, tuple[Path, Path]]:
-    """(what VW reads, what sl reads) for each data set of :data:`VW_LINES`; the
-    ``-test`` sets are the last lines of a file, the sets without it the others."""
+    """(what VW reads, what sl reads) for each data set of :data:`VW_LINES`: ``-all``
+    the whole file, ``-test`` its last lines, and without a suffix the others."""
     import gzip
 
     out = {}
@@ -516,7 +532,8 @@ def _line_data(tmp: Path) -> dict[str, tuple[Path, Path]]:
                              ("rcv1", "rcv1_smaller.dat.gz", 50)):  # fmt: skip
         with gzip.open(VW_FILES / path, "rt") as f:
             lines = f.readlines()
-        for key, part in ((name, lines[:-test]), (f"{name}-test", lines[-test:])):
+        for key, part in ((name, lines[:-test]), (f"{name}-test", lines[-test:]),
+                          (f"{name}-all", lines)):
             theirs = tmp / f"{key}.vw"
             theirs.write_text("".join(part))
             out[key] = (theirs, as_vw_reads(theirs, tmp / f"{key}.vw-read"))
@@ -618,7 +635,7 @@ def run_lines(lines: list[Line], tolerance: float, out=sys.stdout) -> list[dict]
             extra = "".join(f" {f}: {v:.1e}" for f, v in files.items())
             if line.table:
                 extra += f" table {'same' if vw_table == sl_table else 'DIFFERS'}"
-            print(f"{mark} {line.data:<5} {line.name:<40} vw {theirs:<14.9g} sl {ours:<14.9g} "
+            print(f"{mark} {line.data:<8} {line.name:<40} vw {theirs:<14.9g} sl {ours:<14.9g} "
                   f"rel {rel:.1e}{extra}", file=out, flush=True)  # fmt: skip
     return rows
 
