@@ -276,7 +276,7 @@ OPTIONS: dict[str, Opt] = {
     "ignore": Opt(None, True, _repeat("ignore")),
     "ignore_linear": Opt(None, True, _repeat("ignore_linear")),
     "keep": Opt(None, True, _repeat("keep")),
-    "ngram": Opt(None, True, _repeat("ngram")),
+    "ngram": Opt(None, True, _repeat("ngram")),  # (--invert_hash names no gram)
     "skips": Opt(None, True, _repeat("skips")),
     "sort_features": Opt(None, False, _flag("sort_features")),
     "leave_duplicate_interactions": Opt(None, False, _flag("leave_duplicate_interactions")),
@@ -513,6 +513,13 @@ def vw(argv: tuple[str, ...]) -> None:
     for note in t.notes:
         console.say(f"sl vw: {note}")
     from streamlearn import api
+    from streamlearn.errors import ModelError
 
-    api.train(t.learn, inputs, outputs, console)
+    try:
+        api.train(t.learn, inputs, outputs, console)
+    except ModelError as e:
+        if "not an sl model" in e.message:
+            e.message += (" -- a Vowpal Wabbit model? sl reads the models sl writes: train it "
+                          "with sl vw ... -f MODEL first")  # fmt: skip
+        raise
 

@@ -230,6 +230,9 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
         lines.append(f"minibatch = {c.minibatch} (the rate's clock counts steps)")
     if c.algo == "gd":
         lines.append(f"update = {c.update_rule}")
+    extras = _vw_extras(c)
+    if extras:
+        lines.append(", ".join(extras))
     if c.algo == "ftrl":
         lines.append(f"ftrl_alpha = {v('ftrl_alpha')}, ftrl_beta = {v('ftrl_beta')}")
     if c.min_prediction is not None or c.max_prediction is not None:
@@ -253,6 +256,26 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
             f"{1.0 / c.l2:g} every step sets all weights to 0 (Lipton & Elkan eq. 9); "
             "lower --l2 or --learning-rate, or use --algo fobos (which divides by 1 + rate*l2)",
         )
+
+
+def _vw_extras(c: TrainConfig) -> list[str]:
+    """The options VW users bring, when they are not their defaults (for print_config)."""
+    shown = [
+        (c.test_only, "testing only: nothing learned"),
+        (c.loss == "quantile", f"quantile_tau = {c.quantile_tau:g}"),
+        (c.binary, "binary"),
+        (c.zero_label != "negative" and c.loss in ("logistic", "hinge"),
+         "label 0 read as VW reads it"),
+        (c.holdout_after > 0, f"holdout after {c.holdout_after} examples"),
+        (c.decay_learning_rate != 1.0, f"decay_learning_rate = {c.decay_learning_rate:g}"),
+        (c.initial_weight != 0.0, f"initial_weight = {c.initial_weight:g}"),
+        (c.initial_constant != 0.0, f"constant = {c.initial_constant:g}"),
+        (c.hash != "strings", f"hash = {c.hash}"),
+        (bool(c.ngram), f"ngram = {' '.join(c.ngram)}" + (f", skips = {' '.join(c.skips)}"
+                                                          if c.skips else "")),
+        (c.sort_features, "sort_features"),
+    ]  # fmt: skip
+    return [text for on, text in shown if on]
 
 
 @dataclass
