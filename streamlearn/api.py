@@ -238,10 +238,16 @@ class Model:
         """One prediction per example of ``data`` (paths, an open file or a matrix) or
         of ``lines``.
 
-        ``link="logistic"`` gives probabilities.  Malformed lines score NaN
-        (as ``sl predict -p`` writes ``nan``), so the result lines up with the input.
+        ``link="logistic"`` gives probabilities (``"glf1"``, ``"poisson"``: VW's
+        other links); a model trained with ``binary=True`` gives -1/+1.  Malformed
+        lines score NaN (as ``sl predict -p`` writes ``nan``), so the result lines
+        up with the input.
         """
         from streamlearn.run.predict import Scorer
+        from streamlearn.run.runner import LINKS, shown
+
+        if link not in LINKS:
+            raise ValueError(f"link must be one of {', '.join(LINKS)}, not {link!r}")
 
         m = self._fitted()
         scorer = Scorer(m)
@@ -260,11 +266,7 @@ class Model:
             p[batch.status != 0] = np.nan
             out.append(p)
         preds = np.concatenate(out) if out else np.empty(0)
-        if link == "logistic":
-            return 1.0 / (1.0 + np.exp(-preds))
-        if link != "identity":
-            raise ValueError(f"link must be 'identity' or 'logistic', not {link!r}")
-        return preds
+        return shown(preds, link, m.config.binary)
 
     # -- what is in it -------------------------------------------------------------
 

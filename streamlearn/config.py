@@ -15,7 +15,15 @@ FORMATS = ("auto", "vw", "svmlight")
 
 # Interactions and namespace filters: they decide which features exist, so a
 # model keeps them (see streamlearn/io/interactions.py).
-NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep")
+NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
+                     "ngram", "skips")  # fmt: skip
+FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions")
+"""The on/off options that, with :data:`NAMESPACE_OPTIONS`, decide which features exist."""
+HASHES = ("strings", "all")
+"""VW's ``--hash``: ``strings`` reads an all-digit name as its number; ``all`` hashes every name."""
+ZERO_LABELS = ("negative", "vw")
+"""How logistic and hinge losses read a label 0: as -1 (sl's default, with a warning), or
+as VW does (the label as it is: logistic's target probability 1/2, hinge's constant loss 1)."""
 
 # gd's update rule (VW's --adaptive, --normalized, --invariant): naming any of
 # them on the command line turns on only those named.
@@ -24,15 +32,19 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 # Options fixed by the model: changing them on resume would make the saved
 # table meaningless.
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "top_k", *UPDATE_RULE,
-                  *NAMESPACE_OPTIONS)  # fmt: skip
+                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS)  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
 # nothing out unless this run asks for it.
-PER_RUN = ("passes", "holdout_period", "early_terminate")
+PER_RUN = ("passes", "holdout_period", "early_terminate", "test_only", "holdout_after",
+           "decay_learning_rate", "preserve_performance_counters")  # fmt: skip
 
 
 BATCH_ALGORITHMS = ("cd", "scd")
+FLOAT32_ALGORITHMS = ("gd", "ftrl")
+"""The learners that compute in single precision as VW: crosses' values are float32
+products for them (:func:`streamlearn.io.interactions.expand_batch`)."""
 BATCH_EPOCHS = {"cd": 1000, "scd": 1000}
 
 
@@ -89,6 +101,35 @@ class TrainConfig:
     ignore: tuple[str, ...] = ()
     ignore_linear: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
+    # -- VW's command-line options (sl vw; streamlearn/cli/vw.py) --------------------------
+    quantile_tau: float = 0.5
+    """--loss quantile: the level tau (VW's --quantile_tau)."""
+    zero_label: str = "negative"
+    """Logistic and hinge losses: a label 0 read as -1 ("negative") or as VW does ("vw")."""
+    binary: bool = False
+    """VW's --binary: the progressive loss is the 0/1 loss of sign(p), predictions -1/+1."""
+    initial_weight: float = 0.0
+    """gd: every weight starts at this value (VW's --initial_weight)."""
+    initial_constant: float = 0.0
+    """gd: the constant feature's weight starts at this value (VW's --constant, -C)."""
+    decay_learning_rate: float = 1.0
+    """The learning rate is multiplied by this after each pass (VW's --decay_learning_rate)."""
+    test_only: bool = False
+    """Score without learning (VW's -t): the progressive loss of the unchanged model."""
+    holdout_after: int = 0
+    """> 0: the examples after the first n of each pass are held out (VW's --holdout_after)."""
+    ngram: tuple[str, ...] = ()
+    """VW's --ngram: N (every namespace) or aN (namespace a)."""
+    skips: tuple[str, ...] = ()
+    """VW's --skips: K or aK, with --ngram."""
+    sort_features: bool = False
+    """Each namespace's features sorted by slot, duplicates dropped (VW's --sort_features)."""
+    leave_duplicate_interactions: bool = False
+    """Keep interactions equal up to order (VW's --leave_duplicate_interactions)."""
+    preserve_performance_counters: bool = True
+    """Continuing a model, count and report from its totals (sl's default); False: this
+    run's examples only, as VW without --preserve_performance_counters (the model saved
+    keeps the totals either way)."""
 
     def __post_init__(self) -> None:
         for name in NAMESPACE_OPTIONS:  # lists from JSON or click become tuples
@@ -105,6 +146,7 @@ class TrainConfig:
             raise ConfigError(f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if self.format not in FORMATS:
             raise ConfigError(f"--format must be one of {', '.join(FORMATS)}")
+        self._check_vw_options()
         gd = self.algo == "gd"
         adaptive_or_normalized = gd and (self.adaptive or self.normalized)
         if self.learning_rate is None:
@@ -196,6 +238,34 @@ class TrainConfig:
         if self.algo != "ftrl" and (self.ftrl_alpha != 0.5 or self.ftrl_beta != 1.0):
             raise ConfigError("--ftrl-alpha and --ftrl-beta apply to --algo ftrl only")
 
+    def _check_vw_options(self) -> None:
+        """The checks of the options VW users bring (see the fields' docstrings)."""
+        online = self.algo not in BATCH_ALGORITHMS
+        checks = [
+            (self.hash in HASHES, f"--hash must be one of {', '.join(HASHES)}"),
+            (self.zero_label in ZERO_LABELS,
+             f"--zero-label must be one of {', '.join(ZERO_LABELS)}"),
+            (0.0 < self.quantile_tau < 1.0, "--quantile-tau must be in (0, 1)"),
+            (self.quantile_tau == 0.5 or self.loss == "quantile",
+             "--quantile-tau applies to --loss quantile only"),
+            (self.decay_learning_rate > 0 and math.isfinite(self.decay_learning_rate),
+             "--decay-learning-rate must be a positive number"),
+            (self.holdout_after >= 0, "--holdout-after must be >= 0"),
+            (math.isfinite(self.initial_weight) and math.isfinite(self.initial_constant),
+             "--initial-weight and --constant must be finite"),
+            (self.algo == "gd" or (self.initial_weight == 0 and self.initial_constant == 0),
+             "--initial-weight and --constant (-C) apply to --algo gd only"),
+            (online or not (self.test_only or self.holdout_after or self.binary),
+             f"-t, --holdout-after and --binary do not apply to --algo {self.algo}"),
+            (online or self.loss in ("squared", "logistic", "hinge"),
+             f"--algo {self.algo} takes --loss squared, logistic or hinge"),
+            (online or self.decay_learning_rate == 1.0,
+             f"--decay-learning-rate does not apply to --algo {self.algo}"),
+        ]  # fmt: skip
+        for ok, message in checks:
+            if not ok:
+                raise ConfigError(message)
+
     @property
     def loss_id(self) -> int:
         return LOSSES[self.loss]
@@ -203,6 +273,8 @@ class TrainConfig:
     @property
     def effective_holdout(self) -> int:
         """Holdout period in force: VW's default of 10 when there are several passes."""
+        if self.holdout_after:
+            return 0  # VW: --holdout_after disables the holdout period
         if self.holdout_period is not None:
             return self.holdout_period
         return 10 if self.passes > 1 and self.algo not in BATCH_ALGORITHMS else 0
@@ -228,7 +300,7 @@ class TrainConfig:
             norm_refresh=norm_refresh or 0,
             topk=min(self.top_k, 1 << self.bits) if self.top_k else 0,
             holdout_period=self.effective_holdout,
-            learn=learn,
+            learn=learn and not self.test_only,
             adaptive=self.adaptive,
             normalized=self.normalized,
             invariant=self.invariant,
@@ -237,6 +309,9 @@ class TrainConfig:
             min_prediction=self.min_prediction,
             max_prediction=self.max_prediction,
             minibatch=self.minibatch,
+            quantile_tau=self.quantile_tau,
+            holdout_after=self.holdout_after,
+            binary=self.binary,
         )
 
     @property
@@ -246,12 +321,16 @@ class TrainConfig:
         return " ".join(named) if named else "sgd"
 
     def namespaces(self):
-        """The compiled interactions and namespace filters, or None when there are none."""
-        if not any(getattr(self, name) for name in NAMESPACE_OPTIONS):
+        """The compiled interactions, namespace filters and n-grams, or None when there are none."""
+        names = (*NAMESPACE_OPTIONS, *FEATURE_FLAGS)
+        if not any(getattr(self, name) for name in names) and self.hash == "strings":
             return None
         from streamlearn.io.interactions import compile_interactions
 
-        return compile_interactions(**{name: getattr(self, name) for name in NAMESPACE_OPTIONS})
+        return compile_interactions(
+            **{name: getattr(self, name) for name in names}, hash_all=self.hash == "all",
+            f32=self.algo in FLOAT32_ALGORITHMS,
+        )
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -21,6 +21,7 @@ from streamlearn.cli.options import (
     learning_options,
     run_parts,
     size,
+    vw_learning_options,
 )
 from streamlearn.errors import EXIT_CODES
 
@@ -87,7 +88,12 @@ def cli() -> None:
     show_default=True,
     help="Learning algorithm (see README's algorithm table); gd is VW's default update.",
 )
-@click.option("--sgd", is_flag=True, help="VW's spelling of --algo sgd (plain SGD).")
+@click.option(
+    "--sgd",
+    is_flag=True,
+    help="VW's --sgd: gd with --adaptive, --normalized and --invariant off, in single "
+    "precision (--algo sgd is the papers' double-precision SGD).",
+)
 @click.option("--ftrl", is_flag=True, help="VW's spelling of --algo ftrl (FTRL-proximal).")
 @click.option(
     "--adaptive",
@@ -121,10 +127,11 @@ def cli() -> None:
 @click.option(
     "--loss",
     "--loss_function",
-    type=click.Choice(["squared", "logistic", "hinge"]),
+    type=click.Choice(["squared", "logistic", "hinge", "classic", "quantile", "poisson"]),
     default="squared",
     show_default=True,
-    help="Loss function (logistic/hinge want labels -1/+1).",
+    help="Loss function (logistic/hinge want labels -1/+1; classic: squared without the "
+    "importance-invariant update; quantile: --quantile-tau; poisson: log-rate).",
 )
 @click.option(
     "-l",
@@ -287,6 +294,7 @@ def cli() -> None:
     "--sync-every", "--sync_every", "sync_every", type=int, default=None, metavar="N",
     help="--dask: also average the workers every N examples of each within a pass.",
 )  # fmt: skip
+@vw_learning_options
 @click.pass_context
 def train(ctx: click.Context, files, **kw) -> None:
     """Train a model on FILEs or stdin ('-' or no FILE).
@@ -309,6 +317,7 @@ def train(ctx: click.Context, files, **kw) -> None:
         files,
         kw,
         tiny=kw["dask"] is None,  # Dask's workers inherit the environment
+        progress=kw["progress"],
         inputs=dict(
             initial_model=kw["initial_model"],
             cache=kw["cache_path"],
@@ -391,6 +400,11 @@ def plot(reports: tuple[str, ...], output: str) -> None:
     from streamlearn.plot import plot as draw
 
     draw(list(reports), output)
+
+
+from streamlearn.cli.vw import vw  # noqa: E402 - the command, registered below
+
+cli.add_command(vw)
 
 
 def main() -> None:

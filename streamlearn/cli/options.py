@@ -45,6 +45,20 @@ _CONFIG_KEYS = {
     "ftrl_beta": "ftrl_beta",
     "min_prediction": "min_prediction",
     "max_prediction": "max_prediction",
+    # VW's options (vw_learning_options)
+    "quantile_tau": "quantile_tau",
+    "zero_label": "zero_label",
+    "binary": "binary",
+    "initial_weight": "initial_weight",
+    "initial_constant": "initial_constant",
+    "decay_learning_rate": "decay_learning_rate",
+    "test_only": "test_only",
+    "holdout_after": "holdout_after",
+    "hash_kind": "hash",
+    "ngram": "ngram",
+    "skips": "skips",
+    "sort_features": "sort_features",
+    "leave_duplicate_interactions": "leave_duplicate_interactions",
 }
 
 
@@ -135,6 +149,10 @@ def learning_options(ctx: click.Context, values: dict) -> dict:
             out[key] = values[name]
     if values.get("noconstant"):
         out["constant"] = False
+    if values.get("holdout_off"):
+        if "holdout_period" in out or "holdout_after" in out:
+            raise click.UsageError("--holdout-off conflicts with --holdout-period/--holdout-after")
+        out["holdout_period"] = 0
     out.update(_update_rule(out.get("algo"), values))
     return out
 
@@ -143,20 +161,22 @@ def _update_rule(algo: str | None, values: dict) -> dict:
     """VW's spellings of the update rule: ``--sgd``, ``--ftrl``, ``--adaptive`` ...
 
     Naming any of ``--adaptive``, ``--normalized``, ``--invariant`` turns on
-    only those named (``--algo gd``); ``--sgd`` alone is ``--algo sgd`` (with
-    one of them, as in VW, it only turns the others off); ``--ftrl`` is
-    ``--algo ftrl``.
+    only those named (``--algo gd``); ``--sgd`` turns off those not named, so
+    ``--sgd`` alone is VW's ``--sgd``: gd with the three rules off, in single
+    precision (``--algo sgd`` is the papers' double-precision SGD); ``--ftrl``
+    is ``--algo ftrl``.
     """
     from streamlearn.config import UPDATE_RULE
 
     out: dict = {}
     named = [n for n in UPDATE_RULE if values.get(n)]
     wanted = []
-    if named:
+    if named or values.get("sgd"):
         out.update({n: n in named for n in UPDATE_RULE})
+    if named:
         wanted.append(("gd", "--" + " --".join(named)))
     if values.get("sgd"):
-        wanted.append(("gd" if named else "sgd", "--sgd"))
+        wanted.append(("gd", "--sgd"))
     if values.get("ftrl"):
         wanted.append(("ftrl", "--ftrl"))
     for name, flag in wanted:
@@ -168,7 +188,7 @@ def _update_rule(algo: str | None, values: dict) -> dict:
 
 
 def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
-                 tiny: bool = True):  # noqa: ANN202  # fmt: skip
+                 tiny: bool = True, progress: str | None = None):  # noqa: ANN202  # fmt: skip
     """The library's :class:`~streamlearn.api.Inputs`, :class:`~streamlearn.api.Outputs`
     and :class:`~streamlearn.api.Console` of a command with :func:`input_options`.
 
@@ -178,12 +198,17 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
         _tiny_mode(files)
     from streamlearn.api import Console, Inputs, Outputs
 
+    try:
+        console = Console(kw["quiet"], progress=progress)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--progress") from None
     return (
         Inputs(sources=list(files), strict=kw["strict"], allow_empty=kw["allow_empty"],
-               **inputs),
-        Outputs(predictions=kw["predictions"], report=kw["report"], link=kw["link"], **outputs),
-        Console(kw["quiet"]),
-    )
+               examples=kw["examples"], **inputs),
+        Outputs(predictions=kw["predictions"], report=kw["report"], link=kw["link"],
+                raw_predictions=kw["raw_predictions"], **outputs),
+        console,
+    )  # fmt: skip
 
 
 def size(text: str | None) -> int | None:
@@ -242,11 +267,28 @@ def input_options(f):
         help="Write one prediction per example ('-' = stdout).",
     )
     @click.option(
+        "-r",
+        "--raw-predictions",
+        "--raw_predictions",
+        "raw_predictions",
+        type=click.Path(dir_okay=False, allow_dash=True),
+        metavar="PATH",
+        help="Also write the margins themselves, whatever --link and --binary (VW's -r).",
+    )
+    @click.option(
         "--link",
-        type=click.Choice(["identity", "logistic"]),
+        type=click.Choice(["identity", "logistic", "glf1", "poisson"]),
         default="identity",
         show_default=True,
-        help="Transform written predictions: 'logistic' gives probabilities.",
+        help="Transform written predictions: 'logistic' gives probabilities; glf1 "
+        "(2/(1+e^-p) - 1) and poisson (e^p) are VW's other links.",
+    )
+    @click.option(
+        "--examples",
+        type=click.IntRange(min=0),
+        default=None,
+        metavar="N",
+        help="Read only the first N examples of each pass (VW's --examples).",
     )
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -266,3 +308,53 @@ def format_option(help_text: str):
         show_default=True,
         help=help_text,
     )
+
+
+def vw_learning_options(f):
+    """VW's options of what to learn, on ``sl train`` (``sl vw`` takes VW's argv whole)."""
+    opts = [
+        click.option("-t", "--testonly", "test_only", is_flag=True,
+                     help="Score without learning: the progressive loss of the unchanged "
+                     "model (VW's -t)."),
+        click.option("--holdout-off", "--holdout_off", "holdout_off", is_flag=True,
+                     help="No holdout with several passes (VW's --holdout_off)."),
+        click.option("--holdout-after", "--holdout_after", "holdout_after",
+                     type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Hold out the examples after the first N of each pass, on the "
+                     "first pass too (VW's --holdout_after)."),
+        click.option("--quantile-tau", "--quantile_tau", "quantile_tau", type=float,
+                     default=None, help="--loss quantile: its level tau [default: 0.5]."),
+        click.option("--zero-label", "zero_label", type=click.Choice(["negative", "vw"]),
+                     default=None, help="Logistic and hinge losses: read a label 0 as -1 "
+                     "(negative, the default) or as VW does (vw: logistic's probability 1/2, "
+                     "hinge's constant loss)."),
+        click.option("--binary", is_flag=True, default=None,
+                     help="Report the 0/1 loss of sign(p) and write -1/+1 (VW's --binary)."),
+        click.option("--initial-weight", "--initial_weight", "initial_weight", type=float,
+                     default=None, help="gd: every weight starts here (VW's --initial_weight)."),
+        click.option("-C", "--constant", "initial_constant", type=float, default=None,
+                     help="gd: the constant's weight starts here (VW's -C)."),
+        click.option("--decay-learning-rate", "--decay_learning_rate", "decay_learning_rate",
+                     type=float, default=None,
+                     help="Multiply the learning rate by this after each pass [default: 1]."),
+        click.option("--hash", "hash_kind", type=click.Choice(["strings", "all"]),
+                     default=None, help="strings: an all-digit name is its number (VW's "
+                     "default); all: every name is hashed."),
+        click.option("--ngram", multiple=True, metavar="[A]N",
+                     help="Add each namespace's (or namespace A's) 2- to N-grams (VW's "
+                     "--ngram). Repeatable."),
+        click.option("--skips", multiple=True, metavar="[A]K",
+                     help="With --ngram: terms may skip up to K features (VW's --skips)."),
+        click.option("--sort-features", "--sort_features", "sort_features", is_flag=True,
+                     default=None, help="Sort each namespace's features by slot and drop "
+                     "repeated ones (VW's --sort_features)."),
+        click.option("--leave-duplicate-interactions", "--leave_duplicate_interactions",
+                     "leave_duplicate_interactions", is_flag=True, default=None,
+                     help="Keep interactions equal up to order (-q ab -q ba)."),
+        click.option("-P", "--progress", metavar="N|F", default=None,
+                     help="A table line every N examples (integer), or each time their "
+                     "count grows F times (with a '.'), as VW's -P [default: 1, 2, 4, ...]."),
+    ]  # fmt: skip
+    for opt in reversed(opts):
+        f = opt(f)
+    return f

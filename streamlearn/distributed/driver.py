@@ -173,6 +173,8 @@ def train(explicit: dict, inputs: Inputs, outputs: Outputs, *, address: str | No
         raise UsageError("--dask trains one configuration: give single values, not lists")
     explicit = grid.configurations[0].explicit
     _refuse(inputs, outputs, sync_every)
+    if explicit.get("decay_learning_rate", 1.0) != 1.0:
+        raise UsageError("--dask does not take --decay-learning-rate (one rate for every pass)")
     check(inputs, outputs)
     start, out = inputs.initial_model, outputs.final_model
     in_place = out if start and out and same_file(out, start) else None
@@ -190,6 +192,9 @@ def _refuse(inputs: Inputs, outputs: Outputs, sync_every: int | None) -> None:
         "sl predict -i MODEL -p PATH": outputs.predictions,
         "--invert-hash: feature names are collected in one process": outputs.invert_hash,
         "--cache: each worker reads its own shards on every pass": inputs.cache,
+        "-r: predictions come from every worker at once": outputs.raw_predictions,
+        "--examples: the first examples of one stream; the workers read shards":
+            inputs.examples is not None,
     }
     for text, given in why.items():
         if given:

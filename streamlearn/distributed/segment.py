@@ -196,7 +196,8 @@ def run_segment(seg: Segment, base: Rows) -> SegmentResult:
     out = SegmentResult(seg.rank, base, gstate, stats, 0.0, [], None, np.zeros((0, rows.shape[1])))
     dumped = []
     lines = _Lines()
-    classification = c.loss_id in CLASSIFICATION
+    # labels 0 read as -1 (sl's reading; with zero_label "vw" they are kept, as VW keeps them)
+    classification = c.loss_id in CLASSIFICATION and c.zero_label == "negative"
     left = seg.budget
     pieces: dict[int, Piece] = {}
     stop: Position | None = None

@@ -146,3 +146,19 @@ class Batch:
     @property
     def nnz(self) -> int:
         return int(self.indptr[-1])
+
+    def head(self, m: int) -> Batch:
+        """The batch of the first ``m`` rows (views of this one's arrays)."""
+        import dataclasses
+
+        if m >= self.n:
+            return self
+        nnz = int(self.indptr[m])
+        rows = {
+            name: getattr(self, name)[:m]
+            for name in ("labels", "weights", "bases", "tag_start", "tag_end", "status", "line")
+        }
+        extra = {name: getattr(self, name)[:m] for name in ("line_start", "err_pos")
+                 if getattr(self, name) is not None}  # fmt: skip
+        return dataclasses.replace(self, indptr=self.indptr[: m + 1], indices=self.indices[:nnz],
+                                   values=self.values[:nnz], **rows, **extra)  # fmt: skip

@@ -31,15 +31,21 @@ VW's rules, checked against ``vw --audit`` (VW 9.11):
 * ``--ignore A`` drops namespace A's features everywhere, ``--keep A`` keeps
   only the namespaces named (the constant stays), ``--ignore_linear A`` drops
   A's own features but keeps them in interactions.
+* ``--leave_duplicate_interactions`` keeps interactions equal up to order
+  (the list is still sorted, and ``::`` then crosses every ordered pair).
+
+N-grams and ``--sort_features`` (:mod:`streamlearn.io.grams`) are compiled
+here too and applied first, so that the crosses see the grams.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from streamlearn.io._scan import CONSTANT_NS
+from streamlearn.io.grams import compile_grams
 from streamlearn.system.jit import jit
 
 FNV_PRIME = np.uint64(16777619)
@@ -56,17 +62,40 @@ class Interactions:
 
     ``terms[i, :lengths[i]]`` are the namespace bytes of interaction i (58, the
     byte of ``:``, is the wildcard); ``drop[c]`` removes namespace c everywhere,
-    ``drop_linear[c]`` only from the example's own features.
+    ``drop_linear[c]`` only from the example's own features.  ``dedupe``:
+    interactions equal up to order are dropped (VW's default).  ``gram_ptr``,
+    ``gram_masks``, ``gram_lengths``: the n-grams of each namespace
+    (:func:`~streamlearn.io.grams.compile_grams`); ``sort``: ``--sort_features``.
     """
 
     terms: np.ndarray
     lengths: np.ndarray
     drop: np.ndarray
     drop_linear: np.ndarray
+    dedupe: bool = True
+    gram_ptr: np.ndarray = field(default_factory=lambda: np.zeros(258, dtype=np.int64))
+    gram_masks: np.ndarray = field(default_factory=lambda: np.zeros((0, 16), dtype=np.int64))
+    gram_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    sort: bool = False
+    hash_all: bool = False
+    """VW's ``--hash all``: the parser hashes all-digit names too (not an interaction, but
+    a parsing option that travels with the others)."""
+    f32: bool = False
+    """Crosses' values as float32 products (for the learners that compute in float32)."""
 
     @property
     def active(self) -> bool:
+        """Anything to do to a parsed batch."""
+        return self.crosses_or_filters or self.regroups
+
+    @property
+    def crosses_or_filters(self) -> bool:
         return self.lengths.shape[0] > 0 or bool(self.drop.any() or self.drop_linear.any())
+
+    @property
+    def regroups(self) -> bool:
+        """N-grams or sorted features: rows are rebuilt namespace by namespace."""
+        return self.sort or self.gram_lengths.shape[0] > 0
 
 
 def _bytes(spec: str, option: str) -> list[int]:
@@ -89,6 +118,12 @@ def compile_interactions(
     ignore: tuple[str, ...] = (),
     ignore_linear: tuple[str, ...] = (),
     keep: tuple[str, ...] = (),
+    ngram: tuple[str, ...] = (),
+    skips: tuple[str, ...] = (),
+    sort_features: bool = False,
+    leave_duplicate_interactions: bool = False,
+    hash_all: bool = False,
+    f32: bool = False,
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
@@ -119,7 +154,7 @@ def compile_interactions(
     seen: set[tuple[int, ...]] = set()
     for i in order:
         k = tuple(sorted(key[i]))
-        if k in seen:
+        if k in seen and not leave_duplicate_interactions:
             continue
         seen.add(k)
         t = rows[i]
@@ -144,7 +179,12 @@ def compile_interactions(
         for c in kept:
             drop[c] = False
     drop[CONSTANT_NS] = False
-    return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear)
+    if ngram and sort_features:
+        raise ValueError("--ngram does not go with --sort_features (as in VW)")
+    gram_ptr, gram_masks, gram_lengths = compile_grams(tuple(ngram), tuple(skips))
+    return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear,
+                        not leave_duplicate_interactions, gram_ptr, gram_masks, gram_lengths,
+                        bool(sort_features), bool(hash_all), bool(f32))  # fmt: skip
 
 
 @jit
@@ -210,12 +250,15 @@ def terms_room(terms, lengths, npresent: int) -> int:
         for a in range(lengths[i]):
             if terms[i, a] == WILDCARD:
                 nw += 1
-        room += 1 if nw == 0 else _combinations(npresent, nw)
+        if nw == 2:  # as many as the ordered pairs (every one without dedupe)
+            room += npresent * npresent
+        else:
+            room += 1 if nw == 0 else _combinations(npresent, nw)
     return room
 
 
 @jit
-def _example_terms(terms, lengths, present, npresent, out, out_len):
+def _example_terms(terms, lengths, present, npresent, out, out_len, dedupe=True):
     """The interactions of one example, as VW compiles them.
 
     Each wildcard template is expanded over the example's namespaces (in byte
@@ -225,6 +268,10 @@ def _example_terms(terms, lengths, present, npresent, out, out_len):
     (shorter first, bytewise), duplicates equal up to order are dropped (the
     first kept), and an interaction with a repeated and a different namespace
     is sorted.  Returns how many rows of ``out`` hold the result.
+
+    Without ``dedupe`` (``--leave_duplicate_interactions``) nothing is dropped
+    and two wildcards cross every ordered pair (VW's
+    ``expand_quadratics_wildcard_interactions``).
     """
     n = 0
     key = np.empty(MAX_TERMS, dtype=np.int64)
@@ -250,7 +297,7 @@ def _example_terms(terms, lengths, present, npresent, out, out_len):
             continue
         if nw == 2:
             for a in range(npresent):
-                for b in range(a, npresent):
+                for b in range(0 if not dedupe else a, npresent):
                     vals[0] = sp[a]
                     vals[1] = sp[b]
                     n = _fill(out, out_len, n, terms, i, m, vals)
@@ -288,7 +335,7 @@ def _example_terms(terms, lengths, present, npresent, out, out_len):
     for r in range(n):
         m = out_len[r]
         dup = False
-        for q in range(kept):
+        for q in range(kept if dedupe else 0):
             if out_len[q] == m and _same_set(out[q], out[r], m, key, other):
                 dup = True
                 break
@@ -331,12 +378,16 @@ def _same_set(x: np.ndarray, y: np.ndarray, m: int, kx, ky) -> bool:
 
 
 @jit
-def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear):
+def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
+                 dedupe=True, f32=False):  # fmt: skip
     """New CSR arrays: each row's own features (filtered), then its crosses.
 
     ``mask`` is ``2**bits - 1`` (uint64).  Rows keep their order; the feature
     order within a row is: the example's features in line order (the constant
-    last), then the interactions in VW's order.
+    last), then the interactions in VW's order.  With ``f32`` a cross's value
+    is the product of the values rounded to float32, in float32, term by term:
+    what VW's single-precision learners multiply (the float32 learners then
+    see VW's very values).
     """
     n = indptr.shape[0] - 1
     cap = indices.shape[0] + 16
@@ -394,7 +445,7 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
             if room > ex_terms.shape[0]:
                 ex_terms = np.empty((room, MAX_TERMS), dtype=np.int64)
                 ex_len = np.empty(room, dtype=np.int64)
-            nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len)
+            nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len, dedupe)
         for t in range(nt):
             m = ex_len[t]
             empty = False
@@ -422,7 +473,10 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
                     for b in range(a if same else 0, cnt[1]):
                         q1 = pos[1, b]
                         out_idx[k] = (h0 ^ np.uint64(indices[q1])) & mask
-                        out_val[k] = v0 * values[q1]
+                        if f32:
+                            out_val[k] = np.float64(np.float32(v0) * np.float32(values[q1]))
+                        else:
+                            out_val[k] = v0 * values[q1]
                         k += 1
                 continue
             # odometer over the m terms; a term equal to the previous one starts
@@ -443,7 +497,10 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
                     # only the low 32 bits reach a slot (bits <= 32), and they depend only
                     # on the low 32 bits of each step: no 64-bit overflow to wrap
                     acc[lvl] = ((FNV_PRIME * acc[lvl - 1]) & _M32) ^ np.uint64(indices[q])
-                    val[lvl] = val[lvl - 1] * values[q]
+                    if f32:
+                        val[lvl] = np.float64(np.float32(val[lvl - 1]) * np.float32(values[q]))
+                    else:
+                        val[lvl] = val[lvl - 1] * values[q]
                 if lvl == m - 1:
                     if k >= out_idx.shape[0]:
                         out_idx, out_val = _grow(out_idx, out_val, k, k + 1)

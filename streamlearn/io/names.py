@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 
+import mmh3
 import numpy as np
 
-from streamlearn.hashing import CONSTANT_HASH, feature_slot, hashstring_py, namespace_hash
+from streamlearn.hashing import CONSTANT_HASH, hashstring_py, namespace_hash
 from streamlearn.io.batch import Batch
 
 MAX_NAMES = 8
@@ -29,9 +30,16 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def vw_names(line: str, bits: int) -> list[tuple[int, str, int]]:
-    """(slot, name, namespace byte) of every feature of a well-formed VW line."""
+def _hash_all(s: str, seed: int = 0) -> int:
+    """VW's ``hashall``: murmur3 of the whole name, digits or not."""
+    return mmh3.hash(s.encode("utf-8"), seed & 0xFFFFFFFF, signed=False)
+
+
+def vw_names(line: str, bits: int, hash_all: bool = False) -> list[tuple[int, str, int]]:
+    """(slot, name, namespace byte) of every feature of a well-formed VW line
+    (``hash_all``: VW's ``--hash all``)."""
     mask = (1 << bits) - 1
+    h = _hash_all if hash_all else hashstring_py
     bar = line.find("|")
     if bar < 0:
         return []
@@ -45,16 +53,16 @@ def vw_names(line: str, bits: int) -> list[tuple[int, str, int]]:
                 head, _, more = head.partition("\t")
                 rest = more + " " + rest
             ns = head.split(":", 1)[0]
-        seed = namespace_hash(ns) if ns else 0
+        seed = (h(ns) if hash_all else namespace_hash(ns)) if ns else 0
         for token in rest.split():
             name, colon, value = token.partition(":")
             if colon and value and not _is_number(value):
-                slot = feature_slot(ns, name, bits, value=value)
+                slot = h(value, h(name, seed)) & mask
                 shown = f"{name}^{value}"
             else:
                 if colon and value and float(value) == 0.0:
                     continue
-                slot = hashstring_py(name, seed) & mask
+                slot = h(name, seed) & mask
                 shown = name
             nsb = ns.encode("utf-8", "replace")[0] if ns else 32
             out.append((slot, f"{ns}^{shown}" if ns else shown, nsb))
@@ -94,7 +102,7 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
     out_terms = np.empty((max(room, 1), MAX_TERMS), dtype=np.int64)
     out_len = np.empty(out_terms.shape[0], dtype=np.int64)
     n = _example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
-                       len(present), out_terms, out_len)  # fmt: skip
+                       len(present), out_terms, out_len, inter.dedupe)  # fmt: skip
     out = []
     for t in range(n):
         term = out_terms[t, : out_len[t]].tolist()
@@ -136,10 +144,13 @@ class NameCollector:
 
             head = next((ln for ln in lines if ln.strip()), b"")
             self.fmt = "svmlight" if detect_format(head) == FMT_SVMLIGHT else "vw"
-        parse = svmlight_names if self.fmt == "svmlight" else vw_names
+        hash_all = self.inter is not None and self.inter.hash_all
         for i in np.flatnonzero(batch.status == 0):
             text = lines[int(batch.line[i]) - first].decode("utf-8", "replace")
-            feats = parse(text, self.bits)
+            if self.fmt == "svmlight":
+                feats = svmlight_names(text, self.bits)
+            else:
+                feats = vw_names(text, self.bits, hash_all)
             named = [(slot, name) for slot, name, _ in feats]
             if self.inter is not None:
                 named += crossed_names(feats, self.inter, self.bits)

@@ -28,6 +28,7 @@ import numpy as np
 
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
 from streamlearn.io.batch import MAX_MAGNITUDE, REASONS, Batch, Block
+from streamlearn.io.grams import expand_grams
 from streamlearn.io.interactions import Interactions, expand_batch
 from streamlearn.io.reader import BLOCK_SIZE, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
@@ -163,6 +164,8 @@ def parse_block(
     newlines = block.newlines if block.newlines >= 0 else count_newlines(data)
     arrays, pooled = _SETS.take(data.shape[0], newlines + 1)
     args = (data, int(block.first_line), mask, bool(constant), float(limit))
+    if fmt == FMT_VW:
+        args += (inter is not None and inter.hash_all,)
     run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
     rows, k, touching, first_touching, n_slow, spans = run(_SLOW_CAP)
     if n_slow:
@@ -176,12 +179,19 @@ def parse_block(
         status, line, line_start, err_pos, ns,
     ) = arrays  # fmt: skip
     indptr, indices, values = indptr[: rows + 1], indices[:k], values[:k]
-    if inter is not None and inter.active:
-        indptr, indices, values = expand_batch(
-            indptr, indices, values, ns[:k], mask, inter.terms, inter.lengths, inter.drop,
-            inter.drop_linear,
+    ns = ns[:k]
+    if inter is not None and inter.regroups:
+        indptr, indices, values, ns = expand_grams(
+            indptr, indices, values, ns, mask, inter.gram_ptr, inter.gram_masks,
+            inter.gram_lengths, inter.sort,
         )  # fmt: skip
-    elif not pooled:  # a batch that may be kept: no room beyond its features
+    if inter is not None and inter.crosses_or_filters:
+        indptr, indices, values = expand_batch(
+            indptr, indices, values, ns, mask, inter.terms, inter.lengths, inter.drop,
+            inter.drop_linear, inter.dedupe, inter.f32,
+        )  # fmt: skip
+    elif not pooled and not (inter is not None and inter.regroups):
+        # a batch that may be kept: no room beyond its features
         indices, values = indices.copy(), values.copy()
     return Batch(
         labels=labels[:rows],

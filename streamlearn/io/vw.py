@@ -151,6 +151,7 @@ def parse_vw_block(
     mask: np.uint64,
     constant: bool,
     limit: float,
+    hash_all: bool,
     slow_spans: np.ndarray,
     st: np.ndarray,
     slow_pos: np.ndarray,
@@ -174,6 +175,9 @@ def parse_vw_block(
     ``limit``: a line holding a label, importance weight, base, namespace
     scale or feature value of larger magnitude is malformed (``TOO_LARGE``;
     :data:`~streamlearn.io.batch.MAX_MAGNITUDE` in a run).
+
+    ``hash_all`` (VW's ``--hash all``) hashes every name, namespace and string
+    value with murmur3, all-digit names included (no number shortcut, no trim).
 
     ``words`` lets the common tokens be read 8 bytes at a time
     (:mod:`streamlearn.io._words`); the result is the same either way.  Byte
@@ -278,7 +282,7 @@ def parse_vw_block(
                     if c == 32 or c == 9 or c == 13 or c == 58 or c == 124:
                         break
                     p += 1
-                nsh = hashstring(buf, s, p, 0)
+                nsh = murmur3_32(buf, s, p, 0) if hash_all else hashstring(buf, s, p, 0)
                 nsb = buf[s]
                 if p < le and buf[p] == 58:
                     c, scale, j = scan_number(buf, p + 1, le)
@@ -312,7 +316,7 @@ def parse_vw_block(
                     w = load_u64(buf, p)
                     x = w ^ _ASCII0
                     t = first_byte(non_digits(x))
-                    if t > _U0 and t < _U8 and ends_name(byte_at(w, t)):
+                    if t > _U0 and t < _U8 and ends_name(byte_at(w, t)) and not hash_all:
                         h = (digits_value(x, t) + np.uint64(nsh)) & _M32
                         e = p + np.int64(t)
                     elif t < _U8:
@@ -346,7 +350,9 @@ def parse_vw_block(
                         code = EMPTY_NAME
                         err = s
                         break
-                    if low:
+                    if hash_all:
+                        h = np.uint64(murmur3_32(buf, s, e, nsh))
+                    elif low:
                         h = np.uint64(hashstring(buf, s, e, nsh))
                     elif digits:
                         h = (acc + np.uint64(nsh)) & _M32
@@ -395,7 +401,10 @@ def parse_vw_block(
                             q = vs
                             while q < le and not is_ws(buf[q]):
                                 q += 1
-                            slot = np.uint64(hashstring(buf, vs, q, h)) & mask
+                            if hash_all:
+                                slot = np.uint64(murmur3_32(buf, vs, q, h)) & mask
+                            else:
+                                slot = np.uint64(hashstring(buf, vs, q, h)) & mask
                             k1 = put(indices, values, ns, k1, slot, 1.0, nsb)
                             p = q
                             continue

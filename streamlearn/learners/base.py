@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn.learners.losses import LOGISTIC, loss32
+from streamlearn.learners.losses import LOGISTIC, POISSON, loss32
 from streamlearn.learners.losses import loss as loss_value
 from streamlearn.system.jit import (
     INTERPRETED,
@@ -86,7 +86,13 @@ P_CLIP_FIXED = 17  # 1 = predictions clipped to [P_CLIP_LO, P_CLIP_HI]; 0 = to t
 P_CLIP_LO = 18
 P_CLIP_HI = 19
 P_MINIBATCH = 20  # learned examples per step (the mini-batch learners)
-PARAMS_SIZE = 24
+# (21-23 free)
+P_QUANTILE_TAU = 24  # the quantile loss's level tau (VW's --quantile_tau)
+P_HOLDOUT_AFTER = 25  # > 0: examples after the first n of each pass are held out (not P_HOLDOUT)
+P_BINARY = 26  # 1: the progressive loss is the 0/1 loss of sign(p) (VW's --binary); 2: of +1
+# (VW's --binary after a positive link, --link logistic or poisson, always predicts +1)
+P_PROGRESS = 27  # table lines: 0 at 1, 2, 4, ...; f > 0 each time x f; -n every n (VW's -P)
+PARAMS_SIZE = 32
 
 # ---- gstate layout --------------------------------------------------------
 G_T = 0
@@ -118,6 +124,10 @@ S_CORRECT_W = 16  # weight of labeled examples whose sign was right
 S_UNLABELED = 17
 S_HO_CORRECT_W = 18
 STATS_SIZE = 24
+LIFETIME_STATS = np.array([S_N, S_WEX, S_WLAB, S_LOSS, S_LABEL_SUM, S_LABEL_SQ, S_POS_W,
+                           S_FEATURES, S_HO_LOSS, S_HO_W, S_HO_N, S_CORRECT_W, S_UNLABELED,
+                           S_HO_CORRECT_W])  # fmt: skip
+"""The counters that add up over runs (a model keeps their lifetime totals)."""
 
 MAX_ROWS = 64
 ROW_WIDTH = 9  # avg loss, since last, example counter, example weight, label, predict, features,
@@ -145,6 +155,10 @@ def make_params(
     min_prediction: float | None = None,
     max_prediction: float | None = None,
     minibatch: int = 1,
+    quantile_tau: float = 0.5,
+    holdout_after: int = 0,
+    binary: bool = False,
+    progress: float = 0.0,
 ) -> np.ndarray:
     """Pack hyperparameters into the ``params`` array kernels read.
 
@@ -177,6 +191,10 @@ def make_params(
     params[P_CLIP_LO] = min_prediction or 0.0
     params[P_CLIP_HI] = max_prediction or 0.0
     params[P_MINIBATCH] = minibatch
+    params[P_QUANTILE_TAU] = quantile_tau
+    params[P_HOLDOUT_AFTER] = holdout_after
+    params[P_BINARY] = 1.0 if binary else 0.0
+    params[P_PROGRESS] = progress
     return params
 
 
@@ -271,25 +289,45 @@ def begin_example(stats, params, y):
     stats[S_N] += 1.0
     stats[S_PASS_N] += 1.0
     labeled = y == y
+    after = params[P_HOLDOUT_AFTER]
+    if after > 0.0:
+        return labeled, stats[S_PASS_N] > after
     period = params[P_HOLDOUT]
     holdout = period > 0.0 and stats[S_PASS_N] % period == 0.0
     return labeled, holdout
 
 
 @jit_inline
-def account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout):
+def account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout, tau=0.5, progress=0.0):
     """Add one scored example to the progressive (or holdout) statistics.
 
     Called with the prediction made *before* the example is learned.  Writes a
-    table line when the weighted example count reaches the next power of 2.
+    table line when the weighted example count reaches the next power of 2
+    (or as ``progress`` says, see :func:`add_scored`).  ``tau``: the quantile
+    loss's level.
     """
-    lv = loss_value(loss_id, p, y) if labeled else 0.0
-    add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv)
+    lv = loss_value(loss_id, p, y, tau) if labeled else 0.0
+    add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv, progress)
 
 
 @jit_inline
-def add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv):
-    """:func:`account` with the example's loss ``lv`` already computed."""
+def binary_loss(p, y, lv):
+    """VW's ``--binary`` loss: 0 when the sign of ``p`` (> 0: +1, else -1) is ``y``, 1 when
+    not; a label other than -1/+1 keeps its loss ``lv``."""
+    if y == 1.0 or y == -1.0:
+        return 0.0 if (p > 0.0) == (y > 0.0) else 1.0
+    return lv
+
+
+@jit_inline
+def add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv, progress=0.0):
+    """:func:`account` with the example's loss ``lv`` already computed.
+
+    A table line is written when the weighted example count reaches the next
+    dump point: 1, 2, 4, ... (``progress`` 0); with ``progress`` f > 0, 1 and
+    then the count at the last line times f; with ``progress`` -n, every n
+    (VW's ``-P``: a float multiplies, an integer adds).
+    """
     stats[S_FEATURES] += nfeat
     stats[S_WEX] += a
     if labeled:
@@ -330,8 +368,13 @@ def add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv):
             stats[S_NROWS] = r + 1
         stats[S_SINCE_LOSS] = 0.0
         stats[S_SINCE_W] = 0.0
-        while stats[S_NEXT_DUMP] <= stats[S_WEX]:
-            stats[S_NEXT_DUMP] *= 2.0
+        if progress > 0.0:
+            stats[S_NEXT_DUMP] = stats[S_WEX] * progress
+        elif progress < 0.0:
+            stats[S_NEXT_DUMP] = stats[S_WEX] - progress
+        else:
+            while stats[S_NEXT_DUMP] <= stats[S_WEX]:
+                stats[S_NEXT_DUMP] *= 2.0
 
 
 @jit_inline
@@ -350,7 +393,7 @@ def clip(gstate, params, loss_id, p, y, extend):
     else:
         if gstate[G_CLIP] == 0.0:
             gstate[G_CLIP] = 1.0
-            edge = 50.0 if loss_id == LOGISTIC else 0.0
+            edge = 50.0 if loss_id == LOGISTIC or loss_id == POISSON else 0.0
             gstate[G_LABEL_MIN] = -edge
             gstate[G_LABEL_MAX] = edge
         lo = gstate[G_LABEL_MIN]
@@ -405,7 +448,11 @@ def score(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     its weight is 0 (as VW).
     """
     p, labeled, holdout, learn = _counted(stats, gstate, params, loss_id, p, y)
-    account(stats, rows, loss_id, p, y, a, nfeat, labeled, holdout)
+    tau = params[P_QUANTILE_TAU]
+    lv = loss_value(loss_id, p, y, tau) if labeled else 0.0
+    if labeled and params[P_BINARY] != 0.0:
+        lv = binary_loss(p if params[P_BINARY] == 1.0 else 1.0, y, lv)
+    add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv, params[P_PROGRESS])
     return p, learn and a != 0.0
 
 
@@ -427,8 +474,12 @@ def score32(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     0 for an unlabeled example.
     """
     p, labeled, holdout, learn = _counted(stats, gstate, params, loss_id, p, y)
-    lv = loss32(loss_id, np.float32(p), np.float32(y)) if labeled else np.float32(0.0)
-    add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, np.float64(lv))
+    tau = np.float32(params[P_QUANTILE_TAU])
+    lv = loss32(loss_id, np.float32(p), np.float32(y), tau) if labeled else np.float32(0.0)
+    shown = np.float64(lv)
+    if labeled and params[P_BINARY] != 0.0:
+        shown = binary_loss(p if params[P_BINARY] == 1.0 else 1.0, y, shown)
+    add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, shown, params[P_PROGRESS])
     return p, learn and a != 0.0, lv
 
 

@@ -40,6 +40,7 @@ from streamlearn.learners import ledger, sgd
 from streamlearn.learners.base import (
     P_L1,
     P_L2,
+    P_QUANTILE_TAU,
     LearnerSpec,
     prefetch_example,
     row_span,
@@ -112,7 +113,7 @@ def train_l1(
                 table[indices[k], 1] = s
             continue
         eta = advance(gstate, params, a)
-        g = eta * a * dloss(loss_id, p, y)
+        g = eta * a * dloss(loss_id, p, y, params[P_QUANTILE_TAU])
         if g != 0.0:
             for k in range(lo, hi):
                 table[indices[k], 0] -= g * values[k]
@@ -187,7 +188,7 @@ def train_l2(
                 table[indices[k], 1] = P
             continue
         eta = advance(gstate, params, a)
-        g = eta * a * dloss(loss_id, p, y)
+        g = eta * a * dloss(loss_id, p, y, params[P_QUANTILE_TAU])
         if g != 0.0:
             for k in range(lo, hi):
                 table[indices[k], 0] -= g * values[k]

@@ -36,6 +36,7 @@ from streamlearn.learners.base import (
     P_FTRL_BETA,
     P_L1,
     P_L2,
+    P_QUANTILE_TAU,
     LearnerSpec,
     prefetch_example,
     row_span,
@@ -76,7 +77,7 @@ def train_batch(
             continue
         gstate[G_T] += a
         gstate[G_N] += 1.0
-        g = dloss32(loss_id, p, y) * F32(a)
+        g = dloss32(loss_id, p, y, F32(params[P_QUANTILE_TAU])) * F32(a)
         for k in range(lo, hi):
             j = indices[k]
             gj = g * F32(values[k])

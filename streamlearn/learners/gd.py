@@ -58,6 +58,7 @@ from streamlearn.learners.base import (
     P_L2,
     P_NORMALIZED,
     P_POWER_T,
+    P_QUANTILE_TAU,
     P_T0,
     LearnerSpec,
     prefetch_example,
@@ -136,6 +137,7 @@ def train_batch(
     eta = F32(params[P_ETA0])
     if not adaptive and not normalized:
         eta = eta * F32(t0**q)  # VW: eta *= powf(t0, power_t), then · (t0 + T)^−q
+    tau = F32(params[P_QUANTILE_TAU])
     l1 = F32(params[P_L1])
     l2 = F32(params[P_L2])
     reg = l1 > F32(0.0) or l2 > F32(0.0)
@@ -168,7 +170,7 @@ def train_batch(
         if not lv > F32(0.0):
             continue  # the zero-loss gate: nothing moves, not even the normalizer
         # (2) the adaptive and normalizer state, and π = how far a unit update moves p
-        gamma = a32 * square_grad32(loss_id, p, y)
+        gamma = a32 * square_grad32(loss_id, p, y, tau)
         if not adaptive and not normalized:
             ppu = F32(0.0)
             for k in range(lo, hi):
@@ -227,11 +229,11 @@ def train_batch(
         if not adaptive:
             scale = scale * F32(F32(F64(t0) + gstate[G_T]) ** neg_q)
         if invariant:
-            u = update32(loss_id, p, y, scale, ppu)
+            u = update32(loss_id, p, y, scale, ppu, tau)
         else:
-            u = unsafe_update32(loss_id, p, y, scale)
+            u = unsafe_update32(loss_id, p, y, scale, tau)
         if reg and abs(F64(u)) > 1e-8:
-            dev1 = F64(dloss32(loss_id, p, y))
+            dev1 = F64(dloss32(loss_id, p, y, tau))
             if abs(dev1) > 1e-8:
                 eta_bar = -F64(u) / dev1
                 gstate[G_CONTRACTION] *= 1.0 - F64(l2) * eta_bar

@@ -26,7 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn.learners.base import GSTATE_SIZE, P_TOPK, LearnerSpec, row_span, score
+from streamlearn.learners.base import (
+    GSTATE_SIZE,
+    P_QUANTILE_TAU,
+    P_TOPK,
+    LearnerSpec,
+    row_span,
+    score,
+)
 from streamlearn.learners.losses import dloss
 from streamlearn.learners.schedules import advance
 from streamlearn.learners.sgd import current_weights, rebase  # the weight is column 0
@@ -119,7 +126,7 @@ def train_batch(
         preds[i] = p
         if not learn:
             continue
-        g = advance(gstate, params, a) * a * dloss(loss_id, p, y)
+        g = advance(gstate, params, a) * a * dloss(loss_id, p, y, params[P_QUANTILE_TAU])
         if g == 0.0:
             continue
         # the step; a live slot is re-keyed (or leaves the heap at 0) as soon as its weight

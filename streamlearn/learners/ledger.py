@@ -44,6 +44,7 @@ from streamlearn.learners.base import (
     GSTATE_SIZE,
     P_L1,
     P_L2,
+    P_QUANTILE_TAU,
     prefetch_example,
     score,
 )
@@ -158,7 +159,7 @@ def train_enet(
                 table[j, 2] = B
             continue
         eta = advance(gstate, params, a)
-        g = eta * a * dloss(loss_id, p, y)
+        g = eta * a * dloss(loss_id, p, y, params[P_QUANTILE_TAU])
         if g != 0.0:
             for k in range(lo, hi):
                 table[indices[k], 0] -= g * values[k]

@@ -52,6 +52,7 @@ from streamlearn.learners.base import (
     P_L1,
     P_MINIBATCH,
     P_PERIOD,
+    P_QUANTILE_TAU,
     P_THETA,
     LearnerSpec,
     score,
@@ -189,7 +190,7 @@ def _train(
         if not learn:
             continue
         gstate[G_N] += 1.0
-        g = a * dloss(loss_id, p, y)
+        g = a * dloss(loss_id, p, y, params[P_QUANTILE_TAU])
         if g != 0.0:
             for k in range(lo, hi):
                 j = indices[k]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners.base import (
+    P_QUANTILE_TAU,
     LearnerSpec,
     prefetch_example,
     row_span,
@@ -45,7 +46,7 @@ def train_batch(
         preds[i] = p
         if not learn:
             continue
-        g = advance(gstate, params, a) * a * dloss(loss_id, p, y)
+        g = advance(gstate, params, a) * a * dloss(loss_id, p, y, params[P_QUANTILE_TAU])
         if g != 0.0:
             for k in range(lo, hi):
                 table[indices[k], 0] -= g * values[k]

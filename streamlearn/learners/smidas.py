@@ -66,6 +66,7 @@ from streamlearn.learners.base import (
     P_L1,
     P_NORM_REFRESH,
     P_P,
+    P_QUANTILE_TAU,
     LearnerSpec,
     score,
 )
@@ -222,7 +223,7 @@ def train_batch(
         if not learn:
             continue
         eta = advance(gstate, params, a)
-        g = eta * a * dloss(loss_id, pr, y)
+        g = eta * a * dloss(loss_id, pr, y, params[P_QUANTILE_TAU])
         owed = eta * lam
         if g != 0.0 or owed != 0.0:
             s = gstate[G_S]

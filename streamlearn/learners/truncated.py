@@ -31,6 +31,7 @@ from streamlearn.learners.base import (
     G_USER,
     P_L1,
     P_PERIOD,
+    P_QUANTILE_TAU,
     P_THETA,
     LearnerSpec,
     prefetch_example,
@@ -90,7 +91,7 @@ def train_batch(
         if not learn:
             continue
         eta = advance(gstate, params, a)
-        g = eta * a * dloss(loss_id, p, y)
+        g = eta * a * dloss(loss_id, p, y, params[P_QUANTILE_TAU])
         if g != 0.0:
             for k in range(lo, hi):
                 table[indices[k], 0] -= g * values[k]

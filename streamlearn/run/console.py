@@ -11,13 +11,19 @@ from typing import IO
 
 
 class Console:
-    """stderr output: the table, notes and warnings (silent but errors under --quiet)."""
+    """stderr output: the table, notes and warnings (silent but errors under --quiet).
 
-    def __init__(self, quiet: bool, stream: IO[str] | None = None) -> None:
+    ``progress`` is when the progressive table gets a line, as VW's ``-P``
+    reads it (:func:`progress_step`); None: at 1, 2, 4, 8, ... examples.
+    """
+
+    def __init__(self, quiet: bool, stream: IO[str] | None = None,
+                 progress: str | None = None) -> None:  # fmt: skip
         self.quiet = quiet
         self.stream = stream or sys.stderr
         self.bar = None
         self._warned: set[str] = set()
+        self.progress = progress_step(progress)
 
     def say(self, text: str) -> None:
         if self.quiet or self.stream is None:
@@ -35,7 +41,6 @@ class Console:
             self._warned.add(key)
             self.say(f"warning: {text}")
 
-
     def progress_bar(self):  # noqa: ANN201 - a tqdm bar or None
         """A bar counting examples, when stderr is a terminal (lines are then written
         through it); None otherwise.  :meth:`close_bar` ends it."""
@@ -50,3 +55,26 @@ class Console:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def progress_step(text: str | None) -> float:
+    """VW's ``-P``/``--progress``: a number with a ``.`` multiplies the example count at
+    each line (at most 1 is raised by 1, as VW), an integer adds to it (at least 1).
+
+    Returns the kernels' ``P_PROGRESS``: 0 for the default (1, 2, 4, ...), a factor
+    f > 1, or -n for every n examples.
+
+    >>> progress_step("10"), progress_step("1.5"), progress_step("0.5"), progress_step(None)
+    (-10.0, 1.5, 1.5, 0.0)
+    """
+    if text is None:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"--progress {text!r} is not a number") from None
+    if not value == value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"--progress {text!r} is not a number")
+    if "." not in text:
+        return -max(1.0, float(int(value)))
+    return value + 1.0 if value <= 1.0 else value

@@ -27,7 +27,7 @@ from streamlearn.learners.base import (
     new_rows,
     new_stats,
 )
-from streamlearn.learners.losses import LOGISTIC, SQUARED
+from streamlearn.learners.losses import SQUARED, WIDE_RANGE
 from streamlearn.system.memory import gib
 
 BYTES_PER_NONZERO = 48
@@ -510,7 +510,7 @@ def _settle_counts(
     ``labels``: the data's labels; ``a``: each row's importance in F (0 unlabeled), W its sum.
     """
     if gstate[G_CLIP] == 0.0:
-        edge = 50.0 if loss_id == LOGISTIC else 0.0
+        edge = 50.0 if loss_id in WIDE_RANGE else 0.0
         gstate[G_CLIP] = 1.0
         gstate[G_LABEL_MIN], gstate[G_LABEL_MAX] = -edge, edge
     if labels.size:

@@ -41,6 +41,10 @@ class Inputs:
     max_memory: int | None = None
     """Batch learners and grids: the most bytes the input or the tables may take
     in memory (None: what is available)."""
+    rebuild_cache: bool = False
+    """Rebuild the parsed-batch cache even when it matches the inputs (VW's -k)."""
+    examples: int | None = None
+    """Read at most this many examples (non-blank lines) in each pass (VW's --examples)."""
 
     def check(self) -> None:
         """Fail before any work on inputs that cannot be read (or are given twice)."""
@@ -60,7 +64,10 @@ class Outputs:
     predictions: str | None = None
     """One prediction per input example line (``-``: stdout)."""
     link: str = "identity"
-    """How written predictions are transformed (``logistic``: probabilities)."""
+    """How written predictions are transformed (``logistic``: probabilities; ``glf1``,
+    ``poisson``: VW's other links)."""
+    raw_predictions: str | None = None
+    """The margins themselves, one per line, whatever the link and --binary (VW's -r)."""
     report: str | None = None
     readable_model: str | None = None
     invert_hash: str | None = None
@@ -72,6 +79,7 @@ class Outputs:
         return [
             (self.final_model, "final model"),
             (self.predictions, "predictions"),
+            (self.raw_predictions, "raw predictions"),
             (self.report, "report"),
             (self.readable_model, "readable model"),
             (self.invert_hash, "invert-hash model"),
@@ -83,6 +91,7 @@ class Outputs:
             self,
             final_model=fill(self.final_model),
             predictions=fill(self.predictions),
+            raw_predictions=fill(self.raw_predictions),
             report=fill(self.report),
             readable_model=fill(self.readable_model),
             invert_hash=fill(self.invert_hash),

@@ -31,7 +31,7 @@ from typing import Protocol
 
 import numpy as np
 
-from streamlearn.config import NAMESPACE_OPTIONS, TrainConfig
+from streamlearn.config import FEATURE_FLAGS, FLOAT32_ALGORITHMS, NAMESPACE_OPTIONS, TrainConfig
 from streamlearn.errors import InputUnreadable
 from streamlearn.io import cache as batch_cache
 from streamlearn.io.batch import Batch
@@ -60,6 +60,25 @@ def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: 
         raise InputUnreadable(str(e)) from None
     except OSError as e:  # e.g. a corrupt gzip stream
         raise InputUnreadable(f"cannot read input: {e}") from None
+
+
+def first_examples(batches: Iterator[Batch], n: int | None) -> Iterator[Batch]:
+    """The batches of the first ``n`` rows (examples, malformed lines included) of
+    ``batches``; all of them when ``n`` is None (VW's ``--examples``)."""
+    if n is None:
+        yield from batches
+        return
+    left = n
+    try:
+        for b in batches:
+            if left <= 0:
+                return
+            yield b.head(left) if b.n > left else b
+            left -= b.n
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()  # stop the parser threads: the rest of the input is not read
 
 
 class BatchSource(Protocol):
@@ -94,16 +113,22 @@ class Passes:
     allow_empty : bool
         Write the cache of an input without a usable example (otherwise the
         run fails with exit 10 and nothing is written, the cache included).
+    rebuild : bool
+        Write the cache anew even when it matches (VW's ``-k``).
+    examples : int or None
+        Each pass reads only the first ``examples`` rows (VW's ``--examples``).
     """
 
     def __init__(self, sources: list[str], config: TrainConfig, cache_path: str | None,
                  block_size: int, workers: int, max_excerpts: int,
-                 allow_empty: bool = False) -> None:  # fmt: skip
+                 allow_empty: bool = False, rebuild: bool = False,
+                 examples: int | None = None) -> None:  # fmt: skip
         self.sources = sources or ["-"]
         self.config = config
         self.block_size = block_size
         self.workers = workers
         self.max_excerpts = max_excerpts
+        self.examples = examples
         self.cache_path = cache_path
         self.allow_empty = allow_empty
         self._tmpdir: str | None = None
@@ -116,11 +141,18 @@ class Passes:
         if self.use_cache:
             self.ident = batch_cache.identity(
                 self.sources, config.bits, config.constant, config.format,
-                {name: list(getattr(config, name)) for name in NAMESPACE_OPTIONS},
+                {
+                    **{name: list(getattr(config, name)) for name in NAMESPACE_OPTIONS},
+                    **{name: getattr(config, name) for name in FEATURE_FLAGS},
+                    "hash": config.hash,
+                    "f32_crosses": config.algo in FLOAT32_ALGORITHMS,
+                    "examples": examples,
+                },
             )
         self.cache_ready = (
-            self.use_cache and not streams and batch_cache.matches(self.cache_path, self.ident)
-        )
+            self.use_cache and not streams and not rebuild
+            and batch_cache.matches(self.cache_path, self.ident)
+        )  # fmt: skip
 
     def batches(self) -> Iterator[Batch]:
         """The batches of the next pass."""
@@ -133,8 +165,11 @@ class Passes:
                     f"{e}: delete it and run again (it is rebuilt from the input)"
                 ) from None
             return
-        batches = parsed(self.sources, c.format, c.bits, c.constant, self.block_size,
-                         self.workers, c.namespaces())
+        batches = first_examples(
+            parsed(self.sources, c.format, c.bits, c.constant, self.block_size, self.workers,
+                   c.namespaces()),
+            self.examples,
+        )  # fmt: skip
         if not self.use_cache:
             yield from batches
             return

@@ -9,6 +9,7 @@ import numpy as np
 from streamlearn import model as model_io
 from streamlearn.errors import BrokenPipe
 from streamlearn.learners.base import (
+    P_BINARY,
     P_HOLDOUT,
     S_N,
     S_NROWS,
@@ -19,13 +20,14 @@ from streamlearn.learners.base import (
 from streamlearn.learners.losses import CLASSIFICATION
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs, check
-from streamlearn.run.passes import parsed
+from streamlearn.run.passes import first_examples, parsed
 from streamlearn.run.report import summary, write_json
 from streamlearn.run.runner import (
     PARSE_WORKERS,
     BatchChecks,
     FormatGuard,
     PredictionWriter,
+    binary_mode,
     prefetch,
     run_kernel,
 )
@@ -90,16 +92,21 @@ def predict(
     config = m.config
     guard = FormatGuard(config, fmt, f"model {model_path}")
     scorer = Scorer(m)
+    scorer.params[P_BINARY] = binary_mode(config.binary, outputs.link)
     checks = BatchChecks(console, config, inputs.strict)
-    writer = PredictionWriter(outputs.predictions, outputs.link)
-    batches = parsed(
-        inputs.sources or ["-"],
-        guard.parse_as,
-        config.bits,
-        config.constant,
-        inputs.block_size,
-        PARSE_WORKERS,
-        config.namespaces(),
+    writer = PredictionWriter(outputs.predictions, outputs.link, config.binary,
+                              outputs.raw_predictions)  # fmt: skip
+    batches = first_examples(
+        parsed(
+            inputs.sources or ["-"],
+            guard.parse_as,
+            config.bits,
+            config.constant,
+            inputs.block_size,
+            PARSE_WORKERS,
+            config.namespaces(),
+        ),
+        inputs.examples,
     )
     try:
         with interruptible("stopped"):
@@ -122,7 +129,7 @@ def predict(
                 first_errors=checks.first_errors,
             )
             writer.prepare()
-            if outputs.predictions:
+            if outputs.predictions or outputs.raw_predictions:
                 result["predictions_complete"] = not writer.broken
             elapsed = time.perf_counter() - started
             result.update(

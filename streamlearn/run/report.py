@@ -29,7 +29,7 @@ from streamlearn.learners.base import (
     S_WEX,
     S_WLAB,
 )
-from streamlearn.learners.losses import SQUARED, best_constant
+from streamlearn.learners.losses import CLASSIC, SQUARED, best_constant
 
 HEADER = (
     "average  since         example        example        current        current  current\n"
@@ -103,7 +103,7 @@ def summary(stats: np.ndarray, loss_id: int, nnz: int) -> dict:
     """Final figures of a run, as a dict (also the core of the JSON report)."""
     wlab = stats[S_WLAB]
     const, const_loss = best_constant(loss_id, wlab, stats[S_LABEL_SUM], stats[S_POS_W])
-    if loss_id == SQUARED and wlab > 0:
+    if loss_id in (SQUARED, CLASSIC) and wlab > 0:
         mean = stats[S_LABEL_SUM] / wlab
         const_loss = max(0.0, stats[S_LABEL_SQ] / wlab - mean * mean)
     out = {

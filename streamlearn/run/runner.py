@@ -63,6 +63,11 @@ class FormatGuard:
                     f"on {self.recorded} lines; to read it as {seen} anyway, pass --format "
                     f"{seen} (svmlight index i is VW's feature i in the default namespace)"
                 )
+            if seen == "svmlight" and config.hash != "strings":
+                raise UsageError(
+                    f"{batch.block.source} is svmlight data, whose indices are slots: "
+                    f"--hash {config.hash} applies to VW text only"
+                )
             self._seen = seen
         if self._seen is None or config.format == self._seen:
             return config
@@ -123,6 +128,8 @@ class BatchChecks:
         self.reasons: Counter[str] = Counter()
         self.first_errors: list[str] = []
         self.classification = config.loss_id in CLASSIFICATION
+        self.zero_to_negative = self.classification and config.zero_label == "negative"
+        """Labels 0 become -1 (sl's reading; VW's, ``zero_label="vw"``, keeps them)."""
 
     def check(self, batch: Batch) -> None:
         bad = np.flatnonzero(batch.status != 0)
@@ -148,12 +155,22 @@ class BatchChecks:
         if self.classification:
             labels = batch.labels
             zero = labels == 0.0
-            if zero.any():
+            if zero.any() and self.zero_to_negative:
                 labels[zero] = -1.0
                 self.console.warn_once(
-                    "zero", f"{self.config.loss} loss needs labels -1/+1: label 0 read as -1"
+                    "zero", f"{self.config.loss} loss needs labels -1/+1: label 0 read as -1 "
+                    "(--zero-label vw reads it as VW does)",
                 )
-            odd = (labels != 1.0) & (labels != -1.0) & ~np.isnan(labels)
+            elif zero.any():
+                meaning = ("halfway between -1 and +1: a target probability of 1/2"
+                           if self.config.loss == "logistic" else "a loss of 1, never learned")
+                self.console.warn_once(
+                    "zero", f"label 0 under {self.config.loss} loss is read as VW reads it: "
+                    f"{meaning} (--zero-label negative reads it as -1)",
+                )  # fmt: skip
+            odd = (labels != 1.0) & (labels != -1.0) & ~np.isnan(labels) & ~zero
+            if not self.zero_to_negative and self.config.loss == "logistic":
+                odd &= np.abs(labels) > 1.0  # VW's soft labels: a probability (y + 1) / 2
             if odd.any():
                 v = labels[np.flatnonzero(odd)[0]]
                 self.console.warn_once(
@@ -185,6 +202,40 @@ def no_examples(where: str, skipped: int, first_errors: list[str]) -> NoExamples
     )
 
 
+LINKS = ("identity", "logistic", "glf1", "poisson")
+"""VW's ``--link`` functions, applied to written predictions (the loss is the margin's)."""
+
+
+def shown(preds: np.ndarray, link: str = "identity", binary: bool = False) -> np.ndarray:
+    """Predictions as VW writes them: the link applied to the margin (``logistic``
+    1/(1 + e^-p), ``glf1`` 2/(1 + e^-p) - 1, ``poisson`` e^p), then with ``binary``
+    the sign (> 0: 1, else -1).
+
+    >>> shown(np.array([0.0, 2.0]), "glf1", binary=True).tolist()
+    [-1.0, 1.0]
+    """
+    p = preds
+    if link == "logistic":
+        p = 1.0 / (1.0 + np.exp(-p))
+    elif link == "glf1":
+        p = 2.0 / (1.0 + np.exp(-p)) - 1.0
+    elif link == "poisson":
+        p = np.exp(p)
+    elif link != "identity":
+        raise ValueError(f"unknown link {link!r}: one of {', '.join(LINKS)}")
+    if binary:
+        p = np.where(p > 0.0, 1.0, np.where(np.isnan(p), np.nan, -1.0))
+    return p
+
+
+def binary_mode(binary: bool, link: str) -> float:
+    """The kernels' ``P_BINARY``: 0 off, 1 the sign of the margin, 2 always +1 (VW's
+    --binary signs the linked prediction, always positive after logistic or poisson)."""
+    if not binary:
+        return 0.0
+    return 2.0 if link in ("logistic", "poisson") else 1.0
+
+
 class PredictionWriter:
     """``-p``: one line per input example line, written as each batch is scored.
 
@@ -194,38 +245,39 @@ class PredictionWriter:
     of a live stream sees them promptly.  A file is written atomically
     (:class:`~streamlearn.system.outputs.Output`); when the reader of standard output
     or of a FIFO goes away, writing stops quietly and :attr:`broken` is set.
+
+    Predictions are written as :func:`shown` makes them (``link``, ``binary``);
+    ``raw``, VW's ``-r``, is a second file of the margins themselves.
     """
 
-    def __init__(self, path: str | None, link: str) -> None:
+    def __init__(self, path: str | None, link: str, binary: bool = False,
+                 raw: str | None = None) -> None:  # fmt: skip
         self.link = link
+        self.binary = binary
         self.path = path
         self.broken = False
-        self.out = Output(path, "predictions") if path else None
+        self.outs = []
+        if path:
+            self.outs.append((Output(path, "predictions"), True))
+        if raw:
+            self.outs.append((Output(raw, "raw predictions"), False))
+        self.out = self.outs[0][0] if self.outs else None
 
     def write(self, batch: Batch, preds: np.ndarray) -> None:
-        if self.out is None or self.broken:
+        if not self.outs or self.broken:
             return
-        p = preds
-        if self.link == "logistic":
-            p = 1.0 / (1.0 + np.exp(-p))
-        data = batch.block.data
-        lines = []
-        for v, a, b in zip(
-            p.tolist(), batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True
-        ):
-            if b > a:
-                lines.append(f"{v:.9g} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
-            else:
-                lines.append(f"{v:.9g}\n")
-        try:
-            self.out.write("".join(lines).encode("utf-8"))
-            self.out.flush()
-        except BrokenPipeError:
-            self._lost_reader()
+        for out, transformed in self.outs:
+            p = shown(preds, self.link, self.binary) if transformed else preds
+            try:
+                out.write(_lines(batch, p))
+                out.flush()
+            except BrokenPipeError:
+                self._lost_reader(out)
+                return
 
-    def _lost_reader(self) -> None:
+    def _lost_reader(self, out: Output) -> None:
         self.broken = True
-        if self.out.path in STDOUT:
+        if out.path in STDOUT:
             silence_stdout()
 
     def prepare(self) -> None:
@@ -238,16 +290,30 @@ class PredictionWriter:
 
     def close(self) -> None:
         """Make the predictions visible (rename a file into place); see :meth:`abort`."""
-        if self.out is not None and not self.broken:
+        for out, _ in self.outs:
+            if self.broken:
+                return
             try:
-                self.out.commit()
+                out.commit()
             except BrokenPipeError:
-                self._lost_reader()
+                self._lost_reader(out)
 
     def abort(self) -> None:
         """Drop the predictions of a failed run (an existing file is left as it was)."""
-        if self.out is not None:
-            self.out.abort()
+        for out, _ in self.outs:
+            out.abort()
+
+
+def _lines(batch: Batch, p: np.ndarray) -> bytes:
+    """One line per row: the prediction, and the tag when there is one."""
+    data = batch.block.data
+    lines = []
+    for v, a, b in zip(p.tolist(), batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True):
+        if b > a:
+            lines.append(f"{v:.9g} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
+        else:
+            lines.append(f"{v:.9g}\n")
+    return "".join(lines).encode("utf-8")
 
 
 def run_kernel(

@@ -25,6 +25,7 @@ from streamlearn.config import (
     TrainConfig,
 )
 from streamlearn.errors import BrokenPipe, Diverged, ModelError, OutOfMemory, UsageError
+from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io.batch import Batch
 from streamlearn.learners import resolve, spec_by_name
 from streamlearn.learners.base import (
@@ -32,7 +33,15 @@ from streamlearn.learners.base import (
     G_N,
     G_T,
     GSTATE_SIZE,
+    LIFETIME_STATS,
+    P_BINARY,
+    P_ETA0,
     P_HOLDOUT,
+    P_HOLDOUT_AFTER,
+    P_LEARN,
+    P_PROGRESS,
+    S_NEXT_DUMP,
+    S_WEX,
     LearnerSpec,
     new_rows,
     new_stats,
@@ -58,6 +67,7 @@ from streamlearn.run.runner import (
     Console,
     FormatGuard,
     PredictionWriter,
+    binary_mode,
     prefetch,
     run_kernel,
 )
@@ -113,12 +123,20 @@ class Learner:
     table: np.ndarray
     gstate: np.ndarray
     stats: np.ndarray
+    counted: np.ndarray | None = None
+    """The initial model's counters when this run counts from zero (VW's default, without
+    --preserve_performance_counters): added back into the model saved."""
 
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
         params = config.params()
-        return cls(config, spec, spec.new_table(config.bits), spec.init_gstate(params), new_stats())
+        table = spec.new_table(config.bits)
+        if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
+            table[:, 0] = config.initial_weight
+        if config.initial_constant != 0.0:  # VW's -C: the constant's slot
+            table[CONSTANT_HASH & ((1 << config.bits) - 1), 0] = config.initial_constant
+        return cls(config, spec, table, spec.init_gstate(params), new_stats())
 
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
@@ -131,7 +149,8 @@ class Learner:
             table = model.table(spec.fresh, spec.dtype)
             gstate = model.gstate.copy()
             before, now = model.config.params(), config.params()
-            before[P_HOLDOUT] = now[P_HOLDOUT] = 0.0  # per run: no bearing on what is owed
+            for k in (P_HOLDOUT, P_HOLDOUT_AFTER, P_LEARN, P_BINARY):
+                before[k] = now[k] = 0.0  # per run: no bearing on what is owed
             if not np.array_equal(before, now):
                 # e.g. another --l1: settle what each slot owes under the options it
                 # was owed under, so the new ones apply from this run's first step
@@ -163,15 +182,21 @@ class Learner:
         want = spec.init_gstate(config.params()).shape[0]  # GSTATE_SIZE but for l0's heap
         if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != want:
             raise ModelError("model counters have an unexpected layout")
+        if not config.preserve_performance_counters:
+            return cls(config, spec, table, gstate, new_stats(), counted=stats)
         return cls(config, spec, table, gstate, stats)
 
     def snapshot(self, names=None, meta=None) -> model_io.Model:
+        stats = self.stats
+        if self.counted is not None:
+            stats = stats.copy()
+            stats[LIFETIME_STATS] += self.counted[LIFETIME_STATS]
         return model_io.from_training(
             self.config,
             self.spec,
             self.table,
             self.gstate,
-            self.stats,
+            stats,
             self.config.params(),
             names=names,
             meta=meta,
@@ -205,6 +230,9 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
         lines.append(f"minibatch = {c.minibatch} (the rate's clock counts steps)")
     if c.algo == "gd":
         lines.append(f"update = {c.update_rule}")
+    extras = _vw_extras(c)
+    if extras:
+        lines.append(", ".join(extras))
     if c.algo == "ftrl":
         lines.append(f"ftrl_alpha = {v('ftrl_alpha')}, ftrl_beta = {v('ftrl_beta')}")
     if c.min_prediction is not None or c.max_prediction is not None:
@@ -228,6 +256,26 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
             f"{1.0 / c.l2:g} every step sets all weights to 0 (Lipton & Elkan eq. 9); "
             "lower --l2 or --learning-rate, or use --algo fobos (which divides by 1 + rate*l2)",
         )
+
+
+def _vw_extras(c: TrainConfig) -> list[str]:
+    """The options VW users bring, when they are not their defaults (for print_config)."""
+    shown = [
+        (c.test_only, "testing only: nothing learned"),
+        (c.loss == "quantile", f"quantile_tau = {c.quantile_tau:g}"),
+        (c.binary, "binary"),
+        (c.zero_label != "negative" and c.loss in ("logistic", "hinge"),
+         "label 0 read as VW reads it"),
+        (c.holdout_after > 0, f"holdout after {c.holdout_after} examples"),
+        (c.decay_learning_rate != 1.0, f"decay_learning_rate = {c.decay_learning_rate:g}"),
+        (c.initial_weight != 0.0, f"initial_weight = {c.initial_weight:g}"),
+        (c.initial_constant != 0.0, f"constant = {c.initial_constant:g}"),
+        (c.hash != "strings", f"hash = {c.hash}"),
+        (bool(c.ngram), f"ngram = {' '.join(c.ngram)}" + (f", skips = {' '.join(c.skips)}"
+                                                          if c.skips else "")),
+        (c.sort_features, "sort_features"),
+    ]  # fmt: skip
+    return [text for on, text in shown if on]
 
 
 @dataclass
@@ -307,6 +355,7 @@ def _check_grid_outputs(inputs: Inputs, outputs: Outputs, each: list[Outputs],
     distinct = [
         (f"-f {outputs.final_model}", [o.final_model for o in each]),
         (f"-p {outputs.predictions}", [o.predictions for o in each]),
+        (f"-r {outputs.raw_predictions}", [o.raw_predictions for o in each]),
         (f"--readable-model {outputs.readable_model}", [o.readable_model for o in each]),
         (f"--invert-hash {outputs.invert_hash}", [o.invert_hash for o in each]),
     ]
@@ -358,7 +407,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if guard.parse_as != config.format:
         configs = [c.replace(format=guard.parse_as) for c in configs]
         config = configs[0]
-    if config.algo in BATCH_ALGORITHMS and outputs.predictions:
+    if config.algo in BATCH_ALGORITHMS and (outputs.predictions or outputs.raw_predictions):
         raise UsageError(
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
@@ -368,10 +417,15 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     for c, cfg, o in zip(grid.configurations, configs, each, strict=True):
         learner = Learner.from_model(initial, cfg) if initial else Learner.fresh(cfg)
         params = cfg.params()
+        params[P_PROGRESS] = console.progress  # VW's -P: when the table gets a line
+        params[P_BINARY] = binary_mode(cfg.binary, o.link)
+        if console.progress < 0:
+            learner.stats[S_NEXT_DUMP] = learner.stats[S_WEX] - console.progress
         runs.append(Run(
             c, learner, o, params,
             ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0),
-            PassLog(cfg, grid_say), PredictionWriter(o.predictions, o.link),
+            PassLog(cfg, grid_say),
+            PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions),
         ))  # fmt: skip
     print_config(console, config, inputs, runs[0].learner.spec, grid,
                   source.name if source is not None else None)  # fmt: skip
@@ -380,8 +434,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     checks = BatchChecks(console, config, inputs.strict)
     passes = source or Passes(
         inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS,
-        allow_empty=inputs.allow_empty,
-    )
+        allow_empty=inputs.allow_empty, rebuild=inputs.rebuild_cache, examples=inputs.examples,
+    )  # fmt: skip
     names = initial.names if initial is not None else None
     collector = None
     if outputs.invert_hash:
@@ -436,7 +490,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             for run in runs:
                 if run.diverged is None:
                     run.writer.prepare()  # flushed and fsynced (a lost reader noticed now)
-            if outputs.predictions:
+            if outputs.predictions or outputs.raw_predictions:
                 result["predictions_complete"] = all(
                     not r.writer.broken for r in runs if r.diverged is None
                 )
@@ -516,7 +570,7 @@ def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks:
         if pass_no == 1:
             _check_format(guard, batch, runs)
             checks.check(batch)
-        elif checks.classification:
+        elif checks.zero_to_negative:
             batch.labels[batch.labels == 0.0] = -1.0
         yield batch
 
@@ -578,6 +632,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
                 if run.log.end(run.learner.stats, snapshot(run)):
                     run.done = True
+                _decay(run)
             if board is not None:
                 board.end_pass(active)
         for run in runs:
@@ -586,6 +641,17 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 run.result = run.log.report()
     finally:
         pool.close()
+
+
+def _decay(run: Run) -> None:
+    """VW's ``--decay_learning_rate``: the rate of the next pass, times the factor (in
+    float32, as VW); a learner whose ledger holds the rate is settled first."""
+    d = run.learner.config.decay_learning_rate
+    if d == 1.0:
+        return
+    if run.learner.spec.name not in ("gd", "ftrl"):
+        run.learner.spec.rebase(run.learner.table, run.learner.gstate, run.params)
+    run.params[P_ETA0] = float(np.float32(np.float32(run.params[P_ETA0]) * np.float32(d)))
 
 
 class _Pool:
@@ -721,6 +787,8 @@ def _fit(learner: Learner, config: TrainConfig, data, console: Console) -> dict:
 
 
 def _learn_run(run: Run, batch: Batch) -> np.ndarray:
+    if run.params[P_PROGRESS] < 0 and run.rows.shape[0] < batch.n:  # -P N: a line every N
+        run.rows = np.zeros((batch.n, run.rows.shape[1]))
     return _learn(run.learner, run.params, batch, run.rows)
 
 

@@ -29,7 +29,9 @@ from streamlearn.system.pages import release_compiler_pages
 
 
 def _cache_dir() -> str:
-    root = Path(__file__).resolve().parent
+    # every source file of the package (this module is in streamlearn/system/): a kernel's
+    # cache entry is checked against its own file only, not the helpers it inlines
+    root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256(__version__.encode())
     for path in sorted(root.rglob("*.py")):
         st = path.stat()

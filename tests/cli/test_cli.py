@@ -365,3 +365,69 @@ def test_tiny_inputs_do_not_import_numba(tmp_path):
                           capture_output=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode().strip() == "False" and model_io.load(m).nnz == 2
+
+
+# ---- VW's options on sl train and sl predict ------------------------------------
+
+
+def test_testonly_scores_and_leaves_the_model_as_it_was(tmp_path, data):
+    m, t = tmp_path / "m.sl", tmp_path / "t.sl"
+    assert invoke(["train", str(data), "-f", str(m), "--quiet"]).exit_code == 0
+    rep = tmp_path / "r.json"
+    r = invoke(["train", "-t", "-i", str(m), str(data), "-f", str(t), "--report", str(rep),
+                "--quiet"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(model_io.load(m).weights, model_io.load(t).weights)
+    fresh = invoke(["train", "--testonly", str(data), "--report", str(rep), "--quiet"])
+    assert fresh.exit_code == 0
+    assert json.loads(rep.read_text())["nonzero_weights"] == 0  # nothing learned
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--algo", "tg", "--initial-weight", "0.1"], "apply to --algo gd only"),
+        (["-C", "1", "--algo", "fobos"], "apply to --algo gd only"),
+        (["--quantile-tau", "0.3"], "--loss quantile only"),
+        (["--loss", "quantile", "--quantile-tau", "1.5"], "(0, 1)"),
+        (["--skips", "1"], "--skips needs --ngram"),
+        (["--ngram", "2", "--sort-features"], "--sort_features"),
+        (["--holdout-off", "--holdout-period", "5"], "--holdout-off conflicts"),
+        (["--algo", "cd", "--loss", "poisson"], "takes --loss squared, logistic or hinge"),
+        (["-P", "often"], "not a number"),
+    ],
+)
+def test_vw_options_refused_where_they_mean_nothing(data, args, says):
+    r = invoke(["train", str(data), *args, "--quiet"])
+    assert r.exit_code == 2, r.output
+    assert says in r.output
+
+
+def test_zero_labels_read_either_way(tmp_path):
+    p = tmp_path / "d.vw"
+    p.write_text("".join(f"{i % 2} |f a{i % 3} b\n" for i in range(40)))
+    neg = invoke(["train", str(p), "--loss", "logistic"])
+    assert "label 0 read as -1" in neg.output
+    vw = invoke(["train", str(p), "--loss", "logistic", "--zero-label", "vw"])
+    assert "read as VW reads it" in vw.output and "probability of 1/2" in vw.output
+    hinge = invoke(["train", str(p), "--loss", "hinge", "--zero-label", "vw"])
+    assert "a loss of 1, never learned" in hinge.output
+
+
+def test_raw_predictions_examples_and_links_on_predict(tmp_path, data):
+    m, p, r = tmp_path / "m.sl", tmp_path / "p.txt", tmp_path / "r.txt"
+    assert invoke(["train", str(data), "--loss", "logistic", "-f", str(m),
+                   "--quiet"]).exit_code == 0  # fmt: skip
+    res = invoke(["predict", "-i", str(m), str(data), "-p", str(p), "-r", str(r), "--link",
+                  "glf1", "--examples", "10", "--quiet"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    raw, linked = np.loadtxt(r, usecols=0), np.loadtxt(p, usecols=0)
+    assert raw.shape == (10,)
+    np.testing.assert_allclose(linked, 2 / (1 + np.exp(-raw)) - 1, rtol=1e-7)
+
+
+def test_progress_on_train(data):
+    r = invoke(["train", str(data), "-P", "40"])
+    counters = [int(line.split()[2]) for line in r.output.splitlines()
+                if line[:1].isdigit() and len(line.split()) == 7]  # fmt: skip
+    assert counters == [40, 80, 120, 160, 200]

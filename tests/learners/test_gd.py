@@ -233,8 +233,15 @@ def test_naming_update_rules_turns_on_only_those(tmp_path, data, flags, want, ra
     assert (c["learning_rate"], c["initial_t"]) == (rate, t0)
 
 
-def test_sgd_and_ftrl_are_spellings_of_algo(tmp_path, data):
-    assert run([str(data), "--sgd"], tmp_path)["learner"] == "sgd"
+def test_sgd_is_vws_and_ftrl_a_spelling_of_algo(tmp_path, data):
+    """``--sgd`` is VW's: gd with the three rules off (rate 10, t0 1, single precision);
+    ``--algo sgd`` stays the papers' double-precision SGD."""
+    rep = run([str(data), "--sgd"], tmp_path)
+    assert rep["learner"] == "gd"
+    c = rep["config"]
+    assert (c["adaptive"], c["normalized"], c["invariant"]) == (False, False, False)
+    assert (c["learning_rate"], c["initial_t"], c["power_t"]) == (10.0, 1.0, 0.5)
+    assert run([str(data), "--algo", "sgd"], tmp_path)["learner"] == "sgd"
     assert run([str(data), "--ftrl"], tmp_path)["learner"] == "ftrl"
     rep = run([str(data), "--ftrl", "--ftrl_alpha", "0.1", "--ftrl-beta", "2"], tmp_path)
     assert (rep["config"]["ftrl_alpha"], rep["config"]["ftrl_beta"]) == (0.1, 2.0)

@@ -391,3 +391,92 @@ def test_damaged_caches_never_reach_a_kernel(tmp_path):
             raise AssertionError(r.exception)
         codes.add(r.exit_code)
     assert 3 in codes
+
+
+# ---- VW's pass options: --holdout-after, --examples, --decay-learning-rate, -k ---------
+
+
+@pytest.fixture
+def vwdata(tmp_path):
+    from tests.unix import text_data
+
+    p = tmp_path / "d.vw"
+    p.write_text(text_data(1200, seed=5))
+    return p
+
+
+def _report(args, tmp_path):
+    rep = tmp_path / "rep.json"
+    r = invoke(["train", *args, "--report", str(rep), "--quiet"])
+    assert r.exit_code == 0, r.output
+    return json.loads(rep.read_text())
+
+
+def test_holdout_after_holds_out_the_rest_of_each_pass(tmp_path, vwdata):
+    one = _report([str(vwdata), "--holdout-after", "1000"], tmp_path)
+    assert one["holdout_examples"] == 200 and one["weighted_example_sum"] == 1000.0
+    two = _report([str(vwdata), "--holdout_after", "1000", "--passes", "2"], tmp_path)
+    assert two["passes"][0]["holdout_examples"] == 200  # not every 10th: the period is off
+    # the first 1000 examples learned alone give the same model
+    head = tmp_path / "head.vw"
+    head.write_text("".join(vwdata.read_text().splitlines(True)[:1000]))
+    a, b = tmp_path / "a.sl", tmp_path / "b.sl"
+    assert invoke(["train", str(vwdata), "--holdout-after", "1000", "-f", str(a),
+                   "--quiet"]).exit_code == 0  # fmt: skip
+    assert invoke(["train", str(head), "-f", str(b), "--quiet"]).exit_code == 0
+    models_equal(model_io.load(a), model_io.load(b))
+
+
+def test_examples_reads_the_first_n_of_each_pass(tmp_path, vwdata):
+    got = _report([str(vwdata), "--examples", "300", "--passes", "3", "--holdout-off"],
+                  tmp_path)  # fmt: skip
+    assert [p["examples"] for p in got["passes"]] == [300, 300, 300]
+    head = tmp_path / "head.vw"
+    head.write_text("".join(vwdata.read_text().splitlines(True)[:300]))
+    same = _report([str(head), "--passes", "3", "--holdout-off"], tmp_path)
+    assert got["average_loss"] == same["average_loss"]
+
+
+def test_examples_stops_reading_an_endless_stream(tmp_path):
+    from tests.unix import sl
+
+    r = sl(["bash -c 'yes \"1 | a b\" | SL train --examples 5000 --quiet --report r.json'"],
+           tmp_path, shell=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["examples"] == 5000
+
+
+@pytest.mark.parametrize("algo", ["gd", "sgd"])
+def test_decayed_rate_equals_continuing_at_the_decayed_rate(tmp_path, vwdata, algo):
+    """Pass 2 at rate l·d is the run continued from pass 1's model with -l l·d."""
+    a, m, b = tmp_path / "a.sl", tmp_path / "m.sl", tmp_path / "b.sl"
+    common = ["--algo", algo, "--quiet", "-l", "0.5"]
+    r = invoke(["train", str(vwdata), *common, "--passes", "2", "--holdout-off",
+                "--decay-learning-rate", "0.5", "-f", str(a)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert invoke(["train", str(vwdata), *common, "-f", str(m)]).exit_code == 0
+    r = invoke(["train", "-i", str(m), str(vwdata), "--algo", algo, "--quiet", "-l", "0.25",
+                "-f", str(b)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(model_io.load(a).weights, model_io.load(b).weights)
+
+
+def test_rebuild_cache_writes_it_anew(tmp_path, vwdata):
+    """VW's -k: a cache that matches the inputs is not read but written again."""
+    from streamlearn.errors import InputUnreadable
+    from streamlearn.run.console import Console
+    from streamlearn.run.options import Inputs, Outputs
+    from streamlearn.run.train import train
+
+    c = tmp_path / "c.cache"
+
+    def run(**kw):
+        inputs = Inputs(sources=[str(vwdata)], cache=str(c), **kw)
+        return train({"passes": 2}, inputs, Outputs(), Console(True)).report["average_loss"]
+
+    want = run()
+    c.write_bytes(c.read_bytes()[:-100])  # its header still matches; its last batch is cut
+    with pytest.raises(InputUnreadable):
+        run()
+    assert run(rebuild_cache=True) == want
+    assert run() == want

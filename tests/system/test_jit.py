@@ -186,3 +186,28 @@ def test_a_cache_in_use_is_touched_and_kept(tmp_path):
     os.utime(d, (0.0, 0.0))
     _jit_numba._use(str(d))
     assert d.stat().st_mtime > 1e9  # touched now: a later prune keeps it
+
+
+def test_an_edit_to_any_module_of_the_package_moves_the_cache(monkeypatch):
+    """A kernel's cache entry is checked against its own file only: the cache's digest
+    must cover the helpers it inlines (losses.py for every learner), not only system/."""
+    import streamlearn
+
+    before = _jit_numba._cache_dir()
+    losses = os.path.join(os.path.dirname(streamlearn.__file__), "learners", "losses.py")
+    st = os.stat(losses)
+    real_stat = os.stat
+
+    class Moved:
+        def __init__(self, s):
+            self._s = s
+            self.st_size = s.st_size
+            self.st_mtime_ns = s.st_mtime_ns + 1
+
+    def fake_stat(path, *args, **kwargs):
+        s = real_stat(path, *args, **kwargs)
+        same = s.st_ino == st.st_ino and s.st_dev == st.st_dev
+        return Moved(s) if same else s
+
+    monkeypatch.setattr(os, "stat", fake_stat)
+    assert _jit_numba._cache_dir() != before

@@ -1,0 +1,525 @@
+"""``sl vw``: a Vowpal Wabbit command line, pasted whole.
+
+``sl vw -d train.vw -c --passes 10 -f m.vw`` does what ``vw`` does with those
+options: it trains (or, with ``-t``, scores) and writes the same outputs.  VW's
+argv is read with VW's grammar (long options with underscores, its short flags,
+``--name=value``, ``-b18``, options after the data, ``-d`` repeatable, a bare
+file name as data) and translated into the library's objects -- the learning
+options (:class:`~streamlearn.config.TrainConfig` fields), :class:`Inputs`,
+:class:`Outputs`, :class:`Console` -- then :func:`streamlearn.api.train` runs,
+as for ``sl train``.  Nothing here learns.
+
+:data:`OPTIONS` is the table of VW's options sl takes, :data:`NOT_SUPPORTED`
+those it does not (each named with the nearest thing sl has); an option in
+neither is not VW's either.  Either way: one line on stderr, exit 2, before any
+data is read.  ``docs/vw-compat.md`` is this table for people.
+
+Where sl's defaults differ from VW's, the translation picks VW's: a label 0
+under logistic or hinge loss is read as VW reads it (``zero_label="vw"``), and a
+continued model counts this run's examples only (VW without
+``--preserve_performance_counters``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import click
+
+from streamlearn.cli.options import run_parts
+from streamlearn.errors import EXIT_CODES, UsageError
+
+EXIT_TEXT = "Exit status:\n\n" + "\n".join(f"  {c:>3}  {t}" for c, t in EXIT_CODES.items())
+
+
+class VWUsage(UsageError):
+    """A VW option sl does not take, or a malformed VW command line: one line, exit 2."""
+
+    def format_message(self) -> str:
+        return f"sl vw: {self.message}"
+
+
+@dataclass
+class Translation:
+    """What a VW command line asks for, in the library's terms."""
+
+    learn: dict = field(default_factory=dict)
+    """TrainConfig fields."""
+    inputs: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=dict)
+    data: list[str] = field(default_factory=list)
+    predictions: str | None = None
+    raw_predictions: str | None = None
+    report: str | None = None
+    link: str = "identity"
+    quiet: bool = False
+    progress: str | None = None
+    strict: bool = False
+    cache: bool = False
+    cache_files: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """One line each on stderr before the run (options accepted with a difference)."""
+    help: bool = False
+    version: bool = False
+    rate_zero: bool = False
+
+    def add(self, key: str, value) -> None:  # noqa: ANN001 - a repeatable option's value
+        self.learn[key] = (*self.learn.get(key, ()), value)
+
+
+def _float(name: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise VWUsage(f"--{name} {text!r}: a number is expected") from None
+
+
+def _int(name: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise VWUsage(f"--{name} {text!r}: an integer is expected") from None
+
+
+def _path(text: str) -> str:
+    """VW's ``stdout`` for the standard output."""
+    return "-" if text == "stdout" else text
+
+
+def _learn(key: str, kind: Callable | None = None) -> Callable[[Translation, str, str], None]:
+    def apply(t: Translation, name: str, value: str) -> None:
+        t.learn[key] = kind(name, value) if kind is not None else value
+
+    return apply
+
+
+def _repeat(key: str) -> Callable[[Translation, str, str], None]:
+    return lambda t, name, value: t.add(key, value)
+
+
+def _flag(key: str, value=True) -> Callable[[Translation, str, str | None], None]:  # noqa: ANN001
+    def apply(t: Translation, name: str, _: str | None) -> None:
+        t.learn[key] = value
+
+    return apply
+
+
+def _set(attr: str, value=True) -> Callable[[Translation, str, str | None], None]:  # noqa: ANN001
+    def apply(t: Translation, name: str, _: str | None) -> None:
+        setattr(t, attr, value)
+
+    return apply
+
+
+def _note(text: str) -> Callable[[Translation, str, str | None], None]:
+    def apply(t: Translation, name: str, _: str | None) -> None:
+        t.notes.append(f"--{name}: {text}")
+
+    return apply
+
+
+def _noop(t: Translation, name: str, value: str | None) -> None:
+    """Accepted: what it asks for is what sl does anyway (docs/vw-compat.md)."""
+
+
+def _rate(t: Translation, name: str, value: str) -> None:
+    rate = _float(name, value)
+    if rate == 0.0:
+        t.rate_zero = True  # VW: a rate of 0 only tests
+    else:
+        t.learn["learning_rate"] = rate
+
+
+def _data(t: Translation, name: str, value: str) -> None:
+    t.data.append(value)
+
+
+def _loss(t: Translation, name: str, value: str) -> None:
+    names = {"squared": "squared", "classic": "classic", "hinge": "hinge",
+             "logistic": "logistic", "quantile": "quantile", "pinball": "quantile",
+             "absolute": "quantile", "poisson": "poisson", "Huber": "squared"}  # fmt: skip
+    if value == "expectile":
+        raise VWUsage("--loss_function expectile is not supported (nearest in sl: "
+                      "--loss_function quantile)")  # fmt: skip
+    if value not in names:
+        raise VWUsage(f"--loss_function {value!r}: one of squared, classic, hinge, logistic, "
+                      "quantile, poisson")  # fmt: skip
+    t.learn["loss"] = names[value]
+
+
+def _update_rule(rule: str) -> Callable[[Translation, str, str | None], None]:
+    def apply(t: Translation, name: str, _: str | None) -> None:
+        t.learn.setdefault("_rules", set()).add(rule)
+
+    return apply
+
+
+def _ftrl(t: Translation, name: str, _: str | None) -> None:
+    t.learn["algo"] = "ftrl"
+
+
+def _progress(t: Translation, name: str, value: str) -> None:
+    t.progress = value
+
+
+def _cache_file(t: Translation, name: str, value: str) -> None:
+    t.cache_files.append(value)
+
+
+def _link(t: Translation, name: str, value: str) -> None:
+    if value not in ("identity", "logistic", "glf1", "poisson"):
+        raise VWUsage(f"--link {value!r}: one of identity, logistic, glf1, poisson")
+    t.link = value
+
+
+def _output(key: str) -> Callable[[Translation, str, str], None]:
+    def apply(t: Translation, name: str, value: str) -> None:
+        t.outputs[key] = _path(value)
+
+    return apply
+
+
+def _predictions(t: Translation, name: str, value: str) -> None:
+    t.predictions = _path(value)
+
+
+def _raw(t: Translation, name: str, value: str) -> None:
+    t.raw_predictions = _path(value)
+
+
+def _initial_model(t: Translation, name: str, value: str) -> None:
+    t.inputs["initial_model"] = value
+
+
+def _examples(t: Translation, name: str, value: str) -> None:
+    n = _int(name, value)
+    if n < -1:
+        raise VWUsage("--examples must be -1 or positive")
+    t.inputs["examples"] = None if n == -1 else n
+
+
+def _holdout_after(t: Translation, name: str, value: str) -> None:
+    n = _int(name, value)
+    if n < 0:
+        raise VWUsage("--holdout_after must be >= 0")
+    if n > 0:
+        t.learn["holdout_after"] = n
+
+
+def _report(t: Translation, name: str, value: str) -> None:
+    t.report = value
+
+
+def _hash(t: Translation, name: str, value: str) -> None:
+    if value not in ("strings", "all"):
+        raise VWUsage(f"--hash {value!r}: one of strings, all")
+    t.learn["hash"] = value
+
+
+@dataclass(frozen=True)
+class Opt:
+    """One of VW's options: its spellings, whether it takes a value, what it does in sl."""
+
+    short: str | None
+    value: bool
+    apply: Callable
+
+
+OPTIONS: dict[str, Opt] = {
+    # input
+    "data": Opt("d", True, _data),
+    "cache": Opt("c", False, _set("cache")),
+    "cache_file": Opt(None, True, _cache_file),
+    "kill_cache": Opt("k", False, lambda t, n, v: t.inputs.__setitem__("rebuild_cache", True)),
+    "compressed": Opt(None, False, _noop),
+    "examples": Opt(None, True, _examples),
+    "strict_parse": Opt(None, False, _set("strict")),
+    # passes and holdout
+    "passes": Opt(None, True, _learn("passes", _int)),
+    "holdout_off": Opt(None, False, _learn("holdout_period", lambda n, v: 0)),
+    "holdout_period": Opt(None, True, _learn("holdout_period", _int)),
+    "holdout_after": Opt(None, True, _holdout_after),
+    "early_terminate": Opt(None, True, _learn("early_terminate", _int)),
+    "testonly": Opt("t", False, _flag("test_only")),
+    # what to learn
+    "bit_precision": Opt("b", True, _learn("bits", _int)),
+    "learning_rate": Opt("l", True, _rate),
+    "power_t": Opt(None, True, _learn("power_t", _float)),
+    "initial_t": Opt(None, True, _learn("initial_t", _float)),
+    "decay_learning_rate": Opt(None, True, _learn("decay_learning_rate", _float)),
+    "l1": Opt(None, True, _learn("l1", _float)),
+    "l2": Opt(None, True, _learn("l2", _float)),
+    "loss_function": Opt(None, True, _loss),
+    "quantile_tau": Opt(None, True, _learn("quantile_tau", _float)),
+    "min_prediction": Opt(None, True, _learn("min_prediction", _float)),
+    "max_prediction": Opt(None, True, _learn("max_prediction", _float)),
+    "binary": Opt(None, False, _flag("binary")),
+    "link": Opt(None, True, _link),
+    "sgd": Opt(None, False, _update_rule("sgd")),
+    "adaptive": Opt(None, False, _update_rule("adaptive")),
+    "normalized": Opt(None, False, _update_rule("normalized")),
+    "invariant": Opt(None, False, _update_rule("invariant")),
+    "ftrl": Opt(None, False, _ftrl),
+    "ftrl_alpha": Opt(None, True, _learn("ftrl_alpha", _float)),
+    "ftrl_beta": Opt(None, True, _learn("ftrl_beta", _float)),
+    # (h4: --oaa, --probabilities, --coin, --pistol, --freegrad go here)
+    "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
+    "constant": Opt("C", True, _learn("initial_constant", _float)),
+    "random_seed": Opt(None, True, _learn("seed", _int)),
+    # features
+    "noconstant": Opt(None, False, _flag("constant", False)),
+    "hash": Opt(None, True, _hash),
+    "quadratic": Opt("q", True, _repeat("quadratic")),
+    "cubic": Opt(None, True, _repeat("cubic")),
+    "interactions": Opt(None, True, _repeat("interactions")),
+    "ignore": Opt(None, True, _repeat("ignore")),
+    "ignore_linear": Opt(None, True, _repeat("ignore_linear")),
+    "keep": Opt(None, True, _repeat("keep")),
+    "ngram": Opt(None, True, _repeat("ngram")),  # (--invert_hash names no gram)
+    "skips": Opt(None, True, _repeat("skips")),
+    "sort_features": Opt(None, False, _flag("sort_features")),
+    "leave_duplicate_interactions": Opt(None, False, _flag("leave_duplicate_interactions")),
+    # outputs
+    "initial_regressor": Opt("i", True, _initial_model),
+    "final_regressor": Opt("f", True, _output("final_model")),
+    "readable_model": Opt(None, True, _output("readable_model")),
+    "invert_hash": Opt(None, True, _output("invert_hash")),
+    "predictions": Opt("p", True, _predictions),
+    "raw_predictions": Opt("r", True, _raw),
+    "save_resume": Opt(None, False, _noop),
+    "predict_only_model": Opt(None, False, _note(
+        "accepted; sl's model always keeps what continuing needs")),
+    "preserve_performance_counters": Opt(None, False,
+                                         _flag("preserve_performance_counters")),
+    "sparse_weights": Opt(None, False, _noop),
+    # diagnostics
+    "quiet": Opt(None, False, _set("quiet")),
+    "report": Opt(None, True, _report),  # sl's own: the JSON report of sl train --report
+    "progress": Opt("P", True, _progress),
+    "audit": Opt("a", False, _note(
+        "accepted; sl prints no audit lines (use --invert_hash for feature names per slot)")),
+    "help": Opt("h", False, _set("help")),
+    "version": Opt(None, False, _set("version")),
+}  # fmt: skip
+"""VW's options ``sl vw`` takes, by VW's long name."""
+
+NOT_SUPPORTED: dict[str, str] = {
+    "bfgs": "--algo cd in sl train (batch coordinate descent over the data in memory)",
+    "conjugate_gradient": "--algo cd in sl train",
+    "lda": "none",
+    "nn": "none (sl learns linear models)",
+    "ksvm": "none (sl learns linear models)",
+    "boosting": "none",
+    "bootstrap": "none",
+    "csoaa": "none",
+    "ect": "none",
+    "log_multi": "none",
+    "multilabel_oaa": "none",
+    "cb": "none",
+    "cb_explore": "none",
+    "cb_adf": "none",
+    "cb_explore_adf": "none",
+    "cbify": "none",
+    "active": "none",
+    "search": "none",
+    "rank": "none",
+    "new_mf": "none",
+    "stage_poly": "none",
+    "autolink": "none",
+    "marginal": "none",
+    "confidence": "none",
+    "expectile_q": "--loss_function quantile with --quantile_tau",
+    "logistic_min": "none (logistic labels are -1/+1; --zero-label for 0)",
+    "logistic_max": "none (logistic labels are -1/+1; --zero-label for 0)",
+    "hash_seed": "none (sl hashes with VW's default seed 0)",
+    "redefine": "none",
+    "affix": "--ngram",
+    "spelling": "none",
+    "dictionary": "none",
+    "dictionary_path": "none",
+    "feature_limit": "none",
+    "permutations": "none (crosses of a namespace with itself are combinations, as VW's default)",
+    "experimental_full_name_interactions": "--interactions (first characters of the names)",
+    "adax": "--adaptive",
+    "sparse_l2": "--l2",
+    "l1_state": "none",
+    "l2_state": "none",
+    "feature_mask": "none",
+    "no_bias_regularization": "none",
+    "named_labels": "none",
+    "initial_pass_length": "--examples N (the first N examples of each pass)",
+    "random_weights": "--initial_weight",
+    "normal_weights": "--initial_weight",
+    "truncated_normal_weights": "--initial_weight",
+    "input_feature_regularizer": "none",
+    "output_feature_regularizer_binary": "none",
+    "output_feature_regularizer_text": "none",
+    "save_per_pass": "none (sl saves the best pass's model)",
+    "hexfloat_weights": "--readable_model",
+    "dump_json_weights_experimental": "--readable_model",
+    "id": "none",
+    "json": "none (sl reads VW text and svmlight)",
+    "dsjson": "none (sl reads VW text and svmlight)",
+    "flatbuffer": "none (sl reads VW text and svmlight)",
+    "chain_hash": "none",
+    "daemon": "none (sl reads stdin: pipe the examples in)",
+    "port": "none",
+    "foreground": "none",
+    "num_children": "none",
+    "pid_file": "none",
+    "port_file": "none",
+    "no_stdin": "none",
+    "no_daemon": "none",
+    "threads": "none (sl parses on two threads already)",
+    "span_server": "sl train --dask (averaging over a Dask cluster)",
+    "span_server_port": "sl train --dask",
+    "total": "sl train --dask",
+    "node": "sl train --dask",
+    "unique_id": "sl train --dask",
+    "dry_run": "none",
+    "driver_output_off": "--quiet",
+    "driver_output": "--quiet",
+    "log_level": "--quiet",
+    "log_output": "--quiet",
+    "limit_output": "--quiet",
+    "ring_size": "none",
+    "example_queue_limit": "none",
+}
+"""VW's options sl does not take, with the nearest thing sl has."""
+
+SHORT = {o.short: name for name, o in OPTIONS.items() if o.short}
+
+
+def parse_argv(argv: list[str]) -> Translation:
+    """Read VW's argv (without ``vw`` itself) into a :class:`Translation`.
+
+    >>> t = parse_argv(["-d", "a.vw", "--passes=3", "-b18", "-q", "ab", "b.vw", "-c"])
+    >>> t.data, t.learn["passes"], t.learn["bits"], t.learn["quadratic"], t.cache
+    (['a.vw', 'b.vw'], 3, 18, ('ab',), True)
+    """
+    t = Translation()
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if tok == "-" or not tok.startswith("-") or tok == "--":
+            if tok != "--":
+                t.data.append(tok)
+            continue
+        value: str | None = None
+        if tok.startswith("--"):
+            name, eq, attached = tok[2:].partition("=")
+            name = name.replace("-", "_")
+            if eq:
+                value = attached
+        else:
+            key = tok[1:2]
+            if key not in SHORT:
+                raise VWUsage(f"-{key} is not an option of sl vw (see sl vw --help)")
+            name = SHORT[key]
+            if len(tok) > 2:
+                value = tok[2:]
+        if name not in OPTIONS:
+            if name in NOT_SUPPORTED:
+                raise VWUsage(f"--{name} is not supported by sl (nearest in sl: "
+                              f"{NOT_SUPPORTED[name]})")  # fmt: skip
+            raise VWUsage(f"--{name} is not an option of vw (nor of sl vw)")
+        opt = OPTIONS[name]
+        if opt.value and value is None:
+            if i >= len(argv):
+                raise VWUsage(f"--{name} needs a value")
+            value = argv[i]
+            i += 1
+        elif not opt.value and value is not None:
+            raise VWUsage(f"--{name} takes no value")
+        opt.apply(t, name, value)
+    return t
+
+
+def _resolve(t: Translation) -> None:
+    """What the options mean together, as VW reads them."""
+    rules = t.learn.pop("_rules", set())
+    if rules:  # VW: --sgd or any of the three turns off those not named (gd)
+        if t.learn.get("algo") == "ftrl":
+            raise VWUsage("--ftrl conflicts with --sgd/--adaptive/--normalized/--invariant")
+        for rule in ("adaptive", "normalized", "invariant"):
+            t.learn[rule] = rule in rules
+    if t.rate_zero:
+        t.learn["test_only"] = True  # VW: a learning rate of 0 only tests
+    if len(t.cache_files) > 1:
+        raise VWUsage("sl keeps one cache: give --cache_file once")
+    if t.cache or t.cache_files:
+        # never VW's own cache file (sl cannot read it, and must not overwrite it)
+        name = t.cache_files[0] if t.cache_files else (t.data[0] + ".cache" if t.data else None)
+        if name is not None and name != "-":
+            t.inputs["cache"] = name + ".sl"
+    t.learn.setdefault("zero_label", "vw")
+    t.learn.setdefault("preserve_performance_counters", False)
+
+
+HELP = """Usage: sl vw [VW OPTIONS] [FILE]
+
+  Run a Vowpal Wabbit command line with sl: it trains, or with -t scores, as vw would.
+
+  VW's spellings (--loss_function, --bit_precision, -b 18, --passes=3, ...), options
+  after the data, -d repeatable or the data file as an argument.  An option sl does not
+  have is named with the nearest sl equivalent (exit 2).  Models are sl's (sl cannot
+  read VW's model files); -c keeps sl's cache in <data>.cache.sl, beside VW's.
+  sl's own addition: --report PATH writes sl train's JSON report.
+
+  Every option, what it does and what differs: docs/vw-compat.md.
+
+  Example:
+    sl vw -d train.vw -c --passes 10 -f m.vw
+    sl vw -t -i m.vw -d test.vw -p preds.txt
+
+""" + "\n".join([("  " + line).rstrip() for line in EXIT_TEXT.splitlines()]) + "\n"
+
+
+@click.command(
+    "vw",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                      "help_option_names": []},  # fmt: skip
+    add_help_option=False,
+)
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def vw(argv: tuple[str, ...]) -> None:
+    """Run a Vowpal Wabbit command line (VW's options, pasted whole).
+
+    \b
+    Example:
+      sl vw -d train.vw -c --passes 10 -f m.vw
+      sl vw -t -i m.vw -d test.vw -p preds.txt
+    """
+    t = parse_argv(list(argv))
+    if t.help:
+        click.echo(HELP, nl=False)
+        return
+    if t.version:
+        from streamlearn._version import __version__
+
+        click.echo(f"sl {__version__} (sl vw: Vowpal Wabbit's command line)")
+        return
+    _resolve(t)
+    kw = {"strict": t.strict, "examples": t.inputs.pop("examples", None),
+          "predictions": t.predictions, "raw_predictions": t.raw_predictions,
+          "report": t.report, "link": t.link, "quiet": t.quiet}  # fmt: skip
+    try:
+        inputs, outputs, console = run_parts(tuple(t.data), kw, t.inputs, t.outputs,
+                                             progress=t.progress)  # fmt: skip
+    except click.BadParameter as e:
+        raise VWUsage(e.format_message()) from None
+    for note in t.notes:
+        console.say(f"sl vw: {note}")
+    from streamlearn import api
+    from streamlearn.errors import ModelError
+
+    try:
+        api.train(t.learn, inputs, outputs, console)
+    except ModelError as e:
+        if "not an sl model" in e.message:
+            e.message += (" -- a Vowpal Wabbit model? sl reads the models sl writes: train it "
+                          "with sl vw ... -f MODEL first")  # fmt: skip
+        raise
+

@@ -1,0 +1,175 @@
+"""``sl vw``: VW's command lines, pasted whole (streamlearn/cli/vw.py).
+
+The translation of VW's argv, the refusal of options sl does not have (one line,
+exit 2), and what each option does end to end.  ``tests/test_vw_parity.py``
+runs the same lines through vw itself.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from streamlearn import model as model_io
+from streamlearn.cli.vw import NOT_SUPPORTED, OPTIONS, VWUsage, parse_argv
+from tests.unix import invoke, sl, text_data
+
+
+@pytest.fixture
+def data(tmp_path):
+    p = tmp_path / "d.vw"
+    p.write_text(text_data(1200))
+    return p
+
+
+def report(args, tmp_path, ok=True):
+    rep = tmp_path / "r.json"
+    r = invoke(["vw", *args, "--report", str(rep), "--quiet"])
+    if ok:
+        assert r.exit_code == 0, r.output
+        return json.loads(rep.read_text())
+    return r
+
+
+def test_vws_grammar():
+    t = parse_argv(["train.vw", "-b18", "--passes=3", "-q", "ab", "--quadratic", "cd", "-c",
+                    "--loss_function", "logistic", "-d", "more.vw", "-p", "stdout",
+                    "-k"])  # fmt: skip
+    assert t.data == ["train.vw", "more.vw"]
+    assert t.learn["bits"] == 18 and t.learn["passes"] == 3
+    assert t.learn["quadratic"] == ("ab", "cd") and t.learn["loss"] == "logistic"
+    assert t.cache and t.inputs["rebuild_cache"] and t.predictions == "-"
+    assert parse_argv(["--min_prediction", "-1"]).learn["min_prediction"] == -1.0
+    assert parse_argv(["--data=x.vw", "--bit-precision", "12"]).learn["bits"] == 12
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--bfgs"], "--bfgs is not supported by sl (nearest in sl: --algo cd"),
+        (["--affix", "+2a"], "--affix is not supported"),
+        (["--no_such_thing"], "--no_such_thing is not an option of vw"),
+        (["-Z"], "-Z is not an option of sl vw"),
+        (["--passes"], "--passes needs a value"),
+        (["--passes", "x"], "an integer is expected"),
+        (["--binary=1"], "--binary takes no value"),
+        (["--loss_function", "expectile"], "nearest in sl: --loss_function quantile"),
+        (["--link", "probit"], "--link 'probit'"),
+        (["--cache_file", "a", "--cache_file", "b"], "one cache"),
+    ],
+)
+def test_what_sl_does_not_take_is_one_line_and_exit_2(tmp_path, data, argv, says):
+    r = invoke(["vw", "-d", str(data), *argv])
+    assert r.exit_code == 2, r.output
+    assert says in r.output
+    assert r.output.count("\n") == 1 and r.output.startswith("Error: sl vw: ")
+
+
+def test_the_option_table_names_every_supported_option_once():
+    assert not set(OPTIONS) & set(NOT_SUPPORTED)
+    shorts = [o.short for o in OPTIONS.values() if o.short]
+    assert len(shorts) == len(set(shorts))
+    with pytest.raises(VWUsage):
+        parse_argv(["--oaa", "3"])  # not yet: no silent fallback
+
+
+def test_a_pasted_line_trains_as_sl_train_does(tmp_path, data):
+    m1, m2 = tmp_path / "a.sl", tmp_path / "b.sl"
+    a = report(["-d", str(data), "--loss_function", "logistic", "-f", str(m1), "-b", "16"],
+               tmp_path)  # fmt: skip
+    r = invoke(["train", str(data), "--loss", "logistic", "-f", str(m2), "-b", "16", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert a["config"]["bits"] == 16
+    np.testing.assert_array_equal(model_io.load(m1).weights, model_io.load(m2).weights)
+
+
+def test_testonly_scores_without_learning_and_counts_this_run(tmp_path, data):
+    m, p = tmp_path / "m.sl", tmp_path / "p.txt"
+    report(["-d", str(data), "-f", str(m)], tmp_path)
+    before = model_io.load(m)
+    got = report(["-t", "-i", str(m), "-d", str(data), "-p", str(p), "-f", str(m)], tmp_path)
+    after = model_io.load(m)
+    np.testing.assert_array_equal(before.weights, after.weights)
+    assert got["examples"] == 1200  # this run's, as VW without --preserve_performance_counters
+    preds = np.loadtxt(p, usecols=0)
+    r = invoke(["predict", "-i", str(m), str(data), "-p", str(tmp_path / "q.txt"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    np.testing.assert_allclose(preds, np.loadtxt(tmp_path / "q.txt", usecols=0), atol=2e-6)
+    kept = report(["-i", str(m), "-d", str(data), "-t", "--preserve_performance_counters"],
+                  tmp_path)  # fmt: skip
+    assert kept["examples"] == 2400 + 1200  # the model's totals, and this run's
+
+
+def test_learning_rate_zero_only_tests(tmp_path, data):
+    m = tmp_path / "m.sl"
+    report(["-d", str(data), "-f", str(m)], tmp_path)
+    got = report(["-i", str(m), "-d", str(data), "-l", "0"], tmp_path)
+    assert got["config"]["test_only"] is True
+
+
+def test_cache_lives_beside_vws_and_never_replaces_it(tmp_path, data):
+    theirs = tmp_path / "d.vw.cache"
+    theirs.write_bytes(b"VW's cache, which sl cannot read")
+    a = report(["-d", str(data), "-c", "--passes", "3", "--holdout_off"], tmp_path)
+    assert theirs.read_bytes() == b"VW's cache, which sl cannot read"
+    ours = tmp_path / "d.vw.cache.sl"
+    assert ours.exists()
+    b = report(["-d", str(data), "-c", "--passes", "3", "--holdout_off"], tmp_path)
+    c = report(["-d", str(data), "-c", "-k", "--passes", "3", "--holdout_off"], tmp_path)
+    assert a["average_loss"] == b["average_loss"] == c["average_loss"]
+    named = report(["-d", str(data), "--cache_file", str(tmp_path / "x.cache"), "--passes",
+                    "2"], tmp_path)  # fmt: skip
+    assert (tmp_path / "x.cache.sl").exists() and named["passes_run"] == 2
+
+
+def test_predictions_raw_predictions_binary_and_links(tmp_path, data):
+    p, r = tmp_path / "p.txt", tmp_path / "r.txt"
+    report(["-d", str(data), "--loss_function", "logistic", "--binary", "-p", str(p), "-r",
+            str(r)], tmp_path)  # fmt: skip
+    signs, raw = np.loadtxt(p, usecols=0), np.loadtxt(r, usecols=0)
+    assert set(signs.tolist()) <= {-1.0, 1.0}
+    np.testing.assert_array_equal(signs, np.where(raw > 0, 1.0, -1.0))
+    for link, f in (("logistic", lambda x: 1 / (1 + np.exp(-x))),
+                    ("glf1", lambda x: 2 / (1 + np.exp(-x)) - 1), ("poisson", np.exp)):  # fmt: skip
+        report(["-d", str(data), "--loss_function", "logistic", "--link", link, "-p", str(p),
+                "-r", str(r)], tmp_path)  # fmt: skip
+        np.testing.assert_allclose(np.loadtxt(p, usecols=0), f(np.loadtxt(r, usecols=0)),
+                                   rtol=1e-6)  # fmt: skip
+
+
+def test_binary_reports_the_zero_one_loss(tmp_path, data):
+    got = report(["-d", str(data), "--loss_function", "logistic", "--binary"], tmp_path)
+    assert got["average_loss"] == pytest.approx(1.0 - got["accuracy"])
+
+
+def test_progress_every_n_and_times_f(tmp_path, data):
+    got = report(["-d", str(data), "-P", "250"], tmp_path)
+    assert [int(row[2]) for row in got["curve"]] == [250, 500, 750, 1000]
+    got = report(["-d", str(data), "-P", "3.0"], tmp_path)
+    assert [int(row[2]) for row in got["curve"]] == [1, 3, 9, 27, 81, 243, 729]
+
+
+def test_accepted_differences_say_so(tmp_path, data):
+    r = invoke(["vw", "-d", str(data), "--audit", "--predict_only_model"])
+    assert r.exit_code == 0, r.output
+    assert "sl vw: --audit: accepted" in r.output
+    assert "sl vw: --predict_only_model: accepted" in r.output
+
+
+def test_help_and_version():
+    r = invoke(["vw", "--help"])
+    assert r.exit_code == 0 and "Example" in r.output and "Exit status" in r.output
+    r = invoke(["vw", "-h"])
+    assert r.exit_code == 0 and "docs/vw-compat.md" in r.output
+    assert invoke(["vw", "--version"]).output.startswith("sl ")
+
+
+def test_a_vw_line_from_stdin_as_a_process(tmp_path):
+    """Data on stdin, predictions on stdout (VW's ``-p stdout``), nothing else there."""
+    r = sl(["vw", "--loss_function", "logistic", "-p", "stdout", "--quiet"], tmp_path,
+           input=text_data(50).encode())  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert len(lines) == 50 and lines[0].split()[1] == "r0"
