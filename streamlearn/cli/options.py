@@ -203,7 +203,7 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--progress") from None
     return (
-        Inputs(sources=list(files), strict=kw["strict"], allow_empty=kw["allow_empty"],
+        Inputs(sources=list(files), strict=kw["strict"], allow_empty=kw.get("allow_empty", False),
                examples=kw["examples"], **inputs),
         Outputs(predictions=kw["predictions"], report=kw["report"], link=kw["link"],
                 raw_predictions=kw["raw_predictions"], **outputs),
