@@ -280,6 +280,13 @@ SUBSETS = [
 ]  # fmt: skip
 
 NS = ("namespaces",)
+UNWEIGHTED = ("sample", "vw-rcv1_smaller", "vw-0002", "vw-big-constant", "vw-regression_simple",
+              "breast-cancer", "diabetes", "namespaces")  # fmt: skip
+"""The data sets without importance weights below 1: VW's FreeGrad adds (a - 1) g^2 to a sum
+of squares, which such a weight can turn negative (VW then predicts NaN; sl stops)."""
+PISTOL_DATA = ("sample", "sample-weighted", "vw-rcv1_smaller", "vw-0002", "vw-regression_simple",
+               "breast-cancer", "breast-cancer-weighted", "namespaces")  # fmt: skip
+"""The data sets where PiSTOL's arithmetic stays finite (not big-constant, not diabetes)."""
 
 CONFIGS: list[tuple] = [
     ("default", [], ("squared", "logistic")),
@@ -322,6 +329,29 @@ CONFIGS: list[tuple] = [
         (["-q", "ab", "--sgd", "-l", "0.5"], NS),
         (["--cubic", "::a", "--sgd", "-l", "0.1"], NS),
     ]),
+    # VW's parameter-free learners (issue #26): --coin, --pistol, --freegrad and its options
+    ("--coin", ["--coin"], ("squared", "logistic", "hinge")),
+    ("--coin alpha beta", ["--coin", "--ftrl_alpha", "1", "--ftrl_beta", "0.5"],
+     ("squared", "logistic")),
+    # PiSTOL's exp(θ²/2τ) overflows on labels near 1000 (big-constant) and on raw diabetes: VW
+    # then predicts NaN (forced to 0) or ends with infinite weights; sl stops (exit 6)
+    ("--pistol", ["--pistol"], ("squared", "logistic", "hinge"), PISTOL_DATA),
+    ("--pistol alpha beta", ["--pistol", "--ftrl_alpha", "2", "--ftrl_beta", "0.25"],
+     ("squared", "logistic"), PISTOL_DATA),
+    *((" ".join(o), o, ("squared", "logistic"), UNWEIGHTED) for o in [
+        ["--freegrad"], ["--freegrad", "--project"],
+        ["--freegrad", "--project", "--radius", "0.5"], ["--freegrad", "--fepsilon", "0.1"],
+    ]),
+    # a restart can leave V = 0 (0/0 in eq. 9): VW predicts NaN on sample.vw (forced to 0)
+    *((" ".join(o), o, ("squared", "logistic"), tuple(d for d in UNWEIGHTED if d != "sample"))
+      for o in [["--freegrad", "--restart"],
+                ["--freegrad", "--restart", "--project", "--fepsilon", "2"]]),
+    # a Lipschitz hint far above a slot's first gradient gives V ~ 1e-40 and infinite weights
+    ("--freegrad --flipschitz_const", ["--freegrad", "--flipschitz_const", "1"], ("logistic",),
+     ("breast-cancer", "namespaces")),
+    ("-q ab --coin", ["-q", "ab", "--coin"], ("squared", "logistic"), NS),
+    ("--cubic abc --pistol", ["--cubic", "abc", "--pistol"], ("squared", "logistic"), NS),
+    ("-q ab --freegrad", ["-q", "ab", "--freegrad"], ("squared", "logistic"), NS),
 ]  # fmt: skip
 """(name, options for both programs, the losses it applies to[, the only data sets it runs
 on]); a configuration without the fourth element runs on every data set."""
@@ -337,6 +367,8 @@ QUICK_CONFIGS = (
     "-q Tf", "--cubic Tff", "-q aa", "-q ::", "--cubic bab", "--interactions abcd",
     "-q ab --keep a --keep b", "-q ab --ignore_linear a", "--cubic :::",
     "--interactions a:b:", "-q ab --l1 1e-4", "-q ab --ftrl", "-q ab --sgd -l 0.5",
+    "--coin", "--pistol", "--freegrad", "--freegrad --project --radius 0.5",
+    "-q ab --coin",
 )  # fmt: skip
 
 

@@ -498,6 +498,192 @@ def ftrl(stream, loss_id, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.float32, cl
     return w.astype(np.float64), preds, z, n
 
 
+# ---- parameter-free learners: VW's --coin, --pistol, --freegrad ----------------
+
+
+def _stored_prediction(f, w, idx, x, base):
+    """``base + Σ w_j x_j`` (what VW predicts an example it does not learn with)."""
+    p = f(base)
+    for j, xj in zip(idx, x, strict=True):
+        p = p + w[j] * xj
+    return p
+
+
+def _parameter_free(stream, loss_id, dt, clip, learn_example):
+    """Walk the stream: examples with a label and a weight are predicted and learned by
+    ``learn_example(idx, x, y, a) -> (raw prediction, step(p))``; the others are predicted
+    with the stored weights ``w`` (``learn_example.w``).  Returns the predictions."""
+    f = dt
+    clip = clip or Clip(loss_id)
+    preds = np.full(stream.n, np.nan)
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        x = val.astype(dt)
+        y = stream.labels[i]
+        a = stream.weights[i]
+        learn = not np.isnan(y) and a != 0
+        if learn:
+            raw, step = learn_example(idx, x, f(y), a)
+        else:
+            raw = _stored_prediction(f, learn_example.w, idx, x, stream.bases[i])
+        p = f(clip(float(raw), float(y)))
+        preds[i] = float(p)
+        if learn:
+            step(p)
+    return preds
+
+
+def coin(stream, loss_id, alpha=4.0, beta=1.0, dt=np.float32, clip=None):
+    """Coin betting (COCOB without its sigmoid; Orabona & Tommasi 2017, Alg. 2) per
+    coordinate, as VW's ``--coin`` computes it.  Returns (weights, predictions, state)."""
+    A = Arith(dt)
+    f = A.f
+    al, be = f(alpha), f(beta)
+    w, theta, G, m, wealth, L = (np.zeros(stream.d, dtype=dt) for _ in range(6))
+    sums = {"N": 0.0, "A": 0.0}
+
+    def bet(j, mj, Lj):
+        lm = Lj * mj
+        return (al + wealth[j]) / (lm * (lm + G[j])) * theta[j] if lm > 0 else f(0.0)
+
+    def learn_example(idx, x, y, a):
+        raw, n2 = f(0.0), f(0.0)
+        for j, xj in zip(idx, x, strict=True):
+            mj = max(m[j], abs(xj))
+            raw = raw + bet(j, mj, L[j]) * xj
+            if mj > 0:
+                n2 = n2 + (xj / mj) * (xj / mj)
+        sums["N"] += float(f(a)) * float(n2)
+        sums["A"] += float(f(a))
+        s = f((sums["N"] + 1e-6) / sums["A"])
+
+        def step(p):
+            g = vw_loss_terms(A, loss_id, p, y)[1] * f(a)
+            for j, xj in zip(idx, x, strict=True):
+                m[j] = max(m[j], abs(xj))
+                if abs(g) > L[j]:
+                    L[j] = max(abs(g), be)
+                b = bet(j, m[j], L[j])
+                theta[j] = theta[j] - g * xj
+                G[j] = G[j] + abs(g * xj)
+                wealth[j] = wealth[j] - g * xj * b
+                w[j] = b / s
+
+        return raw / s, step
+
+    learn_example.w = w
+    preds = _parameter_free(stream, loss_id, dt, clip, learn_example)
+    return w.astype(np.float64), preds, np.stack([w, theta, G, m, wealth, L], axis=1)
+
+
+def pistol(stream, loss_id, alpha=1.0, beta=0.5, dt=np.float32, clip=None):
+    """PiSTOL (Orabona 2014, Alg. 1) per coordinate, as VW's ``--pistol`` computes it.
+    Returns (weights, predictions, state)."""
+    A = Arith(dt)
+    f = A.f
+    al, be = f(alpha), f(beta)
+    w, theta, G, m = (np.zeros(stream.d, dtype=dt) for _ in range(4))
+
+    def learn_example(idx, x, y, a):
+        raw = f(0.0)
+        for j, xj in zip(idx, x, strict=True):
+            m[j] = max(m[j], abs(xj))
+            tau = f(1.0) / (al * m[j] * (G[j] + m[j]))
+            w[j] = A.sqrt(G[j]) * be * theta[j] * A.exp(theta[j] * theta[j] / f(2.0) * tau) * tau
+            raw = raw + w[j] * xj
+
+        def step(p):
+            g = vw_loss_terms(A, loss_id, p, y)[1] * f(a)
+            for j, xj in zip(idx, x, strict=True):
+                theta[j] = theta[j] - g * xj
+                G[j] = G[j] + abs(g * xj)
+
+        return raw, step
+
+    learn_example.w = w
+    preds = _parameter_free(stream, loss_id, dt, clip, learn_example)
+    return w.astype(np.float64), preds, np.stack([w, theta, G, m], axis=1)
+
+
+def freegrad(stream, loss_id, epsilon=1.0, lipschitz=0.0, restart=False, project=False,
+             radius=None, dt=np.float32, clip=None):
+    """FreeGrad (Mhammedi & Koolen 2020, eq. 9 and Alg. 2) per coordinate, with VW's
+    FreeRange restarts and its projection (Cutkosky 2020, Alg. 1), as VW's ``--freegrad``
+    computes them.  Returns (weights, predictions, state)."""
+    A = Arith(dt)
+    f = A.f
+    eps, lip = f(epsilon), f(lipschitz)
+    w, Gs, V, h1, ht, S = (np.zeros(stream.d, dtype=dt) for _ in range(6))
+    glob = {"norms": f(1.0), "top": f(0.0)}
+
+    def eq9(j):
+        if not h1[j] > 0:
+            return f(0.0)
+        aG = abs(Gs[j])
+        d = V[j] + ht[j] * aG
+        num = -Gs[j] * eps * (f(2.0) * V[j] + ht[j] * aG) * (h1[j] * h1[j])
+        e = A.exp(aG * aG / (f(2.0) * V[j] + f(2.0) * ht[j] * aG))
+        return num / (f(2.0) * (d * d) * A.sqrt(V[j])) * e
+
+    def learn_example(idx, x, y, a):
+        raw, sq = f(0.0), f(0.0)
+        for j, xj in zip(idx, x, strict=True):
+            wj = eq9(j)
+            sq = sq + wj * wj
+            raw = raw + wj * xj
+        norm_w = A.sqrt(sq)
+        r = f(radius) if radius is not None else eps * A.sqrt(glob["norms"])
+        if project and norm_w > r:
+            raw = raw * (r / norm_w)
+
+        def step(p):
+            g = vw_loss_terms(A, loss_id, p, y)[1]
+            e1 = f(a) - f(1.0)
+            gw = f(0.0)
+            for j, xj in zip(idx, x, strict=True):
+                gw = gw + (g * xj) * eq9(j)
+            sqc = f(0.0)
+            for j, xj in zip(idx, x, strict=True):
+                gx = g * xj
+                tilde = gx
+                old_h1, old_ht = h1[j], ht[j]
+                if old_h1 > 0:
+                    w[j] = eq9(j)
+                if project and norm_w > r and gw < 0:
+                    tilde = gx - gw * w[j] / (norm_w * norm_w)
+                if tilde == 0:
+                    continue
+                c, at = tilde, abs(tilde)
+                if old_h1 == 0:
+                    h1[j] = ht[j] = at if lip == 0 else lip
+                    V[j] = V[j] + f(a) * (at * at)
+                elif at > old_ht:
+                    c = c * (old_ht / at)
+                    ht[j] = at
+                sqc = sqc + c * c
+                if restart and ht[j] / h1[j] > S[j] + f(2.0):
+                    h1[j] = ht[j]
+                    Gs[j] = c + e1 * tilde
+                    V[j] = c * c + e1 * (tilde * tilde)
+                else:
+                    Gs[j] = Gs[j] + (c + e1 * tilde)
+                    V[j] = V[j] + (c * c + e1 * (tilde * tilde))
+                if old_ht > 0:
+                    S[j] = S[j] + (abs(c) / old_ht + e1 * at / ht[j])
+            n = A.sqrt(sqc)
+            glob["top"] = max(glob["top"], n)
+            if glob["top"] > 0:
+                glob["norms"] = glob["norms"] + f(a) * n / glob["top"]
+
+        return raw, step
+
+    learn_example.w = w
+    preds = _parameter_free(stream, loss_id, dt, clip, learn_example)
+    return w.astype(np.float64), preds, np.stack([w, Gs, V, h1, ht, S], axis=1)
+
+
 # ---- L0-constrained SGD (Dhingra et al., Alg. 5) ------------------------------
 
 

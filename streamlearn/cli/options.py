@@ -45,6 +45,13 @@ _CONFIG_KEYS = {
     "ftrl_beta": "ftrl_beta",
     "min_prediction": "min_prediction",
     "max_prediction": "max_prediction",
+    # VW's parameter-free learners and one-against-all (cli/commands.py: vw_learner_options)
+    "fepsilon": "freegrad_epsilon",
+    "flipschitz_const": "freegrad_lipschitz",
+    "restart": "freegrad_restart",
+    "project": "freegrad_project",
+    "radius": "freegrad_radius",
+    "oaa": "oaa",
 }
 
 
@@ -157,8 +164,9 @@ def _update_rule(algo: str | None, values: dict) -> dict:
         wanted.append(("gd", "--" + " --".join(named)))
     if values.get("sgd"):
         wanted.append(("gd" if named else "sgd", "--sgd"))
-    if values.get("ftrl"):
-        wanted.append(("ftrl", "--ftrl"))
+    for learner in ("ftrl", "coin", "pistol", "freegrad"):
+        if values.get(learner):
+            wanted.append((learner, f"--{learner}"))
     for name, flag in wanted:
         chosen = out.get("algo", algo)
         if chosen is not None and chosen != name:
@@ -180,7 +188,8 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
 
     return (
         Inputs(sources=list(files), strict=kw["strict"], **inputs),
-        Outputs(predictions=kw["predictions"], report=kw["report"], link=kw["link"], **outputs),
+        Outputs(predictions=kw["predictions"], report=kw["report"], link=kw["link"],
+                probabilities=kw.get("probabilities", False), **outputs),
         Console(kw["quiet"]),
     )
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from streamlearn.learners.base import LearnerSpec
 
-ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd")
+ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd",
+              "coin", "pistol", "freegrad")  # fmt: skip
+PARAMETER_FREE = ("coin", "pistol", "freegrad")
+"""VW's learners without a learning rate (``--coin``, ``--pistol``, ``--freegrad``)."""
 MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
@@ -71,6 +74,10 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1) -> 
         from streamlearn.learners import cd
 
         return cd.CD if algo == "cd" else cd.SCD
+    if algo in PARAMETER_FREE:
+        import importlib
+
+        return importlib.import_module(f"streamlearn.learners.{algo}").SPEC
     raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}")
 
 
@@ -80,7 +87,7 @@ def spec_by_name(name: str) -> LearnerSpec:
 
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
-        "cd",
+        "cd", "coin", "pistol", "freegrad",
     ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")

@@ -57,6 +57,9 @@ class Outputs:
     """One prediction per input example line (``-``: stdout)."""
     link: str = "identity"
     """How written predictions are transformed (``logistic``: probabilities)."""
+    probabilities: bool = False
+    """--oaa with logistic loss: write each class's probability (``1:0.2 2:0.5 ...``, as
+    VW's --probabilities) instead of the class, and report the multiclass log loss."""
     report: str | None = None
     readable_model: str | None = None
     invert_hash: str | None = None

@@ -26,7 +26,7 @@ from streamlearn.config import (
 )
 from streamlearn.errors import BrokenPipe, Diverged, ModelError, OutOfMemory, UsageError
 from streamlearn.io.batch import Batch
-from streamlearn.learners import resolve, spec_by_name
+from streamlearn.learners import PARAMETER_FREE, resolve, spec_by_name
 from streamlearn.learners.base import (
     G_CLIP,
     G_N,
@@ -195,6 +195,11 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
         f"learning rate = {v('learning_rate')}, power_t = {v('power_t')}, "
         f"initial_t = {c.initial_t:g}, l1 = {v('l1')}, l2 = {v('l2')}",
     ]
+    if c.algo in PARAMETER_FREE:
+        lines[1] = "no learning rate (parameter-free)"
+    if c.oaa:
+        lines.append(f"one against all: {c.oaa} classes (labels 1..{c.oaa}), "
+                     f"{c.oaa_stride} slots per feature")  # fmt: skip
     if grid is not None and grid.size > 1:
         lines.append(f"grid: {grid.describe()}, over one parse")
     if c.algo == "tg":
@@ -205,8 +210,14 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
         lines.append(f"minibatch = {c.minibatch} (the rate's clock counts steps)")
     if c.algo == "gd":
         lines.append(f"update = {c.update_rule}")
-    if c.algo == "ftrl":
+    if c.algo in ("ftrl", "coin", "pistol"):
         lines.append(f"ftrl_alpha = {v('ftrl_alpha')}, ftrl_beta = {v('ftrl_beta')}")
+    if c.algo == "freegrad":
+        radius = "adaptive" if c.freegrad_radius is None else f"{c.freegrad_radius:g}"
+        lines.append(f"fepsilon = {c.freegrad_epsilon:g}, flipschitz_const = "
+                     f"{c.freegrad_lipschitz:g}, restart = {c.freegrad_restart}, project = "
+                     f"{c.freegrad_project}" + (f" (radius {radius})" if c.freegrad_project
+                                                else ""))  # fmt: skip
     if c.min_prediction is not None or c.max_prediction is not None:
         lo, hi = c.min_prediction or 0.0, c.max_prediction or 0.0
         lines.append(f"predictions clipped to [{lo:g}, {hi:g}]")
@@ -531,7 +542,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 for run, preds in zip(learning, learned, strict=True):
                     run.progress.emit(run.learner.stats, run.rows)
                     try:
-                        _check_finite(batch, preds)
+                        _check_finite(batch, preds, run.learner.config.algo)
                     except Diverged as e:
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
@@ -719,19 +730,27 @@ def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
             write_readable(outputs.invert_hash, final, with_names=True)
 
 
-def _check_finite(batch: Batch, preds: np.ndarray) -> None:
+def _check_finite(batch: Batch, preds: np.ndarray, algo: str = "gd") -> None:
     ok = batch.status == 0
     if not np.all(np.isfinite(preds[ok])):
-        i = int(np.flatnonzero(ok & ~np.isfinite(preds))[0])
+        i = int(np.flatnonzero(ok & ~np.isfinite(preds.reshape(batch.n, -1)).any(axis=1))[0])
         raise Diverged(
             f"{batch.block.source}:{int(batch.line[i])}: prediction is not finite; the "
-            "weights diverged: lower --learning-rate, or scale the feature values"
+            "weights diverged: " + _what_to_change(algo)
         )
 
 
 def check_model(model: model_io.Model) -> None:
     if not np.all(np.isfinite(model.weights)):
         raise Diverged(
-            "weights are not finite at the end of training: lower --learning-rate "
-            "(no model written)"
+            "weights are not finite at the end of training: "
+            + _what_to_change(model.config.algo) + " (no model written)"
         )
+
+
+def _what_to_change(algo: str) -> str:
+    if algo in PARAMETER_FREE:
+        return (f"{algo}'s arithmetic overflowed on this input, as VW's does (VW then predicts "
+                "0 and goes on with non-finite weights); scale the features or labels, or "
+                "try --coin")  # fmt: skip
+    return "lower --learning-rate, or scale the feature values"

@@ -140,6 +140,9 @@ def _resume_case(tmp_path, algo_args):
         ["--normalized"],
         ["--algo", "ftrl"],
         ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"],  # weights 0, z and n not
+        ["--coin"],  # and its normalizer sums in gstate
+        ["--pistol"],
+        ["--freegrad", "--project"],  # and its global gradient norms
     ],
 )
 def test_resume_equals_one_run(tmp_path, algo_args):
