@@ -66,6 +66,7 @@ class DataSet:
     make: Callable[[Path], Path]
     classification: bool  # labels -1/+1: logistic and hinge apply
     exact: bool = False  # written with decimals both programs read alike
+    classes: int = 0  # labels 1..K: the data set of the --oaa cases (K for "{K}")
 
 
 # ---------------------------------------------------------------------------
@@ -233,6 +234,20 @@ def namespaces_set(n: int = 600, seed: int = 3) -> Callable[[Path], Path]:
     return make
 
 
+def digits_set(tmp: Path) -> Path:
+    """scikit-learn's digits (1797 images, 8x8 pixels 0..16) as VW lines, classes 1..10:
+    ``label |p p0:v p1:v ...`` with the digit + 1 as the label and the non-zero pixels."""
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    path = tmp / "digits.vw"
+    with open(path, "w") as out:
+        for row, digit in zip(x, y, strict=True):
+            feats = " ".join(f"p{j}:{int(v)}" for j, v in enumerate(row) if v != 0)
+            out.write(f"{int(digit) + 1} |p {feats}\n")
+    return path
+
+
 def shipped(path: Path) -> Callable[[Path], Path]:
     return lambda tmp: path
 
@@ -267,6 +282,10 @@ DATASETS = [
     DataSet("breast-cancer-weighted", sklearn_set("breast-cancer", weighted=True), True, True),
     DataSet("diabetes", sklearn_set("diabetes"), False, exact=True),
     DataSet("namespaces", namespaces_set(), True, exact=True),
+    # multiclass (--oaa): VW's own files and scikit-learn's digits, raw pixels
+    DataSet("vw-multiclass", shipped(VW_FILES / "multiclass"), True, exact=True, classes=10),
+    DataSet("vw-probabilities", shipped(VW_FILES / "probabilities.dat.gz"), True, classes=4),
+    DataSet("digits", digits_set, True, exact=True, classes=10),
 ]
 
 
@@ -352,6 +371,21 @@ CONFIGS: list[tuple] = [
     ("-q ab --coin", ["-q", "ab", "--coin"], ("squared", "logistic"), NS),
     ("--cubic abc --pistol", ["--cubic", "abc", "--pistol"], ("squared", "logistic"), NS),
     ("-q ab --freegrad", ["-q", "ab", "--freegrad"], ("squared", "logistic"), NS),
+    # one-against-all (issue #26), on the multiclass data sets: the 0/1 loss and every
+    # predicted class (probabilities with --probabilities) equal VW's
+    *((" ".join(["--oaa", *o]), ["--oaa", "{K}", *o], ("squared", "logistic", "hinge")) for o in [
+        [], ["--adaptive"], ["--normalized"], ["--invariant"], ["--adaptive", "--normalized"],
+        ["--l1", "1e-4"], ["--l2", "1e-4"], ["--l1", "1e-5", "--l2", "1e-5"],
+        ["--power_t", "0.25"], ["--initial_t", "10"], ["--ftrl"], ["--ftrl", "--l1", "1e-2"],
+        ["--ftrl", "--l2", "1e-1"], ["-b", "8"], ["--min_prediction", "-0.5",
+                                                   "--max_prediction", "0.5"],
+        ["-q", "pp"], ["--noconstant"],
+    ]),
+    ("--oaa --probabilities", ["--oaa", "{K}", "--probabilities"], ("logistic",)),
+    ("--oaa --ftrl --probabilities", ["--oaa", "{K}", "--ftrl", "--probabilities"],
+     ("logistic",)),
+    ("--oaa 12 (more classes than labels)", ["--oaa", "12"], ("squared", "logistic"),
+     ("digits",)),
 ]  # fmt: skip
 """(name, options for both programs, the losses it applies to[, the only data sets it runs
 on]); a configuration without the fourth element runs on every data set."""
@@ -360,7 +394,8 @@ LOOSER = {"--sgd -l 0.5": 1e-5, "-q ab --sgd -l 0.5": 1e-5}
 """sl's sgd computes in double precision (VW in single): 1e-6 relative holds on
 stable runs, not on raw breast cancer at this rate (1.1e-6)."""
 
-QUICK_DATA = ("sample", "vw-0002", "breast-cancer-weighted", "namespaces")
+QUICK_DATA = ("sample", "vw-0002", "breast-cancer-weighted", "namespaces", "vw-probabilities",
+              "digits")  # fmt: skip
 QUICK_CONFIGS = (
     "default", "--adaptive", "--normalized", "--invariant", "--l1 1e-4", "--l2 1e-4",
     "--power_t 0.25", "--initial_t 10", "--ftrl", "--ftrl --l1 1e-2", "--ftrl --l2 1e-1",
@@ -368,7 +403,8 @@ QUICK_CONFIGS = (
     "-q ab --keep a --keep b", "-q ab --ignore_linear a", "--cubic :::",
     "--interactions a:b:", "-q ab --l1 1e-4", "-q ab --ftrl", "-q ab --sgd -l 0.5",
     "--coin", "--pistol", "--freegrad", "--freegrad --project --radius 0.5",
-    "-q ab --coin",
+    "-q ab --coin", "--oaa", "--oaa --l1 1e-4", "--oaa --ftrl", "--oaa --probabilities",
+    "--oaa --initial_t 10",
 )  # fmt: skip
 
 
@@ -376,25 +412,33 @@ QUICK_CONFIGS = (
 # running both
 
 
-def sl_loss(path: Path, loss: str, opts: list[str], tmp: Path) -> float:
-    """``sl train`` in this process (through the CLI); its progressive average loss."""
+def sl_loss(path: Path, loss: str, opts: list[str], tmp: Path,
+            predictions: Path | None = None) -> float:  # fmt: skip
+    """``sl train`` in this process (through the CLI); its progressive average loss.
+
+    ``predictions``: also write ``-p`` there."""
     from click.testing import CliRunner
 
     from streamlearn.cli import cli
 
     rep = tmp / "sl-report.json"
     args = ["train", str(path), "--loss", loss, *opts, "--report", str(rep), "--quiet"]
+    if predictions is not None:
+        args += ["-p", str(predictions)]
     r = CliRunner().invoke(cli, args, catch_exceptions=False)
     if r.exit_code != 0:
         raise RuntimeError(f"sl {' '.join(args)} failed ({r.exit_code}): {r.output}")
     return float(json.loads(rep.read_text())["average_loss"])
 
 
-def vw_loss(path: Path, loss: str, opts: list[str]) -> float:
-    """``vw -d path`` in this process; sum of losses / weighted labeled examples."""
+def vw_loss(path: Path, loss: str, opts: list[str], predictions: Path | None = None) -> float:
+    """``vw -d path`` in this process; sum of losses / weighted labeled examples.
+
+    ``predictions``: also write ``-p`` there."""
     from vowpalwabbit import Workspace
 
-    ws = Workspace(" ".join(["--quiet", "-d", str(path), "--loss_function", loss, *opts]))
+    more = ["-p", str(predictions)] if predictions is not None else []
+    ws = Workspace(" ".join(["--quiet", "-d", str(path), "--loss_function", loss, *opts, *more]))
     try:
         return ws.get_sum_loss() / ws.get_weighted_examples()
     finally:
@@ -418,12 +462,19 @@ def run(datasets, configs, tolerance: float, out=sys.stdout) -> list[dict]:
             for name, opts, applies, *only in configs:
                 if only and ds.name not in only[0]:
                     continue
+                if bool(ds.classes) != ("--oaa" in opts):
+                    continue  # the multiclass data sets take the --oaa cases, and only those
+                opts = [str(ds.classes) if o == "{K}" else o for o in opts]
                 for loss in losses:
                     if loss not in applies:
                         continue
-                    theirs = vw_loss(path, loss, opts)
+                    # --oaa: the predicted classes (or probabilities) must be VW's too
+                    vw_p, sl_p = (tmp / "vw.p", tmp / "sl.p") if ds.classes else (None, None)
+                    theirs = vw_loss(path, loss, opts, vw_p)
                     as_is = sl_loss(path, loss, opts, tmp)
                     ours = as_is if same == path else sl_loss(same, loss, opts, tmp)
+                    if ds.classes:
+                        sl_loss(same, loss, opts, tmp, sl_p)
 
                     def rel(x, theirs=theirs):
                         return abs(x - theirs) / abs(theirs) if theirs else abs(x)
@@ -432,10 +483,16 @@ def run(datasets, configs, tolerance: float, out=sys.stdout) -> list[dict]:
                            "sl": as_is, "sl_vw_read": ours, "rel": rel(ours),
                            "rel_as_is": rel(as_is),
                            "ok": rel(ours) <= max(tolerance, LOOSER.get(name, 0.0))}  # fmt: skip
+                    if ds.classes:
+                        row["same_predictions"] = vw_p.read_text() == sl_p.read_text()
+                        row["ok"] = row["ok"] and row["same_predictions"]
                     rows.append(row)
                     mark = "ok " if row["ok"] else "MISS"
+                    same_p = ("" if "same_predictions" not in row else
+                              ", same predictions" if row["same_predictions"] else
+                              ", OTHER PREDICTIONS")  # fmt: skip
                     print(f"{mark} {ds.name:<22} {loss:<8} {name:<40} vw {theirs:<14.9g} "
-                          f"rel {row['rel']:.1e} (as is {row['rel_as_is']:.1e})",
+                          f"rel {row['rel']:.1e} (as is {row['rel_as_is']:.1e}){same_p}",
                           file=out, flush=True)  # fmt: skip
     return rows
 

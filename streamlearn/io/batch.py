@@ -31,6 +31,8 @@ REASONS: dict[int, str] = {
     12: "too many colons in a feature",
     13: "empty namespace name",
     14: "bad qid",
+    15: "label is not a class 1..K (--oaa K)",
+    16: "a class label takes an importance weight but no base (--oaa)",
 }
 
 

@@ -124,11 +124,14 @@ S_PASS_N = 15  # usable examples seen in the current pass (holdout selection)
 S_CORRECT_W = 16  # weight of labeled examples whose sign was right
 S_UNLABELED = 17
 S_HO_CORRECT_W = 18
+S_MC_LOGLOSS = 19  # one-against-all --probabilities: Σ a · −log p_y (progressive)
+S_HO_MC_LOGLOSS = 20  # the same over held-out examples
 STATS_SIZE = 24
 
 MAX_ROWS = 64
-ROW_WIDTH = 9  # avg loss, since last, example counter, example weight, label, predict, features,
-# then the running holdout loss sum and weight (for VW's "h" lines from the second pass on)
+ROW_WIDTH = 10  # avg loss, since last, example counter, example weight, label, predict, features,
+# then the running holdout loss sum and weight (for VW's "h" lines from the second pass on),
+# and (one-against-all with --probabilities) the predicted class's probability
 
 
 def make_params(

@@ -15,6 +15,7 @@ from streamlearn.config import TrainConfig
 from streamlearn.errors import MalformedData, UsageError
 from streamlearn.io import cache as batch_cache
 from streamlearn.io.batch import REASONS, Batch
+from streamlearn.io.classes import check_classes
 from streamlearn.io.parse import FORMATS
 from streamlearn.learners.losses import CLASSIFICATION
 from streamlearn.run.console import Console
@@ -120,9 +121,12 @@ class BatchChecks:
         self.skipped = 0
         self.reasons: Counter[str] = Counter()
         self.first_errors: list[str] = []
-        self.classification = config.loss_id in CLASSIFICATION
+        self.classes = config.oaa  # --oaa K: labels are classes 1..K, not -1/+1
+        self.classification = config.loss_id in CLASSIFICATION and not self.classes
 
     def check(self, batch: Batch) -> None:
+        if self.classes:
+            check_classes(batch, self.classes)
         bad = np.flatnonzero(batch.status != 0)
         if bad.size:
             self.skipped += int(bad.size)
@@ -169,8 +173,9 @@ class PredictionWriter:
     or of a FIFO goes away, writing stops quietly and :attr:`broken` is set.
     """
 
-    def __init__(self, path: str | None, link: str) -> None:
+    def __init__(self, path: str | None, link: str, probabilities: bool = False) -> None:
         self.link = link
+        self.probabilities = probabilities
         self.path = path
         self.broken = False
         self.out = Output(path, "predictions") if path else None
@@ -178,23 +183,34 @@ class PredictionWriter:
     def write(self, batch: Batch, preds: np.ndarray) -> None:
         if self.out is None or self.broken:
             return
-        p = preds
-        if self.link == "logistic":
-            p = 1.0 / (1.0 + np.exp(-p))
         data = batch.block.data
         lines = []
         for v, a, b in zip(
-            p.tolist(), batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True
+            self._texts(preds), batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True
         ):
             if b > a:
-                lines.append(f"{v:.9g} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
+                lines.append(f"{v} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
             else:
-                lines.append(f"{v:.9g}\n")
+                lines.append(f"{v}\n")
         try:
             self.out.write("".join(lines).encode("utf-8"))
             self.out.flush()
         except BrokenPipeError:
             self._lost_reader()
+
+    def _texts(self, preds: np.ndarray) -> list[str]:
+        """Each row's prediction as written: a number; with one-against-all (K + 1 columns)
+        the class, or with ``--probabilities`` ``1:p1 2:p2 ...`` (six digits, as VW)."""
+        if preds.ndim == 2:
+            if not self.probabilities:
+                return [f"{v:.9g}" for v in preds[:, 0].tolist()]
+            k = preds.shape[1] - 1
+            return [" ".join(f"{c}:{p:g}" for c, p in zip(range(1, k + 1), row, strict=True))
+                    for row in preds[:, 1:].tolist()]  # fmt: skip
+        p = preds
+        if self.link == "logistic":
+            p = 1.0 / (1.0 + np.exp(-p))
+        return [f"{v:.9g}" for v in p.tolist()]
 
     def _lost_reader(self) -> None:
         self.broken = True
@@ -216,16 +232,33 @@ class PredictionWriter:
 
 
 def run_kernel(
-    train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows
+    train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows, width: int = 0
 ) -> np.ndarray:
     """One call of a learner's ``train_batch`` kernel over ``batch``; its predictions.
 
     ``batch`` is a :class:`Batch` or anything with its CSR and row arrays
-    (the tests pass their random streams).
+    (the tests pass their random streams).  ``width`` > 0: the kernel writes that
+    many columns per row (one-against-all: the class and the K scores).
     """
-    preds = np.empty(batch.n)
+    preds = np.empty(batch.n) if width == 0 else np.empty((batch.n, width))
     train_batch(
         table, gstate, params, loss_id, batch.indptr, batch.indices, batch.values,
         batch.labels, batch.weights, batch.bases, batch.status, stats, rows, preds,
     )  # fmt: skip
     return preds
+
+
+def prediction_width(config: TrainConfig) -> int:
+    """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``."""
+    return config.oaa + 1 if config.oaa else 0
+
+
+def check_probabilities(config: TrainConfig, probabilities: bool) -> None:
+    """``--probabilities`` needs ``--oaa`` and logistic loss (VW's probabilities are
+    logistic of each class's score, normalised)."""
+    if probabilities and not config.oaa:
+        raise UsageError("--probabilities applies to --oaa K (multiclass) models; for a "
+                         "binary model's probabilities use --link logistic")  # fmt: skip
+    if probabilities and config.loss != "logistic":
+        raise UsageError(f"--probabilities needs --loss logistic (this model learns {config.loss} "
+                         "loss: its scores are not log-odds)")  # fmt: skip

@@ -26,6 +26,7 @@ from streamlearn.config import (
 )
 from streamlearn.errors import BrokenPipe, Diverged, ModelError, OutOfMemory, UsageError
 from streamlearn.io.batch import Batch
+from streamlearn.io.classes import check_classes
 from streamlearn.learners import PARAMETER_FREE, resolve, spec_by_name
 from streamlearn.learners.base import (
     G_CLIP,
@@ -33,6 +34,7 @@ from streamlearn.learners.base import (
     G_T,
     GSTATE_SIZE,
     P_HOLDOUT,
+    P_PROBS,
     LearnerSpec,
     new_rows,
     new_stats,
@@ -58,6 +60,8 @@ from streamlearn.run.runner import (
     Console,
     FormatGuard,
     PredictionWriter,
+    check_probabilities,
+    prediction_width,
     prefetch,
     run_kernel,
 )
@@ -116,13 +120,13 @@ class Learner:
 
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa)
         params = config.params()
         return cls(config, spec, spec.new_table(config.bits), spec.init_gstate(params), new_stats())
 
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
@@ -374,15 +378,18 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
         )
+    check_probabilities(config, outputs.probabilities)
     grid_say = console.say if grid.size == 1 else _silent
     runs = []
     for c, cfg, o in zip(grid.configurations, configs, each, strict=True):
         learner = Learner.from_model(initial, cfg) if initial else Learner.fresh(cfg)
         params = cfg.params()
+        params[P_PROBS] = 1.0 if o.probabilities else 0.0
         runs.append(Run(
             c, learner, o, params,
-            ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0),
-            PassLog(cfg, grid_say), PredictionWriter(o.predictions, o.link),
+            ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0, classes=cfg.oaa > 0,
+                          probabilities=o.probabilities),
+            PassLog(cfg, grid_say), PredictionWriter(o.predictions, o.link, o.probabilities),
         ))  # fmt: skip
     print_config(console, config, inputs, runs[0].learner.spec, grid,
                   source.name if source is not None else None)  # fmt: skip
@@ -397,7 +404,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if outputs.invert_hash:
         from streamlearn.io.names import NameCollector
 
-        collector = NameCollector(config.bits, config.format, config.constant, config.namespaces())
+        collector = NameCollector(config.bits, config.format, config.constant, config.namespaces(),
+                                  config.oaa)  # fmt: skip
         if initial is not None:
             collector.names.update(initial.names)
     batch_learner = config.algo in BATCH_ALGORITHMS
@@ -507,6 +515,8 @@ def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks:
         if pass_no == 1:
             _check_format(guard, batch, runs)
             checks.check(batch)
+        elif checks.classes:  # the cache replays labels as parsed
+            check_classes(batch, checks.classes)
         elif checks.classification:
             batch.labels[batch.labels == 0.0] = -1.0
         yield batch
@@ -599,7 +609,8 @@ def _run_result(run: Run, checks: BatchChecks, initial_model: str | None, extra:
     learner = run.learner
     result = train_report(learner.stats, learner.config, learner.spec.name, run.final.nnz,
                           run.progress.curve, checks.skipped, checks.reasons, checks.first_errors,
-                          run.outputs.final_model, initial_model)  # fmt: skip
+                          run.outputs.final_model, initial_model,
+                          run.outputs.probabilities)  # fmt: skip
     result.update(extra)
     if run.configuration.typed:
         result["grid_values"] = dict(run.configuration.typed)
@@ -713,7 +724,7 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray)
     """Run the learner's kernel over one batch; return its predictions."""
     return run_kernel(
         learner.spec.train_batch, learner.table, learner.gstate, params,
-        learner.config.loss_id, batch, learner.stats, rows,
+        learner.config.loss_id, batch, learner.stats, rows, prediction_width(learner.config),
     )  # fmt: skip
 
 
