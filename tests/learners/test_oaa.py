@@ -94,7 +94,8 @@ def test_gd_kernel_equals_k_dense_binary_learners(loss_id, opts, k, seed):
 
 
 @pytest.mark.parametrize("loss_id", [SQUARED, LOGISTIC, HINGE])
-@pytest.mark.parametrize(("alpha", "beta", "l1", "l2"), [(0.5, 1.0, 0.0, 0.0), (0.1, 0.5, 0.2, 0.3)])
+@pytest.mark.parametrize(("alpha", "beta", "l1", "l2"),
+                         [(0.5, 1.0, 0.0, 0.0), (0.1, 0.5, 0.2, 0.3)])  # fmt: skip
 @pytest.mark.parametrize(("k", "seed"), [(3, 0), (6, 1)])
 def test_ftrl_kernel_equals_k_dense_binary_learners(loss_id, alpha, beta, l1, l2, k, seed):
     stream = class_stream(seed, k)
@@ -175,9 +176,6 @@ def test_options_are_checked():
     with pytest.raises(ConfigError, match="needs -b 4 at least"):
         TrainConfig(oaa=10, bits=3)
     assert TrainConfig(oaa=10).oaa_stride == 16
-
-
-DIGITS = None
 
 
 def digits_lines(n: int = 600) -> list[str]:
