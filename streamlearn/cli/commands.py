@@ -141,11 +141,13 @@ def vw_learner_options(f):
 @click.option("--normalized", is_flag=True, help="gd: per-feature normalized updates.")
 @click.option("--invariant", is_flag=True, help="gd: importance-invariant (safe) updates.")
 @click.option(
-    "--ftrl-alpha", "--ftrl_alpha", type=FLOATS, default=None, help="ftrl: alpha [default: 0.5]."
-)
+    "--ftrl-alpha", "--ftrl_alpha", type=FLOATS, default=None,
+    help="ftrl, coin, pistol: alpha [default: 0.5, 4, 1 as VW].",
+)  # fmt: skip
 @click.option(
-    "--ftrl-beta", "--ftrl_beta", type=FLOATS, default=None, help="ftrl: beta [default: 1]."
-)
+    "--ftrl-beta", "--ftrl_beta", type=FLOATS, default=None,
+    help="ftrl, coin, pistol: beta [default: 1, 1, 0.5 as VW].",
+)  # fmt: skip
 @click.option(
     "--min-prediction",
     "--min_prediction",

@@ -210,7 +210,9 @@ def write_readable(path: str, model, with_names: bool) -> None:
     c = model.config
     lines = [
         f"# sl readable model: algo {c.algo}, loss {c.loss}, bits {c.bits}, "
-        f"non-zero weights {model.nnz}",
+        f"non-zero weights {model.nnz}"
+        + (f"; {c.oaa} classes: class c of feature slot h at slot h*{c.oaa_stride} + c"
+           if c.oaa else ""),  # fmt: skip
         "# slot\tweight"
         + ("\tnames (space-separated; ^ joins namespace and feature)" if with_names else ""),
     ]

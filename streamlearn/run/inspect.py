@@ -43,7 +43,8 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         + (f", one against all over {c.oaa} classes" if c.oaa else ""),
         "  options "
         + " ".join(
-            f"{k}={v}" for k, v in info["options"].items() if k not in ("algo", "loss", "bits")
+            f"{k}={v}" for k, v in info["options"].items()
+            if k not in ("algo", "loss", "bits") and not _unset(k, v)
         ),
         f"  examples {s['examples']} (learned {info['learned_examples']}), "
         f"average {'multiclass 0/1 ' if c.oaa else ''}loss {_fmt(s['average_loss'])}",
@@ -55,6 +56,14 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         names = f"  {', '.join(e['names'])}" if e["names"] else ""
         lines.append(f"    {e['slot']:>10d} {e['weight']:>+14.6g}{names}")
     return "\n".join(lines)
+
+
+def _unset(key: str, value) -> bool:  # noqa: ANN001 - an option's JSON value
+    """Options of other learners, left at their defaults: not shown in the text (the JSON has
+    every option)."""
+    return (key.startswith(("ftrl_", "freegrad_")) and value in (None, False)) or (
+        key == "oaa" and value == 0
+    )
 
 
 def _fmt(x: float | None) -> str:
