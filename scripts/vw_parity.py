@@ -9,7 +9,9 @@ loss is read from its counters (``sum_loss / weighted examples``), not from
 the six digits it prints; sl's from ``--report``.
 
 Data sets: ``data/sample.vw``; VW's own test files (``tests/data/vw``:
-``rcv1_smaller``, ``0002``, ``big-constant``, ``regression_simple``);
+``rcv1_smaller``, ``0002``, ``big-constant``, ``regression_simple``, and for
+``--oaa`` ``multiclass`` and ``probabilities.dat``; scikit-learn's digits, raw
+pixels, classes 1..10);
 scikit-learn's breast cancer (raw features, 1e-3 to 4e3) and diabetes (raw)
 written out as VW text; copies of the classification sets with importance
 weights.  No download.
@@ -22,7 +24,11 @@ Configurations: VW's defaults; each subset of ``--adaptive --normalized
 ``--interactions`` with 2 to 4 namespaces, wildcards, self-interactions, ``--ignore``,
 ``--keep``, ``--ignore_linear``, a scaled namespace) with the default update, its
 subsets, ``--l1``/``--l2``, ``--ftrl`` and ``--sgd``, on VW's ``0002`` and
-``rcv1_smaller`` and a generated set with six namespaces.
+``rcv1_smaller`` and a generated set with six namespaces; VW's parameter-free
+``--coin``, ``--pistol``, ``--freegrad`` (and its options); ``--oaa K`` (with its
+update rules, ``--l1``/``--l2``, ``--ftrl``, ``-q``, ``-b``, ``--probabilities``)
+on the multiclass sets, where every predicted class (or probability line) must be
+VW's too.
 
 Inputs: VW reads decimals with its own routine, which is off by a float ulp
 for many of them (``vw_parse_float``); sl reads them correctly rounded.  The
@@ -73,6 +79,7 @@ class DataSet:
     make: Callable[[Path], Path]
     classification: bool  # labels -1/+1: logistic and hinge apply
     exact: bool = False  # written with decimals both programs read alike
+    classes: int = 0  # labels 1..K: the data set of the --oaa cases (K for "{K}")
 
 
 # ---------------------------------------------------------------------------
@@ -240,6 +247,20 @@ def namespaces_set(n: int = 600, seed: int = 3) -> Callable[[Path], Path]:
     return make
 
 
+def digits_set(tmp: Path) -> Path:
+    """scikit-learn's digits (1797 images, 8x8 pixels 0..16) as VW lines, classes 1..10:
+    ``label |p p0:v p1:v ...`` with the digit + 1 as the label and the non-zero pixels."""
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    path = tmp / "digits.vw"
+    with open(path, "w") as out:
+        for row, digit in zip(x, y, strict=True):
+            feats = " ".join(f"p{j}:{int(v)}" for j, v in enumerate(row) if v != 0)
+            out.write(f"{int(digit) + 1} |p {feats}\n")
+    return path
+
+
 def shipped(path: Path) -> Callable[[Path], Path]:
     return lambda tmp: path
 
@@ -274,6 +295,10 @@ DATASETS = [
     DataSet("breast-cancer-weighted", sklearn_set("breast-cancer", weighted=True), True, True),
     DataSet("diabetes", sklearn_set("diabetes"), False, exact=True),
     DataSet("namespaces", namespaces_set(), True, exact=True),
+    # multiclass (--oaa): VW's own files and scikit-learn's digits, raw pixels
+    DataSet("vw-multiclass", shipped(VW_FILES / "multiclass"), True, exact=True, classes=10),
+    DataSet("vw-probabilities", shipped(VW_FILES / "probabilities.dat.gz"), True, classes=4),
+    DataSet("digits", digits_set, True, exact=True, classes=10),
 ]
 
 
@@ -287,6 +312,13 @@ SUBSETS = [
 ]  # fmt: skip
 
 NS = ("namespaces",)
+UNWEIGHTED = ("sample", "vw-rcv1_smaller", "vw-0002", "vw-big-constant", "vw-regression_simple",
+              "breast-cancer", "diabetes", "namespaces")  # fmt: skip
+"""The data sets without importance weights below 1: VW's FreeGrad adds (a - 1) g^2 to a sum
+of squares, which such a weight can turn negative (VW then predicts NaN; sl stops)."""
+PISTOL_DATA = ("sample", "sample-weighted", "vw-rcv1_smaller", "vw-0002", "vw-regression_simple",
+               "breast-cancer", "breast-cancer-weighted", "namespaces")  # fmt: skip
+"""The data sets where PiSTOL's arithmetic stays finite (not big-constant, not diabetes)."""
 
 CONFIGS: list[tuple] = [
     ("default", [], ("squared", "logistic")),
@@ -331,6 +363,44 @@ CONFIGS: list[tuple] = [
         (["-q", "ab", "--sgd", "-l", "0.5"], NS),
         (["--cubic", "::a", "--sgd", "-l", "0.1"], NS),
     ]),
+    # VW's parameter-free learners (issue #26): --coin, --pistol, --freegrad and its options
+    ("--coin", ["--coin"], ("squared", "logistic", "hinge")),
+    ("--coin alpha beta", ["--coin", "--ftrl_alpha", "1", "--ftrl_beta", "0.5"],
+     ("squared", "logistic")),
+    # PiSTOL's exp(θ²/2τ) overflows on labels near 1000 (big-constant) and on raw diabetes: VW
+    # then predicts NaN (forced to 0) or ends with infinite weights; sl stops (exit 6)
+    ("--pistol", ["--pistol"], ("squared", "logistic", "hinge"), PISTOL_DATA),
+    ("--pistol alpha beta", ["--pistol", "--ftrl_alpha", "2", "--ftrl_beta", "0.25"],
+     ("squared", "logistic"), PISTOL_DATA),
+    *((" ".join(o), o, ("squared", "logistic"), UNWEIGHTED) for o in [
+        ["--freegrad"], ["--freegrad", "--project"],
+        ["--freegrad", "--project", "--radius", "0.5"], ["--freegrad", "--fepsilon", "0.1"],
+    ]),
+    # a restart can leave V = 0 (0/0 in eq. 9): VW predicts NaN on sample.vw (forced to 0)
+    *((" ".join(o), o, ("squared", "logistic"), tuple(d for d in UNWEIGHTED if d != "sample"))
+      for o in [["--freegrad", "--restart"],
+                ["--freegrad", "--restart", "--project", "--fepsilon", "2"]]),
+    # a Lipschitz hint far above a slot's first gradient gives V ~ 1e-40 and infinite weights
+    ("--freegrad --flipschitz_const", ["--freegrad", "--flipschitz_const", "1"], ("logistic",),
+     ("breast-cancer", "namespaces")),
+    ("-q ab --coin", ["-q", "ab", "--coin"], ("squared", "logistic"), NS),
+    ("--cubic abc --pistol", ["--cubic", "abc", "--pistol"], ("squared", "logistic"), NS),
+    ("-q ab --freegrad", ["-q", "ab", "--freegrad"], ("squared", "logistic"), NS),
+    # one-against-all (issue #26), on the multiclass data sets: the 0/1 loss and every
+    # predicted class (probabilities with --probabilities) equal VW's
+    *((" ".join(["--oaa", *o]), ["--oaa", "{K}", *o], ("squared", "logistic", "hinge")) for o in [
+        [], ["--adaptive"], ["--normalized"], ["--invariant"], ["--adaptive", "--normalized"],
+        ["--l1", "1e-4"], ["--l2", "1e-4"], ["--l1", "1e-5", "--l2", "1e-5"],
+        ["--power_t", "0.25"], ["--initial_t", "10"], ["--ftrl"], ["--ftrl", "--l1", "1e-2"],
+        ["--ftrl", "--l2", "1e-1"], ["-b", "8"], ["--min_prediction", "-0.5",
+                                                   "--max_prediction", "0.5"],
+        ["-q", "pp"], ["--noconstant"],
+    ]),
+    ("--oaa --probabilities", ["--oaa", "{K}", "--probabilities"], ("logistic",)),
+    ("--oaa --ftrl --probabilities", ["--oaa", "{K}", "--ftrl", "--probabilities"],
+     ("logistic",)),
+    ("--oaa 12 (more classes than labels)", ["--oaa", "12"], ("squared", "logistic"),
+     ("digits",)),
 ]  # fmt: skip
 """(name, options for both programs, the losses it applies to[, the only data sets it runs
 on]); a configuration without the fourth element runs on every data set."""
@@ -339,13 +409,15 @@ LOOSER: dict[str, float] = {}
 """Configurations held to a looser tolerance than ``--tolerance`` (none since ``--sgd``
 runs VW's single-precision update)."""
 
-QUICK_DATA = ("sample", "vw-0002", "breast-cancer-weighted", "namespaces")
+QUICK_DATA = ("sample", "vw-0002", "breast-cancer-weighted", "namespaces", "digits")
 QUICK_CONFIGS = (
     "default", "--adaptive", "--normalized", "--invariant", "--l1 1e-4", "--l2 1e-4",
     "--power_t 0.25", "--initial_t 10", "--ftrl", "--ftrl --l1 1e-2", "--ftrl --l2 1e-1",
     "-q Tf", "--cubic Tff", "-q aa", "-q ::", "--cubic bab", "--interactions abcd",
     "-q ab --keep a --keep b", "-q ab --ignore_linear a", "--cubic :::",
     "--interactions a:b:", "-q ab --l1 1e-4", "-q ab --ftrl", "-q ab --sgd -l 0.5",
+    "--coin", "--pistol", "--freegrad --project --radius 0.5", "--oaa", "--oaa --ftrl",
+    "--oaa --probabilities",
 )  # fmt: skip
 
 
@@ -353,25 +425,33 @@ QUICK_CONFIGS = (
 # running both
 
 
-def sl_loss(path: Path, loss: str, opts: list[str], tmp: Path) -> float:
-    """``sl train`` in this process (through the CLI); its progressive average loss."""
+def sl_loss(path: Path, loss: str, opts: list[str], tmp: Path,
+            predictions: Path | None = None) -> float:  # fmt: skip
+    """``sl train`` in this process (through the CLI); its progressive average loss.
+
+    ``predictions``: also write ``-p`` there."""
     from click.testing import CliRunner
 
     from streamlearn.cli import cli
 
     rep = tmp / "sl-report.json"
     args = ["train", str(path), "--loss", loss, *opts, "--report", str(rep), "--quiet"]
+    if predictions is not None:
+        args += ["-p", str(predictions)]
     r = CliRunner().invoke(cli, args, catch_exceptions=False)
     if r.exit_code != 0:
         raise RuntimeError(f"sl {' '.join(args)} failed ({r.exit_code}): {r.output}")
     return float(json.loads(rep.read_text())["average_loss"])
 
 
-def vw_loss(path: Path, loss: str, opts: list[str]) -> float:
-    """``vw -d path`` in this process; sum of losses / weighted labeled examples."""
+def vw_loss(path: Path, loss: str, opts: list[str], predictions: Path | None = None) -> float:
+    """``vw -d path`` in this process; sum of losses / weighted labeled examples.
+
+    ``predictions``: also write ``-p`` there."""
     from vowpalwabbit import Workspace
 
-    ws = Workspace(" ".join(["--quiet", "-d", str(path), "--loss_function", loss, *opts]))
+    more = ["-p", str(predictions)] if predictions is not None else []
+    ws = Workspace(" ".join(["--quiet", "-d", str(path), "--loss_function", loss, *opts, *more]))
     try:
         return ws.get_sum_loss() / ws.get_weighted_examples()
     finally:
@@ -395,12 +475,19 @@ def run(datasets, configs, tolerance: float, out=sys.stdout) -> list[dict]:
             for name, opts, applies, *only in configs:
                 if only and ds.name not in only[0]:
                     continue
+                if bool(ds.classes) != ("--oaa" in opts):
+                    continue  # the multiclass data sets take the --oaa cases, and only those
+                opts = [str(ds.classes) if o == "{K}" else o for o in opts]
                 for loss in losses:
                     if loss not in applies:
                         continue
-                    theirs = vw_loss(path, loss, opts)
+                    # --oaa: the predicted classes (or probabilities) must be VW's too
+                    vw_p, sl_p = (tmp / "vw.p", tmp / "sl.p") if ds.classes else (None, None)
+                    theirs = vw_loss(path, loss, opts, vw_p)
                     as_is = sl_loss(path, loss, opts, tmp)
                     ours = as_is if same == path else sl_loss(same, loss, opts, tmp)
+                    if ds.classes:
+                        sl_loss(same, loss, opts, tmp, sl_p)
 
                     def rel(x, theirs=theirs):
                         return abs(x - theirs) / abs(theirs) if theirs else abs(x)
@@ -409,10 +496,16 @@ def run(datasets, configs, tolerance: float, out=sys.stdout) -> list[dict]:
                            "sl": as_is, "sl_vw_read": ours, "rel": rel(ours),
                            "rel_as_is": rel(as_is),
                            "ok": rel(ours) <= max(tolerance, LOOSER.get(name, 0.0))}  # fmt: skip
+                    if ds.classes:
+                        row["same_predictions"] = vw_p.read_text() == sl_p.read_text()
+                        row["ok"] = row["ok"] and row["same_predictions"]
                     rows.append(row)
                     mark = "ok " if row["ok"] else "MISS"
+                    same_p = ("" if "same_predictions" not in row else
+                              ", same predictions" if row["same_predictions"] else
+                              ", OTHER PREDICTIONS")  # fmt: skip
                     print(f"{mark} {ds.name:<22} {loss:<8} {name:<40} vw {theirs:<14.9g} "
-                          f"rel {row['rel']:.1e} (as is {row['rel_as_is']:.1e})",
+                          f"rel {row['rel']:.1e} (as is {row['rel_as_is']:.1e}){same_p}",
                           file=out, flush=True)  # fmt: skip
     return rows
 

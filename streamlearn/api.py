@@ -241,16 +241,65 @@ class Model:
         ``link="logistic"`` gives probabilities (``"glf1"``, ``"poisson"``: VW's
         other links); a model trained with ``binary=True`` gives -1/+1.  Malformed
         lines score NaN (as ``sl predict -p`` writes ``nan``), so the result lines
-        up with the input.
+        up with the input.  A multiclass model (``oaa=K``) predicts classes 1..K
+        (as floats; NaN for a malformed line); see :meth:`predict_proba` and
+        :meth:`decision_function`.
         """
-        from streamlearn.run.predict import Scorer
         from streamlearn.run.runner import LINKS, shown
 
         if link not in LINKS:
             raise ValueError(f"link must be one of {', '.join(LINKS)}, not {link!r}")
+        preds = self._predictions(data, lines)
+        if preds.ndim == 2:
+            if link != "identity":
+                raise ValueError("a multiclass model predicts classes: use predict_proba() "
+                                 "for probabilities")  # fmt: skip
+            return preds[:, 0].copy()
+        return shown(preds, link, self._fitted().config.binary)
+
+    def predict_proba(self, data=None, *, lines=None) -> np.ndarray:  # noqa: ANN001
+        """Class probabilities, an ``(n, K)`` array with columns in the order of
+        :attr:`classes_` (NaN rows for malformed lines).
+
+        A multiclass model (``oaa=K``): VW's ``--probabilities`` -- the logistic
+        function of each class's score, normalised to sum 1 (needs ``loss="logistic"``).
+        A binary model with logistic loss: ``[P(-1), P(+1)]`` from its margin.
+        """
+        m = self._fitted()
+        if m.config.loss != "logistic":
+            raise ValueError(f"predict_proba needs a model trained with loss='logistic' "
+                             f"(this one learns {m.config.loss} loss)")  # fmt: skip
+        preds = self._predictions(data, lines, probabilities=True)
+        if preds.ndim == 2:
+            return preds[:, 1:].copy()
+        p = 1.0 / (1.0 + np.exp(-preds))
+        return np.column_stack([1.0 - p, p])
+
+    def decision_function(self, data=None, *, lines=None) -> np.ndarray:  # noqa: ANN001
+        """The raw scores: a multiclass model's ``(n, K)`` class scores (each clipped to the
+        prediction range, as VW's); a binary or regression model's margins ``(n,)``."""
+        preds = self._predictions(data, lines)
+        return preds[:, 1:].copy() if preds.ndim == 2 else preds
+
+    @property
+    def n_classes(self) -> int:
+        """The number of classes K of a multiclass model (``oaa=K``); 0 otherwise."""
+        return self.config.oaa
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The classes, in the order of :meth:`predict_proba`'s columns: ``1..K`` for a
+        multiclass model, ``[-1, 1]`` for a binary one."""
+        k = self.config.oaa
+        return np.arange(1.0, k + 1.0) if k else np.array([-1.0, 1.0])
+
+    def _predictions(self, data, lines, probabilities: bool = False) -> np.ndarray:  # noqa: ANN001
+        """The scorer's output for every example: ``(n,)``, or ``(n, K + 1)`` for a
+        multiclass model (the class, then the K scores or probabilities)."""
+        from streamlearn.run.predict import Scorer
 
         m = self._fitted()
-        scorer = Scorer(m)
+        scorer = Scorer(m, probabilities)
         paths = _paths(data, lines)
         if paths is not None:
             from streamlearn.run.passes import parsed
@@ -262,11 +311,14 @@ class Model:
             batches = _source(data, lines, None, None, None, m.config, labeled=False).batches()
         out = []
         for batch in batches:
+            if m.config.oaa:
+                batch.labels[:] = np.nan  # scoring: a line's label (any) plays no part
             p = scorer.score(batch)
             p[batch.status != 0] = np.nan
             out.append(p)
-        preds = np.concatenate(out) if out else np.empty(0)
-        return shown(preds, link, m.config.binary)
+        if out:
+            return np.concatenate(out)
+        return np.empty((0, m.config.oaa + 1)) if m.config.oaa else np.empty(0)
 
     # -- what is in it -------------------------------------------------------------
 
@@ -338,6 +390,8 @@ def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = 
     if data is not None and (hasattr(data, "tocsr") or isinstance(data, np.ndarray)):
         if labeled and y is None:
             raise ValueError("a matrix needs its labels: fit(X, y)")
+        if labeled and config.oaa:
+            _check_classes(y, config.oaa)
         return MatrixSource(data, y, weights, base, config.bits, config.constant)
     if y is not None or weights is not None or base is not None:
         raise ValueError("y, sample_weight and base go with a matrix; lines carry their own")
@@ -347,6 +401,17 @@ def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = 
             "or lines= (an iterable of text lines)"
         )
     return LineSource(data if data is not None else lines, config)
+
+
+def _check_classes(y, k: int) -> None:  # noqa: ANN001
+    """A multiclass model's labels: classes 1..K (NaN: unlabeled), else ValueError."""
+    a = np.asarray(y, dtype=np.float64).reshape(-1)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isnan(a) | ((a >= 1) & (a <= k) & (a == np.floor(a))))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"y[{i}] = {a[i]:g} is not a class 1..{k} of Model(oaa={k}): the labels "
+                         f"of a multiclass model are the integers 1 to {k}")  # fmt: skip
 
 
 class LineSource:

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-from streamlearn.learners import ALGORITHMS, MINIBATCH_ALGORITHMS
+from streamlearn.learners import ALGORITHMS, MINIBATCH_ALGORITHMS, PARAMETER_FREE
 from streamlearn.learners.base import make_params
 from streamlearn.learners.losses import NAMES as LOSSES
 
@@ -32,7 +32,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 # Options fixed by the model: changing them on resume would make the saved
 # table meaningless.
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "top_k", *UPDATE_RULE,
-                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS)  # fmt: skip
+                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -42,10 +42,17 @@ PER_RUN = ("passes", "holdout_period", "early_terminate", "test_only", "holdout_
 
 
 BATCH_ALGORITHMS = ("cd", "scd")
-FLOAT32_ALGORITHMS = ("gd", "ftrl")
+FLOAT32_ALGORITHMS = ("gd", "ftrl", "coin", "pistol", "freegrad")
 """The learners that compute in single precision as VW: crosses' values are float32
 products for them (:func:`streamlearn.io.interactions.expand_batch`)."""
 BATCH_EPOCHS = {"cd": 1000, "scd": 1000}
+
+# --ftrl-alpha and --ftrl-beta: the learners that take them, and VW's defaults for each
+FTRL_DEFAULTS = {"ftrl": (0.5, 1.0), "coin": (4.0, 1.0), "pistol": (1.0, 0.5)}
+FREEGRAD_OPTIONS = ("freegrad_epsilon", "freegrad_lipschitz", "freegrad_restart",
+                    "freegrad_project", "freegrad_radius")  # fmt: skip
+OAA_ALGORITHMS = ("gd", "ftrl")
+"""The learners --oaa K runs K of (VW's one-against-all over its gd or ftrl)."""
 
 
 class ConfigError(ValueError):
@@ -70,8 +77,22 @@ class TrainConfig:
     adaptive: bool = True
     normalized: bool = True
     invariant: bool = True
-    ftrl_alpha: float = 0.5
-    ftrl_beta: float = 1.0
+    ftrl_alpha: float | None = None
+    """ftrl, coin, pistol: α (None: VW's default for the learner, :data:`FTRL_DEFAULTS`)."""
+    ftrl_beta: float | None = None
+    freegrad_epsilon: float | None = None
+    """freegrad: the initial wealth ε (VW's --fepsilon; None: 1)."""
+    freegrad_lipschitz: float | None = None
+    """freegrad: a known bound on the gradients (VW's --flipschitz_const; None: 0, none)."""
+    freegrad_restart: bool = False
+    """freegrad: FreeRange restarts (VW's --restart)."""
+    freegrad_project: bool = False
+    """freegrad: project the weights onto a ball (VW's --project)."""
+    freegrad_radius: float | None = None
+    """freegrad --project: the ball's radius (None: adaptive, as VW)."""
+    oaa: int = 0
+    """One-against-all over K classes (VW's --oaa K): labels 1..K, K sub-problems in one
+    table; 0 = one binary or regression problem."""
     min_prediction: float | None = None
     max_prediction: float | None = None
     theta: float = math.inf
@@ -186,14 +207,6 @@ class TrainConfig:
             (self.p is None or 2 <= self.p < math.inf, "--p must be a finite number >= 2"),
             (self.norm_refresh is None or self.norm_refresh >= 1, "--norm-refresh must be >= 1"),
             (
-                self.ftrl_alpha > 0 and math.isfinite(self.ftrl_alpha),
-                "--ftrl-alpha must be a positive number",
-            ),
-            (
-                self.ftrl_beta >= 0 and math.isfinite(self.ftrl_beta),
-                "--ftrl-beta must be >= 0",
-            ),
-            (
                 all(
                     v is None or math.isfinite(v)
                     for v in (self.min_prediction, self.max_prediction)
@@ -209,6 +222,7 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
+        self._check_learner_options()
         if (self.algo == "l0") != (self.top_k is not None):
             raise ConfigError("--algo l0 needs --top-k K, and --top-k applies to --algo l0 only")
         if self.top_k is not None and self.top_k < 1:
@@ -235,8 +249,65 @@ class TrainConfig:
             raise ConfigError("--p and --norm-refresh apply to --algo smidas only")
         if not gd and not (self.adaptive and self.normalized and self.invariant):
             raise ConfigError("--adaptive, --normalized and --invariant apply to --algo gd only")
-        if self.algo != "ftrl" and (self.ftrl_alpha != 0.5 or self.ftrl_beta != 1.0):
-            raise ConfigError("--ftrl-alpha and --ftrl-beta apply to --algo ftrl only")
+
+    def _check_learner_options(self) -> None:
+        """The options of ftrl, coin, pistol, freegrad and --oaa (resolving their defaults)."""
+        alpha, beta = FTRL_DEFAULTS.get(self.algo, (None, None))
+        if alpha is None:
+            # (0.5 and 1 were written out for every learner by sl before coin and pistol)
+            if self.ftrl_alpha not in (None, 0.5) or self.ftrl_beta not in (None, 1.0):
+                raise ConfigError("--ftrl-alpha and --ftrl-beta apply to --algo ftrl, coin and "
+                                  "pistol only")  # fmt: skip
+            object.__setattr__(self, "ftrl_alpha", None)
+            object.__setattr__(self, "ftrl_beta", None)
+        else:
+            if self.ftrl_alpha is None:
+                object.__setattr__(self, "ftrl_alpha", alpha)
+            if self.ftrl_beta is None:
+                object.__setattr__(self, "ftrl_beta", beta)
+            if not (self.ftrl_alpha > 0 and math.isfinite(self.ftrl_alpha)):
+                raise ConfigError("--ftrl-alpha must be a positive number")
+            if not (self.ftrl_beta >= 0 and math.isfinite(self.ftrl_beta)):
+                raise ConfigError("--ftrl-beta must be >= 0")
+        if self.algo in PARAMETER_FREE and (self.l1 != 0 or self.l2 != 0):
+            raise ConfigError(f"--l1 and --l2 do not apply to --algo {self.algo} (VW's "
+                              f"--{self.algo} ignores them)")  # fmt: skip
+        if self.algo != "freegrad":
+            given = [n for n in FREEGRAD_OPTIONS if getattr(self, n) not in (None, False)]
+            if given:
+                raise ConfigError(f"--{_flag(given[0])} applies to --algo freegrad only")
+        else:
+            if self.freegrad_epsilon is None:
+                object.__setattr__(self, "freegrad_epsilon", 1.0)
+            if self.freegrad_lipschitz is None:
+                object.__setattr__(self, "freegrad_lipschitz", 0.0)
+            if not (self.freegrad_epsilon > 0 and math.isfinite(self.freegrad_epsilon)):
+                raise ConfigError("--fepsilon must be a positive number")
+            if not (self.freegrad_lipschitz >= 0 and math.isfinite(self.freegrad_lipschitz)):
+                raise ConfigError("--flipschitz-const must be >= 0")
+            r = self.freegrad_radius
+            if r is not None and not (r > 0 and math.isfinite(r)):
+                raise ConfigError("--radius must be a positive number")
+            if r is not None and not self.freegrad_project:
+                raise ConfigError("--radius is the radius of --project's ball: it does nothing "
+                                  "without --project")  # fmt: skip
+        if self.oaa:
+            if self.oaa < 2:
+                raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
+            if self.algo not in OAA_ALGORITHMS:
+                raise ConfigError(f"--oaa runs with --algo {' or '.join(OAA_ALGORITHMS)} (VW's "
+                                  f"gd or ftrl), not {self.algo}")  # fmt: skip
+            if self.oaa_stride > 1 << self.bits:
+                raise ConfigError(f"--oaa {self.oaa} needs -b {self.oaa_stride.bit_length() - 1} "
+                                  f"at least (each feature takes {self.oaa_stride} slots)")
+        elif self.oaa < 0:
+            raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
+
+    @property
+    def oaa_stride(self) -> int:
+        """With --oaa K: the slots each feature takes, K rounded up to a power of 2 (VW's
+        ``total_feature_width``); feature slot h of class c is ``(h·stride + c) mod 2^b``."""
+        return 1 << max(self.oaa - 1, 0).bit_length() if self.oaa else 1
 
     def _check_vw_options(self) -> None:
         """The checks of the options VW users bring (see the fields' docstrings)."""
@@ -304,14 +375,20 @@ class TrainConfig:
             adaptive=self.adaptive,
             normalized=self.normalized,
             invariant=self.invariant,
-            ftrl_alpha=self.ftrl_alpha,
-            ftrl_beta=self.ftrl_beta,
+            ftrl_alpha=0.5 if self.ftrl_alpha is None else self.ftrl_alpha,
+            ftrl_beta=1.0 if self.ftrl_beta is None else self.ftrl_beta,
             min_prediction=self.min_prediction,
             max_prediction=self.max_prediction,
             minibatch=self.minibatch,
             quantile_tau=self.quantile_tau,
             holdout_after=self.holdout_after,
             binary=self.binary,
+            oaa=self.oaa,
+            freegrad_epsilon=1.0 if self.freegrad_epsilon is None else self.freegrad_epsilon,
+            freegrad_lipschitz=self.freegrad_lipschitz or 0.0,
+            freegrad_restart=self.freegrad_restart,
+            freegrad_project=self.freegrad_project,
+            freegrad_radius=self.freegrad_radius,
         )
 
     @property
@@ -346,4 +423,15 @@ class TrainConfig:
         return cls(**kw)
 
     def replace(self, **changes) -> TrainConfig:
+        if "algo" in changes and changes["algo"] != self.algo:
+            # another learner: its own defaults for the options only it takes
+            for name in ("ftrl_alpha", "ftrl_beta", "freegrad_epsilon", "freegrad_lipschitz"):
+                changes.setdefault(name, None)
         return replace(self, **changes)
+
+
+def _flag(name: str) -> str:
+    """The command line's spelling of a field."""
+    return {"freegrad_epsilon": "fepsilon", "freegrad_lipschitz": "flipschitz-const",
+            "freegrad_restart": "restart", "freegrad_project": "project",
+            "freegrad_radius": "radius"}.get(name, name.replace("_", "-"))  # fmt: skip

@@ -498,6 +498,192 @@ def ftrl(stream, loss_id, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.float32, cl
     return w.astype(np.float64), preds, z, n
 
 
+# ---- parameter-free learners: VW's --coin, --pistol, --freegrad ----------------
+
+
+def _stored_prediction(f, w, idx, x, base):
+    """``base + Σ w_j x_j`` (what VW predicts an example it does not learn with)."""
+    p = f(base)
+    for j, xj in zip(idx, x, strict=True):
+        p = p + w[j] * xj
+    return p
+
+
+def _parameter_free(stream, loss_id, dt, clip, learn_example):
+    """Walk the stream: examples with a label and a weight are predicted and learned by
+    ``learn_example(idx, x, y, a) -> (raw prediction, step(p))``; the others are predicted
+    with the stored weights ``w`` (``learn_example.w``).  Returns the predictions."""
+    f = dt
+    clip = clip or Clip(loss_id)
+    preds = np.full(stream.n, np.nan)
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        x = val.astype(dt)
+        y = stream.labels[i]
+        a = stream.weights[i]
+        learn = not np.isnan(y) and a != 0
+        if learn:
+            raw, step = learn_example(idx, x, f(y), a)
+        else:
+            raw = _stored_prediction(f, learn_example.w, idx, x, stream.bases[i])
+        p = f(clip(float(raw), float(y)))
+        preds[i] = float(p)
+        if learn:
+            step(p)
+    return preds
+
+
+def coin(stream, loss_id, alpha=4.0, beta=1.0, dt=np.float32, clip=None):
+    """Coin betting (COCOB without its sigmoid; Orabona & Tommasi 2017, Alg. 2) per
+    coordinate, as VW's ``--coin`` computes it.  Returns (weights, predictions, state)."""
+    A = Arith(dt)
+    f = A.f
+    al, be = f(alpha), f(beta)
+    w, theta, G, m, wealth, L = (np.zeros(stream.d, dtype=dt) for _ in range(6))
+    sums = {"N": 0.0, "A": 0.0}
+
+    def bet(j, mj, Lj):
+        lm = Lj * mj
+        return (al + wealth[j]) / (lm * (lm + G[j])) * theta[j] if lm > 0 else f(0.0)
+
+    def learn_example(idx, x, y, a):
+        raw, n2 = f(0.0), f(0.0)
+        for j, xj in zip(idx, x, strict=True):
+            mj = max(m[j], abs(xj))
+            raw = raw + bet(j, mj, L[j]) * xj
+            if mj > 0:
+                n2 = n2 + (xj / mj) * (xj / mj)
+        sums["N"] += float(f(a)) * float(n2)
+        sums["A"] += float(f(a))
+        s = f((sums["N"] + 1e-6) / sums["A"])
+
+        def step(p):
+            g = vw_loss_terms(A, loss_id, p, y)[1] * f(a)
+            for j, xj in zip(idx, x, strict=True):
+                m[j] = max(m[j], abs(xj))
+                if abs(g) > L[j]:
+                    L[j] = max(abs(g), be)
+                b = bet(j, m[j], L[j])
+                theta[j] = theta[j] - g * xj
+                G[j] = G[j] + abs(g * xj)
+                wealth[j] = wealth[j] - g * xj * b
+                w[j] = b / s
+
+        return raw / s, step
+
+    learn_example.w = w
+    preds = _parameter_free(stream, loss_id, dt, clip, learn_example)
+    return w.astype(np.float64), preds, np.stack([w, theta, G, m, wealth, L], axis=1)
+
+
+def pistol(stream, loss_id, alpha=1.0, beta=0.5, dt=np.float32, clip=None):
+    """PiSTOL (Orabona 2014, Alg. 1) per coordinate, as VW's ``--pistol`` computes it.
+    Returns (weights, predictions, state)."""
+    A = Arith(dt)
+    f = A.f
+    al, be = f(alpha), f(beta)
+    w, theta, G, m = (np.zeros(stream.d, dtype=dt) for _ in range(4))
+
+    def learn_example(idx, x, y, a):
+        raw = f(0.0)
+        for j, xj in zip(idx, x, strict=True):
+            m[j] = max(m[j], abs(xj))
+            tau = f(1.0) / (al * m[j] * (G[j] + m[j]))
+            w[j] = A.sqrt(G[j]) * be * theta[j] * A.exp(theta[j] * theta[j] / f(2.0) * tau) * tau
+            raw = raw + w[j] * xj
+
+        def step(p):
+            g = vw_loss_terms(A, loss_id, p, y)[1] * f(a)
+            for j, xj in zip(idx, x, strict=True):
+                theta[j] = theta[j] - g * xj
+                G[j] = G[j] + abs(g * xj)
+
+        return raw, step
+
+    learn_example.w = w
+    preds = _parameter_free(stream, loss_id, dt, clip, learn_example)
+    return w.astype(np.float64), preds, np.stack([w, theta, G, m], axis=1)
+
+
+def freegrad(stream, loss_id, epsilon=1.0, lipschitz=0.0, restart=False, project=False,
+             radius=None, dt=np.float32, clip=None):
+    """FreeGrad (Mhammedi & Koolen 2020, eq. 9 and Alg. 2) per coordinate, with VW's
+    FreeRange restarts and its projection (Cutkosky 2020, Alg. 1), as VW's ``--freegrad``
+    computes them.  Returns (weights, predictions, state)."""
+    A = Arith(dt)
+    f = A.f
+    eps, lip = f(epsilon), f(lipschitz)
+    w, Gs, V, h1, ht, S = (np.zeros(stream.d, dtype=dt) for _ in range(6))
+    glob = {"norms": f(1.0), "top": f(0.0)}
+
+    def eq9(j):
+        if not h1[j] > 0:
+            return f(0.0)
+        aG = abs(Gs[j])
+        d = V[j] + ht[j] * aG
+        num = -Gs[j] * eps * (f(2.0) * V[j] + ht[j] * aG) * (h1[j] * h1[j])
+        e = A.exp(aG * aG / (f(2.0) * V[j] + f(2.0) * ht[j] * aG))
+        return num / (f(2.0) * (d * d) * A.sqrt(V[j])) * e
+
+    def learn_example(idx, x, y, a):
+        raw, sq = f(0.0), f(0.0)
+        for j, xj in zip(idx, x, strict=True):
+            wj = eq9(j)
+            sq = sq + wj * wj
+            raw = raw + wj * xj
+        norm_w = A.sqrt(sq)
+        r = f(radius) if radius is not None else eps * A.sqrt(glob["norms"])
+        if project and norm_w > r:
+            raw = raw * (r / norm_w)
+
+        def step(p):
+            g = vw_loss_terms(A, loss_id, p, y)[1]
+            e1 = f(a) - f(1.0)
+            gw = f(0.0)
+            for j, xj in zip(idx, x, strict=True):
+                gw = gw + (g * xj) * eq9(j)
+            sqc = f(0.0)
+            for j, xj in zip(idx, x, strict=True):
+                gx = g * xj
+                tilde = gx
+                old_h1, old_ht = h1[j], ht[j]
+                if old_h1 > 0:
+                    w[j] = eq9(j)
+                if project and norm_w > r and gw < 0:
+                    tilde = gx - gw * w[j] / (norm_w * norm_w)
+                if tilde == 0:
+                    continue
+                c, at = tilde, abs(tilde)
+                if old_h1 == 0:
+                    h1[j] = ht[j] = at if lip == 0 else lip
+                    V[j] = V[j] + f(a) * (at * at)
+                elif at > old_ht:
+                    c = c * (old_ht / at)
+                    ht[j] = at
+                sqc = sqc + c * c
+                if restart and ht[j] / h1[j] > S[j] + f(2.0):
+                    h1[j] = ht[j]
+                    Gs[j] = c + e1 * tilde
+                    V[j] = c * c + e1 * (tilde * tilde)
+                else:
+                    Gs[j] = Gs[j] + (c + e1 * tilde)
+                    V[j] = V[j] + (c * c + e1 * (tilde * tilde))
+                if old_ht > 0:
+                    S[j] = S[j] + (abs(c) / old_ht + e1 * at / ht[j])
+            n = A.sqrt(sqc)
+            glob["top"] = max(glob["top"], n)
+            if glob["top"] > 0:
+                glob["norms"] = glob["norms"] + f(a) * n / glob["top"]
+
+        return raw, step
+
+    learn_example.w = w
+    preds = _parameter_free(stream, loss_id, dt, clip, learn_example)
+    return w.astype(np.float64), preds, np.stack([w, Gs, V, h1, ht, S], axis=1)
+
+
 # ---- L0-constrained SGD (Dhingra et al., Alg. 5) ------------------------------
 
 
@@ -583,3 +769,178 @@ def minibatch(stream: Stream, loss_id: int, eta0, power_t, t0, B, reg="none", g=
     if b:
         step()
     return w, preds
+
+
+# ---- one-against-all (VW's --oaa K over gd or ftrl) -----------------------------
+
+
+class _GDModel:
+    """One binary sub-problem of VW's gd, dense: its weights v, adaptive sums G, largest
+    |x| m and normalizer sums S, W (the global gravity, contraction, clock and the last
+    normalizer μ live in ``shared``, as in VW's shared data)."""
+
+    def __init__(self, A, d, t0, adaptive, first):
+        f = A.f
+        self.A = A
+        self.v = np.zeros(d, dtype=f)
+        self.G = np.full(d, t0 if adaptive else 0.0, dtype=f)
+        self.m = np.zeros(d, dtype=f)
+        # VW starts only the first model's normalizer at t0 (gd_per_model_states[0])
+        self.S = self.W = float(f(t0)) if t0 > 0 and first else 0.0
+
+
+def oaa_gd(stream, loss_id, k, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0, adaptive=True,
+           normalized=True, invariant=True, dt=np.float32):
+    """VW's ``--oaa K`` over its gd, dense: K binary problems (class c learns +1 when the
+    label is c + 1, else -1), each a :func:`vw_gd` of its own, sharing VW's global state.
+
+    The K scores are clipped to the range as it was before the example (VW predicts all
+    classes first, then each class's label widens the range), the class is the first
+    largest score; every class learns from the score it predicted.  Labels must be classes
+    1..K or NaN.  Returns (weights[K, d] as read at the end, scores[n, K], classes[n]).
+    """
+    A = Arith(dt)
+    f = A.f
+    d = stream.d
+    models = [_GDModel(A, d, t0, adaptive, c == 0) for c in range(k)]
+    shared = {"g": 0.0, "c": 1.0, "mu": f(1.0), "T": 0.0}
+    q = f(power_t)
+    nq = q - f(1.0) if adaptive or q != f(0.5) else f(-1.0)
+    eta = f(eta0)
+    if not adaptive and not normalized:
+        eta = eta * A.pow(f(t0), q)
+    edge = 50.0 if loss_id == 1 else 0.0
+    lo, hi = -edge, edge
+    scores = np.full((stream.n, k), np.nan)
+    classes = np.full(stream.n, np.nan)
+
+    def trunc(vj):
+        g = f(shared["g"])
+        return vj - (f(-1.0) if vj <= 0 else f(1.0)) * g if g < abs(vj) else f(0.0)
+
+    def rate(mod, j):
+        r = f(1.0)
+        if adaptive:
+            r = A.pow(mod.G[j], -q)
+        if normalized:
+            r = r * A.pow(mod.m[j] * mod.m[j], nq)
+        return r
+
+    def step(mod, idx, x, p, y, a):
+        loss, dl, dl2 = vw_loss_terms(A, loss_id, p, y)
+        if not loss > 0:
+            return
+        gamma = f(a) * dl2
+        if not adaptive and not normalized:
+            ppu = f(0.0)
+            for xj in x:
+                ppu = ppu + xj * xj
+        else:
+            ppu, nx = f(0.0), f(0.0)
+            for j, xj in zip(idx, x, strict=True):
+                x2 = max(xj * xj, f(1.084202e-19) * f(1.084202e-19))
+                ax = A.sqrt(x2) if x2 > xj * xj else abs(xj)
+                if adaptive:
+                    mod.G[j] = mod.G[j] + gamma * x2
+                if normalized:
+                    if ax > mod.m[j]:
+                        if mod.m[j] > 0:
+                            mod.v[j] = mod.v[j] * A.pow((ax / mod.m[j]) * (ax / mod.m[j]), nq)
+                        mod.m[j] = ax
+                    nx = nx + x2 / (mod.m[j] * mod.m[j])
+                ppu = ppu + x2 * rate(mod, j)
+            if normalized:
+                mod.S += float(f(a)) * float(nx)
+                mod.W += float(f(a))
+                shared["mu"] = A.pow(f(mod.S) / f(mod.W), nq)
+                ppu = ppu * shared["mu"]
+        s = eta * f(a)
+        if not adaptive:
+            s = s * A.pow(f(f(t0) + shared["T"]), -q)
+        u = vw_step(A, loss_id, p, y, s, ppu, invariant)
+        if (l1 > 0 or l2 > 0) and abs(float(u)) > 1e-8:
+            eta_bar = -float(u) / float(dl) if abs(float(dl)) > 1e-8 else 0.0
+            if abs(float(dl)) > 1e-8:
+                shared["c"] *= 1.0 - float(f(l2)) * eta_bar
+            u = u / f(shared["c"])
+            shared["g"] += eta_bar * float(f(l1))
+        if normalized:
+            u = u * shared["mu"]
+        for j, xj in zip(idx, x, strict=True):
+            mod.v[j] = mod.v[j] + u * (xj * rate(mod, j) if adaptive or normalized else xj)
+        if shared["c"] < 1e-9 or shared["g"] > 1e3:  # settle every class's weights
+            for other in models:
+                other.v = np.array([trunc(vj) * f(shared["c"]) for vj in other.v], dtype=dt)
+            shared["g"], shared["c"] = 0.0, 1.0
+
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        x = val.astype(dt)
+        y = stream.labels[i]
+        a = stream.weights[i]
+        for c, mod in enumerate(models):
+            raw = f(stream.bases[i])
+            for j, xj in zip(idx, x, strict=True):
+                raw = raw + trunc(mod.v[j]) * xj
+            scores[i, c] = min(max(float(raw * f(shared["c"])), lo), hi)
+        classes[i] = 1 + int(np.argmax(scores[i]))
+        if np.isnan(y):
+            continue
+        lo, hi = min(lo, -1.0), max(hi, 1.0)
+        if a == 0:
+            continue
+        shared["T"] += a
+        for c, mod in enumerate(models):
+            step(mod, idx, x, f(scores[i, c]), f(1.0 if c + 1 == y else -1.0), a)
+    weights = np.array([[float(trunc(vj) * f(shared["c"])) for vj in mod.v] for mod in models])
+    return weights, scores, classes
+
+
+def oaa_ftrl(stream, loss_id, k, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.float32):
+    """VW's ``--oaa K`` over its ftrl, dense: K independent :func:`ftrl` problems; each
+    class learns by predicting again within the range its label has just widened (VW's
+    ftrl has no separate update).  Returns (weights[K, d], scores[n, K], classes[n])."""
+    A = Arith(dt)
+    f = A.f
+    d = stream.d
+    w, z, n = (np.zeros((k, d), dtype=dt) for _ in range(3))
+    edge = 50.0 if loss_id == 1 else 0.0
+    lo, hi = -edge, edge
+    scores = np.full((stream.n, k), np.nan)
+    classes = np.full(stream.n, np.nan)
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        x = val.astype(dt)
+        y = stream.labels[i]
+        a = stream.weights[i]
+        raw = np.zeros(k, dtype=dt)
+        for c in range(k):
+            raw[c] = f(stream.bases[i])
+            for j, xj in zip(idx, x, strict=True):
+                raw[c] = raw[c] + w[c, j] * xj
+            scores[i, c] = min(max(float(raw[c]), lo), hi)
+        classes[i] = 1 + int(np.argmax(scores[i]))
+        if np.isnan(y):
+            continue
+        for c in range(k):
+            yc = 1.0 if c + 1 == y else -1.0
+            lo, hi = min(lo, yc), max(hi, yc)
+            if a == 0:
+                continue
+            p = f(min(max(float(raw[c]), lo), hi))
+            g = vw_loss_terms(A, loss_id, p, f(yc))[1] * f(a)
+            for j, xj in zip(idx, x, strict=True):
+                gj = g * xj
+                sigma = (A.sqrt(n[c, j] + gj * gj) - A.sqrt(n[c, j])) / f(alpha)
+                z[c, j] = z[c, j] + (gj - sigma * w[c, j])
+                n[c, j] = n[c, j] + gj * gj
+                if abs(z[c, j]) <= f(l1):
+                    w[c, j] = 0.0
+                else:
+                    eta_inv = (f(beta) + A.sqrt(n[c, j])) / f(alpha) + f(l2)
+                    w[c, j] = -(z[c, j] - np.sign(z[c, j]) * f(l1)) / eta_inv
+    return w.astype(np.float64), scores, classes

@@ -99,3 +99,30 @@ def run_lazy(
     w = np.empty(stream.d)
     spec.current_weights(table, gstate, params, np.arange(stream.d, dtype=np.uint32), w)
     return w, preds, stats
+
+
+def resume_is_exact(spec: LearnerSpec, params: np.ndarray, stream: Stream, loss_id: int,
+                    config) -> None:  # noqa: ANN001 - a TrainConfig
+    """Learning ``stream`` in one run equals learning its first half, saving the model
+    (through the model file's bytes), loading it and learning the second half: the
+    same predictions and the same table, bit for bit."""
+    from streamlearn import model as model_io
+
+    bits = int(np.log2(stream.d))
+    half = stream.n // 2
+
+    def fresh():
+        return spec.new_table(bits), spec.init_gstate(params), new_stats(), new_rows()
+
+    table, gstate, stats, rows = fresh()
+    whole = run_kernel(spec.train_batch, table, gstate, params, loss_id, stream, stats, rows)
+    t1, g1, s1, r1 = fresh()
+    first = run_kernel(spec.train_batch, t1, g1, params, loss_id, stream.slice(0, half), s1, r1)
+    saved = model_io.from_training(config, spec, t1, g1, s1, params)
+    m = model_io.decode(model_io._encode(saved))
+    t2, g2 = m.table(spec.fresh, spec.dtype), m.gstate.copy()
+    second = run_kernel(spec.train_batch, t2, g2, params, loss_id, stream.slice(half, stream.n),
+                        m.stats.copy(), new_rows())  # fmt: skip
+    np.testing.assert_array_equal(np.concatenate([first, second]), whole)
+    np.testing.assert_array_equal(t2, table)
+    np.testing.assert_array_equal(g2, gstate)

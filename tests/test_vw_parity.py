@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import sys
 
 import numpy as np
@@ -90,3 +91,31 @@ def test_vw_decimal_reading_is_emulated():
     for v in [0.125, 1e-3, 4254.0, -17.99, 3.0e-7]:
         s = P.vw_exact(v)
         assert np.float32(float(s)) == np.float32(v)
+
+
+@pytest.mark.parametrize("opts", [["--oaa", "10"], ["--oaa", "10", "--ftrl"],
+                                  ["--oaa", "10", "--loss_function", "logistic"]])  # fmt: skip
+def test_oaa_passes_with_holdout_equal_vw(tmp_path, opts):
+    """--passes 3 on digits: the holdout multiclass error VW reports (its best pass's, to the
+    six digits it prints) and the passes used are sl's."""
+    P = parity()
+    from click.testing import CliRunner
+    from vowpalwabbit import Workspace
+
+    from streamlearn.cli import cli
+
+    data = P.digits_set(tmp_path)
+    ws = Workspace(" ".join(["-d", str(data), *opts, "--passes", "3", "-c", "-k",
+                             "--cache_file", str(tmp_path / "vw.cache")]), enable_logging=True)
+    ws.finish()
+    log = ws.get_log()
+    vw_loss = next(float(ln.split()[3]) for ln in log if ln.startswith("average loss ="))
+    vw_passes = next(int(ln.split()[-1]) for ln in log if ln.startswith("passes used ="))
+    rep = tmp_path / "sl.json"
+    sl_opts = ["--loss" if o == "--loss_function" else o for o in opts]
+    r = CliRunner().invoke(cli, ["train", str(data), *sl_opts, "--passes", "3", "--report",
+                                 str(rep), "--quiet"], catch_exceptions=False)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    report = json.loads(rep.read_text())
+    assert round(report["best_holdout_loss"], 6) == vw_loss
+    assert report["passes_run"] == vw_passes

@@ -49,6 +49,48 @@ def cli() -> None:
     """
 
 
+# ---------------------------------------------------------------------------
+# VW's parameter-free learners and one-against-all multiclass (issue #26)
+
+PROBABILITIES = click.option(
+    "--probabilities", is_flag=True,
+    help="--oaa with --loss logistic: write each class's probability (1:0.2 2:0.5 ...) "
+    "instead of the class, and report the multiclass log loss (as VW).",
+)  # fmt: skip
+
+
+def vw_learner_options(f):
+    """``--coin``, ``--pistol``, ``--freegrad`` (and freegrad's options), ``--oaa K`` and
+    ``--probabilities``: VW's spellings, for ``sl train``."""
+    options = [
+        click.option("--coin", is_flag=True,
+                     help="VW's spelling of --algo coin: coin betting, no learning rate "
+                     "(alpha: --ftrl-alpha [4], beta: --ftrl-beta [1])."),
+        click.option("--pistol", is_flag=True,
+                     help="VW's spelling of --algo pistol: PiSTOL, no learning rate "
+                     "(--ftrl-alpha [1], --ftrl-beta [0.5])."),
+        click.option("--freegrad", is_flag=True,
+                     help="VW's spelling of --algo freegrad: FreeGrad, no learning rate."),
+        click.option("--fepsilon", type=float, default=None,
+                     help="freegrad: the initial wealth epsilon [default: 1]."),
+        click.option("--flipschitz-const", "--flipschitz_const", "flipschitz_const",
+                     type=float, default=None,
+                     help="freegrad: a known bound on the gradients [default: none]."),
+        click.option("--restart", is_flag=True, help="freegrad: FreeRange restarts."),
+        click.option("--project", is_flag=True,
+                     help="freegrad: project the weights onto a ball (of --radius)."),
+        click.option("--radius", type=float, default=None,
+                     help="freegrad --project: the ball's radius [default: adaptive]."),
+        click.option("--oaa", type=int, default=None, metavar="K",
+                     help="One-against-all multiclass over classes 1..K (labels 1..K; "
+                     "--algo gd or ftrl); predictions are classes."),
+        PROBABILITIES,
+    ]  # fmt: skip
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 @cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
 @input_options
 @click.option(
@@ -83,7 +125,8 @@ def cli() -> None:
 )
 @click.option(
     "--algo",
-    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd"]),
+    type=click.Choice(["gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd",
+                       "coin", "pistol", "freegrad"]),  # fmt: skip
     default="gd",
     show_default=True,
     help="Learning algorithm (see README's algorithm table); gd is VW's default update.",
@@ -104,11 +147,13 @@ def cli() -> None:
 @click.option("--normalized", is_flag=True, help="gd: per-feature normalized updates.")
 @click.option("--invariant", is_flag=True, help="gd: importance-invariant (safe) updates.")
 @click.option(
-    "--ftrl-alpha", "--ftrl_alpha", type=FLOATS, default=None, help="ftrl: alpha [default: 0.5]."
-)
+    "--ftrl-alpha", "--ftrl_alpha", type=FLOATS, default=None,
+    help="ftrl, coin, pistol: alpha [default: 0.5, 4, 1 as VW].",
+)  # fmt: skip
 @click.option(
-    "--ftrl-beta", "--ftrl_beta", type=FLOATS, default=None, help="ftrl: beta [default: 1]."
-)
+    "--ftrl-beta", "--ftrl_beta", type=FLOATS, default=None,
+    help="ftrl, coin, pistol: beta [default: 1, 1, 0.5 as VW].",
+)  # fmt: skip
 @click.option(
     "--min-prediction",
     "--min_prediction",
@@ -295,6 +340,7 @@ def cli() -> None:
     help="--dask: also average the workers every N examples of each within a pass.",
 )  # fmt: skip
 @vw_learning_options
+@vw_learner_options
 @click.pass_context
 def train(ctx: click.Context, files, **kw) -> None:
     """Train a model on FILEs or stdin ('-' or no FILE).
@@ -350,6 +396,7 @@ def train(ctx: click.Context, files, **kw) -> None:
 @format_option(
     "Input format (auto: the model's; input of the other format is refused unless named here)."
 )
+@PROBABILITIES
 def predict(files, model_path, input_format, **kw) -> None:
     """Score FILEs or stdin with a model; report loss when labels are present.
 

@@ -59,6 +59,13 @@ _CONFIG_KEYS = {
     "skips": "skips",
     "sort_features": "sort_features",
     "leave_duplicate_interactions": "leave_duplicate_interactions",
+    # VW's parameter-free learners and one-against-all (cli/commands.py: vw_learner_options)
+    "fepsilon": "freegrad_epsilon",
+    "flipschitz_const": "freegrad_lipschitz",
+    "restart": "freegrad_restart",
+    "project": "freegrad_project",
+    "radius": "freegrad_radius",
+    "oaa": "oaa",
 }
 
 
@@ -177,8 +184,9 @@ def _update_rule(algo: str | None, values: dict) -> dict:
         wanted.append(("gd", "--" + " --".join(named)))
     if values.get("sgd"):
         wanted.append(("gd", "--sgd"))
-    if values.get("ftrl"):
-        wanted.append(("ftrl", "--ftrl"))
+    for learner in ("ftrl", "coin", "pistol", "freegrad"):
+        if values.get(learner):
+            wanted.append((learner, f"--{learner}"))
     for name, flag in wanted:
         chosen = out.get("algo", algo)
         if chosen is not None and chosen != name:
@@ -206,7 +214,8 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
         Inputs(sources=list(files), strict=kw["strict"], allow_empty=kw.get("allow_empty", False),
                examples=kw["examples"], **inputs),
         Outputs(predictions=kw["predictions"], report=kw["report"], link=kw["link"],
-                raw_predictions=kw["raw_predictions"], **outputs),
+                raw_predictions=kw["raw_predictions"],
+                probabilities=kw.get("probabilities", False), **outputs),
         console,
     )  # fmt: skip
 

@@ -231,6 +231,9 @@ class _Run:
         self.initial = model_io.load(inputs.initial_model) if inputs.initial_model else None
         config = merge_config(self.initial.config if self.initial else None, self.explicit)
         why = refusal(config.algo, config.minibatch)
+        if config.oaa:
+            raise UsageError("--dask does not train one-against-all (--oaa) models: train them "
+                             "in one process")  # fmt: skip
         if why is not None:
             raise UsageError(f"--dask: --algo {config.algo} cannot be averaged across "
                              f"workers: {why}")  # fmt: skip

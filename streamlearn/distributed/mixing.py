@@ -34,7 +34,9 @@ Refused (:func:`refusal`): ``l0`` (its heap of the K largest weights has no
 mean), ``smidas`` (a dual θ mapped through the global norm ‖θ‖_p: the mean of
 the workers' θ is not the dual of the mean weight), the mini-batch learners
 and ``subgrad`` (gradients pending in a partial mini-batch at a sync), and
-the batch learners ``cd``/``scd`` (they fit all the data in one process).
+the batch learners ``cd``/``scd`` (they fit all the data in one process), and VW's
+parameter-free learners ``coin``, ``pistol``, ``freegrad`` (no defined mean of their state).
+One-against-all (``--oaa``) is refused by the driver.
 """
 
 from __future__ import annotations
@@ -64,6 +66,12 @@ REFUSED = {
     "and a sync would fall inside one",
     "cd": "cd is a batch learner: it fits all the data in memory in one process",
     "scd": "scd is a batch learner: it fits all the data in memory in one process",
+    "coin": "coin bets each slot's wealth, and the mean of the workers' bets and wealth is "
+    "not a bet any of them would make (VW has no such averaging either)",
+    "pistol": "pistol's weights are a function of each worker's own sums and scales, whose "
+    "mean is not defined by the algorithm",
+    "freegrad": "freegrad's weights are a function of each worker's own sums, hints and "
+    "global gradient norms, whose mean is not defined by the algorithm",
 }
 
 

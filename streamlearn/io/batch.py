@@ -32,6 +32,8 @@ REASONS: dict[int, str] = {
     13: "empty namespace name",
     14: "bad qid",
     15: "number too large (magnitude above 1e18)",
+    16: "label is not a class 1..K (--oaa K)",
+    17: "a class label takes an importance weight but no base (--oaa)",
 }
 TOO_LARGE = 15
 MAX_MAGNITUDE = 1e18

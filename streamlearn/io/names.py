@@ -121,11 +121,41 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
     return out
 
 
-class NameCollector:
-    """slot -> names seen, kept only for slots whose weight is non-zero."""
+def class_slots(slot: int, bits: int, classes: int) -> tuple[list[int], int]:
+    """With ``--oaa K``: the feature slots whose class ``c`` weight is at table ``slot``, and c.
 
-    def __init__(self, bits: int, fmt: str, constant: bool, inter=None) -> None:
+    Class c of feature slot h is at ``(h·s + c) mod 2^b`` (``s`` = K rounded up to a
+    power of 2, VW's layout), so ``slot`` holds class ``slot mod s`` of every h with
+    ``h·s ≡ slot − c``: ``s`` feature slots, ``2^b / s`` apart.
+    """
+    s = 1 << max(classes - 1, 0).bit_length()
+    c = slot % s
+    span = (1 << bits) // s
+    first = (slot - c) // s
+    return [first + t * span for t in range(s)], c
+
+
+def slot_names(names: dict[int, list[str]], slot: int, bits: int, classes: int = 0) -> list[str]:
+    """The feature names seen for table ``slot`` (``names`` keyed by feature slot); with
+    ``--oaa K`` each carries its class as VW's ``--invert_hash`` writes it (``a^x[2]``;
+    class 0 plain)."""
+    if not classes:
+        return names.get(slot, [])
+    hs, c = class_slots(slot, bits, classes)
+    suffix = f"[{c}]" if c else ""
+    return [n + suffix for h in hs for n in names.get(h, [])]
+
+
+class NameCollector:
+    """slot -> names seen, kept only for slots whose weight is non-zero.
+
+    The slots are feature slots (as parsed); with ``classes`` = K (``--oaa K``) a
+    feature slot is live while any of its K class slots has a non-zero weight.
+    """
+
+    def __init__(self, bits: int, fmt: str, constant: bool, inter=None, classes: int = 0) -> None:
         self.bits = bits
+        self.classes = classes
         self.inter = inter  # interactions and namespace filters, or None
         self.fmt = fmt  # 'vw', 'svmlight' or 'auto' (decided on the first batch)
         self.names: dict[int, list[str]] = {}
@@ -173,8 +203,15 @@ class NameCollector:
             return
         slots = np.fromiter(self.names, dtype=np.int64, count=len(self.names))
         live = np.zeros(slots.size, dtype=bool)
+        if self.classes:
+            s = 1 << max(self.classes - 1, 0).bit_length()
+            mask = (1 << self.bits) - 1
+            table_slots = [(slots * s + c) & mask for c in range(self.classes)]
+        else:
+            table_slots = [slots]
         for primary in primaries:
-            live |= primary[slots] != 0.0
+            for at in table_slots:
+                live |= primary[at] != 0.0
         if not live.all():
             self.names = {s: self.names[s] for s in slots[live].tolist()}
 
@@ -184,7 +221,9 @@ def write_readable(path: str, model, with_names: bool) -> None:
     c = model.config
     lines = [
         f"# sl readable model: algo {c.algo}, loss {c.loss}, bits {c.bits}, "
-        f"non-zero weights {model.nnz}",
+        f"non-zero weights {model.nnz}"
+        + (f"; {c.oaa} classes: class c of feature slot h at slot h*{c.oaa_stride} + c"
+           if c.oaa else ""),  # fmt: skip
         "# slot\tweight"
         + ("\tnames (space-separated; ^ joins namespace and feature)" if with_names else ""),
     ]
@@ -193,7 +232,7 @@ def write_readable(path: str, model, with_names: bool) -> None:
             continue
         row = f"{slot}\t{w:.9g}"
         if with_names:
-            row += "\t" + " ".join(model.names.get(slot, []))
+            row += "\t" + " ".join(slot_names(model.names, slot, c.bits, c.oaa))
         lines.append(row)
     from streamlearn.system.outputs import write_text
 

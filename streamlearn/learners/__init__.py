@@ -11,18 +11,27 @@ from __future__ import annotations
 
 from streamlearn.learners.base import LearnerSpec
 
-ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd")
+ALGORITHMS = ("gd", "sgd", "tg", "fobos", "smidas", "ftrl", "l0", "subgrad", "cd", "scd",
+              "coin", "pistol", "freegrad")  # fmt: skip
+PARAMETER_FREE = ("coin", "pistol", "freegrad")
+"""VW's learners without a learning rate (``--coin``, ``--pistol``, ``--freegrad``)."""
 MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
-def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1) -> LearnerSpec:
+def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
+            oaa: int = 0) -> LearnerSpec:  # fmt: skip
     """The kernel variant that runs ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
     θ = ∞ (ℓ1 clipped at zero, Lipton & Elkan eq. 4); the caller's params must
     say so (:func:`streamlearn.config.TrainConfig.params` does).  Mini-batches
     (``minibatch`` > 1) and ``subgrad`` run :mod:`streamlearn.learners.minibatch`.
+    ``oaa`` = K > 0: one-against-all over K classes (:mod:`streamlearn.learners.oaa`).
     """
+    if oaa:
+        from streamlearn.learners import oaa as one_against_all
+
+        return one_against_all.resolve(algo)
     if minibatch > 1 or algo == "subgrad":
         if algo not in MINIBATCH_ALGORITHMS:
             raise ValueError(
@@ -71,6 +80,10 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1) -> 
         from streamlearn.learners import cd
 
         return cd.CD if algo == "cd" else cd.SCD
+    if algo in PARAMETER_FREE:
+        import importlib
+
+        return importlib.import_module(f"streamlearn.learners.{algo}").SPEC
     raise ValueError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGORITHMS)}")
 
 
@@ -80,7 +93,7 @@ def spec_by_name(name: str) -> LearnerSpec:
 
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
-        "cd",
+        "cd", "coin", "pistol", "freegrad", "oaa",
     ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")

@@ -86,12 +86,18 @@ P_CLIP_FIXED = 17  # 1 = predictions clipped to [P_CLIP_LO, P_CLIP_HI]; 0 = to t
 P_CLIP_LO = 18
 P_CLIP_HI = 19
 P_MINIBATCH = 20  # learned examples per step (the mini-batch learners)
-# (21-23 free)
+P_OAA = 21  # one-against-all: the number of classes K (0: one binary or regression problem)
+P_PROBS = 22  # one-against-all: 1 = also account the multiclass log loss (--probabilities)
+P_FREEGRAD_EPSILON = 23  # freegrad: initial wealth ε (--fepsilon)
 P_QUANTILE_TAU = 24  # the quantile loss's level tau (VW's --quantile_tau)
 P_HOLDOUT_AFTER = 25  # > 0: examples after the first n of each pass are held out (not P_HOLDOUT)
 P_BINARY = 26  # 1: the progressive loss is the 0/1 loss of sign(p) (VW's --binary); 2: of +1
 # (VW's --binary after a positive link, --link logistic or poisson, always predicts +1)
 P_PROGRESS = 27  # table lines: 0 at 1, 2, 4, ...; f > 0 each time x f; -n every n (VW's -P)
+P_FREEGRAD_LIPSCHITZ = 28  # freegrad: known bound on the gradients, 0 = none
+P_FREEGRAD_RESTART = 29  # freegrad: 1 = FreeRange restarts
+P_FREEGRAD_PROJECT = 30  # freegrad: 1 = project onto a ball
+P_FREEGRAD_RADIUS = 31  # freegrad: the ball's radius; 0 = adaptive
 PARAMS_SIZE = 32
 
 # ---- gstate layout --------------------------------------------------------
@@ -123,6 +129,8 @@ S_PASS_N = 15  # usable examples seen in the current pass (holdout selection)
 S_CORRECT_W = 16  # weight of labeled examples whose sign was right
 S_UNLABELED = 17
 S_HO_CORRECT_W = 18
+S_MC_LOGLOSS = 19  # one-against-all --probabilities: Σ a · −log p_y (progressive)
+S_HO_MC_LOGLOSS = 20  # the same over held-out examples
 STATS_SIZE = 24
 LIFETIME_STATS = np.array([S_N, S_WEX, S_WLAB, S_LOSS, S_LABEL_SUM, S_LABEL_SQ, S_POS_W,
                            S_FEATURES, S_HO_LOSS, S_HO_W, S_HO_N, S_CORRECT_W, S_UNLABELED,
@@ -130,8 +138,9 @@ LIFETIME_STATS = np.array([S_N, S_WEX, S_WLAB, S_LOSS, S_LABEL_SUM, S_LABEL_SQ, 
 """The counters that add up over runs (a model keeps their lifetime totals)."""
 
 MAX_ROWS = 64
-ROW_WIDTH = 9  # avg loss, since last, example counter, example weight, label, predict, features,
-# then the running holdout loss sum and weight (for VW's "h" lines from the second pass on)
+ROW_WIDTH = 10  # avg loss, since last, example counter, example weight, label, predict, features,
+# then the running holdout loss sum and weight (for VW's "h" lines from the second pass on),
+# and (one-against-all with --probabilities) the predicted class's probability
 
 
 def make_params(
@@ -159,6 +168,13 @@ def make_params(
     holdout_after: int = 0,
     binary: bool = False,
     progress: float = 0.0,
+    oaa: int = 0,
+    probabilities: bool = False,
+    freegrad_epsilon: float = 1.0,
+    freegrad_lipschitz: float = 0.0,
+    freegrad_restart: bool = False,
+    freegrad_project: bool = False,
+    freegrad_radius: float | None = None,
 ) -> np.ndarray:
     """Pack hyperparameters into the ``params`` array kernels read.
 
@@ -195,6 +211,13 @@ def make_params(
     params[P_HOLDOUT_AFTER] = holdout_after
     params[P_BINARY] = 1.0 if binary else 0.0
     params[P_PROGRESS] = progress
+    params[P_OAA] = oaa
+    params[P_PROBS] = 1.0 if probabilities else 0.0
+    params[P_FREEGRAD_EPSILON] = freegrad_epsilon
+    params[P_FREEGRAD_LIPSCHITZ] = freegrad_lipschitz
+    params[P_FREEGRAD_RESTART] = 1.0 if freegrad_restart else 0.0
+    params[P_FREEGRAD_PROJECT] = 1.0 if freegrad_project else 0.0
+    params[P_FREEGRAD_RADIUS] = freegrad_radius or 0.0
     return params
 
 
@@ -481,6 +504,56 @@ def score32(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
         shown = binary_loss(p if params[P_BINARY] == 1.0 else 1.0, y, shown)
     add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, shown, params[P_PROGRESS])
     return p, learn and a != 0.0, lv
+
+
+@jit_inline
+def begin_scored(stats, params, y, a):
+    """Count an example before a learner that predicts differently when it learns predicts it.
+
+    The parameter-free learners (coin, pistol, freegrad) compute a learned
+    example's prediction from their state (and change that state on the way),
+    but predict any other example -- unlabeled, held out, of weight 0, or with
+    learning off -- as ``base + w·x`` with the stored weights, as VW's
+    ``predict`` does.  Returns ``(labeled, holdout, extend, learn)``:
+    ``extend`` widens the prediction range with ``y`` (:func:`clip`), ``learn``
+    takes the step.  Finish with :func:`end_scored`.
+    """
+    labeled, holdout = begin_example(stats, params, y)
+    extend = labeled and not holdout and params[P_LEARN] != 0.0
+    return labeled, holdout, extend, extend and a != 0.0
+
+
+@jit_inline
+def end_scored(stats, rows, gstate, params, loss_id, p, y, a, nfeat, labeled, holdout, extend):
+    """Clip and account a prediction begun with :func:`begin_scored` (loss in float32, as
+    :func:`score32`); returns the clipped prediction as a float32."""
+    pc = np.float32(clip(gstate, params, loss_id, np.float64(p), np.float64(y), extend))
+    lv = loss32(loss_id, pc, np.float32(y)) if labeled else np.float32(0.0)
+    add_scored(stats, rows, np.float64(pc), np.float64(y), a, nfeat, labeled, holdout,
+               np.float64(lv))  # fmt: skip
+    return pc
+
+
+@jit_inline
+def div32(a, b):
+    """``a / b`` in float32 with C's semantics: inf or nan for a zero divisor.
+
+    Compiled, numba raises ZeroDivisionError on ``a / 0.0``; the learners
+    whose formulas can meet an underflowed divisor (pistol, freegrad) divide
+    with this, so that a degenerate input ends as a non-finite prediction,
+    which the driver reports, as VW's NaN.  The double quotient of two
+    float32 rounds to the float32 quotient exactly.
+    """
+    return np.float32(np.divide(np.float32(a), np.float32(b)))
+
+
+@jit_inline
+def stored_prediction(table, indices, values, lo, hi, base):
+    """``base + Σ w_j x_j`` in float32 with the weights in column 0 (VW's ``inline_predict``)."""
+    p = np.float32(base)
+    for k in range(lo, hi):
+        p += np.float32(table[indices[k], 0]) * np.float32(values[k])
+    return p
 
 
 def scoring_gstate(model_gstate: np.ndarray) -> np.ndarray:

@@ -44,10 +44,36 @@ from streamlearn.learners.base import (
     zero_gstate,
 )
 from streamlearn.learners.losses import dloss32
-from streamlearn.system.jit import jit, jit_noalloc
+from streamlearn.system.jit import jit, jit_inline, jit_noalloc
 
 F32 = np.float32
 F64 = np.float64  # (numba's float() keeps a float32 a float32)
+
+
+@jit_inline
+def step(table, slots, values, lo, hi, g, alpha, beta, l1, l2):
+    """Algorithm 1's update of the slots ``slots[lo:hi]`` for the gradient ``g = a ℓ'(p, y)``
+    (one call per learned example; one per class under one-against-all)."""
+    for k in range(lo, hi):
+        j = slots[k]
+        gj = g * F32(values[k])
+        w = F32(table[j, 0])
+        z = F32(table[j, 1])
+        n = F32(table[j, 2])
+        n_new = n + gj * gj
+        sq_new = F32(math.sqrt(n_new))
+        sigma = (sq_new - F32(math.sqrt(n))) / alpha
+        z = z + (gj - sigma * w)
+        sign = F32(-1.0) if z <= F32(0.0) else F32(1.0)
+        az = z * sign
+        if az <= l1:
+            w = F32(0.0)
+        else:
+            rate = F32(1.0) / (l2 + (beta + sq_new) / alpha)
+            w = rate * sign * (l1 - az)
+        table[j, 0] = w
+        table[j, 1] = z
+        table[j, 2] = n_new
 
 
 @jit_noalloc
@@ -78,26 +104,7 @@ def train_batch(
         gstate[G_T] += a
         gstate[G_N] += 1.0
         g = dloss32(loss_id, p, y, F32(params[P_QUANTILE_TAU])) * F32(a)
-        for k in range(lo, hi):
-            j = indices[k]
-            gj = g * F32(values[k])
-            w = F32(table[j, 0])
-            z = F32(table[j, 1])
-            n = F32(table[j, 2])
-            n_new = n + gj * gj
-            sq_new = F32(math.sqrt(n_new))
-            sigma = (sq_new - F32(math.sqrt(n))) / alpha
-            z = z + (gj - sigma * w)
-            sign = F32(-1.0) if z <= F32(0.0) else F32(1.0)
-            az = z * sign
-            if az <= l1:
-                w = F32(0.0)
-            else:
-                step = F32(1.0) / (l2 + (beta + sq_new) / alpha)
-                w = step * sign * (l1 - az)
-            table[j, 0] = w
-            table[j, 1] = z
-            table[j, 2] = n_new
+        step(table, indices, values, lo, hi, g, alpha, beta, l1, l2)
 
 
 @jit

@@ -118,11 +118,9 @@ def _normalizer(total, norm, sqrt_rate, adaptive, neg_norm_power):
     return F32((norm / total) ** neg_norm_power)
 
 
-@jit_noalloc
-def train_batch(
-    table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
-    stats, rows, preds,
-):
+@jit_inline
+def rule_of(params):
+    """gd's update rule and constants from ``params``, resolved once per batch for :func:`step`."""
     adaptive = params[P_ADAPTIVE] != 0.0
     normalized = params[P_NORMALIZED] != 0.0
     invariant = params[P_INVARIANT] != 0.0
@@ -141,6 +139,115 @@ def train_batch(
     l1 = F32(params[P_L1])
     l2 = F32(params[P_L2])
     reg = l1 > F32(0.0) or l2 > F32(0.0)
+    return (adaptive, normalized, invariant, sqrt_rate, neg_q, neg_norm_power, t0, g0, eta, l1,
+            l2, reg, tau)  # fmt: skip
+
+
+@jit_inline
+def step(table, gstate, g_norm, g_total, slots, values, lo, hi, p, y, a32, loss_id, rule):
+    """Learn one example whose (clipped) prediction ``p`` has a loss > 0: steps (2) and (3).
+
+    The example's features are ``slots[k]``, ``values[k]`` for ``k`` in ``lo..hi``;
+    ``gstate[g_norm]`` and ``gstate[g_total]`` are the normalizer sums of its model (one
+    per class under one-against-all, :mod:`streamlearn.learners.oaa`, as VW's
+    ``gd_per_model_states``); ``rule`` is :func:`rule_of`'s.  The caller settles
+    gravity and contraction when they leave their range (:func:`rebase`).
+    """
+    (adaptive, normalized, invariant, sqrt_rate, neg_q, neg_norm_power, t0, g0, eta, l1, l2,
+     reg, tau) = rule  # fmt: skip
+    # (2) the adaptive and normalizer state, and π = how far a unit update moves p
+    gamma = a32 * square_grad32(loss_id, p, y, tau)
+    if not adaptive and not normalized:
+        ppu = F32(0.0)
+        for k in range(lo, hi):
+            x = F32(values[k])
+            ppu += x * x
+    elif gamma == F32(0.0):  # VW returns 1 and reuses the last normalizer and rates
+        ppu = F32(1.0)
+    else:
+        ppu = F32(0.0)
+        nx = F32(0.0)
+        for k in range(lo, hi):
+            j = slots[k]
+            x = F32(values[k])
+            x2 = x * x
+            if x2 < X2_MIN:
+                x = X_MIN if x > F32(0.0) else -X_MIN
+                x2 = X2_MIN
+            G = F32(table[j, 1])
+            if adaptive:
+                if G == F32(0.0):
+                    G = g0
+                G = G + gamma * x2
+                table[j, 1] = G
+            m = F32(table[j, 2])
+            if normalized:
+                ax = abs(x)
+                if ax > m:
+                    if m > F32(0.0):
+                        w = F32(table[j, 0])
+                        if sqrt_rate:
+                            s = m / ax
+                            w = w * s if adaptive else w * (s * s)
+                        else:
+                            s = ax / m
+                            w = w * F32((s * s) ** neg_norm_power)
+                        table[j, 0] = w
+                    m = ax
+                    table[j, 2] = m
+                mm = m * m
+                nx2 = x2 / mm
+                if x2 > FLT_MAX:
+                    nx2 = F32(1.0)
+                nx += nx2
+            r = _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
+            table[j, 3] = r  # the update uses the slot's last rate (VW's spare float)
+            ppu += x2 * r
+        if normalized:
+            gstate[g_norm] += F64(a32) * F64(nx)
+            gstate[g_total] += F64(a32)
+            gstate[G_MULT] = _normalizer(
+                F32(gstate[g_total]), F32(gstate[g_norm]), sqrt_rate, adaptive, neg_norm_power
+            )
+            ppu = ppu * F32(gstate[G_MULT])
+    # (3) the update
+    scale = eta * a32
+    if not adaptive:
+        scale = scale * F32(F32(F64(t0) + gstate[G_T]) ** neg_q)
+    if invariant:
+        u = update32(loss_id, p, y, scale, ppu, tau)
+    else:
+        u = unsafe_update32(loss_id, p, y, scale, tau)
+    if reg and abs(F64(u)) > 1e-8:
+        dev1 = F64(dloss32(loss_id, p, y, tau))
+        if abs(dev1) > 1e-8:
+            eta_bar = -F64(u) / dev1
+            gstate[G_CONTRACTION] *= 1.0 - F64(l2) * eta_bar
+        else:
+            eta_bar = 0.0
+        u = u / F32(gstate[G_CONTRACTION])
+        gstate[G_GRAVITY] += eta_bar * F64(l1)
+    if u != u:
+        u = F32(0.0)
+    if u != F32(0.0):
+        if normalized:
+            u = u * F32(gstate[G_MULT])
+        for k in range(lo, hi):
+            j = slots[k]
+            x = F32(values[k])
+            if x < FLT_MAX and x > -FLT_MAX:
+                if adaptive or normalized:
+                    x = x * table[j, 3]
+                table[j, 0] = table[j, 0] + u * x
+
+
+@jit_noalloc
+def train_batch(
+    table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
+    stats, rows, preds,
+):
+    rule = rule_of(params)
+    l1 = rule[9]
     for i in range(indptr.shape[0] - 1):
         prefetch_example(table, indptr, indices, i + 1)
         if status[i] != 0:
@@ -169,90 +276,7 @@ def train_batch(
         a32 = F32(a)
         if not lv > F32(0.0):
             continue  # the zero-loss gate: nothing moves, not even the normalizer
-        # (2) the adaptive and normalizer state, and π = how far a unit update moves p
-        gamma = a32 * square_grad32(loss_id, p, y, tau)
-        if not adaptive and not normalized:
-            ppu = F32(0.0)
-            for k in range(lo, hi):
-                x = F32(values[k])
-                ppu += x * x
-        elif gamma == F32(0.0):  # VW returns 1 and reuses the last normalizer and rates
-            ppu = F32(1.0)
-        else:
-            ppu = F32(0.0)
-            nx = F32(0.0)
-            for k in range(lo, hi):
-                j = indices[k]
-                x = F32(values[k])
-                x2 = x * x
-                if x2 < X2_MIN:
-                    x = X_MIN if x > F32(0.0) else -X_MIN
-                    x2 = X2_MIN
-                G = F32(table[j, 1])
-                if adaptive:
-                    if G == F32(0.0):
-                        G = g0
-                    G = G + gamma * x2
-                    table[j, 1] = G
-                m = F32(table[j, 2])
-                if normalized:
-                    ax = abs(x)
-                    if ax > m:
-                        if m > F32(0.0):
-                            w = F32(table[j, 0])
-                            if sqrt_rate:
-                                s = m / ax
-                                w = w * s if adaptive else w * (s * s)
-                            else:
-                                s = ax / m
-                                w = w * F32((s * s) ** neg_norm_power)
-                            table[j, 0] = w
-                        m = ax
-                        table[j, 2] = m
-                    mm = m * m
-                    nx2 = x2 / mm
-                    if x2 > FLT_MAX:
-                        nx2 = F32(1.0)
-                    nx += nx2
-                r = _rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
-                table[j, 3] = r  # the update uses the slot's last rate (VW's spare float)
-                ppu += x2 * r
-            if normalized:
-                gstate[G_NORM] += F64(a32) * F64(nx)
-                gstate[G_TOTAL] += F64(a32)
-                gstate[G_MULT] = _normalizer(
-                    F32(gstate[G_TOTAL]), F32(gstate[G_NORM]), sqrt_rate, adaptive, neg_norm_power
-                )
-                ppu = ppu * F32(gstate[G_MULT])
-        # (3) the update
-        scale = eta * a32
-        if not adaptive:
-            scale = scale * F32(F32(F64(t0) + gstate[G_T]) ** neg_q)
-        if invariant:
-            u = update32(loss_id, p, y, scale, ppu, tau)
-        else:
-            u = unsafe_update32(loss_id, p, y, scale, tau)
-        if reg and abs(F64(u)) > 1e-8:
-            dev1 = F64(dloss32(loss_id, p, y, tau))
-            if abs(dev1) > 1e-8:
-                eta_bar = -F64(u) / dev1
-                gstate[G_CONTRACTION] *= 1.0 - F64(l2) * eta_bar
-            else:
-                eta_bar = 0.0
-            u = u / F32(gstate[G_CONTRACTION])
-            gstate[G_GRAVITY] += eta_bar * F64(l1)
-        if u != u:
-            u = F32(0.0)
-        if u != F32(0.0):
-            if normalized:
-                u = u * F32(gstate[G_MULT])
-            for k in range(lo, hi):
-                j = indices[k]
-                x = F32(values[k])
-                if x < FLT_MAX and x > -FLT_MAX:
-                    if adaptive or normalized:
-                        x = x * table[j, 3]
-                    table[j, 0] = table[j, 0] + u * x
+        step(table, gstate, G_NORM, G_TOTAL, indices, values, lo, hi, p, y, a32, loss_id, rule)
         if gstate[G_CONTRACTION] < 1e-9 or gstate[G_GRAVITY] > 1e3:
             rebase(table, gstate, params)
 

@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from streamlearn import model as model_io
+from streamlearn.io.names import slot_names
 from streamlearn.learners.base import G_N, G_T
 from streamlearn.run.report import summary
 
@@ -20,9 +21,8 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         if m.weights[k] == 0:
             break
         slot = int(m.slots[k])
-        largest.append(
-            {"slot": slot, "weight": float(m.weights[k]), "names": m.names.get(slot, [])}
-        )
+        names = slot_names(m.names, slot, c.bits, c.oaa)
+        largest.append({"slot": slot, "weight": float(m.weights[k]), "names": names})
     info = {
         "model": path,
         "learner": m.learner,
@@ -31,7 +31,7 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         "learned_weight": float(m.gstate[G_T]),
         "stored_slots": int(m.slots.shape[0]),
         "table_size": 1 << c.bits,
-        "counters": summary(m.stats, c.loss_id, m.nnz),
+        "counters": summary(m.stats, c.loss_id, m.nnz, c.oaa),
         "largest_weights": largest,
     }
     if as_json:
@@ -39,13 +39,15 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
     s = info["counters"]
     lines = [
         f"model {path}",
-        f"  algo {c.algo} ({m.learner} kernel), loss {c.loss}, bits {c.bits}",
+        f"  algo {c.algo} ({m.learner} kernel), loss {c.loss}, bits {c.bits}"
+        + (f", one against all over {c.oaa} classes" if c.oaa else ""),
         "  options "
         + " ".join(
-            f"{k}={v}" for k, v in info["options"].items() if k not in ("algo", "loss", "bits")
+            f"{k}={v}" for k, v in info["options"].items()
+            if k not in ("algo", "loss", "bits") and not _unset(k, v)
         ),
         f"  examples {s['examples']} (learned {info['learned_examples']}), "
-        f"average loss {_fmt(s['average_loss'])}",
+        f"average {'multiclass 0/1 ' if c.oaa else ''}loss {_fmt(s['average_loss'])}",
         f"  non-zero weights {m.nnz} of {info['table_size']} "
         f"({100.0 * m.nnz / info['table_size']:.3f}%)",
         f"  largest weights (top {len(largest)}):",
@@ -54,6 +56,14 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         names = f"  {', '.join(e['names'])}" if e["names"] else ""
         lines.append(f"    {e['slot']:>10d} {e['weight']:>+14.6g}{names}")
     return "\n".join(lines)
+
+
+def _unset(key: str, value) -> bool:  # noqa: ANN001 - an option's JSON value
+    """Options of other learners, left at their defaults: not shown in the text (the JSON has
+    every option)."""
+    return (key.startswith(("ftrl_", "freegrad_")) and value in (None, False)) or (
+        key == "oaa" and value == 0
+    )
 
 
 def _fmt(x: float | None) -> str:

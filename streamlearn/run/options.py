@@ -68,6 +68,9 @@ class Outputs:
     ``poisson``: VW's other links)."""
     raw_predictions: str | None = None
     """The margins themselves, one per line, whatever the link and --binary (VW's -r)."""
+    probabilities: bool = False
+    """--oaa with logistic loss: write each class's probability (``1:0.2 2:0.5 ...``, as
+    VW's --probabilities) instead of the class, and report the multiclass log loss."""
     report: str | None = None
     readable_model: str | None = None
     invert_hash: str | None = None

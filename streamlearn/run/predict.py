@@ -8,9 +8,11 @@ import numpy as np
 
 from streamlearn import model as model_io
 from streamlearn.errors import BrokenPipe
+from streamlearn.learners import spec_by_name
 from streamlearn.learners.base import (
     P_BINARY,
     P_HOLDOUT,
+    P_PROBS,
     S_N,
     S_NROWS,
     new_rows,
@@ -28,6 +30,8 @@ from streamlearn.run.runner import (
     FormatGuard,
     PredictionWriter,
     binary_mode,
+    check_probabilities,
+    prediction_width,
     prefetch,
     run_kernel,
 )
@@ -42,22 +46,35 @@ class Scorer:
     current weights, within the model's prediction range (as VW's ``-t``).
     """
 
-    def __init__(self, m: model_io.Model) -> None:
-        from streamlearn.learners import sgd
-
-        self.kernel = sgd.train_batch
+    def __init__(self, m: model_io.Model, probabilities: bool = False) -> None:
         self.loss_id = m.config.loss_id
-        self.table = m.dense_weights().reshape(-1, 1)
         self.params = m.config.params(learn=False)
         self.params[P_HOLDOUT] = 0.0  # every example is scored the same way
-        self.gstate = scoring_gstate(m.gstate)
+        self.width = prediction_width(m.config)
+        if m.config.oaa:
+            # one-against-all: its own kernel, learning off, on the training table and
+            # global state (K scores in float32, clipped, as the run that saved it)
+            spec = spec_by_name(m.learner)
+            self.kernel = spec.train_batch
+            self.table = m.table(spec.fresh, spec.dtype)
+            self.gstate = m.gstate.copy()
+            self.params[P_PROBS] = 1.0 if probabilities else 0.0
+        else:
+            from streamlearn.learners import sgd
+
+            self.kernel = sgd.train_batch
+            self.table = m.dense_weights().reshape(-1, 1)
+            self.gstate = scoring_gstate(m.gstate)
         self.stats = new_stats()
         self.rows = new_rows()
 
     def score(self, batch) -> np.ndarray:  # noqa: ANN001 - a Batch or its arrays
-        """The predictions (margins) of ``batch``'s rows; NaN-free for usable rows."""
+        """The predictions (margins) of ``batch``'s rows; NaN-free for usable rows.
+
+        One-against-all: ``(n, K + 1)``, the class and the K scores (or probabilities).
+        """
         preds = run_kernel(self.kernel, self.table, self.gstate, self.params, self.loss_id,
-                           batch, self.stats, self.rows)  # fmt: skip
+                           batch, self.stats, self.rows, self.width)  # fmt: skip
         self.stats[S_NROWS] = 0.0
         return preds
 
@@ -90,12 +107,13 @@ def predict(
     check(inputs, outputs)
     m = model_io.load(model_path)
     config = m.config
+    check_probabilities(config, outputs.probabilities)
     guard = FormatGuard(config, fmt, f"model {model_path}")
-    scorer = Scorer(m)
+    scorer = Scorer(m, outputs.probabilities)
     scorer.params[P_BINARY] = binary_mode(config.binary, outputs.link)
     checks = BatchChecks(console, config, inputs.strict)
     writer = PredictionWriter(outputs.predictions, outputs.link, config.binary,
-                              outputs.raw_predictions)  # fmt: skip
+                              outputs.raw_predictions, outputs.probabilities)  # fmt: skip
     batches = first_examples(
         parsed(
             inputs.sources or ["-"],
@@ -121,7 +139,8 @@ def predict(
                 where = ", ".join("standard input" if s == "-" else s
                                   for s in inputs.sources or ["-"])  # fmt: skip
                 checks.require_examples(inputs.allow_empty, where)
-            result = summary(scorer.stats, config.loss_id, m.nnz)
+            result = summary(scorer.stats, config.loss_id, m.nnz, config.oaa,
+                             outputs.probabilities)  # fmt: skip
             result.update(
                 model=model_path,
                 skipped_lines=checks.skipped,
@@ -148,7 +167,12 @@ def predict(
         raise
     if not writer.broken:
         lines = [f"sl predict: {int(scorer.stats[S_N])} examples scored with {model_path}"]
-        if result["average_loss"] is not None:
+        if result["average_loss"] is not None and config.oaa:
+            lines.append(f"average multiclass 0/1 loss = {result['average_loss']:.6f}")
+            lines.append(f"accuracy = {result['accuracy']:.6f}")
+            if outputs.probabilities:
+                lines.append(f"average multiclass log loss = {result['multiclass_log_loss']:.6f}")
+        elif result["average_loss"] is not None:
             lines.append(f"average {config.loss} loss = {result['average_loss']:.6f}")
             if config.loss_id in CLASSIFICATION:
                 lines.append(f"accuracy = {result['accuracy']:.6f}")

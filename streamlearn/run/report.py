@@ -18,11 +18,13 @@ from streamlearn.learners.base import (
     S_FEATURES,
     S_HO_CORRECT_W,
     S_HO_LOSS,
+    S_HO_MC_LOGLOSS,
     S_HO_N,
     S_HO_W,
     S_LABEL_SQ,
     S_LABEL_SUM,
     S_LOSS,
+    S_MC_LOGLOSS,
     S_N,
     S_NROWS,
     S_POS_W,
@@ -41,16 +43,26 @@ def _num(x: float, width: int, prec: int) -> str:
     return f"{x:>{width}.{prec}f}" if math.isfinite(x) else f"{'n.a.':>{width}}"
 
 
-def table_line(row, holdout: bool = False) -> str:
+def table_line(row, holdout: bool = False, classes: bool = False, prob: float | None = None) -> str:
     """One progressive line: avg loss, since last, count, weight, label, predict, features.
 
     ``holdout``: the two losses are holdout losses, marked ``h`` as VW does.
+    ``classes``: label and prediction are classes (``--oaa``), printed as integers, the
+    prediction with its probability ``2(31%)`` when ``prob`` is given (``--probabilities``).
     """
     avg, since, n, w, label, pred, nf = row[:7]
-    lab = f"{'unknown':>14}" if math.isnan(label) else f"{label:>14.4f}"
+    if classes:
+        lab = f"{'unknown':>14}" if math.isnan(label) else f"{int(label):>14d}"
+        shown = "n.a." if math.isnan(pred) else f"{int(pred)}"
+        if prob is not None and math.isfinite(prob) and shown != "n.a.":
+            shown += f"({100.0 * prob:.0f}%)"
+        guess = f"{shown:>14}"
+    else:
+        lab = f"{'unknown':>14}" if math.isnan(label) else f"{label:>14.4f}"
+        guess = _num(pred, 14, 4)
     return (
         f"{_loss(avg)} {_loss(since)} {int(n):>12d} {_num(w, 14, 1)} {lab} "
-        f"{_num(pred, 14, 4)} {int(nf):>8d}" + (" h" if holdout else "")
+        f"{guess} {int(nf):>8d}" + (" h" if holdout else "")
     )
 
 
@@ -69,9 +81,12 @@ class ProgressTable:
     and a holdout flag (0 or 1).
     """
 
-    def __init__(self, say, holdout: bool) -> None:
+    def __init__(self, say, holdout: bool, classes: bool = False,
+                 probabilities: bool = False) -> None:  # fmt: skip
         self.say = say
         self.holdout = holdout
+        self.classes = classes  # --oaa: label and prediction are classes
+        self.probabilities = probabilities
         self.curve: list[list[float]] = []
         self._h = False
         self._start = (0.0, 0.0)
@@ -91,7 +106,8 @@ class ProgressTable:
                 row[1] = _ratio(loss - self._last[0], w - self._last[1])
                 self._last = (loss, w)
             self.curve.append(row + [1.0 if self._h else 0.0])
-            self.say(table_line(row, self._h))
+            prob = float(rows[r, 9]) if self.probabilities else None
+            self.say(table_line(row, self._h, self.classes, prob))
         stats[S_NROWS] = 0.0
 
 
@@ -99,8 +115,16 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else math.nan
 
 
-def summary(stats: np.ndarray, loss_id: int, nnz: int) -> dict:
-    """Final figures of a run, as a dict (also the core of the JSON report)."""
+def summary(stats: np.ndarray, loss_id: int, nnz: int, classes: int = 0,
+            probabilities: bool = False) -> dict:  # fmt: skip
+    """Final figures of a run, as a dict (also the core of the JSON report).
+
+    ``classes`` = K (``--oaa K``): the loss is the multiclass 0/1 error, and there is no
+    label sum or best constant (VW prints neither); ``probabilities``: the multiclass
+    log loss too (``multiclass_log_loss``, and ``holdout_multiclass_log_loss``).
+    """
+    if classes:
+        return _multiclass_summary(stats, nnz, probabilities)
     wlab = stats[S_WLAB]
     const, const_loss = best_constant(loss_id, wlab, stats[S_LABEL_SUM], stats[S_POS_W])
     if loss_id in (SQUARED, CLASSIC) and wlab > 0:
@@ -125,15 +149,40 @@ def summary(stats: np.ndarray, loss_id: int, nnz: int) -> dict:
     return out
 
 
+def _multiclass_summary(stats: np.ndarray, nnz: int, probabilities: bool) -> dict:
+    wlab = stats[S_WLAB]
+    out = {
+        "examples": int(stats[S_N]),
+        "weighted_example_sum": float(stats[S_WEX] - stats[S_HO_W]),
+        "weighted_label_sum": 0.0,
+        "average_loss": float(stats[S_LOSS] / wlab) if wlab > 0 else None,
+        "accuracy": float(stats[S_CORRECT_W] / wlab) if wlab > 0 else None,
+        "best_constant": None,
+        "best_constant_loss": None,
+        "total_features": int(stats[S_FEATURES]),
+        "nonzero_weights": int(nnz),
+    }
+    if probabilities:
+        out["multiclass_log_loss"] = float(stats[S_MC_LOGLOSS] / wlab) if wlab > 0 else None
+    if stats[S_HO_N] > 0:
+        out["holdout_examples"] = int(stats[S_HO_N])
+        out["holdout_loss"] = float(stats[S_HO_LOSS] / stats[S_HO_W])
+        out["holdout_accuracy"] = float(stats[S_HO_CORRECT_W] / stats[S_HO_W])
+        if probabilities:
+            out["holdout_multiclass_log_loss"] = float(stats[S_HO_MC_LOGLOSS] / stats[S_HO_W])
+    return out
+
+
 def train_report(stats: np.ndarray, config, learner: str, nnz: int, curve: list,
                  skipped: int, reasons: dict, first_errors: list[str],
-                 final_model: str | None, initial_model: str | None) -> dict:  # fmt: skip
+                 final_model: str | None, initial_model: str | None,
+                 probabilities: bool = False) -> dict:  # fmt: skip
     """An ``sl train`` report's common part: :func:`summary` plus what the run was and read.
 
     ``config`` is the run's :class:`~streamlearn.config.TrainConfig`, ``learner`` its
     kernel's name, ``curve`` the progressive table's rows.
     """
-    result = summary(stats, config.loss_id, nnz)
+    result = summary(stats, config.loss_id, nnz, config.oaa, probabilities)
     result.update(
         config=config.to_dict(),
         learner=learner,
@@ -173,6 +222,8 @@ def summary_text(s: dict) -> str:
         end = "converged" if s["converged"] else "stopped at --passes"
         lines[-1] += " (training loss of the final weights)"
         lines.append(f"objective = {s['objective']:.9g} ({len(s['epochs'])} epochs, {end})")
+    if s.get("multiclass_log_loss") is not None:
+        lines.append(f"average multiclass log loss = {s['multiclass_log_loss']:.6f}")
     if several and s.get("best_pass") is not None:
         lines.append(
             f"holdout loss = {s['best_holdout_loss']:.6f} (pass {s['best_pass']}, the best: "
@@ -180,9 +231,12 @@ def summary_text(s: dict) -> str:
         )
     elif "holdout_loss" in s:
         lines.append(f"holdout loss = {s['holdout_loss']:.6f} ({s['holdout_examples']} examples)")
+    if s.get("best_constant") is not None:  # (none for multiclass, as VW)
+        lines += [
+            f"best constant = {s['best_constant']:.6f}",
+            f"best constant's loss = {s['best_constant_loss']:.6f}",
+        ]
     lines += [
-        f"best constant = {s['best_constant']:.6f}",
-        f"best constant's loss = {s['best_constant_loss']:.6f}",
         f"total feature number = {s['total_features']}",
         f"non-zero weights = {s['nonzero_weights']}",
     ]

@@ -15,6 +15,7 @@ from streamlearn.config import TrainConfig
 from streamlearn.errors import MalformedData, NoExamples, UsageError
 from streamlearn.io import cache as batch_cache
 from streamlearn.io.batch import REASONS, Batch
+from streamlearn.io.classes import check_classes
 from streamlearn.io.parse import FORMATS
 from streamlearn.learners.losses import CLASSIFICATION
 from streamlearn.run.console import Console
@@ -127,11 +128,14 @@ class BatchChecks:
         self.skipped = 0
         self.reasons: Counter[str] = Counter()
         self.first_errors: list[str] = []
-        self.classification = config.loss_id in CLASSIFICATION
+        self.classification = config.loss_id in CLASSIFICATION and not config.oaa
+        self.classes = config.oaa  # --oaa K: labels are classes 1..K, not -1/+1
         self.zero_to_negative = self.classification and config.zero_label == "negative"
         """Labels 0 become -1 (sl's reading; VW's, ``zero_label="vw"``, keeps them)."""
 
     def check(self, batch: Batch) -> None:
+        if self.classes:
+            check_classes(batch, self.classes)
         bad = np.flatnonzero(batch.status != 0)
         self.examples += batch.n - int(bad.size)
         if bad.size:
@@ -251,9 +255,10 @@ class PredictionWriter:
     """
 
     def __init__(self, path: str | None, link: str, binary: bool = False,
-                 raw: str | None = None) -> None:  # fmt: skip
+                 raw: str | None = None, probabilities: bool = False) -> None:  # fmt: skip
         self.link = link
         self.binary = binary
+        self.probabilities = probabilities
         self.path = path
         self.broken = False
         self.outs = []
@@ -267,13 +272,22 @@ class PredictionWriter:
         if not self.outs or self.broken:
             return
         for out, transformed in self.outs:
-            p = shown(preds, self.link, self.binary) if transformed else preds
+            texts = self._texts(preds) if transformed else _raw_texts(preds)
             try:
-                out.write(_lines(batch, p))
+                out.write(_lines(batch, texts))
                 out.flush()
             except BrokenPipeError:
                 self._lost_reader(out)
                 return
+
+    def _texts(self, preds: np.ndarray) -> list[str]:
+        """Each row's prediction as written: :func:`shown`'s number; with one-against-all
+        (K + 1 columns) the class, or with ``--probabilities`` ``1:p1 2:p2 ...`` (as VW)."""
+        if preds.ndim == 2:
+            if not self.probabilities:
+                return [f"{v:.9g}" for v in preds[:, 0].tolist()]
+            return _class_texts(preds[:, 1:], "g")
+        return [f"{v:.9g}" for v in shown(preds, self.link, self.binary).tolist()]
 
     def _lost_reader(self, out: Output) -> None:
         self.broken = True
@@ -304,27 +318,41 @@ class PredictionWriter:
             out.abort()
 
 
-def _lines(batch: Batch, p: np.ndarray) -> bytes:
-    """One line per row: the prediction, and the tag when there is one."""
+def _raw_texts(preds: np.ndarray) -> list[str]:
+    """VW's ``-r``: the margin; with one-against-all each class's score (``1:s1 2:s2 ...``)."""
+    if preds.ndim == 2:
+        return _class_texts(preds[:, 1:], ".9g")
+    return [f"{v:.9g}" for v in preds.tolist()]
+
+
+def _class_texts(scores: np.ndarray, fmt: str) -> list[str]:
+    k = scores.shape[1]
+    return [" ".join(f"{c}:{p:{fmt}}" for c, p in zip(range(1, k + 1), row, strict=True))
+            for row in scores.tolist()]  # fmt: skip
+
+
+def _lines(batch: Batch, texts: list[str]) -> bytes:
+    """One line per row: the prediction as written, and the tag when there is one."""
     data = batch.block.data
     lines = []
-    for v, a, b in zip(p.tolist(), batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True):
+    for v, a, b in zip(texts, batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True):
         if b > a:
-            lines.append(f"{v:.9g} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
+            lines.append(f"{v} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
         else:
-            lines.append(f"{v:.9g}\n")
+            lines.append(f"{v}\n")
     return "".join(lines).encode("utf-8")
 
 
 def run_kernel(
-    train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows
+    train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows, width: int = 0
 ) -> np.ndarray:
     """One call of a learner's ``train_batch`` kernel over ``batch``; its predictions.
 
     ``batch`` is a :class:`Batch` or anything with its CSR and row arrays
-    (the tests pass their random streams).
+    (the tests pass their random streams).  ``width`` > 0: the kernel writes that
+    many columns per row (one-against-all: the class and the K scores).
     """
-    preds = np.empty(batch.n)
+    preds = np.empty(batch.n) if width == 0 else np.empty((batch.n, width))
     # interpreted (tiny inputs), numpy warns of an overflow as a compiled kernel does not:
     # the run reports a non-finite state itself (check_model), in one line
     with np.errstate(all="ignore"):
@@ -333,3 +361,19 @@ def run_kernel(
             batch.labels, batch.weights, batch.bases, batch.status, stats, rows, preds,
         )  # fmt: skip
     return preds
+
+
+def prediction_width(config: TrainConfig) -> int:
+    """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``."""
+    return config.oaa + 1 if config.oaa else 0
+
+
+def check_probabilities(config: TrainConfig, probabilities: bool) -> None:
+    """``--probabilities`` needs ``--oaa`` and logistic loss (VW's probabilities are
+    logistic of each class's score, normalised)."""
+    if probabilities and not config.oaa:
+        raise UsageError("--probabilities applies to --oaa K (multiclass) models; for a "
+                         "binary model's probabilities use --link logistic")  # fmt: skip
+    if probabilities and config.loss != "logistic":
+        raise UsageError(f"--probabilities needs --loss logistic (this model learns {config.loss} "
+                         "loss: its scores are not log-odds)")  # fmt: skip

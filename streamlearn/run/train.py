@@ -27,7 +27,8 @@ from streamlearn.config import (
 from streamlearn.errors import BrokenPipe, Diverged, ModelError, OutOfMemory, UsageError
 from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io.batch import Batch
-from streamlearn.learners import resolve, spec_by_name
+from streamlearn.io.classes import check_classes
+from streamlearn.learners import PARAMETER_FREE, resolve, spec_by_name
 from streamlearn.learners.base import (
     G_CLIP,
     G_N,
@@ -39,6 +40,7 @@ from streamlearn.learners.base import (
     P_HOLDOUT,
     P_HOLDOUT_AFTER,
     P_LEARN,
+    P_PROBS,
     P_PROGRESS,
     S_NEXT_DUMP,
     S_WEX,
@@ -68,6 +70,8 @@ from streamlearn.run.runner import (
     FormatGuard,
     PredictionWriter,
     binary_mode,
+    check_probabilities,
+    prediction_width,
     prefetch,
     run_kernel,
 )
@@ -129,7 +133,7 @@ class Learner:
 
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa)
         params = config.params()
         table = spec.new_table(config.bits)
         if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
@@ -140,7 +144,7 @@ class Learner:
 
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2, config.minibatch)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
@@ -220,6 +224,11 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
         f"learning rate = {v('learning_rate')}, power_t = {v('power_t')}, "
         f"initial_t = {c.initial_t:g}, l1 = {v('l1')}, l2 = {v('l2')}",
     ]
+    if c.algo in PARAMETER_FREE:
+        lines[1] = "no learning rate (parameter-free)"
+    if c.oaa:
+        lines.append(f"one against all: {c.oaa} classes (labels 1..{c.oaa}), "
+                     f"{c.oaa_stride} slots per feature")  # fmt: skip
     if grid is not None and grid.size > 1:
         lines.append(f"grid: {grid.describe()}, over one parse")
     if c.algo == "tg":
@@ -233,8 +242,14 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
     extras = _vw_extras(c)
     if extras:
         lines.append(", ".join(extras))
-    if c.algo == "ftrl":
+    if c.algo in ("ftrl", "coin", "pistol"):
         lines.append(f"ftrl_alpha = {v('ftrl_alpha')}, ftrl_beta = {v('ftrl_beta')}")
+    if c.algo == "freegrad":
+        radius = "adaptive" if c.freegrad_radius is None else f"{c.freegrad_radius:g}"
+        lines.append(f"fepsilon = {c.freegrad_epsilon:g}, flipschitz_const = "
+                     f"{c.freegrad_lipschitz:g}, restart = {c.freegrad_restart}, project = "
+                     f"{c.freegrad_project}" + (f" (radius {radius})" if c.freegrad_project
+                                                else ""))  # fmt: skip
     if c.min_prediction is not None or c.max_prediction is not None:
         lo, hi = c.min_prediction or 0.0, c.max_prediction or 0.0
         lines.append(f"predictions clipped to [{lo:g}, {hi:g}]")
@@ -412,6 +427,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
         )
+    check_probabilities(config, outputs.probabilities)
     grid_say = console.say if grid.size == 1 else _silent
     runs = []
     for c, cfg, o in zip(grid.configurations, configs, each, strict=True):
@@ -419,13 +435,16 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         params = cfg.params()
         params[P_PROGRESS] = console.progress  # VW's -P: when the table gets a line
         params[P_BINARY] = binary_mode(cfg.binary, o.link)
+        params[P_PROBS] = 1.0 if o.probabilities else 0.0
         if console.progress < 0:
             learner.stats[S_NEXT_DUMP] = learner.stats[S_WEX] - console.progress
         runs.append(Run(
             c, learner, o, params,
-            ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0),
+            ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0, classes=cfg.oaa > 0,
+                          probabilities=o.probabilities),
             PassLog(cfg, grid_say),
-            PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions),
+            PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
+                             o.probabilities),
         ))  # fmt: skip
     print_config(console, config, inputs, runs[0].learner.spec, grid,
                   source.name if source is not None else None)  # fmt: skip
@@ -441,7 +460,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if outputs.invert_hash:
         from streamlearn.io.names import NameCollector
 
-        collector = NameCollector(config.bits, config.format, config.constant, config.namespaces())
+        collector = NameCollector(config.bits, config.format, config.constant, config.namespaces(),
+                                  config.oaa)  # fmt: skip
         if initial is not None:
             collector.names.update(initial.names)
     batch_learner = config.algo in BATCH_ALGORITHMS
@@ -570,6 +590,8 @@ def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks:
         if pass_no == 1:
             _check_format(guard, batch, runs)
             checks.check(batch)
+        elif checks.classes:  # the cache replays labels as parsed
+            check_classes(batch, checks.classes)
         elif checks.zero_to_negative:
             batch.labels[batch.labels == 0.0] = -1.0
         yield batch
@@ -609,7 +631,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 for run, preds in zip(learning, learned, strict=True):
                     run.progress.emit(run.learner.stats, run.rows)
                     try:
-                        _check_finite(batch, preds)
+                        _check_finite(batch, preds, run.learner.config.algo)
                     except Diverged as e:
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
@@ -680,7 +702,8 @@ def _run_result(run: Run, checks: BatchChecks, initial_model: str | None, extra:
     learner = run.learner
     result = train_report(learner.stats, learner.config, learner.spec.name, run.final.nnz,
                           run.progress.curve, checks.skipped, checks.reasons, checks.first_errors,
-                          run.outputs.final_model, initial_model)  # fmt: skip
+                          run.outputs.final_model, initial_model,
+                          run.outputs.probabilities)  # fmt: skip
     result.update(extra)
     if run.configuration.typed:
         result["grid_values"] = dict(run.configuration.typed)
@@ -796,7 +819,7 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray)
     """Run the learner's kernel over one batch; return its predictions."""
     return run_kernel(
         learner.spec.train_batch, learner.table, learner.gstate, params,
-        learner.config.loss_id, batch, learner.stats, rows,
+        learner.config.loss_id, batch, learner.stats, rows, prediction_width(learner.config),
     )  # fmt: skip
 
 
@@ -814,13 +837,13 @@ def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
             write_readable(outputs.invert_hash, final, with_names=True)
 
 
-def _check_finite(batch: Batch, preds: np.ndarray) -> None:
+def _check_finite(batch: Batch, preds: np.ndarray, algo: str = "gd") -> None:
     ok = batch.status == 0
     if not np.all(np.isfinite(preds[ok])):
-        i = int(np.flatnonzero(ok & ~np.isfinite(preds))[0])
+        i = int(np.flatnonzero(ok & ~np.isfinite(preds.reshape(batch.n, -1)).any(axis=1))[0])
         raise Diverged(
             f"{batch.block.source}:{int(batch.line[i])}: prediction is not finite; the "
-            "weights diverged: lower --learning-rate, or scale the feature values"
+            "weights diverged: " + _what_to_change(algo)
         )
 
 
@@ -834,8 +857,8 @@ def check_model(model: model_io.Model) -> None:
     """
     if not np.all(np.isfinite(model.weights)):
         raise Diverged(
-            "weights are not finite at the end of training: lower --learning-rate "
-            "(no model written)"
+            "weights are not finite at the end of training: "
+            + _what_to_change(model.config.algo) + " (no model written)"
         )
     bad = model_io.non_finite(model)
     if bad is not None:
@@ -844,3 +867,11 @@ def check_model(model: model_io.Model) -> None:
             "label or feature value (or a cross of them) too large for the learner's state, "
             "or a diverging rate; scale the data or lower --learning-rate (no model written)"
         )
+
+
+def _what_to_change(algo: str) -> str:
+    if algo in PARAMETER_FREE:
+        return (f"{algo}'s arithmetic overflowed on this input, as VW's does (VW then predicts "
+                "0 and goes on with non-finite weights); scale the features or labels, or "
+                "try --coin")  # fmt: skip
+    return "lower --learning-rate, or scale the feature values"

@@ -140,6 +140,9 @@ def _resume_case(tmp_path, algo_args):
         ["--normalized"],
         ["--algo", "ftrl"],
         ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"],  # weights 0, z and n not
+        ["--coin"],  # and its normalizer sums in gstate
+        ["--pistol"],
+        ["--freegrad", "--project"],  # and its global gradient norms
     ],
 )
 def test_resume_equals_one_run(tmp_path, algo_args):
@@ -287,7 +290,8 @@ def test_readable_and_invert_hash_models(tmp_path):
 @pytest.mark.parametrize("algo", [["--algo", "sgd"], ["--algo", "tg", "--l1", "0.01"], [],
                                   ["--l1", "1e-3", "--l2", "1e-3"],
                                   ["--adaptive", "--power-t", "0.3"],
-                                  ["--algo", "ftrl", "--l1", "0.1"]])  # fmt: skip
+                                  ["--algo", "ftrl", "--l1", "0.1"], ["--coin"], ["--pistol"],
+                                  ["--freegrad", "--restart", "--project"]])  # fmt: skip
 def test_tiny_inputs_run_interpreted_with_identical_results(tmp_path, data, algo):
     import os
     import subprocess

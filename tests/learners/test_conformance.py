@@ -15,7 +15,7 @@ Runs are derandomized, so CI sees the same cases every time.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from streamlearn.learners import fobos, ftrl, gd, sgd_elastic, smidas, truncated
@@ -135,4 +135,49 @@ def test_ftrl(data, alpha, beta, l1, l2, chunks):
     params = make_params(ftrl_alpha=alpha, ftrl_beta=beta, l1=l1, l2=l2)
     w, preds, _ = run_lazy(ftrl.SPEC, params, stream, loss_id, chunks)
     w_ref, p_ref, _, _ = reference.ftrl(stream, loss_id, alpha, beta, l1, l2)
+    close(w, w_ref, preds, p_ref, rtol=1e-4)
+
+
+@SETTINGS
+@given(streams(), st.floats(0.5, 10.0), st.floats(0.1, 2.0), st.integers(1, 4))
+def test_coin(data, alpha, beta, chunks):
+    from streamlearn.learners import coin
+    from tests.learners.test_gd import close
+
+    loss_id, stream = data
+    assume((stream.status == 0).any())  # (close() compares at least one prediction)
+    params = make_params(ftrl_alpha=alpha, ftrl_beta=beta)
+    w, preds, _ = run_lazy(coin.SPEC, params, stream, loss_id, chunks)
+    w_ref, p_ref, _ = reference.coin(stream, loss_id, alpha, beta)
+    close(w, w_ref, preds, p_ref, rtol=1e-4)
+
+
+@SETTINGS
+@given(streams(), st.floats(0.2, 4.0), st.floats(0.1, 2.0), st.integers(1, 4))
+def test_pistol(data, alpha, beta, chunks):
+    from streamlearn.learners import pistol
+    from tests.learners.test_gd import close
+
+    loss_id, stream = data
+    assume((stream.status == 0).any())  # (close() compares at least one prediction)
+    params = make_params(ftrl_alpha=alpha, ftrl_beta=beta)
+    w, preds, _ = run_lazy(pistol.SPEC, params, stream, loss_id, chunks)
+    w_ref, p_ref, _ = reference.pistol(stream, loss_id, alpha, beta)
+    close(w, w_ref, preds, p_ref, rtol=1e-4)
+
+
+@SETTINGS
+@given(streams(), st.floats(0.2, 4.0), st.booleans(), st.booleans(), st.integers(1, 4))
+def test_freegrad(data, epsilon, restart, project, chunks):
+    from streamlearn.learners import freegrad
+    from tests.learners.test_gd import close
+
+    loss_id, stream = data
+    assume((stream.status == 0).any())  # (close() compares at least one prediction)
+    stream.weights[stream.weights < 1.0] = 2.0  # (see tests/learners/test_freegrad.py)
+    kw = dict(epsilon=epsilon, restart=restart, project=project)
+    params = make_params(freegrad_epsilon=epsilon, freegrad_restart=restart,
+                         freegrad_project=project)  # fmt: skip
+    w, preds, _ = run_lazy(freegrad.SPEC, params, stream, loss_id, chunks)
+    w_ref, p_ref, _ = reference.freegrad(stream, loss_id, **kw)
     close(w, w_ref, preds, p_ref, rtol=1e-4)
