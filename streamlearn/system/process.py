@@ -15,7 +15,9 @@
 * every :class:`click.ClickException` (our :class:`~streamlearn.errors.SlError`
   included) prints one line and exits with its documented code;
 * a reader of standard output that goes away (``sl inspect m | head -1``)
-  ends the run quietly with 141 instead of a traceback.
+  ends the run quietly with 141 instead of a traceback, and standard output
+  that cannot be written (``sl inspect m > /dev/full``, ``sl --help > /dev/full``)
+  is one line and exit 7 (:func:`guard_stdout`).
 
 Anything else is a bug and keeps its traceback (exit 1).
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import os
 import signal
 import sys
@@ -33,7 +36,7 @@ from typing import NoReturn
 
 import click
 
-from streamlearn.errors import Interrupted
+from streamlearn.errors import Interrupted, OutputUnwritable
 from streamlearn.system import sources
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -126,6 +129,44 @@ def reopen_closed_std_fds() -> None:
         # fd 1: sys.stdout stays None, so '-p -' reports that stdout is closed
 
 
+class _GuardedStdout(io.FileIO):
+    """Descriptor 1 for ``sys.stdout``: a failed write is an :class:`OutputUnwritable` (exit 7).
+
+    After the failure, standard output goes to ``/dev/null``, so that the
+    interpreter's later flushes of what is still buffered do not fail again.
+    A broken pipe stays a :class:`BrokenPipeError` (exit 141, quietly).
+    """
+
+    def write(self, b) -> int:  # noqa: ANN001 - bytes-like
+        try:
+            return super().write(b)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            silence_stdout()
+            raise OutputUnwritable(f"cannot write standard output: {sources.describe(e)}") from None
+
+
+def guard_stdout() -> None:
+    """Make a failed write to ``sys.stdout`` one line and exit 7 (:class:`_GuardedStdout`).
+
+    Only for the ``sl`` program, whose ``sys.stdout`` writes to descriptor 1;
+    the text layer keeps its encoding, error handler and line buffering.
+    """
+    old = sys.stdout
+    try:
+        if old is None or old.fileno() != 1:
+            return
+        old.flush()
+        raw = _GuardedStdout(1, "wb", closefd=False)
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding=old.encoding, errors=old.errors,
+            line_buffering=old.line_buffering,
+        )  # fmt: skip
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return
+
+
 def _error(text: str) -> None:
     with contextlib.suppress(OSError, ValueError, AttributeError):
         print(text, file=sys.stderr, flush=True)
@@ -166,6 +207,7 @@ def run(command: click.Command) -> int:
     _HOLD_TO_EXIT = True
     reopen_closed_std_fds()
     install_signal_handlers()
+    guard_stdout()
     code = 0
     try:
         rv = command.main(prog_name="sl", standalone_mode=False)
@@ -191,6 +233,10 @@ def run(command: click.Command) -> int:
     except BrokenPipeError:
         silence_stdout()
         code = code or 141
+    except OutputUnwritable as e:
+        if not code:
+            _error(f"Error: {e.message}")
+            code = e.exit_code
     except OSError:
         pass
     return code

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import json
 import lzma
 import os
@@ -12,6 +13,7 @@ import subprocess
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from tests.unix import SL, env, leftovers, one_line_error, sl, text_data
@@ -153,3 +155,51 @@ def test_closed_stdin_is_an_error_not_an_empty_input(tmp_path):
     r = sl(["SL train -f m.sl <&-"], tmp_path, shell=True)
     assert r.returncode == 3 and b"standard input is closed" in r.stderr
     assert not (tmp_path / "m.sl").exists()
+
+
+def _xz_cases() -> dict[str, bytes]:
+    one = lzma.compress(b"1 |f a\n-1 |f b\n")
+    flipped = bytearray(one)
+    flipped[len(one) // 2] ^= 0xFF
+    return {
+        "corrupt": bytes(flipped),
+        "truncated": one[: len(one) - 9],
+        "plain text after": one + b"1 |f c\n",
+        "bad padding": one + b"\0\0",
+        "garbage after padding": one + b"\0" * 4 + b"xyz",
+    }
+
+
+@pytest.mark.parametrize("case", list(_xz_cases()))
+def test_broken_xz_is_exit_3_as_xz_dc_fails(tmp_path, case):
+    data = _xz_cases()[case]
+    (tmp_path / "d.xz").write_bytes(data)
+    r = sl([*TRAIN, "d.xz", "-f", "m.sl"], tmp_path)
+    assert r.returncode == 3, r.stderr
+    one_line_error(r.stderr)
+    assert b"cannot read d.xz" in r.stderr
+    assert not (tmp_path / "m.sl").exists()
+    xz = subprocess.run(["xz", "-dc"], input=data, capture_output=True)
+    if xz.returncode != 127:  # xz installed: it fails too
+        assert xz.returncode != 0
+
+
+def test_concatenated_and_padded_xz_streams_are_read_whole(tmp_path):
+    a, b = lzma.compress(b"1 |f a\n"), lzma.compress(b"-1 |f b\n1 |f c\n")
+    (tmp_path / "d.xz").write_bytes(a + b"\0" * 8 + b + b"\0" * 4)
+    r = sl([*TRAIN, "d.xz", "-p", "-"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 3
+
+
+def test_xz_reader_matches_lzma_on_many_small_reads():
+    from streamlearn.system.sources import _Xz
+
+    rng = np.random.default_rng(3)
+    text = b"".join(b"%d |f a%d\n" % (i, rng.integers(1000)) for i in range(20000))
+    raw = io.BytesIO(lzma.compress(text[:7000]) + lzma.compress(text[7000:]))
+    x, out = _Xz(raw), bytearray()
+    buf = bytearray(777)
+    while n := x.readinto(memoryview(buf)):
+        out += buf[:n]
+    assert bytes(out) == text
