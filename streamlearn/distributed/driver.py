@@ -314,7 +314,7 @@ class _Run:
         self.log = PassLog(c, self.console.say)
         block = self.inputs.block_size if self.sync_every is None else min(self.inputs.block_size,
                                                                          SYNC_BLOCK)  # fmt: skip
-        job = Job(c, c.format, block, self.inputs.strict)
+        job = Job(c, c.format, block, self.inputs.strict, max_line=self.inputs.max_line_bytes)
         run_id = uuid.uuid4().hex[:10]
         self.skipped, self.reasons, self.first_errors = 0, Counter(), []
         self.syncs: list[dict] = []

@@ -29,7 +29,7 @@ from streamlearn.errors import Diverged, MalformedData
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.io.parse import FORMATS, excerpt, parse_block
 from streamlearn.io.ranges import Shard, lines_before, open_shard, owned_start
-from streamlearn.io.reader import iter_lines_blocks
+from streamlearn.io.reader import MAX_LINE_BYTES, iter_lines_blocks
 from streamlearn.learners import resolve
 from streamlearn.learners.base import G_N, S_NROWS, new_rows
 from streamlearn.learners.losses import CLASSIFICATION
@@ -49,6 +49,7 @@ class Job:
     block_size: int
     strict: bool
     parse_workers: int = 2
+    max_line: int = MAX_LINE_BYTES
 
 
 @dataclass(frozen=True)
@@ -139,11 +140,11 @@ def _blocks(seg: Segment):
         first = seg.start if k == seg.start.shard else Position(k)
         src, pos = open_shard(shard, first.offset)
         try:
-            for block in iter_lines_blocks(src, seg.job.block_size):
+            for block in iter_lines_blocks(src, seg.job.block_size, seg.job.max_line):
                 if first.line != 1:
                     block = dataclasses.replace(block, first_line=block.first_line + first.line - 1)
                 yield k, pos, block
-                pos += block.data.shape[0]
+                pos += block.data.shape[0] + block.dropped
         finally:
             src.close()
         yield k, pos, None
@@ -209,12 +210,14 @@ def run_segment(seg: Segment, base: Rows) -> SegmentResult:
                 if block is None:
                     piece.end, piece.complete = pos, True
                     continue
-                end = pos + block.data.shape[0]
+                end = pos + block.data.shape[0] + block.dropped
                 ok = batch.status == 0
                 if left is not None and int(ok.sum()) >= left:
                     r = int(np.flatnonzero(ok)[left - 1]) + 1 if left > 0 else 0
                     if r < batch.n:
-                        stop = Position(k, pos + int(batch.line_start[r]), int(batch.line[r]))
+                        line = int(batch.line[r])
+                        skipped = sum(n for at, n, _ in block.long_lines if at < line)
+                        stop = Position(k, pos + int(batch.line_start[r]) + skipped, line)
                         end = stop.offset
                         batch = _head(batch, r)
                         ok = ok[:r]

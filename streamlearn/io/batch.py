@@ -31,7 +31,10 @@ REASONS: dict[int, str] = {
     12: "too many colons in a feature",
     13: "empty namespace name",
     14: "bad qid",
+    15: "line longer than --max-line-bytes",
 }
+LONG_LINE = 15
+"""Status of a line the reader skipped for its length (:data:`Block.long_lines`)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,13 @@ class Block:
     newlines : int
         How many ``\\n`` bytes ``data`` holds, when the reader has counted
         them; -1 when unknown (the parser then counts).
+    long_lines : tuple of (int, int, bytes)
+        Lines the reader skipped for their length: (line number, length in
+        bytes, the line's first bytes).  ``data`` holds an empty line in place
+        of each; the parser makes it a malformed row (:data:`LONG_LINE`).
+    dropped : int
+        Bytes of the source that the block stands for but ``data`` does not
+        hold (the skipped lines'): the source's bytes are ``len(data) + dropped``.
     """
 
     data: np.ndarray
@@ -61,6 +71,8 @@ class Block:
     first_line: int
     live: bool = False
     newlines: int = -1
+    long_lines: tuple = ()
+    dropped: int = 0
 
 
 @dataclass

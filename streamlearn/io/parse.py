@@ -16,6 +16,7 @@ all) take a single call.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import sys
@@ -27,9 +28,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
-from streamlearn.io.batch import REASONS, Batch, Block
+from streamlearn.io.batch import LONG_LINE, REASONS, Batch, Block
 from streamlearn.io.interactions import Interactions, expand_batch
-from streamlearn.io.reader import BLOCK_SIZE, iter_blocks
+from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
 from streamlearn.system.jit import INTERPRETED
@@ -177,7 +178,7 @@ def parse_block(
         )  # fmt: skip
     elif not pooled:  # a batch that may be kept: no room beyond its features
         indices, values = indices.copy(), values.copy()
-    return Batch(
+    batch = Batch(
         labels=labels[:rows],
         weights=weights[:rows],
         bases=bases[:rows],
@@ -188,12 +189,39 @@ def parse_block(
         values=values,
         status=status[:rows],
         line=line[:rows],
-        block=block if data is block.data else Block(data, block.source, block.first_line),
+        block=block if data is block.data else dataclasses.replace(block, data=data),
         n_touching_tags=touching,
         first_touching_tag_line=first_touching,
         line_start=line_start[:rows],
         err_pos=err_pos[:rows],
         fmt=fmt,
+    )
+    return _with_long_lines(batch, block.long_lines) if block.long_lines else batch
+
+
+def _with_long_lines(batch: Batch, long_lines: tuple) -> Batch:
+    """``batch`` with a malformed row (:data:`LONG_LINE`) for each line the reader skipped.
+
+    The reader left an empty line in each one's place, which gave no row; the
+    rows go where their line numbers put them, without features, label NaN,
+    weight 0 (as every malformed row).
+    """
+    lines = np.array([r[0] for r in long_lines], dtype=np.int64)
+    at = np.searchsorted(batch.line, lines)
+    n = lines.shape[0]
+    ins = functools.partial(np.insert, obj=at)
+    return dataclasses.replace(
+        batch,
+        labels=ins(batch.labels, values=np.full(n, np.nan)),
+        weights=ins(batch.weights, values=0.0),
+        bases=ins(batch.bases, values=0.0),
+        tag_start=ins(batch.tag_start, values=0),
+        tag_end=ins(batch.tag_end, values=0),
+        indptr=np.insert(batch.indptr, at, batch.indptr[at]),
+        status=ins(batch.status, values=LONG_LINE),
+        line=ins(batch.line, values=lines),
+        line_start=None if batch.line_start is None else ins(batch.line_start, values=0),
+        err_pos=None if batch.err_pos is None else ins(batch.err_pos, values=-1),
     )
 
 
@@ -304,6 +332,7 @@ def read_batches(
     block_size: int = BLOCK_SIZE,
     workers: int = 1,
     inter: Interactions | None = None,
+    max_line: int = MAX_LINE_BYTES,
 ) -> Iterator[Batch]:
     """Parse ``sources`` into batches, one per block (blocks with no example are skipped).
 
@@ -320,6 +349,9 @@ def read_batches(
         Bytes per block read.
     inter : Interactions or None
         See :func:`parse_block`.
+    max_line : int
+        The longest line read; a longer one is a malformed row (see
+        :func:`~streamlearn.io.reader.iter_blocks`).
     workers : int
         Blocks parsed at once on threads (the kernel releases the GIL); batches
         still come out in input order, and at most ``workers + 1`` blocks are in
@@ -337,15 +369,18 @@ def read_batches(
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..32, got {bits}")
     if workers <= 1:
-        yield from parse_blocks(iter_blocks(sources, block_size), code, bits, constant, inter)
+        yield from parse_blocks(iter_blocks(sources, block_size, max_line), code, bits, constant,
+                                inter)  # fmt: skip
         return
     pending: deque[Future] = deque()
     with ThreadPoolExecutor(workers, thread_name_prefix="sl-parse") as pool:
         try:
-            for block in iter_blocks(sources, block_size):
+            for block in iter_blocks(sources, block_size, max_line):
                 if code is None:
                     code = _detect(block)
                     if code is None:
+                        if block.long_lines:  # its long lines are reported all the same
+                            pending.append(pool.submit(_undecided, block, bits))
                         continue
                 pending.append(pool.submit(parse_block, block, code, bits, constant, inter))
                 # a block from a paused live input goes on at once, with those before it
@@ -372,11 +407,22 @@ def parse_blocks(blocks: Iterable[Block], code: int | None, bits: int, constant:
     for block in blocks:
         if code is None:
             code = _detect(block)
-            if code is None:
-                continue  # only blank lines so far: nothing to parse
+            if code is None:  # only blank lines so far: nothing to parse
+                if block.long_lines:  # but long lines to report
+                    yield _undecided(block, bits)
+                continue
         batch = parse_block(block, code, bits, constant, inter)
         if batch.n:
             yield batch
+
+
+def _undecided(block: Block, bits: int) -> Batch:
+    """The rows of a block of blank and skipped long lines, before the format is known.
+
+    Its only rows are the long lines' (malformed in any format); ``fmt`` stays
+    unknown (-1), so that the format is decided by the first line read.
+    """
+    return dataclasses.replace(parse_block(block, FMT_VW, bits, False), fmt=-1)
 
 
 def _detect(block: Block) -> int | None:
@@ -413,6 +459,11 @@ def _line_bounds(batch: Batch, i: int) -> tuple[int, int] | None:
 
 def excerpt(batch: Batch, i: int, width: int = _EXCERPT) -> str:
     """Up to ``width`` characters of row ``i``'s line, around the error when known."""
+    if batch.status[i] == LONG_LINE:
+        for line, length, head in batch.block.long_lines:
+            if line == batch.line[i]:
+                return f"{head[: width - 3].decode('utf-8', 'replace')}... ({length:,} bytes)"
+        return "(a long line)"
     bounds = _line_bounds(batch, i)
     if bounds is None:
         return "(line text not available)"

@@ -91,6 +91,7 @@ def predict(
         inputs.block_size,
         PARSE_WORKERS,
         config.namespaces(),
+        inputs.max_line_bytes,
     )
     try:
         with interruptible("stopped"):

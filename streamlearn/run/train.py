@@ -379,7 +379,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         _check_grid_memory(runs, inputs, console)
     checks = BatchChecks(console, config, inputs.strict)
     passes = source or Passes(
-        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS
+        inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS,
+        inputs.max_line_bytes,
     )
     names = initial.names if initial is not None else None
     collector = None
