@@ -145,6 +145,7 @@ def load_runs(paths: list[str]) -> list[Run]:
 def _text(s: str) -> str:
     """``s`` as matplotlib draws it literally: ``$`` escaped (no mathtext), cut short."""
     s = s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")  # odd names
+    s = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in s)
     s = s if len(s) <= MAX_LABEL else s[: MAX_LABEL - 1] + "…"
     return s.replace("$", r"\$")
 
@@ -202,7 +203,8 @@ def figure(runs: list[Run]):  # noqa: ANN201 - a matplotlib Figure
     ax.set_ylabel("average loss")
     ax.set_title(f"progressive loss — {title(runs)}".rstrip(" —"))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    if ax.get_legend_handles_labels()[0]:  # no row to draw: no legend (and no warning)
+        ax.legend(fontsize="small")
     if sparsity:
         ax = axes[1]
         pts = [(float(r.nonzero), float(r.loss)) for r in runs]
