@@ -34,6 +34,7 @@ from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
 from streamlearn.system.jit import INTERPRETED
+from streamlearn.system.text import shown_bytes
 
 FMT_VW = 0
 FMT_SVMLIGHT = 1
@@ -458,11 +459,16 @@ def _line_bounds(batch: Batch, i: int) -> tuple[int, int] | None:
 
 
 def excerpt(batch: Batch, i: int, width: int = _EXCERPT) -> str:
-    """Up to ``width`` characters of row ``i``'s line, around the error when known."""
+    """Up to ``width`` bytes of row ``i``'s line, around the error when known.
+
+    Shown with :func:`~streamlearn.system.text.shown_bytes`: a line holding
+    terminal escapes (``ESC]0;...``) or bytes that are not UTF-8 is shown
+    escaped (``\\x1b]0;...``, ``\\xff``), never obeyed by the terminal.
+    """
     if batch.status[i] == LONG_LINE:
         for line, length, head in batch.block.long_lines:
             if line == batch.line[i]:
-                return f"{head[: width - 3].decode('utf-8', 'replace')}... ({length:,} bytes)"
+                return f"{shown_bytes(head[: width - 3])}... ({length:,} bytes)"
         return "(a long line)"
     bounds = _line_bounds(batch, i)
     if bounds is None:
@@ -470,16 +476,16 @@ def excerpt(batch: Batch, i: int, width: int = _EXCERPT) -> str:
     start, end = bounds
     raw = batch.block.data[start:end].tobytes().rstrip(b"\r")
     if len(raw) <= width:
-        return raw.decode("utf-8", "backslashreplace")
+        return shown_bytes(raw)
     at = -1
     if batch.err_pos is not None and batch.err_pos[i] >= 0:
         at = int(batch.err_pos[i]) - start
     if at < width - 20:
-        return raw[: width - 3].decode("utf-8", "replace") + "..."
+        return shown_bytes(raw[: width - 3]) + "..."
     lo = at - 20
     hi = min(len(raw), lo + width - 6)
     tail = "..." if hi < len(raw) else ""
-    return "..." + raw[lo:hi].decode("utf-8", "replace") + tail
+    return "..." + shown_bytes(raw[lo:hi]) + tail
 
 
 def describe_errors(batch: Batch, limit: int = 10) -> list[str]:

@@ -161,10 +161,10 @@ class BatchChecks:
 class PredictionWriter:
     """``-p``: one line per input example line, written as each batch is scored.
 
-    A usable example gets its prediction (and its tag); a malformed line gets
-    ``nan`` (and its tag when it had one), so the predictions can be joined
-    to the input lines.  Each batch's lines are flushed at once, so a reader
-    of a live stream sees them promptly.  A file is written atomically
+    A usable example gets its prediction (and its tag, byte for byte); a
+    malformed line gets ``nan`` (and its tag when it had one), so the
+    predictions can be joined to the input lines.  Each batch's lines are
+    flushed at once, so a reader of a live stream sees them promptly.  A file is written atomically
     (:class:`~streamlearn.system.outputs.Output`); when the reader of standard output
     or of a FIFO goes away, writing stops quietly and :attr:`broken` is set.
     """
@@ -186,12 +186,12 @@ class PredictionWriter:
         for v, a, b in zip(
             p.tolist(), batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True
         ):
-            if b > a:
-                lines.append(f"{v:.9g} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
+            if b > a:  # the tag's bytes as they were, UTF-8 or not
+                lines.append(b"%.9g %s\n" % (v, data[a:b].tobytes()))
             else:
-                lines.append(f"{v:.9g}\n")
+                lines.append(b"%.9g\n" % v)
         try:
-            self.out.write("".join(lines).encode("utf-8"))
+            self.out.write(b"".join(lines))
             self.out.flush()
         except BrokenPipeError:
             self._lost_reader()

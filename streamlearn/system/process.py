@@ -38,6 +38,7 @@ import click
 
 from streamlearn.errors import Interrupted, OutputUnwritable
 from streamlearn.system import sources
+from streamlearn.system.text import printable
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _HOLD_TO_EXIT = False
@@ -214,6 +215,7 @@ def run(command: click.Command) -> int:
         code = rv if isinstance(rv, int) else 0
     except click.ClickException as e:
         if e.message:  # a broken pipe ends quietly
+            e.message = printable(e.message, keep="\n")  # a file or line from the input
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 e.show()
         code = e.exit_code
