@@ -13,6 +13,8 @@ code   meaning
 7      cannot write an output: disk full, I/O error, directory gone, stdout closed
 8      not enough memory for the table the options ask for
 9      gave up waiting for the lock of a model another run continues in place
+11     the Dask cluster was lost mid-run (``--dask``: the scheduler or every worker
+       went away): nothing is written
 129    hangup (SIGHUP); 130 interrupt (SIGINT, Ctrl-C); 143 terminate (SIGTERM):
        no model is written, an existing one is untouched, temporary files removed
 141    the reader of the predictions went away (SIGPIPE/EPIPE): predictions
@@ -38,6 +40,7 @@ EXIT_CODES = {
     7: "cannot write an output (disk full, I/O error, missing directory, closed stdout)",
     8: "not enough memory for the table (lower -b)",
     9: "timed out waiting for the lock of a model continued in place (--lock-timeout)",
+    11: "the Dask cluster was lost mid-run (--dask): nothing written",
     129: "hangup (SIGHUP): nothing written, temporary files removed",
     130: "interrupted (SIGINT, Ctrl-C): nothing written, temporary files removed",
     141: "predictions' reader went away (broken pipe); train still saved its model",
@@ -85,6 +88,12 @@ class OutOfMemory(SlError):
 
 class LockTimeout(SlError):
     exit_code = 9
+
+
+class ClusterLost(SlError):
+    """``--dask``: the scheduler (or every worker) went away during the run; nothing written."""
+
+    exit_code = 11
 
 
 class Interrupted(SlError):
