@@ -15,6 +15,7 @@ block k) and learns with the learner's ordinary kernel.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from collections import Counter, deque
@@ -25,7 +26,7 @@ import numpy as np
 
 from streamlearn.config import TrainConfig
 from streamlearn.distributed.mixing import Rows
-from streamlearn.errors import Diverged, MalformedData
+from streamlearn.errors import Diverged, InputUnreadable, MalformedData
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.io.parse import FORMATS, excerpt, parse_block
 from streamlearn.io.ranges import Shard, lines_before, open_shard, owned_start
@@ -34,6 +35,7 @@ from streamlearn.learners import resolve
 from streamlearn.learners.base import G_N, S_NROWS, new_rows
 from streamlearn.learners.losses import CLASSIFICATION
 from streamlearn.run.runner import SHOWN_ERRORS, run_kernel
+from streamlearn.system.sources import SourceError, describe
 
 TEST_DELAY = "SL_DASK_TEST_DELAY"
 """Environment variable (seconds): sleep this long after each block (tests kill a worker
@@ -180,10 +182,28 @@ def _head(batch: Batch, r: int) -> Batch:
                                values=batch.values[:nnz], **cut)  # fmt: skip
 
 
+def _input_errors(task):  # noqa: ANN001, ANN202 - a decorator
+    """A task's unreadable input as :class:`InputUnreadable` (exit 3, as locally), which
+    Dask hands to the driver; the driver takes any ``OSError`` for a lost cluster."""
+
+    @functools.wraps(task)
+    def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        try:
+            return task(*args, **kwargs)
+        except SourceError as e:
+            raise InputUnreadable(str(e)) from None
+        except OSError as e:
+            raise InputUnreadable(f"a worker cannot read its input: {describe(e)}") from None
+
+    return run
+
+
+@_input_errors
 def run_segment(seg: Segment, base: Rows) -> SegmentResult:
     """Learn ``seg``'s examples from the table ``base``; the rows and counters after.
 
-    Deterministic: the same inputs give the same result on any worker.
+    Deterministic: the same inputs give the same result on any worker.  An input
+    it cannot read is :class:`InputUnreadable` (a truncated gzip: exit 3, as locally).
     """
     started = time.perf_counter()
     delay = float(os.environ.get(TEST_DELAY, "0") or 0)
