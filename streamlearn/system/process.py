@@ -11,7 +11,10 @@
   existing output, temporary files and caches are removed, and the exit
   status is 128 + the signal's number, as shells report it.  Once a finished
   run starts making its outputs visible (:func:`committing`) it completes:
-  a signal then is held and dropped, so outputs are all old or all new;
+  a signal then is held and dropped, so outputs are all old or all new --
+  unless the commit stays blocked (a FIFO nobody reads, a hung disk) for
+  :data:`COMMIT_GRACE` seconds after the signal: then the program ends
+  anyway, saying so (signals end a run within a second wherever it blocks);
 * every :class:`click.ClickException` (our :class:`~streamlearn.errors.SlError`
   included) prints one line and exits with its documented code;
 * a reader of standard output that goes away (``sl inspect m | head -1``)
@@ -42,8 +45,13 @@ from streamlearn.system.text import printable
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _HOLD_TO_EXIT = False
-_HELD = False
 """Set by :func:`run`: after :func:`committing`, signals stay held until the process exits."""
+_HELD = False
+_COMMITTING = 0
+"""Inside :func:`committing` (a count: a grid's runs may nest nothing, but a caller may)."""
+COMMIT_GRACE = 0.5
+"""Seconds a held signal waits for a blocked commit before the program ends anyway."""
+_watch: threading.Timer | None = None
 NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
@@ -56,9 +64,38 @@ class Signalled(KeyboardInterrupt):
 
 
 def _handler(signum, frame):  # noqa: ANN001 - signal API
-    if _HELD:
-        return  # the run is committing its outputs: it completes
+    if _HELD:  # the run is committing its outputs: it completes, unless it is blocked
+        _watch_commit(signum)
+        return
     raise Signalled(signum)
+
+
+def _watch_commit(signum: int) -> None:
+    """After a signal held while committing: end the program if the commit is still
+    blocked :data:`COMMIT_GRACE` seconds later (only ``sl`` itself, not a library caller)."""
+    global _watch
+    if not _HOLD_TO_EXIT or _watch is not None or not _COMMITTING:
+        return
+    _watch = threading.Timer(COMMIT_GRACE, _give_up, args=(signum,))
+    _watch.daemon = True
+    _watch.start()
+
+
+def _give_up(signum: int) -> None:
+    """The commit is still blocked a second after a signal: end ``sl`` now (timer thread)."""
+    if not _COMMITTING:
+        return  # it finished: the run completes as documented
+    from streamlearn.system import outputs
+
+    name = NAMES.get(signum, str(signum))
+    text = (f"Error: interrupted by {name}: writing the outputs was blocked for "
+            f"{COMMIT_GRACE:g} s (a FIFO or device nobody reads?); the outputs already made "
+            "visible stay, the others are not written\n")  # fmt: skip
+    with contextlib.suppress(OSError):
+        os.write(2, text.encode())
+    with contextlib.suppress(Exception):
+        outputs.remove_temps()
+    os._exit(128 + signum)
 
 
 def install_signal_handlers() -> None:
@@ -101,12 +138,19 @@ def committing() -> Iterator[None]:
     run completes (exit 0) with every output written, rather than stopping
     between the model and the predictions or the report.  The sl program
     keeps dropping them until it exits; a library caller gets them back after.
+
+    A commit that is still blocked :data:`COMMIT_GRACE` seconds after such a
+    signal (a report to a FIFO nobody reads; a hung file system) ends the sl
+    program anyway, with 128 + the signal's number and a message saying that
+    what was already made visible stays.
     """
-    global _HELD
+    global _HELD, _COMMITTING
     _HELD = True
+    _COMMITTING += 1
     try:
         yield
     finally:
+        _COMMITTING -= 1
         if not _HOLD_TO_EXIT:
             _HELD = False
 
