@@ -113,7 +113,7 @@ def update_rules(draw):
        st.sampled_from([(0.0, 0.0), (1e-3, 0.0), (0.0, 1e-2), (1e-4, 1e-3)]), st.integers(1, 4))
 def test_gd(data, rule, power_t, regs, chunks):
     """VW's default update and every subset of it, in single precision as VW."""
-    from tests.test_gd import close
+    from tests.learners.test_gd import close
 
     loss_id, stream = data
     l1, l2 = regs
@@ -129,7 +129,7 @@ def test_gd(data, rule, power_t, regs, chunks):
 @given(streams(), st.floats(0.05, 2.0), st.floats(0.0, 2.0), st.floats(0.0, 1.0),
        st.floats(0.0, 1.0), st.integers(1, 4))
 def test_ftrl(data, alpha, beta, l1, l2, chunks):
-    from tests.test_gd import close
+    from tests.learners.test_gd import close
 
     loss_id, stream = data
     params = make_params(ftrl_alpha=alpha, ftrl_beta=beta, l1=l1, l2=l2)
