@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
@@ -55,8 +56,42 @@ OAA_ALGORITHMS = ("gd", "ftrl")
 """The learners --oaa K runs K of (VW's one-against-all over its gd or ftrl)."""
 
 
+P_MAX = 1000.0
+"""The largest --p of smidas: 2 ln d is 25 at -b 18 and 42 at -b 30; beyond a thousand
+every term but the largest of its scaled p-norm sum is below 2^-1000/p >= 1/2 of the
+largest and left out (see :mod:`streamlearn.learners.pnorm`), so nothing is gained."""
+
+
 class ConfigError(ValueError):
     """An option value, or a combination of options, that cannot run."""
+
+
+def _type_error(name: str, value: object, kind: str) -> ConfigError | None:
+    """Why ``value`` is not of the field's ``kind`` (its annotation), or None when it is."""
+    optional = kind.endswith(" | None")
+    kind = kind.removesuffix(" | None")
+    if value is None:
+        return None if optional else ConfigError(f"{name} must not be None")
+    if kind == "bool":
+        ok = isinstance(value, (bool, np.bool_))
+        what = "true or false"
+    elif kind == "int":
+        ok = isinstance(value, (numbers.Integral, np.integer)) and not isinstance(
+            value, (bool, np.bool_)
+        )
+        what = "an integer"
+    elif kind == "float":
+        ok = isinstance(value, (numbers.Real, np.floating, np.integer)) and not isinstance(
+            value, (bool, np.bool_)
+        )
+        what = "a number"
+    elif kind == "str":
+        ok = isinstance(value, str)
+        what = "a string"
+    else:  # tuple[str, ...]
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        what = "a list of strings"
+    return None if ok else ConfigError(f"{name} must be {what}, got {value!r}"[:200])
 
 
 @dataclass(frozen=True)
@@ -153,6 +188,10 @@ class TrainConfig:
     keeps the totals either way)."""
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            error = _type_error(f.name, getattr(self, f.name), str(f.type))
+            if error is not None:
+                raise error
         for name in NAMESPACE_OPTIONS:  # lists from JSON or click become tuples
             object.__setattr__(self, name, tuple(getattr(self, name)))
         try:
@@ -204,7 +243,9 @@ class TrainConfig:
                 "--holdout-period must be >= 0",
             ),
             (self.early_terminate >= 1, "--early-terminate must be >= 1"),
-            (self.p is None or 2 <= self.p < math.inf, "--p must be a finite number >= 2"),
+            (self.p is None or 2 <= self.p <= P_MAX, f"--p must be between 2 and {P_MAX:g}"),
+            (self.seed >= 0, "--seed must be >= 0"),
+            (self.hash == "strings", "hash must be 'strings' (VW's default, the only one)"),
             (self.norm_refresh is None or self.norm_refresh >= 1, "--norm-refresh must be >= 1"),
             (
                 all(
@@ -416,6 +457,12 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
+        """The configuration a model records (:meth:`to_dict`); unknown keys are ignored.
+
+        Raises :class:`ConfigError` (a ValueError) for anything but a dict of valid options.
+        """
+        if not isinstance(d, dict):
+            raise ConfigError(f"the options are not a mapping: {type(d).__name__}")
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
         if kw.get("theta") is None:

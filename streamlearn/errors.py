@@ -15,6 +15,8 @@ code   meaning
 9      gave up waiting for the lock of a model another run continues in place
 10     no examples: the input yielded no usable line (empty, a failed producer,
        every line malformed); nothing is written (``--allow-empty`` writes anyway)
+11     the Dask cluster was lost mid-run (``--dask``: the scheduler or every worker
+       went away): nothing is written
 129    hangup (SIGHUP); 130 interrupt (SIGINT, Ctrl-C); 143 terminate (SIGTERM):
        no model is written, an existing one is untouched, temporary files removed
 141    the reader of the predictions went away (SIGPIPE/EPIPE): predictions
@@ -41,6 +43,7 @@ EXIT_CODES = {
     8: "not enough memory for the table (lower -b)",
     9: "timed out waiting for the lock of a model continued in place (--lock-timeout)",
     10: "no examples: the input yielded no usable line; nothing written (--allow-empty)",
+    11: "the Dask cluster was lost mid-run (--dask): nothing written",
     129: "hangup (SIGHUP): nothing written, temporary files removed",
     130: "interrupted (SIGINT, Ctrl-C): nothing written, temporary files removed",
     141: "predictions' reader went away (broken pipe); train still saved its model",
@@ -94,6 +97,12 @@ class NoExamples(SlError):
     """The input yielded no usable example: nothing is written (``--allow-empty`` to allow it)."""
 
     exit_code = 10
+
+
+class ClusterLost(SlError):
+    """``--dask``: the scheduler (or every worker) went away during the run; nothing written."""
+
+    exit_code = 11
 
 
 class Interrupted(SlError):

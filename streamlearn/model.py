@@ -24,15 +24,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import struct
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from streamlearn._version import __version__
 from streamlearn.config import TrainConfig
 from streamlearn.errors import ModelError
+from streamlearn.system.sources import describe
 
 MAGIC = b"SLMODEL\0"
 VERSION = 1
@@ -165,18 +166,37 @@ def save(model: Model, path: str | os.PathLike) -> None:
     write_bytes(str(path), _encode_parts(model), "model")
 
 
+_CHUNK = 64 << 20
+"""Bytes read at a time: Python runs between reads, so a signal stops a long one."""
+MAX_COLS = 16
+"""The most state columns a learner keeps per slot (gd and l0: four at most today)."""
+_ARRAYS = {"slots": ("uint32", 1), "state": ("float64", 2), "weights": ("float64", 1),
+           "gstate": ("float64", 1), "stats": ("float64", 1)}  # fmt: skip
+"""The arrays of a model file: dtype and number of dimensions."""
+
+
 def load(path: str | os.PathLike) -> Model:
     """Read and validate a model file; :class:`ModelError` says what is wrong.
 
     Besides :func:`decode`'s checks, every number must be finite
     (:func:`non_finite`): a NaN weight would score ``nan`` for every line, an
     inf in the state would freeze the weights it touches.
+
+    A regular file is read to its size; anything else (a FIFO, a device,
+    ``/dev/stdin``) only as far as its own header says, after its magic
+    bytes have been checked: ``sl inspect /dev/zero`` is refused at once.
     """
+    name = str(path)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if stat.S_ISREG(st.st_mode):
+                data = _read_exactly(f, st.st_size)
+            else:
+                data = _read_stream(f, name)
     except OSError as e:
-        raise ModelError(f"cannot read model {path}: {e.strerror or e}") from None
-    model = decode(data, str(path))
+        raise ModelError(f"cannot read model {path}: {describe(e)}") from None
+    model = decode(data, name)
     bad = non_finite(model)
     if bad is not None:
         raise ModelError(f"{path} holds non-finite numbers in its {bad} (NaN or inf): unusable")
@@ -201,7 +221,122 @@ def non_finite(model: Model) -> str | None:
     return None
 
 
+def _read_exactly(f, n: int) -> bytes:  # noqa: ANN001 - a binary file
+    """Up to ``n`` bytes of ``f`` (fewer at its end), read in chunks."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = f.readinto(view[got : got + _CHUNK])
+        if not k:
+            break
+        got += k
+    del view
+    if got < n:
+        del buf[got:]
+    return bytes(buf)
+
+
+def _read_stream(f, name: str) -> bytes:  # noqa: ANN001 - a binary file
+    """The bytes of a model read from a stream, as many as its header says it holds."""
+    prefix = _read_exactly(f, _PREFIX.size)
+    if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
+        return prefix  # decode() says what is wrong
+    _, version, hlen = _PREFIX.unpack(prefix)
+    if version != VERSION:
+        return prefix
+    head = _read_exactly(f, hlen)
+    if len(head) < hlen:
+        return prefix + head
+    try:
+        payload = _header(head)["payload_bytes"]
+    except (ValueError, KeyError, TypeError):
+        return prefix + head  # decode() says what is wrong
+    if not isinstance(payload, int) or payload < 0:
+        return prefix + head
+    return prefix + head + _read_exactly(f, payload + _DIGEST)
+
+
+def _header(raw: bytes) -> dict:
+    """The JSON header, a dict; ValueError when it is not one (deep nesting included)."""
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("its JSON is nested too deeply") from None
+    except UnicodeDecodeError:
+        raise ValueError("it is not UTF-8") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"it is not JSON ({e.msg})") from None
+    if not isinstance(header, dict):
+        raise ValueError("it is not a JSON object")
+    return header
+
+
+def _count(shape: object, ndim: int, what: str) -> int:
+    """The number of entries of a ``shape`` read from a header, checked."""
+    if not isinstance(shape, list) or len(shape) != ndim:
+        raise ValueError(f"{what} must have {ndim} dimension{'s' * (ndim > 1)}")
+    n = 1
+    for d in shape:
+        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
+            raise ValueError(f"{what} has a bad shape {shape!r}"[:120])
+        n *= d  # Python integers: a shape of 10**30 does not overflow, it fails below
+    return n
+
+
+def _arrays(header: dict, payload: bytes) -> dict[str, np.ndarray]:
+    """The arrays the header lists, each checked for name, dtype, shape and place."""
+    table = header.get("arrays")
+    if not isinstance(table, list):
+        raise ValueError("no list of arrays")
+    arrays: dict[str, np.ndarray] = {}
+    for spec in table:
+        if not isinstance(spec, dict):
+            raise ValueError("an array entry is not an object")
+        name = spec.get("name")
+        if not isinstance(name, str) or name not in _ARRAYS or name in arrays:
+            raise ValueError(f"unknown or repeated array {name!r}"[:120])
+        dtype, ndim = _ARRAYS[name]
+        if spec.get("dtype") != dtype:
+            raise ValueError(f"array {name} must be {dtype}")
+        count = _count(spec.get("shape"), ndim, f"array {name}")
+        start = spec.get("offset")
+        itemsize = np.dtype(_DTYPES[dtype]).itemsize
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            raise ValueError(f"array {name} has a bad offset")
+        if start + count * itemsize > len(payload):
+            raise ValueError(f"array {name} is out of range")
+        arr = np.frombuffer(payload, dtype=_DTYPES[dtype], count=count, offset=start)
+        arrays[name] = arr.reshape(spec["shape"]).copy()
+    missing = [n for n in _ARRAYS if n not in arrays]
+    if missing:
+        raise ValueError(f"array {missing[0]} is missing")
+    return arrays
+
+
+def _names(raw: object, bits: int) -> dict[int, list[str]]:
+    if not isinstance(raw, dict):
+        raise ValueError("names must be an object")
+    names = {}
+    for k, v in raw.items():
+        if not (k.isascii() and k.isdigit() and int(k) < 1 << bits):
+            raise ValueError(f"names: {k!r} is not a slot"[:120])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ValueError(f"names of slot {k} must be a list of strings")
+        names[int(k)] = v
+    return names
+
+
 def decode(data: bytes, name: str = "<model>") -> Model:
+    """The model in ``data`` (a model file's bytes), every field checked before use.
+
+    Magic, version and checksum first; then the header, whose every field is
+    checked for type and range, and every array for dtype and shape, so that a
+    crafted file with a valid checksum is one :class:`ModelError`, never a
+    traceback later.
+    """
+    from streamlearn.learners.base import GSTATE_SIZE, STATS_SIZE
+
     if len(data) < _PREFIX.size + _DIGEST or data[:8] != MAGIC:
         raise ModelError(f"{name} is not an sl model file (bad magic bytes)")
     _, version, hlen = _PREFIX.unpack_from(data)
@@ -213,40 +348,46 @@ def decode(data: bytes, name: str = "<model>") -> Model:
     if hashlib.sha256(body).digest() != digest:
         raise ModelError(f"{name} is corrupt or truncated (checksum mismatch)")
     try:
-        header = json.loads(body[_PREFIX.size : _PREFIX.size + hlen])
+        if _PREFIX.size + hlen > len(body):
+            raise ValueError("header longer than the file")
+        header = _header(body[_PREFIX.size : _PREFIX.size + hlen])
         payload = body[_PREFIX.size + hlen :]
-        if len(payload) != header["payload_bytes"]:
+        if header.get("payload_bytes") != len(payload):
             raise ValueError("payload size")
-        arrays = {}
-        for spec in header["arrays"]:
-            dtype = np.dtype(_DTYPES[spec["dtype"]])
-            count = int(np.prod(spec["shape"], dtype=np.int64))
-            start = int(spec["offset"])
-            if start < 0 or start + count * dtype.itemsize > len(payload):
-                raise ValueError(f"array {spec['name']} out of range")
-            arr = np.frombuffer(payload, dtype=dtype, count=count, offset=start)
-            arrays[spec["name"]] = arr.reshape(spec["shape"]).copy()
-        config = TrainConfig.from_dict(header["config"])
+        arrays = _arrays(header, payload)
+        config = TrainConfig.from_dict(header.get("config"))
         slots, state, weights = arrays["slots"], arrays["state"], arrays["weights"]
+        gstate, stats = arrays["gstate"], arrays["stats"]
         m = slots.shape[0]
-        if state.ndim != 2 or state.shape[0] != m or weights.shape != (m,):
+        if state.shape[0] != m or weights.shape != (m,):
             raise ValueError("array shapes disagree")
+        if not 1 <= state.shape[1] <= MAX_COLS:
+            raise ValueError(f"state has {state.shape[1]} columns")
+        if gstate.shape[0] < GSTATE_SIZE or stats.shape != (STATS_SIZE,):
+            raise ValueError("global state or counters of the wrong size")
         if m and (int(slots.max()) >= 1 << config.bits or np.any(np.diff(slots) <= 0)):
             raise ValueError("slots out of range or unsorted")
-        names = {int(k): list(v) for k, v in header.get("names", {}).items()}
-        learner = header["learner"]
-        if not isinstance(learner, str):
-            raise TypeError("learner is not a name")
-    except (KeyError, ValueError, TypeError, AttributeError, json.JSONDecodeError) as e:
-        raise ModelError(f"{name} has an invalid header: {e!r}") from None
+        names = _names(header.get("names", {}), config.bits)
+        learner = header.get("learner")
+        if not isinstance(learner, str) or not learner:
+            raise ValueError("learner is not a name")
+        meta = header.get("meta", {})
+        if not isinstance(meta, dict):
+            raise ValueError("meta is not an object")
+        if learner == "l0" and config.algo == "l0":  # a heap the kernel indexes with
+            from streamlearn.learners.l0 import check_state
+
+            check_state(slots, state, gstate, config.top_k, config.bits)
+    except ValueError as e:  # ConfigError included
+        raise ModelError(f"{name} has an invalid header: {e}") from None
     return Model(
         config=config,
         learner=learner,
         slots=slots,
         state=state,
         weights=weights,
-        gstate=arrays["gstate"],
-        stats=arrays["stats"],
+        gstate=gstate,
+        stats=stats,
         names=names,
-        meta=header.get("meta", {}),
+        meta=meta,
     )

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from streamlearn.errors import InputUnreadable, UsageError
 from streamlearn.run.report import holdout, pareto
+from streamlearn.system.sources import describe
 
 FORMATS = ("png", "svg", "pdf")
 # the options worth naming in a label, in this order, when they differ from the defaults
@@ -44,40 +46,108 @@ class Run:
     """A grid's values as written on the command line (``{"l1": "1e-5"}``), when known."""
 
 
+MAX_REPORT = 64 << 20
+"""The largest report read (bytes): a sweep of a thousand configurations is a few MB."""
+MAX_LABEL = 80
+"""Characters of a label or title drawn (a run's name may be anything)."""
+
+
+def _read_report(path: str) -> object:
+    """The JSON value in the report at ``path``, read to at most :data:`MAX_REPORT` bytes."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_REPORT + 1)  # a regular file: its size; a stream: at most this
+    except OSError as e:
+        raise InputUnreadable(f"cannot read report {path}: {describe(e)}") from None
+    if len(data) > MAX_REPORT:
+        raise UsageError(f"{path} is larger than {MAX_REPORT >> 20} MiB: not an sl train report")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path} is not a JSON report (not UTF-8 at byte {e.start})") from None
+    except RecursionError:
+        raise UsageError(f"{path} is not an sl train report (JSON nested too deeply)") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path} is not a JSON report ({e.msg}, line {e.lineno})") from None
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _finite(x: object) -> bool:
+    return _number(x) and math.isfinite(x)
+
+
+def _curve(path: str, rows: list) -> list[list[float]]:
+    """The rows of a report's curve that can be drawn: finite loss, examples > 0.
+
+    A row is the progress table's seven figures and the holdout flag; null
+    figures (not measured yet) are allowed.  Anything else is not a report.
+    """
+    out = []
+    for k, row in enumerate(rows):
+        if (not isinstance(row, list) or len(row) < 8
+                or not all(x is None or _number(x) for x in row[:8])):  # fmt: skip
+            raise UsageError(f"{path} is not an sl train report (curve row {k + 1} is not "
+                             "eight numbers)")  # fmt: skip
+        if _finite(row[0]) and _finite(row[2]) and row[2] > 0:
+            held = 1.0 if row[7] is not None and row[7] == row[7] and row[7] != 0 else 0.0
+            out.append([float(x) if x is not None else math.nan for x in row[:7]] + [held])
+    return out
+
+
+def _entry_value(entry: dict, key: str, path: str, ok) -> object:  # noqa: ANN001
+    value = entry.get(key)
+    if value is not None and not ok(value):
+        raise UsageError(f"{path} is not an sl train report ({key} is {value!r})"[:200])
+    return value
+
+
 def load_runs(paths: list[str]) -> list[Run]:
     """The runs of the reports at ``paths`` (one per report, or per configuration of a sweep).
 
     Each run's ``label`` names what tells it apart from the others: the options whose
-    values differ between the runs, or its file's name when none do.
+    values differ between the runs, or its file's name when none do.  Anything that is
+    not what ``sl train --report`` writes is a :class:`UsageError` naming the file.
     """
     runs = []
     for path in paths:
-        try:
-            report = json.loads(Path(path).read_text())
-        except OSError as e:
-            raise InputUnreadable(f"cannot read report {path}: {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path} is not a JSON report ({e.msg}, line {e.lineno})") from None
+        report = _read_report(path)
         entries = report.get("configurations") if isinstance(report, dict) else None
         entries = entries if isinstance(entries, list) else [report]
         for k, entry in enumerate(entries):
             if not isinstance(entry, dict) or not isinstance(entry.get("curve"), list):
                 raise UsageError(f"{path} is not an sl train report (no 'curve'): see --report")
             name = Path(path).stem if len(entries) == 1 else f"{Path(path).stem}[{k}]"
+            config = _entry_value(entry, "config", path, lambda v: isinstance(v, dict)) or {}
+            learner = _entry_value(entry, "learner", path, lambda v: isinstance(v, str))
+            typed = _entry_value(entry, "grid_values", path, lambda v: isinstance(v, dict))
+            nonzero = _entry_value(entry, "nonzero_weights", path, lambda v: _finite(v) and v >= 0)
+            average = _entry_value(entry, "average_loss", path, _number)
             hold = holdout(entry)
             held = hold is not None
-            config = dict(entry.get("config") or {}, learner=entry.get("learner", "?"))
-            loss = hold if held else entry.get("average_loss")
-            runs.append(Run(name, config, entry["curve"], loss, held, entry.get("nonzero_weights"),
-                            typed=entry.get("grid_values")))  # fmt: skip
+            loss = hold if held else average
+            config = dict(config, learner=learner or "?")
+            runs.append(Run(name, config, _curve(path, entry["curve"]),
+                            loss if loss is not None and math.isfinite(loss) else None, held,
+                            nonzero, typed=typed))  # fmt: skip
     differ = [k for k in _LABEL_KEYS if len({repr(r.config.get(k)) for r in runs}) > 1]
-    if differ and all(isinstance(r.config.get(k), (int, float)) for r in runs for k in differ):
+    if differ and all(_finite(r.config.get(k)) for r in runs for k in differ):
         runs.sort(key=lambda r: [r.config[k] for k in differ])  # a grid, in its order
     for run in runs:
         typed = run.typed or {}
         shown = " ".join(_option(k, typed.get(k, run.config.get(k))) for k in differ)
-        run.label = shown or run.name
+        run.label = _text(shown or run.name)
     return runs
+
+
+def _text(s: str) -> str:
+    """``s`` as matplotlib draws it literally: ``$`` escaped (no mathtext), cut short."""
+    s = s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")  # odd names
+    s = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in s)
+    s = s if len(s) <= MAX_LABEL else s[: MAX_LABEL - 1] + "…"
+    return s.replace("$", r"\$")
 
 
 _LABEL_KEYS = ("learner", "loss") + _LABEL_OPTIONS
@@ -85,10 +155,10 @@ _LABEL_KEYS = ("learner", "loss") + _LABEL_OPTIONS
 
 def _option(key: str, value) -> str:  # noqa: ANN001 - a JSON value
     if key == "learner":
-        return str(value)
+        return str(value)[:MAX_LABEL]
     if isinstance(value, float):
         value = f"{value:g}"
-    return f"{key.replace('_', '-')}={value}"
+    return f"{key.replace('_', '-')}={str(value)[:MAX_LABEL]}"
 
 
 def title(runs: list[Run]) -> str:
@@ -104,7 +174,7 @@ def title(runs: list[Run]) -> str:
     parts += [_option(k, common[k]) for k in ("l1", "l2", "top_k") if common.get(k)]
     if common.get("passes", 1) != 1:
         parts.append(f"{common['passes']} passes")
-    return ", ".join(parts)
+    return _text(", ".join(parts))
 
 
 def figure(runs: list[Run]):  # noqa: ANN201 - a matplotlib Figure
@@ -133,7 +203,8 @@ def figure(runs: list[Run]):  # noqa: ANN201 - a matplotlib Figure
     ax.set_ylabel("average loss")
     ax.set_title(f"progressive loss — {title(runs)}".rstrip(" —"))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    if ax.get_legend_handles_labels()[0]:  # no row to draw: no legend (and no warning)
+        ax.legend(fontsize="small")
     if sparsity:
         ax = axes[1]
         pts = [(float(r.nonzero), float(r.loss)) for r in runs]
@@ -166,8 +237,9 @@ def plot(paths: list[str], out: str) -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError("sl plot needs matplotlib: pip install 'streamlearn[plot]'") from None
-    from streamlearn.system.outputs import write_bytes
+    from streamlearn.system.outputs import check_outputs, write_bytes
 
+    check_outputs([(out, "plot")], list(paths))  # e.g. -o naming one of the reports
     runs = load_runs(paths)
     buf = io.BytesIO()
     figure(runs).savefig(buf, format=fmt, dpi=110)

@@ -92,3 +92,96 @@ def test_without_matplotlib_says_what_to_install(tmp_path, reports, monkeypatch)
     r = invoke(["plot", str(reports["1e-3"]), "-o", str(tmp_path / "p.png")])
     assert r.exit_code == 2 and "pip install 'streamlearn[plot]'" in r.output
     assert not (tmp_path / "p.png").exists()
+
+
+# ---- hostile reports: one line and exit 2, never a traceback (issue 30) --------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=5),
+    max_leaves=12,
+)  # fmt: skip
+_TEXT = st.text(alphabet=st.sampled_from("$\\^_{}%#a1 é\x1b\n"), max_size=20)
+_NUM = st.none() | st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 10**6)
+
+
+@st.composite
+def _reports(draw, base: dict):
+    kind = draw(st.sampled_from(["any", "mutated", "rows", "grid"]))
+    if kind == "any":
+        return draw(_JSON)
+    report = json.loads(json.dumps(base))
+    if kind == "rows":
+        report["curve"] = draw(st.lists(st.lists(_NUM, min_size=6, max_size=9), max_size=6))
+    elif kind == "grid":
+        report = {"configurations": draw(st.lists(st.fixed_dictionaries(
+            {"curve": st.just(base["curve"]), "config": st.dictionaries(
+                st.sampled_from(["l1", "l2", "passes", "loss"]), _NUM | _TEXT, max_size=3),
+             "learner": _TEXT, "nonzero_weights": _NUM, "average_loss": _NUM}),
+            min_size=1, max_size=4))}  # fmt: skip
+    else:
+        for _ in range(draw(st.integers(1, 3))):
+            key = draw(st.sampled_from(sorted(report) + ["learner", "grid_values"]))
+            report[key] = draw(_JSON | _TEXT)
+    return report
+
+
+@pytest.mark.filterwarnings("error::UserWarning", "error::RuntimeWarning")  # nothing on stderr
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_any_report_is_drawn_or_refused_in_one_line(tmp_path_factory, reports, data):
+    tmp = tmp_path_factory.mktemp("hostile")
+    base = json.loads(reports["1e-3"].read_text())
+    paths = []
+    for k in range(data.draw(st.integers(1, 3))):
+        name = data.draw(st.sampled_from(["r", "$r$", "a$b", "x^{y}_z"]))
+        path = tmp / f"{name}{k}.json"
+        path.write_text(json.dumps(data.draw(_reports(base))))
+        paths.append(str(path))
+    r = invoke(["plot", *paths, "-o", str(tmp / "p.png")])  # a traceback fails the test
+    assert r.exit_code in (0, 2), r.output
+    if r.exit_code:
+        assert len([ln for ln in r.output.splitlines() if ln.startswith("Error:")]) == 1
+        assert not (tmp / "p.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(b'{"curve": [\xff]}', "not UTF-8"), (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+     (b'{"curve": [1, 2, 3]}', "curve row 1"), (b'{"curve": [[1]]}', "curve row 1"),
+     (b'{"curve": [["a", "b", "c", "d", "e", "f", "g", "h"]]}', "curve row 1"),
+     (b'{"curve": [], "config": [1, 2]}', "config is [1, 2]")],
+    ids=["utf8", "deep", "123", "[[1]]", "strings", "config"],
+)  # fmt: skip
+def test_the_issues_reports_are_exit_2_in_one_line(tmp_path, content, says):
+    from tests.unix import one_line_error, sl
+
+    (tmp_path / "r.json").write_bytes(content)
+    r = sl(["plot", "r.json", "-o", "p.png"], tmp_path)
+    assert r.returncode == 2 and says.encode() in r.stderr, r.stderr
+    one_line_error(r.stderr)
+
+
+def test_dollars_in_names_are_drawn_literally(tmp_path, reports):
+    base = json.loads(reports["1e-3"].read_text())
+    paths = []
+    for name, learner in (("a$b", "$x"), ("c", "y$ $\\frac{"), ("$$", "tg")):
+        (tmp_path / f"{name}.json").write_text(json.dumps(dict(base, learner=learner)))
+        paths.append(str(tmp_path / f"{name}.json"))
+    r = invoke(["plot", *paths, "-o", str(tmp_path / "p.png")])
+    assert r.exit_code == 0, r.output
+    labels = [ln.get_label() for ln in figure(load_runs(paths)).axes[0].lines]
+    assert labels == [r"\$x", r"y\$ \$\frac{", "tg"]
+
+
+def test_the_picture_may_not_replace_a_report(tmp_path, reports):
+    rep = tmp_path / "rep.png"
+    rep.write_bytes(reports["1e-3"].read_bytes())
+    r = invoke(["plot", str(rep), "-o", str(rep)])
+    assert r.exit_code == 2 and "is the input" in r.output
+    assert rep.read_bytes() == reports["1e-3"].read_bytes()

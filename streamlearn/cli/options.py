@@ -8,6 +8,7 @@ Nothing here runs a command; :mod:`streamlearn.cli.commands` holds the commands.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 
@@ -210,6 +211,8 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
         console = Console(kw["quiet"], progress=progress)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--progress") from None
+    if kw.get("max_line_bytes") is not None:
+        inputs = dict(inputs, max_line_bytes=size(kw["max_line_bytes"], "--max-line-bytes"))
     return (
         Inputs(sources=list(files), strict=kw["strict"], allow_empty=kw.get("allow_empty", False),
                examples=kw["examples"], **inputs),
@@ -220,22 +223,33 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
     )  # fmt: skip
 
 
-def size(text: str | None) -> int | None:
-    """``4G``, ``500M``, ``64k`` or a number of bytes; None stays None."""
+SIZE_MAX = 1 << 60
+"""The largest size an option takes (an exbibyte): beyond any memory or line."""
+
+
+def size(text: str | None, option: str = "--max-memory") -> int | None:
+    """``4G``, ``500M``, ``64k`` or a number of bytes; None stays None.
+
+    At least one byte and at most :data:`SIZE_MAX`, else a usage error (exit 2):
+    ``inf``, ``nan``, ``1e400``, ``0``, ``-1G`` and ``0.1`` are not sizes.
+
+    >>> size("4G"), size("1.5k"), size("500MiB"), size(None)
+    (4294967296, 1536, 524288000, None)
+    """
     if text is None:
         return None
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
     t = text.strip().upper().removesuffix("B").removesuffix("I")
     unit = t[-1:] if t[-1:] in units and t[-1:] else ""
     try:
-        value = float(t[: len(t) - len(unit)])
+        value = float(t[: len(t) - len(unit)]) * units[unit]
     except ValueError:
-        value = -1.0
-    if not value > 0:
+        value = math.nan
+    if not 1 <= value <= SIZE_MAX:  # also NaN
         raise click.BadParameter(
-            f"{text!r} is not a size (e.g. 4G, 500M)", param_hint="--max-memory"
+            f"{text!r} is not a size (e.g. 4G, 500M: from 1 byte to 2^60)", param_hint=option
         )
-    return int(value * units[unit])
+    return int(value)
 
 
 def input_options(f):
@@ -261,6 +275,15 @@ def input_options(f):
         is_flag=True,
         help="Accept an input without a usable example (empty, a failed producer, every "
         "line malformed) and write the outputs anyway [default: exit 10, nothing written].",
+    )
+    @click.option(
+        "--max-line-bytes",
+        "--max_line_bytes",
+        "max_line_bytes",
+        metavar="SIZE",
+        default=None,
+        help="Skip (count, warn about with file:line) lines longer than SIZE, e.g. 1M "
+        "[default: 64M]; memory does not grow with a line beyond it.",
     )
     @click.option(
         "--report",

@@ -26,6 +26,7 @@ and no networking of our own (Dask moves the rows and reruns lost tasks).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -33,13 +34,14 @@ import time
 import types
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 
 import numpy as np
 
 from streamlearn import model as model_io
 from streamlearn.distributed.mixing import Rows, average, label_range, refusal, share_label_range
 from streamlearn.distributed.segment import Job, Position, Segment, run_segment
-from streamlearn.errors import UsageError
+from streamlearn.errors import ClusterLost, UsageError
 from streamlearn.io.ranges import Shard, cut
 from streamlearn.learners.base import (
     G_LABEL_MAX,
@@ -65,6 +67,7 @@ from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs, check
 from streamlearn.run.passes import HOLDOUT_SUMS
 from streamlearn.run.runner import SHOWN_ERRORS, no_examples
+from streamlearn.system.sources import describe
 
 MISSING = "--dask needs Dask: pip install 'streamlearn[dask]'"
 SYNC_BLOCK = 1 << 20
@@ -79,40 +82,119 @@ def require_dask() -> None:
         raise UsageError(MISSING) from None
 
 
+CLOSE_TIMEOUT = 5
+"""Seconds to wait for a client (and a local cluster) to close: a lost scheduler is not
+waited for (Dask's client tries to reconnect for 30 s)."""
+_LOCAL = re.compile(r"local(?::(\d{1,30}))?")
+_FORMS = "give local, local:N, a scheduler file or an address such as tcp://host:8786"
+
+
+def _local_workers(address: str) -> int:
+    """N of ``local:N`` (the cores for ``local``), checked."""
+    m = _LOCAL.fullmatch(address)
+    if m is None:
+        raise UsageError(f"--dask {address}: {_FORMS}")
+    cores = os.cpu_count() or 1
+    n = int(m.group(1) or cores)
+    most = max(8, 4 * cores)
+    if not 1 <= n <= most:
+        raise UsageError(f"--dask {address}: a local cluster has 1 to {most} worker processes "
+                         f"here (4 per core)")  # fmt: skip
+    return n
+
+
+def _scheduler_file(path: str) -> None:
+    """Refuse a file that is not what ``dask scheduler --scheduler-file`` writes."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            info = json.loads(f.read(1 << 20).decode("utf-8"))
+    except OSError as e:
+        raise UsageError(f"--dask {path}: cannot read the scheduler file: {describe(e)}") from None
+    except (ValueError, RecursionError):
+        info = None
+    if not isinstance(info, dict) or not isinstance(info.get("address"), str):
+        raise UsageError(f"--dask {path}: not a scheduler file (as written by dask scheduler "
+                         "--scheduler-file: JSON with the scheduler's address)")  # fmt: skip
+
+
+def _quiet_dask() -> None:
+    """Dask's own log lines (a lost scheduler, a failed task) stay off sl's stderr: the run
+    ends with one line of its own.  Dask's logging configuration gives some of its loggers
+    their own levels (``distributed.client``: warning), so each is set, and the handlers."""
+    names = ["distributed", "tornado", "asyncio"]
+    names += [n for n in logging.root.manager.loggerDict if n.startswith("distributed.")]
+    for name in names:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.CRITICAL)
+        for handler in logger.handlers:
+            handler.setLevel(logging.CRITICAL)
+
+
 def connect(address: str):
     """A Dask client for ``address``; returns ``(client, close, description)``.
 
     ``address``: ``local`` or ``local:N`` (a LocalCluster of N worker
     processes on this machine, one thread each; N defaults to the cores), a
     scheduler file written by ``dask scheduler --scheduler-file``, or a
-    scheduler address such as ``tcp://host:8786``.
+    scheduler address such as ``tcp://host:8786``.  Anything else, or a
+    scheduler that cannot be reached, is a :class:`UsageError` (exit 2).
     """
     require_dask()
     from distributed import Client, LocalCluster
 
-    m = re.fullmatch(r"local(?::(\d+))?", address)
+    if not address.strip():
+        raise UsageError(f"--dask '{address}': {_FORMS}")
+    _quiet_dask()
+    local = address == "local" or address.startswith("local:")
+    n = _local_workers(address) if local else 0
+    is_file = not local and os.path.isfile(address)
+    if is_file:
+        _scheduler_file(address)
     try:
-        if m:
-            n = int(m.group(1) or os.cpu_count() or 1)
-            if n < 1:
-                raise UsageError(f"--dask {address}: a local cluster needs at least one worker")
+        if local:
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR)  # fmt: skip
+                                   dashboard_address=":0",
+                                   silence_logs=logging.CRITICAL)  # fmt: skip
             client = Client(cluster)
 
             def close() -> None:
-                client.close()
-                cluster.close()
+                with contextlib.suppress(Exception):
+                    client.close(timeout=CLOSE_TIMEOUT)
+                with contextlib.suppress(Exception):
+                    cluster.close(timeout=CLOSE_TIMEOUT)
 
             return client, close, f"a local cluster of {n} worker process{'es' * (n > 1)}"
-        if os.path.isfile(address):
+        if is_file:
             client = Client(scheduler_file=address, timeout="30s")
         else:
             client = Client(address, timeout="30s")
         client.wait_for_workers(1, timeout=60)
     except (OSError, TimeoutError) as e:
         raise UsageError(f"--dask {address}: cannot reach the scheduler: {e}") from None
-    return client, client.close, f"the scheduler at {client.scheduler.address}"
+    except (ValueError, TypeError) as e:  # how Dask says an address cannot be parsed
+        raise UsageError(f"--dask {address}: not a scheduler address ({e}); {_FORMS}") from None
+
+    def close_client() -> None:
+        with contextlib.suppress(Exception):
+            client.close(timeout=CLOSE_TIMEOUT)
+
+    return client, close_client, f"the scheduler at {client.scheduler.address}"
+
+
+@contextlib.contextmanager
+def _cluster(where: str) -> Iterator[None]:
+    """Failures of the cluster itself (its scheduler gone, every worker gone, tasks
+    cancelled) as :class:`ClusterLost`, exit 11.  What a task raises for its input
+    (:func:`~streamlearn.distributed.segment.run_segment`) is already an ``SlError``."""
+    from concurrent.futures import CancelledError
+
+    try:
+        yield
+    except (OSError, TimeoutError, CancelledError) as e:
+        why = " ".join((describe(e) if str(e) else type(e).__name__).split())  # one line
+        raise ClusterLost(f"--dask: lost the cluster ({where}): {why}; nothing written") from None
 
 
 def plan(sources: list[str], ranks: int) -> list[list[tuple[int, Shard]]]:
@@ -274,10 +356,11 @@ class _Run:
             where = "the given client"
         try:
             with interruptible():
-                workers = sorted(client.scheduler_info()["workers"])
-                if not workers:
-                    client.wait_for_workers(1, timeout=60)
+                with _cluster(where):
                     workers = sorted(client.scheduler_info()["workers"])
+                    if not workers:
+                        client.wait_for_workers(1, timeout=60)
+                        workers = sorted(client.scheduler_info()["workers"])
                 want = self.want_ranks or len(workers)
                 self.ranks = [r for r in plan(self.inputs.sources, want) if r]
                 n = len(self.ranks)
@@ -293,7 +376,8 @@ class _Run:
                 self.console.say(HEADER)
                 self.progress = ProgressTable(self.console.say,
                                               holdout=self.params[P_HOLDOUT] > 0.0)  # fmt: skip
-                self._learn(client)
+                with _cluster(where):
+                    self._learn(client)
                 final = self.log.final_model(self._snapshot)
                 check_model(final)
                 result = self._result(final)
@@ -326,7 +410,7 @@ class _Run:
         self.log = PassLog(c, self.console.say)
         block = self.inputs.block_size if self.sync_every is None else min(self.inputs.block_size,
                                                                          SYNC_BLOCK)  # fmt: skip
-        job = Job(c, c.format, block, self.inputs.strict)
+        job = Job(c, c.format, block, self.inputs.strict, max_line=self.inputs.max_line_bytes)
         run_id = uuid.uuid4().hex[:10]
         self.skipped, self.reasons, self.first_errors = 0, Counter(), []
         self.syncs: list[dict] = []

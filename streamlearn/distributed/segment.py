@@ -15,6 +15,7 @@ block k) and learns with the learner's ordinary kernel.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from collections import Counter, deque
@@ -25,15 +26,16 @@ import numpy as np
 
 from streamlearn.config import TrainConfig
 from streamlearn.distributed.mixing import Rows
-from streamlearn.errors import Diverged, MalformedData
+from streamlearn.errors import Diverged, InputUnreadable, MalformedData
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.io.parse import FORMATS, excerpt, parse_block
 from streamlearn.io.ranges import Shard, lines_before, open_shard, owned_start
-from streamlearn.io.reader import iter_lines_blocks
+from streamlearn.io.reader import MAX_LINE_BYTES, iter_lines_blocks
 from streamlearn.learners import resolve
 from streamlearn.learners.base import G_N, S_NROWS, new_rows
 from streamlearn.learners.losses import CLASSIFICATION
 from streamlearn.run.runner import SHOWN_ERRORS, run_kernel
+from streamlearn.system.sources import SourceError, describe
 
 TEST_DELAY = "SL_DASK_TEST_DELAY"
 """Environment variable (seconds): sleep this long after each block (tests kill a worker
@@ -49,6 +51,7 @@ class Job:
     block_size: int
     strict: bool
     parse_workers: int = 2
+    max_line: int = MAX_LINE_BYTES
 
 
 @dataclass(frozen=True)
@@ -139,11 +142,11 @@ def _blocks(seg: Segment):
         first = seg.start if k == seg.start.shard else Position(k)
         src, pos = open_shard(shard, first.offset)
         try:
-            for block in iter_lines_blocks(src, seg.job.block_size):
+            for block in iter_lines_blocks(src, seg.job.block_size, seg.job.max_line):
                 if first.line != 1:
                     block = dataclasses.replace(block, first_line=block.first_line + first.line - 1)
                 yield k, pos, block
-                pos += block.data.shape[0]
+                pos += block.data.shape[0] + block.dropped
         finally:
             src.close()
         yield k, pos, None
@@ -179,10 +182,28 @@ def _head(batch: Batch, r: int) -> Batch:
                                values=batch.values[:nnz], **cut)  # fmt: skip
 
 
+def _input_errors(task):  # noqa: ANN001, ANN202 - a decorator
+    """A task's unreadable input as :class:`InputUnreadable` (exit 3, as locally), which
+    Dask hands to the driver; the driver takes any ``OSError`` for a lost cluster."""
+
+    @functools.wraps(task)
+    def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        try:
+            return task(*args, **kwargs)
+        except SourceError as e:
+            raise InputUnreadable(str(e)) from None
+        except OSError as e:
+            raise InputUnreadable(f"a worker cannot read its input: {describe(e)}") from None
+
+    return run
+
+
+@_input_errors
 def run_segment(seg: Segment, base: Rows) -> SegmentResult:
     """Learn ``seg``'s examples from the table ``base``; the rows and counters after.
 
-    Deterministic: the same inputs give the same result on any worker.
+    Deterministic: the same inputs give the same result on any worker.  An input
+    it cannot read is :class:`InputUnreadable` (a truncated gzip: exit 3, as locally).
     """
     started = time.perf_counter()
     delay = float(os.environ.get(TEST_DELAY, "0") or 0)
@@ -210,12 +231,14 @@ def run_segment(seg: Segment, base: Rows) -> SegmentResult:
                 if block is None:
                     piece.end, piece.complete = pos, True
                     continue
-                end = pos + block.data.shape[0]
+                end = pos + block.data.shape[0] + block.dropped
                 ok = batch.status == 0
                 if left is not None and int(ok.sum()) >= left:
                     r = int(np.flatnonzero(ok)[left - 1]) + 1 if left > 0 else 0
                     if r < batch.n:
-                        stop = Position(k, pos + int(batch.line_start[r]), int(batch.line[r]))
+                        line = int(batch.line[r])
+                        skipped = sum(n for at, n, _ in block.long_lines if at < line)
+                        stop = Position(k, pos + int(batch.line_start[r]) + skipped, line)
                         end = stop.offset
                         batch = _head(batch, r)
                         ok = ok[:r]

@@ -34,6 +34,7 @@ REASONS: dict[int, str] = {
     15: "number too large (magnitude above 1e18)",
     16: "label is not a class 1..K (--oaa K)",
     17: "a class label takes an importance weight but no base (--oaa)",
+    18: "line longer than --max-line-bytes",
 }
 TOO_LARGE = 15
 MAX_MAGNITUDE = 1e18
@@ -51,6 +52,8 @@ still overflow: training then stops with a non-finite state and writes no
 model (``run.train.check_model``, exit 6), and ``model.load`` refuses a model
 file holding one (exit 5).
 """
+LONG_LINE = 18
+"""Status of a line the reader skipped for its length (:data:`Block.long_lines`)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,13 @@ class Block:
     newlines : int
         How many ``\\n`` bytes ``data`` holds, when the reader has counted
         them; -1 when unknown (the parser then counts).
+    long_lines : tuple of (int, int, bytes)
+        Lines the reader skipped for their length: (line number, length in
+        bytes, the line's first bytes).  ``data`` holds an empty line in place
+        of each; the parser makes it a malformed row (:data:`LONG_LINE`).
+    dropped : int
+        Bytes of the source that the block stands for but ``data`` does not
+        hold (the skipped lines'): the source's bytes are ``len(data) + dropped``.
     """
 
     data: np.ndarray
@@ -80,6 +90,8 @@ class Block:
     first_line: int
     live: bool = False
     newlines: int = -1
+    long_lines: tuple = ()
+    dropped: int = 0
 
 
 @dataclass

@@ -12,6 +12,7 @@ counted, not listed).
 from __future__ import annotations
 
 import math
+import re
 
 import mmh3
 import numpy as np
@@ -22,7 +23,11 @@ from streamlearn.io.batch import Batch
 MAX_NAMES = 8
 
 
-def _is_number(text: str) -> bool:
+_SEP = re.compile(rb"[ \t\r\n]+")
+"""Separators between features, as the parsers read them (bytes, never Unicode spaces)."""
+
+
+def _is_number(text: bytes) -> bool:
     try:
         float(text)
     except ValueError:
@@ -30,52 +35,63 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _hash_all(s: str, seed: int = 0) -> int:
+def _hash_all(s: bytes, seed: int = 0) -> int:
     """VW's ``hashall``: murmur3 of the whole name, digits or not."""
-    return mmh3.hash(s.encode("utf-8"), seed & 0xFFFFFFFF, signed=False)
+    return mmh3.hash(s, seed & 0xFFFFFFFF, signed=False)
 
 
-def vw_names(line: str, bits: int, hash_all: bool = False) -> list[tuple[int, str, int]]:
+def _name(raw: bytes) -> str:
+    """A name as stored: its bytes as UTF-8, any other byte kept (surrogateescape)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def vw_names(line: bytes, bits: int, hash_all: bool = False) -> list[tuple[int, str, int]]:
     """(slot, name, namespace byte) of every feature of a well-formed VW line
-    (``hash_all``: VW's ``--hash all``)."""
+    (``hash_all``: VW's ``--hash all``).
+
+    Works on the line's bytes, as the parser does: a name that is not UTF-8 gets
+    the slot the parser gave it, and keeps its bytes (see :func:`_name`).
+    """
     mask = (1 << bits) - 1
     h = _hash_all if hash_all else hashstring_py
-    bar = line.find("|")
+    bar = line.find(b"|")
     if bar < 0:
         return []
     out = []
-    for segment in line[bar + 1 :].split("|"):
-        if not segment or segment[0] in " \t\r\n":
-            ns, rest = "", segment
+    for segment in line[bar + 1 :].split(b"|"):
+        if not segment or segment[:1] in (b" ", b"\t", b"\r", b"\n"):
+            ns, rest = b"", segment
         else:
-            head, _, rest = segment.partition(" ")
-            if "\t" in head:
-                head, _, more = head.partition("\t")
-                rest = more + " " + rest
-            ns = head.split(":", 1)[0]
+            head, _, rest = segment.partition(b" ")
+            if b"\t" in head:
+                head, _, more = head.partition(b"\t")
+                rest = more + b" " + rest
+            ns = head.split(b":", 1)[0]
         seed = (h(ns) if hash_all else namespace_hash(ns)) if ns else 0
-        for token in rest.split():
-            name, colon, value = token.partition(":")
+        for token in _SEP.split(rest):
+            if not token:
+                continue
+            name, colon, value = token.partition(b":")
             if colon and value and not _is_number(value):
                 slot = h(value, h(name, seed)) & mask
-                shown = f"{name}^{value}"
+                shown = name + b"^" + value
             else:
                 if colon and value and float(value) == 0.0:
                     continue
                 slot = h(name, seed) & mask
                 shown = name
-            nsb = ns.encode("utf-8", "replace")[0] if ns else 32
-            out.append((slot, f"{ns}^{shown}" if ns else shown, nsb))
+            nsb = ns[0] if ns else 32
+            out.append((slot, _name(ns + b"^" + shown if ns else shown), nsb))
     return out
 
 
-def svmlight_names(line: str, bits: int) -> list[tuple[int, str, int]]:
+def svmlight_names(line: bytes, bits: int) -> list[tuple[int, str, int]]:
     mask = (1 << bits) - 1
     out = []
-    for token in line.split("#", 1)[0].split()[1:]:
-        idx, colon, value = token.partition(":")
+    for token in _SEP.split(line.split(b"#", 1)[0])[1:]:
+        idx, colon, value = token.partition(b":")
         if colon and idx.isdigit() and _is_number(value) and float(value) != 0.0:
-            out.append((hashstring_py(idx, 0) & mask, idx, 32))
+            out.append((hashstring_py(idx, 0) & mask, idx.decode("ascii"), 32))
     return out
 
 
@@ -176,11 +192,11 @@ class NameCollector:
             self.fmt = "svmlight" if detect_format(head) == FMT_SVMLIGHT else "vw"
         hash_all = self.inter is not None and self.inter.hash_all
         for i in np.flatnonzero(batch.status == 0):
-            text = lines[int(batch.line[i]) - first].decode("utf-8", "replace")
+            line = lines[int(batch.line[i]) - first]
             if self.fmt == "svmlight":
-                feats = svmlight_names(text, self.bits)
+                feats = svmlight_names(line, self.bits)
             else:
-                feats = vw_names(text, self.bits, hash_all)
+                feats = vw_names(line, self.bits, hash_all)
             named = [(slot, name) for slot, name, _ in feats]
             if self.inter is not None:
                 named += crossed_names(feats, self.inter, self.bits)
@@ -217,7 +233,10 @@ class NameCollector:
 
 
 def write_readable(path: str, model, with_names: bool) -> None:
-    """``slot<TAB>weight[<TAB>names]`` for every non-zero weight, after a header."""
+    """``slot<TAB>weight[<TAB>names]`` for every non-zero weight, after a header.
+
+    Names are written as the input's bytes (a name that is not UTF-8 included).
+    """
     c = model.config
     lines = [
         f"# sl readable model: algo {c.algo}, loss {c.loss}, bits {c.bits}, "
@@ -234,7 +253,7 @@ def write_readable(path: str, model, with_names: bool) -> None:
         if with_names:
             row += "\t" + " ".join(slot_names(model.names, slot, c.bits, c.oaa))
         lines.append(row)
-    from streamlearn.system.outputs import write_text
+    from streamlearn.system.outputs import write_bytes
 
     what = "invert-hash model" if with_names else "readable model"
-    write_text(path, "\n".join(lines) + "\n", what)
+    write_bytes(path, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"), what)

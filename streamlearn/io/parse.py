@@ -16,6 +16,7 @@ all) take a single call.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import sys
@@ -27,13 +28,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
-from streamlearn.io.batch import MAX_MAGNITUDE, REASONS, Batch, Block
+from streamlearn.io.batch import LONG_LINE, MAX_MAGNITUDE, REASONS, Batch, Block
 from streamlearn.io.grams import expand_grams
 from streamlearn.io.interactions import Interactions, expand_batch
-from streamlearn.io.reader import BLOCK_SIZE, iter_blocks
+from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
 from streamlearn.system.jit import INTERPRETED
+from streamlearn.system.text import shown_bytes
 
 FMT_VW = 0
 FMT_SVMLIGHT = 1
@@ -193,7 +195,7 @@ def parse_block(
     elif not pooled and not (inter is not None and inter.regroups):
         # a batch that may be kept: no room beyond its features
         indices, values = indices.copy(), values.copy()
-    return Batch(
+    batch = Batch(
         labels=labels[:rows],
         weights=weights[:rows],
         bases=bases[:rows],
@@ -204,12 +206,39 @@ def parse_block(
         values=values,
         status=status[:rows],
         line=line[:rows],
-        block=block if data is block.data else Block(data, block.source, block.first_line),
+        block=block if data is block.data else dataclasses.replace(block, data=data),
         n_touching_tags=touching,
         first_touching_tag_line=first_touching,
         line_start=line_start[:rows],
         err_pos=err_pos[:rows],
         fmt=fmt,
+    )
+    return _with_long_lines(batch, block.long_lines) if block.long_lines else batch
+
+
+def _with_long_lines(batch: Batch, long_lines: tuple) -> Batch:
+    """``batch`` with a malformed row (:data:`LONG_LINE`) for each line the reader skipped.
+
+    The reader left an empty line in each one's place, which gave no row; the
+    rows go where their line numbers put them, without features, label NaN,
+    weight 0 (as every malformed row).
+    """
+    lines = np.array([r[0] for r in long_lines], dtype=np.int64)
+    at = np.searchsorted(batch.line, lines)
+    n = lines.shape[0]
+    ins = functools.partial(np.insert, obj=at)
+    return dataclasses.replace(
+        batch,
+        labels=ins(batch.labels, values=np.full(n, np.nan)),
+        weights=ins(batch.weights, values=0.0),
+        bases=ins(batch.bases, values=0.0),
+        tag_start=ins(batch.tag_start, values=0),
+        tag_end=ins(batch.tag_end, values=0),
+        indptr=np.insert(batch.indptr, at, batch.indptr[at]),
+        status=ins(batch.status, values=LONG_LINE),
+        line=ins(batch.line, values=lines),
+        line_start=None if batch.line_start is None else ins(batch.line_start, values=0),
+        err_pos=None if batch.err_pos is None else ins(batch.err_pos, values=-1),
     )
 
 
@@ -323,6 +352,7 @@ def read_batches(
     block_size: int = BLOCK_SIZE,
     workers: int = 1,
     inter: Interactions | None = None,
+    max_line: int = MAX_LINE_BYTES,
 ) -> Iterator[Batch]:
     """Parse ``sources`` into batches, one per block (blocks with no example are skipped).
 
@@ -339,6 +369,9 @@ def read_batches(
         Bytes per block read.
     inter : Interactions or None
         See :func:`parse_block`.
+    max_line : int
+        The longest line read; a longer one is a malformed row (see
+        :func:`~streamlearn.io.reader.iter_blocks`).
     workers : int
         Blocks parsed at once on threads (the kernel releases the GIL); batches
         still come out in input order, and at most ``workers + 1`` blocks are in
@@ -356,15 +389,18 @@ def read_batches(
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..32, got {bits}")
     if workers <= 1:
-        yield from parse_blocks(iter_blocks(sources, block_size), code, bits, constant, inter)
+        yield from parse_blocks(iter_blocks(sources, block_size, max_line), code, bits, constant,
+                                inter)  # fmt: skip
         return
     pending: deque[Future] = deque()
     with ThreadPoolExecutor(workers, thread_name_prefix="sl-parse") as pool:
         try:
-            for block in iter_blocks(sources, block_size):
+            for block in iter_blocks(sources, block_size, max_line):
                 if code is None:
                     code = _detect(block)
                     if code is None:
+                        if block.long_lines:  # its long lines are reported all the same
+                            pending.append(pool.submit(_undecided, block, bits))
                         continue
                 pending.append(pool.submit(parse_block, block, code, bits, constant, inter))
                 # a block from a paused live input goes on at once, with those before it
@@ -391,11 +427,22 @@ def parse_blocks(blocks: Iterable[Block], code: int | None, bits: int, constant:
     for block in blocks:
         if code is None:
             code = _detect(block)
-            if code is None:
-                continue  # only blank lines so far: nothing to parse
+            if code is None:  # only blank lines so far: nothing to parse
+                if block.long_lines:  # but long lines to report
+                    yield _undecided(block, bits)
+                continue
         batch = parse_block(block, code, bits, constant, inter)
         if batch.n:
             yield batch
+
+
+def _undecided(block: Block, bits: int) -> Batch:
+    """The rows of a block of blank and skipped long lines, before the format is known.
+
+    Its only rows are the long lines' (malformed in any format); ``fmt`` stays
+    unknown (-1), so that the format is decided by the first line read.
+    """
+    return dataclasses.replace(parse_block(block, FMT_VW, bits, False), fmt=-1)
 
 
 def _detect(block: Block) -> int | None:
@@ -431,23 +478,33 @@ def _line_bounds(batch: Batch, i: int) -> tuple[int, int] | None:
 
 
 def excerpt(batch: Batch, i: int, width: int = _EXCERPT) -> str:
-    """Up to ``width`` characters of row ``i``'s line, around the error when known."""
+    """Up to ``width`` bytes of row ``i``'s line, around the error when known.
+
+    Shown with :func:`~streamlearn.system.text.shown_bytes`: a line holding
+    terminal escapes (``ESC]0;...``) or bytes that are not UTF-8 is shown
+    escaped (``\\x1b]0;...``, ``\\xff``), never obeyed by the terminal.
+    """
+    if batch.status[i] == LONG_LINE:
+        for line, length, head in batch.block.long_lines:
+            if line == batch.line[i]:
+                return f"{shown_bytes(head[: width - 3])}... ({length:,} bytes)"
+        return "(a long line)"
     bounds = _line_bounds(batch, i)
     if bounds is None:
         return "(line text not available)"
     start, end = bounds
     raw = batch.block.data[start:end].tobytes().rstrip(b"\r")
     if len(raw) <= width:
-        return raw.decode("utf-8", "backslashreplace")
+        return shown_bytes(raw)
     at = -1
     if batch.err_pos is not None and batch.err_pos[i] >= 0:
         at = int(batch.err_pos[i]) - start
     if at < width - 20:
-        return raw[: width - 3].decode("utf-8", "replace") + "..."
+        return shown_bytes(raw[: width - 3]) + "..."
     lo = at - 20
     hi = min(len(raw), lo + width - 6)
     tail = "..." if hi < len(raw) else ""
-    return "..." + raw[lo:hi].decode("utf-8", "replace") + tail
+    return "..." + shown_bytes(raw[lo:hi]) + tail
 
 
 def describe_errors(batch: Batch, limit: int = 10) -> list[str]:

@@ -6,10 +6,15 @@ Sources are opened by :mod:`streamlearn.system.sources` (kinds, compression, std
 chunk after its last newline and carries the rest over to the next chunk, so
 a :class:`~streamlearn.io.batch.Block` always holds whole lines.  A line
 longer than the block size makes the buffer grow (geometrically) until the
-line fits.  Each block knows its source name and the number of its first line,
-which is what error messages need.  At most one block and one partial buffer
-are alive inside the reader, so memory is bounded by a few blocks whatever the
-input size.
+line fits, up to :data:`MAX_LINE_BYTES` (``--max-line-bytes``): a longer line
+is skipped -- its bytes are read and dropped up to its newline, an empty line
+stands in its place and the block records it (``Block.long_lines``), so that
+the parser reports it as a malformed line with its number.  Each block knows
+its source name and the number of its first line, which is what error
+messages need.  At most one block and one partial buffer are alive inside the
+reader, so memory is bounded by a few blocks plus about the line cap whatever
+the input holds (``sl train /dev/zero`` reads forever in constant memory, and
+stops at a signal).
 
 A pipe, FIFO or terminal is read as it arrives: a complete line does not wait
 for a block to fill for longer than :data:`LIVE_DELAY`.
@@ -36,7 +41,8 @@ from streamlearn.system.sources import (
     open_source,
 )
 
-__all__ = ["STDIN", "InputError", "iter_blocks", "iter_lines_blocks", "open_source"]
+__all__ = ["MAX_LINE_BYTES", "STDIN", "InputError", "iter_blocks", "iter_lines_blocks",
+           "open_source"]  # fmt: skip
 
 BLOCK_SIZE = 2 << 20
 """Bytes read per block.  Measured (issue 15, 1 GB, 2 cores): blocks of 1–2 MiB parse
@@ -44,6 +50,18 @@ at ~348 MB/s per core against 234 MB/s for 8 MiB (a block and its batch stay in 
 caches); end to end at ``-b 22``, 2 MiB took 3.15–3.46 s against 3.36–4.05 s for 1 MiB
 (a thousand blocks' Python glue per GB, under the GIL) and 3.12–3.39 s for 4 MiB, with
 a peak RSS of 212 MB against 190 MB (1 MiB), 260 MB (4 MiB) and 330 MB (8 MiB)."""
+
+MAX_LINE_BYTES = 64 << 20
+"""The longest line read (``--max-line-bytes``); a longer one is skipped and reported.
+
+64 MiB is thousands of times the longest example of real data sets (rcv1,
+criteo and other VW inputs: a few KiB a line; a whole book as one bag of words:
+a few MiB), above the 50 MB lines that were checked to train, and it bounds what
+one line can make the reader hold: about twice the cap (the buffer and the line
+carried into it) instead of the line's length -- a 1 GiB line in a 156 KB xz
+took 2.28 GB, /dev/zero grew without end."""
+LONG_HEAD = 60
+"""Bytes of a skipped long line kept for its message."""
 
 LIVE_DELAY = 0.05
 """Seconds a complete line read from a pipe, FIFO or terminal may wait for more
@@ -92,21 +110,87 @@ class _Buffers:
         return np.empty(n, dtype=np.uint8)
 
 
-def iter_lines_blocks(source: Source, block_size: int) -> Iterator[Block]:
+def _drop_long_lines(data: np.ndarray, first_line: int, limit: int) -> tuple[np.ndarray, tuple]:
+    """``data`` (whole lines) with every line longer than ``limit`` bytes emptied.
+
+    Returns the new bytes (``data`` itself when no line is too long) and the
+    :data:`Block.long_lines <streamlearn.io.batch.Block>` records.  Only called
+    when ``data`` is longer than ``limit``: with the default cap, on a block
+    that a long carried line made larger than the cap.
+    """
+    nl = np.flatnonzero(data == 10)
+    starts = np.concatenate(([0], nl + 1))
+    ends = np.concatenate((nl, [data.shape[0]]))
+    long = np.flatnonzero(ends - starts > limit)
+    if not long.size:
+        return data, ()
+    records, keep, at = [], [], 0
+    for k in long.tolist():
+        lo, hi = int(starts[k]), int(ends[k])
+        records.append((first_line + k, hi - lo, data[lo : min(hi, lo + LONG_HEAD)].tobytes()))
+        keep.append(data[at:lo])
+        at = hi  # the newline stays: line numbers do not move
+    keep.append(data[at:])
+    return np.concatenate(keep), tuple(records)
+
+
+def _skip_line(source: Source, scratch: np.ndarray) -> tuple[np.ndarray | None, int]:
+    """Read and drop the rest of a line; the bytes after its newline (None: input ended).
+
+    Returns those bytes and how many bytes were dropped.  Reads into
+    ``scratch``, so memory does not grow however long the line is; Python
+    runs between reads, so a signal stops it (``sl train /dev/zero``).
+    """
+    view = memoryview(scratch)
+    dropped = 0
+    while True:
+        got = source.readinto(view)
+        if not got:
+            return None, dropped
+        hits = np.flatnonzero(scratch[:got] == 10)
+        if hits.size:
+            nl = int(hits[0])
+            return scratch[nl + 1 : got].copy(), dropped + nl
+        dropped += got
+
+
+def iter_lines_blocks(
+    source: Source, block_size: int, max_line: int = MAX_LINE_BYTES
+) -> Iterator[Block]:
     """Blocks of whole lines from one open source (see :func:`iter_blocks`).
 
     A block is handed on when it is full, at the end of the input, or -- for
     a live source (pipe, FIFO, terminal) -- when a complete line has waited
     :data:`LIVE_DELAY` seconds without the block filling; such a block is
     marked ``live`` so that the parser stage does not hold it back either.
+    A line longer than ``max_line`` bytes is skipped (see the module's docstring).
     """
     name = source.name
     carry = np.empty(0, dtype=np.uint8)
+    clean = True  # carry is one partial line (no newline in it)
     first_line = 1
     eof = False
     buffers = _Buffers(block_size + (block_size >> 4))  # room for a carried partial line
     while not eof:
-        room = max(block_size, carry.shape[0])  # grow geometrically for a long line
+        if clean and carry.shape[0] > max_line:  # a line longer than the cap: skip it
+            head, seen = carry[:LONG_HEAD].tobytes(), carry.shape[0]
+            carry = np.empty(0, dtype=np.uint8)
+            try:
+                rest, more = _skip_line(source, buffers.take(block_size))
+            except (OSError, EOFError, zlib.error) as e:
+                raise InputError(f"cannot read {name}: {describe(e)}") from None
+            length = seen + more
+            # an empty line stands for the line and its newline (at the end: the line)
+            yield Block(np.full(1, 10, dtype=np.uint8), name, first_line, newlines=1,
+                        long_lines=((first_line, length, head),),
+                        dropped=length if rest is not None else length - 1)  # fmt: skip
+            if rest is None:
+                return
+            first_line += 1
+            carry, clean = rest, False
+            continue
+        # grow geometrically for a long line, but never past the cap
+        room = max(block_size, min(carry.shape[0], max_line + 1 - carry.shape[0]))
         buf = buffers.take(carry.shape[0] + room)
         filled = carry.shape[0]
         buf[:filled] = carry
@@ -130,21 +214,29 @@ def iter_lines_blocks(source: Source, block_size: int) -> Iterator[Block]:
         if eof:
             cut = filled
         else:
-            # carry holds no newline, so only the new bytes need searching
-            nl = _last_newline(buf, carry.shape[0], filled)
+            # a clean carry holds no newline, so only the new bytes need searching
+            nl = _last_newline(buf, carry.shape[0] if clean else 0, filled)
             if nl < 0:
-                carry = buf[:filled]
+                carry, clean = buf[:filled], True
                 continue
             cut = nl + 1
-        carry = buf[cut:filled].copy()
+        carry, clean = buf[cut:filled].copy(), True
         if cut > 0:
             data = buf[:cut]
+            long_lines: tuple = ()
+            dropped = 0
+            if cut > max_line:
+                data, long_lines = _drop_long_lines(data, first_line, max_line)
+                dropped = cut - data.shape[0]
             newlines = count_newlines(data)
-            yield Block(data, name, first_line, live=paused, newlines=newlines)
+            yield Block(data, name, first_line, live=paused, newlines=newlines,
+                        long_lines=long_lines, dropped=dropped)  # fmt: skip
             first_line += newlines
 
 
-def iter_blocks(sources: Sequence[str], block_size: int = BLOCK_SIZE) -> Iterator[Block]:
+def iter_blocks(
+    sources: Sequence[str], block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE_BYTES
+) -> Iterator[Block]:
     """Blocks of whole lines from ``sources`` in order.
 
     Parameters
@@ -155,6 +247,9 @@ def iter_blocks(sources: Sequence[str], block_size: int = BLOCK_SIZE) -> Iterato
     block_size : int
         Bytes read per block (a block holds up to this much plus a carried
         partial line; a longer line makes it grow).
+    max_line : int
+        The longest line read, in bytes: a longer line is skipped, and its
+        block records it (:data:`MAX_LINE_BYTES`).
 
     Yields
     ------
@@ -170,11 +265,13 @@ def iter_blocks(sources: Sequence[str], block_size: int = BLOCK_SIZE) -> Iterato
     """
     if block_size < 1:
         raise ValueError(f"block_size must be positive, got {block_size}")
+    if max_line < 1:
+        raise ValueError(f"max_line must be positive, got {max_line}")
     sources = list(sources) or ["-"]
     check_sources(sources)
     for path in sources:
         source = open_source(path)
         try:
-            yield from iter_lines_blocks(source, block_size)
+            yield from iter_lines_blocks(source, block_size, max_line)
         finally:
             source.close()  # never closes stdin itself

@@ -163,6 +163,37 @@ def init_gstate(params: np.ndarray) -> np.ndarray:
     return np.zeros(H0 + int(params[P_TOPK]) + 1)
 
 
+def check_state(slots: np.ndarray, state: np.ndarray, gstate: np.ndarray, top_k: int,
+                bits: int) -> None:  # fmt: skip
+    """Raise ValueError unless a saved heap is one :func:`train_batch` can continue.
+
+    The kernel indexes the table with the heap's entries and the heap with the
+    table's positions (numba does not check bounds), so a model read from a file
+    must hold a heap of at most K distinct stored slots, each slot's position
+    pointing back at its entry, and no other position.
+    """
+    k = min(top_k, 1 << bits)
+    if gstate.shape[0] != H0 + k + 1:
+        raise ValueError(f"the l0 heap has {gstate.shape[0] - H0} entries, --top-k {k} needs "
+                         f"{k + 1}")  # fmt: skip
+    n = gstate[H_SIZE]
+    if not (0 <= n <= k and n == int(n)):
+        raise ValueError("the l0 heap's size is out of range")
+    n = int(n)
+    heap = gstate[H0 : H0 + n]
+    pos = state[:, 1] if state.shape[1] > 1 else np.zeros(0)
+    if state.shape[1] != 2 or not np.all((pos >= 0) & (pos <= n) & (pos == np.floor(pos))):
+        raise ValueError("the l0 heap positions are out of range")
+    at = np.searchsorted(slots, heap)
+    inside = at < slots.shape[0]
+    if not (np.all(heap == np.floor(heap)) and np.all(inside)
+            and np.array_equal(slots[at[inside]], heap[inside])):  # fmt: skip
+        raise ValueError("the l0 heap holds slots the model does not store")
+    if not (np.array_equal(pos[at], np.arange(1, n + 1))
+            and np.count_nonzero(pos) == n):  # fmt: skip
+        raise ValueError("the l0 heap and its positions disagree")
+
+
 SPEC = LearnerSpec(
     name="l0",
     ncols=2,

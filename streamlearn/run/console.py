@@ -1,13 +1,17 @@
 """How a run shows its progress: stderr lines, warnings once, the progress bar.
 
 Everything but predictions goes to stderr; ``--quiet`` (``Console(quiet=True)``)
-silences all but errors, which the caller raises.
+silences all but errors, which the caller raises.  Text from the input (file
+names, excerpts of lines) is shown with its control characters escaped
+(:func:`~streamlearn.system.text.printable`).
 """
 
 from __future__ import annotations
 
 import sys
 from typing import IO
+
+from streamlearn.system.text import printable
 
 
 class Console:
@@ -26,8 +30,10 @@ class Console:
         self.progress = progress_step(progress)
 
     def say(self, text: str) -> None:
+        """Print ``text`` (lines of it), input's characters that a terminal acts on escaped."""
         if self.quiet or self.stream is None:
             return
+        text = printable(text, keep="\n")
         try:
             if self.bar is not None:
                 self.bar.write(text, file=self.stream)

@@ -10,9 +10,12 @@ from streamlearn import model as model_io
 from streamlearn.io.names import slot_names
 from streamlearn.learners.base import G_N, G_T
 from streamlearn.run.report import summary
+from streamlearn.system.text import printable
 
 
 def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
+    """What the model at ``path`` holds, as text (names escaped, see
+    :func:`~streamlearn.system.text.printable`) or as JSON."""
     m = model_io.load(path)
     c = m.config
     order = np.argsort(-np.abs(m.weights), kind="stable")[: max(top, 0)]
@@ -38,7 +41,7 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         return json.dumps(info, indent=2, sort_keys=True)
     s = info["counters"]
     lines = [
-        f"model {path}",
+        f"model {printable(path)}",
         f"  algo {c.algo} ({m.learner} kernel), loss {c.loss}, bits {c.bits}"
         + (f", one against all over {c.oaa} classes" if c.oaa else ""),
         "  options "
@@ -53,7 +56,7 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         f"  largest weights (top {len(largest)}):",
     ]
     for e in largest:
-        names = f"  {', '.join(e['names'])}" if e["names"] else ""
+        names = f"  {printable(', '.join(e['names']))}" if e["names"] else ""
         lines.append(f"    {e['slot']:>10d} {e['weight']:>+14.6g}{names}")
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
 
 from streamlearn.errors import InputUnreadable, UsageError
-from streamlearn.io.reader import BLOCK_SIZE
+from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES
 from streamlearn.system.outputs import check_outputs
 from streamlearn.system.sources import SameStream, SourceError, check_sources
 
@@ -38,6 +38,9 @@ class Inputs:
     malformed) and write the outputs anyway; by default such a run fails with
     :class:`~streamlearn.errors.NoExamples` (exit 10) and writes nothing."""
     block_size: int = BLOCK_SIZE
+    max_line_bytes: int = MAX_LINE_BYTES
+    """The longest line read; a longer one is skipped, counted and reported (``--strict``:
+    fails the run), and memory does not grow with it."""
     max_memory: int | None = None
     """Batch learners and grids: the most bytes the input or the tables may take
     in memory (None: what is available)."""

@@ -35,6 +35,7 @@ from streamlearn.config import FEATURE_FLAGS, FLOAT32_ALGORITHMS, NAMESPACE_OPTI
 from streamlearn.errors import InputUnreadable
 from streamlearn.io import cache as batch_cache
 from streamlearn.io.batch import Batch
+from streamlearn.io.reader import MAX_LINE_BYTES
 from streamlearn.learners.base import S_HO_CORRECT_W, S_HO_LOSS, S_HO_N, S_HO_W, S_PASS_N
 from streamlearn.system.outputs import forget_temp, temp_dir
 from streamlearn.system.sources import is_regular
@@ -43,10 +44,11 @@ HOLDOUT_SUMS = np.array([S_HO_LOSS, S_HO_W, S_HO_N, S_HO_CORRECT_W])
 
 
 def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: int,
-           workers: int = 2, inter=None) -> Iterator[Batch]:
+           workers: int = 2, inter=None, max_line: int = MAX_LINE_BYTES) -> Iterator[Batch]:
     """Parse ``sources`` into batches; unreadable input becomes :class:`InputUnreadable`.
 
-    ``inter``: the run's interactions and namespace filters (``TrainConfig.namespaces()``).
+    ``inter``: the run's interactions and namespace filters (``TrainConfig.namespaces()``);
+    ``max_line``: the longest line read (``Inputs.max_line_bytes``).
     """
     from streamlearn.io import read_batches
     from streamlearn.io.reader import InputError
@@ -54,7 +56,7 @@ def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: 
     try:
         yield from read_batches(
             sources, fmt=fmt, bits=bits, constant=constant, block_size=block_size,
-            workers=workers, inter=inter,
+            workers=workers, inter=inter, max_line=max_line,
         )
     except InputError as e:
         raise InputUnreadable(str(e)) from None
@@ -105,7 +107,7 @@ class Passes:
         unchanged.  Without it, a stream (stdin, a pipe, a FIFO, ``<(...)``)
         read for several passes is cached in a temporary directory removed by
         :meth:`close` (or, on a signal, at exit).
-    block_size, workers
+    block_size, workers, max_line
         Passed to the parser.
     max_excerpts : int
         Malformed lines per batch whose text the cache keeps, so that a run
@@ -122,10 +124,11 @@ class Passes:
     def __init__(self, sources: list[str], config: TrainConfig, cache_path: str | None,
                  block_size: int, workers: int, max_excerpts: int,
                  allow_empty: bool = False, rebuild: bool = False,
-                 examples: int | None = None) -> None:  # fmt: skip
+                 examples: int | None = None, max_line: int = MAX_LINE_BYTES) -> None:  # fmt: skip
         self.sources = sources or ["-"]
         self.config = config
         self.block_size = block_size
+        self.max_line = max_line
         self.workers = workers
         self.max_excerpts = max_excerpts
         self.examples = examples
@@ -149,6 +152,8 @@ class Passes:
                     "examples": examples,
                 },
             )
+            if max_line != MAX_LINE_BYTES:  # which lines were skipped
+                self.ident["max_line"] = max_line
         self.cache_ready = (
             self.use_cache and not streams and not rebuild
             and batch_cache.matches(self.cache_path, self.ident)
@@ -167,7 +172,7 @@ class Passes:
             return
         batches = first_examples(
             parsed(self.sources, c.format, c.bits, c.constant, self.block_size, self.workers,
-                   c.namespaces()),
+                   c.namespaces(), self.max_line),
             self.examples,
         )  # fmt: skip
         if not self.use_cache:

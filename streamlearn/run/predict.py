@@ -123,6 +123,7 @@ def predict(
             inputs.block_size,
             PARSE_WORKERS,
             config.namespaces(),
+            inputs.max_line_bytes,
         ),
         inputs.examples,
     )

@@ -243,10 +243,10 @@ def binary_mode(binary: bool, link: str) -> float:
 class PredictionWriter:
     """``-p``: one line per input example line, written as each batch is scored.
 
-    A usable example gets its prediction (and its tag); a malformed line gets
-    ``nan`` (and its tag when it had one), so the predictions can be joined
-    to the input lines.  Each batch's lines are flushed at once, so a reader
-    of a live stream sees them promptly.  A file is written atomically
+    A usable example gets its prediction (and its tag, byte for byte); a
+    malformed line gets ``nan`` (and its tag when it had one), so the
+    predictions can be joined to the input lines.  Each batch's lines are
+    flushed at once, so a reader of a live stream sees them promptly.  A file is written atomically
     (:class:`~streamlearn.system.outputs.Output`); when the reader of standard output
     or of a FIFO goes away, writing stops quietly and :attr:`broken` is set.
 
@@ -332,15 +332,16 @@ def _class_texts(scores: np.ndarray, fmt: str) -> list[str]:
 
 
 def _lines(batch: Batch, texts: list[str]) -> bytes:
-    """One line per row: the prediction as written, and the tag when there is one."""
+    """One line per row: the prediction as written, and the tag when there is one
+    (the tag's bytes as they were, UTF-8 or not)."""
     data = batch.block.data
     lines = []
     for v, a, b in zip(texts, batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True):
         if b > a:
-            lines.append(f"{v} {data[a:b].tobytes().decode('utf-8', 'replace')}\n")
+            lines.append(v.encode("ascii") + b" " + data[a:b].tobytes() + b"\n")
         else:
-            lines.append(f"{v}\n")
-    return "".join(lines).encode("utf-8")
+            lines.append(v.encode("ascii") + b"\n")
+    return b"".join(lines)
 
 
 def run_kernel(

@@ -7,6 +7,7 @@
 * :mod:`~streamlearn.system.locks` -- the lock of a model continued in place.
 * :mod:`~streamlearn.system.process` -- signals, exit codes, closed standard streams.
 * :mod:`~streamlearn.system.memory` -- tables that fail with a message, not an abort.
+* :mod:`~streamlearn.system.text` -- input text shown on a terminal, escaped.
 * :mod:`~streamlearn.system.jit`, :mod:`~streamlearn.system.jit_numba`,
   :mod:`~streamlearn.system.pages` -- the one place that decides numba's
   options, its disk cache and the quick loader of cached kernels.

@@ -50,18 +50,52 @@ INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
 inputs): numba is then not even imported, which saves ~0.15 s of start-up."""
 
 if INTERPRETED:
+    import math
+    import types
+
+    def _ieee(f: Callable, domain: Callable[[float], float] | None = None) -> Callable:
+        """``math.f`` as compiled code computes it: inf or NaN where Python raises."""
+
+        def g(*args):  # noqa: ANN002, ANN202
+            try:
+                return f(*args)
+            except OverflowError:
+                return math.copysign(math.inf, args[0]) if f is math.ldexp else math.inf
+            except ValueError:
+                return domain(args[0]) if domain is not None else math.nan
+
+        g.__name__ = f.__name__
+        return g
+
+    def _log_domain(x: float) -> float:
+        return -math.inf if x == 0.0 else math.nan
+
+    _MATH = types.SimpleNamespace(**{k: getattr(math, k) for k in dir(math) if k[0] != "_"})
+    for _name in ("exp", "exp2", "expm1", "ldexp", "pow", "cosh", "sinh"):
+        setattr(_MATH, _name, _ieee(getattr(math, _name)))
+    for _name in ("log", "log2", "log10"):
+        setattr(_MATH, _name, _ieee(getattr(math, _name), _log_domain))
+    _MATH.log1p = _ieee(math.log1p, lambda x: -math.inf if x == -1.0 else math.nan)
+    _MATH.sqrt = _ieee(math.sqrt)
+    np.seterr(all="ignore")  # compiled kernels give inf and NaN without a word
+
+    def _as_compiled(func: Callable) -> Callable:
+        """``func``'s module sees :data:`_MATH` as ``math``: the same numbers as compiled."""
+        if func.__globals__.get("math") is math:
+            func.__globals__["math"] = _MATH
+        return func
 
     def jit(func: Callable) -> Callable:
-        """Decorator for top-level kernels (here: the function itself)."""
-        return func
+        """Decorator for top-level kernels (here: the function itself, with IEEE ``math``)."""
+        return _as_compiled(func)
 
     def jit_inline(func: Callable) -> Callable:
         """Decorator for small helpers called from kernels (here: the function itself)."""
-        return func
+        return _as_compiled(func)
 
     def jit_noalloc(func: Callable) -> Callable:
         """Decorator for kernels that allocate nothing (here: the function itself)."""
-        return func
+        return _as_compiled(func)
 
     def prefetch_row(table, j) -> None:  # noqa: ANN001
         """A hint to the CPU's caches when compiled; nothing to do here."""

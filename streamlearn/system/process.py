@@ -11,11 +11,16 @@
   existing output, temporary files and caches are removed, and the exit
   status is 128 + the signal's number, as shells report it.  Once a finished
   run starts making its outputs visible (:func:`committing`) it completes:
-  a signal then is held and dropped, so outputs are all old or all new;
+  a signal then is held and dropped, so outputs are all old or all new --
+  unless the commit stays blocked (a FIFO nobody reads, a hung disk) for
+  :data:`COMMIT_GRACE` seconds after the signal: then the program ends
+  anyway, saying so (signals end a run within a second wherever it blocks);
 * every :class:`click.ClickException` (our :class:`~streamlearn.errors.SlError`
   included) prints one line and exits with its documented code;
 * a reader of standard output that goes away (``sl inspect m | head -1``)
-  ends the run quietly with 141 instead of a traceback.
+  ends the run quietly with 141 instead of a traceback, and standard output
+  that cannot be written (``sl inspect m > /dev/full``, ``sl --help > /dev/full``)
+  is one line and exit 7 (:func:`guard_stdout`).
 
 Anything else is a bug and keeps its traceback (exit 1).
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import os
 import signal
 import sys
@@ -33,13 +39,19 @@ from typing import NoReturn
 
 import click
 
-from streamlearn.errors import Interrupted
+from streamlearn.errors import Interrupted, OutputUnwritable
 from streamlearn.system import sources
+from streamlearn.system.text import printable
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _HOLD_TO_EXIT = False
-_HELD = False
 """Set by :func:`run`: after :func:`committing`, signals stay held until the process exits."""
+_HELD = False
+_COMMITTING = 0
+"""Inside :func:`committing` (a count: a grid's runs may nest nothing, but a caller may)."""
+COMMIT_GRACE = 0.5
+"""Seconds a held signal waits for a blocked commit before the program ends anyway."""
+_watch: threading.Timer | None = None
 NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
@@ -52,9 +64,38 @@ class Signalled(KeyboardInterrupt):
 
 
 def _handler(signum, frame):  # noqa: ANN001 - signal API
-    if _HELD:
-        return  # the run is committing its outputs: it completes
+    if _HELD:  # the run is committing its outputs: it completes, unless it is blocked
+        _watch_commit(signum)
+        return
     raise Signalled(signum)
+
+
+def _watch_commit(signum: int) -> None:
+    """After a signal held while committing: end the program if the commit is still
+    blocked :data:`COMMIT_GRACE` seconds later (only ``sl`` itself, not a library caller)."""
+    global _watch
+    if not _HOLD_TO_EXIT or _watch is not None or not _COMMITTING:
+        return
+    _watch = threading.Timer(COMMIT_GRACE, _give_up, args=(signum,))
+    _watch.daemon = True
+    _watch.start()
+
+
+def _give_up(signum: int) -> None:
+    """The commit is still blocked a second after a signal: end ``sl`` now (timer thread)."""
+    if not _COMMITTING:
+        return  # it finished: the run completes as documented
+    from streamlearn.system import outputs
+
+    name = NAMES.get(signum, str(signum))
+    text = (f"Error: interrupted by {name}: writing the outputs was blocked for "
+            f"{COMMIT_GRACE:g} s (a FIFO or device nobody reads?); the outputs already made "
+            "visible stay, the others are not written\n")  # fmt: skip
+    with contextlib.suppress(OSError):
+        os.write(2, text.encode())
+    with contextlib.suppress(Exception):
+        outputs.remove_temps()
+    os._exit(128 + signum)
 
 
 def install_signal_handlers() -> None:
@@ -97,12 +138,19 @@ def committing() -> Iterator[None]:
     run completes (exit 0) with every output written, rather than stopping
     between the model and the predictions or the report.  The sl program
     keeps dropping them until it exits; a library caller gets them back after.
+
+    A commit that is still blocked :data:`COMMIT_GRACE` seconds after such a
+    signal (a report to a FIFO nobody reads; a hung file system) ends the sl
+    program anyway, with 128 + the signal's number and a message saying that
+    what was already made visible stays.
     """
-    global _HELD
+    global _HELD, _COMMITTING
     _HELD = True
+    _COMMITTING += 1
     try:
         yield
     finally:
+        _COMMITTING -= 1
         if not _HOLD_TO_EXIT:
             _HELD = False
 
@@ -124,6 +172,44 @@ def reopen_closed_std_fds() -> None:
         elif fd == 2:
             sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - silence, not None
         # fd 1: sys.stdout stays None, so '-p -' reports that stdout is closed
+
+
+class _GuardedStdout(io.FileIO):
+    """Descriptor 1 for ``sys.stdout``: a failed write is an :class:`OutputUnwritable` (exit 7).
+
+    After the failure, standard output goes to ``/dev/null``, so that the
+    interpreter's later flushes of what is still buffered do not fail again.
+    A broken pipe stays a :class:`BrokenPipeError` (exit 141, quietly).
+    """
+
+    def write(self, b) -> int:  # noqa: ANN001 - bytes-like
+        try:
+            return super().write(b)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            silence_stdout()
+            raise OutputUnwritable(f"cannot write standard output: {sources.describe(e)}") from None
+
+
+def guard_stdout() -> None:
+    """Make a failed write to ``sys.stdout`` one line and exit 7 (:class:`_GuardedStdout`).
+
+    Only for the ``sl`` program, whose ``sys.stdout`` writes to descriptor 1;
+    the text layer keeps its encoding, error handler and line buffering.
+    """
+    old = sys.stdout
+    try:
+        if old is None or old.fileno() != 1:
+            return
+        old.flush()
+        raw = _GuardedStdout(1, "wb", closefd=False)
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding=old.encoding, errors=old.errors,
+            line_buffering=old.line_buffering,
+        )  # fmt: skip
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return
 
 
 def _error(text: str) -> None:
@@ -166,12 +252,14 @@ def run(command: click.Command) -> int:
     _HOLD_TO_EXIT = True
     reopen_closed_std_fds()
     install_signal_handlers()
+    guard_stdout()
     code = 0
     try:
         rv = command.main(prog_name="sl", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except click.ClickException as e:
         if e.message:  # a broken pipe ends quietly
+            e.message = printable(e.message, keep="\n")  # a file or line from the input
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 e.show()
         code = e.exit_code
@@ -191,6 +279,10 @@ def run(command: click.Command) -> int:
     except BrokenPipeError:
         silence_stdout()
         code = code or 141
+    except OutputUnwritable as e:
+        if not code:
+            _error(f"Error: {e.message}")
+            code = e.exit_code
     except OSError:
         pass
     return code

@@ -12,7 +12,10 @@ open every source.  The rules that keep shell inputs whole:
   bytes peeked before the reader starts (:func:`peek_stdin`) are replayed first.
 * Compression is recognised by magic bytes, never by name: gzip, bzip2 and xz
   are read with the standard library; zstd, lz4, compress (.Z) and zip are
-  refused with a message saying how to decompress them.
+  refused with a message saying how to decompress them.  Corrupt or truncated
+  compressed data is an error (exit 3), never a silently shorter input: xz is
+  read as ``xz -dc`` reads it (:class:`_Xz`), so bytes after the last xz stream
+  that are not another xz stream fail the run.
 """
 
 from __future__ import annotations
@@ -223,6 +226,93 @@ class _Replayed(io.RawIOBase):
         return self._rest.readinto(b)
 
 
+XZ_MAGIC = b"\xfd7zXZ\x00"
+_XZ_CHUNK = 1 << 16
+
+
+class _Xz(io.RawIOBase):
+    """Decompressed bytes of xz data, read as ``xz -dc`` reads them.
+
+    Concatenated streams and the null-byte stream padding between and after
+    them (a multiple of four bytes) are read; anything else after a stream
+    ends is an error, where :class:`lzma.LZMAFile` would stop there silently
+    (a ``.xz`` with plain text appended would train on half the input and
+    exit 0).  Corrupt data raises :class:`OSError`, a truncated stream
+    :class:`EOFError`, as the gzip reader does.
+    """
+
+    def __init__(self, raw: BinaryIO) -> None:
+        import lzma
+
+        super().__init__()
+        self._lzma = lzma
+        self._raw = raw
+        self._dec = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        self._dec_fresh = True
+        self._buf = b""
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def _more(self) -> bytes:
+        return self._raw.read(_XZ_CHUNK) or b""
+
+    def _next_stream(self) -> bool:
+        """After a stream: skip its padding; True when another stream follows."""
+        pad = 0
+        while True:
+            stripped = self._buf.lstrip(b"\0")
+            pad += len(self._buf) - len(stripped)
+            self._buf = stripped
+            while self._buf and len(self._buf) < len(XZ_MAGIC):
+                more = self._more()
+                if not more:
+                    break
+                self._buf += more
+            if self._buf:
+                break
+            more = self._more()
+            if not more:
+                if pad % 4:
+                    raise OSError("corrupt xz data: stream padding is not a multiple of 4 bytes")
+                return False
+            self._buf = more
+        if not self._buf.startswith(XZ_MAGIC[: len(self._buf)]) or len(self._buf) < 6:
+            raise OSError("data after the end of the xz stream is not xz (xz -dc fails too)")
+        if pad % 4:
+            raise OSError("corrupt xz data: stream padding is not a multiple of 4 bytes")
+        self._dec = self._lzma.LZMADecompressor(format=self._lzma.FORMAT_XZ)
+        return True
+
+    def readinto(self, b) -> int:  # noqa: ANN001 - buffer protocol
+        n = len(b)
+        while not self._done and n:
+            if self._dec.eof:
+                self._buf = self._dec.unused_data + self._buf
+                if not self._next_stream():
+                    self._done = True
+                    break
+            if self._dec.needs_input:
+                if not self._buf:
+                    self._buf = self._more()
+                    if not self._buf:
+                        raise EOFError(
+                            "compressed file ended before the end-of-stream marker was reached"
+                        )
+                data, self._buf = self._buf, b""
+            else:
+                data = b""
+            try:
+                out = self._dec.decompress(data, max_length=n)
+            except self._lzma.LZMAError as e:
+                raise OSError(f"corrupt xz data ({str(e).lower() or 'lzma error'})") from None
+            if out:
+                b[: len(out)] = out
+                return len(out)
+        return 0
+
+
 class Source:
     """One opened input: a stream of (decompressed) bytes and what the reader needs to know.
 
@@ -257,9 +347,7 @@ class Source:
 
             self.stream = bz2.BZ2File(raw, mode="rb")  # type: ignore[assignment]
         elif kind == "xz":
-            import lzma
-
-            self.stream = lzma.LZMAFile(raw, mode="rb")  # type: ignore[assignment]
+            self.stream = io.BufferedReader(_Xz(raw), _XZ_CHUNK)  # type: ignore[assignment]
 
     def readinto(self, view: memoryview) -> int:
         """Read some bytes into ``view``: at most one read of the underlying source."""

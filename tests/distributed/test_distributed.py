@@ -361,3 +361,113 @@ def test_the_python_api_trains_on_the_cluster(client, files, tmp_path):
     before = m.report["examples"]
     m.partial_fit(train[:1], dask=client)
     assert m.report["examples"] > before  # continued: the counters carry on
+
+
+# ---- hostile addresses, unreadable shards, a lost scheduler (issue 30) ----------------
+
+
+@pytest.mark.parametrize("address", ["garbage", "foo://bar:1", "local:abc", "tcp://[::1", "",
+                                     " ", "local:0", "local:99999999999999999", "bad.json",
+                                     "notjson.json", "nofile.json"])  # fmt: skip
+def test_a_bad_address_is_one_line_and_exit_2(files, tmp_path, monkeypatch, address):
+    pytest.importorskip("distributed")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.json").write_text('{"foo": 1}')
+    (tmp_path / "notjson.json").write_text('{"address": 5')
+    res = CliRunner().invoke(cli, ["train", "--dask", address, files[0][0], "--quiet"],
+                             catch_exceptions=False)  # fmt: skip
+    assert res.exit_code == 2, res.output
+    errors = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
+    shown = address if address.strip() else repr(address)
+    assert len(errors) == 1 and f"--dask {shown}" in errors[0], res.output
+
+
+def _truncated_gzip(tmp_path, files):
+    import gzip
+
+    data = gzip.compress(open(files[0][0], "rb").read())
+    path = tmp_path / "cut.vw.gz"
+    path.write_bytes(data[: len(data) // 2])
+    return str(path)
+
+
+def test_a_truncated_gzip_on_a_worker_is_what_it_is_locally(client, files, tmp_path):
+    from streamlearn.errors import InputUnreadable
+
+    cut = _truncated_gzip(tmp_path, files)
+    with pytest.raises(InputUnreadable) as local:
+        single({}, [cut], str(tmp_path / "a.sl"))
+    with pytest.raises(InputUnreadable) as remote:
+        dask_train(client, {}, [files[0][1], cut], str(tmp_path / "b.sl"))
+    assert str(remote.value) == str(local.value)
+    assert not (tmp_path / "b.sl").exists()
+
+
+def test_a_truncated_gzip_with_dask_is_exit_3_in_one_line(files, tmp_path):
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+
+    from tests.unix import env, one_line_error
+
+    cut = _truncated_gzip(tmp_path, files)
+    r = subprocess.run([sys.executable, "-m", "streamlearn", "train", "--dask", "local:1", cut,
+                        "-f", "m.sl", "--quiet"], cwd=tmp_path, env=env(tmp_path),
+                       capture_output=True, timeout=300)  # fmt: skip
+    assert r.returncode == 3, r.stderr
+    one_line_error(r.stderr)
+    assert b"cannot read " in r.stderr and not (tmp_path / "m.sl").exists()
+
+
+@pytest.mark.slow
+def test_a_scheduler_killed_mid_run_is_exit_11_in_one_line(files, tmp_path):
+    """dask scheduler and dask worker as a user starts them; the scheduler killed mid-run."""
+    pytest.importorskip("distributed")
+    import shutil
+    import subprocess
+    import sys
+
+    from streamlearn.distributed.segment import TEST_DELAY
+    from tests.unix import env, one_line_error
+
+    dask = shutil.which("dask")
+    if dask is None:
+        pytest.skip("no dask command")
+    train, _ = files
+    subprocess.run([sys.executable, "-m", "streamlearn", "train", train[0], "-f", "m.sl",
+                    "--quiet"], cwd=tmp_path, env=env(tmp_path), timeout=120)  # fmt: skip
+    before = (tmp_path / "m.sl").read_bytes()
+    sf = tmp_path / "sf.json"
+    e = env(tmp_path)
+    procs = [subprocess.Popen([dask, "scheduler", "--scheduler-file", str(sf), "--port", "0",
+                               "--dashboard-address", ":0"], env=e, stderr=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL)]  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not sf.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        procs.append(subprocess.Popen([dask, "worker", "--scheduler-file", str(sf), "--nthreads",
+                                       "1", "--nworkers", "2"], env=dict(e, **{TEST_DELAY: "0.2"}),
+                                      stderr=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL))  # fmt: skip
+        run = subprocess.Popen([sys.executable, "-m", "streamlearn", "train", *train, "--dask",
+                                str(sf), "-i", "m.sl", "-f", "m.sl", "--passes", "3",
+                                "--sync-every", "500"], cwd=tmp_path, env=e,
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)  # fmt: skip
+        err = b""
+        while b"dask: " not in err and run.poll() is None:  # the run has its workers
+            err += run.stderr.read1(1 << 16)
+        time.sleep(3)
+        assert run.poll() is None, err
+        procs[0].kill()
+        t = time.monotonic()
+        err += run.communicate(timeout=120)[1]
+        assert time.monotonic() - t < 30
+        assert run.returncode == 11, err.decode()
+        assert b"lost the cluster" in err
+        one_line_error(err)
+        assert (tmp_path / "m.sl").read_bytes() == before
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()

@@ -295,3 +295,91 @@ def test_fifo_source_is_read_once(tmp_path) -> None:
         assert _joined(iter_blocks([str(fifo)], block_size=100)) == text
     finally:
         t.join(timeout=10)
+
+
+# ---- the line cap (--max-line-bytes) ------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from streamlearn.io import parse_block  # noqa: E402
+from streamlearn.io.batch import LONG_LINE  # noqa: E402
+from streamlearn.io.parse import FMT_VW  # noqa: E402
+
+
+def _check_capped(blocks, lines: list[bytes], cap: int, total: int) -> None:
+    """The blocks hold every line up to ``cap`` bytes and an empty line for each longer one."""
+    kept, records, at = [], [], 1
+    size = 0
+    for b in blocks:
+        assert b.first_line == at
+        size += b.data.shape[0] + b.dropped
+        got = b.data.tobytes().split(b"\n")
+        if got[-1] == b"":
+            got.pop()
+        kept += got
+        records += b.long_lines
+        at += b.data.tobytes().count(b"\n")
+    assert size == total  # the source's bytes, for the shards' offsets
+    want = [ln if len(ln) <= cap else b"" for ln in lines]
+    assert kept == want[: len(kept)] and all(k == b"" for k in want[len(kept) :])
+    assert [(r[0], r[1]) for r in records] == [
+        (i + 1, len(ln)) for i, ln in enumerate(lines) if len(ln) > cap
+    ]
+    assert all(ln.startswith(r[2]) for r in records for ln in [lines[r[0] - 1]])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 300), min_size=1, max_size=30),
+    cap=st.integers(1, 200),
+    block_size=st.sampled_from([1, 3, 16, 64, 1 << 16]),
+    final_newline=st.booleans(),
+)
+def test_lines_longer_than_the_cap_are_skipped_and_recorded(lengths, cap, block_size,
+                                                            final_newline):  # fmt: skip
+    import tempfile
+
+    lines = [bytes([97 + i % 26]) * n for i, n in enumerate(lengths)]
+    text = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    with tempfile.NamedTemporaryFile(suffix=".vw") as f:
+        f.write(text)
+        f.flush()
+        blocks = list(iter_blocks([f.name], block_size=block_size, max_line=cap))
+    _check_capped(blocks, lines, cap, len(text))
+
+
+def test_a_long_line_is_a_malformed_row_at_its_line(tmp_path) -> None:
+    lines = [b"1 |f a", b"1 |f " + b"b" * 500, b"-1 |f c", b"1 |f " + b"d" * 900]
+    path = tmp_path / "d.vw"
+    path.write_bytes(b"\n".join(lines))  # the last long line has no newline
+    for block_size in (8, 100, 1 << 20):
+        rows = []
+        for block in iter_blocks([str(path)], block_size, max_line=100):
+            batch = parse_block(block, FMT_VW, 18)
+            rows += list(zip(batch.line.tolist(), batch.status.tolist(), strict=True))
+            bad = batch.line[batch.status == LONG_LINE].tolist()
+            said = [e.split(": ")[0:2] for e in describe_errors(batch)]
+            assert said == [[f"{path}:{n}", "line longer than --max-line-bytes"] for n in bad]
+        assert rows == [(1, 0), (2, LONG_LINE), (3, 0), (4, LONG_LINE)]
+    errors = []
+    for b in read_batches([str(path)], max_line=100):
+        errors += describe_errors(b)
+    assert errors == [f"{path}:2: line longer than --max-line-bytes: 1 |f " + "b" * 52
+                      + "... (505 bytes)", f"{path}:4: line longer than --max-line-bytes: "
+                      "1 |f " + "d" * 52 + "... (905 bytes)"]  # fmt: skip
+
+
+def test_a_long_first_line_does_not_decide_the_format(tmp_path) -> None:
+    path = tmp_path / "d.svm"
+    path.write_bytes(b"1 |x " + b"y" * 300 + b"\n1 3:0.5 7:1\n-1 2:1\n")
+    batches = list(read_batches([str(path)], max_line=64, block_size=16))
+    assert [b.fmt for b in batches][-1] == 1  # svmlight, from line 2
+    status = np.concatenate([b.status for b in batches]).tolist()
+    assert status == [LONG_LINE, 0, 0]
+
+
+def test_the_line_cap_is_positive(tmp_path) -> None:
+    (tmp_path / "a").write_bytes(b"x\n")
+    with pytest.raises(ValueError, match="max_line"):
+        list(iter_blocks([str(tmp_path / "a")], max_line=0))

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import json
 import lzma
 import os
 import select
+import signal
 import subprocess
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from tests.unix import SL, env, leftovers, one_line_error, sl, text_data
@@ -153,3 +156,150 @@ def test_closed_stdin_is_an_error_not_an_empty_input(tmp_path):
     r = sl(["SL train -f m.sl <&-"], tmp_path, shell=True)
     assert r.returncode == 3 and b"standard input is closed" in r.stderr
     assert not (tmp_path / "m.sl").exists()
+
+
+def _xz_cases() -> dict[str, bytes]:
+    one = lzma.compress(b"1 |f a\n-1 |f b\n")
+    flipped = bytearray(one)
+    flipped[len(one) // 2] ^= 0xFF
+    return {
+        "corrupt": bytes(flipped),
+        "truncated": one[: len(one) - 9],
+        "plain text after": one + b"1 |f c\n",
+        "bad padding": one + b"\0\0",
+        "garbage after padding": one + b"\0" * 4 + b"xyz",
+    }
+
+
+@pytest.mark.parametrize("case", list(_xz_cases()))
+def test_broken_xz_is_exit_3_as_xz_dc_fails(tmp_path, case):
+    data = _xz_cases()[case]
+    (tmp_path / "d.xz").write_bytes(data)
+    r = sl([*TRAIN, "d.xz", "-f", "m.sl"], tmp_path)
+    assert r.returncode == 3, r.stderr
+    one_line_error(r.stderr)
+    assert b"cannot read d.xz" in r.stderr
+    assert not (tmp_path / "m.sl").exists()
+    xz = subprocess.run(["xz", "-dc"], input=data, capture_output=True)
+    if xz.returncode != 127:  # xz installed: it fails too
+        assert xz.returncode != 0
+
+
+def test_concatenated_and_padded_xz_streams_are_read_whole(tmp_path):
+    a, b = lzma.compress(b"1 |f a\n"), lzma.compress(b"-1 |f b\n1 |f c\n")
+    (tmp_path / "d.xz").write_bytes(a + b"\0" * 8 + b + b"\0" * 4)
+    r = sl([*TRAIN, "d.xz", "-p", "-"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 3
+
+
+def test_xz_reader_matches_lzma_on_many_small_reads():
+    from streamlearn.system.sources import _Xz
+
+    rng = np.random.default_rng(3)
+    text = b"".join(b"%d |f a%d\n" % (i, rng.integers(1000)) for i in range(20000))
+    raw = io.BytesIO(lzma.compress(text[:7000]) + lzma.compress(text[7000:]))
+    x, out = _Xz(raw), bytearray()
+    buf = bytearray(777)
+    while n := x.readinto(memoryview(buf)):
+        out += buf[:n]
+    assert bytes(out) == text
+
+
+# ---- bounded memory: the line cap, and inspect/plot reading only what they need ------------
+
+
+def _limit_memory(gib: float):
+    import resource
+
+    def limit() -> None:
+        n = int(gib * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (n, n))
+
+    return limit
+
+
+def test_a_line_longer_than_memory_is_skipped_in_bounded_memory(tmp_path):
+    """A 1.25 GiB line through a pipe, under a 1 GiB address-space limit: skipped, reported."""
+    good = text_data(300).encode()
+    p = subprocess.Popen([*SL, *TRAIN, "-", "-f", "m.sl", "--report", "r.json"], cwd=tmp_path,
+                         env=env(tmp_path, SL_JIT="1"), stdin=subprocess.PIPE,
+                         stderr=subprocess.PIPE, preexec_fn=_limit_memory(1.0))  # fmt: skip
+
+    def feed() -> None:
+        try:
+            p.stdin.write(good[: good.index(b"\n") + 1])
+            chunk = b"x" * (1 << 20)
+            for _ in range(1280):
+                p.stdin.write(chunk)
+            p.stdin.write(b"\n" + good)
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    threading.Thread(target=feed, daemon=True).start()
+    err = p.stderr.read()
+    assert p.wait(120) == 0, err.decode()[-2000:]
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["examples"] == 301
+    assert report["skipped_reasons"] == {"line longer than --max-line-bytes": 1}
+    assert report["first_errors"][0].startswith("<stdin>:2: line longer than --max-line-bytes")
+    assert report["first_errors"][0].endswith(f"({1280 << 20:,} bytes)")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [TRAIN + ["/dev/zero", "-f", "m.sl"], ["predict", "-i", "m.sl", "/dev/zero", "--quiet"]],
+)
+def test_dev_zero_reads_in_bounded_memory_and_stops_at_sigterm(tmp_path, args):
+    (tmp_path / "d.vw").write_text("1 |f a\n")
+    assert sl([*TRAIN, "d.vw", "-f", "m.sl"], tmp_path).returncode == 0
+    before = (tmp_path / "m.sl").read_bytes()
+    p = subprocess.Popen([*SL, *args], cwd=tmp_path, env=env(tmp_path, SL_JIT="1"),
+                         stderr=subprocess.PIPE, preexec_fn=_limit_memory(1.0))  # fmt: skip
+    time.sleep(4)  # at ~1 GB/s: several GB read
+    assert p.poll() is None, p.stderr.read().decode()
+    t = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=30)[1]
+    assert time.monotonic() - t < 1.0
+    assert p.returncode == 143, err.decode()[-2000:]
+    one_line_error(err)
+    assert (tmp_path / "m.sl").read_bytes() == before
+
+
+@pytest.mark.parametrize("command", [["inspect", "{}"], ["predict", "-i", "{}", "d.vw"],
+                                     ["plot", "{}", "-o", "p.png"]])  # fmt: skip
+def test_inspect_predict_and_plot_refuse_dev_zero_at_once(tmp_path, command):
+    if command[0] == "plot":
+        pytest.importorskip("matplotlib")
+    (tmp_path / "d.vw").write_text("1 |f a\n")
+    r = sl([a.format("/dev/zero") for a in command], tmp_path, timeout=60,
+           preexec_fn=_limit_memory(1.0))  # fmt: skip
+    assert r.returncode == (2 if command[0] == "plot" else 5), r.stderr
+    one_line_error(r.stderr)
+
+
+@pytest.mark.parametrize("command", [["inspect", "ff"], ["predict", "-i", "ff", "d.vw"],
+                                     ["plot", "ff", "-o", "p.png"]])  # fmt: skip
+def test_a_model_or_report_fifo_without_a_writer_stops_at_sigterm(tmp_path, command):
+    (tmp_path / "d.vw").write_text("1 |f a\n")
+    os.mkfifo(tmp_path / "ff")
+    p = subprocess.Popen([*SL, *command], cwd=tmp_path, env=env(tmp_path),
+                         stderr=subprocess.PIPE)  # fmt: skip
+    time.sleep(1.5)  # blocked in open()
+    assert p.poll() is None
+    t = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=30)[1]
+    assert time.monotonic() - t < 1.0 and p.returncode == 143, err
+    one_line_error(err)
+
+
+def test_a_model_read_from_a_pipe(tmp_path):
+    (tmp_path / "d.vw").write_text("1 |f a\n-1 |f b\n")
+    assert sl([*TRAIN, "d.vw", "-f", "m.sl"], tmp_path).returncode == 0
+    r = sl(["SL inspect <(cat m.sl)"], tmp_path, shell=True)
+    assert r.returncode == 0 and r.stdout.startswith(b"model /dev/fd/"), r.stderr
+    r = sl(["SL predict -i /dev/stdin d.vw -p - --quiet < m.sl"], tmp_path, shell=True)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr

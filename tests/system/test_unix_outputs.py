@@ -206,3 +206,65 @@ def test_two_runs_building_one_cache_do_not_collide(tmp_path):
     replayed = list(batch_cache.read(path))
     assert len(replayed) == 1 and replayed[0].n == batch.n
     assert [p.name for p in tmp_path.iterdir()] == ["c.cache"]
+
+
+# ---- an output FIFO nobody reads: a signal still ends the run (issue 30) ------------------
+
+
+def _blocked(pid: int, timeout: float = 60.0) -> bool:
+    """Wait until process ``pid`` sleeps opening a FIFO (Linux: wchan wait_for_partner)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/wchan") as f:
+                if f.read() == "wait_for_partner":
+                    return True
+        except OSError:
+            return False
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/wchan"), reason="needs /proc/PID/wchan")
+@pytest.mark.parametrize("option", ["--report", "--readable-model", "--invert-hash", "pred"])
+def test_a_fifo_nobody_reads_does_not_hold_off_a_signal(tmp_path, data, option):
+    """Signals end a run within a second wherever it blocks, the lock held or not.
+
+    The model is whole: the old one when the outputs that cannot be staged are written
+    before any is made visible, else the new one (the message says what stays).
+    """
+    import subprocess
+    import time
+
+    from streamlearn import model as model_io
+    from tests.unix import SL, env, leftovers, one_line_error
+
+    m = tmp_path / "m.sl"
+    assert invoke(["train", str(data), "-f", str(m), "--quiet"]).exit_code == 0
+    old = m.read_bytes()
+    os.mkfifo(tmp_path / "ff")
+    if option == "pred":
+        args = ["predict", "-i", "m.sl", "d.vw", "--report", "ff", "--quiet"]
+    else:
+        args = ["train", "-i", "m.sl", "-f", "m.sl", "d.vw", option, "ff", "--quiet"]
+    p = subprocess.Popen([*SL, *args], cwd=tmp_path, env=env(tmp_path), stderr=subprocess.PIPE)
+    try:
+        assert _blocked(p.pid), "never blocked on the FIFO"
+        time.sleep(0.2)
+        t = time.monotonic()
+        p.send_signal(15)
+        err = p.communicate(timeout=30)[1]
+        assert time.monotonic() - t < 1.0
+    finally:
+        p.kill()
+    assert p.returncode == 143, err
+    one_line_error(err)
+    model_io.load(m)  # whole, old or new
+    if m.read_bytes() != old:
+        assert b"already made visible stay" in err
+    assert leftovers(tmp_path) == []
+    r = invoke(["train", "-i", str(m), "-f", str(m), str(data), "--lock-timeout", "0",
+                "--quiet"])  # the lock was released  # fmt: skip
+    assert r.exit_code == 0, r.output

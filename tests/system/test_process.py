@@ -1,0 +1,88 @@
+"""The ``sl`` process: signals from its first instant, standard output that cannot be written."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.unix import SL, env, one_line_error, sl, text_data
+
+
+@pytest.fixture
+def model(tmp_path):
+    (tmp_path / "d.vw").write_text("1 |f a b\n-1 |f c\n")
+    r = sl(["train", "d.vw", "-f", "m.sl", "--quiet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    return tmp_path / "m.sl"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["inspect", "m.sl"], ["inspect", "m.sl", "--json"], ["--help"], ["train", "--help"],
+     ["--version"], ["predict", "-i", "m.sl", "d.vw", "-p", "/dev/stdout", "--quiet"]],
+)  # fmt: skip
+def test_stdout_on_a_full_disk_is_exit_7(tmp_path, model, args):
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([*SL, *args], cwd=tmp_path, env=env(tmp_path), stdout=full,
+                           stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+    assert r.returncode == 7, r.stderr
+    one_line_error(r.stderr)
+    assert b"standard output" in r.stderr and b"no space left on device" in r.stderr
+
+
+def test_stdout_still_works(tmp_path, model):
+    r = sl(["inspect", "m.sl"], tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith(b"model m.sl")
+    r = sl(["SL inspect m.sl | head -c 3"], tmp_path, shell=True)
+    assert r.returncode == 0 and r.stdout == b"mod" and r.stderr == b""
+
+
+def _catches(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` has a handler for ``sig`` (``SigCgt`` in /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    return False
+
+
+# The console script's own code (``from streamlearn.cli import main; main()``), after a
+# marker: the process catches SIGUSR2 once the interpreter has started (streams, site).
+_SCRIPT = ("import signal; signal.signal(signal.SIGUSR2, lambda *a: None); "
+           "from streamlearn.cli import main; main()")  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_imports_is_one_line_and_128_plus_n(tmp_path, sig):
+    """From the first moment the program's code runs, a signal is one line, never a traceback.
+
+    The child runs what the ``sl`` script runs, after a marker that says the
+    interpreter has started (before that, its streams and ``site`` are being set
+    up, which no program can change); signals then come at delays that fall in the
+    imports (click, numpy, numba: the first ~0.3 s) and after.
+    """
+    (tmp_path / "d.vw").write_text(text_data(2000))
+    for delay in (0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3):
+        p = subprocess.Popen([sys.executable, "-c", _SCRIPT, "train", "d.vw", "--quiet", "-f",
+                              "m.sl"], cwd=tmp_path, env=env(tmp_path), stderr=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not _catches(p.pid, signal.SIGUSR2) and time.monotonic() < deadline:
+            time.sleep(0.0002)
+        time.sleep(delay)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+        assert b"Traceback" not in err, (delay, err.decode())
+        assert p.returncode == 128 + sig, (delay, p.returncode, err.decode())
+        one_line_error(err)
+        assert f"interrupted by {signal.Signals(sig).name}".encode() in err
+        assert not (tmp_path / "m.sl").exists()
