@@ -245,7 +245,6 @@ class TrainConfig:
             (self.early_terminate >= 1, "--early-terminate must be >= 1"),
             (self.p is None or 2 <= self.p <= P_MAX, f"--p must be between 2 and {P_MAX:g}"),
             (self.seed >= 0, "--seed must be >= 0"),
-            (self.hash == "strings", "hash must be 'strings' (VW's default, the only one)"),
             (self.norm_refresh is None or self.norm_refresh >= 1, "--norm-refresh must be >= 1"),
             (
                 all(
@@ -306,10 +305,12 @@ class TrainConfig:
                 object.__setattr__(self, "ftrl_alpha", alpha)
             if self.ftrl_beta is None:
                 object.__setattr__(self, "ftrl_beta", beta)
-            if not (self.ftrl_alpha > 0 and math.isfinite(self.ftrl_alpha)):
-                raise ConfigError("--ftrl-alpha must be a positive number")
-            if not (self.ftrl_beta >= 0 and math.isfinite(self.ftrl_beta)):
-                raise ConfigError("--ftrl-beta must be >= 0")
+            # these learners keep float32 state: a value near float32's largest would
+            # overflow in their first step (1e18, as for the input's numbers)
+            if not 0 < self.ftrl_alpha <= 1e18:
+                raise ConfigError("--ftrl-alpha must be a positive number, at most 1e18")
+            if not 0 <= self.ftrl_beta <= 1e18:
+                raise ConfigError("--ftrl-beta must be >= 0, at most 1e18")
         if self.algo in PARAMETER_FREE and (self.l1 != 0 or self.l2 != 0):
             raise ConfigError(f"--l1 and --l2 do not apply to --algo {self.algo} (VW's "
                               f"--{self.algo} ignores them)")  # fmt: skip
