@@ -481,6 +481,9 @@ MAX_CYCLES = 1000
 """Inner cycles per Newton iteration at most (liblinear's ``max_iter``)."""
 GRAM_COLUMNS = 2048
 """Covariance cycles for at most this many columns (a 32 MiB Hessian)."""
+GRAM_PAYBACK = 2
+"""Switch to covariance cycles once the residual cycles' gathers (2 per non-zero each)
+have cost what building the Hessian does (ski rental: at most twice the better choice)."""
 GRAM_TOL = 1e-3
 """Covariance cycles cost O(k) a step: they solve the model to this fraction of F's
 ‖v‖₁ (or tighter, liblinear's rule), for fewer Newton iterations."""
@@ -527,7 +530,7 @@ class _Work:
             if gram_ok and visited:
                 if build < 0:
                     build = cd.gram_cost(active, self.colptr, self.rows, n) // 2 + nnz
-                if build <= 2 * nnz * len(visited):
+                if build <= GRAM_PAYBACK * nnz * len(visited):
                     return visited + self._gram(k, m, gmax_old, gram_tol,
                                                 limit - len(visited))  # fmt: skip
             self.rng.shuffle(index[:m])
