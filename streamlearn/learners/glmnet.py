@@ -24,7 +24,11 @@ the same minimiser).  One Newton iteration:
    columns) per cycle.  *Inner shrinking* does the same as the outer one within
    the cycles; the cycles stop when their own ‖v‖₁ is at most ``inner_eps``
    times the first iteration's ‖v‖₁ (shrunk columns are then brought back once),
-   and ``inner_eps`` (1 at first) is quartered whenever one cycle sufficed.
+   and ``inner_eps`` (1 at first) is quartered whenever one cycle sufficed; at
+   most 1,000 cycles.  Once the cycles have cost what the model's Hessian over
+   the kept columns costs to build, they switch to covariance updates
+   (:mod:`streamlearn.learners.glmnet_gram`), O(kept columns) a step, and then
+   solve the model to :data:`GRAM_TOL` of F's ‖v‖₁ (fewer Newton iterations).
 3. **Line search** (:func:`line_search`): the largest ``λ = 2^−k`` with
    ``F(w + λd) − F(w) ≤ σ λ Δ``, ``Δ = ∇L·d + l1 (‖w + d‖₁ − ‖w‖₁)`` (Armijo on
    the composite objective, σ = 0.01, the paper's eq. 20 with γ = 0), the loss
@@ -45,6 +49,7 @@ from collections.abc import Callable
 import numpy as np
 
 from streamlearn.learners import cd
+from streamlearn.learners.glmnet_gram import MAX_STEP, TINY_STEP, gram_qp, hessian, row_major
 from streamlearn.learners.losses import LOGISTIC, loss
 from streamlearn.system.jit import jit, jit_inline
 
@@ -54,8 +59,6 @@ MAX_LINESEARCH = 20
 NU = 1e-12
 """Added to every H_jj (relative to l1), so that a column whose rows are all
 classified with certainty still has a curvature."""
-MAX_STEP = 10.0
-TINY_STEP = 1e-12
 
 
 @jit
@@ -192,156 +195,6 @@ def qp_cycle(index, m, colptr, rows, vals, h, grad, hdiag, w, wpd, q, l1, ridge,
     return kept, gmax, gnorm
 
 
-
-@jit_inline
-def _xorshift(x):
-    """Marsaglia's xorshift64 (13, 7, 17): the next state of a uint64."""
-    x ^= x << np.uint64(13)
-    x ^= x >> np.uint64(7)
-    x ^= x << np.uint64(17)
-    return x
-
-
-@jit
-def gram_qp(Q, gm, v, hd, order, m, l1, ridge, inner_tol, nrows, gmax_old, limit, seed,
-            visited, spare):  # fmt: skip
-    """Cycles of :func:`qp_cycle` with covariance updates (glmnet's, section 2.2), in one call.
-
-    Local coordinates t = 0..k−1 of the columns A: ``Q = X_Aᵀ diag(h) X_A``,
-    ``gm`` the model's gradient ∇L_A + (Q + ridge I)(v − w_A) and ``v`` = w_A + d,
-    both updated in place (a step costs O(k), the rows are not touched);
-    ``hd`` = diag(Q) + ridge.  ``order[:m]`` are the positions still in the
-    cycles.  Runs the inner rule of :func:`solve` (shuffle, shrink, stop when
-    ‖v‖₁ ≤ ``inner_tol``, bring the shrunk back once) for at most ``limit``
-    cycles; ``visited[c]`` gets the columns of cycle c.  Returns (cycles, done).
-    """
-    state = np.uint64(seed) | np.uint64(1)
-    k = order.shape[0]
-    cycles = 0
-    while cycles < limit:
-        for s in range(m):  # liblinear's shuffle
-            state = _xorshift(state)
-            r = s + np.int64(state % np.uint64(m - s))
-            tmp = order[r]
-            order[r] = order[s]
-            order[s] = tmp
-        visited[cycles] = m
-        cycles += 1
-        bound = gmax_old / nrows
-        kept = 0
-        nshr = 0
-        gmax = 0.0
-        gnorm = 0.0
-        for s in range(m):
-            t = order[s]
-            vt = v[t]
-            G = gm[t]
-            gp = G + l1
-            gn = G - l1
-            if vt == 0.0:
-                if gp < 0.0:
-                    viol = -gp
-                elif gn > 0.0:
-                    viol = gn
-                elif gp > bound and gn < -bound:
-                    spare[nshr] = t
-                    nshr += 1
-                    continue
-                else:
-                    viol = 0.0
-            elif vt > 0.0:
-                viol = abs(gp)
-            else:
-                viol = abs(gn)
-            order[kept] = t
-            kept += 1
-            if viol > gmax:
-                gmax = viol
-            gnorm += viol
-            H = hd[t]
-            if gp < H * vt:
-                z = -gp / H
-            elif gn > H * vt:
-                z = -gn / H
-            else:
-                z = -vt
-            if abs(z) < TINY_STEP:
-                continue
-            z = min(max(z, -MAX_STEP), MAX_STEP)
-            v[t] = vt + z
-            for u in range(k):
-                gm[u] += z * Q[t, u]
-            gm[t] += z * ridge
-        for s in range(nshr):
-            order[kept + s] = spare[s]
-        m = kept
-        if gnorm <= inner_tol:
-            if m == k:
-                return cycles, True
-            m = k
-            gmax_old = np.inf
-        else:
-            gmax_old = gmax
-    return cycles, False
-
-
-@jit
-def row_major(cols, colptr, rows, vals, nrows):
-    """The columns ``cols`` by rows: ``start`` per row, ``where`` (position in cols), ``value``."""
-    start = np.zeros(nrows + 1, np.int64)
-    for t in range(cols.shape[0]):
-        c = cols[t]
-        for k in range(colptr[c], colptr[c + 1]):
-            start[rows[k] + 1] += 1
-    for i in range(nrows):
-        start[i + 1] += start[i]
-    fill = start[:-1].copy()
-    where = np.empty(start[nrows], np.int32)
-    value = np.empty(start[nrows])
-    for t in range(cols.shape[0]):  # t ascending: each row's positions come out sorted
-        c = cols[t]
-        for k in range(colptr[c], colptr[c + 1]):
-            i = rows[k]
-            q = fill[i]
-            where[q] = t
-            value[q] = vals[k]
-            fill[i] = q + 1
-    return start, where, value
-
-
-@jit
-def hessian(start, where, value, h, pos, k):
-    """``Q = X_Aᵀ diag(h) X_A`` (k × k) from a row-major copy (:func:`row_major`) of a
-    superset of A: ``pos[t]`` is the copy's column t's position in A, or −1.
-
-    Work: Σ_i r_i (r_i + 1)/2 over the rows' non-zeros r_i in A (glmnet's
-    covariance updates, Friedman et al. 2010, section 2.2, with weights h).
-    """
-    Q = np.zeros((k, k))
-    for i in range(start.shape[0] - 1):
-        hi = h[i]
-        if hi == 0.0:
-            continue
-        lo = start[i]
-        up = start[i + 1]
-        for a in range(lo, up):
-            t = pos[where[a]]
-            if t < 0:
-                continue
-            x = hi * value[a]
-            Q[t, t] += x * value[a]
-            for b in range(a + 1, up):
-                u = pos[where[b]]
-                if u < 0:
-                    continue
-                if t < u:
-                    Q[t, u] += x * value[b]
-                else:
-                    Q[u, t] += x * value[b]
-    for t in range(k):
-        for u in range(t + 1, k):
-            Q[u, t] = Q[t, u]
-    return Q
 
 @jit_inline
 def _change(p, d, y):
