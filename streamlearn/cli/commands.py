@@ -278,16 +278,21 @@ def vw_learner_options(f):
     "--passes",
     type=int,
     default=None,
-    help="Passes over the data (stdin is cached after the first) [default: 1; cd, scd: "
-    "the most sweeps, full or over the active set, 1000].",
+    help="Passes over the data (stdin is cached after the first) [default: 1; the most "
+    "sweeps, full or over the active set: cd 100000 (a safety net: --tol stops it), "
+    "scd 1000].",
 )
 @click.option(
     "--tol", type=float, default=1e-7, show_default=True,
-    help="cd with squared loss: stop when the duality gap is at most this times the "
-    "objective (F - F* <= tol F); otherwise (cd, scd) when a full sweep lowers the objective "
-    "by at most this (relative).",
+    help="When cd and scd stop. cd, squared loss: the duality gap is at most this times the "
+    "objective (F - F* <= tol F); cd, logistic: the l1 norm of the minimum-norm subgradient "
+    "is at most this times its value at w = 0 (liblinear's eps); cd with hinge, and scd: "
+    "a full sweep lowers the objective by at most this (relative).",
 )  # fmt: skip
-@click.option("--seed", type=int, default=0, show_default=True, help="scd: random seed.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True,
+    help="scd: random seed; cd with logistic loss: the order of its inner cycles.",
+)  # fmt: skip
 @click.option(
     "--max-memory", "--max_memory", "max_memory", type=str, default=None, metavar="SIZE",
     help="cd, scd: refuse an input needing more memory than SIZE (e.g. 4G, 500M); a grid: "

@@ -12,10 +12,11 @@ O(non-zeros of column j).  G_j = ∂/∂w_j of the loss part, H_j a curvature:
     column in turn, each epoch.
     squared:  exact minimisation, ``w_j ← S(H_j w_j − G_j, l1) / (H_j + l2)`` with
               ``H_j = (2/W) Σ a_i x_ij²`` and S the soft-thresholding operator.
-    logistic: the same proximal Newton step with the exact curvature
-              ``H_j = (1/W) Σ a_i σ_i (1 − σ_i) x_ij²``, then a backtracking line
-              search with Tseng & Yun's Armijo rule on the one-dimensional
-              objective (as glmnet-style coordinate solvers do); always a decrease.
+    logistic: ``sl train`` runs newGLMNET (:mod:`streamlearn.learners.glmnet`);
+              here, for ``fit(..., active_set=False)``, the same proximal Newton
+              step with the exact curvature ``H_j = (1/W) Σ a_i σ_i (1 − σ_i) x_ij²``,
+              then a backtracking line search with Tseng & Yun's Armijo rule on the
+              one-dimensional objective; always a decrease.
     hinge:    exact minimisation of the piecewise-linear (plus ℓ2²) objective
               along j: its derivative is non-decreasing, the kinks are sorted
               and walked to the point where the subgradient contains 0.

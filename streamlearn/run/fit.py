@@ -2,7 +2,8 @@
 
 The input is read once, through the same parser, checks and cache as an
 online run, into a column-major copy (:class:`Columns`); the epochs then run
-over it in memory (:mod:`streamlearn.learners.cd`).  Memory is bounded by the
+over it in memory (:mod:`streamlearn.learners.cd`; ``cd`` with logistic loss:
+:mod:`streamlearn.learners.glmnet`).  Memory is bounded by the
 input's non-zeros: the estimate is kept while reading and the run refuses
 (exit 8) as soon as it would pass ``--max-memory``, before converting.
 """
@@ -27,7 +28,7 @@ from streamlearn.learners.base import (
     new_rows,
     new_stats,
 )
-from streamlearn.learners.losses import SQUARED, WIDE_RANGE
+from streamlearn.learners.losses import LOGISTIC, SQUARED, WIDE_RANGE
 from streamlearn.system.memory import gib
 
 BYTES_PER_NONZERO = 48
@@ -136,6 +137,8 @@ class Fit:
     epochs: list[dict]
     objective: float
     converged: bool
+    unmet: str = ""
+    """The stopping rule, as a note says it when ``converged`` is False (then "--tol x")."""
 
 
 def fit(
@@ -171,15 +174,25 @@ def fit(
         avals = data.vals if (a == 1.0).all() else data.vals * a[data.rows]
     else:
         avals = data.vals
+    newton = method == cd.CYCLIC and active_set and loss_id == LOGISTIC
+    if method == cd.CYCLIC and active_set and squared and (l1 > 0 or l2 > 0):
+        unmet = "the duality gap still above"
+    elif newton:
+        unmet = "the minimum-norm subgradient still above"
+    else:
+        unmet = "the objective still falling by more than"
     if W > 0 and ncols > 0:
         inv_w = 1.0 / W
-        hsq = cd.column_curvature(data.colptr, data.vals, data.rows, a, inv_w)
+        hsq = np.zeros(0) if newton else cd.column_curvature(data.colptr, data.vals, data.rows,
+                                                             a, inv_w)  # fmt: skip
         longest = int(np.diff(data.colptr).max()) + 1
         prob = _Problem(method, loss_id, data.colptr, data.rows, data.vals, avals, hsq, y, a,
                         p, w, l1, l2, inv_w, np.empty(longest), np.empty(longest))  # fmt: skip
         F = cd.objective(loss_id, y, a, p, w, l1, l2, inv_w)
         log.start(F, int(np.count_nonzero(w)))
-        if method == cd.CYCLIC and active_set:
+        if newton:
+            F, converged = _newton(prob, data.bases, F, passes, tol, seed, log)
+        elif method == cd.CYCLIC and active_set:
             F, converged = _active_set(prob, F, passes, tol, log)
         else:
             F, converged = _every_column(prob, F, passes, tol, seed, log)
@@ -189,7 +202,7 @@ def fit(
     _settle_counts(data.labels[labeled], a, W, gstate, loss_id)
     stats[:] = new_stats()
     cd.account_all(stats, new_rows(), loss_id, p, data.labels, data.weights, data.nfeat)
-    return Fit(log.epochs, float(F), converged)
+    return Fit(log.epochs, float(F), converged, unmet)
 
 
 @dataclass
@@ -242,7 +255,7 @@ class _Log:
 
     def start(self, F: float, nnz: int) -> None:
         self.say(f"{'epoch':>6} {'objective':>14} {'decrease':>11} {'non-zero':>9} "
-                 f"{'columns':>9} {'gap':>9} {'seconds':>8}")  # fmt: skip
+                 f"{'columns':>9} {'gap|kkt':>9} {'seconds':>8}")  # fmt: skip
         self.say(f"{0:>6} {F:>14.8g} {'':>11} {nnz:>9,} {'':>9} {'':>9} {0.0:>8.2f}")
         self.started = time.perf_counter()
 
@@ -259,7 +272,8 @@ class _Log:
         return rec
 
     def show(self, rec: dict) -> None:
-        gap = f"{rec['gap']:>9.2g}" if "gap" in rec else f"{'':>9}"
+        stop = rec.get("gap", rec.get("kkt"))
+        gap = f"{stop:>9.2g}" if stop is not None else f"{'':>9}"
         self.say(f"{rec['epoch']:>6} {rec['objective']:>14.8g} {rec['decrease']:>11.3g} "
                  f"{rec['nonzero_weights']:>9,} {rec['columns']:>9,} {gap} "
                  f"{rec['seconds']:>8.2f}")  # fmt: skip
@@ -302,6 +316,39 @@ MAX_BACKOFF = 8
 """Residual sweeps: at most this many sweeps between two checks of the restricted gap."""
 
 
+def _newton(
+    prob: _Problem, base: np.ndarray, F: float, passes: int, tol: float, seed: int, log: _Log
+) -> tuple[float, bool]:
+    """``cd`` with logistic loss: newGLMNET (:mod:`streamlearn.learners.glmnet`).
+
+    Each gradient pass ("full", with the stopping rule's ``kkt``: ‖v‖₁ relative
+    to its value at w = 0) and each inner cycle over the quadratic model's
+    columns ("active") is an epoch; an inner cycle's objective is F at the
+    current weights, the last of each Newton iteration's after its line search.
+    """
+    from streamlearn.learners import glmnet
+
+    last = [F, False]
+
+    def sweep(value: float, nnz: int, columns: int, full: bool, kkt: float) -> None:
+        rec = log.add(value, last[0], nnz, columns, full)
+        if full:
+            rec["kkt"] = kkt
+        last[0] = value
+        e = rec["epoch"]
+        last[1] = full or e & (e - 1) == 0
+        if last[1]:
+            log.show(rec)
+
+    F, converged = glmnet.solve(
+        prob.colptr, prob.rows, prob.vals, prob.y, prob.a * prob.inv_w, base, prob.p, prob.w,
+        l1=prob.l1, l2=prob.l2, tol=tol, passes=passes, seed=seed, sweep=sweep,
+    )  # fmt: skip
+    if log.epochs and not last[1]:
+        log.show(log.epochs[-1])
+    return F, converged
+
+
 def _active_set(
     prob: _Problem, F: float, passes: int, tol: float, log: _Log
 ) -> tuple[float, bool]:
@@ -326,9 +373,10 @@ def _active_set(
     neither F nor the gap lower than the previous one ends the run (the rounding
     floor: the gap can stay far above F − F*, see docs/algorithms.md).
 
-    Other losses: the full sweep updates every column and the run stops when it
-    lowers F by at most ``tol`` × F; the active set is the non-zero weights, and
-    the active sweeps end when one lowers F by at most ``tol`` × F.
+    Hinge (logistic loss runs :func:`_newton` instead): the full sweep updates
+    every column and the run stops when it lowers F by at most ``tol`` × F; the
+    active set is the non-zero weights, and the active sweeps end when one lowers
+    F by at most ``tol`` × F.
     """
     ncols = prob.w.shape[0]
     every = np.arange(ncols, dtype=np.int64)

@@ -796,13 +796,10 @@ def _fit(learner: Learner, config: TrainConfig, data, console: Console) -> dict:
         say=console.say,
     )  # fmt: skip
     if result.epochs and not result.converged:
-        gap = config.algo == "cd" and config.loss == "squared"
         console.say(
-            f"note: stopped after {config.passes} sweeps, "
-            + ("the duality gap still above" if gap else "the objective still falling by more "
-               "than") + f" --tol {config.tol:g} (relative): raise --passes to go on "
-            "(-i to continue this model)"
-        )  # fmt: skip
+            f"note: stopped after {config.passes} sweeps, {result.unmet} --tol {config.tol:g} "
+            "(relative): raise --passes to go on (-i to continue this model)"
+        )
     return {
         "epochs": result.epochs,
         "objective": result.objective,
