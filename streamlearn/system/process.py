@@ -171,7 +171,9 @@ def run(command: click.Command) -> int:
         rv = command.main(prog_name="sl", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except click.ClickException as e:
-        if e.message:  # a broken pipe ends quietly
+        # a broken pipe ends quietly (no message); click's MissingParameter keeps its
+        # text in format_message(), not in .message
+        if e.format_message():
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 e.show()
         code = e.exit_code
