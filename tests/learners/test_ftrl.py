@@ -13,8 +13,8 @@ from streamlearn.learners.base import make_params, new_rows, new_stats
 from streamlearn.learners.losses import HINGE, LOGISTIC, SQUARED
 from streamlearn.run.runner import run_kernel
 from tests import reference
-from tests.streams import Stream, random_stream, run_lazy
 from tests.learners.test_gd import close
+from tests.streams import Stream, random_stream, run_lazy
 from tests.unix import invoke, text_data
 
 CASES = [  # alpha, beta, l1, l2
