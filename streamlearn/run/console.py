@@ -1,13 +1,16 @@
 """How a run shows its progress: stderr lines, warnings once, the progress bar.
 
 Everything but predictions goes to stderr; ``--quiet`` (``Console(quiet=True)``)
-silences all but errors, which the caller raises.
+silences all but errors, which the caller raises.  The latest console also
+hears when a kernel is being compiled (:mod:`streamlearn.system.notices`).
 """
 
 from __future__ import annotations
 
 import sys
 from typing import IO
+
+from streamlearn.system import notices
 
 
 class Console:
@@ -18,6 +21,8 @@ class Console:
         self.stream = stream or sys.stderr
         self.bar = None
         self._warned: set[str] = set()
+        # a kernel compiled on first use says so here (streamlearn.system.jit_numba)
+        notices.listen(None if quiet else self.say)
 
     def say(self, text: str) -> None:
         if self.quiet or self.stream is None:
