@@ -21,6 +21,7 @@ from streamlearn.cli.options import (
     learning_options,
     run_parts,
     size,
+    train_factor,
 )
 from streamlearn.errors import EXIT_CODES
 
@@ -309,6 +310,7 @@ def train(ctx: click.Context, files, **kw) -> None:
         files,
         kw,
         tiny=kw["dask"] is None,  # Dask's workers inherit the environment
+        factor=train_factor(kw),
         inputs=dict(
             initial_model=kw["initial_model"],
             cache=kw["cache_path"],
