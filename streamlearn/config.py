@@ -40,6 +40,45 @@ class ConfigError(ValueError):
     """An option value, or a combination of options, that cannot run."""
 
 
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _check_types(config: TrainConfig) -> None:
+    """Each field of the type its annotation names (the CLI's click types check the
+    same before a value gets here; code may pass anything): ``bits=18.5`` is refused
+    with ``--bits must be an integer``, not a TypeError deep in a run.  numpy
+    numbers are taken (a grid from ``np.arange``) and stored as Python ones."""
+    import numbers
+
+    for f in fields(config):
+        value = getattr(config, f.name)
+        kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        optional = "None" in kind
+        if value is None and optional:
+            continue
+        if kind.startswith("bool"):
+            ok = isinstance(value, bool | np.bool_)
+            want, cast = "true or false", bool
+        elif kind.startswith("int"):
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+            want, cast = "an integer", int
+        elif kind.startswith("float"):
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+            want, cast = "a number", float
+        elif kind.startswith("str"):
+            ok = isinstance(value, str)
+            want, cast = "a string", str
+        elif kind.startswith("tuple"):
+            ok = not isinstance(value, str | bytes) and all(isinstance(v, str) for v in value)
+            want, cast = "a list of strings", tuple
+        else:
+            continue
+        if not ok:
+            raise ConfigError(f"{_option(f.name)} must be {want}, got {value!r}")
+        object.__setattr__(config, f.name, cast(value))
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Validated training options (names follow the CLI)."""
@@ -91,6 +130,7 @@ class TrainConfig:
     keep: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        _check_types(self)
         for name in NAMESPACE_OPTIONS:  # lists from JSON or click become tuples
             object.__setattr__(self, name, tuple(getattr(self, name)))
         try:
