@@ -48,6 +48,43 @@ _CONFIG_KEYS = {
 }
 
 
+HELP_GROUPS: dict[str, tuple[str, ...]] = {
+    "Inputs": ("data", "input_format", "initial_model", "model_path", "strict", "cache_path",
+               "max_memory"),
+    "Learning": ("algo", "sgd", "ftrl", "loss", "bits", "learning_rate", "power_t", "initial_t",
+                 "adaptive", "normalized", "invariant", "ftrl_alpha", "ftrl_beta", "p_norm",
+                 "norm_refresh", "minibatch", "passes", "holdout_period", "early_terminate",
+                 "tol", "seed", "min_prediction", "max_prediction", "noconstant", "quadratic",
+                 "cubic", "interactions", "ignore", "ignore_linear", "keep"),
+    "Regularization": ("l1", "l2", "theta", "period", "top_k"),
+    "Outputs": ("final_model", "predictions", "link", "report", "readable_model", "invert_hash",
+                "lock_timeout"),
+    "Console": ("quiet", "help"),
+    "Scale-out": ("dask", "sync_every"),
+}  # fmt: skip
+"""Headings of ``sl train -h`` and ``sl predict -h``, in order, and the options under each
+in the order listed (click's parameter names).  A new option joins a group here; one in
+none is listed last, under "Other options" (and ``tests/cli/test_cli.py`` says so)."""
+
+
+class GroupedCommand(click.Command):
+    """A command whose help lists its options under the headings of :data:`HELP_GROUPS`."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        place = {name: (title, i) for title, names in HELP_GROUPS.items()
+                 for i, name in enumerate(names)}  # fmt: skip
+        records: dict[str, list[tuple[int, tuple[str, str]]]] = {}
+        for n, param in enumerate(self.get_params(ctx)):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                title, i = place.get(param.name or "", ("Other options", 1000 + n))
+                records.setdefault(title, []).append((i, record))
+        for title in [*HELP_GROUPS, "Other options"]:
+            if records.get(title):
+                with formatter.section(title):
+                    formatter.write_dl([r for _, r in sorted(records[title])])
+
+
 class GridValues(click.ParamType):
     """A number, or a comma-separated list of them: a grid trained over one parse.
 

@@ -159,8 +159,8 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-def run(command: click.Command) -> int:
-    """Run ``command`` as the ``sl`` program; return the exit status."""
+def run(command: click.Command, prog_name: str = "sl") -> int:
+    """Run ``command`` as the ``sl`` program (or ``prog_name``); return the exit status."""
     from streamlearn.system import outputs
     global _HOLD_TO_EXIT
     _HOLD_TO_EXIT = True
@@ -168,7 +168,7 @@ def run(command: click.Command) -> int:
     install_signal_handlers()
     code = 0
     try:
-        rv = command.main(prog_name="sl", standalone_mode=False)
+        rv = command.main(prog_name=prog_name, standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except click.ClickException as e:
         # a broken pipe ends quietly (no message); click's MissingParameter keeps its
