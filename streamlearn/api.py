@@ -16,11 +16,20 @@ data with the same options:
 
 * files (a path or a list of paths: VW or svmlight text, plain or gzip), read
   as ``sl train FILE ...`` reads them;
-* text lines (VW or svmlight): ``lines=`` any iterable of them, e.g. a
-  generator over a socket, or an open file object as ``data``;
-* a matrix with labels: a ``scipy.sparse`` matrix (or a 2-D numpy array),
-  column ``j`` being feature ``j`` of the default namespace, i.e. exactly the
-  svmlight line ``y j:x_j ...`` (so slot ``j mod 2^bits``), plus the constant.
+* text lines (VW or svmlight): ``lines=`` any iterable of str or bytes lines,
+  e.g. a generator over a socket, or one str or bytes holding lines separated
+  by newlines (never read character by character), or an open file object as
+  ``data``;
+* a matrix with labels: a ``scipy.sparse`` matrix or a 2-D numpy array (which
+  needs no scipy: scipy is not a dependency), column ``j`` being feature ``j``
+  of the default namespace, i.e. exactly the svmlight line ``y j:x_j ...``
+  (so slot ``j mod 2^bits``), plus the constant.
+
+Everything is checked before any learning, with the command line's messages
+(``ValueError``): options at ``Model(...)`` (``bits=18.5``: ``--bits must be an
+integer``), non-finite labels, weights and bases as the parsers refuse them,
+and input of the other format than the model's (VW lines for a model fitted on
+a matrix, which is svmlight's format, or the reverse) unless ``format=`` names it.
 
 Conventions follow scikit-learn's online estimators: :meth:`Model.fit` starts
 from scratch, :meth:`Model.partial_fit` continues (``sl train -i``); both
@@ -166,7 +175,9 @@ class Model:
 
         ``sample_weight`` (importance weights) and ``base`` (added to each
         prediction) go with a matrix.  ``run`` takes the options of one run:
-        ``passes``, ``holdout_period``, ``early_terminate``, ``format``, and
+        ``passes``, ``holdout_period``, ``early_terminate``, ``format`` (of
+        lines and files: ``auto`` detects it, and a model continued must have
+        been trained on the same format), and
         ``quiet=False`` to print ``sl train``'s progress on stderr,
         ``report=PATH`` to also write the JSON report, ``strict=True`` to
         fail on the first malformed line, ``allow_empty=True`` to accept data
@@ -208,7 +219,8 @@ class Model:
             inputs.sources = paths
         else:
             config = self._config(explicit, start)
-            source = _source(data, lines, y, sample_weight, base, config)
+            source = _source(data, lines, y, sample_weight, base, config,
+                             fmt=explicit.get("format", "auto"))  # fmt: skip
         trained = run_train(explicit, inputs, outputs, console, initial=start,
                             source=source)  # fmt: skip
         self._model = trained.models[0]
@@ -234,7 +246,8 @@ class Model:
 
     # -- scoring -----------------------------------------------------------------
 
-    def predict(self, data=None, *, lines=None, link: str = "identity") -> np.ndarray:  # noqa: ANN001
+    def predict(self, data=None, *, lines=None, link: str = "identity",
+                format: str = "auto") -> np.ndarray:  # noqa: ANN001, A002  # fmt: skip
         """One prediction per example of ``data`` (paths, an open file or a matrix) or
         of ``lines``.
 
@@ -243,13 +256,16 @@ class Model:
         lines score NaN (as ``sl predict -p`` writes ``nan``), so the result lines
         up with the input.  A multiclass model (``oaa=K``) predicts classes 1..K
         (as floats; NaN for a malformed line); see :meth:`predict_proba` and
-        :meth:`decision_function`.
+        :meth:`decision_function`.  Input of the other format than the model's (VW
+        lines for a model fitted on a matrix, which is svmlight's format, or the
+        reverse) raises ``ValueError``, as ``sl predict`` refuses it, unless
+        ``format`` names it (``sl predict --format``).
         """
         from streamlearn.run.runner import LINKS, shown
 
         if link not in LINKS:
             raise ValueError(f"link must be one of {', '.join(LINKS)}, not {link!r}")
-        preds = self._predictions(data, lines)
+        preds = self._predictions(data, lines, format=format)
         if preds.ndim == 2:
             if link != "identity":
                 raise ValueError("a multiclass model predicts classes: use predict_proba() "
@@ -293,24 +309,29 @@ class Model:
         k = self.config.oaa
         return np.arange(1.0, k + 1.0) if k else np.array([-1.0, 1.0])
 
-    def _predictions(self, data, lines, probabilities: bool = False) -> np.ndarray:  # noqa: ANN001
+    def _predictions(self, data, lines, probabilities: bool = False,
+                     format: str = "auto") -> np.ndarray:  # noqa: ANN001, A002  # fmt: skip
         """The scorer's output for every example: ``(n,)``, or ``(n, K + 1)`` for a
         multiclass model (the class, then the K scores or probabilities)."""
         from streamlearn.run.predict import Scorer
+        from streamlearn.run.runner import FormatGuard
 
         m = self._fitted()
         scorer = Scorer(m, probabilities)
+        guard = FormatGuard(m.config, format, "the model")
         paths = _paths(data, lines)
         if paths is not None:
             from streamlearn.run.passes import parsed
 
             c = m.config
-            batches: Iterable[Batch] = parsed(paths, c.format, c.bits, c.constant, BLOCK_BYTES,
-                                              1, c.namespaces())  # fmt: skip
+            batches: Iterable[Batch] = parsed(paths, guard.parse_as, c.bits, c.constant,
+                                              BLOCK_BYTES, 1, c.namespaces())  # fmt: skip
         else:
-            batches = _source(data, lines, None, None, None, m.config, labeled=False).batches()
+            batches = _source(data, lines, None, None, None, m.config, labeled=False,
+                              fmt=guard.parse_as).batches()  # fmt: skip
         out = []
         for batch in batches:
+            guard.check(batch, m.config)
             if m.config.oaa:
                 batch.labels[:] = np.nan  # scoring: a line's label (any) plays no part
             p = scorer.score(batch)
@@ -383,8 +404,10 @@ def _paths(data, lines) -> list[str] | None:  # noqa: ANN001
     return None
 
 
-def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = True):  # noqa: ANN001
-    """The batch source of lines or of a matrix (see :class:`LineSource`, :class:`MatrixSource`)."""
+def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = True,
+            fmt: str = "auto"):  # noqa: ANN001, ANN202  # fmt: skip
+    """The batch source of lines or of a matrix (see :class:`LineSource`, :class:`MatrixSource`);
+    lines are parsed as ``fmt`` (``auto``: detected)."""
     if data is not None and lines is not None:
         raise ValueError("pass data or lines=, not both")
     if data is not None and (hasattr(data, "tocsr") or isinstance(data, np.ndarray)):
@@ -392,7 +415,8 @@ def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = 
             raise ValueError("a matrix needs its labels: fit(X, y)")
         if labeled and config.oaa:
             _check_classes(y, config.oaa)
-        return MatrixSource(data, y, weights, base, config.bits, config.constant)
+        return MatrixSource(data, y, weights, base, config.bits, config.constant,
+                            labeled=labeled)  # fmt: skip
     if y is not None or weights is not None or base is not None:
         raise ValueError("y, sample_weight and base go with a matrix; lines carry their own")
     if data is not None and not hasattr(data, "readline"):
@@ -400,7 +424,7 @@ def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = 
             f"cannot learn from a {type(data).__name__}: pass paths, a matrix, an open file, "
             "or lines= (an iterable of text lines)"
         )
-    return LineSource(data if data is not None else lines, config)
+    return LineSource(data if data is not None else lines, config.replace(format=fmt))
 
 
 def _check_classes(y, k: int) -> None:  # noqa: ANN001
@@ -446,10 +470,21 @@ class LineSource:
         self._parsed = None
 
 
-def _blocks(lines: Iterable[str | bytes], name: str) -> Iterator[Block]:
+def _blocks(lines: Iterable[str | bytes] | str | bytes, name: str) -> Iterator[Block]:
+    """Blocks of ``lines``: an iterable of str or bytes lines (each may hold several,
+    separated by newlines), or one str or bytes: a text of lines (``"1 |f a\n-1 |f b"``
+    is two lines, never one example per character)."""
+    if isinstance(lines, str | bytes | bytearray | memoryview):
+        lines = [lines]
     first, size, chunk = 1, 0, []
-    for line in lines:
-        b = line.encode("utf-8") if isinstance(line, str) else bytes(line)
+    for i, line in enumerate(lines):
+        if isinstance(line, str):
+            b = line.encode("utf-8")
+        elif isinstance(line, bytes | bytearray | memoryview):
+            b = bytes(line)
+        else:
+            raise TypeError(f"lines= item {i} is of type {type(line).__name__}: each line is "
+                            "a str or bytes")  # fmt: skip
         if not b.endswith(b"\n"):
             b += b"\n"
         chunk.append(b)
@@ -464,26 +499,34 @@ def _blocks(lines: Iterable[str | bytes], name: str) -> Iterator[Block]:
 
 class MatrixSource:
     """Batches of a matrix's rows: column ``j`` is svmlight feature ``j`` (slot ``j mod 2^b``),
-    explicit zeros dropped, the constant appended, as the svmlight parser does."""
+    explicit zeros dropped, the constant appended, as the svmlight parser does.
+
+    ``X`` is a ``scipy.sparse`` matrix (any format) or a 2-D numpy array, which
+    needs no scipy.  Labels, importance weights (``sample_weight``) and bases
+    must be finite, and weights >= 0, as the parsers require of a line
+    (``non-finite value``, ``negative importance weight``): the first bad row
+    is named.  Without labels (scoring) ``y`` is not read.
+    """
 
     name = "<matrix>"
 
-    def __init__(self, X, y, weights, base, bits: int, constant: bool) -> None:  # noqa: ANN001
-        from scipy import sparse
-
-        self.X = sparse.csr_matrix(X, dtype=np.float64)
-        self.X.sum_duplicates()
-        n = self.X.shape[0]
+    def __init__(self, X, y, weights, base, bits: int, constant: bool,
+                 labeled: bool = True) -> None:  # noqa: ANN001  # fmt: skip
+        self.indptr, self.indices, self.data, n = _csr_rows(X)
         self.y = _column(y, n, "y", np.nan)
         self.w = _column(weights, n, "sample_weight", 1.0)
         self.base = _column(base, n, "base", 0.0)
-        if np.any(self.w < 0) or not np.all(np.isfinite(self.w)):
-            raise ValueError("sample_weight must be finite and >= 0")
-        if not np.all(np.isfinite(self.X.data)):
-            raise ValueError("X holds NaN or infinite values")
-        if np.any(np.isinf(self.y)) or not np.all(np.isfinite(self.base)):
-            raise ValueError("y and base must be finite (y NaN: an unlabeled row)")
-        for what, v in (("sample_weight", self.w), ("X", self.X.data), ("y", self.y),
+        columns = [("sample_weight", self.w), ("base", self.base)]
+        for what, v in [("y", self.y)] * labeled + columns:
+            _refuse(what, ~np.isfinite(v), v, "is not finite (the parsers refuse a line with "
+                    "a nan or inf: 'non-finite value')")  # fmt: skip
+        _refuse("sample_weight", self.w < 0, self.w, "is negative (the parsers refuse a line "
+                "with a negative importance weight)")  # fmt: skip
+        bad = ~np.isfinite(self.data)
+        if bad.any():
+            row = int(np.searchsorted(self.indptr, np.flatnonzero(bad)[0], side="right")) - 1
+            raise ValueError(f"X holds NaN or infinite values (first in row {row})")
+        for what, v in (("sample_weight", self.w), ("X", self.data), ("y", self.y),
                         ("base", self.base)):  # fmt: skip
             if np.any(np.abs(v) > MAX_MAGNITUDE):
                 raise ValueError(
@@ -498,22 +541,23 @@ class MatrixSource:
     def batches(self) -> Iterator[Batch]:
         from streamlearn.io.parse import FMT_SVMLIGHT
 
-        n = self.X.shape[0]
+        n = len(self.indptr) - 1
         empty = np.empty(0, dtype=np.uint8)
         for lo in range(0, n, MATRIX_ROWS):
             hi = min(n, lo + MATRIX_ROWS)
-            part = self.X[lo:hi]
-            part.eliminate_zeros()
-            counts = np.diff(part.indptr) + (1 if self.constant else 0)
+            part_ptr = self.indptr[lo : hi + 1] - self.indptr[lo]
+            cols = self.indices[self.indptr[lo] : self.indptr[hi]]
+            vals = self.data[self.indptr[lo] : self.indptr[hi]]
+            nnz = np.diff(part_ptr)
+            counts = nnz + (1 if self.constant else 0)
             indptr = np.zeros(hi - lo + 1, dtype=np.int64)
             np.cumsum(counts, out=indptr[1:])
             indices = np.empty(indptr[-1], dtype=np.uint32)
             values = np.ones(indptr[-1], dtype=np.float64)
-            starts = indptr[:-1]
-            row_of = np.repeat(np.arange(hi - lo), np.diff(part.indptr))
-            pos = starts[row_of] + (np.arange(part.nnz) - part.indptr[row_of])
-            indices[pos] = (part.indices.astype(np.int64) & self.mask).astype(np.uint32)
-            values[pos] = part.data
+            row_of = np.repeat(np.arange(hi - lo), nnz)
+            pos = indptr[:-1][row_of] + (np.arange(len(cols)) - part_ptr[row_of])
+            indices[pos] = (cols & self.mask).astype(np.uint32)
+            values[pos] = vals
             if self.constant:
                 indices[indptr[1:] - 1] = CONSTANT_HASH & self.mask
             rows = hi - lo
@@ -528,6 +572,33 @@ class MatrixSource:
 
     def close(self) -> None:
         pass
+
+
+def _csr_rows(X) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # noqa: ANN001
+    """``X``'s rows as CSR arrays (indptr, column indices, values; explicit zeros and
+    duplicates summed away) and the number of rows.  A dense array needs only numpy."""
+    if hasattr(X, "tocsr"):  # scipy.sparse: a copy, so the caller's matrix is untouched
+        A = X.tocsr().astype(np.float64, copy=True)
+        A.sum_duplicates()
+        A.eliminate_zeros()
+        return (A.indptr.astype(np.int64), A.indices.astype(np.int64),
+                np.asarray(A.data, dtype=np.float64), A.shape[0])  # fmt: skip
+    try:
+        a = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"X must be a numeric matrix: {e}") from None
+    if a.ndim != 2:
+        raise ValueError(f"X must be 2-D (one row per example), not of shape {a.shape}")
+    rows, cols = np.nonzero(a)  # row-major: CSR order; NaN is non-zero, refused later
+    indptr = np.zeros(a.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=a.shape[0]), out=indptr[1:])
+    return indptr, cols.astype(np.int64), a[rows, cols], a.shape[0]
+
+
+def _refuse(what: str, bad: np.ndarray, values: np.ndarray, why: str) -> None:
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{what} of row {i} ({float(values[i])!r}) {why}")
 
 
 def _column(v, n: int, what: str, default: float) -> np.ndarray:  # noqa: ANN001

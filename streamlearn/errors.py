@@ -61,7 +61,9 @@ class SlError(click.ClickException):
     exit_code = 1
 
 
-class UsageError(SlError):
+class UsageError(SlError, ValueError):
+    """A bad option, value or combination: exit 2; a ValueError for library callers."""
+
     exit_code = 2
 
 

@@ -136,3 +136,128 @@ def test_mistakes_get_clear_errors(call, says):
 
 def test_doctests():
     assert doctest.testmod(api).failed == 0
+
+
+# ---------------------------------------------------------------------------
+# checked before any learning, with the command line's messages (#29)
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"bits": 18.5}, "--bits must be an integer, got 18.5"),
+        ({"bits": True}, "--bits must be an integer, got True"),
+        ({"l1": "1e-5"}, "--l1 must be a number, got '1e-5'"),
+        ({"passes": 2.0}, "--passes must be an integer, got 2.0"),
+        ({"adaptive": 1}, "--adaptive must be true or false, got 1"),
+        ({"quadratic": "ab"}, "--quadratic must be a list of strings, got 'ab'"),
+        ({"bits": 31}, "--bits must be between 1 and 30, got 31"),
+    ],
+)
+def test_bad_options_are_refused_at_construction(options, says):
+    with pytest.raises(ValueError, match=f"^{says.replace('[', '.').replace('(', '.')}"):
+        Model(**options)
+
+
+def test_numpy_numbers_are_options():
+    m = Model(bits=np.int64(16), l1=np.float32(0.5), algo="ftrl", adaptive=np.bool_(True))
+    assert type(m.config.bits) is int and type(m.config.l1) is float
+    assert m.config.l1 == float(np.float32(0.5))
+
+
+def test_scoring_the_other_format_is_refused_as_the_cli_refuses_it(tmp_path, data):
+    X = sparse.random(50, 8, density=0.4, format="csr", random_state=0)
+    y = np.where(np.arange(50) % 2, 1.0, -1.0)
+    on_matrix = Model(loss="logistic").fit(X, y)
+    assert on_matrix.config.format == "svmlight"
+    with pytest.raises(ValueError, match="looks like vw data, but the model was trained on "
+                                         "svmlight lines"):  # fmt: skip
+        on_matrix.predict(str(data))
+    with pytest.raises(ValueError, match="<lines> looks like vw data"):
+        on_matrix.predict(lines=["1 |a x"])
+    with pytest.raises(ValueError, match="<lines> looks like vw data, but the model was"):
+        on_matrix.partial_fit(lines=["1 |a x", "-1 |a y"])
+    assert not np.isnan(on_matrix.predict(str(data), format="vw")).any()  # named: read anyway
+    on_lines = Model().fit(str(data))
+    with pytest.raises(ValueError, match="<matrix> looks like svmlight data, but the model"):
+        on_lines.predict(X)
+    with pytest.raises(ValueError, match="<matrix> looks like svmlight data"):
+        on_lines.partial_fit(X, y)
+    np.testing.assert_array_equal(on_lines.predict(X, format="svmlight"),
+                                  on_lines.predict(lines=_svm_lines(X),
+                                                   format="svmlight"))  # fmt: skip
+    # the same refusal the command line prints
+    on_matrix.save(tmp_path / "m.sl")
+    r = invoke(["predict", "-i", str(tmp_path / "m.sl"), str(data)])
+    assert r.exit_code == 2 and "looks like vw data, but model" in r.output
+
+
+def _svm_lines(X) -> list[str]:  # noqa: ANN001
+    X = sparse.csr_matrix(X)
+    return [" ".join(["0"] + [f"{j}:{float(v)!r}" for j, v in zip(X[i].indices, X[i].data,
+                                                                  strict=True)])
+            for i in range(X.shape[0])]  # fmt: skip
+
+
+def test_lines_are_str_or_bytes_and_a_bare_text_is_its_lines():
+    text = "1 |f a\n-1 |f b\n1 |f a b"
+    whole = Model().fit(lines=text)
+    assert whole.report["examples"] == 3  # three lines, not one example per character
+    for same in ([text], text.encode(), text.splitlines(), [s.encode() for s in text.split("\n")],
+                 iter(text.splitlines(keepends=True))):  # fmt: skip
+        np.testing.assert_array_equal(Model().fit(lines=same).weights, whole.weights)
+    np.testing.assert_array_equal(whole.predict(lines="1 |f a\n-1 |f b"),
+                                  whole.predict(lines=["1 |f a", "-1 |f b"]))  # fmt: skip
+    with pytest.raises(TypeError, match="lines= item 1 is of type int: each line is a str or"):
+        Model().fit(lines=["1 |f a", 3])
+    with pytest.raises(TypeError, match="item 0 is of type list"):
+        Model().fit(lines=[["1 |f a"]])
+
+
+@pytest.mark.parametrize(
+    ("what", "says"),
+    [
+        ({"base": [0.0, np.inf, 0.0, 0.0]}, r"base of row 1 \(inf\) is not finite"),
+        ({"sample_weight": [1.0, 1.0, np.nan, 1.0]}, r"sample_weight of row 2 \(nan\) is not"),
+        ({"sample_weight": [1.0, -2.0, 1.0, 1.0]}, r"sample_weight of row 1 \(-2.0\) is negative"),
+        ({"y": [1.0, -1.0, 1.0, -np.inf]}, r"y of row 3 \(-inf\) is not finite"),
+        ({"X": np.array([[1.0, 0.0]] * 3 + [[np.nan, 1.0]])},
+         r"X holds NaN or infinite values \(first in row 3\)"),
+        ({"X": np.ones(4)}, r"X must be 2-D \(one row per example\), not of shape \(4,\)"),
+        ({"X": np.array([["a", "b"]] * 4)}, "X must be a numeric matrix"),
+    ],
+)
+def test_non_finite_labels_weights_and_bases_are_refused_as_the_parser_refuses_them(what, says):
+    args = {"X": np.eye(4)[:, :2], "y": [1.0, -1.0, 1.0, -1.0], **what}
+    X, y = args.pop("X"), args.pop("y")
+    with pytest.raises(ValueError, match=says):
+        Model().fit(X, y, **args)
+
+
+def test_dense_input_needs_no_scipy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "sys.modules['scipy'] = None  # not installed\n"
+        "import numpy as np, streamlearn as sl\n"
+        "X = np.array([[1.0, 0.0], [0.0, 2.0]] * 50); y = np.array([1.0, -1.0] * 50)\n"
+        "m = sl.Model(loss='logistic').fit(X, y)\n"
+        "print(m.predict(X[:2], link='logistic').round(3).tolist())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    dense = Model(loss="logistic").fit(np.array([[1.0, 0.0], [0.0, 2.0]] * 50),
+                                       np.array([1.0, -1.0] * 50))  # fmt: skip
+    assert out.stdout.strip() == str(dense.predict(np.array([[1.0, 0.0], [0.0, 2.0]]),
+                                                   link="logistic").round(3).tolist())  # fmt: skip
+
+
+def test_a_matrix_is_not_modified():
+    X = sparse.csr_matrix((np.array([1.0, 2.0, 0.0]), np.array([3, 1, 2]), np.array([0, 3])),
+                          shape=(1, 4))  # fmt: skip
+    before = (X.data.copy(), X.indices.copy())
+    Model().fit(X, [1.0])
+    np.testing.assert_array_equal(X.data, before[0])
+    np.testing.assert_array_equal(X.indices, before[1])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import click
 
@@ -16,11 +17,13 @@ from streamlearn._version import __version__
 from streamlearn.cli.options import (
     FLOATS,
     INTS,
+    GroupedCommand,
     format_option,
     input_options,
     learning_options,
     run_parts,
     size,
+    train_factor,
     vw_learning_options,
 )
 from streamlearn.errors import EXIT_CODES
@@ -37,10 +40,13 @@ EXIT_TEXT = "Exit status:\n\n\b\n" + "\n".join(
 def cli() -> None:
     """sl: streaming learner for sparse linear models, in the manner of Vowpal Wabbit.
 
-    Reads VW-format or svmlight lines from files (plain or .gz) or stdin,
-    hashes features into 2^b weights and learns online with sparse
-    algorithms (truncated gradient, FoBoS, SMIDAS), printing progressive
-    validation loss as it goes.
+    Reads VW-format or svmlight lines from files (plain or compressed) or stdin,
+    hashes features into 2^b weights as VW does and learns online, by default
+    with VW's own update (gd: adaptive, normalized, importance-invariant), or
+    with FTRL-proximal, truncated gradient, FoBoS, SMIDAS, L0-constrained SGD,
+    or coordinate descent (--algo); prints progressive validation loss as it
+    goes.  'sl COMMAND -h' for each command's options; shell completion:
+    eval "$(_SL_COMPLETE=bash_source sl)" (zsh_source, fish_source).
 
     \b
     Example:
@@ -91,7 +97,7 @@ def vw_learner_options(f):
     return f
 
 
-@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@cli.command(cls=GroupedCommand, context_settings=CONTEXT, epilog=EXIT_TEXT)
 @input_options
 @click.option(
     "-f",
@@ -369,6 +375,7 @@ def train(ctx: click.Context, files, **kw) -> None:
         kw,
         tiny=kw["dask"] is None,  # Dask's workers inherit the environment
         progress=kw["progress"],
+        factor=train_factor(kw),
         inputs=dict(
             initial_model=kw["initial_model"],
             cache=kw["cache_path"],
@@ -387,7 +394,7 @@ def train(ctx: click.Context, files, **kw) -> None:
               sync_every=kw["sync_every"])  # fmt: skip
 
 
-@cli.command(context_settings=CONTEXT, epilog=EXIT_TEXT)
+@cli.command(cls=GroupedCommand, context_settings=CONTEXT, epilog=EXIT_TEXT)
 @input_options
 @click.option(
     "-i",
@@ -465,4 +472,7 @@ def main() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from streamlearn.system.process import exit_now, run
 
-    exit_now(run(cli))
+    # the same program is installed as 'sl' and as 'streamlearn' (messages and shell
+    # completion, _STREAMLEARN_COMPLETE, follow the name it was called by)
+    called = os.path.basename(sys.argv[0]) if sys.argv else ""
+    exit_now(run(cli, prog_name="streamlearn" if called == "streamlearn" else "sl"))

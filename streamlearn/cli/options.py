@@ -70,6 +70,48 @@ _CONFIG_KEYS = {
 }
 
 
+HELP_GROUPS: dict[str, tuple[str, ...]] = {
+    "Inputs": ("data", "input_format", "initial_model", "model_path", "strict", "allow_empty",
+               "max_line_bytes", "examples", "cache_path", "max_memory", "zero_label"),
+    "Learning": ("algo", "sgd", "ftrl", "coin", "pistol", "freegrad", "loss", "quantile_tau",
+                 "oaa", "bits", "learning_rate", "power_t", "initial_t", "decay_learning_rate",
+                 "adaptive", "normalized", "invariant", "ftrl_alpha", "ftrl_beta", "fepsilon",
+                 "flipschitz_const", "restart", "project", "radius", "initial_weight",
+                 "initial_constant", "p_norm", "norm_refresh", "minibatch", "passes",
+                 "holdout_period", "holdout_off", "holdout_after", "early_terminate", "tol",
+                 "seed", "test_only", "min_prediction", "max_prediction", "noconstant",
+                 "hash_kind", "ngram", "skips", "sort_features", "quadratic", "cubic",
+                 "interactions", "leave_duplicate_interactions", "ignore", "ignore_linear",
+                 "keep"),
+    "Regularization": ("l1", "l2", "theta", "period", "top_k"),
+    "Outputs": ("final_model", "predictions", "raw_predictions", "link", "binary",
+                "probabilities", "report", "readable_model", "invert_hash", "lock_timeout"),
+    "Console": ("quiet", "progress", "help"),
+    "Scale-out": ("dask", "sync_every"),
+}  # fmt: skip
+"""Headings of ``sl train -h`` and ``sl predict -h``, in order, and the options under each
+in the order listed (click's parameter names).  A new option joins a group here; one in
+none is listed last, under "Other options" (and ``tests/cli/test_cli.py`` says so)."""
+
+
+class GroupedCommand(click.Command):
+    """A command whose help lists its options under the headings of :data:`HELP_GROUPS`."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        place = {name: (title, i) for title, names in HELP_GROUPS.items()
+                 for i, name in enumerate(names)}  # fmt: skip
+        records: dict[str, list[tuple[int, tuple[str, str]]]] = {}
+        for n, param in enumerate(self.get_params(ctx)):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                title, i = place.get(param.name or "", ("Other options", 1000 + n))
+                records.setdefault(title, []).append((i, record))
+        for title in [*HELP_GROUPS, "Other options"]:
+            if records.get(title):
+                with formatter.section(title):
+                    formatter.write_dl([r for _, r in sorted(records[title])])
+
+
 class GridValues(click.ParamType):
     """A number, or a comma-separated list of them: a grid trained over one parse.
 
@@ -97,18 +139,78 @@ FLOATS = GridValues(float)
 INTS = GridValues(int)
 
 TINY_INPUT = 32 << 10
-"""Inputs up to this many bytes run the kernels as plain Python (see :func:`_tiny_mode`)."""
+"""Inputs up to this many bytes may run the kernels as plain Python (see :func:`_tiny_mode`)."""
+TINY_WORK = 8000
+"""...and only when they ask at most this many feature visits (:func:`estimate_work`).
+
+Interpreted, a feature visit (parse and learn one feature or cross, once)
+costs ~25 µs; compiled kernels cost ~0.2 s more to start (numba's import and
+loading them, from the shipped build or the cache): so 8,000 visits is where
+the interpreter stops being the faster way (docs/benchmarks.md, "Cold start")."""
 
 
-def _tiny_mode(files: tuple[str, ...]) -> None:
+def estimate_work(data: bytes, orders: tuple[int, ...] = ()) -> int:
+    """An upper bound on the feature visits of one pass over ``data``.
+
+    Each line's tokens after its first ``|`` (all of them for svmlight)
+    bound its features ``t``; a cross of ``k`` namespaces adds at most ``t**k``.
+    """
+    work = 0
+    for line in data.splitlines():
+        bar = line.find(b"|")
+        t = len((line if bar < 0 else line[bar:]).split())
+        work += t + sum(t**k for k in orders)
+    return work
+
+
+def crosses(kw: dict) -> tuple[int, ...]:
+    """The orders of the crosses a command's options ask for (-q AB: 2, --cubic ABC: 3 ...)."""
+    return tuple([2] * len(kw.get("quadratic") or ()) + [3] * len(kw.get("cubic") or ())
+                 + [len(t) for t in kw.get("interactions") or ()])  # fmt: skip
+
+
+def train_factor(kw: dict) -> int:
+    """How many times ``sl train``'s options go over the data: passes (cd, scd: up to
+    100 sweeps counted) times the configurations of a grid (:class:`GridValues` lists)."""
+    passes = kw.get("passes") or (100 if kw.get("algo") in ("cd", "scd") else 1)
+    configs = 1
+    for value in kw.values():
+        if isinstance(value, list):
+            configs *= max(1, len(value))
+    return max(1, passes) * configs
+
+
+def _model_crosses(path: str | None) -> tuple[int, ...]:
+    """The crosses recorded in model file ``path`` (its JSON header: read without numba)."""
+    if not path:
+        return ()
+    import json
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            magic, _, n = struct.unpack("<8sII", f.read(16))
+            if magic != b"SLMODEL\0" or n > 64 << 20:
+                return ()
+            config = json.loads(f.read(n)).get("config", {})
+    except (OSError, ValueError, struct.error, AttributeError):
+        return ()  # the run reports an unusable model
+    return crosses(config)
+
+
+def _tiny_mode(files: tuple[str, ...], orders: tuple[int, ...] = (), factor: int = 1) -> None:
     """Run tiny inputs without compiling or loading a single kernel.
 
-    Loading numba's compiler target costs ~0.3 s on first use, cached kernels
-    or not, which dominates a run over a few lines.  The kernels are valid
-    plain Python, so when the whole input is known to be at most
-    :data:`TINY_INPUT` bytes, numba is imported with ``NUMBA_DISABLE_JIT=1``:
-    same code, same results, a third of the time.  Only what can be measured
-    without losing a byte counts: regular files by their size (a compressed
+    Loading numba and the kernels (shipped compiled, or cached) costs ~0.2 s
+    more than interpreting them, which dominates a run over a few lines.  The
+    kernels are valid plain Python, so when the whole input is known to be at
+    most :data:`TINY_INPUT` bytes and to ask at most :data:`TINY_WORK`
+    feature visits -- its features and the crosses of ``orders``
+    (:func:`estimate_work`), times ``factor`` (passes, configurations of a
+    grid) -- numba is imported with ``NUMBA_DISABLE_JIT=1``: same code, same
+    results, less time.  A wide line crossed with itself (``-q ff`` on 3,000
+    features: 9 million visits, a minute interpreted) is compiled.  Only what
+    can be measured without losing a byte counts: regular files (a compressed
     one is never tiny), stdin by a peek that is replayed to the reader and
     that waits for no more than a moment (a live stream is not tiny).  A pipe,
     FIFO or ``<(...)`` given as a path is never opened here.
@@ -117,34 +219,39 @@ def _tiny_mode(files: tuple[str, ...]) -> None:
     if "numba" in sys.modules or os.environ.get("SL_JIT") == "1":
         return
     from streamlearn.system import sources
-    total = 0
+    data = []
     for f in files or ("-",):
         if sources.is_stdin(f):
             if sources.stdin_is_regular():  # sl train < file: measured, read nothing
                 fd = sources.stdin_fd()
                 try:
                     at = os.lseek(fd, 0, os.SEEK_CUR)
-                    total += os.fstat(fd).st_size - at
-                    if sources.compression(os.pread(fd, sources.SNIFF_BYTES, at)):
+                    if os.fstat(fd).st_size - at > TINY_INPUT:
                         return
+                    data.append(os.pread(fd, TINY_INPUT + 1, at))
                 except (OSError, sources.SourceError):
                     return
-                continue
-            head, eof = sources.peek_stdin(TINY_INPUT)
-            if not eof or len(head) > TINY_INPUT:
-                return
-            total += len(head)
+            else:
+                head, eof = sources.peek_stdin(TINY_INPUT)
+                if not eof or len(head) > TINY_INPUT:
+                    return
+                data.append(head)
         elif sources.is_regular(f):
             try:
-                total += os.path.getsize(f)
+                if os.path.getsize(f) > TINY_INPUT:
+                    return
                 with open(f, "rb") as fh:
-                    if sources.compression(fh.read(sources.SNIFF_BYTES)):
-                        return  # compressed: its size says little
+                    data.append(fh.read(TINY_INPUT + 1))
             except (OSError, sources.SourceError):
                 return  # let the run report it
         else:
             return
-    if total <= TINY_INPUT:
+        try:
+            if sum(map(len, data)) > TINY_INPUT or sources.compression(data[-1][:16]):
+                return  # compressed: its size says little
+        except sources.SourceError:
+            return  # let the run report it
+    if sum(estimate_work(d, orders) for d in data) * factor <= TINY_WORK:
         os.environ["NUMBA_DISABLE_JIT"] = "1"
 
 
@@ -197,14 +304,17 @@ def _update_rule(algo: str | None, values: dict) -> dict:
 
 
 def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
-                 tiny: bool = True, progress: str | None = None):  # noqa: ANN202  # fmt: skip
+                 tiny: bool = True, progress: str | None = None,
+                 factor: int = 1):  # noqa: ANN202  # fmt: skip
     """The library's :class:`~streamlearn.api.Inputs`, :class:`~streamlearn.api.Outputs`
     and :class:`~streamlearn.api.Console` of a command with :func:`input_options`.
 
-    Decides the tiny-input mode first: it must run before numba is imported.
+    Decides the tiny-input mode first (:func:`_tiny_mode`, with the crosses of
+    the options and of the initial model, and ``factor`` the passes or
+    configurations): it must run before numba is imported.
     """
     if tiny:
-        _tiny_mode(files)
+        _tiny_mode(files, crosses(kw) + _model_crosses(inputs.get("initial_model")), factor)
     from streamlearn.api import Console, Inputs, Outputs
 
     try:

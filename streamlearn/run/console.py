@@ -3,7 +3,8 @@
 Everything but predictions goes to stderr; ``--quiet`` (``Console(quiet=True)``)
 silences all but errors, which the caller raises.  Text from the input (file
 names, excerpts of lines) is shown with its control characters escaped
-(:func:`~streamlearn.system.text.printable`).
+(:func:`~streamlearn.system.text.printable`).  The latest console also hears when
+a kernel is being compiled (:mod:`streamlearn.system.notices`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import IO
 
+from streamlearn.system import notices
 from streamlearn.system.text import printable
 
 
@@ -28,6 +30,8 @@ class Console:
         self.bar = None
         self._warned: set[str] = set()
         self.progress = progress_step(progress)
+        # a kernel compiled on first use says so here (streamlearn.system.jit_numba)
+        notices.listen(None if quiet else self.say)
 
     def say(self, text: str) -> None:
         """Print ``text`` (lines of it), input's characters that a terminal acts on escaped."""

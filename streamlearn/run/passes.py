@@ -209,6 +209,7 @@ class PassFigures:
     examples: int
     holdout_loss: float | None
     holdout_examples: int
+    holdout_accuracy: float | None = None
 
     def to_json(self) -> dict:
         rate = self.examples / self.seconds if self.seconds > 0 else None
@@ -219,6 +220,7 @@ class PassFigures:
             "examples_per_second": rate,
             "holdout_loss": self.holdout_loss,
             "holdout_examples": self.holdout_examples,
+            "holdout_accuracy": self.holdout_accuracy,
         }
 
     def text(self) -> str:
@@ -271,6 +273,7 @@ class PassLog:
             examples=int(stats[S_PASS_N]),
             holdout_loss=float(stats[S_HO_LOSS]) / ho_w if ho_w > 0 else None,
             holdout_examples=int(stats[S_HO_N]),
+            holdout_accuracy=float(stats[S_HO_CORRECT_W]) / ho_w if ho_w > 0 else None,
         )
         stats[HOLDOUT_SUMS] += self._ho_before  # the run's totals again
         self.figures.append(fig)
@@ -303,9 +306,22 @@ class PassLog:
         return self.best_model if self.best is not None else current()
 
     def report(self) -> dict:
-        """The JSON report's pass figures."""
+        """The JSON report's pass figures.
+
+        With several passes compared, ``holdout_loss``, ``holdout_examples`` and
+        ``holdout_accuracy`` are the best pass's -- what the console's summary
+        prints, and the model kept -- over the run's pooled figures, which
+        :func:`~streamlearn.run.report.summary` also writes as ``pooled_holdout_*``.
+        """
         best = self.best
-        return {
+        chosen = {}
+        if best is not None and len(self.figures) > 1:
+            chosen = {
+                "holdout_loss": best.holdout_loss,
+                "holdout_examples": best.holdout_examples,
+                "holdout_accuracy": best.holdout_accuracy,
+            }
+        return chosen | {
             "passes": [f.to_json() for f in self.figures],
             "passes_run": len(self.figures),
             # as VW: the examples a pass learns from (held-out ones excluded)

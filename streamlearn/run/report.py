@@ -143,9 +143,15 @@ def summary(stats: np.ndarray, loss_id: int, nnz: int, classes: int = 0,
         "nonzero_weights": int(nnz),
     }
     if stats[S_HO_N] > 0:
-        out["holdout_examples"] = int(stats[S_HO_N])
-        out["holdout_loss"] = float(stats[S_HO_LOSS] / stats[S_HO_W])
-        out["holdout_accuracy"] = float(stats[S_HO_CORRECT_W] / stats[S_HO_W])
+        # over every held-out example of every pass; with several passes the report's
+        # holdout_* become the best pass's (PassLog.report), as the summary prints them
+        pooled = {
+            "holdout_examples": int(stats[S_HO_N]),
+            "holdout_loss": float(stats[S_HO_LOSS] / stats[S_HO_W]),
+            "holdout_accuracy": float(stats[S_HO_CORRECT_W] / stats[S_HO_W]),
+        }
+        out.update(pooled)
+        out.update({f"pooled_{k}": v for k, v in pooled.items()})
     return out
 
 

@@ -417,7 +417,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     guard = FormatGuard(
         initial.config if initial else None,
         grid.configurations[0].explicit.get("format"),
-        f"model {inputs.initial_model}",
+        f"model {inputs.initial_model}" if inputs.initial_model else "the model",
     )
     if guard.parse_as != config.format:
         configs = [c.replace(format=guard.parse_as) for c in configs]

@@ -10,7 +10,11 @@
 * :mod:`~streamlearn.system.text` -- input text shown on a terminal, escaped.
 * :mod:`~streamlearn.system.jit`, :mod:`~streamlearn.system.jit_numba`,
   :mod:`~streamlearn.system.pages` -- the one place that decides numba's
-  options, its disk cache and the quick loader of cached kernels.
+  options, its disk cache and the quick loader of cached kernels;
+  :mod:`~streamlearn.system.prebuilt` -- the kernels shipped compiled
+  (``prebuilt/``, built by ``scripts/build_kernels.py``), loaded before
+  anything is compiled; :mod:`~streamlearn.system.notices` -- who hears that a
+  kernel is being compiled.
 
 Modules here import only :mod:`streamlearn.errors` and each other.  This
 ``__init__`` imports nothing, so the CLI can look at its inputs before numba

@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ import numba
 from llvmlite import binding as ll
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
+from numba.core import cgutils, event
 from numba.core.caching import FunctionCache
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.runtime import _nrt_python as _nrt
@@ -25,6 +26,7 @@ from numba.core.runtime import nrtdynmod, rtsys
 from numba.extending import intrinsic
 
 from streamlearn._version import __version__
+from streamlearn.system import notices
 from streamlearn.system.pages import release_compiler_pages
 
 
@@ -164,13 +166,19 @@ def initialize_nrt(context) -> None:  # noqa: ANN001 - numba's target context
 
 
 class _QuickLoad(FunctionCache):
-    """numba's on-disk cache, minus the target refresh before a load."""
+    """numba's on-disk cache, minus the target refresh before a load; on a miss,
+    the kernels shipped compiled (:mod:`streamlearn.system.prebuilt`)."""
 
     def load_overload(self, sig, target_context):
         initialize_nrt(target_context)  # the NRT allocator; idempotent
         try:
             with self._guard_against_spurious_io_errors():
-                return self._load_overload(sig, target_context)
+                cres = self._load_overload(sig, target_context)
+                if cres is None and self._enabled:
+                    from streamlearn.system import prebuilt
+
+                    cres = prebuilt.load(self, sig, target_context)
+                return cres
         finally:
             release_compiler_pages()
 
@@ -179,6 +187,51 @@ QUICK_LOAD = all(
     hasattr(FunctionCache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
 )
 """Whether this numba has the internals :class:`_QuickLoad` relies on."""
+
+
+class _CompileNotice(event.Listener):
+    """A line (:func:`streamlearn.system.notices.tell`) when one of our kernels starts
+    compiling: which, about how long, where it is cached.  The helpers it compiles
+    on the way (nested compiles, same thread) are part of that line; a kernel known
+    to compile in under a second (:func:`streamlearn.system.prebuilt.seconds`) says
+    nothing."""
+
+    def __init__(self) -> None:
+        self._depth = threading.local()
+        self.told = 0
+
+    def on_start(self, ev) -> None:  # noqa: ANN001 - numba's event
+        depth = getattr(self._depth, "n", 0)
+        self._depth.n = depth + 1
+        if depth == 0:
+            func = getattr(ev.data.get("dispatcher"), "py_func", None)
+            name = f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', '')}"
+            if name.startswith("streamlearn."):
+                text = compile_notice(name.removeprefix("streamlearn."), first=not self.told)
+                if text:
+                    self.told += 1
+                    notices.tell(text)
+
+    def on_end(self, ev) -> None:  # noqa: ANN001 - numba's event
+        self._depth.n = max(0, getattr(self._depth, "n", 1) - 1)
+
+
+def compile_notice(name: str, first: bool = True) -> str | None:
+    """The line that says kernel ``name`` (``io.vw.parse_vw_block``) is being compiled
+    (None for one known to take under a second); the first of a run says where."""
+    from streamlearn.system import prebuilt
+
+    took = prebuilt.seconds(name)
+    if took is not None and took < 1.0:
+        return None
+    about = f"about {round(took)} s" if took is not None else "a few seconds"
+    if not first:
+        return f"compiling {name} too ({about})"
+    return (f"compiling {name} for this machine, once ({about}; "
+            f"cached in {numba.config.CACHE_DIR})")  # fmt: skip
+
+
+event.register("numba:compile", _CompileNotice())
 
 
 def _quick(dispatcher):

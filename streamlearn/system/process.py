@@ -245,8 +245,8 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-def run(command: click.Command) -> int:
-    """Run ``command`` as the ``sl`` program; return the exit status."""
+def run(command: click.Command, prog_name: str = "sl") -> int:
+    """Run ``command`` as the ``sl`` program (or ``prog_name``); return the exit status."""
     from streamlearn.system import outputs
     global _HOLD_TO_EXIT
     _HOLD_TO_EXIT = True
@@ -255,11 +255,14 @@ def run(command: click.Command) -> int:
     guard_stdout()
     code = 0
     try:
-        rv = command.main(prog_name="sl", standalone_mode=False)
+        rv = command.main(prog_name=prog_name, standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except click.ClickException as e:
-        if e.message:  # a broken pipe ends quietly
-            e.message = printable(e.message, keep="\n")  # a file or line from the input
+        # a broken pipe ends quietly (no message); click's MissingParameter keeps its
+        # text in format_message(), not in .message
+        if e.format_message():
+            if e.message:
+                e.message = printable(e.message, keep="\n")  # a file or line from the input
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 e.show()
         code = e.exit_code

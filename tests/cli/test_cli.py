@@ -435,3 +435,47 @@ def test_progress_on_train(data):
     counters = [int(line.split()[2]) for line in r.output.splitlines()
                 if line[:1].isdigit() and len(line.split()) == 7]  # fmt: skip
     assert counters == [40, 80, 120, 160, 200]
+
+
+@pytest.mark.parametrize("cmd", ["train", "predict"])
+def test_help_groups_the_options_by_purpose(cmd):
+    """Every option sits under a heading of HELP_GROUPS (a new one joins a group there)."""
+    from streamlearn.cli.options import HELP_GROUPS
+
+    out = invoke([cmd, "-h"]).output
+    headings = [ln[:-1] for ln in out.splitlines() if ln.endswith(":") and not ln.startswith(" ")]
+    assert "Other options" not in headings, "an option is in no group of HELP_GROUPS"
+    titles = [h for h in headings if h in HELP_GROUPS]
+    assert titles == [t for t in HELP_GROUPS if t in titles]  # in HELP_GROUPS' order
+    if cmd == "train":
+        assert titles == list(HELP_GROUPS)
+        section = out.split("\nRegularization:\n")[1].split("\n\n")[0]
+        assert "--l1" in section and "--l2" in section and "  --algo" not in section
+        assert "--dask" in out.split("\nScale-out:\n")[1]
+
+
+def test_top_level_help_is_current():
+    out = invoke(["-h"]).output
+    assert "by default with VW's own update (gd" in " ".join(out.split())
+    assert "_SL_COMPLETE=bash_source sl" in out
+    assert "SMIDAS" in out and "(truncated gradient, FoBoS, SMIDAS)" not in " ".join(out.split())
+
+
+def test_shell_completion_completes_commands_and_choices(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    def complete(words: str, cword: int) -> list[str]:
+        env = dict(os.environ, COMP_WORDS=words, COMP_CWORD=str(cword),
+                   _SL_COMPLETE="bash_complete")  # fmt: skip
+        out = subprocess.run([sys.executable, "-m", "streamlearn"], env=env, capture_output=True,
+                             text=True, check=True)  # fmt: skip
+        return [line.split(",", 1)[1] for line in out.stdout.splitlines()]
+
+    assert complete("sl tr", 1) == ["train"]
+    assert "gd" in complete("sl train --algo ", 3)
+    env = dict(os.environ, _SL_COMPLETE="bash_source")
+    script = subprocess.run([sys.executable, "-m", "streamlearn"], env=env, capture_output=True,
+                            text=True, check=True).stdout  # fmt: skip
+    assert "_sl_completion" in script and "complete " in script

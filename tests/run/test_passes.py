@@ -162,6 +162,42 @@ def test_per_pass_holdout_loss_equals_dense_reference(tmp_path):
                                rtol=1e-12, atol=1e-15)
 
 
+def test_the_reports_holdout_loss_is_the_one_the_summary_prints(tmp_path):
+    """holdout_loss (and _examples, _accuracy) in the JSON report are the best pass's, as the
+    console's summary prints them; the figures over every pass are pooled_holdout_*."""
+    text, rows = numeric_stream()
+    src, rep = tmp_path / "d.vw", tmp_path / "r.json"
+    src.write_text(text)
+    args = ["train", str(src), "--algo", "sgd", "--loss", "logistic", "-l", "0.8", "--power-t",
+            "0.5", "--initial-t", "2", "--holdout-period", "4", "--early-terminate", "4",
+            "--report", str(rep)]  # fmt: skip
+    r = invoke([*args, "--passes", "4"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(rep.read_text())
+    want = reference_passes(rows, 4, period=4, eta0=0.8, power_t=0.5, t0=2.0)
+    best = int(np.argmin([ref["holdout_loss"] for ref in want]))
+    assert report["best_pass"] == best + 1
+    assert report["holdout_loss"] == report["best_holdout_loss"]
+    assert report["holdout_loss"] == pytest.approx(want[best]["holdout_loss"], rel=1e-12)
+    assert report["holdout_examples"] == want[best]["holdout_examples"]
+    assert report["holdout_accuracy"] == report["passes"][best]["holdout_accuracy"]
+    printed = [ln for ln in r.output.splitlines() if ln.startswith("holdout loss = ")]
+    assert printed == [f"holdout loss = {report['holdout_loss']:.6f} (pass {best + 1}, the best: "
+                       "its model is the one kept)"]  # fmt: skip
+    pooled = sum(loss for _, loss, _ in held) / sum(a for _, _, a in held)
+    assert report["pooled_holdout_loss"] == pytest.approx(pooled, rel=1e-12)
+    assert report["pooled_holdout_examples"] == sum(ref["holdout_examples"] for ref in want)
+    assert 0 <= report["pooled_holdout_accuracy"] <= 1
+    assert all(0 <= p["holdout_accuracy"] <= 1 for p in report["passes"])
+    # one pass: the pass is the pool, and the summary prints that
+    r = invoke([*args, "--passes", "1"])
+    report = json.loads(rep.read_text())
+    assert report["holdout_loss"] == report["pooled_holdout_loss"]
+    assert report["holdout_examples"] == report["pooled_holdout_examples"] == \
+        want[0]["holdout_examples"]  # fmt: skip
+    assert f"holdout loss = {report['holdout_loss']:.6f} (" in r.output
+
+
 # ---- (b) early termination keeps the best pass's model ------------------------
 
 

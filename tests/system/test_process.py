@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
 from tests.unix import SL, env, one_line_error, sl, text_data
 
 
@@ -90,3 +91,21 @@ def test_a_signal_during_the_imports_is_one_line_and_128_plus_n(tmp_path, sig):
         one_line_error(err)
         assert f"interrupted by {signal.Signals(sig).name}".encode() in err
         assert not (tmp_path / "m.sl").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "missing"),
+    [
+        (["predict", str(ROOT / "data" / "sample.vw")], "Missing option '-i' / '--initial-model'"),
+        (["plot", "report.json"], "Missing option '-o' / '--output'"),
+        (["inspect"], "Missing argument 'MODEL'"),
+    ],
+)
+def test_a_missing_option_or_argument_says_what_is_missing(tmp_path, args, missing):
+    """click keeps the text of MissingParameter in format_message(), not in .message."""
+    r = sl(args, tmp_path)
+    assert r.returncode == 2
+    err = r.stderr.decode()
+    assert f"Error: {missing}." in err
+    assert f"Try 'sl {args[0]} --help' for help." in err
+    assert r.stdout == b""

@@ -1,0 +1,300 @@
+#!/usr/bin/env python
+"""Compile the kernels ``sl`` ships, for a portable CPU (``streamlearn/system/prebuilt/``).
+
+Runs a set of representative ``sl`` commands and Python API calls (every
+learner, both formats, crosses, passes, grids, prediction, inspection) in
+fresh processes that compile into an empty numba cache for the CPU level
+:data:`streamlearn.system.prebuilt.CPU`, then packs that cache: each entry
+zlib-compressed, and ``manifest.json`` with the versions and settings it was
+built with, the SHA-256 of every source file each kernel module depends on,
+and how long each kernel took to compile (the estimate the compile notice
+prints where the shipped kernels cannot be used).
+
+Run it after changing any kernel or the modules kernels import (the test
+``tests/system/test_prebuilt.py::test_shipped_kernels_are_current`` and
+``--check`` say when), with the numba and Python that users get (a fresh
+virtualenv: ``pip install -e .``); it takes a few minutes::
+
+    python scripts/build_kernels.py           # rebuild streamlearn/system/prebuilt/
+    python scripts/build_kernels.py --check   # exit 1 if stale for the current sources
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gzip
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from streamlearn.system import prebuilt  # noqa: E402 - after the path fix
+
+PACKAGE = prebuilt.PACKAGE
+
+# (what, args): "sl" runs the command line ("sl<" with data/sample.vw piped to stdin), "py"
+# a Python snippet; {D} is data/sample.vw,
+# {S} an svmlight file, {Z} the sample gzipped, {T} the working directory
+COMMANDS: list[tuple[str, list[str]]] = [
+    ("sl", ["train", "--loss", "logistic", "{D}", "-f", "{T}/model.sl"]),  # README's first
+    ("sl", ["train", "{D}", "--loss", "hinge"]),
+    ("sl", ["train", "{D}", "--passes", "3", "-f", "{T}/p.sl"]),
+    ("sl", ["predict", "-i", "{T}/model.sl", "{D}", "-p", "{T}/p.txt", "--link", "logistic"]),
+    ("sl", ["inspect", "{T}/model.sl", "--top", "5"]),
+    ("sl", ["train", "{S}", "-f", "{T}/svm.sl"]),
+    ("sl", ["predict", "-i", "{T}/svm.sl", "{S}"]),
+    ("sl", ["train", "{Z}", "--quiet"]),
+    ("sl<", ["train", "--quiet"]),  # stdin: {D} through a pipe
+    ("sl", ["train", "-q", "ff", "{D}", "--invert-hash", "{T}/inv.txt"]),
+    ("sl", ["train", "--cubic", "fff", "{D}", "--readable-model", "{T}/r.txt"]),
+    ("sl", ["train", "--sgd", "{D}"]),
+    ("sl", ["train", "--sgd", "--l1", "1e-5", "{D}"]),
+    ("sl", ["train", "--sgd", "--l2", "1e-4", "{D}"]),
+    ("sl", ["train", "--sgd", "--l1", "1e-5", "--l2", "1e-4", "{D}"]),
+    ("sl", ["train", "--algo", "tg", "--l1", "1e-4", "--period", "10", "{D}"]),
+    ("sl", ["train", "--algo", "fobos", "--l1", "1e-5", "{D}"]),
+    ("sl", ["train", "--algo", "fobos", "--l2", "1e-4", "{D}"]),
+    ("sl", ["train", "--algo", "fobos", "--l1", "1e-5", "--l2", "1e-4", "{D}"]),
+    ("sl", ["train", "--algo", "smidas", "--l1", "1e-5", "{D}"]),
+    ("sl", ["train", "--ftrl", "--l1", "3", "--loss", "logistic", "{D}", "-f", "{T}/f.sl"]),
+    ("sl", ["train", "--algo", "l0", "--top-k", "100", "{D}"]),
+    ("sl", ["train", "--algo", "subgrad", "--l1", "1e-5", "{D}"]),
+    ("sl", ["train", "--algo", "sgd", "--minibatch", "8", "{D}"]),
+    ("sl", ["train", "--algo", "tg", "--minibatch", "8", "--l1", "1e-5", "{D}"]),
+    ("sl", ["train", "--algo", "cd", "--l1", "1e-3", "{D}"]),
+    ("sl", ["train", "--algo", "cd", "--l1", "1e-3", "--loss", "logistic", "{D}"]),
+    ("sl", ["train", "--algo", "scd", "--l1", "1e-3", "{D}"]),
+    ("sl", ["train", "--algo", "tg", "--l1", "0,1e-5", "{D}", "-f", "{T}/g-{{l1}}.sl"]),
+    ("py", [
+        "import numpy as np, streamlearn as sl\n"
+        "X = np.random.default_rng(0).random((200, 5)); y = np.sign(X[:, 0] - 0.5)\n"
+        "m = sl.Model(loss='logistic').fit(X, y); m.predict(X)\n"
+        "m.partial_fit(lines=['1 |a x y', '-1 |a z']); m.predict(lines=['|a x'])\n"
+        "sl.Model().fit('{D}').predict('{D}')\n"
+    ]),
+]
+
+
+def _worker(times_path: str, kind: str, args: list[str]) -> None:
+    """Run one command in this process, recording how long each kernel took to compile."""
+    import threading
+
+    from numba.core import event
+
+    times: dict[str, float] = {}
+    local = threading.local()
+
+    class Timer(event.Listener):
+        def on_start(self, ev):  # noqa: ANN001
+            stack = getattr(local, "stack", [])
+            local.stack = stack
+            stack.append(time.perf_counter())
+
+        def on_end(self, ev):  # noqa: ANN001
+            started = local.stack.pop()
+            func = ev.data["dispatcher"].py_func
+            name = f"{func.__module__}.{func.__qualname__}".removeprefix("streamlearn.")
+            if not local.stack and func.__module__.startswith("streamlearn."):
+                times[name] = max(times.get(name, 0.0), time.perf_counter() - started)
+
+    event.register("numba:compile", Timer())
+    try:
+        if kind == "py":
+            exec(args[0], {})  # noqa: S102 - our own snippet
+        else:
+            from streamlearn.cli import cli
+
+            cli.main(args, prog_name="sl", standalone_mode=False)
+    finally:
+        with open(times_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(times) + "\n")
+
+
+def module_imports(path: Path) -> set[Path]:
+    """The streamlearn modules that ``path`` imports at module level (not inside functions).
+
+    ``from streamlearn.system import notices`` depends on ``system/notices.py``, not on
+    the package's ``__init__`` (its docstring does not change a kernel)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:  # a submodule, else a name of the module
+                    sub = f"{node.module}.{a.name}"
+                    names.add(sub if _module_file(sub) else node.module)
+            elif isinstance(node, ast.If | ast.Try | ast.With):
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    for part in getattr(node, field, []) or []:
+                        visit(part.body if isinstance(part, ast.ExceptHandler) else [part])
+
+    visit(tree.body)
+    return {f for f in map(_module_file, names) if f is not None}
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of module ``name`` if it is one of streamlearn's (a package: its __init__)."""
+    if not name.startswith("streamlearn."):
+        return None
+    rel = Path(*name.split(".")[1:])
+    for candidate in (PACKAGE / rel.with_suffix(".py"), PACKAGE / rel / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def dependencies(path: Path) -> dict[str, str]:
+    """``path`` and every module it imports at module level, transitively: their SHA-256."""
+    seen: set[Path] = set()
+    todo = [path]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        todo.extend(module_imports(p) - seen)
+    return {p.relative_to(PACKAGE).as_posix(): prebuilt.file_digest(p) for p in sorted(seen)}
+
+
+def _subdirs() -> dict[str, Path]:
+    """numba's cache subdirectory name of each package directory -> that directory."""
+    from numba.core.caching import _CacheLocator
+
+    dirs = [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir())]
+    return {_CacheLocator.get_suitable_cache_subpath(str(d / "x.py")): d for d in dirs}
+
+
+def build(out: Path) -> None:
+    work = Path(tempfile.mkdtemp(prefix="sl-build-kernels-"))
+    try:
+        cache = work / "cache"
+        times = work / "times.jsonl"
+        svm = work / "sample.svm"
+        gz = work / "sample.vw.gz"
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "make_data.py"), "--examples",
+                        "3000", "--format", "svmlight", "--seed", "2", "-o", str(svm)],
+                       check=True)  # fmt: skip
+        gz.write_bytes(gzip.compress((ROOT / "data" / "sample.vw").read_bytes()))
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), NUMBA_CPU_NAME=prebuilt.CPU,
+                   NUMBA_CPU_FEATURES="", SL_PREBUILT="0", SL_JIT="1",
+                   PYTHONPATH=str(ROOT))  # fmt: skip
+        for k in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK", "NUMBA_OPT", "NUMBA_DEBUGINFO"):
+            env.pop(k, None)
+        fill = {"D": str(ROOT / "data" / "sample.vw"), "S": str(svm), "Z": str(gz), "T": str(work)}
+        started = time.perf_counter()
+        for kind, args in COMMANDS:
+            args = [a.format(**fill) for a in args]
+            print("+", kind, " ".join(args)[:100], flush=True)
+            feed = (ROOT / "data" / "sample.vw").read_bytes() if kind == "sl<" else None
+            subprocess.run([sys.executable, __file__, "--worker", str(times), kind, "--", *args],
+                           env=env, check=True, cwd=work, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, input=feed)  # fmt: skip
+        print(f"compiled in {time.perf_counter() - started:.0f} s", flush=True)
+        seconds: dict[str, float] = {}
+        for line in times.read_text().splitlines():
+            for name, t in json.loads(line).items():
+                seconds[name] = round(max(seconds.get(name, 0.0), t), 2)
+        _pack(cache, out, seconds)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _pack(cache: Path, out: Path, seconds: dict[str, float]) -> None:
+    subdirs = _subdirs()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    kernels, modules = [], {}
+    for index in sorted(cache.glob("*/*.nbi")):
+        pkg_dir = subdirs[index.parent.name]
+        rel_dir = pkg_dir.relative_to(PACKAGE).as_posix()
+        base = index.name.removesuffix(".nbi")
+        module_file = pkg_dir / (base.split(".", 1)[0] + ".py")
+        module = module_file.relative_to(PACKAGE).as_posix()
+        with open(index, "rb") as f:
+            pickle.load(f)  # numba's version
+            stamp, overloads = pickle.loads(f.read())
+        if stamp != hashlib.sha256(module_file.read_bytes()).digest():
+            raise SystemExit(f"{module} changed while the kernels were built: run again")
+        if module not in modules:
+            modules[module] = dependencies(module_file)
+        for (sig, magic, code), data_name in overloads.items():
+            if magic[1:] != (prebuilt.CPU, ""):
+                raise SystemExit(f"{base}: compiled for {magic}, not {prebuilt.CPU}")
+            raw = (index.parent / data_name).read_bytes()
+            name = f"{rel_dir}/{data_name}.z" if rel_dir != "." else f"{data_name}.z"
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            (out / name).write_bytes(zlib.compress(raw, 9))
+            kernels.append({"module": module, "base": base, "sig": str(sig), "code": list(code),
+                            "file": name, "sha256": hashlib.sha256(raw).hexdigest()})  # fmt: skip
+    manifest = {
+        "format": prebuilt.FORMAT,
+        "cpu": prebuilt.CPU,
+        "environment": prebuilt.environment(),
+        "modules": modules,
+        "compile_seconds": dict(sorted(seconds.items())),
+        "kernels": kernels,
+    }
+    (out / prebuilt.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"{len(kernels)} kernels of {len(modules)} modules, {size / 1e6:.1f} MB in {out}")
+
+
+def stale(out: Path = prebuilt.DIR) -> list[str]:
+    """Why the shipped kernels do not match the current sources (empty: they do)."""
+    try:
+        manifest = json.loads((out / prebuilt.MANIFEST).read_text())
+    except (OSError, ValueError) as e:
+        return [f"no manifest: {e}"]
+    changed: dict[str, list[str]] = {}
+    for module, deps in manifest["modules"].items():
+        now = dependencies(PACKAGE / module) if (PACKAGE / module).is_file() else {}
+        for path, _ in set(now.items()) ^ set(deps.items()):
+            changed.setdefault(path, []).append(module)
+    return [f"{path} changed (used by {len(set(mods))} kernel modules: "
+            f"{', '.join(sorted(set(mods))[:3])}{', ...' if len(set(mods)) > 3 else ''})"
+            for path, mods in sorted(changed.items())]  # fmt: skip
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker":
+        _worker(sys.argv[2], sys.argv[3], sys.argv[5:])
+        return
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the shipped kernels are stale")
+    ap.add_argument("-o", "--output", type=Path, default=prebuilt.DIR)
+    a = ap.parse_args()
+    if a.check:
+        why = stale(a.output)
+        here = prebuilt.environment()
+        try:
+            built = json.loads((a.output / prebuilt.MANIFEST).read_text())["environment"]
+        except (OSError, ValueError, KeyError):
+            built = {}
+        for key, value in built.items():
+            if here.get(key) != value:
+                print(f"note: {key} is {here.get(key)!r} here, {value!r} in the build")
+        for line in why:
+            print(f"stale: {line}")
+        if why:
+            print("run: python scripts/build_kernels.py")
+        sys.exit(1 if why else 0)
+    build(a.output)
+
+
+if __name__ == "__main__":
+    main()

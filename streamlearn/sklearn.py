@@ -1,0 +1,329 @@
+"""scikit-learn estimators: :class:`SLClassifier` and :class:`SLRegressor`.
+
+Thin wrappers around :class:`streamlearn.api.Model` that follow scikit-learn's
+conventions, so ``sl``'s learners work in ``Pipeline``, ``GridSearchCV``,
+``cross_val_score`` and anything else that clones an estimator:
+
+* the parameters are ``sl train``'s learning options, under
+  :class:`~streamlearn.config.TrainConfig`'s names and with its defaults
+  (``algo``, ``loss``, ``bits``, ``learning_rate``, ``l1``, ``passes`` ...);
+  they are checked by :meth:`fit` (``ValueError``, with ``sl``'s message);
+* ``X`` is a dense array or a ``scipy.sparse`` matrix (CSR, CSC, ...):
+  column ``j`` is the svmlight feature ``j``, in slot ``j mod 2^bits``, plus
+  the constant feature unless ``constant=False``; examples are learned in
+  the order of the rows (an online learner: shuffle sorted data first);
+* ``fit`` starts from scratch, ``partial_fit`` continues (``sl train -i``);
+  ``sample_weight`` is the importance weight of each row;
+* the trained model is :attr:`model_`, an ordinary :class:`~streamlearn.api.Model`
+  (``est.model_.save("model.sl")`` writes the file ``sl predict`` reads).
+
+The classifier takes labels of any type (``classes_``, as scikit-learn's
+classifiers); two classes learn through ``loss="logistic"`` (default, with
+``predict_proba``) or ``"hinge"``, the second of ``classes_`` as +1.  More
+than two classes need one-against-all (``sl``'s ``--oaa``), which this
+version has not yet: fitting them raises ``ValueError``.
+
+Needs scikit-learn (``pip install 'streamlearn[sklearn]'``); ``import
+streamlearn`` does not import this module.  Checks that cannot hold for an
+online learner are listed by :func:`expected_failed_checks`, for
+``sklearn.utils.estimator_checks.check_estimator``.
+
+>>> import numpy as np
+>>> X = np.array([[1.0, 0.0], [0.0, 1.0]] * 50)
+>>> y = np.array(["spam", "ham"] * 50)
+>>> clf = SLClassifier().fit(X, y)
+>>> clf.classes_.tolist(), clf.predict(X[:2]).tolist()
+(['ham', 'spam'], ['spam', 'ham'])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from streamlearn.api import Model
+
+__all__ = ["SLClassifier", "SLRegressor", "expected_failed_checks"]
+
+CLASSIFICATION_LOSSES = ("logistic", "hinge")
+_SPARSE = ("csr", "csc", "coo", "lil", "dok", "bsr", "dia")
+
+
+class _SLEstimator(BaseEstimator):
+    """What both estimators share: sl's options as parameters, the data checks, the model."""
+
+    def __init__(
+        self,
+        algo: str = "gd",
+        loss: str = "squared",
+        bits: int = 18,
+        learning_rate: float | None = None,
+        power_t: float = 0.5,
+        initial_t: float | None = None,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        adaptive: bool = True,
+        normalized: bool = True,
+        invariant: bool = True,
+        ftrl_alpha: float = 0.5,
+        ftrl_beta: float = 1.0,
+        min_prediction: float | None = None,
+        max_prediction: float | None = None,
+        theta: float = math.inf,
+        period: int = 1,
+        top_k: int | None = None,
+        minibatch: int = 1,
+        p: float | None = None,
+        norm_refresh: int | None = None,
+        passes: int | None = None,
+        holdout_period: int | None = None,
+        early_terminate: int = 3,
+        tol: float = 1e-7,
+        seed: int = 0,
+        constant: bool = True,
+    ) -> None:
+        self.algo = algo
+        self.loss = loss
+        self.bits = bits
+        self.learning_rate = learning_rate
+        self.power_t = power_t
+        self.initial_t = initial_t
+        self.l1 = l1
+        self.l2 = l2
+        self.adaptive = adaptive
+        self.normalized = normalized
+        self.invariant = invariant
+        self.ftrl_alpha = ftrl_alpha
+        self.ftrl_beta = ftrl_beta
+        self.min_prediction = min_prediction
+        self.max_prediction = max_prediction
+        self.theta = theta
+        self.period = period
+        self.top_k = top_k
+        self.minibatch = minibatch
+        self.p = p
+        self.norm_refresh = norm_refresh
+        self.passes = passes
+        self.holdout_period = holdout_period
+        self.early_terminate = early_terminate
+        self.tol = tol
+        self.seed = seed
+        self.constant = constant
+
+    # -- sl's side ---------------------------------------------------------------
+
+    def _options(self) -> dict:
+        """The parameters as :class:`~streamlearn.api.Model`'s options."""
+        return self.get_params(deep=False)
+
+    def _check_loss(self) -> None:  # the estimator's kind of loss (overridden)
+        pass
+
+    def _new_model(self) -> Model:
+        self._check_loss()
+        return Model(**self._options())  # ValueError with sl's message
+
+    def _learn(self, X, y: np.ndarray, sample_weight, first: bool):  # noqa: ANN001, ANN202
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if first:
+            self.model_ = self._new_model()
+            self.model_.fit(X, y, sample_weight=sw)
+        else:
+            self.model_.partial_fit(X, y, sample_weight=sw)
+        return self
+
+    def _margins(self, X) -> np.ndarray:  # noqa: ANN001
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=_SPARSE, dtype=np.float64, reset=False)
+        return self.model_.predict(X)
+
+    def _validate(self, X, y, reset: bool, **kw):  # noqa: ANN001, ANN202
+        return validate_data(self, X, y, accept_sparse=_SPARSE, dtype=np.float64, reset=reset,
+                             **kw)  # fmt: skip
+
+    # -- what scikit-learn shows ---------------------------------------------------
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """The weight of each column (slot ``j mod 2^bits``; columns sharing a slot share it)."""
+        check_is_fitted(self)
+        w = self.model_.weights
+        return w[np.arange(self.n_features_in_) & ((1 << self.model_.config.bits) - 1)]
+
+    @property
+    def intercept_(self) -> float:
+        """The constant feature's weight (0 with ``constant=False``)."""
+        check_is_fitted(self)
+        if not self.model_.config.constant:
+            return 0.0
+        from streamlearn.hashing import CONSTANT_HASH
+
+        return float(self.model_.weights[CONSTANT_HASH & ((1 << self.model_.config.bits) - 1)])
+
+    def __sklearn_tags__(self):  # noqa: ANN204
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class SLClassifier(ClassifierMixin, _SLEstimator):
+    """A linear classifier learned online by ``sl`` (binary: logistic or hinge loss).
+
+    Parameters
+    ----------
+    algo, loss, bits, learning_rate, ... :
+        ``sl train``'s learning options (:class:`~streamlearn.config.TrainConfig`),
+        with its defaults but ``loss="logistic"``.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels; ``classes_[1]`` is learned as +1.
+    model_ : streamlearn.api.Model
+        The trained model (``model_.report``: the last fit's progressive figures).
+    n_features_in_ : int
+    coef_, intercept_ :
+        The weights of the columns and of the constant feature.
+    """
+
+    def __init__(self, algo: str = "gd", loss: str = "logistic", bits: int = 18,
+                 learning_rate: float | None = None, power_t: float = 0.5,
+                 initial_t: float | None = None, l1: float = 0.0, l2: float = 0.0,
+                 adaptive: bool = True, normalized: bool = True, invariant: bool = True,
+                 ftrl_alpha: float = 0.5, ftrl_beta: float = 1.0,
+                 min_prediction: float | None = None, max_prediction: float | None = None,
+                 theta: float = math.inf, period: int = 1, top_k: int | None = None,
+                 minibatch: int = 1, p: float | None = None, norm_refresh: int | None = None,
+                 passes: int | None = None, holdout_period: int | None = None,
+                 early_terminate: int = 3, tol: float = 1e-7, seed: int = 0,
+                 constant: bool = True) -> None:  # fmt: skip
+        super().__init__(
+            algo=algo, loss=loss, bits=bits, learning_rate=learning_rate, power_t=power_t,
+            initial_t=initial_t, l1=l1, l2=l2, adaptive=adaptive, normalized=normalized,
+            invariant=invariant, ftrl_alpha=ftrl_alpha, ftrl_beta=ftrl_beta,
+            min_prediction=min_prediction, max_prediction=max_prediction, theta=theta,
+            period=period, top_k=top_k, minibatch=minibatch, p=p, norm_refresh=norm_refresh,
+            passes=passes, holdout_period=holdout_period, early_terminate=early_terminate,
+            tol=tol, seed=seed, constant=constant,
+        )  # fmt: skip
+
+    def _check_loss(self) -> None:
+        if self.loss not in CLASSIFICATION_LOSSES:
+            raise ValueError(
+                f"SLClassifier learns with loss='logistic' or 'hinge', not {self.loss!r} "
+                "(SLRegressor fits a squared loss)"
+            )
+
+    def _set_classes(self, y: np.ndarray, classes=None) -> None:  # noqa: ANN001
+        check_classification_targets(y)
+        self.classes_ = np.unique(y) if classes is None else np.unique(np.asarray(classes))
+        if len(self.classes_) > 2:
+            kind = type_of_target(self.classes_, input_name="y")
+            raise ValueError(
+                "Only binary classification is supported. The type of the target is "
+                f"{kind}: {len(self.classes_)} classes need sl's one-against-all learner "
+                "(--oaa), which this version does not have yet."
+            )
+        if len(self.classes_) < 2:
+            raise ValueError(
+                "SLClassifier needs samples of two classes to learn; got one class: "
+                f"{self.classes_[0]!r}" if len(self.classes_) else "SLClassifier got no class"
+            )
+
+    def _encode(self, y: np.ndarray) -> np.ndarray:
+        """Labels as sl learns them: -1 for ``classes_[0]``, +1 for ``classes_[1]``."""
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(
+                f"y holds labels not in classes_ {self.classes_.tolist()}: "
+                f"{np.unique(y[unknown]).tolist()[:5]}"
+            )
+        return np.where(y == self.classes_[1], 1.0, -1.0)
+
+    def fit(self, X, y, sample_weight=None) -> SLClassifier:  # noqa: ANN001
+        """Learn from scratch from the rows of ``X`` (in order) and their labels ``y``."""
+        X, y = self._validate(X, y, reset=True)
+        self._set_classes(y)
+        return self._learn(X, self._encode(y), sample_weight, first=True)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None) -> SLClassifier:  # noqa: ANN001
+        """Continue learning (``sl train -i``); the first call needs ``classes`` (all of them)."""
+        first = not hasattr(self, "model_")
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit")
+        X, y = self._validate(X, y, reset=first)
+        if first:
+            self._set_classes(y, classes)
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(f"classes {np.unique(classes).tolist()} differ from the first "
+                             f"call's {self.classes_.tolist()}")  # fmt: skip
+        return self._learn(X, self._encode(y), sample_weight, first=first)
+
+    def decision_function(self, X) -> np.ndarray:  # noqa: ANN001
+        """The margin of each row (> 0: ``classes_[1]``)."""
+        return self._margins(X)
+
+    def predict(self, X) -> np.ndarray:  # noqa: ANN001
+        margins = self._margins(X)  # first: NotFittedError before classes_ is read
+        return self.classes_[(margins > 0).astype(np.intp)]
+
+    def _has_proba(self) -> bool:
+        return self.loss == "logistic"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X) -> np.ndarray:  # noqa: ANN001
+        """Probabilities of ``classes_`` (logistic loss only), as ``--link logistic``."""
+        p = 1.0 / (1.0 + np.exp(-self._margins(X)))
+        return np.column_stack([1.0 - p, p])
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X) -> np.ndarray:  # noqa: ANN001
+        m = self._margins(X)
+        return np.column_stack([-np.logaddexp(0.0, m), -np.logaddexp(0.0, -m)])
+
+    def __sklearn_tags__(self):  # noqa: ANN204
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # until sl has --oaa
+        return tags
+
+
+class SLRegressor(RegressorMixin, _SLEstimator):
+    """A linear regressor learned online by ``sl`` (squared loss).
+
+    Parameters and attributes as :class:`SLClassifier`'s, without ``classes_``
+    and with sl's default ``loss="squared"``.
+    """
+
+    def _check_loss(self) -> None:
+        if self.loss in CLASSIFICATION_LOSSES:
+            raise ValueError(f"loss={self.loss!r} is a classification loss: use SLClassifier")
+
+    def fit(self, X, y, sample_weight=None) -> SLRegressor:  # noqa: ANN001
+        """Learn from scratch from the rows of ``X`` (in order) and their targets ``y``."""
+        X, y = self._validate(X, y, reset=True, y_numeric=True)
+        return self._learn(X, y, sample_weight, first=True)
+
+    def partial_fit(self, X, y, sample_weight=None) -> SLRegressor:  # noqa: ANN001
+        """Continue learning (``sl train -i``)."""
+        first = not hasattr(self, "model_")
+        X, y = self._validate(X, y, reset=first, y_numeric=True)
+        return self._learn(X, y, sample_weight, first=first)
+
+    def predict(self, X) -> np.ndarray:  # noqa: ANN001
+        return self._margins(X)
+
+
+def expected_failed_checks(estimator: BaseEstimator) -> dict[str, str]:
+    """The scikit-learn checks an online learner cannot pass, with the reason:
+    ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))``."""
+    reason = ("an online learner takes one step per row: a row of weight 2 is one "
+              "importance-weighted step, not the two steps of two copies of it")  # fmt: skip
+    return {
+        "check_sample_weight_equivalence_on_dense_data": reason,
+        "check_sample_weight_equivalence_on_sparse_data": reason,
+    }

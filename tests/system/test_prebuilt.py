@@ -1,0 +1,186 @@
+"""Kernels shipped compiled (:mod:`streamlearn.system.prebuilt`) and the compile notice.
+
+A first run with an empty kernel cache loads the shipped kernels instead of
+compiling them, and computes exactly what the interpreted kernels compute; a
+kernel whose sources changed, or a machine they do not fit, compiles as
+before and says so on stderr.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numba
+import numpy as np
+import pytest
+
+from streamlearn import model as model_io
+from streamlearn.system import jit_numba, notices, prebuilt
+from tests.paths import ROOT
+
+SAMPLE = str(ROOT / "data" / "sample.vw")
+
+
+def _build_script():
+    spec = importlib.util.spec_from_file_location("build_kernels", ROOT / "scripts" /
+                                                  "build_kernels.py")  # fmt: skip
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sl(args: list[str], tmp_path, **env_extra: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env_extra)
+    for k in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK", "SL_PREBUILT", "SL_JIT"):
+        if k not in env_extra:
+            env.pop(k, None)
+    return subprocess.run([sys.executable, "-m", "streamlearn", *args], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
+needs_shipped = pytest.mark.skipif(
+    prebuilt.manifest() is None,
+    reason="the shipped kernels do not fit this machine: "
+    + str(prebuilt.usable(prebuilt._read()) if prebuilt._read() else "no manifest"),
+)
+
+
+@pytest.mark.slow
+def test_shipped_kernels_are_current():
+    """Fails after an edit of a kernel (or of what it imports): rebuild them."""
+    why = _build_script().stale()
+    assert not why, "stale shipped kernels (run python scripts/build_kernels.py): " + "; ".join(why)
+
+
+@needs_shipped
+def test_a_first_run_loads_the_shipped_kernels_and_matches_the_interpreter(tmp_path):
+    """The README's first command, empty kernel cache: nothing compiles; same model as
+    the kernels run as plain Python."""
+    r = _sl(["train", "--loss", "logistic", SAMPLE, "-f", "shipped.sl"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "compiling" not in r.stderr
+    r = _sl(["train", "--loss", "logistic", SAMPLE, "-f", "plain.sl", "--quiet"], tmp_path,
+            NUMBA_DISABLE_JIT="1")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    a, b = (model_io.load(tmp_path / n) for n in ("shipped.sl", "plain.sl"))
+    np.testing.assert_array_equal(a.slots, b.slots)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    np.testing.assert_array_equal(a.stats, b.stats)
+
+
+def test_the_manifest_describes_what_it_needs():
+    m = prebuilt._read()
+    assert m is not None and m["cpu"] == prebuilt.CPU
+    assert set(m["environment"]) == set(prebuilt.environment())
+    for k in m["kernels"]:
+        assert (prebuilt.DIR / k["file"]).is_file()
+        assert k["module"] in m["modules"]
+    # every kernel module depends on itself and on the jit helpers it is compiled with
+    for module, deps in m["modules"].items():
+        assert module in deps and "system/jit_numba.py" in deps
+    assert m["compile_seconds"]["io.vw.parse_vw_block"] > 1
+
+
+def test_kernels_built_elsewhere_or_otherwise_are_not_used(monkeypatch):
+    m = prebuilt._read()
+    assert prebuilt.usable({**m, "environment": {**m["environment"], "numba": "0.1"}}) \
+        == f"numba is {prebuilt.environment()['numba']!r} here, '0.1' in the build"  # fmt: skip
+    assert "built for" in prebuilt.usable({**m, "cpu": "x86-64-v4"})
+    monkeypatch.setattr(numba.config, "BOUNDSCHECK", 1)
+    assert "boundscheck" in (prebuilt.usable(m) or "")
+
+
+def test_a_changed_dependency_makes_a_module_stale(monkeypatch):
+    m = prebuilt._read()
+    deps = dict(m["modules"]["io/vw.py"])
+    deps["hashing.py"] = "0" * 64
+    changed = {**m, "modules": {**m["modules"], "io/vw.py": deps}, "index": {}}
+    monkeypatch.setattr(prebuilt, "manifest", lambda: changed)
+    prebuilt.fresh.cache_clear()
+    try:
+        assert not prebuilt.fresh("io/vw.py")
+        assert prebuilt.fresh("io/_scan.py") == (
+            _build_script().dependencies(prebuilt.PACKAGE / "io/_scan.py")
+            == m["modules"]["io/_scan.py"]
+        )
+    finally:
+        prebuilt.fresh.cache_clear()
+
+
+def test_sl_prebuilt_0_turns_them_off(monkeypatch):
+    monkeypatch.setenv("SL_PREBUILT", "0")
+    prebuilt.manifest.cache_clear()
+    try:
+        assert prebuilt.manifest() is None
+    finally:
+        monkeypatch.delenv("SL_PREBUILT")
+        prebuilt.manifest.cache_clear()
+
+
+def test_the_compile_notice_says_what_how_long_and_where():
+    m = prebuilt._read()
+    took = round(m["compile_seconds"]["io.vw.parse_vw_block"])
+    text = jit_numba.compile_notice("io.vw.parse_vw_block")
+    assert text.startswith(f"compiling io.vw.parse_vw_block for this machine, once (about {took} s")
+    assert text.endswith(f"cached in {jit_numba.numba.config.CACHE_DIR})")
+    assert jit_numba.compile_notice("io.vw.parse_vw_block", first=False) \
+        == f"compiling io.vw.parse_vw_block too (about {took} s)"  # fmt: skip
+    assert "(a few seconds;" in jit_numba.compile_notice("learners.new_one.train_batch")
+    quick = min(m["compile_seconds"], key=m["compile_seconds"].get)
+    assert m["compile_seconds"][quick] < 1 and jit_numba.compile_notice(quick) is None
+
+
+def test_the_notice_goes_to_the_listener_once_per_top_level_kernel():
+    heard: list[str] = []
+    notices.listen(heard.append)
+    try:
+        listener = jit_numba._CompileNotice()
+
+        def event(module, name):
+            func = SimpleNamespace(__module__=module, __qualname__=name)
+            return SimpleNamespace(data={"dispatcher": SimpleNamespace(py_func=func)})
+
+        outer = event("streamlearn.io.vw", "parse_vw_block")
+        listener.on_start(outer)
+        listener.on_start(event("streamlearn.io._numbers", "scan_number"))  # nested: its part
+        listener.on_end(None)
+        listener.on_end(None)
+        listener.on_start(event("numba.cpython.builtins", "impl"))  # not ours
+        listener.on_end(None)
+        listener.on_start(event("streamlearn.learners.gd", "train_batch"))
+        listener.on_end(None)
+    finally:
+        notices.listen(None)
+    assert len(heard) == 2
+    assert heard[0].startswith("compiling io.vw.parse_vw_block for this machine")
+    assert heard[1].startswith("compiling learners.gd.train_batch too")
+
+
+@pytest.mark.slow
+def test_a_kernel_compiled_on_first_use_says_so(tmp_path):
+    svm = tmp_path / "d.svm"
+    rng = np.random.default_rng(0)
+    svm.write_text("".join(f"{rng.choice([-1, 1])} 1:{rng.random():.3f} 7:1\n"
+                           for _ in range(3000)))  # fmt: skip
+    r = _sl(["train", str(svm)], tmp_path, SL_PREBUILT="0", SL_JIT="1")
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("compiling")]
+    assert " for this machine, once (about " in lines[0]
+    assert lines[0].endswith(f"cached in {tmp_path / 'cache'})")
+    assert any(ln.startswith("compiling io.svmlight.parse_svmlight_block ") for ln in lines)
+    r = _sl(["train", str(svm)], tmp_path, SL_PREBUILT="0", SL_JIT="1")
+    assert "compiling" not in r.stderr  # cached now
+    fresh = tmp_path / "quiet"
+    fresh.mkdir()
+    r = _sl(["train", str(svm), "--quiet"], fresh, SL_PREBUILT="0", SL_JIT="1")
+    assert r.returncode == 0 and r.stderr == ""
+
+
+def test_manifest_is_json_with_relative_paths():
+    raw = json.loads((prebuilt.DIR / prebuilt.MANIFEST).read_text())
+    assert all(not os.path.isabs(k["file"]) and ".." not in k["file"] for k in raw["kernels"])
