@@ -76,6 +76,19 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("sl", ["train", "--algo", "cd", "--l1", "1e-3", "--loss", "logistic", "{D}"]),
     ("sl", ["train", "--algo", "scd", "--l1", "1e-3", "{D}"]),
     ("sl", ["train", "--algo", "tg", "--l1", "0,1e-5", "{D}", "-f", "{T}/g-{{l1}}.sl"]),
+    # issue 26: VW's --sgd is gd with its rules off; the papers' sgd; VW's other learners
+    ("sl", ["train", "--algo", "sgd", "{D}"]),
+    ("sl", ["train", "--coin", "{D}"]),
+    ("sl", ["train", "--pistol", "--loss", "logistic", "{D}"]),
+    ("sl", ["train", "--freegrad", "{D}"]),
+    ("sl", ["train", "--loss", "quantile", "{D}"]),
+    ("sl", ["vw", "-d", "{D}", "--loss_function", "logistic", "--ngram", "2", "--quiet"]),
+    ("py", [
+        "import numpy as np, streamlearn as sl\n"
+        "X = np.random.default_rng(0).random((300, 5)); y = 1.0 + (X[:, 0] * 3).astype(int)\n"
+        "sl.Model(oaa=3, loss='logistic').fit(X, y).predict_proba(X)\n"
+        "sl.Model(oaa=3, algo='ftrl').fit(X, y).predict(X)\n"
+    ]),
     ("py", [
         "import numpy as np, streamlearn as sl\n"
         "X = np.random.default_rng(0).random((200, 5)); y = np.sign(X[:, 0] - 0.5)\n"
