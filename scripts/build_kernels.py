@@ -93,7 +93,9 @@ COMMANDS: list[tuple[str, list[str]]] = [
         "import numpy as np, streamlearn as sl\n"
         "X = np.random.default_rng(0).random((200, 5)); y = np.sign(X[:, 0] - 0.5)\n"
         "m = sl.Model(loss='logistic').fit(X, y); m.predict(X)\n"
-        "m.partial_fit(lines=['1 |a x y', '-1 |a z']); m.predict(lines=['|a x'])\n"
+        "m.partial_fit(X, y); m.predict_proba(X)\n"
+        "t = sl.Model(loss='logistic').fit(lines=['1 |a x y', '-1 |a z'])\n"
+        "t.partial_fit(lines=['1 |a x']); t.predict(lines=['|a x'])\n"
         "sl.Model().fit('{D}').predict('{D}')\n"
     ]),
 ]

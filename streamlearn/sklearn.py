@@ -20,8 +20,10 @@ conventions, so ``sl``'s learners work in ``Pipeline``, ``GridSearchCV``,
 The classifier takes labels of any type (``classes_``, as scikit-learn's
 classifiers); two classes learn through ``loss="logistic"`` (default, with
 ``predict_proba``) or ``"hinge"``, the second of ``classes_`` as +1.  More
-than two classes need one-against-all (``sl``'s ``--oaa``), which this
-version has not yet: fitting them raises ``ValueError``.
+than two classes learn one-against-all (``sl``'s ``--oaa K``, VW's slots and
+updates): ``classes_[c]`` is sl's class ``c + 1``, ``decision_function``
+gives the K scores and ``predict_proba`` VW's ``--probabilities`` (logistic
+loss).
 
 Needs scikit-learn (``pip install 'streamlearn[sklearn]'``); ``import
 streamlearn`` does not import this module.  Checks that cannot hold for an
@@ -137,10 +139,12 @@ class _SLEstimator(BaseEstimator):
             self.model_.partial_fit(X, y, sample_weight=sw)
         return self
 
+    def _checked(self, X):  # noqa: ANN001, ANN202
+        return validate_data(self, X, accept_sparse=_SPARSE, dtype=np.float64, reset=False)
+
     def _margins(self, X) -> np.ndarray:  # noqa: ANN001
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=_SPARSE, dtype=np.float64, reset=False)
-        return self.model_.predict(X)
+        return self.model_.predict(self._checked(X))
 
     def _validate(self, X, y, reset: bool, **kw):  # noqa: ANN001, ANN202
         return validate_data(self, X, y, accept_sparse=_SPARSE, dtype=np.float64, reset=reset,
@@ -172,7 +176,8 @@ class _SLEstimator(BaseEstimator):
 
 
 class SLClassifier(ClassifierMixin, _SLEstimator):
-    """A linear classifier learned online by ``sl`` (binary: logistic or hinge loss).
+    """A linear classifier learned online by ``sl`` (logistic or hinge loss; more than
+    two classes one-against-all).
 
     Parameters
     ----------
@@ -183,7 +188,8 @@ class SLClassifier(ClassifierMixin, _SLEstimator):
     Attributes
     ----------
     classes_ : ndarray
-        The class labels; ``classes_[1]`` is learned as +1.
+        The class labels; with two, ``classes_[1]`` is learned as +1; with more,
+        ``classes_[c]`` is the one-against-all class ``c + 1``.
     model_ : streamlearn.api.Model
         The trained model (``model_.report``: the last fit's progressive figures).
     n_features_in_ : int
@@ -219,30 +225,36 @@ class SLClassifier(ClassifierMixin, _SLEstimator):
                 "(SLRegressor fits a squared loss)"
             )
 
+    def _options(self) -> dict:
+        options = super()._options()
+        if len(self.classes_) > 2:
+            options["oaa"] = len(self.classes_)  # one-against-all over the same learner
+        return options
+
     def _set_classes(self, y: np.ndarray, classes=None) -> None:  # noqa: ANN001
         check_classification_targets(y)
         self.classes_ = np.unique(y) if classes is None else np.unique(np.asarray(classes))
-        if len(self.classes_) > 2:
-            kind = type_of_target(self.classes_, input_name="y")
-            raise ValueError(
-                "Only binary classification is supported. The type of the target is "
-                f"{kind}: {len(self.classes_)} classes need sl's one-against-all learner "
-                "(--oaa), which this version does not have yet."
-            )
         if len(self.classes_) < 2:
             raise ValueError(
-                "SLClassifier needs samples of two classes to learn; got one class: "
+                "SLClassifier needs samples of at least two classes to learn; got one class: "
                 f"{self.classes_[0]!r}" if len(self.classes_) else "SLClassifier got no class"
             )
 
+    @property
+    def _multiclass(self) -> bool:
+        return len(self.classes_) > 2
+
     def _encode(self, y: np.ndarray) -> np.ndarray:
-        """Labels as sl learns them: -1 for ``classes_[0]``, +1 for ``classes_[1]``."""
+        """Labels as sl learns them: -1 for ``classes_[0]`` and +1 for ``classes_[1]``;
+        with more classes, sl's classes 1..K in the order of ``classes_``."""
         unknown = ~np.isin(y, self.classes_)
         if unknown.any():
             raise ValueError(
                 f"y holds labels not in classes_ {self.classes_.tolist()}: "
                 f"{np.unique(y[unknown]).tolist()[:5]}"
             )
+        if self._multiclass:
+            return np.searchsorted(self.classes_, y).astype(np.float64) + 1.0
         return np.where(y == self.classes_[1], 1.0, -1.0)
 
     def fit(self, X, y, sample_weight=None) -> SLClassifier:  # noqa: ANN001
@@ -265,31 +277,42 @@ class SLClassifier(ClassifierMixin, _SLEstimator):
         return self._learn(X, self._encode(y), sample_weight, first=first)
 
     def decision_function(self, X) -> np.ndarray:  # noqa: ANN001
-        """The margin of each row (> 0: ``classes_[1]``)."""
-        return self._margins(X)
+        """The margin of each row (> 0: ``classes_[1]``); with more than two classes,
+        the ``(n, K)`` scores of the classes (the largest wins)."""
+        check_is_fitted(self)
+        if not self._multiclass:
+            return self._margins(X)
+        return self.model_.decision_function(self._checked(X))
 
     def predict(self, X) -> np.ndarray:  # noqa: ANN001
-        margins = self._margins(X)  # first: NotFittedError before classes_ is read
-        return self.classes_[(margins > 0).astype(np.intp)]
+        check_is_fitted(self)
+        if not self._multiclass:
+            return self.classes_[(self._margins(X) > 0).astype(np.intp)]
+        return self.classes_[self.model_.predict(self._checked(X)).astype(np.intp) - 1]
 
     def _has_proba(self) -> bool:
         return self.loss == "logistic"
 
     @available_if(_has_proba)
     def predict_proba(self, X) -> np.ndarray:  # noqa: ANN001
-        """Probabilities of ``classes_`` (logistic loss only), as ``--link logistic``."""
+        """Probabilities of ``classes_`` (logistic loss only): ``--link logistic`` of the
+        margin; with more classes VW's ``--probabilities`` (each class's logistic
+        function of its score, normalised to sum 1)."""
+        check_is_fitted(self)
+        if self._multiclass:  # VW's are float32 sums: renormalised in double precision
+            p = self.model_.predict_proba(self._checked(X))
+            return p / p.sum(axis=1, keepdims=True)
         p = 1.0 / (1.0 + np.exp(-self._margins(X)))
         return np.column_stack([1.0 - p, p])
 
     @available_if(_has_proba)
     def predict_log_proba(self, X) -> np.ndarray:  # noqa: ANN001
+        check_is_fitted(self)
+        if self._multiclass:
+            with np.errstate(divide="ignore"):
+                return np.log(self.predict_proba(X))
         m = self._margins(X)
         return np.column_stack([-np.logaddexp(0.0, m), -np.logaddexp(0.0, -m)])
-
-    def __sklearn_tags__(self):  # noqa: ANN204
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # until sl has --oaa
-        return tags
 
 
 class SLRegressor(RegressorMixin, _SLEstimator):

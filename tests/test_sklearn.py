@@ -155,10 +155,45 @@ def test_partial_fit_continues_as_one_run():
     np.testing.assert_array_equal(reg.model_.weights, SLRegressor().fit(X, X[:, 0]).model_.weights)
 
 
-def test_more_than_two_classes_and_bad_options_are_refused():
+def test_more_than_two_classes_learn_one_against_all(tmp_path):
+    """K > 2 classes: sl's --oaa K, on the same slots as ``sl train --oaa K`` (class c of
+    ``classes_`` is sl's class c + 1); digits at scikit-learn's usual >= 0.9."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(y))
+    X, y = X[order], np.array(list("abcdefghij"))[y[order]]
+    clf = SLClassifier().fit(X[:1400], y[:1400])
+    assert clf.classes_.tolist() == list("abcdefghij")
+    assert clf.model_.config.oaa == 10 and clf.score(X[1400:], y[1400:]) >= 0.9
+    proba = clf.predict_proba(X[1400:])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    scores = clf.decision_function(X[1400:])
+    assert scores.shape == (len(y) - 1400, 10)
+    np.testing.assert_array_equal(clf.predict(X[1400:]), clf.classes_[proba.argmax(axis=1)])
+    np.testing.assert_array_equal(np.log(proba[:5]), clf.predict_log_proba(X[1400:1405]))
+
+    data = tmp_path / "d.vw"
+    labels = np.searchsorted(clf.classes_, y[:300]) + 1
+    data.write_text(_svmlight_lines(X[:300], labels, np.ones(300)))  # VW lines
+    r = invoke(["train", str(data), "--oaa", "10", "--loss", "logistic", "--quiet",
+                "-f", str(tmp_path / "m.sl")])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    small = SLClassifier().fit(X[:300], y[:300])
+    np.testing.assert_array_equal(small.model_.weights,
+                                  model_io.load(tmp_path / "m.sl").dense_weights())  # fmt: skip
+
+    parts = SLClassifier().partial_fit(X[:300], y[:300], classes=clf.classes_)
+    parts.partial_fit(X[300:1400], y[300:1400])
+    np.testing.assert_array_equal(parts.model_.weights, clf.model_.weights)
+    hinge = SLClassifier(loss="hinge").fit(X[:1400], y[:1400])
+    assert not hasattr(hinge, "predict_proba") and hinge.score(X[1400:], y[1400:]) >= 0.85
+    with pytest.raises(ValueError, match="oaa"):
+        SLClassifier(algo="tg").fit(X[:100], y[:100])
+
+
+def test_bad_options_are_refused():
     X = np.eye(3).repeat(10, axis=0)
-    with pytest.raises(ValueError, match="Only binary classification is supported.*--oaa"):
-        SLClassifier().fit(X, np.repeat(["a", "b", "c"], 10))
     y = np.tile([0, 1], 15)
     with pytest.raises(ValueError, match="--bits must be between 1 and 30"):
         SLClassifier(bits=40).fit(X, y)
