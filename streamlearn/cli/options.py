@@ -72,7 +72,8 @@ _CONFIG_KEYS = {
 
 HELP_GROUPS: dict[str, tuple[str, ...]] = {
     "Inputs": ("data", "input_format", "initial_model", "model_path", "strict", "allow_empty",
-               "max_line_bytes", "examples", "cache_path", "max_memory", "zero_label"),
+               "max_line_bytes", "max_crosses", "examples", "cache_path", "max_memory",
+               "zero_label"),
     "Learning": ("algo", "sgd", "ftrl", "coin", "pistol", "freegrad", "loss", "quantile_tau",
                  "oaa", "bits", "learning_rate", "power_t", "initial_t", "decay_learning_rate",
                  "adaptive", "normalized", "invariant", "ftrl_alpha", "ftrl_beta", "fepsilon",
@@ -323,6 +324,8 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
         raise click.BadParameter(str(e), param_hint="--progress") from None
     if kw.get("max_line_bytes") is not None:
         inputs = dict(inputs, max_line_bytes=size(kw["max_line_bytes"], "--max-line-bytes"))
+    if kw.get("max_crosses") is not None:
+        inputs = dict(inputs, max_crosses=kw["max_crosses"])
     return (
         Inputs(sources=list(files), strict=kw["strict"], allow_empty=kw.get("allow_empty", False),
                examples=kw["examples"], **inputs),
@@ -394,6 +397,16 @@ def input_options(f):
         default=None,
         help="Skip (count, warn about with file:line) lines longer than SIZE, e.g. 1M "
         "[default: 64M]; memory does not grow with a line beyond it.",
+    )
+    @click.option(
+        "--max-crosses",
+        "max_crosses",
+        type=click.IntRange(min=1),
+        metavar="N",
+        default=None,
+        help="Skip (count, warn about with file:line) an example whose -q/--cubic/"
+        "--interactions would make more than N crosses [default: 33554432]; memory stays "
+        "bounded whatever a line asks for.",
     )
     @click.option(
         "--report",

@@ -35,6 +35,7 @@ REASONS: dict[int, str] = {
     16: "label is not a class 1..K (--oaa K)",
     17: "a class label takes an importance weight but no base (--oaa)",
     18: "line longer than --max-line-bytes",
+    19: "more crosses than --max-crosses",
 }
 TOO_LARGE = 15
 MAX_MAGNITUDE = 1e18
@@ -54,6 +55,9 @@ file holding one (exit 5).
 """
 LONG_LINE = 18
 """Status of a line the reader skipped for its length (:data:`Block.long_lines`)."""
+TOO_MANY_CROSSES = 19
+"""Status of a line whose interactions would make more crosses than one example may
+(:data:`streamlearn.io.interactions.MAX_CROSSES`)."""
 
 
 @dataclass(frozen=True)

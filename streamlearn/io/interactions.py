@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from streamlearn.io._scan import CONSTANT_NS
+from streamlearn.io.batch import TOO_MANY_CROSSES
 from streamlearn.io.grams import compile_grams
 from streamlearn.system.jit import jit
 
@@ -54,6 +55,18 @@ WILDCARD = 58
 """``:``, VW's wildcard, with its own byte: VW sorts interactions with it as a
 character (``--cubic a::`` becomes ``::a`` before it is expanded)."""
 MAX_TERMS = 4
+MAX_CROSSES = 1 << 25
+"""The most crosses one example may make (``--max-crosses``); above it the line is
+skipped as malformed (:data:`TOO_MANY_CROSSES`): 33.5 M crosses, 400 MB of
+batch, far past any real example's (``-q tt`` on a 4,000-word document makes
+8 M) but short of what one hostile line can ask (``--cubic fff`` on 1,000
+features: 167 M)."""
+CROSS_BUDGET = 1 << 20
+"""Entries (features and crosses, 12 bytes each) of one parsed batch before it is
+cut in two: 12.6 MB.  A block of lines with many crosses each is learned as several
+batches, so a batch's memory stays bounded whatever the crosses per line (and
+batches of this size still take the learner milliseconds each: the batch's
+Python around them is noise)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,8 @@ class Interactions:
     a parsing option that travels with the others)."""
     f32: bool = False
     """Crosses' values as float32 products (for the learners that compute in float32)."""
+    max_crosses: int = MAX_CROSSES
+    """The most crosses one example may make; a line past it is malformed."""
 
     @property
     def active(self) -> bool:
@@ -111,6 +126,15 @@ def _bytes(spec: str, option: str) -> list[int]:
     return out
 
 
+def capped(inter: Interactions | None, max_crosses: int) -> Interactions | None:
+    """``inter`` with another cap on one example's crosses (``--max-crosses``)."""
+    if inter is None or max_crosses == inter.max_crosses:
+        return inter
+    import dataclasses
+
+    return dataclasses.replace(inter, max_crosses=int(max_crosses))
+
+
 def compile_interactions(
     quadratic: tuple[str, ...] = (),
     cubic: tuple[str, ...] = (),
@@ -124,6 +148,7 @@ def compile_interactions(
     leave_duplicate_interactions: bool = False,
     hash_all: bool = False,
     f32: bool = False,
+    max_crosses: int = MAX_CROSSES,
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
@@ -184,7 +209,8 @@ def compile_interactions(
     gram_ptr, gram_masks, gram_lengths = compile_grams(tuple(ngram), tuple(skips))
     return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear,
                         not leave_duplicate_interactions, gram_ptr, gram_masks, gram_lengths,
-                        bool(sort_features), bool(hash_all), bool(f32))  # fmt: skip
+                        bool(sort_features), bool(hash_all), bool(f32),
+                        int(max_crosses))  # fmt: skip
 
 
 @jit
@@ -216,17 +242,6 @@ def _left_sorted(t: np.ndarray, m: int, key: np.ndarray) -> bool:
             if pair:
                 return True
             different = True
-    return False
-
-
-@jit
-def _before(x: np.ndarray, mx: int, y: np.ndarray, my: int) -> bool:
-    """VW's order of interactions: shorter first, then bytewise."""
-    if mx != my:
-        return mx < my
-    for a in range(mx):
-        if x[a] != y[a]:
-            return x[a] < y[a]
     return False
 
 
@@ -274,8 +289,6 @@ def _example_terms(terms, lengths, present, npresent, out, out_len, dedupe=True)
     ``expand_quadratics_wildcard_interactions``).
     """
     n = 0
-    key = np.empty(MAX_TERMS, dtype=np.int64)
-    other = np.empty(MAX_TERMS, dtype=np.int64)
     idx = np.zeros(MAX_TERMS + 1, dtype=np.int64)
     vals = np.empty(MAX_TERMS, dtype=np.int64)
     sp = np.empty(npresent, dtype=np.int64)
@@ -317,34 +330,53 @@ def _example_terms(terms, lengths, present, npresent, out, out_len, dedupe=True)
                 vals[a] = sp[idx[a]]
             n = _fill(out, out_len, n, terms, i, m, vals)
             idx[0] += 1
-    # sort the list (insertion sort: short lists), then drop duplicates keeping the first
-    for r in range(1, n):
-        mr = out_len[r]
-        for a in range(MAX_TERMS):
-            key[a] = out[r, a]
-        q = r - 1
-        while q >= 0 and _before(key, mr, out[q], out_len[q]):
-            for a in range(MAX_TERMS):
-                out[q + 1, a] = out[q, a]
-            out_len[q + 1] = out_len[q]
-            q -= 1
-        for a in range(MAX_TERMS):
-            out[q + 1, a] = key[a]
-        out_len[q + 1] = mr
-    kept = 0
+    return _sorted_unique(out, out_len, n, dedupe)
+
+
+@jit
+def _term_key(t: np.ndarray, m: int) -> np.int64:
+    """A row of namespace bytes as one integer in VW's order: shorter first, then bytewise."""
+    key = np.int64(m)
+    for a in range(MAX_TERMS):
+        key = (key << 9) | (t[a] if a < m else 0)
+    return key
+
+
+@jit
+def _sorted_unique(out, out_len, n, dedupe):
+    """Sort ``out[:n]`` in VW's order (stable), drop rows equal up to order to an earlier
+    one (with ``dedupe``), sort the rows holding a repeated and a different namespace;
+    O(n log n).  Returns the rows kept."""
+    keys = np.empty(n, dtype=np.int64)
     for r in range(n):
-        m = out_len[r]
-        dup = False
-        for q in range(kept if dedupe else 0):
-            if out_len[q] == m and _same_set(out[q], out[r], m, key, other):
-                dup = True
-                break
-        if dup:
+        keys[r] = _term_key(out[r], out_len[r])
+    order = np.argsort(keys, kind="mergesort")
+    rows = out[:n].copy()
+    lens = out_len[:n].copy()
+    scratch = np.empty(MAX_TERMS, dtype=np.int64)
+    keep = np.ones(n, dtype=np.bool_)
+    if dedupe:  # the canonical (sorted) form of each row, in sorted-list order
+        canon = np.empty(n, dtype=np.int64)
+        for j in range(n):
+            r = order[j]
+            for a in range(MAX_TERMS):
+                scratch[a] = rows[r, a]
+            _sort_small(scratch, lens[r])
+            canon[j] = _term_key(scratch, lens[r])
+        by_canon = np.argsort(canon, kind="mergesort")  # stable: a group's first comes first
+        for j in range(1, n):
+            if canon[by_canon[j]] == canon[by_canon[j - 1]]:
+                keep[by_canon[j]] = False
+    kept = 0
+    for j in range(n):
+        if not keep[j]:
             continue
-        for a in range(m):
-            out[kept, a] = out[r, a]
+        r = order[j]
+        m = lens[r]
+        for a in range(MAX_TERMS):
+            out[kept, a] = rows[r, a]
         out_len[kept] = m
-        if _left_sorted(out[kept], m, key):
+        if _left_sorted(out[kept], m, scratch):
             _sort_small(out[kept], m)
         kept += 1
     return kept
@@ -365,22 +397,144 @@ def _fill(out, out_len, n, terms, i, m, vals) -> int:
 
 
 @jit
-def _same_set(x: np.ndarray, y: np.ndarray, m: int, kx, ky) -> bool:
-    for a in range(m):
-        kx[a] = x[a]
-        ky[a] = y[a]
-    _sort_small(kx, m)
-    _sort_small(ky, m)
-    for a in range(m):
-        if kx[a] != ky[a]:
-            return False
-    return True
+def _term_count(bucket_cnt, terms, t: int, m: int) -> float:
+    """How many crosses term ``t`` of ``m`` namespaces makes for an example whose namespace
+    c has ``bucket_cnt[c]`` features: a run of L equal namespaces with n features
+    crosses their multisets, C(n + L - 1, L).  A float: it can pass int64 (the caller
+    compares it with a cap first)."""
+    total = 1.0
+    a = 0
+    while a < m:
+        c = terms[t, a]
+        run = 1
+        while a + run < m and terms[t, a + run] == c:
+            run += 1
+        n = bucket_cnt[c]
+        if n == 0:
+            return 0.0
+        x = 1.0
+        for j in range(run):
+            x = x * (n + j) / (j + 1)
+        total *= x
+        a += run
+    return total
+
+
+@jit
+def _bucket(indptr, ns, r, drop, used, bucket_cnt, named, present):
+    """Count row ``r``'s features per namespace, for the namespaces ``used`` by the
+    interactions (``bucket_cnt``; dropped ones never); returns how many namespaces
+    have counts (listed in ``named``) and how many of them are not the constant's
+    (listed in ``present``, for wildcards).  The caller zeroes the counts."""
+    nnamed = 0
+    npresent = 0
+    for q in range(indptr[r], indptr[r + 1]):
+        c = ns[q]
+        if not used[c] or drop[c]:
+            continue
+        if bucket_cnt[c] == 0:
+            named[nnamed] = c
+            nnamed += 1
+            if c != CONSTANT_NS:
+                present[npresent] = c
+                npresent += 1
+        bucket_cnt[c] += 1
+    return nnamed, npresent
+
+
+@jit
+def _used(terms, lengths, wild: bool) -> np.ndarray:
+    """The namespaces the interactions read: every one with a wildcard, else those named."""
+    used = np.zeros(257, dtype=np.bool_)
+    if wild:
+        used[:] = True
+        return used
+    for i in range(terms.shape[0]):
+        for a in range(lengths[i]):
+            used[terms[i, a]] = True
+    return used
+
+
+@jit
+def _wild(terms, lengths) -> bool:
+    for i in range(terms.shape[0]):
+        for a in range(lengths[i]):
+            if terms[i, a] == WILDCARD:
+                return True
+    return False
+
+
+@jit
+def _sizes(indptr, ns, terms, lengths, drop, drop_linear, dedupe, status, lo, budget,
+           max_crosses):  # fmt: skip
+    """The first pass of :func:`expand_batch`: each row's entries (own features and
+    crosses) from ``lo`` on, rows past ``max_crosses`` marked, until ``budget``; returns
+    ``(ptr, end, room)``: the output's row pointers, the end row, and the rows of
+    interactions the wildcards of the largest example expand to."""
+    n = indptr.shape[0] - 1
+    ptr = np.empty(n - lo + 1, dtype=np.int64)
+    ptr[0] = 0
+    bucket_cnt = np.zeros(257, dtype=np.int64)
+    named = np.empty(257, dtype=np.int64)
+    present = np.empty(256, dtype=np.int64)
+    wild = _wild(terms, lengths)
+    used = _used(terms, lengths, wild)
+    filters = False
+    for c in range(257):
+        filters = filters or drop[c] or drop_linear[c]
+    room = 1
+    ex_terms = np.empty((1, MAX_TERMS), dtype=np.int64)
+    ex_len = np.empty(1, dtype=np.int64)
+    k = 0
+    end = n
+    for r in range(lo, n):
+        own = indptr[r + 1] - indptr[r]
+        if filters:
+            for q in range(indptr[r], indptr[r + 1]):
+                c = ns[q]
+                if drop[c] or drop_linear[c]:
+                    own -= 1
+        nnamed, npresent = _bucket(indptr, ns, r, drop, used, bucket_cnt, named, present)
+        crosses = 0.0
+        if wild:
+            need = terms_room(terms, lengths, npresent)
+            if need > max_crosses:  # each of them crosses at least one feature
+                crosses = np.inf
+            else:
+                if need > ex_terms.shape[0]:
+                    ex_terms = np.empty((need, MAX_TERMS), dtype=np.int64)
+                    ex_len = np.empty(need, dtype=np.int64)
+                room = max(room, need)
+                nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len, dedupe)
+                for t in range(nt):
+                    crosses += _term_count(bucket_cnt, ex_terms, t, ex_len[t])
+        else:
+            for t in range(terms.shape[0]):
+                crosses += _term_count(bucket_cnt, terms, t, lengths[t])
+        for a in range(nnamed):
+            bucket_cnt[named[a]] = 0
+        if crosses > max_crosses:
+            status[r] = TOO_MANY_CROSSES
+            ptr[r - lo + 1] = k
+            continue
+        if r > lo and k + own + crosses > budget:
+            end = r
+            break
+        k += own + np.int64(crosses)
+        ptr[r - lo + 1] = k
+    return ptr[: end - lo + 1], end, room
 
 
 @jit
 def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
-                 dedupe=True, f32=False):  # fmt: skip
-    """New CSR arrays: each row's own features (filtered), then its crosses.
+                 dedupe, f32, status, lo, budget, max_crosses, buf_idx, buf_val):  # fmt: skip
+    """CSR arrays for rows ``lo, lo + 1, ...``: each row's own features (filtered),
+    then its crosses; returns ``(indptr, indices, values, end)``, rows ``lo..end-1``.
+
+    ``indices`` and ``values`` are the first entries of ``buf_idx`` and
+    ``buf_val`` (uint32, float64) when they have room (pass buffers of at least
+    ``budget`` entries, which a caller can reuse once the batch is gone), else
+    new arrays.
 
     ``mask`` is ``2**bits - 1`` (uint64).  Rows keep their order; the feature
     order within a row is: the example's features in line order (the constant
@@ -388,90 +542,107 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
     is the product of the values rounded to float32, in float32, term by term:
     what VW's single-precision learners multiply (the float32 learners then
     see VW's very values).
+
+    Memory is bounded: a row that would make more than ``max_crosses`` crosses
+    (or whose wildcards expand to more interactions than that) gets no features
+    and ``status`` :data:`TOO_MANY_CROSSES` (the caller makes it a malformed
+    row), and the rows stop before the one that would take the output past
+    ``budget`` entries (never before row ``lo``'s), so the arrays hold at most
+    ``max(budget, own features + max_crosses)`` entries; the caller calls again
+    from ``end``.  Time is linear in the features and crosses written: a first
+    pass counts each row's entries from its features' namespaces
+    (:func:`_sizes`), the second writes them into arrays of that size (arrays
+    that never move: a loop that may reallocate its output runs ~10x slower
+    under numba, whose array loads it can no longer hoist).
     """
-    n = indptr.shape[0] - 1
-    cap = indices.shape[0] + 16
-    out_ptr = np.empty(n + 1, dtype=np.int64)
-    out_idx = np.empty(cap, dtype=np.uint32)
-    out_val = np.empty(cap, dtype=np.float64)
-    out_ptr[0] = 0
-    k = 0
-    seen = np.zeros(257, dtype=np.bool_)
+    ptr, end, room = _sizes(indptr, ns, terms, lengths, drop, drop_linear, dedupe, status, lo,
+                            budget, max_crosses)  # fmt: skip
+    total = ptr[ptr.shape[0] - 1]
+    if total > buf_idx.shape[0]:  # one row above the budget, or no buffers given
+        buf_idx = np.empty(total, dtype=np.uint32)
+        buf_val = np.empty(total, dtype=np.float64)
+    out_idx = buf_idx[:total]
+    out_val = buf_val[:total]
+    _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear, dedupe, f32,
+           status, lo, end, room, out_idx, out_val)  # fmt: skip
+    return ptr, out_idx, out_val, end
+
+
+@jit
+def _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear, dedupe, f32,
+           status, lo, end, room, out_idx, out_val):  # fmt: skip
+    """The second pass of :func:`expand_batch`: rows ``lo..end-1`` into ``out_idx`` and
+    ``out_val`` (sized by the first)."""
+    bucket_cnt = np.zeros(257, dtype=np.int64)
+    bucket_at = np.zeros(257, dtype=np.int64)
+    named = np.empty(257, dtype=np.int64)
     present = np.empty(256, dtype=np.int64)
-    # without '::' every example has the compiled list itself; with it, room for
-    # every template and all pairs of up to 256 namespaces
-    wild = False
-    for i in range(terms.shape[0]):
-        for a in range(lengths[i]):
-            if terms[i, a] == WILDCARD:
-                wild = True
-    ex_terms = terms
-    ex_len = lengths
-    if wild:
-        ex_terms = np.empty((terms.shape[0] * 64, MAX_TERMS), dtype=np.int64)
-        ex_len = np.empty(ex_terms.shape[0], dtype=np.int64)
-    pos = np.empty((MAX_TERMS, indices.shape[0] + 1), dtype=np.int64)
-    cnt = np.zeros(MAX_TERMS, dtype=np.int64)
+    wild = _wild(terms, lengths)
+    used = _used(terms, lengths, wild)
+    ex_terms = np.empty((room, MAX_TERMS), dtype=np.int64) if wild else terms
+    ex_len = np.empty(room, dtype=np.int64) if wild else lengths
+    widest = 1
+    for r in range(lo, end):
+        widest = max(widest, indptr[r + 1] - indptr[r])
+    bypos = np.empty(widest, dtype=np.int64)
     at = np.zeros(MAX_TERMS, dtype=np.int64)
+    base = np.zeros(MAX_TERMS, dtype=np.int64)
+    cnt = np.zeros(MAX_TERMS, dtype=np.int64)
     acc = np.zeros(MAX_TERMS, dtype=np.uint64)
     val = np.zeros(MAX_TERMS, dtype=np.float64)
-    for r in range(n):
-        lo = indptr[r]
-        hi = indptr[r + 1]
-        # the example's own features, and which namespaces it has
-        npresent = 0
-        for q in range(lo, hi):
+    k = 0
+    for r in range(lo, end):
+        if status[r] == TOO_MANY_CROSSES:
+            continue
+        rlo = indptr[r]
+        rhi = indptr[r + 1]
+        for q in range(rlo, rhi):  # the example's own features, in line order
             c = ns[q]
-            if drop[c]:
-                continue
-            if not drop_linear[c]:
-                if k >= out_idx.shape[0]:
-                    out_idx, out_val = _grow(out_idx, out_val, k, k + 1)
+            if not drop[c] and not drop_linear[c]:
                 out_idx[k] = indices[q]
                 out_val[k] = values[q]
                 k += 1
-            if c != CONSTANT_NS and not seen[c]:
-                seen[c] = True
-                present[npresent] = c
-                npresent += 1
-        for a in range(npresent):
-            seen[present[a]] = False
-        if terms.shape[0] == 0:
-            out_ptr[r + 1] = k
-            continue
         nt = terms.shape[0]
+        if nt == 0:
+            continue
+        # the features the interactions read, bucketed by namespace (each in line order)
+        nnamed, npresent = _bucket(indptr, ns, r, drop, used, bucket_cnt, named, present)
+        if nnamed == 0:
+            continue
+        start = 0
+        for a in range(nnamed):
+            c = named[a]
+            bucket_at[c] = start
+            start += bucket_cnt[c]
+        for q in range(rlo, rhi):
+            c = ns[q]
+            if used[c] and not drop[c]:
+                bypos[bucket_at[c]] = q
+                bucket_at[c] += 1
+        for a in range(nnamed):  # back to each bucket's start
+            c = named[a]
+            bucket_at[c] -= bucket_cnt[c]
         if wild:
-            room = terms_room(terms, lengths, npresent)
-            if room > ex_terms.shape[0]:
-                ex_terms = np.empty((room, MAX_TERMS), dtype=np.int64)
-                ex_len = np.empty(room, dtype=np.int64)
             nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len, dedupe)
         for t in range(nt):
             m = ex_len[t]
             empty = False
             for a in range(m):
                 c = ex_terms[t, a]
-                cnt[a] = 0
-                if not drop[c]:
-                    for q in range(lo, hi):
-                        if ns[q] == c:
-                            pos[a, cnt[a]] = q
-                            cnt[a] += 1
+                cnt[a] = bucket_cnt[c]
+                base[a] = bucket_at[c]
                 if cnt[a] == 0:
                     empty = True
             if empty:
                 continue
             if m == 2:  # the common case, as two plain loops
                 same = ex_terms[t, 1] == ex_terms[t, 0]
-                need = k + cnt[0] * cnt[1]
-                if need > out_idx.shape[0]:
-                    out_idx, out_val = _grow(out_idx, out_val, k, need)
                 for a in range(cnt[0]):
-                    q0 = pos[0, a]
+                    q0 = bypos[base[0] + a]
                     h0 = (FNV_PRIME * np.uint64(indices[q0])) & _M32
                     v0 = values[q0]
                     for b in range(a if same else 0, cnt[1]):
-                        q1 = pos[1, b]
+                        q1 = bypos[base[1] + b]
                         out_idx[k] = (h0 ^ np.uint64(indices[q1])) & mask
                         if f32:
                             out_val[k] = np.float64(np.float32(v0) * np.float32(values[q1]))
@@ -489,7 +660,7 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
                     if lvl >= 0:
                         at[lvl] += 1
                     continue
-                q = pos[lvl, at[lvl]]
+                q = bypos[base[lvl] + at[lvl]]
                 if lvl == 0:
                     acc[0] = np.uint64(indices[q])
                     val[0] = values[q]
@@ -502,8 +673,6 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
                     else:
                         val[lvl] = val[lvl - 1] * values[q]
                 if lvl == m - 1:
-                    if k >= out_idx.shape[0]:
-                        out_idx, out_val = _grow(out_idx, out_val, k, k + 1)
                     out_idx[k] = acc[lvl] & mask
                     out_val[k] = val[lvl]
                     k += 1
@@ -512,15 +681,5 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
                     nxt = lvl + 1
                     at[nxt] = at[lvl] if ex_terms[t, nxt] == ex_terms[t, lvl] else 0
                     lvl = nxt
-        out_ptr[r + 1] = k
-    return out_ptr, out_idx[:k], out_val[:k]
-
-
-@jit
-def _grow(idx, val, k, need):
-    cap = max(need, 2 * idx.shape[0])
-    new_i = np.empty(cap, dtype=np.uint32)
-    new_v = np.empty(cap, dtype=np.float64)
-    new_i[:k] = idx[:k]
-    new_v[:k] = val[:k]
-    return new_i, new_v
+        for a in range(nnamed):
+            bucket_cnt[named[a]] = 0

@@ -22,15 +22,22 @@ import re
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
-from streamlearn.io.batch import LONG_LINE, MAX_MAGNITUDE, REASONS, Batch, Block
+from streamlearn.io.batch import (
+    LONG_LINE,
+    MAX_MAGNITUDE,
+    REASONS,
+    TOO_MANY_CROSSES,
+    Batch,
+    Block,
+)
 from streamlearn.io.grams import expand_grams
-from streamlearn.io.interactions import Interactions, expand_batch
+from streamlearn.io.interactions import CROSS_BUDGET, Interactions, expand_batch
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
@@ -96,6 +103,38 @@ class _ArraySets:
 _SETS = _ArraySets()
 
 
+class _CrossBuffers:
+    """Output buffers of :func:`expand_batch`, each pair reused once no batch refers to it.
+
+    Fresh arrays for each batch of crosses cost a page fault per 4 KiB page
+    touched, and the kernel's time for it (``-q tt`` on 30 MB: 1.3 s of system
+    time in a 3 s run before the buffers went round).  As :class:`_ArraySets`:
+    a pair is free once only this pool refers to it; beyond ``keep`` pairs in
+    use, new pairs are made (and left to the garbage collector).
+    """
+
+    def __init__(self, size: int = CROSS_BUDGET, keep: int = 8) -> None:
+        self.size = size
+        self.keep = keep
+        self.pairs: list[tuple[np.ndarray, np.ndarray]] = []
+        self.lock = threading.Lock()
+
+    def take(self) -> tuple[np.ndarray, np.ndarray]:
+        with self.lock:
+            for pair in self.pairs:
+                # each array referred to by its pair and the call only (a view adds one)
+                if sys.getrefcount(pair[0]) <= 2 and sys.getrefcount(pair[1]) <= 2:
+                    return pair
+            pair = (np.empty(self.size, dtype=np.uint32), np.empty(self.size, dtype=np.float64))
+            if len(self.pairs) < self.keep:
+                self.pairs.append(pair)
+            return pair
+
+
+_BUFFERS = _CrossBuffers()
+_NO_IDX = np.empty(0, dtype=np.uint32)
+
+
 def _as_kernel_bytes(data: np.ndarray) -> np.ndarray:
     """uint8, C-contiguous, writable: one compiled signature for every caller."""
     if (
@@ -156,6 +195,31 @@ def parse_block(
     >>> b.indices.tolist(), b.line.tolist(), b.labels.tolist()[0]
     ([204953, 116060, 34952, 116060], [1, 3], 1.0)
     """
+    batch, _ = parse_block_parts(block, fmt, bits, constant, inter, words, limit, budget=None)
+    return batch
+
+
+Rest = Callable[[], Iterator[Batch]]
+
+
+def parse_block_parts(
+    block: Block,
+    fmt: int,
+    bits: int,
+    constant: bool = True,
+    inter: Interactions | None = None,
+    words: bool = WORDS,
+    limit: float = MAX_MAGNITUDE,
+    budget: int | None = CROSS_BUDGET,
+) -> tuple[Batch, Rest | None]:
+    """:func:`parse_block`, with crosses in batches of bounded memory.
+
+    Returns the batch of the block's first rows and, when the crosses of its
+    lines take more than ``budget`` entries (``None``: no bound), a function
+    whose iterator gives the batches of the rest, made as they are asked for
+    (so only one part's crosses are in memory at a time); the rows of all the
+    parts, in order, are :func:`parse_block`'s.
+    """
     if fmt not in (FMT_VW, FMT_SVMLIGHT):
         raise ValueError(f"unknown format code {fmt!r}")
     if not 1 <= bits <= 32:
@@ -188,11 +252,9 @@ def parse_block(
             inter.gram_lengths, inter.sort,
         )  # fmt: skip
     if inter is not None and inter.crosses_or_filters:
-        indptr, indices, values = expand_batch(
-            indptr, indices, values, ns, mask, inter.terms, inter.lengths, inter.drop,
-            inter.drop_linear, inter.dedupe, inter.f32,
-        )  # fmt: skip
-    elif not pooled and not (inter is not None and inter.regroups):
+        return _crossed(block, data, fmt, rows, arrays, indptr, indices, values, ns, mask, inter,
+                        touching, first_touching, budget)  # fmt: skip
+    if not pooled and not (inter is not None and inter.regroups):
         # a batch that may be kept: no room beyond its features
         indices, values = indices.copy(), values.copy()
     batch = Batch(
@@ -213,7 +275,63 @@ def parse_block(
         err_pos=err_pos[:rows],
         fmt=fmt,
     )
-    return _with_long_lines(batch, block.long_lines) if block.long_lines else batch
+    return (_with_long_lines(batch, block.long_lines) if block.long_lines else batch), None
+
+
+def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
+             indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns: np.ndarray,
+             mask: np.uint64, inter: Interactions, touching: int, first_touching: int,
+             budget: int | None) -> tuple[Batch, Rest | None]:  # fmt: skip
+    """The parsed rows with their crosses (:func:`expand_batch`), in parts of at most
+    ``budget`` entries; a row past ``inter.max_crosses`` becomes malformed."""
+    labels, weights, bases, tag_start, tag_end, _, _, _, status, line, line_start, err_pos, _ = (
+        arrays
+    )
+    status = status[:rows]
+    room = np.iinfo(np.int64).max if budget is None else budget
+    if data is not block.data:
+        block = dataclasses.replace(block, data=data)
+
+    def part(lo: int) -> tuple[Batch, int]:
+        buf_idx, buf_val = _BUFFERS.take() if budget is not None else (_NO_IDX, _NO_VALS)
+        ptr, idx, val, end = expand_batch(
+            indptr, indices, values, ns, mask, inter.terms, inter.lengths, inter.drop,
+            inter.drop_linear, inter.dedupe, inter.f32, status, lo,
+            room if budget is None else min(room, buf_idx.shape[0]), inter.max_crosses,
+            buf_idx, buf_val,
+        )  # fmt: skip
+        del buf_idx, buf_val  # the batch's views keep them from the pool while it lives
+        crowded = np.flatnonzero(status[lo:end] == TOO_MANY_CROSSES) + lo
+        labels[crowded] = np.nan  # a malformed row, as the parser leaves them
+        weights[crowded] = 0.0
+        cut = slice(lo, end)
+        batch = Batch(
+            labels=labels[cut], weights=weights[cut], bases=bases[cut],
+            tag_start=tag_start[cut], tag_end=tag_end[cut], indptr=ptr, indices=idx,
+            values=val, status=status[cut], line=line[cut], block=block,
+            n_touching_tags=touching if lo == 0 else 0,
+            first_touching_tag_line=first_touching if lo == 0 else 0,
+            line_start=line_start[cut], err_pos=err_pos[cut], fmt=fmt,
+        )  # fmt: skip
+        if block.long_lines:  # each goes with the part of the row after it (or the last part)
+            after = line[lo - 1] if lo else -1
+            before = line[end - 1] if end < rows else np.iinfo(np.int64).max
+            mine = tuple(r for r in block.long_lines if after < r[0] < before)
+            if mine:
+                batch = _with_long_lines(batch, mine)
+        return batch, end
+
+    first, end = part(0)
+    if end == rows:
+        return first, None
+
+    def rest(lo: int = end) -> Iterator[Batch]:
+        while lo < rows:
+            batch, lo = part(lo)
+            yield batch
+
+    return first, rest
+
 
 
 def _with_long_lines(batch: Batch, long_lines: tuple) -> Batch:
@@ -402,16 +520,12 @@ def read_batches(
                         if block.long_lines:  # its long lines are reported all the same
                             pending.append(pool.submit(_undecided, block, bits))
                         continue
-                pending.append(pool.submit(parse_block, block, code, bits, constant, inter))
+                pending.append(pool.submit(parse_block_parts, block, code, bits, constant, inter))
                 # a block from a paused live input goes on at once, with those before it
                 while len(pending) > (0 if block.live else workers):
-                    batch = pending.popleft().result()
-                    if batch.n:
-                        yield batch
+                    yield from _whole(pending.popleft().result())
             while pending:
-                batch = pending.popleft().result()
-                if batch.n:
-                    yield batch
+                yield from _whole(pending.popleft().result())
         finally:
             for f in pending:
                 f.cancel()
@@ -431,9 +545,20 @@ def parse_blocks(blocks: Iterable[Block], code: int | None, bits: int, constant:
                 if block.long_lines:  # but long lines to report
                     yield _undecided(block, bits)
                 continue
-        batch = parse_block(block, code, bits, constant, inter)
-        if batch.n:
-            yield batch
+        yield from _whole(parse_block_parts(block, code, bits, constant, inter))
+
+
+def _whole(parts: tuple[Batch, Rest | None] | Batch) -> Iterator[Batch]:
+    """The non-empty batches of a parsed block (:func:`parse_block_parts`), in order."""
+    if isinstance(parts, Batch):  # a block of blank and long lines (:func:`_undecided`)
+        parts = (parts, None)
+    first, rest = parts
+    if first.n:
+        yield first
+    if rest is not None:
+        for batch in rest():
+            if batch.n:
+                yield batch
 
 
 def _undecided(block: Block, bits: int) -> Batch:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
 
 from streamlearn.errors import InputUnreadable, UsageError
+from streamlearn.io.interactions import MAX_CROSSES
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES
 from streamlearn.system.outputs import check_outputs
 from streamlearn.system.sources import SameStream, SourceError, check_sources
@@ -41,6 +42,9 @@ class Inputs:
     max_line_bytes: int = MAX_LINE_BYTES
     """The longest line read; a longer one is skipped, counted and reported (``--strict``:
     fails the run), and memory does not grow with it."""
+    max_crosses: int = MAX_CROSSES
+    """The most crosses one example may make (``-q``, ``--cubic``, ``--interactions``); a
+    line that would make more is skipped, counted and reported, and memory stays bounded."""
     max_memory: int | None = None
     """Batch learners and grids: the most bytes the input or the tables may take
     in memory (None: what is available)."""

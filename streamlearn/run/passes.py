@@ -35,6 +35,7 @@ from streamlearn.config import FEATURE_FLAGS, FLOAT32_ALGORITHMS, NAMESPACE_OPTI
 from streamlearn.errors import InputUnreadable
 from streamlearn.io import cache as batch_cache
 from streamlearn.io.batch import Batch
+from streamlearn.io.interactions import MAX_CROSSES, capped
 from streamlearn.io.reader import MAX_LINE_BYTES
 from streamlearn.learners.base import S_HO_CORRECT_W, S_HO_LOSS, S_HO_N, S_HO_W, S_PASS_N
 from streamlearn.system.outputs import forget_temp, temp_dir
@@ -119,13 +120,17 @@ class Passes:
         Write the cache anew even when it matches (VW's ``-k``).
     examples : int or None
         Each pass reads only the first ``examples`` rows (VW's ``--examples``).
+    max_crosses : int
+        The most crosses one example may make (``Inputs.max_crosses``).
     """
 
     def __init__(self, sources: list[str], config: TrainConfig, cache_path: str | None,
                  block_size: int, workers: int, max_excerpts: int,
                  allow_empty: bool = False, rebuild: bool = False,
-                 examples: int | None = None, max_line: int = MAX_LINE_BYTES) -> None:  # fmt: skip
+                 examples: int | None = None, max_line: int = MAX_LINE_BYTES,
+                 max_crosses: int = MAX_CROSSES) -> None:  # fmt: skip
         self.sources = sources or ["-"]
+        self.max_crosses = max_crosses
         self.config = config
         self.block_size = block_size
         self.max_line = max_line
@@ -154,6 +159,8 @@ class Passes:
             )
             if max_line != MAX_LINE_BYTES:  # which lines were skipped
                 self.ident["max_line"] = max_line
+            if max_crosses != MAX_CROSSES:
+                self.ident["max_crosses"] = max_crosses
         self.cache_ready = (
             self.use_cache and not streams and not rebuild
             and batch_cache.matches(self.cache_path, self.ident)
@@ -172,7 +179,7 @@ class Passes:
             return
         batches = first_examples(
             parsed(self.sources, c.format, c.bits, c.constant, self.block_size, self.workers,
-                   c.namespaces(), self.max_line),
+                   capped(c.namespaces(), self.max_crosses), self.max_line),
             self.examples,
         )  # fmt: skip
         if not self.use_cache:

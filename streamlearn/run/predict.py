@@ -8,6 +8,7 @@ import numpy as np
 
 from streamlearn import model as model_io
 from streamlearn.errors import BrokenPipe
+from streamlearn.io.interactions import capped
 from streamlearn.learners import spec_by_name
 from streamlearn.learners.base import (
     P_BINARY,
@@ -122,7 +123,7 @@ def predict(
             config.constant,
             inputs.block_size,
             PARSE_WORKERS,
-            config.namespaces(),
+            capped(config.namespaces(), inputs.max_crosses),
             inputs.max_line_bytes,
         ),
         inputs.examples,

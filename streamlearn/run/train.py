@@ -454,7 +454,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     passes = source or Passes(
         inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS,
         allow_empty=inputs.allow_empty, rebuild=inputs.rebuild_cache, examples=inputs.examples,
-        max_line=inputs.max_line_bytes,
+        max_line=inputs.max_line_bytes, max_crosses=inputs.max_crosses,
     )  # fmt: skip
     names = initial.names if initial is not None else None
     collector = None

@@ -225,3 +225,142 @@ def test_crosses_replayed_from_the_cache_equal_a_fresh_parse(tmp_path, algo):
     r = invoke([*plain, "--cache", str(tmp_path / "c"), "-f", str(m2)])
     assert r.exit_code == 0
     assert not np.array_equal(model_io.load(m2).weights, a.weights)
+
+
+def _vw_example_terms(templates: list[list[int]], present: list[int], dedupe: bool) -> list:
+    """VW's list of one example's interactions, straight from its rules (plain Python):
+    wildcards expanded over the example's namespaces (byte order; '::' as the pairs
+    i <= j, or every ordered pair without dedupe; others as combinations with
+    repetition), the list sorted (shorter first, bytewise), duplicates equal up to
+    order dropped (the first kept), a term with a repeated and a different namespace
+    sorted."""
+    sp = sorted(present)
+    out: list[list[int]] = []
+    for t in templates:
+        wild = [a for a, c in enumerate(t) if c == 58]
+        if not wild:
+            out.append(list(t))
+            continue
+        if len(wild) == 2 and not dedupe:
+            fills = list(itertools.product(sp, repeat=2))
+        elif len(wild) == 2:
+            fills = [(x, y) for i, x in enumerate(sp) for y in sp[i:]]
+        else:  # VW's odometer: index tuples that never increase, first index fastest
+            fills = [tuple(reversed(c)) for c in itertools.combinations_with_replacement(sp,
+                                                                                     len(wild))]
+            fills.sort(key=lambda f: tuple(sp.index(x) for x in reversed(f)))
+        for f in fills:
+            row = list(t)
+            for a, v in zip(wild, f, strict=True):
+                row[a] = v
+            out.append(row)
+    out.sort(key=lambda r: (len(r), r))
+    kept, seen = [], set()
+    for r in out:
+        key = tuple(sorted(r))
+        if dedupe and key in seen:
+            continue
+        seen.add(key)
+        repeated = len(set(r)) < len(r)
+        kept.append(sorted(r) if repeated and len(set(r)) > 1 else r)
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_example_terms_equal_vws_rules(seed):
+    """The kernel's term list (sorted by key, deduplicated by canonical form) is the one
+    VW's rules give, for random templates with and without wildcards."""
+    from streamlearn.io.interactions import MAX_TERMS, _example_terms, terms_room
+
+    rng = np.random.default_rng(seed)
+    alphabet = [97, 98, 99, 100, 32, 58, 58]
+    templates = [[int(rng.choice(alphabet)) for _ in range(int(rng.integers(2, 5)))]
+                 for _ in range(int(rng.integers(1, 6)))]  # fmt: skip
+    present = sorted({int(c) for c in rng.choice([97, 98, 99, 100, 32, 120], rng.integers(0, 6))})
+    terms = np.full((len(templates), MAX_TERMS), -1, dtype=np.int64)
+    for i, t in enumerate(templates):
+        terms[i, : len(t)] = t
+    lengths = np.array([len(t) for t in templates], dtype=np.int64)
+    for dedupe in (True, False):
+        room = max(terms_room(terms, lengths, len(present)), 1)
+        out = np.empty((room, MAX_TERMS), dtype=np.int64)
+        out_len = np.empty(room, dtype=np.int64)
+        n = _example_terms(terms, lengths, np.array(present + [0], dtype=np.int64),
+                           len(present), out, out_len, dedupe)  # fmt: skip
+        got = [out[r, : out_len[r]].tolist() for r in range(n)]
+        assert got == _vw_example_terms(templates, present, dedupe), (templates, present)
+
+
+def _concat(parts: list) -> tuple:
+    rows = [np.concatenate([getattr(b, f) for b in parts]) for f in
+            ("labels", "weights", "status", "line")]  # fmt: skip
+    feats = [np.concatenate([b.indices[b.indptr[i]: b.indptr[i + 1]] for b in parts
+                             for i in range(b.n)])]  # fmt: skip
+    lengths = np.concatenate([np.diff(b.indptr) for b in parts])
+    return (*rows, *feats, lengths)
+
+
+@pytest.mark.parametrize("budget", [1, 7, 60, 1000])
+def test_crosses_in_parts_of_bounded_memory_equal_the_whole_block(budget):
+    """A block whose crosses pass the budget comes as several batches, each within it (but
+    for a single row over it), whose rows are the whole block's, long and malformed
+    lines in their places."""
+    from streamlearn.io.parse import parse_block_parts
+
+    lines = random_lines(30, 4)
+    lines[3] = "1 |a x:nan"  # malformed
+    lines[17] = ""  # blank
+    lines[8] = ""  # where the reader left out a long line (line 9)
+    text = ("\n".join(lines) + "\n").encode()
+    data = np.frombuffer(text, dtype=np.uint8).copy()
+    inter = compile_interactions(quadratic=("ab", "aa"), cubic=("abc",))
+    block = Block(data, "p.vw", 1, long_lines=((9, 10_000, b"1 |a long"), (31, 10, b"x")))
+    whole = parse_block(block, FMT_VW, BITS, True, inter)
+    first, rest = parse_block_parts(block, FMT_VW, BITS, True, inter, budget=budget)
+    parts = [first, *(rest() if rest is not None else [])]
+    assert (len(parts) > 1) == (budget < whole.nnz)
+    for b in parts:
+        assert np.count_nonzero(np.diff(b.indptr)) == 1 or b.nnz <= budget
+    for x, y in zip(_concat(parts), _concat([whole]), strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert {7, 18} <= set(whole.status.tolist())  # non-finite value, long line
+
+
+def test_a_line_with_too_many_crosses_is_malformed_and_the_others_learn():
+    line = b"1 |a " + b" ".join(b"f%d" % i for i in range(50)) + b"\n"
+    data = np.frombuffer(b"-1 |a x y\n" + line + b"1 |a z\n", dtype=np.uint8).copy()
+    inter = compile_interactions(cubic=("aaa",), max_crosses=22_100 - 1)  # C(52, 3) = 22100
+    batch = parse_block(Block(data, "c.vw", 1), FMT_VW, BITS, True, inter)
+    assert batch.status.tolist() == [0, 19, 0]
+    assert np.isnan(batch.labels[1]) and batch.weights[1] == 0
+    assert np.diff(batch.indptr).tolist() == [3 + 4, 0, 2 + 1]  # own + constant + crosses
+    inter = compile_interactions(cubic=("aaa",), max_crosses=22_100)
+    assert parse_block(Block(data, "c.vw", 1), FMT_VW, BITS, True, inter).status[1] == 0
+    wild = compile_interactions(interactions=("::::",), max_crosses=100)  # C(7, 4) = 35 fits
+    many = b"1 " + b" ".join(b"|%c x" % c for c in b"abcdefghij") + b"\n"  # C(13, 4) = 715
+    few = b"1 " + b" ".join(b"|%c x" % c for c in b"abcd") + b"\n"
+    data = np.frombuffer(many + few, dtype=np.uint8).copy()
+    assert parse_block(Block(data, "w.vw", 1), FMT_VW, BITS, True, wild).status.tolist() == [19, 0]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS, as Linux applies it")
+def test_hostile_crosses_run_in_bounded_memory_and_linear_time(tmp_path):
+    """--cubic fff on one 1,000-feature line (167 M crosses: 3.2 GB before) is skipped as
+    malformed under a 1.5 GB address-space limit; --interactions :::: on one line of 40
+    one-feature namespaces (123,410 crosses; over a minute before) learns."""
+    wide = tmp_path / "wide.vw"
+    wide.write_text("1 |f " + " ".join(f"w{i}" for i in range(1000)) + "\n-1 |f a b\n")
+    many = tmp_path / "many.vw"
+    names = [chr(c) for c in range(ord("A"), ord("Z") + 1)] + [chr(c) for c in range(97, 111)]
+    many.write_text("1 " + " ".join(f"|{n} x" for n in names) + "\n")
+    limit = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000,) * 2);"
+             "from streamlearn.cli import main; sys.argv[0] = 'sl'; main()")  # fmt: skip
+    for path, opts, code in ((wide, ["--cubic", "fff"], 0), (many, ["--interactions", "::::"], 0)):
+        r = subprocess.run([sys.executable, "-c", limit, "train", str(path), *opts, "-b", "20",
+                            "-f", str(tmp_path / "m.sl")], capture_output=True, text=True,
+                           timeout=600)  # fmt: skip
+        assert r.returncode == code, r.stderr[-2000:]
+        assert "Traceback" not in r.stderr
+    assert "more crosses than --max-crosses" in subprocess.run(
+        [sys.executable, "-c", limit, "train", str(wide), "--cubic", "fff", "-b", "20"],
+        capture_output=True, text=True, timeout=600).stderr  # fmt: skip
