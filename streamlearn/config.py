@@ -99,7 +99,7 @@ def _check_types(config: TrainConfig) -> None:
             ok = isinstance(value, str)
             want, cast = "a string", str
         elif kind.startswith("tuple"):
-            ok = not isinstance(value, str | bytes) and all(isinstance(v, str) for v in value)
+            ok = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
             want, cast = "a list of strings", tuple
         else:
             continue

@@ -193,10 +193,9 @@ def _model_crosses(path: str | None) -> tuple[int, ...]:
             magic, _, n = struct.unpack("<8sII", f.read(16))
             if magic != b"SLMODEL\0" or n > 64 << 20:
                 return ()
-            config = json.loads(f.read(n)).get("config", {})
-    except (OSError, ValueError, struct.error, AttributeError):
-        return ()  # the run reports an unusable model
-    return crosses(config)
+            return crosses(json.loads(f.read(n)).get("config", {}))
+    except (OSError, ValueError, struct.error, AttributeError, TypeError, RecursionError):
+        return ()  # the run reports an unusable model (a crafted header too)
 
 
 def _tiny_mode(files: tuple[str, ...], orders: tuple[int, ...] = (), factor: int = 1) -> None:
