@@ -24,6 +24,7 @@ OPTIONS = {
     "--seed": ["--algo", "scd"], "--max-memory": ["--algo", "cd"],
     "--holdout-period": ["--passes", "2"], "--early-terminate": ["--passes", "2"],
     "--max-line-bytes": [], "--lock-timeout": [], "--passes": [],
+    "--max-crosses": ["-q", "ab"],
 }  # fmt: skip
 HOSTILE = ["inf", "-inf", "nan", "1e400", "-1e400", "1e308", "-1e308", "1e-400", "-1", "0",
            "-0", "1", "2", "0.5", "99999999999999999999", "-99999999999999999999",
@@ -31,8 +32,9 @@ HOSTILE = ["inf", "-inf", "nan", "1e400", "-1e400", "1e308", "-1e308", "1e-400",
            "3.5e38", "1e39", "-1e-300", "NaN,1"]  # fmt: skip
 VALUES = st.sampled_from(HOSTILE) | st.floats(allow_nan=False).map(repr) | st.integers(
     -(2**70), 2**70).map(str)  # fmt: skip
-CODES = {0, 2, 6, 8}
-"""Runs with odd options: success, a usage error, diverged, the memory asked for is too much."""
+CODES = {0, 2, 6, 8, 10}
+"""Runs with odd options: success, a usage error, diverged, the memory asked for is too
+much, no examples (``--max-line-bytes 1`` or ``--max-crosses 1`` skip every line)."""
 
 
 @pytest.fixture(scope="module")
