@@ -456,6 +456,15 @@ def _used(terms, lengths, wild: bool) -> np.ndarray:
 
 
 @jit
+def _filters(drop, drop_linear) -> bool:
+    """Whether any namespace is dropped (``--ignore``, ``--keep``, ``--ignore_linear``)."""
+    for c in range(drop.shape[0]):
+        if drop[c] or drop_linear[c]:
+            return True
+    return False
+
+
+@jit
 def _wild(terms, lengths) -> bool:
     for i in range(terms.shape[0]):
         for a in range(lengths[i]):
@@ -479,9 +488,7 @@ def _sizes(indptr, ns, terms, lengths, drop, drop_linear, dedupe, status, lo, bu
     present = np.empty(256, dtype=np.int64)
     wild = _wild(terms, lengths)
     used = _used(terms, lengths, wild)
-    filters = False
-    for c in range(257):
-        filters = filters or drop[c] or drop_linear[c]
+    filters = _filters(drop, drop_linear)
     room = 1
     ex_terms = np.empty((1, MAX_TERMS), dtype=np.int64)
     ex_len = np.empty(1, dtype=np.int64)
@@ -579,12 +586,14 @@ def _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
     present = np.empty(256, dtype=np.int64)
     wild = _wild(terms, lengths)
     used = _used(terms, lengths, wild)
+    filters = _filters(drop, drop_linear)
     ex_terms = np.empty((room, MAX_TERMS), dtype=np.int64) if wild else terms
     ex_len = np.empty(room, dtype=np.int64) if wild else lengths
     widest = 1
     for r in range(lo, end):
         widest = max(widest, indptr[r + 1] - indptr[r])
-    bypos = np.empty(widest, dtype=np.int64)
+    bidx = np.empty(widest, dtype=np.uint64)  # the row's features, bucketed by namespace
+    bval = np.empty(widest, dtype=np.float64)
     at = np.zeros(MAX_TERMS, dtype=np.int64)
     base = np.zeros(MAX_TERMS, dtype=np.int64)
     cnt = np.zeros(MAX_TERMS, dtype=np.int64)
@@ -596,12 +605,19 @@ def _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
             continue
         rlo = indptr[r]
         rhi = indptr[r + 1]
-        for q in range(rlo, rhi):  # the example's own features, in line order
-            c = ns[q]
-            if not drop[c] and not drop_linear[c]:
-                out_idx[k] = indices[q]
-                out_val[k] = values[q]
-                k += 1
+        if filters:  # the example's own features, in line order
+            for q in range(rlo, rhi):
+                c = ns[q]
+                if not drop[c] and not drop_linear[c]:
+                    out_idx[k] = indices[q]
+                    out_val[k] = values[q]
+                    k += 1
+        else:  # all of them: a loop without branches (vectorised)
+            n_own = rhi - rlo
+            for j in range(n_own):
+                out_idx[k + j] = indices[rlo + j]
+                out_val[k + j] = values[rlo + j]
+            k += n_own
         nt = terms.shape[0]
         if nt == 0:
             continue
@@ -617,7 +633,8 @@ def _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
         for q in range(rlo, rhi):
             c = ns[q]
             if used[c] and not drop[c]:
-                bypos[bucket_at[c]] = q
+                bidx[bucket_at[c]] = indices[q]
+                bval[bucket_at[c]] = values[q]
                 bucket_at[c] += 1
         for a in range(nnamed):  # back to each bucket's start
             c = named[a]
@@ -637,18 +654,22 @@ def _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
                 continue
             if m == 2:  # the common case, as two plain loops
                 same = ex_terms[t, 1] == ex_terms[t, 0]
+                b0 = base[0]
+                b1 = base[1]
                 for a in range(cnt[0]):
-                    q0 = bypos[base[0] + a]
-                    h0 = (FNV_PRIME * np.uint64(indices[q0])) & _M32
-                    v0 = values[q0]
-                    for b in range(a if same else 0, cnt[1]):
-                        q1 = bypos[base[1] + b]
-                        out_idx[k] = (h0 ^ np.uint64(indices[q1])) & mask
-                        if f32:
-                            out_val[k] = np.float64(np.float32(v0) * np.float32(values[q1]))
-                        else:
-                            out_val[k] = v0 * values[q1]
-                        k += 1
+                    h0 = (FNV_PRIME * bidx[b0 + a]) & _M32
+                    v0 = bval[b0 + a]
+                    if f32:
+                        v032 = np.float32(v0)
+                        for b in range(a if same else 0, cnt[1]):
+                            out_idx[k] = (h0 ^ bidx[b1 + b]) & mask
+                            out_val[k] = np.float64(v032 * np.float32(bval[b1 + b]))
+                            k += 1
+                    else:
+                        for b in range(a if same else 0, cnt[1]):
+                            out_idx[k] = (h0 ^ bidx[b1 + b]) & mask
+                            out_val[k] = v0 * bval[b1 + b]
+                            k += 1
                 continue
             # odometer over the m terms; a term equal to the previous one starts
             # at the previous one's position (combinations, as VW)
@@ -660,18 +681,18 @@ def _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
                     if lvl >= 0:
                         at[lvl] += 1
                     continue
-                q = bypos[base[lvl] + at[lvl]]
+                q = base[lvl] + at[lvl]
                 if lvl == 0:
-                    acc[0] = np.uint64(indices[q])
-                    val[0] = values[q]
+                    acc[0] = bidx[q]
+                    val[0] = bval[q]
                 else:
                     # only the low 32 bits reach a slot (bits <= 32), and they depend only
                     # on the low 32 bits of each step: no 64-bit overflow to wrap
-                    acc[lvl] = ((FNV_PRIME * acc[lvl - 1]) & _M32) ^ np.uint64(indices[q])
+                    acc[lvl] = ((FNV_PRIME * acc[lvl - 1]) & _M32) ^ bidx[q]
                     if f32:
-                        val[lvl] = np.float64(np.float32(val[lvl - 1]) * np.float32(values[q]))
+                        val[lvl] = np.float64(np.float32(val[lvl - 1]) * np.float32(bval[q]))
                     else:
-                        val[lvl] = val[lvl - 1] * values[q]
+                        val[lvl] = val[lvl - 1] * bval[q]
                 if lvl == m - 1:
                     out_idx[k] = acc[lvl] & mask
                     out_val[k] = val[lvl]
