@@ -102,10 +102,14 @@ class GroupedCommand(click.Command):
         place = {name: (title, i) for title, names in HELP_GROUPS.items()
                  for i, name in enumerate(names)}  # fmt: skip
         records: dict[str, list[tuple[int, tuple[str, str]]]] = {}
+        help_option = self.get_help_option(ctx)
         for n, param in enumerate(self.get_params(ctx)):
+            if isinstance(param, click.Argument):
+                continue  # in the usage line (click >= 8.2 gives arguments a record too)
             record = param.get_help_record(ctx)
             if record is not None:
-                title, i = place.get(param.name or "", ("Other options", 1000 + n))
+                name = "help" if param is help_option else param.name or ""  # click >= 8.5
+                title, i = place.get(name, ("Other options", 1000 + n))
                 records.setdefault(title, []).append((i, record))
         for title in [*HELP_GROUPS, "Other options"]:
             if records.get(title):
