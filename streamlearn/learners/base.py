@@ -141,6 +141,7 @@ MAX_ROWS = 64
 ROW_WIDTH = 10  # avg loss, since last, example counter, example weight, label, predict, features,
 # then the running holdout loss sum and weight (for VW's "h" lines from the second pass on),
 # and (one-against-all with --probabilities) the predicted class's probability
+R_PROB = 9  # rows column: the predicted class's probability (--probabilities), else NaN
 
 
 def make_params(
@@ -374,30 +375,39 @@ def add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv, progress=0.0):
                 stats[S_CORRECT_W] += a
     else:
         stats[S_UNLABELED] += 1.0
-    if stats[S_WEX] >= stats[S_NEXT_DUMP]:
-        r = int(stats[S_NROWS])
-        if r < rows.shape[0]:
-            rows[r, 0] = stats[S_LOSS] / stats[S_WLAB] if stats[S_WLAB] > 0 else np.nan
-            rows[r, 1] = (
-                stats[S_SINCE_LOSS] / stats[S_SINCE_W] if stats[S_SINCE_W] > 0 else np.nan
-            )
-            rows[r, 2] = stats[S_N]
-            rows[r, 3] = stats[S_WEX]
-            rows[r, 4] = y
-            rows[r, 5] = p
-            rows[r, 6] = nfeat
-            rows[r, 7] = stats[S_HO_LOSS]
-            rows[r, 8] = stats[S_HO_W]
-            stats[S_NROWS] = r + 1
-        stats[S_SINCE_LOSS] = 0.0
-        stats[S_SINCE_W] = 0.0
-        if progress > 0.0:
-            stats[S_NEXT_DUMP] = stats[S_WEX] * progress
-        elif progress < 0.0:
-            stats[S_NEXT_DUMP] = stats[S_WEX] - progress
-        else:
-            while stats[S_NEXT_DUMP] <= stats[S_WEX]:
-                stats[S_NEXT_DUMP] *= 2.0
+    table_row(stats, rows, y, p, nfeat, progress, np.nan)
+
+
+@jit_inline
+def table_row(stats, rows, y, p, nfeat, progress, prob):
+    """Write a table line of the example just accounted when the weighted example count has
+    reached the next dump point, and move that point (``progress``: see
+    :func:`add_scored`); ``prob`` is the predicted class's probability (one-against-all
+    with ``--probabilities``), NaN otherwise."""
+    if stats[S_WEX] < stats[S_NEXT_DUMP]:
+        return
+    r = int(stats[S_NROWS])
+    if r < rows.shape[0]:
+        rows[r, 0] = stats[S_LOSS] / stats[S_WLAB] if stats[S_WLAB] > 0 else np.nan
+        rows[r, 1] = stats[S_SINCE_LOSS] / stats[S_SINCE_W] if stats[S_SINCE_W] > 0 else np.nan
+        rows[r, 2] = stats[S_N]
+        rows[r, 3] = stats[S_WEX]
+        rows[r, 4] = y
+        rows[r, 5] = p
+        rows[r, 6] = nfeat
+        rows[r, 7] = stats[S_HO_LOSS]
+        rows[r, 8] = stats[S_HO_W]
+        rows[r, R_PROB] = prob
+        stats[S_NROWS] = r + 1
+    stats[S_SINCE_LOSS] = 0.0
+    stats[S_SINCE_W] = 0.0
+    if progress > 0.0:
+        stats[S_NEXT_DUMP] = stats[S_WEX] * progress
+    elif progress < 0.0:
+        stats[S_NEXT_DUMP] = stats[S_WEX] - progress
+    else:
+        while stats[S_NEXT_DUMP] <= stats[S_WEX]:
+            stats[S_NEXT_DUMP] *= 2.0
 
 
 @jit_inline

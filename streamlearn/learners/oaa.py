@@ -53,6 +53,7 @@ from streamlearn.learners.base import (
     P_LEARN,
     P_OAA,
     P_PROBS,
+    P_PROGRESS,
     P_T0,
     S_CORRECT_W,
     S_FEATURES,
@@ -63,9 +64,6 @@ from streamlearn.learners.base import (
     S_HO_W,
     S_LOSS,
     S_MC_LOGLOSS,
-    S_N,
-    S_NEXT_DUMP,
-    S_NROWS,
     S_SINCE_LOSS,
     S_SINCE_W,
     S_UNLABELED,
@@ -74,6 +72,7 @@ from streamlearn.learners.base import (
     LearnerSpec,
     begin_example,
     row_span,
+    table_row,
 )
 from streamlearn.learners.losses import LOGISTIC, dloss32, expf, logf, loss32
 from streamlearn.system.jit import jit, jit_inline
@@ -83,8 +82,6 @@ F64 = np.float64
 
 G_CLASS = GSTATE_SIZE
 """gd: class c's normalizer sums: Σ a Σ (x/m)² at ``G_CLASS + 2c``, Σ a at ``G_CLASS + 2c + 1``."""
-
-R_PROB = 9  # rows column: the predicted class's probability (--probabilities), else NaN
 
 
 def stride(k: int) -> int:
@@ -162,8 +159,9 @@ def probabilities(scores, k, out):
 
 
 @jit_inline
-def account_class(stats, rows, pred, y, a, nfeat, labeled, holdout, prob, mll):
-    """Add one scored multiclass example: 0/1 loss (weighted), accuracy, log loss, table rows."""
+def account_class(stats, rows, pred, y, a, nfeat, labeled, holdout, prob, mll, progress):
+    """Add one scored multiclass example: 0/1 loss (weighted), accuracy, log loss, table rows
+    (:func:`~streamlearn.learners.base.table_row`, on ``-P``'s schedule as every learner)."""
     stats[S_FEATURES] += nfeat
     stats[S_WEX] += a
     if labeled:
@@ -185,26 +183,7 @@ def account_class(stats, rows, pred, y, a, nfeat, labeled, holdout, prob, mll):
                 stats[S_CORRECT_W] += a
     else:
         stats[S_UNLABELED] += 1.0
-    if stats[S_WEX] >= stats[S_NEXT_DUMP]:
-        r = int(stats[S_NROWS])
-        if r < rows.shape[0]:
-            rows[r, 0] = stats[S_LOSS] / stats[S_WLAB] if stats[S_WLAB] > 0 else np.nan
-            rows[r, 1] = (
-                stats[S_SINCE_LOSS] / stats[S_SINCE_W] if stats[S_SINCE_W] > 0 else np.nan
-            )
-            rows[r, 2] = stats[S_N]
-            rows[r, 3] = stats[S_WEX]
-            rows[r, 4] = y
-            rows[r, 5] = pred
-            rows[r, 6] = nfeat
-            rows[r, 7] = stats[S_HO_LOSS]
-            rows[r, 8] = stats[S_HO_W]
-            rows[r, R_PROB] = prob
-            stats[S_NROWS] = r + 1
-        stats[S_SINCE_LOSS] = 0.0
-        stats[S_SINCE_W] = 0.0
-        while stats[S_NEXT_DUMP] <= stats[S_WEX]:
-            stats[S_NEXT_DUMP] *= 2.0
+    table_row(stats, rows, y, pred, nfeat, progress, prob)
 
 
 @jit_inline
@@ -240,7 +219,8 @@ def predict_example(table, gstate, params, loss_id, indices, values, lo, hi, bas
     else:
         for c in range(k):
             out[1 + c] = scores[c]
-    account_class(stats, rows, pred, y, a, hi - lo, labeled, holdout, prob, mll)
+    account_class(stats, rows, pred, y, a, hi - lo, labeled, holdout, prob, mll,
+                  params[P_PROGRESS])
     extend = labeled and not holdout and params[P_LEARN] != 0.0
     return extend and a != 0.0, extend
 

@@ -266,6 +266,18 @@ def test_table_and_summary_are_vws(digits):
     assert "best constant" not in r.output and "weighted label sum = 0.000000" in r.output
 
 
+@pytest.mark.parametrize(("progress", "counters"), [("100", [100, 200, 300]),
+                                                   ("3.0", [1, 3, 9, 27, 81, 243])])
+def test_progress_sets_the_table_lines_as_for_binary_learners(digits, progress, counters):
+    """``-P`` with ``--oaa``: VW's schedule (an integer adds, a float multiplies), as
+    every other learner (the table lines once doubled whatever -P said)."""
+    r = invoke(["train", str(digits / "a.vw"), "--oaa", "10", "-P", progress])
+    assert r.exit_code == 0, r.output
+    got = [int(line.split()[2]) for line in r.output.splitlines()
+           if line[:1].isdigit() and len(line.split()) == 7]  # fmt: skip
+    assert got == counters
+
+
 def test_passes_holdout_and_grid_over_one_parse(digits, tmp_path):
     rep = tmp_path / "g.json"
     r = invoke(["train", str(digits / "all.vw"), "--oaa", "10", "--passes", "3",
