@@ -56,6 +56,13 @@ _NO_POS = np.empty(0, dtype=np.int64)
 _NO_VALS = np.empty(0, dtype=np.float64)
 
 
+def _unshared(arrays: tuple[np.ndarray, ...]) -> bool:
+    """Whether only a pool's tuple refers to each of ``arrays`` (no batch's view of them
+    is alive): a view holds its base, so CPython's count shows it."""
+    # the tuple's reference, this call's argument and the loop variable
+    return all(sys.getrefcount(a) <= 3 for a in arrays)
+
+
 class _ArraySets:
     """Output arrays for the block kernels, each set reused once no batch refers to it.
 
@@ -82,7 +89,7 @@ class _ArraySets:
             for i in range(len(self.sets)):
                 arrays = self.sets[i]
                 # referred to by the list, this variable and the call only
-                if sys.getrefcount(arrays) <= 3 and all(sys.getrefcount(a) <= 3 for a in arrays):
+                if sys.getrefcount(arrays) <= 3 and _unshared(arrays):
                     if arrays[0].shape[0] < max_rows or arrays[6].shape[0] < need:
                         arrays = self._new(n_bytes, max_rows)
                         self.sets[i] = arrays
@@ -122,8 +129,7 @@ class _CrossBuffers:
     def take(self) -> tuple[np.ndarray, np.ndarray]:
         with self.lock:
             for pair in self.pairs:
-                # each array referred to by its pair and the call only (a view adds one)
-                if sys.getrefcount(pair[0]) <= 2 and sys.getrefcount(pair[1]) <= 2:
+                if _unshared(pair):
                     return pair
             pair = (np.empty(self.size, dtype=np.uint32), np.empty(self.size, dtype=np.float64))
             if len(self.pairs) < self.keep:
@@ -288,7 +294,8 @@ def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
         arrays
     )
     status = status[:rows]
-    room = np.iinfo(np.int64).max if budget is None else budget
+    # entries a part may hold: the pooled buffers' size at most (None: the whole block)
+    room = np.iinfo(np.int64).max if budget is None else min(budget, _BUFFERS.size)
     if data is not block.data:
         block = dataclasses.replace(block, data=data)
 
@@ -296,8 +303,7 @@ def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
         buf_idx, buf_val = _BUFFERS.take() if budget is not None else (_NO_IDX, _NO_VALS)
         ptr, idx, val, end = expand_batch(
             indptr, indices, values, ns, mask, inter.terms, inter.lengths, inter.drop,
-            inter.drop_linear, inter.dedupe, inter.f32, status, lo,
-            room if budget is None else min(room, buf_idx.shape[0]), inter.max_crosses,
+            inter.drop_linear, inter.dedupe, inter.f32, status, lo, room, inter.max_crosses,
             buf_idx, buf_val,
         )  # fmt: skip
         del buf_idx, buf_val  # the batch's views keep them from the pool while it lives
@@ -331,7 +337,6 @@ def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
             yield batch
 
     return first, rest
-
 
 
 def _with_long_lines(batch: Batch, long_lines: tuple) -> Batch:
@@ -518,7 +523,7 @@ def read_batches(
                     code = _detect(block)
                     if code is None:
                         if block.long_lines:  # its long lines are reported all the same
-                            pending.append(pool.submit(_undecided, block, bits))
+                            pending.append(pool.submit(lambda b=block: (_undecided(b, bits), None)))
                         continue
                 pending.append(pool.submit(parse_block_parts, block, code, bits, constant, inter))
                 # a block from a paused live input goes on at once, with those before it
@@ -548,10 +553,8 @@ def parse_blocks(blocks: Iterable[Block], code: int | None, bits: int, constant:
         yield from _whole(parse_block_parts(block, code, bits, constant, inter))
 
 
-def _whole(parts: tuple[Batch, Rest | None] | Batch) -> Iterator[Batch]:
+def _whole(parts: tuple[Batch, Rest | None]) -> Iterator[Batch]:
     """The non-empty batches of a parsed block (:func:`parse_block_parts`), in order."""
-    if isinstance(parts, Batch):  # a block of blank and long lines (:func:`_undecided`)
-        parts = (parts, None)
     first, rest = parts
     if first.n:
         yield first
