@@ -47,7 +47,7 @@ import numpy as np
 from streamlearn.io._scan import CONSTANT_NS
 from streamlearn.io.batch import TOO_MANY_CROSSES
 from streamlearn.io.grams import compile_grams
-from streamlearn.system.jit import jit
+from streamlearn.system.jit import jit, jit_inline, jit_noalloc
 
 FNV_PRIME = np.uint64(16777619)
 _M32 = np.uint64(0xFFFFFFFF)
@@ -396,7 +396,7 @@ def _fill(out, out_len, n, terms, i, m, vals) -> int:
     return n + 1
 
 
-@jit
+@jit_inline
 def _term_count(bucket_cnt, terms, t: int, m: int) -> float:
     """How many crosses term ``t`` of ``m`` namespaces makes for an example whose namespace
     c has ``bucket_cnt[c]`` features: a run of L equal namespaces with n features
@@ -420,26 +420,41 @@ def _term_count(bucket_cnt, terms, t: int, m: int) -> float:
     return total
 
 
-@jit
-def _bucket(indptr, ns, r, drop, used, bucket_cnt, named, present):
-    """Count row ``r``'s features per namespace, for the namespaces ``used`` by the
-    interactions (``bucket_cnt``; dropped ones never); returns how many namespaces
-    have counts (listed in ``named``) and how many of them are not the constant's
-    (listed in ``present``, for wildcards).  The caller zeroes the counts."""
+@jit_inline
+def _runs(indptr, ns, r, drop, used, counts, runs):
+    """Row ``r``'s runs of features of one namespace, for the namespaces ``used`` by the
+    interactions (dropped ones never): run ``a`` is namespace ``runs[0, a]``, entries
+    ``runs[1, a]..runs[2, a]``.  Counts each namespace's features (``counts[0]``) and
+    lists the namespaces with counts (``counts[2]``) and those of them not the
+    constant's (``counts[3]``, for wildcards).  Returns ``(nruns, nnamed, npresent)``;
+    the caller zeroes the counts.  A line's namespaces come in runs (``|u ... |i
+    ...``), so the scan compares neighbours and looks a namespace up only where a run
+    starts."""
+    nruns = 0
     nnamed = 0
     npresent = 0
-    for q in range(indptr[r], indptr[r + 1]):
+    q = indptr[r]
+    hi = indptr[r + 1]
+    while q < hi:
         c = ns[q]
+        start = q
+        q += 1
+        while q < hi and ns[q] == c:
+            q += 1
         if not used[c] or drop[c]:
             continue
-        if bucket_cnt[c] == 0:
-            named[nnamed] = c
+        if counts[0, c] == 0:
+            counts[2, nnamed] = c
             nnamed += 1
             if c != CONSTANT_NS:
-                present[npresent] = c
+                counts[3, npresent] = c
                 npresent += 1
-        bucket_cnt[c] += 1
-    return nnamed, npresent
+        counts[0, c] += q - start
+        runs[0, nruns] = c
+        runs[1, nruns] = start
+        runs[2, nruns] = q
+        nruns += 1
+    return nruns, nnamed, npresent
 
 
 @jit
@@ -474,65 +489,6 @@ def _wild(terms, lengths) -> bool:
 
 
 @jit
-def _sizes(indptr, ns, terms, lengths, drop, drop_linear, dedupe, status, lo, budget,
-           max_crosses):  # fmt: skip
-    """The first pass of :func:`expand_batch`: each row's entries (own features and
-    crosses) from ``lo`` on, rows past ``max_crosses`` marked, until ``budget``; returns
-    ``(ptr, end, room)``: the output's row pointers, the end row, and the rows of
-    interactions the wildcards of the largest example expand to."""
-    n = indptr.shape[0] - 1
-    ptr = np.empty(n - lo + 1, dtype=np.int64)
-    ptr[0] = 0
-    bucket_cnt = np.zeros(257, dtype=np.int64)
-    named = np.empty(257, dtype=np.int64)
-    present = np.empty(256, dtype=np.int64)
-    wild = _wild(terms, lengths)
-    used = _used(terms, lengths, wild)
-    filters = _filters(drop, drop_linear)
-    room = 1
-    ex_terms = np.empty((1, MAX_TERMS), dtype=np.int64)
-    ex_len = np.empty(1, dtype=np.int64)
-    k = 0
-    end = n
-    for r in range(lo, n):
-        own = indptr[r + 1] - indptr[r]
-        if filters:
-            for q in range(indptr[r], indptr[r + 1]):
-                c = ns[q]
-                if drop[c] or drop_linear[c]:
-                    own -= 1
-        nnamed, npresent = _bucket(indptr, ns, r, drop, used, bucket_cnt, named, present)
-        crosses = 0.0
-        if wild:
-            need = terms_room(terms, lengths, npresent)
-            if need > max_crosses:  # each of them crosses at least one feature
-                crosses = np.inf
-            else:
-                if need > ex_terms.shape[0]:
-                    ex_terms = np.empty((need, MAX_TERMS), dtype=np.int64)
-                    ex_len = np.empty(need, dtype=np.int64)
-                room = max(room, need)
-                nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len, dedupe)
-                for t in range(nt):
-                    crosses += _term_count(bucket_cnt, ex_terms, t, ex_len[t])
-        else:
-            for t in range(terms.shape[0]):
-                crosses += _term_count(bucket_cnt, terms, t, lengths[t])
-        for a in range(nnamed):
-            bucket_cnt[named[a]] = 0
-        if crosses > max_crosses:
-            status[r] = TOO_MANY_CROSSES
-            ptr[r - lo + 1] = k
-            continue
-        if r > lo and k + own + crosses > budget:
-            end = r
-            break
-        k += own + np.int64(crosses)
-        ptr[r - lo + 1] = k
-    return ptr[: end - lo + 1], end, room
-
-
-@jit
 def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
                  dedupe, f32, status, lo, budget, max_crosses, buf_idx, buf_val):  # fmt: skip
     """CSR arrays for rows ``lo, lo + 1, ...``: each row's own features (filtered),
@@ -556,151 +512,262 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
     row), and the rows stop before the one that would take the output past
     ``budget`` entries (never before row ``lo``'s), so the arrays hold at most
     ``max(budget, own features + max_crosses)`` entries; the caller calls again
-    from ``end``.  Time is linear in the features and crosses written: a first
-    pass counts each row's entries from its features' namespaces
-    (:func:`_sizes`), the second writes them into arrays of that size (arrays
-    that never move: a loop that may reallocate its output runs ~10x slower
-    under numba, whose array loads it can no longer hoist).
+    from ``end``.  Time is linear in the features and crosses written: each row
+    is counted from its namespaces' runs, then written, in one pass over the
+    rows when the buffers have room; else a first pass counts them all and the
+    second writes into arrays of that size (arrays that never move: a loop that
+    may reallocate its output runs ~10x slower under numba, whose array loads it
+    can no longer hoist).
     """
-    ptr, end, room = _sizes(indptr, ns, terms, lengths, drop, drop_linear, dedupe, status, lo,
-                            budget, max_crosses)  # fmt: skip
-    total = ptr[ptr.shape[0] - 1]
-    if total > buf_idx.shape[0]:  # one row above the budget, or no buffers given
-        buf_idx = np.empty(total, dtype=np.uint32)
-        buf_val = np.empty(total, dtype=np.float64)
-    out_idx = buf_idx[:total]
-    out_val = buf_val[:total]
-    _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear, dedupe, f32,
-           status, lo, end, room, out_idx, out_val)  # fmt: skip
+    if budget <= buf_idx.shape[0]:
+        ptr, end, k = _rows(indptr, indices, values, ns, mask, terms, lengths, drop,
+                            drop_linear, dedupe, f32, status, lo, budget, max_crosses, True,
+                            buf_idx, buf_val)  # fmt: skip
+        if k >= 0:
+            return ptr, buf_idx[:k], buf_val[:k], end
+    # row lo's entries pass the buffers, or none given: size new arrays by a first pass
+    ptr, end, total = _rows(indptr, indices, values, ns, mask, terms, lengths, drop,
+                            drop_linear, dedupe, f32, status, lo, budget, max_crosses, False,
+                            buf_idx[:0], buf_val[:0])  # fmt: skip
+    out_idx = np.empty(total, dtype=np.uint32)
+    out_val = np.empty(total, dtype=np.float64)
+    ptr, end, k = _rows(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
+                        dedupe, f32, status, lo, budget, max_crosses, True, out_idx,
+                        out_val)  # fmt: skip
     return ptr, out_idx, out_val, end
 
 
 @jit
-def _write(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear, dedupe, f32,
-           status, lo, end, room, out_idx, out_val):  # fmt: skip
-    """The second pass of :func:`expand_batch`: rows ``lo..end-1`` into ``out_idx`` and
-    ``out_val`` (sized by the first)."""
-    bucket_cnt = np.zeros(257, dtype=np.int64)
-    bucket_at = np.zeros(257, dtype=np.int64)
-    named = np.empty(257, dtype=np.int64)
-    present = np.empty(256, dtype=np.int64)
+def _rows(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear, dedupe, f32,
+          status, lo, budget, max_crosses, write, out_idx, out_val):  # fmt: skip
+    """The pass of :func:`expand_batch` over rows ``lo, lo + 1, ...``: returns ``(ptr, end,
+    k)``, the rows' pointers, the end row and the entries, written into ``out_idx`` and
+    ``out_val`` with ``write`` (then ``k`` is -1 if row ``lo`` alone passes them), else
+    only counted (the output's size without ``out_idx``'s bound)."""
+    n = indptr.shape[0] - 1
+    ptr = np.empty(n - lo + 1, dtype=np.int64)
+    ptr[0] = 0
+    cap = out_idx.shape[0] if write else np.iinfo(np.int64).max
     wild = _wild(terms, lengths)
     used = _used(terms, lengths, wild)
-    filters = _filters(drop, drop_linear)
-    ex_terms = np.empty((room, MAX_TERMS), dtype=np.int64) if wild else terms
-    ex_len = np.empty(room, dtype=np.int64) if wild else lengths
     widest = 1
-    for r in range(lo, end):
+    for r in range(lo, n):
         widest = max(widest, indptr[r + 1] - indptr[r])
+    counts = np.zeros((4, 257), dtype=np.int64)
+    runs = np.empty((3, widest), dtype=np.int64)
     bidx = np.empty(widest, dtype=np.uint64)  # the row's features, bucketed by namespace
     bval = np.empty(widest, dtype=np.float64)
-    at = np.zeros(MAX_TERMS, dtype=np.int64)
-    base = np.zeros(MAX_TERMS, dtype=np.int64)
-    cnt = np.zeros(MAX_TERMS, dtype=np.int64)
+    odometer = np.zeros((3, MAX_TERMS), dtype=np.int64)
     acc = np.zeros(MAX_TERMS, dtype=np.uint64)
     val = np.zeros(MAX_TERMS, dtype=np.float64)
+    scratch = (counts, runs, bidx, bval, odometer, acc, val)
+    limits = np.array([lo, budget, cap, max_crosses, mask, write, f32, _filters(drop, drop_linear)],
+                      dtype=np.int64)  # fmt: skip
+    if not wild:
+        end, k = _plain_rows(indptr, indices, values, ns, terms, lengths, drop, drop_linear,
+                             used, status, limits, scratch, ptr, out_idx, out_val)  # fmt: skip
+        return ptr[: end - lo + 1], end, k
+    # a wildcard's interactions depend on each row's namespaces: listed row by row
+    ex_terms = np.empty((1, MAX_TERMS), dtype=np.int64)
+    ex_len = np.empty(1, dtype=np.int64)
     k = 0
-    for r in range(lo, end):
-        if status[r] == TOO_MANY_CROSSES:
-            continue
-        rlo = indptr[r]
-        rhi = indptr[r + 1]
-        if filters:  # the example's own features, in line order
-            for q in range(rlo, rhi):
-                c = ns[q]
-                if not drop[c] and not drop_linear[c]:
-                    out_idx[k] = indices[q]
-                    out_val[k] = values[q]
-                    k += 1
-        else:  # all of them: a loop without branches (vectorised)
-            n_own = rhi - rlo
-            for j in range(n_own):
-                out_idx[k + j] = indices[rlo + j]
-                out_val[k + j] = values[rlo + j]
-            k += n_own
-        nt = terms.shape[0]
-        if nt == 0:
-            continue
-        # the features the interactions read, bucketed by namespace (each in line order)
-        nnamed, npresent = _bucket(indptr, ns, r, drop, used, bucket_cnt, named, present)
-        if nnamed == 0:
-            continue
-        start = 0
-        for a in range(nnamed):
-            c = named[a]
-            bucket_at[c] = start
-            start += bucket_cnt[c]
+    end = n
+    for r in range(lo, n):
+        nruns, nnamed, npresent = _runs(indptr, ns, r, drop, used, counts, runs)
+        need = terms_room(terms, lengths, npresent)
+        nt = -1  # more interactions than crosses allowed
+        if need <= max_crosses:
+            if need > ex_terms.shape[0]:
+                ex_terms = np.empty((need, MAX_TERMS), dtype=np.int64)
+                ex_len = np.empty(need, dtype=np.int64)
+            nt = _example_terms(terms, lengths, counts[3], npresent, ex_terms, ex_len, dedupe)
+        k = _place(r, k, nruns, nnamed, indptr, indices, values, ns, ex_terms, ex_len, nt, drop,
+                   drop_linear, status, limits, scratch, out_idx, out_val)  # fmt: skip
+        if k < 0:
+            end = r
+            k = -k - 1
+            if r == lo:
+                k = -1
+            break
+        ptr[r - lo + 1] = k
+    return ptr[: end - lo + 1], end, k
+
+
+@jit_noalloc
+def _plain_rows(indptr, indices, values, ns, terms, lengths, drop, drop_linear, used, status,
+                limits, scratch, ptr, out_idx, out_val):  # fmt: skip
+    """:func:`_rows` without wildcards, with no reference counting (``jit_noalloc``): the
+    rows' loop calls a handful of helpers per row, each with a dozen arrays, whose
+    counted references cost as much as the copying for short lines."""
+    counts, runs = scratch[0], scratch[1]
+    lo = limits[0]
+    nt = terms.shape[0]
+    n = indptr.shape[0] - 1
+    k = 0
+    for r in range(lo, n):
+        nruns, nnamed, npresent = 0, 0, 0
+        if nt > 0:
+            nruns, nnamed, npresent = _runs(indptr, ns, r, drop, used, counts, runs)
+        k = _place(r, k, nruns, nnamed, indptr, indices, values, ns, terms, lengths, nt, drop,
+                   drop_linear, status, limits, scratch, out_idx, out_val)  # fmt: skip
+        if k < 0:
+            k = -k - 1
+            return r, (-1 if r == lo else k)
+        ptr[r - lo + 1] = k
+    return n, k
+
+
+@jit_inline
+def _place(r, k, nruns, nnamed, indptr, indices, values, ns, ex_terms, ex_len, nt, drop,
+           drop_linear, status, limits, scratch, out_idx, out_val):  # fmt: skip
+    """Row ``r``, its runs listed (:func:`_runs`) and its ``nt`` interactions in
+    ``ex_terms`` (-1: too many), at entry ``k``: counted, and written if asked and it fits
+    (``limits`` of :func:`_rows`).  Returns the next k, or ``-k - 1`` to stop before the
+    row (past the budget, or row ``lo`` past the output's room).  Zeroes the counts."""
+    counts, runs, bidx, bval, odometer, acc, val = scratch
+    lo, budget, cap, max_crosses = limits[0], limits[1], limits[2], limits[3]
+    mask = np.uint64(limits[4])
+    write = limits[5] != 0
+    f32 = limits[6] != 0
+    filters = limits[7] != 0
+    rlo = indptr[r]
+    rhi = indptr[r + 1]
+    own = rhi - rlo
+    if filters:
         for q in range(rlo, rhi):
             c = ns[q]
-            if used[c] and not drop[c]:
-                bidx[bucket_at[c]] = indices[q]
-                bval[bucket_at[c]] = values[q]
-                bucket_at[c] += 1
-        for a in range(nnamed):  # back to each bucket's start
-            c = named[a]
-            bucket_at[c] -= bucket_cnt[c]
-        if wild:
-            nt = _example_terms(terms, lengths, present, npresent, ex_terms, ex_len, dedupe)
-        for t in range(nt):
-            m = ex_len[t]
-            empty = False
-            for a in range(m):
-                c = ex_terms[t, a]
-                cnt[a] = bucket_cnt[c]
-                base[a] = bucket_at[c]
-                if cnt[a] == 0:
-                    empty = True
-            if empty:
-                continue
-            if m == 2:  # the common case, as two plain loops
-                same = ex_terms[t, 1] == ex_terms[t, 0]
-                b0 = base[0]
-                b1 = base[1]
-                for a in range(cnt[0]):
-                    h0 = (FNV_PRIME * bidx[b0 + a]) & _M32
-                    v0 = bval[b0 + a]
-                    if f32:
-                        v032 = np.float32(v0)
-                        for b in range(a if same else 0, cnt[1]):
-                            out_idx[k] = (h0 ^ bidx[b1 + b]) & mask
-                            out_val[k] = np.float64(v032 * np.float32(bval[b1 + b]))
-                            k += 1
-                    else:
-                        for b in range(a if same else 0, cnt[1]):
-                            out_idx[k] = (h0 ^ bidx[b1 + b]) & mask
-                            out_val[k] = v0 * bval[b1 + b]
-                            k += 1
-                continue
-            # odometer over the m terms; a term equal to the previous one starts
-            # at the previous one's position (combinations, as VW)
-            lvl = 0
-            at[0] = 0
-            while lvl >= 0:
-                if at[lvl] >= cnt[lvl]:
-                    lvl -= 1
-                    if lvl >= 0:
-                        at[lvl] += 1
-                    continue
-                q = base[lvl] + at[lvl]
-                if lvl == 0:
-                    acc[0] = bidx[q]
-                    val[0] = bval[q]
-                else:
-                    # only the low 32 bits reach a slot (bits <= 32), and they depend only
-                    # on the low 32 bits of each step: no 64-bit overflow to wrap
-                    acc[lvl] = ((FNV_PRIME * acc[lvl - 1]) & _M32) ^ bidx[q]
-                    if f32:
-                        val[lvl] = np.float64(np.float32(val[lvl - 1]) * np.float32(bval[q]))
-                    else:
-                        val[lvl] = val[lvl - 1] * bval[q]
-                if lvl == m - 1:
-                    out_idx[k] = acc[lvl] & mask
-                    out_val[k] = val[lvl]
+            if drop[c] or drop_linear[c]:
+                own -= 1
+    crosses = np.inf if nt < 0 else 0.0
+    for t in range(nt):
+        crosses += _term_count(counts[0], ex_terms, t, ex_len[t])
+    out = k
+    if crosses > max_crosses:
+        status[r] = TOO_MANY_CROSSES
+    elif k + own + crosses > budget and r > lo:
+        out = -k - 1
+    elif k + own + crosses > cap:  # row lo alone
+        out = -k - 1
+    elif write:
+        out = _copy_own(indices, values, ns, rlo, rhi, drop, drop_linear, filters, out_idx,
+                        out_val, k)  # fmt: skip
+        if nnamed:
+            _gather(indices, values, counts, runs, nnamed, nruns, bidx, bval)
+            for t in range(nt):
+                out = _cross(ex_terms, ex_len[t], t, counts, bidx, bval, mask, f32, odometer, acc,
+                             val, out_idx, out_val, out)  # fmt: skip
+    else:
+        out = k + own + np.int64(crosses)
+    named = counts[2]
+    for a in range(nnamed):
+        counts[0, named[a]] = 0
+    return out
+
+
+@jit_inline
+def _copy_own(indices, values, ns, rlo, rhi, drop, drop_linear, filters, out_idx, out_val, k):
+    """Row ``rlo..rhi``'s own features (those not dropped) at ``out_*[k:]``; the next k."""
+    if filters:
+        for q in range(rlo, rhi):
+            c = ns[q]
+            if not drop[c] and not drop_linear[c]:
+                out_idx[k] = indices[q]
+                out_val[k] = values[q]
+                k += 1
+        return k
+    # unsigned positions: no negative-index wrap to check, so the copy vectorises
+    at = np.uint64(k)
+    for q in range(np.uint64(rlo), np.uint64(rhi)):
+        out_idx[at] = indices[q]
+        out_val[at] = values[q]
+        at += np.uint64(1)
+    return k + (rhi - rlo)
+
+
+@jit_inline
+def _gather(indices, values, counts, runs, nnamed, nruns, bidx, bval):
+    """The runs' features into ``bidx``/``bval`` by namespace, each in line order: namespace
+    c's ``counts[0, c]`` from ``counts[1, c]`` on, in the order of ``counts[2]``."""
+    start = 0
+    for a in range(nnamed):
+        c = counts[2, a]
+        counts[1, c] = start
+        start += counts[0, c]
+    for a in range(nruns):
+        c = runs[0, a]
+        at = counts[1, c]
+        for q in range(runs[1, a], runs[2, a]):
+            bidx[at] = indices[q]
+            bval[at] = values[q]
+            at += 1
+        counts[1, c] = at
+    for a in range(nnamed):  # back to each bucket's start
+        c = counts[2, a]
+        counts[1, c] -= counts[0, c]
+
+
+@jit_inline
+def _cross(ex_terms, m, t, counts, bidx, bval, mask, f32, odometer, acc, val, out_idx, out_val,
+           k):  # fmt: skip
+    """Interaction ``t`` (``m`` namespaces) of the row gathered in ``bidx``/``bval``, in
+    VW's order, at ``out_*[k:]``; the next k."""
+    at, base, cnt = odometer[0], odometer[1], odometer[2]
+    for a in range(m):
+        c = ex_terms[t, a]
+        cnt[a] = counts[0, c]
+        base[a] = counts[1, c]
+        if cnt[a] == 0:
+            return k
+    if m == 2:  # the common case, as two plain loops
+        same = ex_terms[t, 1] == ex_terms[t, 0]
+        b0 = base[0]
+        b1 = base[1]
+        n1 = cnt[1]
+        for a in range(cnt[0]):
+            h0 = (FNV_PRIME * bidx[b0 + a]) & _M32
+            v0 = bval[b0 + a]
+            first = a if same else 0
+            if f32:
+                v032 = np.float32(v0)
+                for b in range(first, n1):
+                    out_idx[k] = (h0 ^ bidx[b1 + b]) & mask
+                    out_val[k] = np.float64(v032 * np.float32(bval[b1 + b]))
                     k += 1
-                    at[lvl] += 1
-                else:
-                    nxt = lvl + 1
-                    at[nxt] = at[lvl] if ex_terms[t, nxt] == ex_terms[t, lvl] else 0
-                    lvl = nxt
-        for a in range(nnamed):
-            bucket_cnt[named[a]] = 0
+            else:
+                for b in range(first, n1):
+                    out_idx[k] = (h0 ^ bidx[b1 + b]) & mask
+                    out_val[k] = v0 * bval[b1 + b]
+                    k += 1
+        return k
+    # odometer over the m terms; a term equal to the previous one starts
+    # at the previous one's position (combinations, as VW)
+    lvl = 0
+    at[0] = 0
+    while lvl >= 0:
+        if at[lvl] >= cnt[lvl]:
+            lvl -= 1
+            if lvl >= 0:
+                at[lvl] += 1
+            continue
+        q = base[lvl] + at[lvl]
+        if lvl == 0:
+            acc[0] = bidx[q]
+            val[0] = bval[q]
+        else:
+            # only the low 32 bits reach a slot (bits <= 32), and they depend only
+            # on the low 32 bits of each step: no 64-bit overflow to wrap
+            acc[lvl] = ((FNV_PRIME * acc[lvl - 1]) & _M32) ^ bidx[q]
+            if f32:
+                val[lvl] = np.float64(np.float32(val[lvl - 1]) * np.float32(bval[q]))
+            else:
+                val[lvl] = val[lvl - 1] * bval[q]
+        if lvl == m - 1:
+            out_idx[k] = acc[lvl] & mask
+            out_val[k] = val[lvl]
+            k += 1
+            at[lvl] += 1
+        else:
+            nxt = lvl + 1
+            at[nxt] = at[lvl] if ex_terms[t, nxt] == ex_terms[t, lvl] else 0
+            lvl = nxt
+    return k
