@@ -47,10 +47,11 @@ import numpy as np
 from streamlearn.io._scan import CONSTANT_NS
 from streamlearn.io.batch import TOO_MANY_CROSSES
 from streamlearn.io.grams import compile_grams
-from streamlearn.system.jit import jit, jit_inline, jit_noalloc
+from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
 FNV_PRIME = np.uint64(16777619)
 _M32 = np.uint64(0xFFFFFFFF)
+_EVERY_BYTE = np.uint64(0x0101010101010101)
 WILDCARD = 58
 """``:``, VW's wildcard, with its own byte: VW sorts interactions with it as a
 character (``--cubic a::`` becomes ``::a`` before it is expanded)."""
@@ -402,6 +403,8 @@ def _term_count(bucket_cnt, terms, t: int, m: int) -> float:
     c has ``bucket_cnt[c]`` features: a run of L equal namespaces with n features
     crosses their multisets, C(n + L - 1, L).  A float: it can pass int64 (the caller
     compares it with a cap first)."""
+    if m == 2 and terms[t, 0] != terms[t, 1]:  # the common case: n1 n2
+        return float(bucket_cnt[terms[t, 0]] * bucket_cnt[terms[t, 1]])
     total = 1.0
     a = 0
     while a < m:
@@ -439,6 +442,9 @@ def _runs(indptr, ns, r, drop, used, counts, runs):
         c = ns[q]
         start = q
         q += 1
+        word = np.uint64(c) * _EVERY_BYTE  # the run goes on 8 features at a time
+        while q + 8 <= hi and load_u64(ns, q) == word:
+            q += 8
         while q < hi and ns[q] == c:
             q += 1
         if not used[c] or drop[c]:
@@ -651,7 +657,13 @@ def _place(r, k, nruns, nnamed, indptr, indices, values, ns, ex_terms, ex_len, n
     elif write:
         out = _copy_own(indices, values, ns, rlo, rhi, drop, drop_linear, filters, out_idx,
                         out_val, k)  # fmt: skip
-        if nnamed:
+        if nnamed == nruns:  # one run a namespace: crossed where they are
+            for a in range(nruns):
+                counts[1, runs[0, a]] = runs[1, a]
+            for t in range(nt):
+                out = _cross(ex_terms, ex_len[t], t, counts, indices, values, mask, f32, odometer,
+                             acc, val, out_idx, out_val, out)  # fmt: skip
+        elif nnamed:
             _gather(indices, values, counts, runs, nnamed, nruns, bidx, bval)
             for t in range(nt):
                 out = _cross(ex_terms, ex_len[t], t, counts, bidx, bval, mask, f32, odometer, acc,
@@ -709,8 +721,9 @@ def _gather(indices, values, counts, runs, nnamed, nruns, bidx, bval):
 @jit_inline
 def _cross(ex_terms, m, t, counts, bidx, bval, mask, f32, odometer, acc, val, out_idx, out_val,
            k):  # fmt: skip
-    """Interaction ``t`` (``m`` namespaces) of the row gathered in ``bidx``/``bval``, in
-    VW's order, at ``out_*[k:]``; the next k."""
+    """Interaction ``t`` (``m`` namespaces) of a row whose namespace c has ``counts[0, c]``
+    features from ``bidx[counts[1, c]]``/``bval[counts[1, c]]`` on, in VW's order, at
+    ``out_*[k:]``; the next k."""
     at, base, cnt = odometer[0], odometer[1], odometer[2]
     for a in range(m):
         c = ex_terms[t, a]
