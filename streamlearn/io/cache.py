@@ -4,7 +4,10 @@ File: ``b"SLCACHE3"``, a uint32 header length, a JSON header (what the cache
 was made from: sources with sizes and modification times, bits, constant,
 format, sl version), then one record per batch: a uint64 record length, a
 uint32 header length, a JSON record header (array names, dtypes, shapes,
-source name, the text of the batch's first malformed lines) and the arrays.
+source name, the text of the batch's first malformed lines) and the arrays;
+then an end record: a record length of 0 and the uint64 number of records.  A
+file cut anywhere, even between two records, lacks it and is refused (a cache
+cut after its header once replayed as an input without examples).
 A cache whose header does not match the current run is rebuilt, never trusted.
 
 Size.  An array whose elements are all equal (the values of binary features,
@@ -42,7 +45,7 @@ from streamlearn._version import __version__
 from streamlearn.io import excerpt as line_excerpt
 from streamlearn.io.batch import Batch, Block
 
-MAGIC = b"SLCACHE3"
+MAGIC = b"SLCACHE4"  # 4: the end record
 _DTYPES = {  # every array of a record, in file order
     "labels": np.float64, "weights": np.float64, "bases": np.float64,
     "tag_start": np.int64, "tag_end": np.int64, "indptr": np.int64,
@@ -126,6 +129,7 @@ class CacheWriter:
         self.f = self.out  # write() converts OS errors into OutputUnwritable
         head = json.dumps(ident, sort_keys=True).encode()
         self.f.write(MAGIC + struct.pack("<I", len(head)) + head)
+        self.records = 0
 
     def add(self, batch: Batch) -> None:
         arrays = {name: np.ascontiguousarray(getattr(batch, name)) for name in _FIELDS}
@@ -150,8 +154,10 @@ class CacheWriter:
         for *_, data in packed:  # no joined copy of the payload
             if data is not None and data.nbytes:
                 self.f.write(memoryview(data).cast("B"))
+        self.records += 1
 
     def close(self) -> None:
+        self.f.write(struct.pack("<QIQ", 0, 0, self.records))  # the end record
         self.out.commit()
 
     def abort(self) -> None:
@@ -246,14 +252,26 @@ def read(path: str | os.PathLike) -> Iterator[Batch]:
         number = 0
         while True:
             rec = f.read(12)
-            if not rec:
+            if len(rec) == 12 and rec[:8] == bytes(8):  # the end record
+                _end(f, rec, number, path)
                 return
+            if not rec:
+                raise CacheCorrupt(f"{path} is cut short after record {number} (no end record)")
             number += 1
             try:
                 batch = _record(f, rec, d, total)
             except (struct.error, ValueError, KeyError, TypeError) as e:
                 raise CacheCorrupt(f"{path}: record {number} is corrupt ({e})") from None
             yield batch
+
+
+def _end(f, rec: bytes, number: int, path: str | os.PathLike) -> None:
+    """Check the end record: the records' count, then the file's end."""
+    count = f.read(8)
+    if rec[8:] != bytes(4) or len(count) != 8 or struct.unpack("<Q", count)[0] != number:
+        raise CacheCorrupt(f"{path}: the end record is corrupt (after record {number})")
+    if f.read(1):
+        raise CacheCorrupt(f"{path}: bytes after the end record")
 
 
 def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:

@@ -405,6 +405,25 @@ def test_a_slot_beyond_the_table_in_a_cache_is_refused(tmp_path):
     assert "delete it" in r.output
 
 
+def test_a_cache_cut_between_records_is_refused(tmp_path):
+    """A cache cut right after its header or after a whole record is no shorter input: with
+    no end record the run exits 3 (it once learned nothing, or part, as if that were all)."""
+    c = tmp_path / "c.cache"
+    assert _cache_run(tmp_path, c).exit_code == 0
+    good = c.read_bytes()
+    (hlen,) = np.frombuffer(good[8:12], dtype="<u4")
+    (first,) = np.frombuffer(good[12 + hlen : 20 + hlen], dtype="<u8")
+    for cut in (12 + hlen, 12 + hlen + 12 + first, len(good) - 1):
+        c.write_bytes(good[:cut])
+        r = CliRunner().invoke(cli, ["train", str(tmp_path / "d.vw"), "--cache", str(c),
+                                     "-b", "8", "--quiet"])  # fmt: skip
+        assert r.exit_code == 3, (cut, r.output)
+        assert "delete it" in r.output
+    c.write_bytes(good)
+    assert CliRunner().invoke(cli, ["train", str(tmp_path / "d.vw"), "--cache", str(c),
+                                    "-b", "8", "--quiet"]).exit_code == 0  # fmt: skip
+
+
 def test_damaged_caches_never_reach_a_kernel(tmp_path):
     """Byte flips and truncations anywhere: the run learns, rebuilds or exits 3 (or 6)."""
     c = tmp_path / "c.cache"
