@@ -63,10 +63,16 @@ class Signalled(KeyboardInterrupt):
         self.signum = signum
 
 
+_RAISED: int | None = None
+"""The last signal :func:`_handler` raised as :class:`Signalled` (None: none yet)."""
+
+
 def _handler(signum, frame):  # noqa: ANN001 - signal API
+    global _RAISED
     if _HELD:  # the run is committing its outputs: it completes, unless it is blocked
         _watch_commit(signum)
         return
+    _RAISED = signum
     raise Signalled(signum)
 
 
@@ -274,6 +280,14 @@ def run(command: click.Command, prog_name: str = "sl") -> int:
     except BrokenPipeError:
         silence_stdout()
         code = 141
+    except ImportError:
+        if _RAISED is None:
+            raise
+        # the signal came during an import (numba's, loading the kernels), and an
+        # extension module's import turned its Signalled into an ImportError
+        err = interrupted(Signalled(_RAISED), "nothing written")
+        _error(f"Error: {err.message}")
+        code = err.exit_code
     finally:
         outputs.remove_temps()
     try:
