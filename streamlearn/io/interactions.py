@@ -784,3 +784,97 @@ def _cross(ex_terms, m, t, counts, bidx, bval, mask, f32, odometer, acc, val, ou
             at[nxt] = at[lvl] if ex_terms[t, nxt] == ex_terms[t, lvl] else 0
             lvl = nxt
     return k
+
+
+# ---------------------------------------------------------------------------
+# crosses written by the VW parse kernel, right after each row's own features
+
+CROSS_NONE = -1
+""":func:`cross_row`: the row's crosses were not written (a crossed namespace in two runs,
+or no room): it and the block's later rows are crossed by :func:`expand_batch`."""
+CROSS_CROWDED = -2
+""":func:`cross_row`: the row would make more crosses than the cap (a malformed row)."""
+
+
+def row_crosser(inter: Interactions | None, mask: np.uint64, budget: int = CROSS_BUDGET) -> tuple:
+    """The arguments of :func:`cross_row` for ``inter``: its crosses written by the parse
+    kernel, row by row, where :func:`fuses` says they can be, in the block's first
+    ``budget`` entries at most (as :func:`expand_batch`'s parts); else a crosser that
+    writes none (the same types: one compiled kernel either way)."""
+    nt = inter.terms.shape[0] if fuses(inter) else 0
+    terms = inter.terms if nt else np.empty((0, MAX_TERMS), dtype=np.int64)
+    lengths = inter.lengths if nt else np.empty(0, dtype=np.int64)
+    used = np.zeros(257, dtype=np.bool_)
+    for i in range(nt):
+        used[terms[i, : lengths[i]]] = True
+    limits = np.array([nt, int(mask), int(nt and inter.f32), nt and inter.max_crosses, budget],
+                      dtype=np.int64)  # fmt: skip
+    return (terms, lengths, used, np.zeros((3, 257), dtype=np.int64), limits,
+            np.zeros((3, MAX_TERMS), dtype=np.int64), np.zeros(MAX_TERMS, dtype=np.uint64),
+            np.zeros(MAX_TERMS, dtype=np.float64))  # fmt: skip
+
+
+def fuses(inter: Interactions | None) -> bool:
+    """Whether the VW parse kernel can write ``inter``'s crosses itself (:func:`cross_row`):
+    interactions without wildcards, no namespace dropped, no n-grams or sorting."""
+    return (
+        inter is not None
+        and inter.lengths.shape[0] > 0
+        and not inter.regroups
+        and not bool(inter.drop.any() or inter.drop_linear.any())
+        and not bool((inter.terms == WILDCARD).any())
+    )
+
+
+@jit_inline
+def cross_row(indices, values, ns, lo, hi, room, crosser):
+    """Append the crosses of the row whose own features are ``indices``/``values``/``ns``
+    ``[lo:hi]`` at ``hi``, as :func:`expand_batch` does, when they end at ``room`` and
+    within the crosser's budget.  Returns the row's new end, :data:`CROSS_NONE` (nothing
+    written: a crossed namespace in two runs of the row, or no room) or
+    :data:`CROSS_CROWDED` (more crosses than the cap).
+
+    ``crosser`` is :func:`row_crosser`'s tuple; its counts are left zeroed.  Each crossed
+    namespace's features are one run of the row, so the crosses are taken where they
+    are, as :func:`_place` does for such rows.
+    """
+    terms, lengths, used, counts, limits, odometer, acc, val = crosser
+    nt = limits[0]
+    q = lo
+    nnamed = 0
+    out = hi
+    while q < hi:
+        c = ns[q]
+        start = q
+        q += 1
+        word = np.uint64(c) * _EVERY_BYTE
+        while q + 8 <= hi and load_u64(ns, q) == word:
+            q += 8
+        while q < hi and ns[q] == c:
+            q += 1
+        if not used[c]:
+            continue
+        if counts[0, c] != 0:  # a second run of a crossed namespace
+            out = CROSS_NONE
+            break
+        counts[0, c] = q - start
+        counts[1, c] = start
+        counts[2, nnamed] = c
+        nnamed += 1
+    if out >= 0:
+        crosses = 0.0
+        for t in range(nt):
+            crosses += _term_count(counts[0], terms, t, lengths[t])
+        if crosses > limits[3]:
+            out = CROSS_CROWDED
+        elif hi + crosses > min(room, limits[4]):
+            out = CROSS_NONE
+        else:
+            mask = np.uint64(limits[1])
+            f32 = limits[2] != 0
+            for t in range(nt):
+                out = _cross(terms, lengths[t], t, counts, indices, values, mask, f32, odometer,
+                             acc, val, indices, values, out)  # fmt: skip
+    for a in range(nnamed):
+        counts[0, counts[2, a]] = 0
+    return out

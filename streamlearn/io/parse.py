@@ -37,7 +37,13 @@ from streamlearn.io.batch import (
     Block,
 )
 from streamlearn.io.grams import expand_grams
-from streamlearn.io.interactions import CROSS_BUDGET, Interactions, expand_batch
+from streamlearn.io.interactions import (
+    CROSS_BUDGET,
+    Interactions,
+    expand_batch,
+    fuses,
+    row_crosser,
+)
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
@@ -234,18 +240,26 @@ def parse_block_parts(
     mask = np.uint64((1 << bits) - 1)
     kernel = parse_vw_block if fmt == FMT_VW else parse_svmlight_block
     newlines = block.newlines if block.newlines >= 0 else count_newlines(data)
+    # the VW kernel writes each row's crosses after it, in the room the arrays have beyond
+    # the block's own features (text leaves ~4/5 of it: -q ui fits, -q tt in part); the
+    # rows it leaves go through expand_batch (and so does parse_block's single batch)
+    fused = fmt == FMT_VW and budget is not None and fuses(inter)
     arrays, pooled = _SETS.take(data.shape[0], newlines + 1)
     args = (data, int(block.first_line), mask, bool(constant), float(limit))
     if fmt == FMT_VW:
         args += (inter is not None and inter.hash_all,)
+    if fmt == FMT_VW:
+        args += (row_crosser(inter if fused else None, mask, budget or 0),)
     run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
-    rows, k, touching, first_touching, n_slow, spans = run(_SLOW_CAP)
+    rows, k, touching, first_touching, crossed, n_slow, spans = run(_SLOW_CAP)
     if n_slow:
         if n_slow > _SLOW_CAP:  # collect every span
             *_, spans = run(n_slow)
         spans = spans[:n_slow]
         vals = np.array([float(data[s:e].tobytes()) for s, e in spans], dtype=np.float64)
-        rows, k, touching, first_touching, *_ = run(0, np.ascontiguousarray(spans[:, 0]), vals)
+        rows, k, touching, first_touching, crossed, *_ = run(
+            0, np.ascontiguousarray(spans[:, 0]), vals
+        )
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
         status, line, line_start, err_pos, ns,
@@ -257,9 +271,9 @@ def parse_block_parts(
             indptr, indices, values, ns, mask, inter.gram_ptr, inter.gram_masks,
             inter.gram_lengths, inter.sort,
         )  # fmt: skip
-    if inter is not None and inter.crosses_or_filters:
+    if inter is not None and inter.crosses_or_filters and crossed < rows:
         return _crossed(block, data, fmt, rows, arrays, indptr, indices, values, ns, mask, inter,
-                        touching, first_touching, budget)  # fmt: skip
+                        touching, first_touching, budget, crossed, pooled)  # fmt: skip
     if not pooled and not (inter is not None and inter.regroups):
         # a batch that may be kept: no room beyond its features
         indices, values = indices.copy(), values.copy()
@@ -287,9 +301,14 @@ def parse_block_parts(
 def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
              indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns: np.ndarray,
              mask: np.uint64, inter: Interactions, touching: int, first_touching: int,
-             budget: int | None) -> tuple[Batch, Rest | None]:  # fmt: skip
+             budget: int | None, start: int = 0,
+             pooled: bool = True) -> tuple[Batch, Rest | None]:  # fmt: skip
     """The parsed rows with their crosses (:func:`expand_batch`), in parts of at most
-    ``budget`` entries; a row past ``inter.max_crosses`` becomes malformed."""
+    ``budget`` entries; a row past ``inter.max_crosses`` becomes malformed.
+
+    The first ``start`` rows have their crosses already (the parse kernel wrote them,
+    :func:`~streamlearn.io.interactions.cross_row`): they are the first part as they are.
+    """
     labels, weights, bases, tag_start, tag_end, _, _, _, status, line, line_start, err_pos, _ = (
         arrays
     )
@@ -310,6 +329,9 @@ def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
         crowded = np.flatnonzero(status[lo:end] == TOO_MANY_CROSSES) + lo
         labels[crowded] = np.nan  # a malformed row, as the parser leaves them
         weights[crowded] = 0.0
+        return made(lo, end, ptr, idx, val), end
+
+    def made(lo: int, end: int, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray) -> Batch:
         cut = slice(lo, end)
         batch = Batch(
             labels=labels[cut], weights=weights[cut], bases=bases[cut],
@@ -325,9 +347,16 @@ def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
             mine = tuple(r for r in block.long_lines if after < r[0] < before)
             if mine:
                 batch = _with_long_lines(batch, mine)
-        return batch, end
+        return batch
 
-    first, end = part(0)
+    if start:
+        nnz = int(indptr[start])
+        idx, val = indices[:nnz], values[:nnz]
+        if not pooled:  # a batch that may be kept: no room beyond its features
+            idx, val = idx.copy(), val.copy()
+        first, end = made(0, start, indptr[: start + 1], idx, val), start
+    else:
+        first, end = part(0)
     if end == rows:
         return first, None
 
@@ -367,19 +396,28 @@ def _with_long_lines(batch: Batch, long_lines: tuple) -> Batch:
 
 def _kernel(kernel, args: tuple, arrays: tuple, words: bool, source: str, slow_cap: int,
             slow_pos: np.ndarray = _NO_POS, slow_vals: np.ndarray = _NO_VALS) -> tuple:  # fmt: skip
-    """One run of a block kernel.
+    """One run of a block kernel; the VW kernel's last argument, its crosser, is the
+    last of ``args``.
 
-    Returns rows, features, touching tags and the first one's line, how many
-    slow tokens there were and the spans of the first ``slow_cap``.
+    Returns rows, features, touching tags and the first one's line, the rows
+    crossed by the kernel (0 for svmlight's), how many slow tokens there were and
+    the spans of the first ``slow_cap``.
     """
     spans = np.empty((slow_cap, 2), dtype=np.int64)
     st = np.zeros(2, dtype=np.int64)  # slow tokens found, the second pass's cursor
-    rows, k, touching, first_touching, overflow = kernel(
-        *args, spans, st, slow_pos, slow_vals, words, arrays
-    )
+    if kernel is parse_vw_block:
+        *head, crosser = args
+        rows, k, touching, first_touching, overflow, crossed = kernel(
+            *head, spans, st, slow_pos, slow_vals, words, arrays, crosser
+        )
+    else:
+        rows, k, touching, first_touching, overflow = kernel(
+            *args, spans, st, slow_pos, slow_vals, words, arrays
+        )
+        crossed = 0
     if overflow:
         raise RuntimeError(f"{source}: more lines in a block than its count")
-    return rows, k, touching, first_touching, int(st[0]), spans
+    return rows, k, touching, first_touching, crossed, int(st[0]), spans
 
 
 def parse_bytes(

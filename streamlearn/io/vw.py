@@ -47,7 +47,8 @@ from streamlearn.io._words import (
     non_digits,
     plain_decimal,
 )
-from streamlearn.io.batch import TOO_LARGE
+from streamlearn.io.batch import TOO_LARGE, TOO_MANY_CROSSES
+from streamlearn.io.interactions import CROSS_CROWDED, cross_row
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
 # status codes (keys of streamlearn.io.batch.REASONS)
@@ -158,15 +159,24 @@ def parse_vw_block(
     slow_vals: np.ndarray,
     words: bool,
     arrays: tuple,
-) -> tuple[int, int, int, int, bool]:
+    crosser: tuple,
+) -> tuple[int, int, int, int, bool, int]:
     """Parse the VW lines of ``data`` into ``arrays`` (:func:`streamlearn.io.parse.parse_block`).
 
     ``arrays`` are the output arrays (:func:`~streamlearn.io._scan.block_arrays`)
     with a row for every line of ``data`` and :func:`~streamlearn.io._scan.feature_bound`
     feature entries; ``slow_spans`` and ``st`` the slow tokens' spans and
     counters (:func:`~streamlearn.io._scan.slow_value`).  Returns the rows and
-    features written, the tags touching ``|`` and the first one's line, and
-    ``overflow``: ``arrays`` had no room for the block.
+    features written, the tags touching ``|`` and the first one's line,
+    ``overflow`` (``arrays`` had no room for the block) and ``crossed``.
+
+    ``crosser`` (:func:`~streamlearn.io.interactions.row_crosser`) holds the
+    interactions the kernel writes itself, each row's crosses right after its
+    own features (:func:`~streamlearn.io.interactions.cross_row`), as long as
+    they leave room for the rest of the block's own features: ``crossed`` rows
+    have them, the later rows do not (their crosses are the caller's to
+    expand).  A row with more crosses than the cap is malformed
+    (``TOO_MANY_CROSSES``, no features), as the expanding pass makes it.
 
     The kernel allocates nothing and returns no array (``jit_noalloc``):
     without reference counting, and without loading numba's array module
@@ -199,6 +209,8 @@ def parse_vw_block(
     n_touch = 0
     first_touch = 0
     indptr[0] = 0
+    crossing = crosser[4][0] > 0
+    crossed = 0
     while pos < n:
         l0 = ls = pos
         le = find_byte(buf, pos, n, 10, words)
@@ -426,13 +438,33 @@ def parse_vw_block(
                     k1 = put(indices, values, ns, k1, h & mask, v, nsb)
 
         # ---- the row
+        if code == 0 and constant:
+            k1 = put(indices, values, ns, k1, _CONSTANT & mask, 1.0, CONSTANT_NS)
+        if code == 0 and crossing:
+            # room for the crosses, short of the bound of the later lines' own features
+            room = indices.shape[0] - (n - pos) // 2 - 2 * (labels.shape[0] - row) - 64
+            end = cross_row(indices, values, ns, k, k1, room, crosser)
+            if end >= 0:
+                k1 = end
+            elif end == CROSS_CROWDED:
+                code = TOO_MANY_CROSSES
+            else:
+                crossing = False
         status[row] = code
         line[row] = lineno
         line_start[row] = l0
         err_pos[row] = err
-        if code == 0:
-            if constant:
-                k1 = put(indices, values, ns, k1, _CONSTANT & mask, 1.0, CONSTANT_NS)
+        if code == TOO_MANY_CROSSES:  # as the expanding pass leaves it
+            labels[row] = nan
+            weights[row] = 0.0
+            bases[row] = base
+            tag_start[row] = tag_s
+            tag_end[row] = tag_e
+            if touching:
+                n_touch += 1
+                if first_touch == 0:
+                    first_touch = lineno
+        elif code == 0:
             k = k1
             labels[row] = label
             weights[row] = weight
@@ -451,4 +483,6 @@ def parse_vw_block(
             tag_end[row] = ls
         row += 1
         indptr[row] = k
-    return row, k, n_touch, first_touch, overflow
+        if crossing:
+            crossed = row
+    return row, k, n_touch, first_touch, overflow, crossed

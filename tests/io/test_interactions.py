@@ -364,3 +364,69 @@ def test_hostile_crosses_run_in_bounded_memory_and_linear_time(tmp_path):
     assert "more crosses than --max-crosses" in subprocess.run(
         [sys.executable, "-c", limit, "train", str(wide), "--cubic", "fff", "-b", "20"],
         capture_output=True, text=True, timeout=600).stderr  # fmt: skip
+
+
+def _fusable_lines(rng: np.random.Generator, n: int) -> list[str]:
+    """Lines whose namespaces mostly come in one run each; a few repeat one (the parse
+    kernel then leaves the crosses to expand_batch), are malformed or blank."""
+    out = []
+    for _ in range(n):
+        u = rng.random()
+        if u < 0.03:
+            out.append("1 |a x:nan")
+            continue
+        if u < 0.05:
+            out.append("")
+            continue
+        parts = [str(rng.choice([-1, 1]))]
+        for ns in rng.permutation(["a", "b", "c", "u", "a2:0.5"])[: rng.integers(0, 5)]:
+            feats = " ".join(f"w{rng.integers(0, 30)}" + (f":{rng.normal():.3f}" if rng.random()
+                             < 0.3 else "") for _ in range(rng.integers(0, 7)))  # fmt: skip
+            parts.append(f"|{ns} {feats}")
+        if u > 0.95:
+            parts.append("|b again")  # a second run of b
+        out.append(" ".join(parts))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_crosses_the_parse_kernel_writes_equal_the_expanding_pass(seed, monkeypatch):
+    """Where it can (no wildcard, filter or n-gram), the VW parse kernel writes each row's
+    crosses right after it (interactions.cross_row) instead of expand_batch copying every
+    row: the same rows, slots, values, statuses and labels, with the kernel stopping at a
+    repeated namespace or when room runs short, and a row over --max-crosses malformed."""
+    import streamlearn.io.parse as parse_mod
+
+    rng = np.random.default_rng(seed)
+    lines = _fusable_lines(rng, int(rng.integers(1, 400)))
+    if len(lines) > 1:
+        lines[1] = ""  # where the reader left out a long line (line 2)
+    data = np.frombuffer(("\n".join(lines) + "\n").encode(), dtype=np.uint8).copy()
+    block = Block(data, "f.vw", 1, long_lines=((2, 10_000, b"1 |a long"),))
+    expanded = []
+    real = parse_mod.expand_batch
+
+    def spy(indptr, *args):
+        expanded.append(indptr.shape[0] - 1 - args[13])  # rows from lo on
+        return real(indptr, *args)
+
+    monkeypatch.setattr(parse_mod, "expand_batch", spy)
+    for quad, cubic, f32, cap in [(("ab",), (), False, 1 << 25), (("ab", "aa", "cu"), (), True, 40),
+                                  (("bc",), ("abc", "aab"), False, 1 << 25),
+                                  (("aa", "bb", "cc", "ab", "ac", "bc"), ("aaa", "bbb"), False,
+                                   1 << 25)]:  # fmt: skip
+        inter = compile_interactions(quadratic=quad, cubic=cubic, f32=f32, max_crosses=cap)
+        whole = parse_block(block, FMT_VW, BITS, True, inter)
+        expanded.clear()
+        first, rest = parse_mod.parse_block_parts(block, FMT_VW, BITS, True, inter)
+        parts = [first, *(rest() if rest is not None else [])]
+        if lines and "again" not in lines[0] and "nan" not in lines[0]:
+            assert not expanded or expanded[0] < whole.n  # the kernel crossed some rows
+        for x, y in zip(_concat(parts), _concat([whole]), strict=True):
+            np.testing.assert_array_equal(x, y)
+        values = np.concatenate([b.values[: b.nnz] for b in parts])
+        np.testing.assert_array_equal(values, whole.values[: whole.nnz])
+        for name in ("bases", "tag_start", "tag_end", "err_pos", "line_start"):
+            np.testing.assert_array_equal(np.concatenate([getattr(b, name) for b in parts]),
+                                          getattr(whole, name))  # fmt: skip
+        assert sum(b.n_touching_tags for b in parts) == whole.n_touching_tags
