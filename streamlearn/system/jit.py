@@ -104,6 +104,14 @@ if INTERPRETED:
         """The 8 bytes ``buf[i:i + 8]`` as one little-endian uint64."""
         return np.uint64(int.from_bytes(bytes(buf[i : i + 8]), "little"))
 
+    def fdiv(a, b):  # noqa: ANN001, ANN201
+        """``a / b`` as C divides (inf or nan for a zero divisor), in the operands' type."""
+        return a / b
+
+    def stack_f32(n):  # noqa: ANN001, ANN201
+        """Scratch of ``n`` float32 (compiled: on the kernel's stack)."""
+        return np.empty(n, dtype=np.float32)
+
     def trailing_zeros(x):  # noqa: ANN001, ANN201
         """Trailing zero bits of a uint64 (64 for 0)."""
         x = int(x)
@@ -120,10 +128,12 @@ else:
     from streamlearn.system.jit_numba import (  # noqa: F401
         QUICK_LOAD,
         _QuickLoad,
+        fdiv,
         jit,
         jit_inline,
         jit_noalloc,
         load_u64,
         prefetch_row,
+        stack_f32,
         trailing_zeros,
     )

@@ -349,3 +349,52 @@ def trailing_zeros(typingctx, x):  # noqa: ANN001, ANN201 - numba's intrinsic pr
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
 
     return sig, codegen
+
+
+@intrinsic
+def stack_f32(typingctx, n):  # noqa: ANN001, ANN201 - numba's intrinsic protocol
+    """A float32 array of ``n`` (a literal) entries on the kernel's stack, uninitialised.
+
+    Scratch for a ``jit_noalloc`` kernel, which cannot allocate: one ``alloca`` in
+    the entry block of the function it is lowered into (so a call in a loop reuses
+    the same memory), viewed as an array without a memory owner.  The array must
+    not outlive the kernel's call (it is never returned or stored).
+    """
+    if not isinstance(n, types.IntegerLiteral) or n.literal_value <= 0:
+        return None
+    size = n.literal_value
+    arrty = types.Array(types.float32, 1, "C")
+    sig = arrty(n)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        from numba.np.arrayobj import populate_array
+
+        f32 = context.get_value_type(types.float32)
+        buf = cgutils.alloca_once(builder, ir.ArrayType(f32, size), name="stack_f32")
+        data = builder.bitcast(buf, f32.as_pointer())
+        ary = context.make_array(arrty)(context, builder)
+        intp = context.get_value_type(types.intp)
+        populate_array(ary, data=data, shape=[ir.Constant(intp, size)],
+                       strides=[ir.Constant(intp, 4)], itemsize=ir.Constant(intp, 4),
+                       meminfo=None)  # fmt: skip
+        return ary._getvalue()
+
+    return sig, codegen
+
+
+@intrinsic
+def fdiv(typingctx, a, b):  # noqa: ANN001, ANN201 - numba's intrinsic protocol
+    """``a / b`` for two floats of one type, as C divides: inf or nan for a zero divisor.
+
+    numba's ``/`` checks the divisor for zero first (to raise ZeroDivisionError), a
+    branch per division that keeps a loop of divisions from running as vector
+    instructions; this is the bare IEEE division.
+    """
+    if not isinstance(a, types.Float) or a != b:
+        return None
+    sig = a(a, b)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        return builder.fdiv(args[0], args[1])
+
+    return sig, codegen

@@ -66,6 +66,29 @@ def test_kernel_equals_reference(loss_id, adaptive, normalized, invariant, seed)
 
 
 @pytest.mark.parametrize("loss_id", [SQUARED, LOGISTIC])
+@pytest.mark.parametrize(("adaptive", "normalized", "invariant"), SUBSETS)
+@pytest.mark.parametrize(("seed", "nnz"), [(0, 150), (1, 130), (2, 200), (3, 300)])
+def test_long_rows_equal_the_reference(loss_id, adaptive, normalized, invariant, seed, nnz):
+    """Rows longer than the kernel's chunk of rates (gd.CHUNK), each slot met several
+    times in a row (64 slots), some at growing scales: every visit sees the state its
+    earlier visits left, across chunk boundaries, as in the one-loop reference."""
+    stream = random_stream(seed, n=120, bits=6, nnz=nnz, classification=loss_id != SQUARED)
+    if seed % 2:  # scales that grow: weights rescaled mid-row
+        rng = np.random.default_rng(seed)
+        stream.values = stream.values * 10.0 ** rng.uniform(-2, 2, size=stream.values.size)
+    assert np.diff(stream.indptr).max() > gd.CHUNK
+    eta, t0 = defaults(adaptive, normalized)
+    eta = min(eta, 0.05)  # hundreds of features a row: a small rate keeps unnormalized runs finite
+    power_t = [0.5, 0.3][seed % 2]
+    kw = dict(power_t=power_t, adaptive=adaptive, normalized=normalized, invariant=invariant)
+    params = make_params(learning_rate=eta, initial_t=t0, **kw)
+    w, preds, _ = run_lazy(gd.SPEC, params, stream, loss_id, chunks=2)
+    w_ref, p_ref, _, _ = reference.vw_gd(stream, loss_id, eta0=eta, t0=t0, **kw)
+    assert np.isfinite(w).all()
+    close(w, w_ref, preds, p_ref, rtol=1e-4)
+
+
+@pytest.mark.parametrize("loss_id", [SQUARED, LOGISTIC])
 def test_float32_kernel_computes_the_double_precision_math(loss_id):
     """The same update in float64 gives the same predictions to single-precision noise."""
     stream = random_stream(5, n=300, classification=loss_id == LOGISTIC)
