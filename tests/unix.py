@@ -73,3 +73,13 @@ def one_line_error(stderr: bytes | str) -> None:
     assert "Traceback" not in text, text
     errors = [line for line in text.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1, text
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for a child that is sent SIGINT, SIGTERM or SIGHUP: their default
+    actions, as under a terminal.  A test run started with ``nohup`` or as a background
+    job passes them on ignored, and sl then rightly keeps ignoring them."""
+    import signal
+
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.paths import ROOT
-from tests.unix import SL, env, one_line_error, sl, text_data
+from tests.unix import SL, default_signals, env, one_line_error, sl, text_data
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_a_signal_during_the_imports_is_one_line_and_128_plus_n(tmp_path, sig):
     for delay in (0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3):
         p = subprocess.Popen([sys.executable, "-c", _SCRIPT, "train", "d.vw", "--quiet", "-f",
                               "m.sl"], cwd=tmp_path, env=env(tmp_path), stderr=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL)  # fmt: skip
+                             stdout=subprocess.DEVNULL, preexec_fn=default_signals)  # fmt: skip
         deadline = time.monotonic() + 30
         # from the moment sl's own code has installed its first handler (a loaded machine
         # can take longer than the smallest delay to get from the marker to it)
@@ -113,7 +113,8 @@ sys.exit(run(slow_import))
 def test_a_signal_turned_into_an_import_error_is_one_line_and_128_plus_n():
     """A signal during numba's import (kernels load lazily, after the run's handlers are
     in) reached the program as an ImportError: a traceback and exit 1, once in CI."""
-    p = subprocess.run([sys.executable, "-c", _WRAPPED], capture_output=True, timeout=60)
+    p = subprocess.run([sys.executable, "-c", _WRAPPED], capture_output=True, timeout=60,
+                       preexec_fn=default_signals)  # fmt: skip
     assert p.returncode == 128 + signal.SIGHUP, p.stderr.decode()
     assert b"Traceback" not in p.stderr
     one_line_error(p.stderr)

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from streamlearn import model as model_io
 from streamlearn.cli import cli
-from tests.unix import SL, env, invoke, leftovers, one_line_error, sl, text_data
+from tests.unix import SL, default_signals, env, invoke, leftovers, one_line_error, sl, text_data
 
 TRAIN = ["train", "--algo", "sgd", "--loss", "logistic", "--quiet"]
 
@@ -56,7 +56,7 @@ def test_signal_at_a_random_moment(tmp_path, setup, sig, command):
     for _ in range(3):
         proc = subprocess.Popen(
             [*SL, *args], stdin=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env(tmp_path), cwd=tmp_path,
+            env=env(tmp_path), cwd=tmp_path, preexec_fn=default_signals,
         )  # fmt: skip
 
         def feed(proc=proc):
