@@ -1,8 +1,11 @@
 """VW's feature interactions (``-q``, ``--cubic``, ``--interactions``) and namespace filters.
 
-Interactions are generated right after a block is parsed, on the parser
-thread, by one numba call per batch (:func:`expand_batch`): each example's
-row gets the crossed features appended after its own, so every learner sees
+Interactions are generated on the parser thread: each example's row gets
+the crossed features appended after its own, by the VW parse kernel itself
+as each row ends (:func:`cross_row`, for interactions without wildcards,
+filters or n-grams, while the block's arrays have room), else by one numba
+call per batch after the block is parsed (:func:`expand_batch`, which copies
+each row into new arrays to append its crosses); so every learner sees
 them as ordinary features (learned, regularised and stored like any other),
 and a learner that reads a row twice reads the crosses generated once.  An
 example with namespaces of sizes n1, n2 costs O(n1 n2) for ``-q``.
