@@ -743,17 +743,20 @@ def _cross(ex_terms, m, t, counts, bidx, bval, mask, f32, odometer, acc, val, ou
             h0 = (FNV_PRIME * bidx[b0 + a]) & _M32
             v0 = bval[b0 + a]
             first = a if same else 0
+            # unsigned positions: no negative-index fix-up, so the loops run as vectors
+            src = np.uint64(b1 + first)
+            dst = np.uint64(k)
+            n = np.uint64(n1 - first)
             if f32:
                 v032 = np.float32(v0)
-                for b in range(first, n1):
-                    out_idx[k] = (h0 ^ bidx[b1 + b]) & mask
-                    out_val[k] = np.float64(v032 * np.float32(bval[b1 + b]))
-                    k += 1
+                for q in range(n):
+                    out_idx[dst + q] = (h0 ^ bidx[src + q]) & mask
+                    out_val[dst + q] = np.float64(v032 * np.float32(bval[src + q]))
             else:
-                for b in range(first, n1):
-                    out_idx[k] = (h0 ^ bidx[b1 + b]) & mask
-                    out_val[k] = v0 * bval[b1 + b]
-                    k += 1
+                for q in range(n):
+                    out_idx[dst + q] = (h0 ^ bidx[src + q]) & mask
+                    out_val[dst + q] = v0 * bval[src + q]
+            k += n1 - first
         return k
     # odometer over the m terms; a term equal to the previous one starts
     # at the previous one's position (combinations, as VW)
