@@ -261,3 +261,17 @@ def test_a_matrix_is_not_modified():
     Model().fit(X, [1.0])
     np.testing.assert_array_equal(X.data, before[0])
     np.testing.assert_array_equal(X.indices, before[1])
+
+
+@pytest.mark.parametrize(("field", "value"), [("max_crosses", 1 << 70), ("max_crosses", 0),
+                                              ("max_line_bytes", -1), ("block_size", 2.5),
+                                              ("max_crosses", True)])  # fmt: skip
+def test_limits_out_of_range_are_usage_errors_before_any_work(tmp_path, field, value):
+    """A library caller's Inputs are checked as the CLI checks its options (a huge
+    max_crosses raised OverflowError in a kernel)."""
+    (tmp_path / "d.vw").write_text("1 |a x |b y\n")
+    inputs = api.Inputs(sources=[str(tmp_path / "d.vw")], **{field: value})
+    outputs = api.Outputs(final_model=str(tmp_path / "m.sl"))
+    with pytest.raises(streamlearn.errors.UsageError, match=f"Inputs.{field} must be"):
+        api.train({"quadratic": ("ab",)}, inputs, outputs)
+    assert not (tmp_path / "m.sl").exists()

@@ -404,7 +404,7 @@ def input_options(f):
     @click.option(
         "--max-crosses",
         "max_crosses",
-        type=click.IntRange(min=1, max=1 << 62),  # the kernels count in int64
+        type=click.IntRange(min=1, max=1 << 62),  # run.options.MAX_CROSSES_LIMIT (no import here)
         metavar="N",
         default=None,
         help="Skip (count, warn about with file:line) an example whose -q/--cubic/"

@@ -15,11 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
 
+import numpy as np
+
 from streamlearn.errors import InputUnreadable, UsageError
 from streamlearn.io.interactions import MAX_CROSSES
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES
 from streamlearn.system.outputs import check_outputs
 from streamlearn.system.sources import SameStream, SourceError, check_sources
+
+MAX_CROSSES_LIMIT = 1 << 62
+"""The largest ``max_crosses`` (``--max-crosses``) a run takes: the kernels count crosses in
+int64."""
 
 
 @dataclass
@@ -54,7 +60,15 @@ class Inputs:
     """Read at most this many examples (non-blank lines) in each pass (VW's --examples)."""
 
     def check(self) -> None:
-        """Fail before any work on inputs that cannot be read (or are given twice)."""
+        """Fail before any work on inputs that cannot be read (or are given twice), and on
+        limits out of range (a library caller's; the CLI's options check their own)."""
+        for name, value, top in (("max_crosses", self.max_crosses, MAX_CROSSES_LIMIT),
+                                 ("max_line_bytes", self.max_line_bytes, None),
+                                 ("block_size", self.block_size, None)):  # fmt: skip
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1 \
+                    or (top is not None and value > top):  # fmt: skip
+                bound = f"1 to {top}" if top is not None else "at least 1"
+                raise UsageError(f"Inputs.{name} must be an integer, {bound}: got {value!r}")
         try:
             check_sources(self.sources or ["-"])
         except SameStream as e:
