@@ -427,6 +427,20 @@ def _term_count(bucket_cnt, terms, t: int, m: int) -> float:
 
 
 @jit_inline
+def _run_end(ns, q, hi):
+    """The end of the run of features of namespace ``ns[q]`` that starts at ``q`` (before
+    ``hi``), compared 8 namespace bytes at a time."""
+    c = ns[q]
+    q += 1
+    word = np.uint64(c) * _EVERY_BYTE
+    while q + 8 <= hi and load_u64(ns, q) == word:
+        q += 8
+    while q < hi and ns[q] == c:
+        q += 1
+    return q
+
+
+@jit_inline
 def _runs(indptr, ns, r, drop, used, counts, runs):
     """Row ``r``'s runs of features of one namespace, for the namespaces ``used`` by the
     interactions (dropped ones never): run ``a`` is namespace ``runs[0, a]``, entries
@@ -444,12 +458,7 @@ def _runs(indptr, ns, r, drop, used, counts, runs):
     while q < hi:
         c = ns[q]
         start = q
-        q += 1
-        word = np.uint64(c) * _EVERY_BYTE  # the run goes on 8 features at a time
-        while q + 8 <= hi and load_u64(ns, q) == word:
-            q += 8
-        while q < hi and ns[q] == c:
-            q += 1
+        q = _run_end(ns, q, hi)
         if not used[c] or drop[c]:
             continue
         if counts[0, c] == 0:
@@ -852,12 +861,7 @@ def cross_row(indices, values, ns, lo, hi, room, crosser):
     while q < hi:
         c = ns[q]
         start = q
-        q += 1
-        word = np.uint64(c) * _EVERY_BYTE
-        while q + 8 <= hi and load_u64(ns, q) == word:
-            q += 8
-        while q < hi and ns[q] == c:
-            q += 1
+        q = _run_end(ns, q, hi)
         if not used[c]:
             continue
         if counts[0, c] != 0:  # a second run of a crossed namespace

@@ -247,9 +247,8 @@ def parse_block_parts(
     arrays, pooled = _SETS.take(data.shape[0], newlines + 1)
     args = (data, int(block.first_line), mask, bool(constant), float(limit))
     if fmt == FMT_VW:
-        args += (inter is not None and inter.hash_all,)
-    if fmt == FMT_VW:
-        args += (row_crosser(inter if fused else None, mask, budget or 0),)
+        args += (inter is not None and inter.hash_all,
+                 row_crosser(inter if fused else None, mask, budget or 0))  # fmt: skip
     run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
     rows, k, touching, first_touching, crossed, n_slow, spans = run(_SLOW_CAP)
     if n_slow:

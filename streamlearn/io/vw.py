@@ -454,20 +454,12 @@ def parse_vw_block(
         line[row] = lineno
         line_start[row] = l0
         err_pos[row] = err
-        if code == TOO_MANY_CROSSES:  # as the expanding pass leaves it
-            labels[row] = nan
-            weights[row] = 0.0
-            bases[row] = base
-            tag_start[row] = tag_s
-            tag_end[row] = tag_e
-            if touching:
-                n_touch += 1
-                if first_touch == 0:
-                    first_touch = lineno
-        elif code == 0:
-            k = k1
-            labels[row] = label
-            weights[row] = weight
+        crowded = code == TOO_MANY_CROSSES  # no features, as the expanding pass leaves it
+        if code == 0 or crowded:
+            if not crowded:
+                k = k1
+            labels[row] = nan if crowded else label
+            weights[row] = 0.0 if crowded else weight
             bases[row] = base
             tag_start[row] = tag_s
             tag_end[row] = tag_e
