@@ -58,6 +58,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("sl<", ["train", "--quiet"]),  # stdin: {D} through a pipe
     ("sl", ["train", "-q", "ff", "{D}", "--invert-hash", "{T}/inv.txt"]),
     ("sl", ["train", "--cubic", "fff", "{D}", "--readable-model", "{T}/r.txt"]),
+    ("sl", ["train", "--interactions", "::", "{D}"]),  # wildcards: their own pass
     ("sl", ["train", "--sgd", "{D}"]),
     ("sl", ["train", "--sgd", "--l1", "1e-5", "{D}"]),
     ("sl", ["train", "--sgd", "--l2", "1e-4", "{D}"]),

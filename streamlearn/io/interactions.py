@@ -71,6 +71,10 @@ cut in two: 12.6 MB.  A block of lines with many crosses each is learned as seve
 batches, so a batch's memory stays bounded whatever the crosses per line (and
 batches of this size still take the learner milliseconds each: the batch's
 Python around them is noise)."""
+_UNBOUNDED = (1 << 63) - 1
+"""No bound (int64's largest).  Not ``np.iinfo(np.int64).max`` in a kernel: numba's
+``iinfo`` lives in ``numba.np.arraymath``, whose import at the kernel's load imports
+``scipy.linalg`` where SciPy is installed (0.25 s of a run's start-up)."""
 
 
 @dataclass(frozen=True)
@@ -296,7 +300,8 @@ def _example_terms(terms, lengths, present, npresent, out, out_len, dedupe=True)
     idx = np.zeros(MAX_TERMS + 1, dtype=np.int64)
     vals = np.empty(MAX_TERMS, dtype=np.int64)
     sp = np.empty(npresent, dtype=np.int64)
-    sp[:] = present[:npresent]
+    for a in range(npresent):  # a loop: slice assignment loads numba's string code with the kernel
+        sp[a] = present[a]
     _sort_small(sp, npresent)
     for i in range(terms.shape[0]):
         m = lengths[i]
@@ -475,40 +480,25 @@ def _runs(indptr, ns, r, drop, used, counts, runs):
     return nruns, nnamed, npresent
 
 
-@jit
-def _used(terms, lengths, wild: bool) -> np.ndarray:
+def _used(terms: np.ndarray, lengths: np.ndarray, wild: bool) -> np.ndarray:
     """The namespaces the interactions read: every one with a wildcard, else those named."""
     used = np.zeros(257, dtype=np.bool_)
     if wild:
         used[:] = True
-        return used
     for i in range(terms.shape[0]):
-        for a in range(lengths[i]):
-            used[terms[i, a]] = True
+        used[terms[i, : lengths[i]]] = True
     return used
 
 
-@jit
-def _filters(drop, drop_linear) -> bool:
-    """Whether any namespace is dropped (``--ignore``, ``--keep``, ``--ignore_linear``)."""
-    for c in range(drop.shape[0]):
-        if drop[c] or drop_linear[c]:
-            return True
-    return False
+def _wild(terms: np.ndarray, lengths: np.ndarray) -> bool:
+    return bool(((terms == WILDCARD) & (np.arange(terms.shape[1]) < lengths[:, None])).any())
 
 
-@jit
-def _wild(terms, lengths) -> bool:
-    for i in range(terms.shape[0]):
-        for a in range(lengths[i]):
-            if terms[i, a] == WILDCARD:
-                return True
-    return False
-
-
-@jit
-def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
-                 dedupe, f32, status, lo, budget, max_crosses, buf_idx, buf_val):  # fmt: skip
+def expand_batch(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns: np.ndarray,
+                 mask: np.uint64, terms: np.ndarray, lengths: np.ndarray, drop: np.ndarray,
+                 drop_linear: np.ndarray, dedupe: bool, f32: bool, status: np.ndarray, lo: int,
+                 budget: int, max_crosses: int, buf_idx: np.ndarray, buf_val: np.ndarray,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
     """CSR arrays for rows ``lo, lo + 1, ...``: each row's own features (filtered),
     then its crosses; returns ``(indptr, indices, values, end)``, rows ``lo..end-1``.
 
@@ -536,60 +526,64 @@ def expand_batch(indptr, indices, values, ns, mask, terms, lengths, drop, drop_l
     second writes into arrays of that size (arrays that never move: a loop that
     may reallocate its output runs ~10x slower under numba, whose array loads it
     can no longer hoist).
+
+    The passes are kernels over arrays made here: without wildcards
+    (:func:`_plain_rows`) they allocate nothing, so loading them does not load
+    numba's array module (60 ms of a crossed run's start-up; a cached kernel's
+    load imports the modules its compiled helpers came from).
     """
+    n = indptr.shape[0] - 1
+    wild = _wild(terms, lengths)
+    used = _used(terms, lengths, wild)
+    widest = max(1, int(np.diff(indptr[lo:]).max())) if n > lo else 1
+    scratch = (
+        np.zeros((4, 257), dtype=np.int64),  # counts
+        np.empty((3, widest), dtype=np.int64),  # runs
+        np.empty(widest, dtype=np.uint64),  # the row's features, bucketed by namespace
+        np.empty(widest, dtype=np.float64),
+        np.zeros((3, MAX_TERMS), dtype=np.int64),  # odometer
+        np.zeros(MAX_TERMS, dtype=np.uint64),
+        np.zeros(MAX_TERMS, dtype=np.float64),
+    )
+    filters = bool(drop.any() or drop_linear.any())
+    ptr = np.empty(n - lo + 1, dtype=np.int64)
+    ptr[0] = 0
+
+    def rows(write: bool, out_idx: np.ndarray, out_val: np.ndarray) -> tuple[int, int]:
+        cap = out_idx.shape[0] if write else _UNBOUNDED
+        limits = np.array([lo, budget, cap, max_crosses, int(mask), write, f32, filters],
+                          dtype=np.int64)  # fmt: skip
+        pass_ = _wild_rows if wild else _plain_rows
+        return pass_(indptr, indices, values, ns, terms, lengths, dedupe, drop, drop_linear, used,
+                     status, limits, scratch, ptr, out_idx, out_val)  # fmt: skip
+
     if budget <= buf_idx.shape[0]:
-        ptr, end, k = _rows(indptr, indices, values, ns, mask, terms, lengths, drop,
-                            drop_linear, dedupe, f32, status, lo, budget, max_crosses, True,
-                            buf_idx, buf_val)  # fmt: skip
+        end, k = rows(True, buf_idx, buf_val)
         if k >= 0:
-            return ptr, buf_idx[:k], buf_val[:k], end
+            return ptr[: end - lo + 1], buf_idx[:k], buf_val[:k], end
     # row lo's entries pass the buffers, or none given: size new arrays by a first pass
-    ptr, end, total = _rows(indptr, indices, values, ns, mask, terms, lengths, drop,
-                            drop_linear, dedupe, f32, status, lo, budget, max_crosses, False,
-                            buf_idx[:0], buf_val[:0])  # fmt: skip
+    end, total = rows(False, buf_idx[:0], buf_val[:0])
     out_idx = np.empty(total, dtype=np.uint32)
     out_val = np.empty(total, dtype=np.float64)
-    ptr, end, k = _rows(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear,
-                        dedupe, f32, status, lo, budget, max_crosses, True, out_idx,
-                        out_val)  # fmt: skip
-    return ptr, out_idx, out_val, end
+    end, _ = rows(True, out_idx, out_val)
+    return ptr[: end - lo + 1], out_idx, out_val, end
 
 
 @jit
-def _rows(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear, dedupe, f32,
-          status, lo, budget, max_crosses, write, out_idx, out_val):  # fmt: skip
-    """The pass of :func:`expand_batch` over rows ``lo, lo + 1, ...``: returns ``(ptr, end,
-    k)``, the rows' pointers, the end row and the entries, written into ``out_idx`` and
-    ``out_val`` with ``write`` (then ``k`` is -1 if row ``lo`` alone passes them), else
-    only counted (the output's size without ``out_idx``'s bound)."""
+def _wild_rows(indptr, indices, values, ns, terms, lengths, dedupe, drop, drop_linear, used,
+               status, limits, scratch, ptr, out_idx, out_val):  # fmt: skip
+    """A pass of :func:`expand_batch` over rows ``lo, lo + 1, ...`` (``limits``: ``lo``,
+    budget, room, max crosses, mask, write, f32, filters) when the interactions have
+    wildcards, whose interactions depend on each row's namespaces: listed row by row.
+    Returns ``(end, k)``: the end row and the entries, written into ``out_idx`` and
+    ``out_val`` if asked (then ``k`` is -1 if row ``lo`` alone passes them), else only
+    counted; ``ptr[1:]`` gets the rows' ends."""
+    counts, runs = scratch[0], scratch[1]
+    lo, max_crosses = limits[0], limits[3]
     n = indptr.shape[0] - 1
-    ptr = np.empty(n - lo + 1, dtype=np.int64)
-    ptr[0] = 0
-    cap = out_idx.shape[0] if write else np.iinfo(np.int64).max
-    wild = _wild(terms, lengths)
-    used = _used(terms, lengths, wild)
-    widest = 1
-    for r in range(lo, n):
-        widest = max(widest, indptr[r + 1] - indptr[r])
-    counts = np.zeros((4, 257), dtype=np.int64)
-    runs = np.empty((3, widest), dtype=np.int64)
-    bidx = np.empty(widest, dtype=np.uint64)  # the row's features, bucketed by namespace
-    bval = np.empty(widest, dtype=np.float64)
-    odometer = np.zeros((3, MAX_TERMS), dtype=np.int64)
-    acc = np.zeros(MAX_TERMS, dtype=np.uint64)
-    val = np.zeros(MAX_TERMS, dtype=np.float64)
-    scratch = (counts, runs, bidx, bval, odometer, acc, val)
-    limits = np.array([lo, budget, cap, max_crosses, mask, write, f32, _filters(drop, drop_linear)],
-                      dtype=np.int64)  # fmt: skip
-    if not wild:
-        end, k = _plain_rows(indptr, indices, values, ns, terms, lengths, drop, drop_linear,
-                             used, status, limits, scratch, ptr, out_idx, out_val)  # fmt: skip
-        return ptr[: end - lo + 1], end, k
-    # a wildcard's interactions depend on each row's namespaces: listed row by row
     ex_terms = np.empty((1, MAX_TERMS), dtype=np.int64)
     ex_len = np.empty(1, dtype=np.int64)
     k = 0
-    end = n
     for r in range(lo, n):
         nruns, nnamed, npresent = _runs(indptr, ns, r, drop, used, counts, runs)
         need = terms_room(terms, lengths, npresent)
@@ -602,20 +596,16 @@ def _rows(indptr, indices, values, ns, mask, terms, lengths, drop, drop_linear, 
         k = _place(r, k, nruns, nnamed, indptr, indices, values, ns, ex_terms, ex_len, nt, drop,
                    drop_linear, status, limits, scratch, out_idx, out_val)  # fmt: skip
         if k < 0:
-            end = r
-            k = -k - 1
-            if r == lo:
-                k = -1
-            break
+            return r, (-1 if r == lo else -k - 1)
         ptr[r - lo + 1] = k
-    return ptr[: end - lo + 1], end, k
+    return n, k
 
 
 @jit_noalloc
-def _plain_rows(indptr, indices, values, ns, terms, lengths, drop, drop_linear, used, status,
-                limits, scratch, ptr, out_idx, out_val):  # fmt: skip
-    """:func:`_rows` without wildcards, with no reference counting (``jit_noalloc``): the
-    rows' loop calls a handful of helpers per row, each with a dozen arrays, whose
+def _plain_rows(indptr, indices, values, ns, terms, lengths, dedupe, drop, drop_linear, used,
+                status, limits, scratch, ptr, out_idx, out_val):  # fmt: skip
+    """:func:`_wild_rows` without wildcards, with no reference counting (``jit_noalloc``):
+    the rows' loop calls a handful of helpers per row, each with a dozen arrays, whose
     counted references cost as much as the copying for short lines."""
     counts, runs = scratch[0], scratch[1]
     lo = limits[0]
@@ -640,7 +630,7 @@ def _place(r, k, nruns, nnamed, indptr, indices, values, ns, ex_terms, ex_len, n
            drop_linear, status, limits, scratch, out_idx, out_val):  # fmt: skip
     """Row ``r``, its runs listed (:func:`_runs`) and its ``nt`` interactions in
     ``ex_terms`` (-1: too many), at entry ``k``: counted, and written if asked and it fits
-    (``limits`` of :func:`_rows`).  Returns the next k, or ``-k - 1`` to stop before the
+    (``limits`` of :func:`_wild_rows`).  Returns the next k, or ``-k - 1`` to stop before the
     row (past the budget, or row ``lo`` past the output's room).  Zeroes the counts."""
     counts, runs, bidx, bval, odometer, acc, val = scratch
     lo, budget, cap, max_crosses = limits[0], limits[1], limits[2], limits[3]
@@ -819,9 +809,7 @@ def row_crosser(inter: Interactions | None, mask: np.uint64, budget: int = CROSS
     nt = inter.terms.shape[0] if fuses(inter) else 0
     terms = inter.terms if nt else np.empty((0, MAX_TERMS), dtype=np.int64)
     lengths = inter.lengths if nt else np.empty(0, dtype=np.int64)
-    used = np.zeros(257, dtype=np.bool_)
-    for i in range(nt):
-        used[terms[i, : lengths[i]]] = True
+    used = _used(terms, lengths, False)
     limits = np.array([nt, int(mask), int(nt and inter.f32), nt and inter.max_crosses, budget],
                       dtype=np.int64)  # fmt: skip
     return (terms, lengths, used, np.zeros((3, 257), dtype=np.int64), limits,
