@@ -20,7 +20,8 @@ from streamlearn.learners.losses import LOGISTIC
 from tests.streams import random_stream
 
 
-def small_model(seed: int = 0, bits: int = 6, stream_bits: int | None = None) -> model_io.Model:
+def small_model(seed: int = 0, bits: int = 6, stream_bits: int | None = None,
+                final: bool = False) -> model_io.Model:  # fmt: skip
     config = TrainConfig(bits=bits, algo="tg", loss="logistic", l1=0.01)
     params = config.params()
     stream = random_stream(seed, n=200, bits=stream_bits or bits)
@@ -35,7 +36,7 @@ def small_model(seed: int = 0, bits: int = 6, stream_bits: int | None = None) ->
         np.empty(stream.n),
     )
     return model_io.from_training(
-        config, truncated.SPEC, table, gstate, stats, params, names={3: ["a^b"]}
+        config, truncated.SPEC, table, gstate, stats, params, names={3: ["a^b"]}, final=final
     )
 
 
@@ -140,6 +141,45 @@ def test_sigkill_while_saving_leaves_old_or_new(tmp_path):
     assert len(leftovers) <= 1  # the last killed save's temp file at most
     model_io.save(old, path)  # the next save clears temp files of dead savers
     assert os.listdir(tmp_path) == ["model.sl"]
+
+
+@pytest.mark.parametrize("density", [0.0, 0.3, 0.5, 0.7, 1.0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_final_models_rows_equal_the_tables_rows(density, dtype):
+    """final_rows moves the kept rows to the table's front when they are most of it:
+    the same rows as a copy, in order, whichever way it goes."""
+    from streamlearn.learners.base import final_rows
+
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        rows = int(rng.integers(1, 3000))
+        table = rng.normal(size=(rows, 4)).astype(dtype)
+        slots = np.flatnonzero(rng.random(rows) < density).astype(np.uint32)
+        expected = table[slots].copy()
+        got = final_rows(table, slots)
+        assert got.dtype == dtype and got.shape == (slots.shape[0], 4)
+        np.testing.assert_array_equal(got, expected)
+        if 2 * slots.shape[0] >= rows:  # moved in place: a view of the table's front
+            assert np.shares_memory(got, table)
+
+
+@pytest.mark.parametrize("bits", [6, 12])
+def test_a_final_snapshot_is_the_snapshot(bits):
+    """At -b 6 the 200 examples touch most slots (rows moved in place), at -b 12 few."""
+    a, b = small_model(bits=bits), small_model(bits=bits, final=True)
+    assert (2 * b.slots.shape[0] >= 1 << bits) == (bits == 6)
+    for attr in model_io.FINITE_ARRAYS:
+        np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+    np.testing.assert_array_equal(a.slots, b.slots)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("attr", ["weights", "state", "gstate", "stats"])
+def test_non_finite_names_the_array(bad, attr):
+    m = small_model()
+    assert model_io.non_finite(m) is None
+    getattr(m, attr).flat[-1] = bad
+    assert model_io.non_finite(m) == model_io.FINITE_ARRAYS[attr]
 
 
 @pytest.mark.parametrize("rows", [1, 63, 64, 65, 1000, 4099])

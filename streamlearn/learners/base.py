@@ -609,6 +609,34 @@ def stored_slots(table: np.ndarray, ncols: int = 1) -> np.ndarray:
     return out
 
 
+def final_rows(table: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Rows ``slots`` (sorted, unique) of a table that is not used again: the state of the
+    model taken at the end of a run.
+
+    When they are at least half the table, they are moved to its front in place and
+    the result is a view of them: a copy would fill up to the whole table's size of
+    fresh memory, whose page faults cost more than the copying (0.13 s at ``-b 22``,
+    a tenth of a short ``-q tt`` run).  The view keeps the table alive, at most twice
+    the rows' size.  Else (and interpreted) a copy.
+    """
+    n = slots.shape[0]
+    if INTERPRETED or 2 * n < table.shape[0]:
+        return np.take(table, slots, axis=0)
+    _move_rows_forward(table, slots)
+    return table[:n]
+
+
+@jit_noalloc
+def _move_rows_forward(table, slots):
+    """``table[k] = table[slots[k]]`` for each ``k`` in order: ``slots`` ascend, so no row
+    is overwritten before it is moved."""
+    for k in range(slots.shape[0]):
+        j = slots[k]
+        if j != k:
+            for c in range(table.shape[1]):
+                table[k, c] = table[j, c]
+
+
 @jit_noalloc
 def _mark_kept(table, ncols, marks):
     """Set bit ``j % 64`` of ``marks[j // 64]`` for each kept row ``j``; return how many.

@@ -190,12 +190,15 @@ class Learner:
             return cls(config, spec, table, gstate, new_stats(), counted=stats)
         return cls(config, spec, table, gstate, stats)
 
-    def snapshot(self, names=None, meta=None) -> model_io.Model:
+    def snapshot(self, names=None, meta=None, final: bool = False) -> model_io.Model:
+        """The model as it stands; ``final``: the run is over, and the table may be
+        reused for the model's state (:func:`~streamlearn.model.from_training`), after
+        which it is gone (None)."""
         stats = self.stats
         if self.counted is not None:
             stats = stats.copy()
             stats[LIFETIME_STATS] += self.counted[LIFETIME_STATS]
-        return model_io.from_training(
+        model = model_io.from_training(
             self.config,
             self.spec,
             self.table,
@@ -204,7 +207,11 @@ class Learner:
             self.config.params(),
             names=names,
             meta=meta,
+            final=final,
         )
+        if final:
+            self.table = None  # its rows may have moved: nothing may read it now
+        return model
 
 
 def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
@@ -493,7 +500,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                     quiet = Console(True) if grid.size > 1 else console
                     extra = _fit(run.learner, run.learner.config, data, quiet)
                     run.final = run.learner.snapshot(
-                        collector.names if collector is not None else names
+                        collector.names if collector is not None else names, final=True
                     )
                     run.result = extra
             else:
@@ -610,9 +617,10 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
     ``end_of_input()`` is called once the first pass has read the whole input.
     """
 
-    def snapshot(run: Run):  # noqa: ANN202 - the model, taken when PassLog asks for it
+    def snapshot(run: Run, final: bool = False):  # noqa: ANN202 - taken when PassLog asks
         return functools.partial(
-            run.learner.snapshot, collector.names if collector is not None else names
+            run.learner.snapshot, collector.names if collector is not None else names,
+            final=final,
         )
 
     pool = _Pool(len(runs))
@@ -660,7 +668,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 board.end_pass(active)
         for run in runs:
             if run.diverged is None:
-                run.final = run.log.final_model(snapshot(run))
+                run.final = run.log.final_model(snapshot(run, final=True))
                 run.result = run.log.report()
     finally:
         pool.close()
