@@ -199,3 +199,28 @@ def test_stored_slots_are_the_rows_with_a_nonzero_state(rows, ncols):
     got = stored_slots(table, ncols)
     assert got.dtype == np.uint32
     np.testing.assert_array_equal(got, np.flatnonzero((table[:, :ncols] != 0).any(axis=1)))
+
+
+@pytest.mark.parametrize("piece", [8, 40, 1 << 20])
+def test_a_float32_state_is_written_as_float64_piece_by_piece(tmp_path, monkeypatch, piece):
+    """gd's table is float32: its state is converted a piece at a time into one
+    buffer, each piece written before the next is made (directly and staged)."""
+    import dataclasses
+
+    from streamlearn.system.outputs import staging
+
+    monkeypatch.setattr(model_io, "_PIECE", piece)
+    m64 = small_model(bits=8)
+    m64.state[:] = np.float32(m64.state)  # values a float32 table holds exactly
+    m32 = dataclasses.replace(m64, state=m64.state.astype(np.float32))
+    expected = model_io._encode(m64)
+    assert model_io._encode(m32) == expected
+    model_io.save(m32, tmp_path / "direct.sl")
+    with staging() as stage:
+        model_io.save(m32, tmp_path / "staged.sl")
+        stage.write()
+        stage.commit()
+    for name in ("direct.sl", "staged.sl"):
+        assert (tmp_path / name).read_bytes() == expected
+        back = model_io.load(tmp_path / name)
+        np.testing.assert_array_equal(back.state, m64.state)
