@@ -142,13 +142,13 @@ def _encode_parts(model: Model) -> Iterator[bytes | memoryview]:
         "gstate": np.ascontiguousarray(model.gstate, dtype=np.float64),
         "stats": np.ascontiguousarray(model.stats, dtype=np.float64),
     }
+    dtypes = {name: np.dtype(_ARRAYS[name][0]) for name in arrays}  # the file's
     table, offset = [], 0
     for name, arr in arrays.items():
-        dtype = np.dtype(_ARRAYS[name][0])
         table.append(
-            {"name": name, "dtype": dtype.name, "shape": list(arr.shape), "offset": offset}
+            {"name": name, "dtype": dtypes[name].name, "shape": list(arr.shape), "offset": offset}
         )
-        offset += arr.size * dtype.itemsize
+        offset += arr.size * dtypes[name].itemsize
     header = {
         "format": "streamlearn model",
         "sl_version": __version__,
@@ -168,8 +168,8 @@ def _encode_parts(model: Model) -> Iterator[bytes | memoryview]:
         return part
 
     yield piece(_PREFIX.pack(MAGIC, VERSION, len(head)) + head)
-    for arr in arrays.values():
-        if arr.dtype == np.float64 or arr.dtype == np.uint32:
+    for name, arr in arrays.items():
+        if arr.dtype == dtypes[name]:
             if arr.nbytes:
                 yield piece(memoryview(arr).cast("B"))
             continue

@@ -491,7 +491,13 @@ def _used(terms: np.ndarray, lengths: np.ndarray, wild: bool) -> np.ndarray:
 
 
 def _wild(terms: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether an interaction has a wildcard."""
     return bool(((terms == WILDCARD) & (np.arange(terms.shape[1]) < lengths[:, None])).any())
+
+
+def _filters(drop: np.ndarray, drop_linear: np.ndarray) -> bool:
+    """Whether any namespace is dropped (``--ignore``, ``--keep``, ``--ignore_linear``)."""
+    return bool(drop.any() or drop_linear.any())
 
 
 def expand_batch(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns: np.ndarray,
@@ -545,7 +551,7 @@ def expand_batch(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns
         np.zeros(MAX_TERMS, dtype=np.uint64),
         np.zeros(MAX_TERMS, dtype=np.float64),
     )
-    filters = bool(drop.any() or drop_linear.any())
+    filters = _filters(drop, drop_linear)
     ptr = np.empty(n - lo + 1, dtype=np.int64)
     ptr[0] = 0
 
@@ -824,8 +830,8 @@ def fuses(inter: Interactions | None) -> bool:
         inter is not None
         and inter.lengths.shape[0] > 0
         and not inter.regroups
-        and not bool(inter.drop.any() or inter.drop_linear.any())
-        and not bool((inter.terms == WILDCARD).any())
+        and not _filters(inter.drop, inter.drop_linear)
+        and not _wild(inter.terms, inter.lengths)
     )
 
 
