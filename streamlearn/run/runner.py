@@ -20,7 +20,7 @@ from streamlearn.io.parse import FORMATS
 from streamlearn.learners.losses import CLASSIFICATION
 from streamlearn.run.console import Console
 from streamlearn.system.outputs import STDOUT, Output
-from streamlearn.system.process import silence_stdout
+from streamlearn.system.process import raise_pending, silence_stdout
 
 SHOWN_ERRORS = 10
 PARSE_WORKERS = 2
@@ -76,6 +76,8 @@ class FormatGuard:
 
 
 _END = object()
+_WAKE = 0.2
+"""Seconds between :func:`prefetch`'s checks for a pending signal while it waits."""
 
 
 def prefetch(items: Iterable, depth: int = 2) -> Iterator:
@@ -102,7 +104,11 @@ def prefetch(items: Iterable, depth: int = 2) -> Iterator:
     thread.start()
     try:
         while True:
-            item = q.get()
+            raise_pending()  # a signal swallowed while the last item was used
+            try:
+                item = q.get(timeout=_WAKE)
+            except queue.Empty:  # a slow input: a swallowed signal still ends the run
+                continue
             if item is _END:
                 return
             if isinstance(item, BaseException):

@@ -9,8 +9,9 @@
 * SIGINT, SIGTERM and SIGHUP stop the run the same clean way wherever it is
   (waiting on a slow stdin, compiling, learning): nothing is written over an
   existing output, temporary files and caches are removed, and the exit
-  status is 128 + the signal's number, as shells report it.  Once a finished
-  run starts making its outputs visible (:func:`committing`) it completes:
+  status is 128 + the signal's number, as shells report it (also when code
+  that catches everything swallowed the exception: :func:`raise_pending`).
+  Once a finished run starts making its outputs visible (:func:`committing`) it completes:
   a signal then is held and dropped, so outputs are all old or all new --
   unless the commit stays blocked (a FIFO nobody reads, a hung disk) for
   :data:`COMMIT_GRACE` seconds after the signal: then the program ends
@@ -65,15 +66,46 @@ class Signalled(KeyboardInterrupt):
 
 _RAISED: int | None = None
 """The last signal :func:`_handler` raised as :class:`Signalled` (None: none yet)."""
+_PENDING: int | None = None
+"""The ``sl`` program's signal whose :class:`Signalled` has not yet become an error."""
 
 
 def _handler(signum, frame):  # noqa: ANN001 - signal API
-    global _RAISED
+    global _RAISED, _PENDING
     if _HELD:  # the run is committing its outputs: it completes, unless it is blocked
         _watch_commit(signum)
         return
     _RAISED = signum
+    if _HOLD_TO_EXIT:
+        _PENDING = signum
     raise Signalled(signum)
+
+
+def raise_pending() -> None:
+    """Raise again the ``sl`` program's signal if its :class:`Signalled` was swallowed.
+
+    A handler's exception goes wherever the main thread happens to be, and
+    some code there catches everything: Cython's ``try: ... except: pass``
+    around an ABC registration in numpy's imports, or a weakref callback
+    (importlib's module locks), whose exceptions Python prints and drops.
+    The run would go on and exit 0.  So the program's signal stays pending
+    until :func:`interrupted` has made it an error, and the run calls this
+    where it starts (:func:`interruptible`), between batches, while it waits
+    for input, and before it commits (:func:`committing`).  A library caller's
+    signals are its own: nothing is pending for it.
+    """
+    if _PENDING is not None and not _HELD:
+        raise Signalled(_PENDING)
+
+
+def _unraisable(unraisable) -> None:  # noqa: ANN001 - sys.UnraisableHookArgs
+    """``sys.unraisablehook`` of the ``sl`` program: a dropped :class:`Signalled` is no
+    "Exception ignored" traceback; it stays pending (:func:`raise_pending`)."""
+    if not isinstance(unraisable.exc_value, Signalled):
+        _previous_unraisablehook(unraisable)
+
+
+_previous_unraisablehook = sys.unraisablehook
 
 
 def _watch_commit(signum: int) -> None:
@@ -120,6 +152,8 @@ def signal_number(e: BaseException) -> int:
 
 def interrupted(e: BaseException, what: str = "no model written") -> Interrupted:
     """The :class:`Interrupted` error for a :class:`KeyboardInterrupt` (or :class:`Signalled`)."""
+    global _PENDING
+    _PENDING = None  # it has reached us: it ends the run now
     signum = signal_number(e)
     return Interrupted(f"interrupted by {NAMES.get(signum, signum)}: {what}", signum)
 
@@ -129,6 +163,7 @@ def interruptible(what: str = "no model written") -> Iterator[None]:
     """Turn SIGINT/SIGTERM/SIGHUP inside the block into :class:`Interrupted`."""
     install_signal_handlers()
     try:
+        raise_pending()
         yield
     except KeyboardInterrupt as e:
         raise interrupted(e, what) from None
@@ -151,6 +186,7 @@ def committing() -> Iterator[None]:
     what was already made visible stays.
     """
     global _HELD, _COMMITTING
+    raise_pending()
     _HELD = True
     _COMMITTING += 1
     try:
@@ -258,10 +294,12 @@ def run(command: click.Command, prog_name: str = "sl") -> int:
     _HOLD_TO_EXIT = True
     reopen_closed_std_fds()
     install_signal_handlers()
+    sys.unraisablehook = _unraisable
     guard_stdout()
     code = 0
     try:
         rv = command.main(prog_name=prog_name, standalone_mode=False)
+        raise_pending()  # a command that committed nothing ends as the signal said
         code = rv if isinstance(rv, int) else 0
     except click.ClickException as e:
         # a broken pipe ends quietly (no message); click's MissingParameter keeps its
