@@ -79,8 +79,20 @@ def _finite(x: object) -> bool:
     return _number(x) and math.isfinite(x)
 
 
+_LARGEST = 1e100
+"""The largest loss drawn: matplotlib cannot lay out an axis from -1e308 to 1e308 (an
+overflow), and no run's loss means anything there."""
+_MOST = 2.0**63
+"""The most examples (or non-zero weights) a report can count."""
+
+
+def _drawable(loss: object) -> bool:
+    return _finite(loss) and abs(loss) <= _LARGEST
+
+
 def _curve(path: str, rows: list) -> list[list[float]]:
-    """The rows of a report's curve that can be drawn: finite loss, examples > 0.
+    """The rows of a report's curve that can be drawn: a loss within ±:data:`_LARGEST`,
+    1 to :data:`_MOST` examples (a log axis).
 
     A row is the progress table's seven figures and the holdout flag; null
     figures (not measured yet) are allowed.  Anything else is not a report.
@@ -91,7 +103,7 @@ def _curve(path: str, rows: list) -> list[list[float]]:
                 or not all(x is None or _number(x) for x in row[:8])):  # fmt: skip
             raise UsageError(f"{path} is not an sl train report (curve row {k + 1} is not "
                              "eight numbers)")  # fmt: skip
-        if _finite(row[0]) and _finite(row[2]) and row[2] > 0:
+        if _drawable(row[0]) and _finite(row[2]) and 1 <= row[2] <= _MOST:
             held = 1.0 if row[7] is not None and row[7] == row[7] and row[7] != 0 else 0.0
             out.append([float(x) if x is not None else math.nan for x in row[:7]] + [held])
     return out
@@ -123,14 +135,15 @@ def load_runs(paths: list[str]) -> list[Run]:
             config = _entry_value(entry, "config", path, lambda v: isinstance(v, dict)) or {}
             learner = _entry_value(entry, "learner", path, lambda v: isinstance(v, str))
             typed = _entry_value(entry, "grid_values", path, lambda v: isinstance(v, dict))
-            nonzero = _entry_value(entry, "nonzero_weights", path, lambda v: _finite(v) and v >= 0)
+            nonzero = _entry_value(entry, "nonzero_weights", path,
+                                   lambda v: _finite(v) and 0 <= v <= _MOST)  # fmt: skip
             average = _entry_value(entry, "average_loss", path, _number)
             hold = holdout(entry)
             held = hold is not None
             loss = hold if held else average
             config = dict(config, learner=learner or "?")
             runs.append(Run(name, config, _curve(path, entry["curve"]),
-                            loss if loss is not None and math.isfinite(loss) else None, held,
+                            loss if _drawable(loss) else None, held,
                             nonzero, typed=typed))  # fmt: skip
     differ = [k for k in _LABEL_KEYS if len({repr(r.config.get(k)) for r in runs}) > 1]
     if differ and all(_finite(r.config.get(k)) for r in runs for k in differ):

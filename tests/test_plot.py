@@ -150,6 +150,26 @@ def test_any_report_is_drawn_or_refused_in_one_line(tmp_path_factory, reports, d
         assert not (tmp / "p.png").exists()
 
 
+@pytest.mark.filterwarnings("error::UserWarning", "error::RuntimeWarning")  # nothing on stderr
+def test_numbers_no_axis_can_hold_are_left_out(tmp_path, reports):
+    """hypothesis found a curve whose examples reached 6.6e285: matplotlib's log axis
+    overflowed laying out its ticks (a RuntimeWarning on stderr); a loss of ±1.7e308
+    overflows a linear one.  Such rows are not drawn, as a NaN loss is not."""
+    base = json.loads(reports["1e-3"].read_text())
+    paths = []
+    for k, rows in enumerate([[[0.0, None, 2.2e16, None, None, None, None, None],
+                               [-3.8e16, None, 6.6e285, None, None, None, None, None]],
+                              [[1.7e308, None, 10, None, None, None, None, None],
+                               [-1.7e308, None, 20, None, None, None, None, None],
+                               [0.5, None, 0.5, None, None, None, None, None]]]):  # fmt: skip
+        (tmp_path / f"r{k}.json").write_text(json.dumps(dict(base, curve=rows,
+                                                              average_loss=1.7e308)))
+        paths.append(str(tmp_path / f"r{k}.json"))
+    r = invoke(["plot", *paths, "-o", str(tmp_path / "p.png")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "p.png").stat().st_size > 0
+
+
 @pytest.mark.parametrize(
     ("content", "says"),
     [(b'{"curve": [\xff]}', "not UTF-8"), (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
