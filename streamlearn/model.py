@@ -11,12 +11,16 @@ Layout (all integers little-endian)::
     sha256                   32 bytes over everything before it
 
 Arrays: ``slots`` (uint32, the slots whose primary state is non-zero, sorted),
-``state`` (float64[m, ncols], the learner's per-slot state *as it was during
-training*, not flushed, so that continuing gives exactly the weights of one
-uninterrupted run), ``weights`` (float64[m], the same slots' weights brought
-current: what prediction uses), ``gstate`` and ``stats`` (global learner state
-and progressive counters).  The file size follows the number of touched,
-non-zero slots, not ``2**bits``.
+``state`` (float32 or float64 [m, ncols], the learner's per-slot state in its
+table's own type, *as it was during training*, not flushed, so that continuing
+gives exactly the weights of one uninterrupted run), ``weights`` (float64[m],
+the same slots' weights brought current: what prediction uses), ``gstate`` and
+``stats`` (global learner state and progressive counters).  The file size
+follows the number of touched, non-zero slots, not ``2**bits``.
+
+Versions: 2 stores a float32 table's state as float32 (gd, FTRL: a third
+less file than version 1's float64 copy of the same numbers); this sl reads
+both, and an older sl refuses a version 2 file by its version.
 """
 
 from __future__ import annotations
@@ -37,10 +41,12 @@ from streamlearn.errors import ModelError
 from streamlearn.system.sources import describe
 
 MAGIC = b"SLMODEL\0"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
+"""The format versions this sl reads."""
 _PREFIX = struct.Struct("<8sII")
 _DIGEST = 32
-_DTYPES = {"uint32": np.uint32, "float64": np.float64}
+_DTYPES = {"uint32": np.uint32, "float32": np.float32, "float64": np.float64}
 
 
 @dataclass
@@ -120,35 +126,25 @@ def _encode(model: Model) -> bytes:
     return b"".join(bytes(p) for p in _encode_parts(model))
 
 
-_PIECE = 8 << 20
-"""Bytes of a float32 state converted to float64 at a time while a model is written."""
-
-
 def _encode_parts(model: Model) -> Iterator[bytes | memoryview]:
-    """The file in pieces, made as they are consumed: the prefix and header, each array's
-    memory (not copied), then the digest.
-
-    A state that is not float64 (gd's and FTRL's float32 tables) is converted
-    :data:`_PIECE` bytes at a time, into one buffer: consume (write) each piece
-    before taking the next.  Neither the payload nor a float64 copy of the state
-    is made whole in memory: at ``-b 22`` with 4 M slots that copy was 128 MB of
-    fresh pages, a third of the time to encode the model.
-    """
+    """The file in pieces: the prefix and header, each array's memory (not copied,
+    the state in its own float type), then the digest."""
     state = model.state
     arrays = {
         "slots": np.ascontiguousarray(model.slots, dtype=np.uint32),
-        "state": state if state.dtype != np.float64 else np.ascontiguousarray(state),
+        "state": np.ascontiguousarray(
+            state, dtype=state.dtype if state.dtype in _STATE_DTYPES else np.float64
+        ),
         "weights": np.ascontiguousarray(model.weights, dtype=np.float64),
         "gstate": np.ascontiguousarray(model.gstate, dtype=np.float64),
         "stats": np.ascontiguousarray(model.stats, dtype=np.float64),
     }
-    dtypes = {name: np.dtype(_ARRAYS[name][0]) for name in arrays}  # the file's
     table, offset = [], 0
     for name, arr in arrays.items():
         table.append(
-            {"name": name, "dtype": dtypes[name].name, "shape": list(arr.shape), "offset": offset}
+            {"name": name, "dtype": arr.dtype.name, "shape": list(arr.shape), "offset": offset}
         )
-        offset += arr.size * dtypes[name].itemsize
+        offset += arr.nbytes
     header = {
         "format": "streamlearn model",
         "sl_version": __version__,
@@ -168,17 +164,9 @@ def _encode_parts(model: Model) -> Iterator[bytes | memoryview]:
         return part
 
     yield piece(_PREFIX.pack(MAGIC, VERSION, len(head)) + head)
-    for name, arr in arrays.items():
-        if arr.dtype == dtypes[name]:
-            if arr.nbytes:
-                yield piece(memoryview(arr).cast("B"))
-            continue
-        rows = max(1, _PIECE // (8 * max(1, arr.shape[1])))
-        buf = np.empty((min(rows, arr.shape[0]), arr.shape[1]))
-        for lo in range(0, arr.shape[0], rows):
-            part = buf[: min(rows, arr.shape[0] - lo)]
-            np.copyto(part, arr[lo : lo + rows])
-            yield piece(memoryview(part).cast("B"))
+    for arr in arrays.values():
+        if arr.nbytes:
+            yield piece(memoryview(arr).cast("B"))
     yield digest.digest()
 
 
@@ -199,9 +187,12 @@ _CHUNK = 64 << 20
 """Bytes read at a time: Python runs between reads, so a signal stops a long one."""
 MAX_COLS = 16
 """The most state columns a learner keeps per slot (gd and l0: four at most today)."""
-_ARRAYS = {"slots": ("uint32", 1), "state": ("float64", 2), "weights": ("float64", 1),
-           "gstate": ("float64", 1), "stats": ("float64", 1)}  # fmt: skip
-"""The arrays of a model file: dtype and number of dimensions."""
+_ARRAYS = {"slots": (("uint32",), 1), "state": (("float64", "float32"), 2),
+           "weights": (("float64",), 1), "gstate": (("float64",), 1),
+           "stats": (("float64",), 1)}  # fmt: skip
+"""The arrays of a model file: the dtypes it may have and its number of dimensions
+(a float32 state only from version 2 on)."""
+_STATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def load(path: str | os.PathLike) -> Model:
@@ -273,7 +264,7 @@ def _read_stream(f, name: str) -> bytes:  # noqa: ANN001 - a binary file
     if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
         return prefix  # decode() says what is wrong
     _, version, hlen = _PREFIX.unpack(prefix)
-    if version != VERSION:
+    if version not in READS:
         return prefix
     head = _read_exactly(f, hlen)
     if len(head) < hlen:
@@ -314,7 +305,7 @@ def _count(shape: object, ndim: int, what: str) -> int:
     return n
 
 
-def _arrays(header: dict, payload: bytes) -> dict[str, np.ndarray]:
+def _arrays(header: dict, payload: bytes, version: int) -> dict[str, np.ndarray]:
     """The arrays the header lists, each checked for name, dtype, shape and place."""
     table = header.get("arrays")
     if not isinstance(table, list):
@@ -326,9 +317,11 @@ def _arrays(header: dict, payload: bytes) -> dict[str, np.ndarray]:
         name = spec.get("name")
         if not isinstance(name, str) or name not in _ARRAYS or name in arrays:
             raise ValueError(f"unknown or repeated array {name!r}"[:120])
-        dtype, ndim = _ARRAYS[name]
-        if spec.get("dtype") != dtype:
-            raise ValueError(f"array {name} must be {dtype}")
+        allowed, ndim = _ARRAYS[name]
+        allowed = allowed if version > 1 else allowed[:1]
+        dtype = spec.get("dtype")
+        if dtype not in allowed:
+            raise ValueError(f"array {name} must be {' or '.join(allowed)}")
         count = _count(spec.get("shape"), ndim, f"array {name}")
         start = spec.get("offset")
         itemsize = np.dtype(_DTYPES[dtype]).itemsize
@@ -370,9 +363,10 @@ def decode(data: bytes, name: str = "<model>") -> Model:
     if len(data) < _PREFIX.size + _DIGEST or data[:8] != MAGIC:
         raise ModelError(f"{name} is not an sl model file (bad magic bytes)")
     _, version, hlen = _PREFIX.unpack_from(data)
-    if version != VERSION:
+    if version not in READS:
         raise ModelError(
-            f"{name} is model format version {version}; this sl reads version {VERSION}"
+            f"{name} is model format version {version}; this sl reads versions "
+            f"{', '.join(map(str, READS))}"
         )
     body, digest = data[:-_DIGEST], data[-_DIGEST:]
     if hashlib.sha256(body).digest() != digest:
@@ -384,7 +378,7 @@ def decode(data: bytes, name: str = "<model>") -> Model:
         payload = body[_PREFIX.size + hlen :]
         if header.get("payload_bytes") != len(payload):
             raise ValueError("payload size")
-        arrays = _arrays(header, payload)
+        arrays = _arrays(header, payload, version)
         config = TrainConfig.from_dict(header.get("config"))
         slots, state, weights = arrays["slots"], arrays["state"], arrays["weights"]
         gstate, stats = arrays["gstate"], arrays["stats"]

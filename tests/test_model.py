@@ -201,26 +201,58 @@ def test_stored_slots_are_the_rows_with_a_nonzero_state(rows, ncols):
     np.testing.assert_array_equal(got, np.flatnonzero((table[:, :ncols] != 0).any(axis=1)))
 
 
-@pytest.mark.parametrize("piece", [8, 40, 1 << 20])
-def test_a_float32_state_is_written_as_float64_piece_by_piece(tmp_path, monkeypatch, piece):
-    """gd's table is float32: its state is converted a piece at a time into one
-    buffer, each piece written before the next is made (directly and staged)."""
+def test_a_float32_state_is_written_as_float32_and_read_back_exactly(tmp_path):
+    """gd's and FTRL's tables are float32: the file keeps their state as it is
+    (format version 2), not a float64 copy of the same numbers (version 1)."""
     import dataclasses
 
     from streamlearn.system.outputs import staging
 
-    monkeypatch.setattr(model_io, "_PIECE", piece)
     m64 = small_model(bits=8)
     m64.state[:] = np.float32(m64.state)  # values a float32 table holds exactly
     m32 = dataclasses.replace(m64, state=m64.state.astype(np.float32))
-    expected = model_io._encode(m64)
-    assert model_io._encode(m32) == expected
+    wide, narrow = model_io._encode(m64), model_io._encode(m32)
+    assert len(wide) - len(narrow) == 4 * m64.state.size + len(b"64") - len(b"32")
     model_io.save(m32, tmp_path / "direct.sl")
     with staging() as stage:
         model_io.save(m32, tmp_path / "staged.sl")
         stage.write()
         stage.commit()
     for name in ("direct.sl", "staged.sl"):
-        assert (tmp_path / name).read_bytes() == expected
+        assert (tmp_path / name).read_bytes() == narrow
         back = model_io.load(tmp_path / name)
+        assert back.state.dtype == np.float32
         np.testing.assert_array_equal(back.state, m64.state)
+        np.testing.assert_array_equal(back.weights, m64.weights)
+
+
+def _as_version(data: bytes, version: int) -> bytes:
+    """The same file under another format version number (its checksum made again)."""
+    import hashlib
+
+    _, _, hlen = model_io._PREFIX.unpack_from(data)
+    body = model_io._PREFIX.pack(model_io.MAGIC, version, hlen) + data[model_io._PREFIX.size : -32]
+    return body + hashlib.sha256(body).digest()
+
+
+def test_versions_1_and_2_read_and_others_are_refused_by_number(tmp_path):
+    """Version 1 (before the float32 state) still reads; a version 1 file cannot hold
+    a float32 state; a version this sl does not know is refused by its number, which
+    is also what an older sl says of a version 2 file."""
+    import dataclasses
+
+    m64 = small_model(bits=8)
+    m32 = dataclasses.replace(m64, state=m64.state.astype(np.float32))
+    old = tmp_path / "old.sl"
+    old.write_bytes(_as_version(model_io._encode(m64), 1))
+    back = model_io.load(old)
+    assert back.state.dtype == np.float64
+    np.testing.assert_array_equal(back.state, m64.state)
+    crafted = tmp_path / "crafted.sl"
+    crafted.write_bytes(_as_version(model_io._encode(m32), 1))
+    with pytest.raises(ModelError, match="array state must be float64"):
+        model_io.load(crafted)
+    future = tmp_path / "future.sl"
+    future.write_bytes(_as_version(model_io._encode(m64), 3))
+    with pytest.raises(ModelError, match="format version 3; this sl reads versions 1, 2"):
+        model_io.load(future)

@@ -357,7 +357,7 @@ def test_a_model_without_the_rate_column_continues_exactly(tmp_path, data):
     m, old, a, b = (tmp_path / n for n in ("m.sl", "old.sl", "a.sl", "b.sl"))
     run([str(data), "-f", str(m)], tmp_path)
     model = model_io.load(m)
-    assert model.state.shape[1] == 4 and model.state.dtype == np.float64
+    assert model.state.shape[1] == 4 and model.state.dtype == np.float32
     model.state = np.ascontiguousarray(model.state[:, :3])
     model_io.save(model, old)
     run(["-i", str(m), str(data), "-f", str(a)], tmp_path)
