@@ -185,13 +185,21 @@ def train_factor(kw: dict) -> int:
     return max(1, passes) * configs
 
 
-def _model_crosses(path: str | None) -> tuple[int, ...]:
-    """The crosses recorded in model file ``path`` (its JSON header: read without numba)."""
+def _model_crosses(path: str | None) -> tuple[int, ...] | None:
+    """The crosses recorded in model file ``path`` (its JSON header: read without numba).
+
+    None when ``path`` is not a regular file: a model read from a pipe, a FIFO or
+    ``<(zcat m.sl.gz)`` can be read once only, by the run.
+    """
     if not path:
         return ()
     import json
     import struct
 
+    from streamlearn.system import sources
+
+    if not sources.is_regular(path):
+        return None
     try:
         with open(path, "rb") as f:
             magic, _, n = struct.unpack("<8sII", f.read(16))
@@ -317,8 +325,9 @@ def run_parts(files: tuple[str, ...], kw: dict, inputs: dict, outputs: dict,
     the options and of the initial model, and ``factor`` the passes or
     configurations): it must run before numba is imported.
     """
-    if tiny:
-        _tiny_mode(files, crosses(kw) + _model_crosses(inputs.get("initial_model")), factor)
+    model_crosses = _model_crosses(inputs.get("initial_model")) if tiny else None
+    if model_crosses is not None:  # (a model from a stream: its crosses are not known)
+        _tiny_mode(files, crosses(kw) + model_crosses, factor)
     from streamlearn.api import Console, Inputs, Outputs
 
     try:

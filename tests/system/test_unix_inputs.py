@@ -305,3 +305,25 @@ def test_a_model_read_from_a_pipe(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith(b"model /dev/fd/"), r.stderr
     r = sl(["SL predict -i /dev/stdin d.vw -p - --quiet < m.sl"], tmp_path, shell=True)
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["SL predict -i <(cat m.sl) d.vw -p - --quiet",
+     "cat m.sl | SL predict -i /dev/stdin d.vw -p - --quiet",
+     "(cat m.sl > ff &); SL predict -i ff d.vw -p - --quiet",
+     "SL train -i <(cat m.sl) d.vw -p - --quiet"],
+    ids=["process-substitution", "stdin-pipe", "fifo", "train"],
+)  # fmt: skip
+def test_a_model_from_a_stream_is_read_once(tmp_path, command):
+    """The tiny-input check read a model's header to learn its crosses: from a pipe that
+    was the run's only read ('is not an sl model file (bad magic bytes)', exit 5), and a
+    FIFO's writer went away before the run opened it again (a hang)."""
+    (tmp_path / "d.vw").write_text("1 |f a\n-1 |f b\n")
+    assert sl([*TRAIN, "d.vw", "-f", "m.sl"], tmp_path).returncode == 0
+    os.mkfifo(tmp_path / "ff")
+    verb = command.split("SL ")[1].split()[0]
+    expected = sl([verb, "-i", "m.sl", "d.vw", "-p", "-", "--quiet"], tmp_path).stdout
+    r = sl([command], tmp_path, shell=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == expected and len(expected.splitlines()) == 2
