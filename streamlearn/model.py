@@ -360,6 +360,8 @@ def decode(data: bytes, name: str = "<model>") -> Model:
     """
     from streamlearn.learners.base import GSTATE_SIZE, STATS_SIZE
 
+    if not data:  # what a failed producer leaves: say so, not "bad magic bytes"
+        raise ModelError(f"{name} is empty (0 bytes), not an sl model file")
     if len(data) < _PREFIX.size + _DIGEST or data[:8] != MAGIC:
         raise ModelError(f"{name} is not an sl model file (bad magic bytes)")
     _, version, hlen = _PREFIX.unpack_from(data)

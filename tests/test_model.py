@@ -92,7 +92,7 @@ def test_every_byte_corruption_and_truncation_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"", "not an sl model"),
+        (b"", r"is empty \(0 bytes\), not an sl model"),
         (b"hello world" * 10, "not an sl model"),
         (b"SLMODEL\0\x09\0\0\0" + b"\0" * 40, "version 9"),
     ],
