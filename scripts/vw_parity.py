@@ -611,6 +611,24 @@ VW_LINES: list[Line] = [
     Line("0/1 labels, logistic --sgd", ("-d {train} --loss_function logistic --sgd",), "0001-all"),
     Line("0/1 labels, logistic, passes", ("-d {train} --loss_function logistic -c --passes 3",),
          "0001-all"),
+    # VW's parameter-free learners and one-against-all, through sl vw (issue 26's options)
+    Line("--coin", ("-d {train} --coin",), "0002"),
+    Line("--pistol --ftrl_alpha --ftrl_beta", ("-d {train} --pistol --ftrl_alpha 2 "
+                                                "--ftrl_beta 0.25",), "0002"),
+    Line("--freegrad --restart --project", ("-d {train} --freegrad --restart --project "
+                                             "--fepsilon 2",), "0002"),
+    Line("-q ff --freegrad", ("-d {train} -q ff --freegrad --loss_function logistic",),
+         "rcv1"),
+    Line("--oaa 10", ("-d {train} --oaa 10",), "multiclass-all"),
+    Line("--oaa 4 -q ff -p", ("-d {train} --oaa 4 -q ff -p {p}",), "probabilities-all",
+         files=("p",)),
+    Line("--oaa 4 --probabilities -f, then -t -i",
+         ("-d {train} --oaa 4 --loss_function logistic --probabilities -f {m}",
+          "-t -i {m} -d {test} --loss_function logistic --probabilities"),
+         "probabilities", "probabilities-test"),
+    Line("--oaa 4 --loss_function hinge --passes 3",
+         ("-d {train} --oaa 4 --loss_function hinge -c --passes 3 --holdout_off",),
+         "probabilities-all"),
 ]  # fmt: skip
 """VW command lines, each run by ``vw`` and by ``sl vw`` (:func:`run_lines`)."""
 
@@ -622,8 +640,9 @@ def _line_data(tmp: Path) -> dict[str, tuple[Path, Path]]:
 
     out = {}
     for name, path, test in (("0001", "0001.dat.gz", 50), ("0002", "0002.dat.gz", 200),
-                             ("rcv1", "rcv1_smaller.dat.gz", 50)):  # fmt: skip
-        with gzip.open(VW_FILES / path, "rt") as f:
+                             ("rcv1", "rcv1_smaller.dat.gz", 50), ("multiclass", "multiclass", 2),
+                             ("probabilities", "probabilities.dat.gz", 50)):  # fmt: skip
+        with (gzip.open if path.endswith(".gz") else open)(VW_FILES / path, "rt") as f:
             lines = f.readlines()
         for key, part in ((name, lines[:-test]), (f"{name}-test", lines[-test:]),
                           (f"{name}-all", lines)):

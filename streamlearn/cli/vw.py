@@ -54,6 +54,8 @@ class Translation:
     report: str | None = None
     link: str = "identity"
     quiet: bool = False
+    probabilities: bool = False
+    """--probabilities: each class's probability under --oaa (an output, not a config)."""
     progress: str | None = None
     strict: bool = False
     cache: bool = False
@@ -155,8 +157,13 @@ def _update_rule(rule: str) -> Callable[[Translation, str, str | None], None]:
     return apply
 
 
-def _ftrl(t: Translation, name: str, _: str | None) -> None:
-    t.learn["algo"] = "ftrl"
+def _algo(t: Translation, name: str, _: str | None) -> None:
+    """``--ftrl``, ``--coin``, ``--pistol``, ``--freegrad``: VW's learners of its ftrl
+    reduction, one per line (VW would take the first of its own order silently)."""
+    chosen = t.learn.get("algo")
+    if chosen is not None and chosen != name:
+        raise VWUsage(f"--{name} conflicts with --{chosen}")
+    t.learn["algo"] = name
 
 
 def _progress(t: Translation, name: str, value: str) -> None:
@@ -260,10 +267,20 @@ OPTIONS: dict[str, Opt] = {
     "adaptive": Opt(None, False, _update_rule("adaptive")),
     "normalized": Opt(None, False, _update_rule("normalized")),
     "invariant": Opt(None, False, _update_rule("invariant")),
-    "ftrl": Opt(None, False, _ftrl),
+    "ftrl": Opt(None, False, _algo),
     "ftrl_alpha": Opt(None, True, _learn("ftrl_alpha", _float)),
     "ftrl_beta": Opt(None, True, _learn("ftrl_beta", _float)),
-    # (h4: --oaa, --probabilities, --coin, --pistol, --freegrad go here)
+    "coin": Opt(None, False, _algo),
+    "pistol": Opt(None, False, _algo),
+    "freegrad": Opt(None, False, _algo),
+    "fepsilon": Opt(None, True, _learn("freegrad_epsilon", _float)),
+    "flipschitz_const": Opt(None, True, _learn("freegrad_lipschitz", _float)),
+    "restart": Opt(None, False, _flag("freegrad_restart")),
+    "project": Opt(None, False, _flag("freegrad_project")),
+    "radius": Opt(None, True, _learn("freegrad_radius", _float)),
+    # multiclass
+    "oaa": Opt(None, True, _learn("oaa", _int)),
+    "probabilities": Opt(None, False, _set("probabilities")),
     "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
     "constant": Opt("C", True, _learn("initial_constant", _float)),
     "random_seed": Opt(None, True, _learn("seed", _int)),
@@ -441,8 +458,9 @@ def _resolve(t: Translation) -> None:
     """What the options mean together, as VW reads them."""
     rules = t.learn.pop("_rules", set())
     if rules:  # VW: --sgd or any of the three turns off those not named (gd)
-        if t.learn.get("algo") == "ftrl":
-            raise VWUsage("--ftrl conflicts with --sgd/--adaptive/--normalized/--invariant")
+        if t.learn.get("algo") is not None:
+            raise VWUsage(f"--{t.learn['algo']} conflicts with "
+                          "--sgd/--adaptive/--normalized/--invariant")  # fmt: skip
         for rule in ("adaptive", "normalized", "invariant"):
             t.learn[rule] = rule in rules
     if t.rate_zero:
@@ -504,7 +522,8 @@ def vw(argv: tuple[str, ...]) -> None:
     _resolve(t)
     kw = {"strict": t.strict, "examples": t.inputs.pop("examples", None),
           "predictions": t.predictions, "raw_predictions": t.raw_predictions,
-          "report": t.report, "link": t.link, "quiet": t.quiet}  # fmt: skip
+          "report": t.report, "link": t.link, "quiet": t.quiet,
+          "probabilities": t.probabilities}  # fmt: skip
     try:
         inputs, outputs, console = run_parts(tuple(t.data), kw, t.inputs, t.outputs,
                                              progress=t.progress)  # fmt: skip

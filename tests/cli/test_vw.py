@@ -71,8 +71,47 @@ def test_the_option_table_names_every_supported_option_once():
     assert not set(OPTIONS) & set(NOT_SUPPORTED)
     shorts = [o.short for o in OPTIONS.values() if o.short]
     assert len(shorts) == len(set(shorts))
-    with pytest.raises(VWUsage):
-        parse_argv(["--oaa", "3"])  # not yet: no silent fallback
+
+
+def test_vws_parameter_free_learners_and_one_against_all():
+    """--oaa, --probabilities, --coin, --pistol, --freegrad and its options were sl train's
+    only: a pasted 'vw --oaa 10 ...' line was refused as "not an option of vw"."""
+    t = parse_argv(["--oaa", "4", "--probabilities", "--loss_function", "logistic"])
+    assert t.learn["oaa"] == 4 and t.probabilities
+    t = parse_argv(["--freegrad", "--restart", "--project", "--radius", "0.5", "--fepsilon",
+                    "2", "--flipschitz_const", "1"])  # fmt: skip
+    assert t.learn == {"algo": "freegrad", "freegrad_restart": True, "freegrad_project": True,
+                       "freegrad_radius": 0.5, "freegrad_epsilon": 2.0,
+                       "freegrad_lipschitz": 1.0}  # fmt: skip
+    assert parse_argv(["--coin"]).learn["algo"] == "coin"
+    assert parse_argv(["--pistol"]).learn["algo"] == "pistol"
+    with pytest.raises(VWUsage, match="--pistol conflicts with --coin"):
+        parse_argv(["--coin", "--pistol"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [(["--coin", "--sgd"], "--coin conflicts with --sgd"),
+     (["--ftrl", "--freegrad"], "--freegrad conflicts with --ftrl"),
+     (["--probabilities"], "--probabilities applies to --oaa K")],
+)  # fmt: skip
+def test_learner_options_that_conflict_are_one_line_and_exit_2(tmp_path, data, argv, says):
+    r = invoke(["vw", "-d", str(data), *argv])
+    assert r.exit_code == 2, r.output
+    assert says in r.output and r.output.count("\n") == 1
+
+
+def test_a_pasted_oaa_line_trains_as_sl_train_does(tmp_path):
+    rows = [f"{1 + k % 3} |f a{k % 7} b{k % 5}" for k in range(300)]
+    (tmp_path / "m.vw").write_text("\n".join(rows) + "\n")
+    a = report(["-d", str(tmp_path / "m.vw"), "--oaa", "3", "--probabilities", "--loss_function",
+                "logistic", "-p", str(tmp_path / "a.txt")], tmp_path)  # fmt: skip
+    r = invoke(["train", str(tmp_path / "m.vw"), "--oaa", "3", "--probabilities", "--loss",
+                "logistic", "-p", str(tmp_path / "b.txt"), "--quiet"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert a["config"]["oaa"] == 3
+    assert (tmp_path / "a.txt").read_text() == (tmp_path / "b.txt").read_text()
+    assert (tmp_path / "a.txt").read_text().startswith("1:0.333333 2:0.333333 3:0.333333")
 
 
 def test_a_pasted_line_trains_as_sl_train_does(tmp_path, data):
