@@ -402,8 +402,64 @@ NOT_SUPPORTED: dict[str, str] = {
     "limit_output": "--quiet",
     "ring_size": "none",
     "example_queue_limit": "none",
+    "lrq": "-q on the same pair of namespaces (full crosses, not a low-rank factorisation)",
+    "lrqfa": "-q on the same namespaces (full crosses, not a low-rank factorisation)",
+    "lrqdropout": "none",
+    "interact": "-q (crosses whose values are products, as --interact's)",
+    "classweight": "an importance weight on each line of the class (label weight)",
+    "oaa_subsample": "none (--oaa learns every class from every example)",
 }
 """VW's options sl does not take, with the nearest thing sl has."""
+
+OTHER_VW_OPTIONS = frozenset("""
+    OjaNewton action_cache_slack active_cover alg all_slots_loss alpha alpha_inverse
+    audit_regressor automl automl_significance_level bag bandwidth baseline
+    baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
+    block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
+    cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
+    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf cb_type cbify_cs
+    cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
+    check_enabled choices_lambda clip_p compete confidence_after_training
+    constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
+    cover cs_absolute_loss cs_active csa_debug csoaa_ldf csoaa_rank csv csv_header
+    csv_no_file_header csv_ns_value csv_separator csv_trace debug_reversed_learn decay
+    default_lease degree direct domination dont_output_best_constant dream_at_update
+    dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
+    dump_json_weights_include_feature_names_experimental elim emt emt_initial emt_leaf
+    emt_router emt_scorer emt_tree epoch_size epsilon epsilon_decay epsilon_decay_audit
+    epsilon_decay_significance_level error eval exclude_eval experimental_igl
+    explore_eval extra_metrics first first_only fixed_significance_level flip_loss_sign
+    gamma gamma_exponent gamma_scale get_pmf global_only graph_feedback greedify
+    hessian_on ignore_features_dsjson_experimental indexing initial_denominator
+    initial_epsilon initial_numerator inpass interaction interaction_type
+    interaction_update kary_tree kernel lambda lambda_scheme large_action_space
+    las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
+    leaf_example_multiplier learn learn_at_leaf learning_rate_cnt loss0 loss1
+    loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
+    max_depth max_labels max_number_of_labels max_value meanfield mellowness mem
+    memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
+    model_count multiplier multitask multiworld_test no_predict no_progress node_only
+    noop normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
+    para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
+    pool_greedy pool_size print priority_challengers priority_type psi random_init
+    randomized_routing range_c rank_all recall_tree regcb regcbopt replay_b
+    replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
+    reward_as_cost rnd rnd_alpha rnd_invlambda sample_pdf sched_exponent scores
+    search_active_verify search_allowed_transitions search_alpha search_beta
+    search_history_length search_interpolation search_linear_ordering search_metatask
+    search_neighbor_features search_no_caching search_passes_per_policy
+    search_perturb_oracle search_rollin search_rollout search_rollout_num_steps
+    search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
+    search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
+    sketch_size slates softmax spanner_c squarecb stage_size subsample svrg
+    swap_resistance synthcover synthcoverpsi synthcoversize target_rate termination
+    thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
+    unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
+    warm_start warm_start_update
+""".split())
+"""The rest of VW's options (``vw --help`` of VW 9.11): reductions and their settings,
+refused as :data:`NOT_SUPPORTED` is, with no nearer thing in sl.  An option in neither
+table is not VW's."""
 
 SHORT = {o.short: name for name, o in OPTIONS.items() if o.short}
 
@@ -438,9 +494,9 @@ def parse_argv(argv: list[str]) -> Translation:
             if len(tok) > 2:
                 value = tok[2:]
         if name not in OPTIONS:
-            if name in NOT_SUPPORTED:
+            if name in NOT_SUPPORTED or name in OTHER_VW_OPTIONS:
                 raise VWUsage(f"--{name} is not supported by sl (nearest in sl: "
-                              f"{NOT_SUPPORTED[name]})")  # fmt: skip
+                              f"{NOT_SUPPORTED.get(name, 'none')})")  # fmt: skip
             raise VWUsage(f"--{name} is not an option of vw (nor of sl vw)")
         opt = OPTIONS[name]
         if opt.value and value is None:

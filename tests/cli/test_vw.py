@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from streamlearn import model as model_io
-from streamlearn.cli.vw import NOT_SUPPORTED, OPTIONS, VWUsage, parse_argv
+from streamlearn.cli.vw import NOT_SUPPORTED, OPTIONS, OTHER_VW_OPTIONS, VWUsage, parse_argv
 from tests.unix import invoke, sl, text_data
 
 
@@ -50,6 +50,8 @@ def test_vws_grammar():
     [
         (["--bfgs"], "--bfgs is not supported by sl (nearest in sl: --algo cd"),
         (["--affix", "+2a"], "--affix is not supported"),
+        (["--lrq", "ab5"], "--lrq is not supported by sl (nearest in sl: -q on the same"),
+        (["--svrg"], "--svrg is not supported by sl (nearest in sl: none)"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),
         (["-Z"], "-Z is not an option of sl vw"),
         (["--passes"], "--passes needs a value"),
@@ -69,6 +71,7 @@ def test_what_sl_does_not_take_is_one_line_and_exit_2(tmp_path, data, argv, says
 
 def test_the_option_table_names_every_supported_option_once():
     assert not set(OPTIONS) & set(NOT_SUPPORTED)
+    assert not (set(OPTIONS) | set(NOT_SUPPORTED)) & OTHER_VW_OPTIONS
     shorts = [o.short for o in OPTIONS.values() if o.short]
     assert len(shorts) == len(set(shorts))
 
