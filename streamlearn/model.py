@@ -30,7 +30,6 @@ import json
 import os
 import stat
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -123,12 +122,16 @@ def from_training(
 
 def _encode(model: Model) -> bytes:
     """The file's bytes (:func:`_encode_parts` joined)."""
-    return b"".join(bytes(p) for p in _encode_parts(model))
+    return b"".join(_encode_parts(model))
 
 
-def _encode_parts(model: Model) -> Iterator[bytes | memoryview]:
-    """The file in pieces: the prefix and header, each array's memory (not copied,
-    the state in its own float type), then the digest."""
+def _encode_parts(model: Model) -> list:
+    """The file in pieces: the prefix and header, each array's memory (not copied; the
+    state in its own float type), the digest.
+
+    Written piece by piece, a model is neither copied nor joined in memory
+    (three copies of the payload before: 0.05 s for 27 MB at ``-b 22``).
+    """
     state = model.state
     arrays = {
         "slots": np.ascontiguousarray(model.slots, dtype=np.uint32),
@@ -157,17 +160,12 @@ def _encode_parts(model: Model) -> Iterator[bytes | memoryview]:
         "payload_bytes": offset,
     }
     head = json.dumps(header, sort_keys=True).encode()
+    parts = [_PREFIX.pack(MAGIC, VERSION, len(head)) + head]
+    parts += [memoryview(a).cast("B") for a in arrays.values() if a.nbytes]
     digest = hashlib.sha256()
-
-    def piece(part: bytes | memoryview) -> bytes | memoryview:
+    for part in parts:
         digest.update(part)
-        return part
-
-    yield piece(_PREFIX.pack(MAGIC, VERSION, len(head)) + head)
-    for arr in arrays.values():
-        if arr.nbytes:
-            yield piece(memoryview(arr).cast("B"))
-    yield digest.digest()
+    return [*parts, digest.digest()]
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
@@ -192,7 +190,7 @@ _ARRAYS = {"slots": (("uint32",), 1), "state": (("float64", "float32"), 2),
            "stats": (("float64",), 1)}  # fmt: skip
 """The arrays of a model file: the dtypes it may have and its number of dimensions
 (a float32 state only from version 2 on)."""
-_STATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_STATE_DTYPES = tuple(np.dtype(_DTYPES[d]) for d in _ARRAYS["state"][0])
 
 
 def load(path: str | os.PathLike) -> Model:

@@ -47,7 +47,7 @@ import select
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import IO
 
 from streamlearn.errors import OutputUnwritable, UsageError
@@ -443,10 +443,10 @@ class Staged:
     """
 
     def __init__(self) -> None:
-        self._pending: list[tuple[str, Iterable, str]] = []
+        self._pending: list[tuple[str, list, str]] = []
         self._outs: list[Output] = []
 
-    def add(self, path: str, pieces: Iterable, what: str) -> None:
+    def add(self, path: str, pieces: list, what: str) -> None:
         self._pending.append((path, pieces, what))
 
     def write(self) -> None:
@@ -502,13 +502,12 @@ def staging() -> Iterator[Staged]:
         stage.abort()  # after a commit: nothing left to drop
 
 
-def write_bytes(path: str, data: bytes | Iterable, what: str) -> None:
-    """Write ``data`` (bytes, or bytes-like pieces) to ``path`` as a whole.
+def write_bytes(path: str, data: bytes | list, what: str) -> None:
+    """Write ``data`` (bytes, or a list of bytes-like pieces) to ``path`` as a whole.
 
-    Atomically when ``path`` is a file.  Within :func:`staging`, only recorded:
-    pieces from a generator are then made when they are written.
+    Atomically when ``path`` is a file.  Within :func:`staging`, only recorded.
     """
-    pieces = [data] if isinstance(data, bytes | bytearray | memoryview) else data
+    pieces = data if isinstance(data, list) else [data]
     stage = _STAGE.get()
     if stage is not None:
         stage.add(path, pieces, what)
