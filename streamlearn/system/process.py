@@ -64,18 +64,15 @@ class Signalled(KeyboardInterrupt):
         self.signum = signum
 
 
-_RAISED: int | None = None
-"""The last signal :func:`_handler` raised as :class:`Signalled` (None: none yet)."""
 _PENDING: int | None = None
 """The ``sl`` program's signal whose :class:`Signalled` has not yet become an error."""
 
 
 def _handler(signum, frame):  # noqa: ANN001 - signal API
-    global _RAISED, _PENDING
+    global _PENDING
     if _HELD:  # the run is committing its outputs: it completes, unless it is blocked
         _watch_commit(signum)
         return
-    _RAISED = signum
     if _HOLD_TO_EXIT:
         _PENDING = signum
     raise Signalled(signum)
@@ -319,11 +316,11 @@ def run(command: click.Command, prog_name: str = "sl") -> int:
         silence_stdout()
         code = 141
     except ImportError:
-        if _RAISED is None:
+        if _PENDING is None:
             raise
         # the signal came during an import (numba's, loading the kernels), and an
         # extension module's import turned its Signalled into an ImportError
-        err = interrupted(Signalled(_RAISED), "nothing written")
+        err = interrupted(Signalled(_PENDING), "nothing written")
         _error(f"Error: {err.message}")
         code = err.exit_code
     finally:
