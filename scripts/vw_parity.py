@@ -629,6 +629,25 @@ VW_LINES: list[Line] = [
     Line("--oaa 4 --loss_function hinge --passes 3",
          ("-d {train} --oaa 4 --loss_function hinge -c --passes 3 --holdout_off",),
          "probabilities-all"),
+    # labels 0..K-1: VW's rule (the first learned label 0 decides) and --indexing
+    Line("--oaa 10, labels 0..9", ("-d {train} --oaa 10 -p {p}",), "multiclass0-all",
+         files=("p",)),
+    Line("--oaa 4 -p, labels 0..3", ("-d {train} --oaa 4 -p {p}",), "probabilities0-all",
+         files=("p",)),
+    Line("--oaa 4 --probabilities -p, labels 0..3",
+         ("-d {train} --oaa 4 --loss_function logistic --probabilities -p {p}",),
+         "probabilities0-all", files=("p",)),
+    Line("--oaa 4 --indexing 0 --probabilities -f, then -t -i",
+         ("-d {train} --oaa 4 --indexing 0 --loss_function logistic --probabilities -f {m}",
+          "-t -i {m} -d {test} --loss_function logistic --probabilities -p {p}"),
+         "probabilities0", "probabilities0-test", files=("p",)),
+    Line("--oaa 4 -f, then -t -i, labels 0..3 (-t reads them 1..K)",
+         ("-d {train} --oaa 4 -f {m}", "-t -i {m} -d {test} -p {p}"),
+         "probabilities0", "probabilities0-test", files=("p",)),
+    Line("--oaa 4 --indexing 1, labels 0..3 (0 is no class)",
+         ("-d {train} --oaa 4 --indexing 1 -p {p}",), "probabilities0-all", files=("p",)),
+    Line("--oaa 4 --ftrl --passes 2, labels 0..3",
+         ("-d {train} --oaa 4 --ftrl -c --passes 2 --holdout_off",), "probabilities0-all"),
 ]  # fmt: skip
 """VW command lines, each run by ``vw`` and by ``sl vw`` (:func:`run_lines`)."""
 
@@ -644,11 +663,16 @@ def _line_data(tmp: Path) -> dict[str, tuple[Path, Path]]:
                              ("probabilities", "probabilities.dat.gz", 50)):  # fmt: skip
         with (gzip.open if path.endswith(".gz") else open)(VW_FILES / path, "rt") as f:
             lines = f.readlines()
-        for key, part in ((name, lines[:-test]), (f"{name}-test", lines[-test:]),
-                          (f"{name}-all", lines)):
-            theirs = tmp / f"{key}.vw"
-            theirs.write_text("".join(part))
-            out[key] = (theirs, as_vw_reads(theirs, tmp / f"{key}.vw-read"))
+        sets = [(name, lines)]
+        if name in ("multiclass", "probabilities"):  # and with the labels 0..K-1
+            sets.append((f"{name}0", [f"{int(ln.split(' ', 1)[0]) - 1} {ln.split(' ', 1)[1]}"
+                                      for ln in lines]))  # fmt: skip
+        for stem, every in sets:
+            for key, part in ((stem, every[:-test]), (f"{stem}-test", every[-test:]),
+                              (f"{stem}-all", every)):  # fmt: skip
+                theirs = tmp / f"{key}.vw"
+                theirs.write_text("".join(part))
+                out[key] = (theirs, as_vw_reads(theirs, tmp / f"{key}.vw-read"))
     return out
 
 
@@ -706,10 +730,25 @@ PRINTED = 5e-7 + 2.0**-23
 computes its links in float32 (one rounding of a value below 2: 2^-23)."""
 
 
+def _values(path: Path) -> np.ndarray:
+    """A predictions file's numbers, line by line: the first column (a tag follows it),
+    or every ``class:value`` of a --probabilities line, both numbers."""
+    out = []
+    for line in path.read_text().splitlines():
+        first = line.split(" ", 1)[0]
+        if ":" not in first:
+            out.append(float(first))
+            continue
+        for cell in line.split():
+            c, v = cell.split(":")
+            out += [float(c), float(v)]
+    return np.array(out)
+
+
 def _same_values(a: Path, b: Path) -> float:
     """The largest difference between two predictions files, beyond 1e-6 relative."""
-    x = np.loadtxt(a, usecols=0, ndmin=1)
-    y = np.loadtxt(b, usecols=0, ndmin=1)
+    x = _values(a)
+    y = _values(b)
     if x.shape != y.shape:
         return float("inf")
     return float(np.max(np.abs(x - y) - 1e-6 * np.abs(x))) if x.size else 0.0

@@ -254,12 +254,12 @@ class Model:
         ``link="logistic"`` gives probabilities (``"glf1"``, ``"poisson"``: VW's
         other links); a model trained with ``binary=True`` gives -1/+1.  Malformed
         lines score NaN (as ``sl predict -p`` writes ``nan``), so the result lines
-        up with the input.  A multiclass model (``oaa=K``) predicts classes 1..K
-        (as floats; NaN for a malformed line); see :meth:`predict_proba` and
-        :meth:`decision_function`.  Input of the other format than the model's (VW
-        lines for a model fitted on a matrix, which is svmlight's format, or the
-        reverse) raises ``ValueError``, as ``sl predict`` refuses it, unless
-        ``format`` names it (``sl predict --format``).
+        up with the input.  A multiclass model (``oaa=K``) predicts classes 1..K, or
+        0..K-1 with ``indexing=0`` (as floats; NaN for a malformed line); see
+        :meth:`predict_proba` and :meth:`decision_function`.  Input of the other
+        format than the model's (VW lines for a model fitted on a matrix, which is
+        svmlight's format, or the reverse) raises ``ValueError``, as ``sl predict``
+        refuses it, unless ``format`` names it (``sl predict --format``).
         """
         from streamlearn.run.runner import LINKS, shown
 
@@ -305,9 +305,10 @@ class Model:
     @property
     def classes_(self) -> np.ndarray:
         """The classes, in the order of :meth:`predict_proba`'s columns: ``1..K`` for a
-        multiclass model, ``[-1, 1]`` for a binary one."""
+        multiclass model (``0..K-1`` with ``indexing=0``), ``[-1, 1]`` for a binary one."""
         k = self.config.oaa
-        return np.arange(1.0, k + 1.0) if k else np.array([-1.0, 1.0])
+        first = 0.0 if self.config.indexing == 0 else 1.0
+        return np.arange(first, first + k) if k else np.array([-1.0, 1.0])
 
     def _predictions(self, data, lines, probabilities: bool = False,
                      format: str = "auto") -> np.ndarray:  # noqa: ANN001, A002  # fmt: skip
@@ -414,7 +415,7 @@ def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = 
         if labeled and y is None:
             raise ValueError("a matrix needs its labels: fit(X, y)")
         if labeled and config.oaa:
-            _check_classes(y, config.oaa)
+            _check_classes(y, config.oaa, config.indexing)
         return MatrixSource(data, y, weights, base, config.bits, config.constant,
                             labeled=labeled)  # fmt: skip
     if y is not None or weights is not None or base is not None:
@@ -427,15 +428,22 @@ def _source(data, lines, y, weights, base, config: TrainConfig, labeled: bool = 
     return LineSource(data if data is not None else lines, config.replace(format=fmt))
 
 
-def _check_classes(y, k: int) -> None:  # noqa: ANN001
-    """A multiclass model's labels: classes 1..K (NaN: unlabeled), else ValueError."""
+def _check_classes(y, k: int, indexing: int | None) -> None:  # noqa: ANN001
+    """A multiclass model's labels: classes 1..K, or 0..K-1 with ``indexing=0`` (NaN:
+    unlabeled), else ValueError.  A matrix's labels are read as given (VW's rule for
+    lines, which decides at the first label 0 or K, is for lines)."""
     a = np.asarray(y, dtype=np.float64).reshape(-1)
+    first = 0 if indexing == 0 else 1
     with np.errstate(invalid="ignore"):
-        bad = ~(np.isnan(a) | ((a >= 1) & (a <= k) & (a == np.floor(a))))
+        bad = ~(np.isnan(a) | ((a >= first) & (a < first + k) & (a == np.floor(a))))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"y[{i}] = {a[i]:g} is not a class 1..{k} of Model(oaa={k}): the labels "
-                         f"of a multiclass model are the integers 1 to {k}")  # fmt: skip
+        hint = ""
+        if first == 1 and a[i] == 0 and not (a[~np.isnan(a)] == k).any():
+            hint = f" (labels 0..{k - 1}: Model(oaa={k}, indexing=0))"
+        raise ValueError(f"y[{i}] = {a[i]:g} is not a class {first}..{first + k - 1} of "
+                         f"Model(oaa={k}): the labels of a multiclass model are the integers "
+                         f"{first} to {first + k - 1}{hint}")  # fmt: skip
 
 
 class LineSource:

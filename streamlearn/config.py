@@ -140,8 +140,11 @@ class TrainConfig:
     freegrad_radius: float | None = None
     """freegrad --project: the ball's radius (None: adaptive, as VW)."""
     oaa: int = 0
-    """One-against-all over K classes (VW's --oaa K): labels 1..K, K sub-problems in one
-    table; 0 = one binary or regression problem."""
+    """One-against-all over K classes (VW's --oaa K): K sub-problems in one table; 0 = one
+    binary or regression problem."""
+    indexing: int | None = None
+    """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
+    a learned label 0 (then 0..K-1) or K (then 1..K) decides, for the run."""
     min_prediction: float | None = None
     max_prediction: float | None = None
     theta: float = math.inf
@@ -357,6 +360,13 @@ class TrainConfig:
                                   f"at least (each feature takes {self.oaa_stride} slots)")
         elif self.oaa < 0:
             raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
+        if self.indexing is not None:
+            if self.indexing not in (0, 1):
+                raise ConfigError(f"--indexing is 0 (labels 0..K-1) or 1 (labels 1..K), "
+                                  f"not {self.indexing}")  # fmt: skip
+            if not self.oaa:
+                raise ConfigError("--indexing numbers the classes of --oaa K: it does "
+                                  "nothing without --oaa")  # fmt: skip
 
     @property
     def oaa_stride(self) -> int:
@@ -439,6 +449,7 @@ class TrainConfig:
             holdout_after=self.holdout_after,
             binary=self.binary,
             oaa=self.oaa,
+            indexing=self.indexing,
             freegrad_epsilon=1.0 if self.freegrad_epsilon is None else self.freegrad_epsilon,
             freegrad_lipschitz=self.freegrad_lipschitz or 0.0,
             freegrad_restart=self.freegrad_restart,

@@ -789,16 +789,39 @@ class _GDModel:
         self.S = self.W = float(f(t0)) if t0 > 0 and first else 0.0
 
 
+class VWIndexing:
+    """VW's ``oaa.cc`` on how labels number the classes: ``indexing`` 0 (0..K-1), 1 (1..K)
+    or None (VW's 2: not known, predicted as 1..K; ``learn`` of a label 0 makes it 0 and
+    of a label K makes it 1, for good).  ``learn`` returns each class's binary label:
+    +1 where the label equals the class's number (``c`` or ``c + 1``), else -1."""
+
+    def __init__(self, indexing, k):
+        self.i = 2 if indexing is None else indexing
+        self.k = k
+
+    def shown(self, best):
+        return best if self.i == 0 else best + 1
+
+    def learn(self, y):
+        if self.i == 2 and y == 0:
+            self.i = 0
+        elif self.i == 2 and y == self.k:
+            self.i = 1
+        return [1.0 if y == (c if self.i == 0 else c + 1) else -1.0 for c in range(self.k)]
+
+
 def oaa_gd(stream, loss_id, k, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0, adaptive=True,
-           normalized=True, invariant=True, dt=np.float32):
+           normalized=True, invariant=True, dt=np.float32, indexing=None):
     """VW's ``--oaa K`` over its gd, dense: K binary problems (class c learns +1 when the
     label is c + 1, else -1), each a :func:`vw_gd` of its own, sharing VW's global state.
 
     The K scores are clipped to the range as it was before the example (VW predicts all
     classes first, then each class's label widens the range), the class is the first
-    largest score; every class learns from the score it predicted.  Labels must be classes
-    1..K or NaN.  Returns (weights[K, d] as read at the end, scores[n, K], classes[n]).
+    largest score; every class learns from the score it predicted.  Labels are 0..K or
+    NaN, read as :class:`VWIndexing` says.  Returns (weights[K, d] as read at the end,
+    scores[n, K], classes[n]).
     """
+    numbering = VWIndexing(indexing, k)
     A = Arith(dt)
     f = A.f
     d = stream.d
@@ -885,23 +908,27 @@ def oaa_gd(stream, loss_id, k, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0, ad
             for j, xj in zip(idx, x, strict=True):
                 raw = raw + trunc(mod.v[j]) * xj
             scores[i, c] = min(max(float(raw * f(shared["c"])), lo), hi)
-        classes[i] = 1 + int(np.argmax(scores[i]))
+        classes[i] = numbering.shown(int(np.argmax(scores[i])))
         if np.isnan(y):
             continue
-        lo, hi = min(lo, -1.0), max(hi, 1.0)
+        targets = numbering.learn(y)
+        lo, hi = min([lo, *targets]), max([hi, *targets])
         if a == 0:
             continue
         shared["T"] += a
         for c, mod in enumerate(models):
-            step(mod, idx, x, f(scores[i, c]), f(1.0 if c + 1 == y else -1.0), a)
+            step(mod, idx, x, f(scores[i, c]), f(targets[c]), a)
     weights = np.array([[float(trunc(vj) * f(shared["c"])) for vj in mod.v] for mod in models])
     return weights, scores, classes
 
 
-def oaa_ftrl(stream, loss_id, k, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.float32):
+def oaa_ftrl(stream, loss_id, k, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.float32,
+             indexing=None):
     """VW's ``--oaa K`` over its ftrl, dense: K independent :func:`ftrl` problems; each
     class learns by predicting again within the range its label has just widened (VW's
-    ftrl has no separate update).  Returns (weights[K, d], scores[n, K], classes[n])."""
+    ftrl has no separate update); labels as :class:`VWIndexing` reads them.  Returns
+    (weights[K, d], scores[n, K], classes[n])."""
+    numbering = VWIndexing(indexing, k)
     A = Arith(dt)
     f = A.f
     d = stream.d
@@ -923,11 +950,12 @@ def oaa_ftrl(stream, loss_id, k, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.floa
             for j, xj in zip(idx, x, strict=True):
                 raw[c] = raw[c] + w[c, j] * xj
             scores[i, c] = min(max(float(raw[c]), lo), hi)
-        classes[i] = 1 + int(np.argmax(scores[i]))
+        classes[i] = numbering.shown(int(np.argmax(scores[i])))
         if np.isnan(y):
             continue
+        targets = numbering.learn(y)
         for c in range(k):
-            yc = 1.0 if c + 1 == y else -1.0
+            yc = targets[c]
             lo, hi = min(lo, yc), max(hi, yc)
             if a == 0:
                 continue

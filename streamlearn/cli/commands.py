@@ -88,8 +88,11 @@ def vw_learner_options(f):
         click.option("--radius", type=float, default=None,
                      help="freegrad --project: the ball's radius [default: adaptive]."),
         click.option("--oaa", type=int, default=None, metavar="K",
-                     help="One-against-all multiclass over classes 1..K (labels 1..K; "
-                     "--algo gd or ftrl); predictions are classes."),
+                     help="One-against-all multiclass over K classes, labels 1..K or "
+                     "0..K-1 (--algo gd or ftrl); predictions are classes."),
+        click.option("--indexing", type=click.IntRange(0, 1), default=None,
+                     help="--oaa: the labels are 0..K-1 (0) or 1..K (1) [default: as VW, "
+                     "1..K until a label 0 or K decides]."),
         PROBABILITIES,
     ]  # fmt: skip
     for option in reversed(options):

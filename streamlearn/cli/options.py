@@ -67,6 +67,7 @@ _CONFIG_KEYS = {
     "project": "freegrad_project",
     "radius": "freegrad_radius",
     "oaa": "oaa",
+    "indexing": "indexing",
 }
 
 
@@ -75,7 +76,8 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                "max_line_bytes", "max_crosses", "examples", "cache_path", "max_memory",
                "zero_label"),
     "Learning": ("algo", "sgd", "ftrl", "coin", "pistol", "freegrad", "loss", "quantile_tau",
-                 "oaa", "bits", "learning_rate", "power_t", "initial_t", "decay_learning_rate",
+                 "oaa", "indexing", "bits", "learning_rate", "power_t", "initial_t",
+                 "decay_learning_rate",
                  "adaptive", "normalized", "invariant", "ftrl_alpha", "ftrl_beta", "fepsilon",
                  "flipschitz_const", "restart", "project", "radius", "initial_weight",
                  "initial_constant", "p_norm", "norm_refresh", "minibatch", "passes",

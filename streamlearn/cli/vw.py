@@ -280,6 +280,7 @@ OPTIONS: dict[str, Opt] = {
     "radius": Opt(None, True, _learn("freegrad_radius", _float)),
     # multiclass
     "oaa": Opt(None, True, _learn("oaa", _int)),
+    "indexing": Opt(None, True, _learn("indexing", _int)),
     "probabilities": Opt(None, False, _set("probabilities")),
     "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
     "constant": Opt("C", True, _learn("initial_constant", _float)),
@@ -430,7 +431,7 @@ OTHER_VW_OPTIONS = frozenset("""
     epsilon_decay_significance_level error eval exclude_eval experimental_igl
     explore_eval extra_metrics first first_only fixed_significance_level flip_loss_sign
     gamma gamma_exponent gamma_scale get_pmf global_only graph_feedback greedify
-    hessian_on ignore_features_dsjson_experimental indexing initial_denominator
+    hessian_on ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
     interaction_update kary_tree kernel lambda lambda_scheme large_action_space
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override

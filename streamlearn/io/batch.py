@@ -32,7 +32,7 @@ REASONS: dict[int, str] = {
     13: "empty namespace name",
     14: "bad qid",
     15: "number too large (magnitude above 1e18)",
-    16: "label is not a class 1..K (--oaa K)",
+    16: "label is not a class, an integer 0..K (--oaa K)",
     17: "a class label takes an importance weight but no base (--oaa)",
     18: "line longer than --max-line-bytes",
     19: "more crosses than --max-crosses",

@@ -1,13 +1,15 @@
-"""Multiclass labels (``--oaa K``): a line's label read as one of the classes 1..K.
+"""Multiclass labels (``--oaa K``): a line's label read as one of the classes.
 
 The parsers read every label as a number (VW text and svmlight alike); with
-``--oaa K`` the label must be a class, an integer from 1 to K, as VW's
+``--oaa K`` the label must be a class, an integer from 0 to K, as VW's
 multiclass label parser takes it (``label [importance] ['tag]|...``; no label:
-an example to predict only).  :func:`check_classes` marks the other rows
-malformed, so they are skipped and reported with ``file:line`` like any bad
-line, on every pass.  Where VW differs (it stops reading at a label that is
-not an integer, switches to 0-based classes at a label 0, reads ``-1`` as no
-label, learns a label above K as class K), see ``docs/input-formats.md``.
+an example to predict only): the classes are 0..K-1 or 1..K, as ``--indexing``
+says or, as VW, the first learned label 0 or K decides
+(:func:`streamlearn.learners.oaa.decided`).  :func:`check_classes` marks the
+other rows malformed, so they are skipped and reported with ``file:line`` like
+any bad line, on every pass.  Where VW differs (it stops reading at a label
+that is not an integer, reads ``-1`` as no label, learns a label above K as
+class K), see ``docs/input-formats.md``.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ CLASS_WITH_BASE = 17
 
 
 def check_classes(batch: Batch, k: int) -> int:
-    """Mark the rows whose label is not a class 1..``k``, or that carry a base, malformed.
+    """Mark the rows whose label is not a class 0..``k``, or that carry a base, malformed.
 
     Returns how many rows were marked.  Unlabeled rows stay usable (predicted only).
     """
     ok = batch.status == 0
     y = batch.labels
     with np.errstate(invalid="ignore"):
-        good = np.isnan(y) | ((y >= 1.0) & (y <= k) & (y == np.floor(y)))
+        good = np.isnan(y) | ((y >= 0.0) & (y <= k) & (y == np.floor(y)))
     not_class = ok & ~good
     with_base = ok & good & (batch.bases != 0.0)
     batch.status[not_class] = NOT_A_CLASS

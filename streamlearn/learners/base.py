@@ -98,7 +98,12 @@ P_FREEGRAD_LIPSCHITZ = 28  # freegrad: known bound on the gradients, 0 = none
 P_FREEGRAD_RESTART = 29  # freegrad: 1 = FreeRange restarts
 P_FREEGRAD_PROJECT = 30  # freegrad: 1 = project onto a ball
 P_FREEGRAD_RADIUS = 31  # freegrad: the ball's radius; 0 = adaptive
-PARAMS_SIZE = 32
+P_INDEXING = 32  # one-against-all: labels 0..K-1 (0), 1..K (1), or 2: not known yet, VW's
+# default, read as 1..K until a learned label 0 or K decides; the kernel writes the decision
+# here (VW's runtime_state.indexing: it holds for the rest of the run, not in the model)
+INDEXING_AUTO = 2.0  # params[P_INDEXING] before a label has decided
+P_INDEXING_AT = 33  # one-against-all: the kernel writes 1 + the row that decided, 0 if none
+PARAMS_SIZE = 34
 
 # ---- gstate layout --------------------------------------------------------
 G_T = 0
@@ -131,6 +136,8 @@ S_UNLABELED = 17
 S_HO_CORRECT_W = 18
 S_MC_LOGLOSS = 19  # one-against-all --probabilities: Σ a · −log p_y (progressive)
 S_HO_MC_LOGLOSS = 20  # the same over held-out examples
+S_CLASS_MOVED = 21  # one-against-all: learned labels that are no class (K with labels 0..K-1,
+# 0 with 1..K): every class learns -1 from them, as VW
 STATS_SIZE = 24
 LIFETIME_STATS = np.array([S_N, S_WEX, S_WLAB, S_LOSS, S_LABEL_SUM, S_LABEL_SQ, S_POS_W,
                            S_FEATURES, S_HO_LOSS, S_HO_W, S_HO_N, S_CORRECT_W, S_UNLABELED,
@@ -171,6 +178,7 @@ def make_params(
     progress: float = 0.0,
     oaa: int = 0,
     probabilities: bool = False,
+    indexing: int | None = None,
     freegrad_epsilon: float = 1.0,
     freegrad_lipschitz: float = 0.0,
     freegrad_restart: bool = False,
@@ -214,6 +222,7 @@ def make_params(
     params[P_PROGRESS] = progress
     params[P_OAA] = oaa
     params[P_PROBS] = 1.0 if probabilities else 0.0
+    params[P_INDEXING] = 2.0 if indexing is None else indexing
     params[P_FREEGRAD_EPSILON] = freegrad_epsilon
     params[P_FREEGRAD_LIPSCHITZ] = freegrad_lipschitz
     params[P_FREEGRAD_RESTART] = 1.0 if freegrad_restart else 0.0

@@ -14,19 +14,25 @@ As VW's ``reductions/oaa.cc`` over its ``gd`` or ``ftrl``:
   importance.  With ``--probabilities`` (``params[P_PROBS]``) each score goes through
   the logistic function and the K values are normalised to sum 1, in float32 as VW,
   and the multiclass log loss ``−log p_y`` (weighted) is accounted too.
-* **Learning** a labeled example (y in 1..K, importance a > 0): class c learns the
-  binary label +1 if c = y − 1 else −1, with the importance a, in class order.  The
+* **Labels** are classes 0..K-1 or 1..K (``params[P_INDEXING]``, VW's ``--indexing``).
+  By default (2) neither is known: labels read as 1..K until a learned label 0 or K
+  decides (:func:`decided`, VW's rule, kept in ``params`` for the rest of the run and
+  not in the model); the kernel writes the decision and its row to ``params``.  Once
+  decided, a label K with 0..K-1 or 0 with 1..K is no class: every class learns −1 from
+  it, as VW does (counted in ``stats[S_CLASS_MOVED]``), and its 0/1 loss is 1.
+* **Learning** a labeled example (importance a > 0): the label's class c learns the
+  binary label +1, every other class −1, with the importance a, in class order.  The
   label widens the range first (VW's scorer).  gd learns from the score it predicted
   (VW's ``update``), with its normalizer sums per class (VW's ``gd_per_model_states``;
   with ``--initial-t`` > 0 only class 0's start at t0, as VW) and its zero-loss gate per
   class; ftrl re-predicts the class clipped to the widened range (VW's ``ftrl`` has no
   separate update) and takes its step.  The schedule counts the example once.
 
-``preds`` is float64[n, K + 1]: column 0 the predicted class (1..K), columns 1..K the
-clipped scores, or the probabilities with ``P_PROBS``; NaN rows for malformed lines.
-A labeled row whose label is not a class 1..K (the driver marks those malformed first,
-:func:`streamlearn.io.classes.check_classes`) is skipped here too: an index is never
-formed from it.
+``preds`` is float64[n, K + 1]: column 0 the predicted class (numbered as the labels),
+columns 1..K the clipped scores, or the probabilities with ``P_PROBS``; NaN rows for
+malformed lines.  A labeled row whose label is not 0..K (the driver marks those malformed
+first, :func:`streamlearn.io.classes.check_classes`) is skipped here too: an index is
+never formed from it.
 """
 
 from __future__ import annotations
@@ -43,11 +49,14 @@ from streamlearn.learners.base import (
     G_N,
     G_T,
     GSTATE_SIZE,
+    INDEXING_AUTO,
     P_CLIP_FIXED,
     P_CLIP_HI,
     P_CLIP_LO,
     P_FTRL_ALPHA,
     P_FTRL_BETA,
+    P_INDEXING,
+    P_INDEXING_AT,
     P_L1,
     P_L2,
     P_LEARN,
@@ -55,6 +64,7 @@ from streamlearn.learners.base import (
     P_PROBS,
     P_PROGRESS,
     P_T0,
+    S_CLASS_MOVED,
     S_CORRECT_W,
     S_FEATURES,
     S_HO_CORRECT_W,
@@ -98,9 +108,47 @@ def _stride(k):
 
 
 @jit_inline
-def is_class(y, k):
-    """``y`` is one of the classes 1..K (an integral float)."""
-    return y >= 1.0 and y <= k and y == math.floor(y)
+def is_label(y, k):
+    """``y`` is a class label 0..K (an integral float): 0..K-1 or 1..K, as ``P_INDEXING``
+    says (VW reads either until a label 0 or K decides, :func:`decided`)."""
+    return y >= 0.0 and y <= k and y == math.floor(y)
+
+
+@jit_inline
+def decided(indexing, y, k, learned):
+    """VW's rule: a *learned* label 0 makes the labels 0..K-1, a label K 1..K, for the rest
+    of the run; until then (``indexing`` 2) they are read as 1..K."""
+    if learned and indexing == INDEXING_AUTO:
+        if y == 0.0:
+            return 0.0
+        if y == k:
+            return 1.0
+    return indexing
+
+
+@jit_inline
+def label_class(y, k, indexing):
+    """The class (0-based) a learned label ``y`` trains, and whether it is outside the
+    classes: K with labels 0..K-1, 0 with labels 1..K train no class (-1: every class
+    learns -1, as VW, which warns and compares the label as given)."""
+    if indexing == 0.0:
+        if y >= k:
+            return -1, True
+        return int(y), False
+    if indexing == 1.0 and y < 1.0:
+        return -1, True
+    return int(y) - 1, False
+
+
+@jit_inline
+def probability_class(y, k, indexing):
+    """The class whose probability is the label's (VW's ``(label - 1) % K`` in uint32 with
+    labels 1..K: a label 0 read so wraps to class (2^32 - 1) mod K)."""
+    if indexing == 0.0:
+        return int(y) % k
+    if y >= 1.0:
+        return (int(y) - 1) % k
+    return 4294967295 % k
 
 
 @jit_inline
@@ -188,11 +236,16 @@ def account_class(stats, rows, pred, y, a, nfeat, labeled, holdout, prob, mll, p
 
 @jit_inline
 def predict_example(table, gstate, params, loss_id, indices, values, lo, hi, base, y, a, k,
-                    step, mask, gravity, scale, truncate, scores, stats, rows, out):  # fmt: skip
+                    indexing, step, mask, gravity, scale, truncate, scores, stats, rows,
+                    out):  # fmt: skip
     """Score an example's K classes, write its predictions, account it.
 
-    Returns ``(learn, extend)`` as :func:`~streamlearn.learners.base.score` decides
-    them; ``scores`` holds the K clipped scores (float32) for the update.
+    Returns ``(learn, extend, indexing)``: ``learn`` and ``extend`` as
+    :func:`~streamlearn.learners.base.score` decides them, ``indexing`` as the example
+    leaves it (:func:`decided`); ``scores`` holds the K clipped scores (float32).  The
+    class written and accounted is numbered as ``indexing`` was before the example (VW's
+    prediction, made before it learns), or with ``--probabilities`` as after it (VW
+    accounts those after learning).
     """
     labeled, holdout = begin_example(stats, params, y)
     rlo, rhi = prediction_range(gstate, params, loss_id)
@@ -205,24 +258,39 @@ def predict_example(table, gstate, params, loss_id, indices, values, lo, hi, bas
                 w = gd.trunc(w, gravity)
             p += w * F32(values[t])
         scores[c] = clipped(p * scale, rlo, rhi)
+    extend = labeled and not holdout and params[P_LEARN] != 0.0
+    after = decided(indexing, y, k, extend)
+    probs = params[P_PROBS] != 0.0
     best = best_class(scores, k)
-    pred = F64(best + 1)
+    pred = F64(best) if (after if probs else indexing) == 0.0 else F64(best + 1)
     out[0] = pred
     prob = np.nan
     mll = 0.0
-    if params[P_PROBS] != 0.0:
+    if probs:
         probabilities(scores, k, out[1:])
         prob = out[1 + best]
         if labeled:
-            py = F32(out[int(y)])
+            py = F32(out[1 + probability_class(y, k, after)])
             mll = F64(-logf(py) * F32(a)) if py > F32(0.0) else 999.0
     else:
         for c in range(k):
             out[1 + c] = scores[c]
     account_class(stats, rows, pred, y, a, hi - lo, labeled, holdout, prob, mll,
                   params[P_PROGRESS])
-    extend = labeled and not holdout and params[P_LEARN] != 0.0
-    return extend and a != 0.0, extend
+    return extend and a != 0.0, extend, after
+
+
+@jit_inline
+def learned_class(params, stats, indexing, after, i, y, k):
+    """Record a decision of :func:`decided` at row ``i`` (in ``params``, as VW's runtime
+    state); the class the label trains (:func:`label_class`), counting moved labels."""
+    if after != indexing:
+        params[P_INDEXING] = after
+        params[P_INDEXING_AT] = F64(i + 1)
+    cy, moved = label_class(y, k, after)
+    if moved:
+        stats[S_CLASS_MOVED] += 1.0
+    return cy
 
 
 @jit
@@ -237,28 +305,32 @@ def train_gd(
     mask = np.uint64(table.shape[0] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     scores = np.empty(k, dtype=np.float32)
+    params[P_INDEXING_AT] = 0.0
     for i in range(indptr.shape[0] - 1):
         y = labels[i]
-        if status[i] != 0 or (y == y and not is_class(y, k)):
+        if status[i] != 0 or (y == y and not is_label(y, k)):
             preds[i, :] = np.nan
             continue
         lo, hi = row_span(indptr, i)
         a = weights[i]
-        learn, extend = predict_example(
-            table, gstate, params, loss_id, indices, values, lo, hi, bases[i], y, a, k, step,
-            mask, F32(gstate[gd.G_GRAVITY]), F32(gstate[gd.G_CONTRACTION]), truncate, scores,
-            stats, rows, preds[i],
+        indexing = params[P_INDEXING]
+        learn, extend, after = predict_example(
+            table, gstate, params, loss_id, indices, values, lo, hi, bases[i], y, a, k,
+            indexing, step, mask, F32(gstate[gd.G_GRAVITY]), F32(gstate[gd.G_CONTRACTION]),
+            truncate, scores, stats, rows, preds[i],
         )  # fmt: skip
-        if extend:
-            for c in range(k):
-                widen(gstate, params, 1.0 if c + 1 == y else -1.0)
+        if not extend:
+            continue
+        cy = learned_class(params, stats, indexing, after, i, y, k)
+        for c in range(k):
+            widen(gstate, params, 1.0 if c == cy else -1.0)
         if not learn:
             continue
         gstate[G_T] += a
         gstate[G_N] += 1.0
         a32 = F32(a)
         for c in range(k):
-            yc = F32(1.0) if c + 1 == y else F32(-1.0)
+            yc = F32(1.0) if c == cy else F32(-1.0)
             p = scores[c]
             if not loss32(loss_id, p, yc) > F32(0.0):
                 continue  # gd's zero-loss gate, per class
@@ -285,19 +357,22 @@ def train_ftrl(
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     scores = np.empty(k, dtype=np.float32)
     raw = np.empty(k, dtype=np.float32)
+    params[P_INDEXING_AT] = 0.0
     for i in range(indptr.shape[0] - 1):
         y = labels[i]
-        if status[i] != 0 or (y == y and not is_class(y, k)):
+        if status[i] != 0 or (y == y and not is_label(y, k)):
             preds[i, :] = np.nan
             continue
         lo, hi = row_span(indptr, i)
         a = weights[i]
-        learn, extend = predict_example(
-            table, gstate, params, loss_id, indices, values, lo, hi, bases[i], y, a, k, step,
-            mask, F32(0.0), F32(1.0), False, scores, stats, rows, preds[i],
+        indexing = params[P_INDEXING]
+        learn, extend, after = predict_example(
+            table, gstate, params, loss_id, indices, values, lo, hi, bases[i], y, a, k,
+            indexing, step, mask, F32(0.0), F32(1.0), False, scores, stats, rows, preds[i],
         )  # fmt: skip
         if not extend:
             continue
+        cy = learned_class(params, stats, indexing, after, i, y, k)
         if learn:
             # VW's ftrl learns by predicting again, within the range its label has widened
             for c in range(k):
@@ -309,7 +384,7 @@ def train_ftrl(
             gstate[G_T] += a
             gstate[G_N] += 1.0
         for c in range(k):
-            yc = 1.0 if c + 1 == y else -1.0
+            yc = 1.0 if c == cy else -1.0
             widen(gstate, params, yc)
             if not learn:
                 continue

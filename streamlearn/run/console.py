@@ -51,6 +51,11 @@ class Console:
             self._warned.add(key)
             self.say(f"warning: {text}")
 
+    def note_once(self, key: str, text: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            self.say(f"note: {text}")
+
     def progress_bar(self):  # noqa: ANN201 - a tqdm bar or None
         """A bar counting examples, when stderr is a terminal (lines are then written
         through it); None otherwise.  :meth:`close_bar` ends it."""

@@ -28,6 +28,7 @@ from streamlearn.run.report import summary, write_json
 from streamlearn.run.runner import (
     PARSE_WORKERS,
     BatchChecks,
+    ClassNumbering,
     FormatGuard,
     PredictionWriter,
     binary_mode,
@@ -113,6 +114,7 @@ def predict(
     scorer = Scorer(m, outputs.probabilities)
     scorer.params[P_BINARY] = binary_mode(config.binary, outputs.link)
     checks = BatchChecks(console, config, inputs.strict)
+    classes = ClassNumbering(scorer.params, scorer.stats, console) if config.oaa else None
     writer = PredictionWriter(outputs.predictions, outputs.link, config.binary,
                               outputs.raw_predictions, outputs.probabilities)  # fmt: skip
     batches = first_examples(
@@ -134,7 +136,7 @@ def predict(
                 guard.check(batch, config)
                 checks.check(batch)
                 preds = scorer.score(batch)
-                writer.write(batch, preds)
+                writer.write(batch, preds, classes.after(batch) if classes else 1)
                 if writer.broken and not outputs.report:
                     break  # nobody reads the predictions and nothing else is asked for
             if not writer.broken:

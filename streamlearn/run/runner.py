@@ -17,6 +17,14 @@ from streamlearn.io import cache as batch_cache
 from streamlearn.io.batch import REASONS, Batch
 from streamlearn.io.classes import check_classes
 from streamlearn.io.parse import FORMATS
+from streamlearn.learners.base import (
+    INDEXING_AUTO,
+    P_INDEXING,
+    P_INDEXING_AT,
+    P_LEARN,
+    P_OAA,
+    S_CLASS_MOVED,
+)
 from streamlearn.learners.losses import CLASSIFICATION
 from streamlearn.run.console import Console
 from streamlearn.system.outputs import STDOUT, Output
@@ -274,11 +282,13 @@ class PredictionWriter:
             self.outs.append((Output(raw, "raw predictions"), False))
         self.out = self.outs[0][0] if self.outs else None
 
-    def write(self, batch: Batch, preds: np.ndarray) -> None:
+    def write(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1) -> None:
+        """``first``: with one-against-all, the number of the first class in each row's
+        ``c:p`` texts (:meth:`ClassNumbering.first`)."""
         if not self.outs or self.broken:
             return
         for out, transformed in self.outs:
-            texts = self._texts(preds) if transformed else _raw_texts(preds)
+            texts = self._texts(preds, first) if transformed else _raw_texts(preds, first)
             try:
                 out.write(_lines(batch, texts))
                 out.flush()
@@ -286,13 +296,13 @@ class PredictionWriter:
                 self._lost_reader(out)
                 return
 
-    def _texts(self, preds: np.ndarray) -> list[str]:
+    def _texts(self, preds: np.ndarray, first: int | np.ndarray) -> list[str]:
         """Each row's prediction as written: :func:`shown`'s number; with one-against-all
         (K + 1 columns) the class, or with ``--probabilities`` ``1:p1 2:p2 ...`` (as VW)."""
         if preds.ndim == 2:
             if not self.probabilities:
                 return [f"{v:.9g}" for v in preds[:, 0].tolist()]
-            return _class_texts(preds[:, 1:], "g")
+            return _class_texts(preds[:, 1:], "g", first)
         return [f"{v:.9g}" for v in shown(preds, self.link, self.binary).tolist()]
 
     def _lost_reader(self, out: Output) -> None:
@@ -324,17 +334,71 @@ class PredictionWriter:
             out.abort()
 
 
-def _raw_texts(preds: np.ndarray) -> list[str]:
+def _raw_texts(preds: np.ndarray, first: int | np.ndarray = 1) -> list[str]:
     """VW's ``-r``: the margin; with one-against-all each class's score (``1:s1 2:s2 ...``)."""
     if preds.ndim == 2:
-        return _class_texts(preds[:, 1:], ".9g")
+        return _class_texts(preds[:, 1:], ".9g", first)
     return [f"{v:.9g}" for v in preds.tolist()]
 
 
-def _class_texts(scores: np.ndarray, fmt: str) -> list[str]:
+def _class_texts(scores: np.ndarray, fmt: str, first: int | np.ndarray) -> list[str]:
     k = scores.shape[1]
-    return [" ".join(f"{c}:{p:{fmt}}" for c, p in zip(range(1, k + 1), row, strict=True))
-            for row in scores.tolist()]  # fmt: skip
+    starts = np.broadcast_to(first, scores.shape[:1]).tolist()
+    return [" ".join(f"{c}:{p:{fmt}}" for c, p in zip(range(f, f + k), row, strict=True))
+            for f, row in zip(starts, scores.tolist(), strict=True)]  # fmt: skip
+
+
+class ClassNumbering:
+    """``--oaa K``: whether the labels number the classes 0..K-1 or 1..K, as a learner's
+    kernel decides it (VW's ``--indexing``; without it, at the first learned label 0 or K:
+    :func:`streamlearn.learners.oaa.decided`), and what the run is told of it.
+
+    ``params`` and ``stats`` are the run's (the kernel's); :meth:`after` is called after
+    each kernel call over a batch.
+    """
+
+    def __init__(self, params: np.ndarray, stats: np.ndarray, console: Console) -> None:
+        self.params = params
+        self.stats = stats
+        self.console = console
+        self.k = int(params[P_OAA])
+        self.before = float(params[P_INDEXING])
+        self.moved = float(stats[S_CLASS_MOVED])
+
+    def after(self, batch: Batch) -> int | np.ndarray:
+        """The number of the first class in each row's predictions (0 or 1): what VW writes
+        before ``:p`` (the row that decided is numbered as it decided)."""
+        was, now = self.before, float(self.params[P_INDEXING])
+        self.before = now
+        at = int(self.params[P_INDEXING_AT])
+        k = self.k
+        if at and now == 0.0:
+            self.console.note_once(
+                "indexing", f"{batch.block.source}:{int(batch.line[at - 1])}: label 0: the "
+                f"labels number the classes 0..{k - 1} from here on, as VW reads them "
+                "(--indexing 0 reads every line so)",
+            )  # fmt: skip
+        if now == INDEXING_AUTO and self.params[P_LEARN] == 0.0 and (batch.labels == 0.0).any():
+            self.console.warn_once(
+                "indexing", f"{batch.block.source}: label 0 is no class 1..{k} when nothing "
+                "is learned, as VW reads it (the first learned label 0 or K decides the "
+                "classes): give --indexing 0 for labels 0..K-1",
+            )  # fmt: skip
+        moved = float(self.stats[S_CLASS_MOVED])
+        if moved > self.moved:
+            label, numbers = (k, f"0..{k - 1}") if now == 0.0 else (0, f"1..{k}")
+            self.console.warn_once(
+                "moved", f"{batch.block.source}: label {label} is not one of the classes "
+                f"{numbers}: every class learns -1 from it, as VW does (--oaa {k} has {k} "
+                "classes)",
+            )  # fmt: skip
+        self.moved = moved
+        first = 0 if now == 0.0 else 1
+        if not at or was == now:
+            return first
+        numbers = np.full(batch.n, first)
+        numbers[: at - 1] = 0 if was == 0.0 else 1
+        return numbers
 
 
 def _lines(batch: Batch, texts: list[str]) -> bytes:

@@ -66,6 +66,7 @@ from streamlearn.run.runner import (
     PARSE_WORKERS,
     SHOWN_ERRORS,
     BatchChecks,
+    ClassNumbering,
     Console,
     FormatGuard,
     PredictionWriter,
@@ -407,6 +408,8 @@ class Run:
     log: PassLog
     writer: PredictionWriter
     rows: np.ndarray = field(default_factory=new_rows)
+    classes: ClassNumbering | None = None
+    """--oaa: how the labels number the classes (the first class in written predictions)."""
     done: bool = False
     """Early-terminated (or diverged): reads no more batches."""
     diverged: str | None = None
@@ -452,6 +455,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             PassLog(cfg, grid_say),
             PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
                              o.probabilities),
+            classes=ClassNumbering(params, learner.stats, console) if cfg.oaa else None,
         ))  # fmt: skip
     print_config(console, config, inputs, runs[0].learner.spec, grid,
                   source.name if source is not None else None)  # fmt: skip
@@ -638,6 +642,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 learning = [run for run in active if not run.done]
                 learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
                 for run, preds in zip(learning, learned, strict=True):
+                    first = run.classes.after(batch) if run.classes is not None else 1
                     run.progress.emit(run.learner.stats, run.rows)
                     try:
                         _check_finite(batch, preds, run.learner.config.algo)
@@ -645,7 +650,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
                     if pass_no == 1:
-                        run.writer.write(batch, preds)
+                        run.writer.write(batch, preds, first)
                 if board is not None:
                     board.emit()
                 if collector is not None:

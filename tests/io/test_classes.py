@@ -9,20 +9,21 @@ from streamlearn.io.classes import CLASS_WITH_BASE, NOT_A_CLASS, check_classes
 from streamlearn.io.names import class_slots, slot_names
 
 
-def test_classes_one_to_k_and_unlabeled_are_kept():
+def test_classes_zero_to_k_and_unlabeled_are_kept():
+    """0..K: the classes are 0..K-1 or 1..K, as --indexing or the first learned label 0
+    or K says (streamlearn.learners.oaa.decided)."""
     text = (b"1 |f a\n3 2 'tag |f a\n2.0 |f a\n+2 |f a\n|f a\n'only_tag |f a\n0 |f a\n4 |f a\n"
             b"1.5 |f a\n-1 |f a\n2 1 0.5 |f a\nx |f a\n")  # fmt: skip
     batch = parse_bytes(text)
-    assert check_classes(batch, 3) == 5  # (x is already a bad label)
-    want = [0, 0, 0, 0, 0, 0, NOT_A_CLASS, NOT_A_CLASS, NOT_A_CLASS, NOT_A_CLASS,
-            CLASS_WITH_BASE, 1]  # fmt: skip
+    assert check_classes(batch, 3) == 4  # (x is already a bad label)
+    want = [0, 0, 0, 0, 0, 0, 0, NOT_A_CLASS, NOT_A_CLASS, NOT_A_CLASS, CLASS_WITH_BASE, 1]
     assert batch.status.tolist() == want
     assert batch.weights[1] == 2.0 and np.isnan(batch.labels[4])
-    assert "class 1..K" in REASONS[NOT_A_CLASS] and "base" in REASONS[CLASS_WITH_BASE]
+    assert "integer 0..K" in REASONS[NOT_A_CLASS] and "base" in REASONS[CLASS_WITH_BASE]
 
 
 def test_svmlight_labels_are_classes_too():
-    batch = parse_bytes(b"3 1:0.5 7:1\n0 2:1\n", fmt="svmlight")
+    batch = parse_bytes(b"3 1:0.5 7:1\n4 2:1\n", fmt="svmlight")
     check_classes(batch, 3)
     assert batch.status.tolist() == [0, NOT_A_CLASS]
 

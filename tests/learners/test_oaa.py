@@ -11,7 +11,15 @@ import pytest
 from streamlearn import model as model_io
 from streamlearn.config import ConfigError, TrainConfig
 from streamlearn.learners import oaa
-from streamlearn.learners.base import make_params, new_rows, new_stats
+from streamlearn.learners.base import (
+    P_INDEXING,
+    P_INDEXING_AT,
+    S_CLASS_MOVED,
+    S_LOSS,
+    make_params,
+    new_rows,
+    new_stats,
+)
 from streamlearn.learners.losses import HINGE, LOGISTIC, SQUARED
 from streamlearn.run.runner import run_kernel
 from tests import reference
@@ -157,20 +165,96 @@ def test_labels_that_are_not_classes_are_skipped_with_reasons(tmp_path):
     assert r.exit_code == 0, r.output
     report = json.loads(rep.read_text())
     reasons = report["skipped_reasons"]
-    assert reasons == {"label is not a class 1..K (--oaa K)": 4,
+    assert reasons == {"label is not a class, an integer 0..K (--oaa K)": 3,
                        "bad label (not a number)": 1,
                        "a class label takes an importance weight but no base (--oaa)": 1}
-    assert report["examples"] == 12 - 6
-    assert ":2: label is not a class 1..K (--oaa K): 0 |f b" in r.output
-    preds = [ln for ln in r.output.splitlines() if ln in ("1", "2", "3", "nan")]
-    assert len(preds) == 12 and preds.count("nan") == 6
+    assert report["examples"] == 12 - 5
+    assert ":5: label is not a class, an integer 0..K (--oaa K): 1.5 |f a" in r.output
+    # the label 0 of line 2 makes the classes 0..2 (VW's rule); line 3's label 3 is then
+    # no class: every class learns -1 from it, as VW does
+    assert "d.vw:2: label 0: the labels number the classes 0..2 from here on" in r.output
+    assert "label 3 is not one of the classes 0..2: every class learns -1" in r.output
+    preds = [ln for ln in r.output.splitlines() if ln in ("0", "1", "2", "3", "nan")]
+    assert len(preds) == 12 and preds.count("nan") == 5
     r = invoke(["train", str(data), "--oaa", "3", "--strict"])
-    assert r.exit_code == 4 and ":2: label is not a class" in r.output
+    assert r.exit_code == 4 and ":5: label is not a class" in r.output
+
+
+def indexed_stream(seed: int, k: int, labels: str, n: int = 300) -> Stream:
+    """:func:`class_stream` with labels 0..K-1 (``zero``), 1..K (``one``) or 0..K, a few
+    of them outside whichever numbering the first decides (``mixed``)."""
+    s = class_stream(seed, k, n=n)
+    rng = np.random.default_rng(seed + 200)
+    ok = ~np.isnan(s.labels)
+    if labels == "zero":
+        s.labels[ok] -= 1.0
+    elif labels == "mixed":
+        s.labels[ok & (rng.random(n) < 0.3)] = 0.0
+    return s
+
+
+@pytest.mark.parametrize("indexing", [None, 0, 1])
+@pytest.mark.parametrize("labels", ["zero", "one", "mixed"])
+@pytest.mark.parametrize(("k", "seed"), [(3, 0), (4, 1), (5, 2), (2, 3)])
+def test_labels_number_the_classes_as_vw_reads_them(indexing, labels, k, seed):
+    """VW's --indexing, and its rule without it (the first learned label 0 or K decides,
+    across batches: the kernel keeps the decision in params); labels outside the classes
+    train every class -1 and count as errors; the reference is VW's oaa.cc, dense."""
+    stream = indexed_stream(seed, k, labels)
+    for spec, loss_id in ((oaa.GD, SQUARED), (oaa.GD, LOGISTIC), (oaa.FTRL, LOGISTIC)):
+        params = make_params(oaa=k, indexing=indexing, learning_rate=0.5, initial_t=0.0)
+        table, gstate, preds, stats = run_oaa(spec, params, stream, loss_id, k, chunks=3)
+        if spec is oaa.GD:
+            w_ref, s_ref, c_ref = reference.oaa_gd(stream, loss_id, k, indexing=indexing)
+        else:
+            w_ref, s_ref, c_ref = reference.oaa_ftrl(stream, loss_id, k, indexing=indexing)
+        w = class_weights(spec, table, gstate, params, k, stream.d)
+        assert_same(preds[:, 1:], preds[:, 0], w, s_ref, c_ref, w_ref, rtol=3e-4)
+        numbering = reference.VWIndexing(indexing, k)
+        moved = 0
+        for y in stream.labels[(stream.status == 0) & ~np.isnan(stream.labels)]:
+            moved += max(numbering.learn(y)) < 0
+        assert params[P_INDEXING] == numbering.i
+        assert stats[S_CLASS_MOVED] == moved
+        ok = (stream.status == 0) & ~np.isnan(stream.labels)
+        wrong = np.sum(stream.weights[ok] * (preds[ok, 0] != stream.labels[ok]))
+        assert stats[S_LOSS] == pytest.approx(wrong, abs=1e-9)
+
+
+@pytest.mark.parametrize("probabilities", [False, True])
+def test_the_row_that_decides_is_shown_as_vw_shows_it(probabilities):
+    """VW predicts a row before it learns it: the row whose label 0 decides is numbered
+    1..K (its class is never 0: an error); with --probabilities VW accounts it after
+    learning, numbered 0..K-1.  params records the decision and its row."""
+    k = 3
+    stream = indexed_stream(4, k, "one", n=40)
+    stream.labels[:] = 2.0
+    stream.status[:] = 0
+    stream.labels[7] = 0.0
+    params = make_params(oaa=k, probabilities=probabilities, learning_rate=0.5,
+                         initial_t=0.0)  # fmt: skip
+    table = oaa.GD.new_table(8)
+    stats = new_stats()
+    preds = run_kernel(oaa.GD.train_batch, table, oaa.GD.init_gstate(params), params,
+                       LOGISTIC, stream, stats, new_rows(), k + 1)  # fmt: skip
+    assert params[P_INDEXING] == 0.0 and params[P_INDEXING_AT] == 8.0
+    best = np.argmax(preds[:, 1:], axis=1)
+    np.testing.assert_array_equal(preds[:7, 0], best[:7] + 1)
+    np.testing.assert_array_equal(preds[8:, 0], best[8:])
+    assert preds[7, 0] == (best[7] if probabilities else best[7] + 1)
+    again = run_kernel(oaa.GD.train_batch, table, oaa.GD.init_gstate(params), params,
+                       LOGISTIC, stream.slice(0, 5), stats, new_rows(), k + 1)  # fmt: skip
+    assert params[P_INDEXING] == 0.0 and params[P_INDEXING_AT] == 0.0
+    np.testing.assert_array_equal(again[:, 0], np.argmax(again[:, 1:], axis=1))
 
 
 def test_options_are_checked():
     with pytest.raises(ConfigError, match="--oaa K needs K >= 2"):
         TrainConfig(oaa=1)
+    with pytest.raises(ConfigError, match="--indexing is 0 .* or 1"):
+        TrainConfig(oaa=3, indexing=2)
+    with pytest.raises(ConfigError, match="does nothing without --oaa"):
+        TrainConfig(indexing=0)
     with pytest.raises(ConfigError, match="--oaa runs with --algo gd or ftrl"):
         TrainConfig(oaa=3, algo="tg")
     with pytest.raises(ConfigError, match="needs -b 4 at least"):
@@ -354,3 +438,65 @@ def test_tiny_inputs_run_interpreted_with_identical_results(tmp_path, opts):
     np.testing.assert_array_equal(a.state, b.state)
     np.testing.assert_array_equal(a.gstate, b.gstate)
     np.testing.assert_array_equal(a.stats, b.stats)
+
+
+def test_labels_from_zero_through_the_cli_and_the_api(digits, tmp_path):
+    """Labels 0..K-1: without --indexing the first label 0 decides (a note names its
+    line); with --indexing 0 every line is read so, and the model learns what --indexing
+    1 learns from the labels 1..K (class c is label c, or c + 1); sl predict and -t number
+    the classes as the model's --indexing says, and warn of a label 0 they read as 1..K."""
+    ones = (digits / "all.vw").read_text().splitlines()
+    zeros = tmp_path / "zeros.vw"
+    zeros.write_text("".join(f"{int(ln.split(' ', 1)[0]) - 1} {ln.split(' ', 1)[1]}\n"
+                             for ln in ones))  # fmt: skip
+    first_zero = 1 + next(i for i, ln in enumerate(ones) if ln.startswith("1 "))
+    auto = invoke(["train", str(zeros), "--oaa", "10", "-p", str(tmp_path / "auto.p")])
+    assert auto.exit_code == 0, auto.output
+    assert f"zeros.vw:{first_zero}: label 0: the labels number the classes 0..9" in auto.output
+    shown = np.loadtxt(tmp_path / "auto.p")
+    assert shown[first_zero:].min() == 0 and shown[first_zero:].max() <= 9
+
+    m0, m1 = tmp_path / "m0.sl", tmp_path / "m1.sl"
+    r0 = invoke(["train", str(zeros), "--oaa", "10", "--indexing", "0", "-f", str(m0),
+                 "--loss", "logistic", "-p", str(tmp_path / "z.p")])  # fmt: skip
+    r1 = invoke(["train", str(digits / "all.vw"), "--oaa", "10", "--indexing", "1", "-f",
+                 str(m1), "--loss", "logistic", "-p", str(tmp_path / "o.p")])  # fmt: skip
+    assert r0.exit_code == r1.exit_code == 0, r0.output + r1.output
+    assert "label 0" not in r0.output
+    np.testing.assert_array_equal(model_io.load(m0).weights, model_io.load(m1).weights)
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "z.p") + 1, np.loadtxt(tmp_path / "o.p"))
+    r = invoke(["predict", "-i", str(m0), str(zeros), "--probabilities", "-p", "-"])
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
+    row = r.output.splitlines()[0].split()
+    assert [c.split(":")[0] for c in row] == [str(c) for c in range(10)]
+
+    auto_model = tmp_path / "auto.sl"
+    assert invoke(["train", str(zeros), "--oaa", "10", "-f", str(auto_model)]).exit_code == 0
+    for args in (["predict", "-i", str(auto_model), str(zeros)],
+                 ["train", "-t", "-i", str(auto_model), str(zeros)]):  # fmt: skip
+        r = invoke(args)
+        assert r.exit_code == 0, r.output
+        assert "label 0 is no class 1..10 when nothing is learned" in r.output
+        assert "give --indexing 0" in r.output
+    r = invoke(["vw", "--oaa", "10", "--indexing", "0", "-d", str(zeros), "-f",
+                str(tmp_path / "vw.sl")])  # fmt: skip
+    assert r.exit_code == 0 and "label 0" not in r.output, r.output
+    assert model_io.load(tmp_path / "vw.sl").config.indexing == 0
+
+
+def test_api_labels_from_zero():
+    from sklearn.datasets import load_digits
+
+    from streamlearn import Model
+
+    x, y = load_digits(return_X_y=True)
+    m = Model(oaa=10, indexing=0, loss="logistic").fit(x[:500], y[:500])
+    assert m.classes_.tolist() == list(range(10))
+    pred = m.predict(x[500:700])
+    ones = Model(oaa=10, loss="logistic").fit(x[:500], y[:500] + 1)
+    np.testing.assert_array_equal(pred + 1, ones.predict(x[500:700]))
+    np.testing.assert_array_equal(np.argmax(m.predict_proba(x[500:700]), axis=1), pred)
+    with pytest.raises(ValueError, match=r"labels 0..9: Model\(oaa=10, indexing=0\)"):
+        Model(oaa=10).fit(x[:500], y[:500])
+    with pytest.raises(ValueError, match=r"y\[\d+\] = 10 is not a class 0..9"):
+        Model(oaa=10, indexing=0).fit(x[:20], y[:20] + 1)
