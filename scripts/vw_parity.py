@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import tempfile
@@ -523,7 +524,7 @@ class Line:
     ``{p}``, ``{r}`` the model, predictions and raw predictions (one of each per
     program), ``{c}`` a cache file.  The progressive loss of the last step is
     compared; ``files`` are also compared value by value (VW prints 6 decimals);
-    ``table``: the example counters of the progressive table's lines.
+    ``table``: the progressive table's lines (counters, losses, holdout marks).
     """
 
     name: str
@@ -556,6 +557,14 @@ VW_LINES: list[Line] = [
          "0002", "0002-test"),
     Line("-P 100", ("-d {train} -P 100",), "0002", table=True),
     Line("-P 1.5", ("-d {train} --progress 1.5",), "0002", table=True),
+    Line("the table with a holdout (-c --passes 3)", ("-d {train} -c --passes 3 -k",),
+         "0002", table=True),
+    Line("the table with a holdout, -P 100", ("-d {train} -c --passes 2 -k -P 100",),
+         "0002", table=True),
+    Line("the table with --holdout_after", ("-d {train} --holdout_after 300",), "0002",
+         table=True),
+    Line("the table with a holdout, --oaa 4", ("-d {train} --oaa 4 -c --passes 3 -k",),
+         "probabilities-all", table=True),
     Line("--bit_precision 12", ("-d {train} --bit_precision 12 --loss_function logistic",),
          "rcv1"),
     Line("--random_seed 7", ("-d {train} --random_seed 7",), "0002"),
@@ -676,8 +685,17 @@ def _line_data(tmp: Path) -> dict[str, tuple[Path, Path]]:
     return out
 
 
-def _vw_run(argv: str, table: bool = False) -> tuple[float, list[int]]:
-    """``vw argv`` in this process; (progressive loss, the table's example counters)."""
+def _cell(text: str | float | None) -> float:
+    """A table's loss as a number: VW's (and sl's) "n.a." and "unknown" are NaN."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):  # None: the report's null
+        return math.nan
+
+
+def _vw_run(argv: str, table: bool = False) -> tuple[float, list]:
+    """``vw argv`` in this process; (progressive loss, the table's lines: example counter,
+    average and since-last loss, holdout mark)."""
     import os
 
     if table:  # the table: from a vw process's stderr
@@ -689,7 +707,7 @@ def _vw_run(argv: str, table: bool = False) -> tuple[float, list[int]]:
         for row in r.stderr.splitlines():
             cols = row.split()
             if len(cols) >= 7 and cols[2].isdigit() and not row.startswith(("average", "loss")):
-                counters.append(int(cols[2]))
+                counters.append((int(cols[2]), _cell(cols[0]), _cell(cols[1]), cols[-1] == "h"))
         argv += " --quiet"
     else:
         counters = []
@@ -710,8 +728,9 @@ def _vw_run(argv: str, table: bool = False) -> tuple[float, list[int]]:
         os.close(devnull)
 
 
-def _sl_run(argv: str, tmp: Path) -> tuple[float, list[int]]:
-    """``sl vw argv`` in this process; (progressive loss, the table's example counters)."""
+def _sl_run(argv: str, tmp: Path) -> tuple[float, list]:
+    """``sl vw argv`` in this process; (progressive loss, the table's lines as
+    :func:`_vw_run`'s)."""
     from click.testing import CliRunner
 
     from streamlearn.cli import cli
@@ -722,7 +741,22 @@ def _sl_run(argv: str, tmp: Path) -> tuple[float, list[int]]:
     if r.exit_code != 0:
         raise RuntimeError(f"sl {' '.join(args)} failed ({r.exit_code}): {r.output}")
     got = json.loads(rep.read_text())
-    return float(got["average_loss"]), [int(row[2]) for row in got["curve"] if not row[7]]
+    return float(got["average_loss"]), [
+        (int(row[2]), _cell(row[0]), _cell(row[1]), bool(row[7])) for row in got["curve"]
+    ]
+
+
+def _same_table(a: list, b: list) -> bool:
+    """The same lines: counters and holdout marks equal, losses within VW's 6 decimals."""
+    if len(a) != len(b):
+        return False
+    for (n, avg, since, h), (m, avg2, since2, h2) in zip(a, b, strict=True):
+        if n != m or h != h2:
+            return False
+        for x, y in ((avg, avg2), (since, since2)):
+            if math.isnan(x) != math.isnan(y) or abs(x - y) > 1e-6:
+                return False
+    return True
 
 
 PRINTED = 5e-7 + 2.0**-23
@@ -776,7 +810,7 @@ def run_lines(lines: list[Line], tolerance: float, out=sys.stdout) -> list[dict]
                      for f in line.files}  # fmt: skip
             ok = rel <= tolerance and all(v <= PRINTED for v in files.values())
             if line.table:
-                ok = ok and vw_table == sl_table
+                ok = ok and _same_table(vw_table, sl_table)
             row = {"line": line.name, "command": " ; ".join(line.steps), "data": line.data,
                    "vw": theirs, "sl": ours, "rel": rel, "files": files, "ok": ok}  # fmt: skip
             if line.table:
@@ -785,7 +819,7 @@ def run_lines(lines: list[Line], tolerance: float, out=sys.stdout) -> list[dict]
             mark = "ok " if ok else "MISS"
             extra = "".join(f" {f}: {v:.1e}" for f, v in files.items())
             if line.table:
-                extra += f" table {'same' if vw_table == sl_table else 'DIFFERS'}"
+                extra += f" table {'same' if _same_table(vw_table, sl_table) else 'DIFFERS'}"
             print(f"{mark} {line.data:<8} {line.name:<40} vw {theirs:<14.9g} sl {ours:<14.9g} "
                   f"rel {rel:.1e}{extra}", file=out, flush=True)  # fmt: skip
     return rows

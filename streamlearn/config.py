@@ -322,9 +322,11 @@ class TrainConfig:
             if self.ftrl_beta is None:
                 object.__setattr__(self, "ftrl_beta", beta)
             # these learners keep float32 state: a value near float32's largest would
-            # overflow in their first step (1e18, as for the input's numbers)
-            if not 0 < self.ftrl_alpha <= 1e18:
-                raise ConfigError("--ftrl-alpha must be a positive number, at most 1e18")
+            # overflow in their first step (1e18, as for the input's numbers), one below
+            # its smallest normal number would be 0 or lose its digits (a divisor)
+            if not 1e-38 <= self.ftrl_alpha <= 1e18:
+                raise ConfigError("--ftrl-alpha must be a positive number from 1e-38 to 1e18 "
+                                  "(the kernels compute in float32)")  # fmt: skip
             if not 0 <= self.ftrl_beta <= 1e18:
                 raise ConfigError("--ftrl-beta must be >= 0, at most 1e18")
         if self.algo in PARAMETER_FREE and (self.l1 != 0 or self.l2 != 0):

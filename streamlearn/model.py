@@ -356,7 +356,16 @@ def decode(data: bytes, name: str = "<model>") -> Model:
     crafted file with a valid checksum is one :class:`ModelError`, never a
     traceback later.
     """
-    from streamlearn.learners.base import GSTATE_SIZE, STATS_SIZE
+    from streamlearn.learners.base import (
+        GSTATE_SIZE,
+        S_HO_N,
+        S_HO_W,
+        S_N,
+        S_SHOWN_N,
+        S_SHOWN_W,
+        S_WEX,
+        STATS_SIZE,
+    )
 
     if not data:  # what a failed producer leaves: say so, not "bad magic bytes"
         raise ModelError(f"{name} is empty (0 bytes), not an sl model file")
@@ -391,6 +400,12 @@ def decode(data: bytes, name: str = "<model>") -> Model:
             raise ValueError("global state or counters of the wrong size")
         if m and (int(slots.max()) >= 1 << config.bits or np.any(np.diff(slots) <= 0)):
             raise ValueError("slots out of range or unsorted")
+        if stats[S_SHOWN_N] == 0.0 and stats[S_N] > 0.0:
+            # saved before the table counted its examples apart (in two spare counters):
+            # all but the held-out ones, as the table shows them
+            stats = stats.copy()
+            stats[S_SHOWN_N] = stats[S_N] - stats[S_HO_N]
+            stats[S_SHOWN_W] = stats[S_WEX] - stats[S_HO_W]
         names = _names(header.get("names", {}), config.bits)
         learner = header.get("learner")
         if not isinstance(learner, str) or not learner:

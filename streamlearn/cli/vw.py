@@ -582,7 +582,8 @@ def vw(argv: tuple[str, ...]) -> None:
           "report": t.report, "link": t.link, "quiet": t.quiet,
           "probabilities": t.probabilities}  # fmt: skip
     try:
-        inputs, outputs, console = run_parts(tuple(t.data), kw, t.inputs, t.outputs,
+        inputs, outputs, console = run_parts(tuple(t.data), kw, t.inputs,
+                                             {**t.outputs, "vw_summary": True},
                                              progress=t.progress)  # fmt: skip
     except click.BadParameter as e:
         raise VWUsage(e.format_message()) from None

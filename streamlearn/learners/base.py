@@ -136,6 +136,8 @@ S_UNLABELED = 17
 S_HO_CORRECT_W = 18
 S_MC_LOGLOSS = 19  # one-against-all --probabilities: Σ a · −log p_y (progressive)
 S_HO_MC_LOGLOSS = 20  # the same over held-out examples
+S_SHOWN_N = 22  # examples the table counts: all but the held-out ones (VW's example_number)
+S_SHOWN_W = 23  # their weight (VW's weighted_examples()): the table's dump points follow it
 S_CLASS_MOVED = 21  # one-against-all: learned labels that are no class (K with labels 0..K-1,
 # 0 with 1..K): every class learns -1 from them, as VW
 STATS_SIZE = 24
@@ -384,23 +386,32 @@ def add_scored(stats, rows, p, y, a, nfeat, labeled, holdout, lv, progress=0.0):
                 stats[S_CORRECT_W] += a
     else:
         stats[S_UNLABELED] += 1.0
-    table_row(stats, rows, y, p, nfeat, progress, np.nan)
+    table_row(stats, rows, y, p, nfeat, progress, np.nan, a, labeled and holdout)
 
 
 @jit_inline
-def table_row(stats, rows, y, p, nfeat, progress, prob):
-    """Write a table line of the example just accounted when the weighted example count has
-    reached the next dump point, and move that point (``progress``: see
-    :func:`add_scored`); ``prob`` is the predicted class's probability (one-against-all
-    with ``--probabilities``), NaN otherwise."""
-    if stats[S_WEX] < stats[S_NEXT_DUMP]:
+def table_row(stats, rows, y, p, nfeat, progress, prob, a, held_out):
+    """Count the example just accounted (importance ``a``) for the table and write a line of
+    it when the count's weight has reached the next dump point, and move that point
+    (``progress``: see :func:`add_scored`); ``prob`` is the predicted class's probability
+    (one-against-all with ``--probabilities``), NaN otherwise.
+
+    As VW's table, the count, its weight and so the dump points leave out the held-out
+    examples (VW's ``example_number`` and ``weighted_examples()``).
+    """
+    if held_out:
+        return
+    stats[S_SHOWN_N] += 1.0
+    stats[S_SHOWN_W] += a
+    seen = stats[S_SHOWN_W]
+    if seen < stats[S_NEXT_DUMP]:
         return
     r = int(stats[S_NROWS])
     if r < rows.shape[0]:
         rows[r, 0] = stats[S_LOSS] / stats[S_WLAB] if stats[S_WLAB] > 0 else np.nan
         rows[r, 1] = stats[S_SINCE_LOSS] / stats[S_SINCE_W] if stats[S_SINCE_W] > 0 else np.nan
-        rows[r, 2] = stats[S_N]
-        rows[r, 3] = stats[S_WEX]
+        rows[r, 2] = stats[S_SHOWN_N]
+        rows[r, 3] = seen
         rows[r, 4] = y
         rows[r, 5] = p
         rows[r, 6] = nfeat
@@ -411,11 +422,11 @@ def table_row(stats, rows, y, p, nfeat, progress, prob):
     stats[S_SINCE_LOSS] = 0.0
     stats[S_SINCE_W] = 0.0
     if progress > 0.0:
-        stats[S_NEXT_DUMP] = stats[S_WEX] * progress
+        stats[S_NEXT_DUMP] = seen * progress
     elif progress < 0.0:
-        stats[S_NEXT_DUMP] = stats[S_WEX] - progress
+        stats[S_NEXT_DUMP] = seen - progress
     else:
-        while stats[S_NEXT_DUMP] <= stats[S_WEX]:
+        while stats[S_NEXT_DUMP] <= seen:
             stats[S_NEXT_DUMP] *= 2.0
 
 

@@ -44,7 +44,7 @@ from streamlearn.learners.base import (
     zero_gstate,
 )
 from streamlearn.learners.losses import dloss32
-from streamlearn.system.jit import jit, jit_inline, jit_noalloc
+from streamlearn.system.jit import fdiv, jit, jit_inline, jit_noalloc
 
 F32 = np.float32
 F64 = np.float64  # (numba's float() keeps a float32 a float32)
@@ -62,14 +62,16 @@ def step(table, slots, values, lo, hi, g, alpha, beta, l1, l2):
         n = F32(table[j, 2])
         n_new = n + gj * gj
         sq_new = F32(math.sqrt(n_new))
-        sigma = (sq_new - F32(math.sqrt(n))) / alpha
+        # (IEEE divisions: a gradient whose square underflows, with --ftrl-beta 0 and no
+        # l2, divides by 0 and ends as a non-finite weight the driver reports, as VW's)
+        sigma = fdiv(sq_new - F32(math.sqrt(n)), alpha)
         z = z + (gj - sigma * w)
         sign = F32(-1.0) if z <= F32(0.0) else F32(1.0)
         az = z * sign
         if az <= l1:
             w = F32(0.0)
         else:
-            rate = F32(1.0) / (l2 + (beta + sq_new) / alpha)
+            rate = fdiv(F32(1.0), l2 + fdiv(beta + sq_new, alpha))
             w = rate * sign * (l1 - az)
         table[j, 0] = w
         table[j, 1] = z

@@ -231,7 +231,7 @@ def account_class(stats, rows, pred, y, a, nfeat, labeled, holdout, prob, mll, p
                 stats[S_CORRECT_W] += a
     else:
         stats[S_UNLABELED] += 1.0
-    table_row(stats, rows, y, pred, nfeat, progress, prob)
+    table_row(stats, rows, y, pred, nfeat, progress, prob, a, labeled and holdout)
 
 
 @jit_inline

@@ -93,6 +93,9 @@ class Outputs:
     """--oaa with logistic loss: write each class's probability (``1:0.2 2:0.5 ...``, as
     VW's --probabilities) instead of the class, and report the multiclass log loss."""
     report: str | None = None
+    vw_summary: bool = False
+    """The summary's "average loss" as VW prints it: with a holdout, the (best pass's)
+    holdout loss, marked ``h`` (``sl vw``); the progressive loss on a line of its own."""
     readable_model: str | None = None
     invert_hash: str | None = None
     lock_timeout: float = 3600.0

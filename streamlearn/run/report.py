@@ -60,14 +60,15 @@ def table_line(row, holdout: bool = False, classes: bool = False, prob: float | 
     else:
         lab = f"{'unknown':>14}" if math.isnan(label) else f"{label:>14.4f}"
         guess = _num(pred, 14, 4)
+    none = "unknown" if holdout else "n.a."  # VW's words for a loss of nothing yet
     return (
-        f"{_loss(avg)} {_loss(since)} {int(n):>12d} {_num(w, 14, 1)} {lab} "
+        f"{_loss(avg, none)} {_loss(since, none)} {int(n):>12d} {_num(w, 14, 1)} {lab} "
         f"{guess} {int(nf):>8d}" + (" h" if holdout else "")
     )
 
 
-def _loss(x: float) -> str:
-    return f"{x:<8.6f}" if math.isfinite(x) else f"{'n.a.':<8}"
+def _loss(x: float, none: str = "n.a.") -> str:
+    return f"{x:<8.6f}" if math.isfinite(x) else f"{none:<8}"
 
 
 class ProgressTable:
@@ -75,7 +76,7 @@ class ProgressTable:
 
     On the first pass the losses are progressive (each example scored before
     it is learned).  From the second pass on, with a holdout, they are the
-    holdout loss of this pass so far and since the previous line, marked
+    holdout loss of the run so far and since the previous holdout line, marked
     ``h``, as VW prints them (training examples have been seen before by
     then).  Each row of :attr:`curve` is the printed line's seven figures
     and a holdout flag (0 or 1).
@@ -89,22 +90,32 @@ class ProgressTable:
         self.probabilities = probabilities
         self.curve: list[list[float]] = []
         self._h = False
-        self._start = (0.0, 0.0)
-        self._last = (0.0, 0.0)
+        self._before: np.ndarray | None = None  # the holdout sums before this run
+        self._done = np.zeros(2)  # this run's holdout sums of the passes before this one
+        self._last = np.zeros(2)  # this run's holdout sums at the last line
 
     def begin_pass(self, number: int, stats: np.ndarray) -> None:
+        """Called before each pass, while ``stats`` holds the holdout sums of every pass
+        so far (:class:`~streamlearn.run.passes.PassLog` sets each pass's apart)."""
+        sums = np.array([stats[S_HO_LOSS], stats[S_HO_W]], dtype=np.float64)
+        if self._before is None:
+            self._before = sums
+        self._done = sums - self._before
         self._h = self.holdout and number > 1
-        self._start = self._last = (float(stats[S_HO_LOSS]), float(stats[S_HO_W]))
 
     def emit(self, stats: np.ndarray, rows: np.ndarray) -> None:
-        """Print and keep the rows written since the last call, then reset the kernels' count."""
+        """Print and keep the rows written since the last call, then reset the kernels' count.
+
+        A holdout line (``h``, after the first pass) shows, as VW's, the holdout loss of
+        the run so far and since the previous holdout line (the first: since the start).
+        """
         for r in range(int(stats[S_NROWS])):
             row = [float(x) for x in rows[r, :7]]
             if self._h:
-                loss, w = float(rows[r, 7]), float(rows[r, 8])
-                row[0] = _ratio(loss - self._start[0], w - self._start[1])
-                row[1] = _ratio(loss - self._last[0], w - self._last[1])
-                self._last = (loss, w)
+                now = self._done + rows[r, 7:9]
+                row[0] = _ratio(now[0], now[1])
+                row[1] = _ratio(now[0] - self._last[0], now[1] - self._last[1])
+                self._last = now
             self.curve.append(row + [1.0 if self._h else 0.0])
             prob = float(rows[r, 9]) if self.probabilities else None
             self.say(table_line(row, self._h, self.classes, prob))
@@ -202,12 +213,14 @@ def train_report(stats: np.ndarray, config, learner: str, nnz: int, curve: list,
     return result
 
 
-def summary_text(s: dict) -> str:
+def summary_text(s: dict, vw: bool = False) -> str:
     """VW's "finished run" block, from :func:`summary` plus the train report's keys.
 
     With several passes (``passes_run`` > 1) it adds VW's examples-per-pass and
     passes-used lines, and the holdout line is the best pass's (the model
-    kept), not the mean over every pass's held-out examples.
+    kept), not the mean over every pass's held-out examples.  ``vw``: with a
+    holdout, "average loss" is that holdout loss marked ``h``, as VW prints it,
+    and the progressive loss has a line of its own.
     """
 
     def f(x):
@@ -224,13 +237,18 @@ def summary_text(s: dict) -> str:
         f"weighted label sum = {s['weighted_label_sum']:.6f}",
         f"average loss = {f(s['average_loss'])}",
     ]
+    average = len(lines) - 1
     if "objective" in s:  # the batch learners: the loss above is at the final weights
         end = "converged" if s["converged"] else "stopped at --passes"
         lines[-1] += " (training loss of the final weights)"
         lines.append(f"objective = {s['objective']:.9g} ({len(s['epochs'])} epochs, {end})")
     if s.get("multiclass_log_loss") is not None:
         lines.append(f"average multiclass log loss = {s['multiclass_log_loss']:.6f}")
-    if several and s.get("best_pass") is not None:
+    held = s.get("best_holdout_loss") if several else s.get("holdout_loss")
+    if vw and held is not None:  # VW's words: the holdout loss is the average loss
+        lines[average] = f"average loss = {held:.6f} h"
+        lines.append(f"progressive loss = {f(s['average_loss'])}")
+    elif several and s.get("best_pass") is not None:
         lines.append(
             f"holdout loss = {s['best_holdout_loss']:.6f} (pass {s['best_pass']}, the best: "
             "its model is the one kept)"

@@ -43,7 +43,7 @@ from streamlearn.learners.base import (
     P_PROBS,
     P_PROGRESS,
     S_NEXT_DUMP,
-    S_WEX,
+    S_SHOWN_W,
     LearnerSpec,
     new_rows,
     new_stats,
@@ -447,7 +447,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         params[P_BINARY] = binary_mode(cfg.binary, o.link)
         params[P_PROBS] = 1.0 if o.probabilities else 0.0
         if console.progress < 0:
-            learner.stats[S_NEXT_DUMP] = learner.stats[S_WEX] - console.progress
+            learner.stats[S_NEXT_DUMP] = learner.stats[S_SHOWN_W] - console.progress
         runs.append(Run(
             c, learner, o, params,
             ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0, classes=cfg.oaa > 0,
@@ -554,7 +554,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         console.close_bar()
         passes.close()
     if board is None:
-        console.say(summary_text(result))
+        console.say(summary_text(result, vw=outputs.vw_summary))
     else:
         console.say(board.summary(result))
     if any(run.writer.broken for run in runs):
@@ -634,8 +634,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
             if not active:
                 break
             for run in active:
-                run.log.begin(run.learner.stats)
                 run.progress.begin_pass(pass_no, run.learner.stats)
+                run.log.begin(run.learner.stats)
             if board is not None:
                 board.begin_pass(pass_no)
             for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs)):

@@ -71,6 +71,7 @@ ISSUE = [
     ["--algo", "smidas", "--p", "1e308"],
     ["--max-line-bytes", "0"],
     ["--max-line-bytes", "nan"],
+    ["--algo", "ftrl", "--ftrl-alpha", "1.3541327108955347e-194"],  # 0 in float32
 ]
 
 
@@ -93,7 +94,9 @@ def test_the_issues_option_values_are_usage_errors(tmp_path, args, jit):
      ("1 |f a\n-1 |f b\n" * 3, ["--algo", "smidas", "--p", "1000"]),
      ("1e308 |f a\n-1 |f a\n", ["--algo", "sgd"]),
      ("1 |f a:1e300\n", ["-l", "1e308"]),
-     ("1 |f a:1e300\n", ["--algo", "tg", "--l1", "3e38"])],
+     ("1 |f a:1e300\n", ["--algo", "tg", "--l1", "3e38"]),
+     # a gradient whose square underflows, no beta, no l2: ftrl divides by 0 (inf, as C)
+     ("1 |f a:1e-30\n-1 |f a:1e-30\n", ["--algo", "ftrl", "--ftrl-beta", "0"])],
 )  # fmt: skip
 def test_tiny_inputs_end_as_compiled_runs_do(tmp_path, text, args):
     """Interpreted kernels (tiny inputs) give the compiled kernels' exit, output and model."""

@@ -215,3 +215,25 @@ def test_a_vw_line_from_stdin_as_a_process(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.decode().splitlines()
     assert len(lines) == 50 and lines[0].split()[1] == "r0"
+
+
+def test_the_summary_reads_as_vws_with_a_holdout(tmp_path, data):
+    """With a holdout VW's "average loss" is the best pass's holdout loss, marked h (as
+    `grep 'average loss'` over VW's output reads it); sl vw prints it so, and the
+    progressive loss on a line of its own; sl train keeps its own words."""
+    r = invoke(["vw", "-d", str(data), "-c", "--passes", "3", "--report",
+                str(tmp_path / "r.json")])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    rep = json.loads((tmp_path / "r.json").read_text())
+    lines = r.output.splitlines()
+    assert f"average loss = {rep['best_holdout_loss']:.6f} h" in lines
+    assert f"progressive loss = {rep['average_loss']:.6f}" in lines
+    assert not any(ln.startswith("holdout loss = ") for ln in lines)
+    one = invoke(["vw", "-d", str(data), "--holdout_after", "1000"])
+    assert any(ln.endswith(" h") and ln.startswith("average loss = ")
+               for ln in one.output.splitlines())  # fmt: skip
+    plain = invoke(["vw", "-d", str(data)])
+    assert not any(ln.startswith("progressive loss") for ln in plain.output.splitlines())
+    train = invoke(["train", str(data), "--passes", "3"])
+    assert f"average loss = {rep['average_loss']:.6f}" in train.output.splitlines()
+    assert any(ln.startswith("holdout loss = ") for ln in train.output.splitlines())

@@ -74,33 +74,35 @@ def numeric_stream(n: int = 150, seed: int = 0) -> tuple[str, list]:
     return "".join(lines), rows
 
 
-held: list[tuple[int, float, float]] = []
+events: list[tuple[float, float] | None] = []
 
 
 def reference_passes(rows, passes, period, eta0, power_t, t0):
     """Dense plain SGD over ``passes`` passes with holdout; figures after each pass.
 
-    Also fills the module-level ``held`` with (example counter, weighted loss,
-    weight) of every held-out example, for the progressive table's ``h`` lines.
+    Also fills the module-level ``events``, one per example read: None for one the
+    table counts (learned, or unlabeled), (weighted loss, weight) for a held-out one.
     """
-    held.clear()
+    events.clear()
     w = np.zeros(1 << 18)
     T = 0.0
     out = []
-    for k in range(passes):
+    for _ in range(passes):
         ho_loss = ho_w = 0.0
         ho_n = 0
         for n, (y, a, base, feats) in enumerate(rows, start=1):
             x = [*feats, (CONSTANT_SLOT, 1.0)]
             p = base + sum(w[j] * v for j, v in x)
             if y is None:
+                events.append(None)
                 continue
             if n % period == 0:  # held out: scored, never learned
                 ho_loss += a * loss_np(LOGISTIC, p, y)
                 ho_w += a
                 ho_n += 1
-                held.append((k * len(rows) + n, a * loss_np(LOGISTIC, p, y), a))
+                events.append((a * loss_np(LOGISTIC, p, y), a))
                 continue
+            events.append(None)
             T += a
             g = rate_np(eta0, power_t, t0, T) * a * dloss_np(LOGISTIC, p, y)
             for j, v in x:
@@ -127,10 +129,18 @@ def test_per_pass_holdout_loss_equals_dense_reference(tmp_path):
         assert got["examples"] == ref["examples"]
         assert got["seconds"] > 0
         assert got["examples_per_second"] == pytest.approx(got["examples"] / got["seconds"])
-    # the progressive table: progressive losses on pass 1, then VW's "h" lines:
-    # holdout loss of the current pass so far, and since the previous line
-    per_pass = len(rows)
-    last = 0
+    # the progressive table, as VW's: its counter leaves out the held-out examples; the
+    # losses are progressive on pass 1, then VW's "h" lines: the holdout loss of the run
+    # so far, and since the previous "h" line (the first: since the start)
+    after = []  # the holdout sums when the table has counted 1, 2, ... examples
+    sums = np.zeros(2)
+    for e in events:
+        if e is None:
+            after.append(sums.copy())
+        else:
+            sums += e
+    per_pass = len(after) // 4
+    last = np.zeros(2)
     h_lines = 0
     for line in report["curve"]:
         counter, flag = int(line[2]), line[7]
@@ -138,14 +148,13 @@ def test_per_pass_holdout_loss_equals_dense_reference(tmp_path):
         assert flag == (1.0 if k > 0 else 0.0)
         if k == 0:
             continue
-        start = k * per_pass
-        lo = max(last, start)
-        so_far = [(l, a) for c, l, a in held if start < c <= counter]
-        since = [(l, a) for c, l, a in held if lo < c <= counter]
-        assert line[0] == pytest.approx(sum(l for l, _ in so_far) / sum(a for _, a in so_far))
-        if since:
-            assert line[1] == pytest.approx(sum(l for l, _ in since) / sum(a for _, a in since))
-        last = counter
+        now = after[counter - 1]
+        assert line[0] == pytest.approx(now[0] / now[1])
+        if now[1] > last[1]:
+            assert line[1] == pytest.approx((now[0] - last[0]) / (now[1] - last[1]))
+        else:
+            assert line[1] is None  # VW's "unknown"
+        last = now
         h_lines += 1
     assert h_lines >= 2
     # VW's counters: examples read, and per pass those learned from (held-out ones excluded)
@@ -184,7 +193,8 @@ def test_the_reports_holdout_loss_is_the_one_the_summary_prints(tmp_path):
     printed = [ln for ln in r.output.splitlines() if ln.startswith("holdout loss = ")]
     assert printed == [f"holdout loss = {report['holdout_loss']:.6f} (pass {best + 1}, the best: "
                        "its model is the one kept)"]  # fmt: skip
-    pooled = sum(loss for _, loss, _ in held) / sum(a for _, _, a in held)
+    held = [e for e in events if e is not None]
+    pooled = sum(loss for loss, _ in held) / sum(a for _, a in held)
     assert report["pooled_holdout_loss"] == pytest.approx(pooled, rel=1e-12)
     assert report["pooled_holdout_examples"] == sum(ref["holdout_examples"] for ref in want)
     assert 0 <= report["pooled_holdout_accuracy"] <= 1
