@@ -657,6 +657,9 @@ VW_LINES: list[Line] = [
          ("-d {train} --oaa 4 --indexing 1 -p {p}",), "probabilities0-all", files=("p",)),
     Line("--oaa 4 --ftrl --passes 2, labels 0..3",
          ("-d {train} --oaa 4 --ftrl -c --passes 2 --holdout_off",), "probabilities0-all"),
+    Line("--oaa 4 --passes 3 with a holdout, labels 0..3 (table)",
+         ("-d {train} --oaa 4 -c -k --passes 3 --holdout_period 3",), "probabilities0-all",
+         table=True),
 ]  # fmt: skip
 """VW command lines, each run by ``vw`` and by ``sl vw`` (:func:`run_lines`)."""
 
