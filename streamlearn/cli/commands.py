@@ -345,6 +345,12 @@ def vw_learner_options(f):
     help="Like --readable-model, with the feature names seen for each slot.",
 )
 @click.option(
+    "--save-per-pass",
+    "--save_per_pass",
+    is_flag=True,
+    help="Also save the model after each pass N as MODEL.N (-f MODEL), as VW does.",
+)
+@click.option(
     "--dask", metavar="ADDRESS", default=None,
     help="Train on a Dask cluster: local[:N] (N worker processes here), a scheduler file, "
     "or tcp://host:8786 (needs pip install 'streamlearn[dask]'; see docs/distributed.md).",
@@ -389,6 +395,7 @@ def train(ctx: click.Context, files, **kw) -> None:
             readable_model=kw["readable_model"],
             invert_hash=kw["invert_hash"],
             lock_timeout=kw["lock_timeout"],
+            save_per_pass=kw["save_per_pass"],
         ),
     )
     from streamlearn import api

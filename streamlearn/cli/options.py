@@ -88,7 +88,8 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                  "keep"),
     "Regularization": ("l1", "l2", "theta", "period", "top_k"),
     "Outputs": ("final_model", "predictions", "raw_predictions", "link", "binary",
-                "probabilities", "report", "readable_model", "invert_hash", "lock_timeout"),
+                "probabilities", "report", "readable_model", "invert_hash", "save_per_pass",
+                "lock_timeout"),
     "Console": ("quiet", "progress", "help"),
     "Scale-out": ("dask", "sync_every"),
 }  # fmt: skip

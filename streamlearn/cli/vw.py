@@ -187,6 +187,10 @@ def _output(key: str) -> Callable[[Translation, str, str], None]:
     return apply
 
 
+def _save_per_pass(t: Translation, name: str, _: str | None) -> None:
+    t.outputs["save_per_pass"] = True
+
+
 def _predictions(t: Translation, name: str, value: str) -> None:
     t.predictions = _path(value)
 
@@ -303,6 +307,7 @@ OPTIONS: dict[str, Opt] = {
     "final_regressor": Opt("f", True, _output("final_model")),
     "readable_model": Opt(None, True, _output("readable_model")),
     "invert_hash": Opt(None, True, _output("invert_hash")),
+    "save_per_pass": Opt(None, False, _save_per_pass),
     "predictions": Opt("p", True, _predictions),
     "raw_predictions": Opt("r", True, _raw),
     "save_resume": Opt(None, False, _noop),
@@ -373,7 +378,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "input_feature_regularizer": "none",
     "output_feature_regularizer_binary": "none",
     "output_feature_regularizer_text": "none",
-    "save_per_pass": "none (sl saves the best pass's model)",
     "hexfloat_weights": "--readable_model",
     "dump_json_weights_experimental": "--readable_model",
     "id": "none",

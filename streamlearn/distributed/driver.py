@@ -316,6 +316,9 @@ class _Run:
         if config.oaa:
             raise UsageError("--dask does not train one-against-all (--oaa) models: train them "
                              "in one process")  # fmt: skip
+        if self.outputs.save_per_pass:
+            raise UsageError("--dask does not save each pass's model (--save-per-pass): its "
+                             "passes end in the averaged model")  # fmt: skip
         if why is not None:
             raise UsageError(f"--dask: --algo {config.algo} cannot be averaged across "
                              f"workers: {why}")  # fmt: skip

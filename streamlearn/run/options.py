@@ -93,6 +93,9 @@ class Outputs:
     """--oaa with logistic loss: write each class's probability (``1:0.2 2:0.5 ...``, as
     VW's --probabilities) instead of the class, and report the multiclass log loss."""
     report: str | None = None
+    save_per_pass: bool = False
+    """Also save the model as it stands after each pass N as ``final_model.N`` (VW's
+    ``--save_per_pass``; ``final_model`` is still the best pass's with a holdout)."""
     vw_summary: bool = False
     """The summary's "average loss" as VW prints it: with a holdout, the (best pass's)
     holdout loss, marked ``h`` (``sl vw``); the progressive loss on a line of its own."""
@@ -133,4 +136,7 @@ def written(inputs: Inputs, outputs: Outputs) -> list[tuple[str | None, str]]:
 def check(inputs: Inputs, outputs: Outputs) -> None:
     """Fail before any work: unreadable inputs, outputs that would destroy something."""
     inputs.check()
+    if outputs.save_per_pass and not outputs.final_model:
+        raise UsageError("--save-per-pass writes MODEL.1, MODEL.2, ... beside -f MODEL: "
+                         "give -f")  # fmt: skip
     check_outputs(written(inputs, outputs), inputs.sources, inputs.initial_model)

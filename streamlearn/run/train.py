@@ -432,6 +432,9 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if guard.parse_as != config.format:
         configs = [c.replace(format=guard.parse_as) for c in configs]
         config = configs[0]
+    if config.algo in BATCH_ALGORITHMS and outputs.save_per_pass:
+        raise UsageError(f"--save-per-pass saves the online learners' passes; --algo "
+                         f"{config.algo} fits all the data at once (its --passes are epochs)")
     if config.algo in BATCH_ALGORITHMS and (outputs.predictions or outputs.raw_predictions):
         raise UsageError(
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
@@ -668,6 +671,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
                 if run.log.end(run.learner.stats, snapshot(run)):
                     run.done = True
+                if run.outputs.save_per_pass:
+                    _save_pass(snapshot(run)(), run.outputs, pass_no)
                 _decay(run)
             if board is not None:
                 board.end_pass(active)
@@ -677,6 +682,13 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 run.result = run.log.report()
     finally:
         pool.close()
+
+
+def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> None:
+    """VW's ``--save_per_pass``: the model as it stands after pass ``pass_no``, written
+    at once (atomically) to ``final_model.N``; the run's other outputs wait for its end."""
+    check_model(model)
+    model_io.save(model, f"{outputs.final_model}.{pass_no}")
 
 
 def _decay(run: Run) -> None:

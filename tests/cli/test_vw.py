@@ -237,3 +237,11 @@ def test_the_summary_reads_as_vws_with_a_holdout(tmp_path, data):
     train = invoke(["train", str(data), "--passes", "3"])
     assert f"average loss = {rep['average_loss']:.6f}" in train.output.splitlines()
     assert any(ln.startswith("holdout loss = ") for ln in train.output.splitlines())
+
+
+def test_save_per_pass_is_vws(tmp_path, data):
+    assert parse_argv(["-d", "x.vw", "--save_per_pass", "-f", "m"]).outputs["save_per_pass"]
+    r = invoke(["vw", "-d", str(data), "-c", "--passes", "2", "-f", str(tmp_path / "m.vw"),
+                "--save_per_pass", "--quiet"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "m.vw.1").exists() and (tmp_path / "m.vw.2").exists()

@@ -311,6 +311,7 @@ def test_cli_as_a_user(files, tmp_path):
     (["--algo", "cd"], "batch learner"),
     (["-p", "p.txt"], "sl predict"),
     (["--l1", "0,1e-4"], "single values"),
+    (["--save-per-pass", "-f", "m.sl"], "each pass's model"),
 ])  # fmt: skip
 def test_refused_before_any_work(files, args, words):
     pytest.importorskip("distributed")

@@ -545,3 +545,30 @@ def test_rebuild_cache_writes_it_anew(tmp_path, vwdata):
         run()
     assert run(rebuild_cache=True) == want
     assert run() == want
+
+
+def test_save_per_pass_writes_each_pass_beside_the_best(tmp_path):
+    """VW's --save_per_pass: MODEL.N is the model after pass N (as a run of N passes
+    leaves it), and -f MODEL is still the best pass's; it needs -f, and the batch
+    learners (whose passes are epochs) refuse it."""
+    text, _ = numeric_stream()
+    src = tmp_path / "d.vw"
+    src.write_text(text)
+    args = ["train", str(src), "--loss", "logistic", "--holdout-period", "4", "--quiet"]
+    r = invoke([*args, "--passes", "3", "--early-terminate", "3", "-f", str(tmp_path / "m.sl"),
+                "--save-per-pass", "--report", str(tmp_path / "r.json")])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    best = json.loads((tmp_path / "r.json").read_text())["best_pass"]
+    per_pass = [model_io.load(tmp_path / f"m.sl.{k}") for k in (1, 2, 3)]
+    models_equal(model_io.load(tmp_path / "m.sl"), per_pass[best - 1])
+    for k in (1, 2):
+        r = invoke([*args, "--passes", str(k), "-f", str(tmp_path / f"k{k}.sl"),
+                    "--save-per-pass"])  # fmt: skip
+        assert r.exit_code == 0, r.output
+        models_equal(model_io.load(tmp_path / f"k{k}.sl.{k}"), per_pass[k - 1])
+    assert not (tmp_path / "m.sl.4").exists()
+    r = invoke([*args, "--save-per-pass"])
+    assert r.exit_code == 2 and "give -f" in r.output
+    r = invoke(["train", str(src), "--algo", "cd", "--save-per-pass", "-f",
+                str(tmp_path / "cd.sl")])  # fmt: skip
+    assert r.exit_code == 2 and "--algo cd fits all the data at once" in r.output
