@@ -52,13 +52,13 @@ from streamlearn.learners.base import (
     S_HO_LOSS,
     S_HO_W,
     S_LOSS,
-    S_N,
     S_NEXT_DUMP,
     S_NROWS,
     S_PASS_N,
+    S_SHOWN_N,
+    S_SHOWN_W,
     S_SINCE_LOSS,
     S_SINCE_W,
-    S_WEX,
     S_WLAB,
     STATS_SIZE,
     new_stats,
@@ -425,13 +425,13 @@ class _Run:
         self._example = np.array([np.nan, np.nan, 0.0])
         for pass_no in range(1, c.passes + 1):
             agg = self._agg()
+            self.progress.begin_pass(pass_no, agg)  # (the holdout sums of every pass so far)
             self.log.begin(agg)
             held = []
             for s in self.stats:
                 held.append(s[HOLDOUT_SUMS].copy())
                 s[HOLDOUT_SUMS] = 0.0
                 s[S_PASS_N] = 0.0
-            self.progress.begin_pass(pass_no, agg)
             self._line_at = (float(agg[S_LOSS]), float(agg[S_WLAB]))
             self._next_line = max(1.0, float(agg[S_NEXT_DUMP]))
             where = {r: Position() for r in range(n)}
@@ -524,9 +524,9 @@ class _Run:
                 self.progress.emit(count, rows)
             return
         agg = self._agg()
-        if agg[S_WEX] < self._next_line and not last:
+        if agg[S_SHOWN_W] < self._next_line and not last:
             return
-        while self._next_line <= agg[S_WEX]:
+        while self._next_line <= agg[S_SHOWN_W]:
             self._next_line *= 2.0
         latest = [res.table_rows[-1] for res in results if res.table_rows.shape[0]]
         if latest:
@@ -536,7 +536,7 @@ class _Run:
         row[0, 0] = loss / w if w > 0 else np.nan
         dw = w - self._line_at[1]
         row[0, 1] = (loss - self._line_at[0]) / dw if dw > 0 else np.nan
-        row[0, 2], row[0, 3] = agg[S_N], agg[S_WEX]
+        row[0, 2], row[0, 3] = agg[S_SHOWN_N], agg[S_SHOWN_W]  # held-out ones left out
         row[0, 4:7] = self._example
         row[0, 7], row[0, 8] = agg[S_HO_LOSS], agg[S_HO_W]
         self._line_at = (loss, w)
@@ -553,7 +553,7 @@ class _Run:
         agg = np.sum(self.stats, axis=0)
         agg[S_NROWS] = agg[S_SINCE_LOSS] = agg[S_SINCE_W] = 0.0
         agg[S_NEXT_DUMP] = 1.0
-        while agg[S_NEXT_DUMP] <= agg[S_WEX]:
+        while agg[S_NEXT_DUMP] <= agg[S_SHOWN_W]:
             agg[S_NEXT_DUMP] *= 2.0
         return agg
 
