@@ -136,10 +136,10 @@ S_UNLABELED = 17
 S_HO_CORRECT_W = 18
 S_MC_LOGLOSS = 19  # one-against-all --probabilities: Σ a · −log p_y (progressive)
 S_HO_MC_LOGLOSS = 20  # the same over held-out examples
-S_SHOWN_N = 22  # examples the table counts: all but the held-out ones (VW's example_number)
-S_SHOWN_W = 23  # their weight (VW's weighted_examples()): the table's dump points follow it
 S_CLASS_MOVED = 21  # one-against-all: learned labels that are no class (K with labels 0..K-1,
 # 0 with 1..K): every class learns -1 from them, as VW
+S_SHOWN_N = 22  # examples the table counts: all but the held-out ones (VW's example_number)
+S_SHOWN_W = 23  # their weight (VW's weighted_examples()): the table's dump points follow it
 STATS_SIZE = 24
 LIFETIME_STATS = np.array([S_N, S_WEX, S_WLAB, S_LOSS, S_LABEL_SUM, S_LABEL_SQ, S_POS_W,
                            S_FEATURES, S_HO_LOSS, S_HO_W, S_HO_N, S_CORRECT_W, S_UNLABELED,
@@ -224,7 +224,7 @@ def make_params(
     params[P_PROGRESS] = progress
     params[P_OAA] = oaa
     params[P_PROBS] = 1.0 if probabilities else 0.0
-    params[P_INDEXING] = 2.0 if indexing is None else indexing
+    params[P_INDEXING] = INDEXING_AUTO if indexing is None else indexing
     params[P_FREEGRAD_EPSILON] = freegrad_epsilon
     params[P_FREEGRAD_LIPSCHITZ] = freegrad_lipschitz
     params[P_FREEGRAD_RESTART] = 1.0 if freegrad_restart else 0.0

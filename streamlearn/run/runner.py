@@ -284,7 +284,7 @@ class PredictionWriter:
 
     def write(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1) -> None:
         """``first``: with one-against-all, the number of the first class in each row's
-        ``c:p`` texts (:meth:`ClassNumbering.first`)."""
+        ``c:p`` texts (:meth:`ClassNumbering.after`)."""
         if not self.outs or self.broken:
             return
         for out, transformed in self.outs:
@@ -380,16 +380,16 @@ class ClassNumbering:
             )  # fmt: skip
         if now == INDEXING_AUTO and self.params[P_LEARN] == 0.0 and (batch.labels == 0.0).any():
             self.console.warn_once(
-                "indexing", f"{batch.block.source}: label 0 is no class 1..{k} when nothing "
+                "unlearned 0", f"{batch.block.source}: label 0 is no class 1..{k} when nothing "
                 "is learned, as VW reads it (the first learned label 0 or K decides the "
                 "classes): give --indexing 0 for labels 0..K-1",
             )  # fmt: skip
         moved = float(self.stats[S_CLASS_MOVED])
         if moved > self.moved:
-            label, numbers = (k, f"0..{k - 1}") if now == 0.0 else (0, f"1..{k}")
+            label, classes = (k, f"0..{k - 1}") if now == 0.0 else (0, f"1..{k}")
             self.console.warn_once(
                 "moved", f"{batch.block.source}: label {label} is not one of the classes "
-                f"{numbers}: every class learns -1 from it, as VW does (--oaa {k} has {k} "
+                f"{classes}: every class learns -1 from it, as VW does (--oaa {k} has {k} "
                 "classes)",
             )  # fmt: skip
         self.moved = moved

@@ -669,10 +669,13 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     continue
                 if run.learner.spec.finish is not None:
                     run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
-                if run.log.end(run.learner.stats, snapshot(run)):
+                # --save-per-pass: one copy of the model, for its file and a new best pass
+                model = snapshot(run)() if run.outputs.save_per_pass else None
+                if run.log.end(run.learner.stats,
+                               snapshot(run) if model is None else lambda m=model: m):
                     run.done = True
-                if run.outputs.save_per_pass:
-                    _save_pass(snapshot(run)(), run.outputs, pass_no)
+                if model is not None:
+                    _save_pass(model, run.outputs, pass_no)
                 _decay(run)
             if board is not None:
                 board.end_pass(active)
