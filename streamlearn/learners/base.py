@@ -143,7 +143,7 @@ S_SHOWN_W = 23  # their weight (VW's weighted_examples()): the table's dump poin
 STATS_SIZE = 24
 LIFETIME_STATS = np.array([S_N, S_WEX, S_WLAB, S_LOSS, S_LABEL_SUM, S_LABEL_SQ, S_POS_W,
                            S_FEATURES, S_HO_LOSS, S_HO_W, S_HO_N, S_CORRECT_W, S_UNLABELED,
-                           S_HO_CORRECT_W])  # fmt: skip
+                           S_HO_CORRECT_W, S_CLASS_MOVED, S_SHOWN_N, S_SHOWN_W])  # fmt: skip
 """The counters that add up over runs (a model keeps their lifetime totals)."""
 
 MAX_ROWS = 64

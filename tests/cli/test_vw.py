@@ -14,6 +14,7 @@ import pytest
 
 from streamlearn import model as model_io
 from streamlearn.cli.vw import NOT_SUPPORTED, OPTIONS, OTHER_VW_OPTIONS, VWUsage, parse_argv
+from streamlearn.learners.base import S_N, S_SHOWN_N
 from tests.unix import invoke, sl, text_data
 
 
@@ -135,6 +136,8 @@ def test_testonly_scores_without_learning_and_counts_this_run(tmp_path, data):
     after = model_io.load(m)
     np.testing.assert_array_equal(before.weights, after.weights)
     assert got["examples"] == 1200  # this run's, as VW without --preserve_performance_counters
+    # the model keeps the lifetime totals, the table's count of shown examples among them
+    assert after.stats[S_N] == after.stats[S_SHOWN_N] == 2400
     preds = np.loadtxt(p, usecols=0)
     r = invoke(["predict", "-i", str(m), str(data), "-p", str(tmp_path / "q.txt"), "--quiet"])
     assert r.exit_code == 0, r.output
