@@ -587,7 +587,8 @@ def vw(argv: tuple[str, ...]) -> None:
           "probabilities": t.probabilities}  # fmt: skip
     try:
         inputs, outputs, console = run_parts(tuple(t.data), kw, t.inputs,
-                                             {**t.outputs, "vw_summary": True},
+                                             {**t.outputs, "vw_summary": True,
+                                              "vw_format": True},
                                              progress=t.progress)  # fmt: skip
     except click.BadParameter as e:
         raise VWUsage(e.format_message()) from None

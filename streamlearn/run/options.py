@@ -99,6 +99,12 @@ class Outputs:
     vw_summary: bool = False
     """The summary's "average loss" as VW prints it: with a holdout, the (best pass's)
     holdout loss, marked ``h`` (``sl vw``); the progressive loss on a line of its own."""
+    vw_format: bool = False
+    """Write as VW writes (``sl vw``): ``-p``/``-r`` with VW's numbers and on every pass,
+    ``--readable_model``/``--invert_hash`` in VW's layout, ``--audit`` lines on stdout,
+    stderr's header and summary (:mod:`streamlearn.run.vwformat`)."""
+    audit: bool = False
+    """VW's ``--audit``: each example's prediction and features on stdout (with vw_format)."""
     readable_model: str | None = None
     invert_hash: str | None = None
     lock_timeout: float = 3600.0

@@ -265,14 +265,17 @@ class PredictionWriter:
     or of a FIFO goes away, writing stops quietly and :attr:`broken` is set.
 
     Predictions are written as :func:`shown` makes them (``link``, ``binary``);
-    ``raw``, VW's ``-r``, is a second file of the margins themselves.
+    ``raw``, VW's ``-r``, is a second file of the margins themselves.  ``vw``: every
+    number as VW writes it (:mod:`streamlearn.run.vwformat`, ``sl vw``).
     """
 
     def __init__(self, path: str | None, link: str, binary: bool = False,
-                 raw: str | None = None, probabilities: bool = False) -> None:  # fmt: skip
+                 raw: str | None = None, probabilities: bool = False,
+                 vw: bool = False) -> None:  # fmt: skip
         self.link = link
         self.binary = binary
         self.probabilities = probabilities
+        self.vw = vw
         self.path = path
         self.broken = False
         self.outs = []
@@ -282,13 +285,22 @@ class PredictionWriter:
             self.outs.append((Output(raw, "raw predictions"), False))
         self.out = self.outs[0][0] if self.outs else None
 
-    def write(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1) -> None:
+    def write(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1,
+              raw_first: int | np.ndarray | None = None) -> None:  # fmt: skip
         """``first``: with one-against-all, the number of the first class in each row's
-        ``c:p`` texts (:meth:`ClassNumbering.after`)."""
+        ``c:p`` texts (:meth:`ClassNumbering.after`); ``raw_first`` the same as each row
+        was predicted (VW's ``-r``: :attr:`ClassNumbering.predicted`), ``first`` if None."""
         if not self.outs or self.broken:
             return
         for out, transformed in self.outs:
-            texts = self._texts(preds, first) if transformed else _raw_texts(preds, first)
+            if self.vw and not transformed and preds.ndim == 2 and self.probabilities:
+                continue  # VW's -r stays empty under --probabilities
+            if self.vw:
+                texts = self._vw_texts(
+                    preds, first if transformed or raw_first is None else raw_first, transformed
+                )
+            else:
+                texts = self._texts(preds, first) if transformed else _raw_texts(preds, first)
             try:
                 out.write(_lines(batch, texts))
                 out.flush()
@@ -305,6 +317,20 @@ class PredictionWriter:
             return _class_texts(preds[:, 1:], "g", first)
         return [f"{v:.9g}" for v in shown(preds, self.link, self.binary).tolist()]
 
+    def _vw_texts(self, preds: np.ndarray, first: int | np.ndarray, transformed: bool) -> list[str]:
+        """Each row's ``-p`` (``transformed``) or ``-r`` text as VW writes it."""
+        from streamlearn.run import vwformat as f
+
+        if preds.ndim == 2:
+            if not transformed:
+                return f.oaa_raw_texts(preds[:, 1:], first)
+            if self.probabilities:
+                return f.labelled_texts(preds[:, 1:], first)
+            return f.class_texts(preds)
+        if not transformed:
+            return f.raw_texts(preds)
+        return f.scalar_texts(preds, self.link, self.binary)
+
     def _lost_reader(self, out: Output) -> None:
         self.broken = True
         if out.path in STDOUT:
@@ -316,7 +342,7 @@ class PredictionWriter:
             try:
                 self.out.prepare()
             except BrokenPipeError:
-                self._lost_reader()
+                self._lost_reader(self.out)
 
     def close(self) -> None:
         """Make the predictions visible (rename a file into place); see :meth:`abort`."""
@@ -364,6 +390,9 @@ class ClassNumbering:
         self.k = int(params[P_OAA])
         self.before = float(params[P_INDEXING])
         self.moved = float(stats[S_CLASS_MOVED])
+        self.predicted: int | np.ndarray = 1
+        """After :meth:`after`: each row's first class as it was predicted (the row that
+        decided numbered as before it)."""
 
     def after(self, batch: Batch) -> int | np.ndarray:
         """The number of the first class in each row's predictions (0 or 1): what VW writes
@@ -395,9 +424,12 @@ class ClassNumbering:
         self.moved = moved
         first = 0 if now == 0.0 else 1
         if not at or was == now:
+            self.predicted = first
             return first
         numbers = np.full(batch.n, first)
         numbers[: at - 1] = 0 if was == 0.0 else 1
+        self.predicted = numbers.copy()
+        self.predicted[at - 1] = 0 if was == 0.0 else 1
         return numbers
 
 

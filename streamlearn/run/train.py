@@ -457,7 +457,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                           probabilities=o.probabilities),
             PassLog(cfg, grid_say),
             PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
-                             o.probabilities),
+                             o.probabilities, vw=o.vw_format),
             classes=ClassNumbering(params, learner.stats, console) if cfg.oaa else None,
         ))  # fmt: skip
     print_config(console, config, inputs, runs[0].learner.spec, grid,
@@ -652,8 +652,9 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     except Diverged as e:
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
-                    if pass_no == 1:
-                        run.writer.write(batch, preds, first)
+                    if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
+                        run.writer.write(batch, preds, first,
+                                         run.classes.predicted if run.classes else None)
                 if board is not None:
                     board.emit()
                 if collector is not None:
