@@ -111,6 +111,7 @@ def oaa_raw_texts(scores: np.ndarray, first: int | np.ndarray) -> list[str]:
     starts = np.broadcast_to(first, scores.shape[:1]).tolist()
     out = []
     for f, row in zip(starts, scores.tolist(), strict=True):
-        cells = zip(range(1, k + 1), row) if f else zip(range(k), [row[-1], *row[:-1]])
+        order = row if f else [row[-1], *row[:-1]]
+        cells = zip(range(1 if f else 0, k + (1 if f else 0)), order, strict=True)
         out.append("".join(f" {c}:{general(v)}" for c, v in cells))
     return out
