@@ -311,8 +311,8 @@ OPTIONS: dict[str, Opt] = {
     "predictions": Opt("p", True, _predictions),
     "raw_predictions": Opt("r", True, _raw),
     "save_resume": Opt(None, False, _noop),
-    "predict_only_model": Opt(None, False, _note(
-        "accepted; sl's model always keeps what continuing needs")),
+    "predict_only_model": Opt(None, False, lambda t, n, v: t.outputs.__setitem__(
+        "vw_resume", False)),  # the readable models without resume state, as VW's
     "preserve_performance_counters": Opt(None, False,
                                          _flag("preserve_performance_counters")),
     "sparse_weights": Opt(None, False, _noop),

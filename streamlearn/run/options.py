@@ -103,6 +103,9 @@ class Outputs:
     """Write as VW writes (``sl vw``): ``-p``/``-r`` with VW's numbers and on every pass,
     ``--readable_model``/``--invert_hash`` in VW's layout, ``--audit`` lines on stdout,
     stderr's header and summary (:mod:`streamlearn.run.vwformat`)."""
+    vw_resume: bool = True
+    """With vw_format: the readable models carry VW's resume state (``:1``), as VW 9 writes
+    them unless ``--predict_only_model`` (``:0``, the weights only)."""
     audit: bool = False
     """VW's ``--audit``: each example's prediction and features on stdout (with vw_format)."""
     readable_model: str | None = None

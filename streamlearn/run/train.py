@@ -539,7 +539,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             with staging() as stage:  # every output written in full before any is visible
                 for run in runs:
                     if run.diverged is None:
-                        save_outputs(run.final, run.outputs)
+                        save_outputs(run.final, run.outputs, run.result.get("passes_run", 1))
                     else:
                         run.writer.abort()
                 _write_reports(outputs, runs, result, grid)
@@ -657,10 +657,11 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                                          run.classes.predicted if run.classes else None)
                 if board is not None:
                     board.emit()
-                if collector is not None:
+                if collector is not None and pass_no == 1:  # (VW too names from pass 1)
                     collector.add(batch)
-                    collector.prune([run.learner.table[:, 0] for run in learning
-                                     if run.diverged is None])  # fmt: skip
+                    if not runs[0].outputs.vw_format:  # VW names every slot it saw
+                        collector.prune([run.learner.table[:, 0] for run in learning
+                                         if run.diverged is None])  # fmt: skip
                 if bar is not None:
                     bar.update(batch.n)
             if pass_no == 1:
@@ -850,12 +851,19 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray)
     )  # fmt: skip
 
 
-def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
+def save_outputs(final: model_io.Model, outputs: Outputs, passes: int = 1) -> None:
     """Write the model and its readable forms (within
-    :func:`~streamlearn.system.outputs.staging`: record them, to be written together)."""
+    :func:`~streamlearn.system.outputs.staging`: record them, to be written together).
+    ``passes``: the passes run (VW's readable model records them)."""
     if outputs.final_model:
         model_io.save(final, outputs.final_model)
-    if outputs.readable_model or outputs.invert_hash:
+    if outputs.vw_format and (outputs.readable_model or outputs.invert_hash):
+        from streamlearn.run.vwreadable import write_readable as write_vw
+
+        for path, names in ((outputs.readable_model, False), (outputs.invert_hash, True)):
+            if path:
+                write_vw(path, final, names, outputs.vw_resume, outputs.link, passes)
+    elif outputs.readable_model or outputs.invert_hash:
         from streamlearn.io.names import write_readable
 
         if outputs.readable_model:
