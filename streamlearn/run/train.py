@@ -43,6 +43,7 @@ from streamlearn.learners.base import (
     P_PROBS,
     P_PROGRESS,
     S_NEXT_DUMP,
+    S_PASS_N,
     S_SHOWN_W,
     LearnerSpec,
     new_rows,
@@ -415,6 +416,8 @@ class Run:
     diverged: str | None = None
     result: dict = field(default_factory=dict)
     final: model_io.Model | None = None
+    tally: object | None = None
+    """``sl vw``: what VW counts that the kernels do not (``run/vwconsole.py: Tally``)."""
 
 
 def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
@@ -455,13 +458,14 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             c, learner, o, params,
             ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0, classes=cfg.oaa > 0,
                           probabilities=o.probabilities),
-            PassLog(cfg, grid_say),
+            PassLog(cfg, _silent if o.vw_format else grid_say),  # (VW prints no pass lines)
             PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
                              o.probabilities, vw=o.vw_format),
             classes=ClassNumbering(params, learner.stats, console) if cfg.oaa else None,
         ))  # fmt: skip
-    print_config(console, config, inputs, runs[0].learner.spec, grid,
-                  source.name if source is not None else None)  # fmt: skip
+    if not outputs.vw_format:
+        print_config(console, config, inputs, runs[0].learner.spec, grid,
+                     source.name if source is not None else None)  # fmt: skip
     if grid.size > 1:
         _check_grid_memory(runs, inputs, console)
     checks = BatchChecks(console, config, inputs.strict)
@@ -470,6 +474,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         allow_empty=inputs.allow_empty, rebuild=inputs.rebuild_cache, examples=inputs.examples,
         max_line=inputs.max_line_bytes, max_crosses=inputs.max_crosses,
     )  # fmt: skip
+    if outputs.vw_format:
+        _vw_header(console, config, inputs, outputs, passes, initial, runs)
     names = initial.names if initial is not None else None
     collector = None
     if outputs.invert_hash:
@@ -556,7 +562,14 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     finally:
         console.close_bar()
         passes.close()
-    if board is None:
+    if board is None and outputs.vw_format and runs[0].diverged is None:
+        from streamlearn.run.vwconsole import summary as vw_summary
+
+        run = runs[0]
+        holdout = run.params[P_HOLDOUT] > 0.0 or run.params[P_HOLDOUT_AFTER] > 0.0
+        console.say(vw_summary(result, run.learner.stats, run.learner.config, run.tally,
+                               holdout, outputs.probabilities))  # fmt: skip
+    elif board is None:
         console.say(summary_text(result, vw=outputs.vw_summary))
     else:
         console.say(board.summary(result))
@@ -573,6 +586,25 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             f"them; the others were saved): {diverged[0].diverged}"
         )
     return Trained(result, [run.final if run.diverged is None else None for run in runs])
+
+
+def _vw_header(console: Console, config: TrainConfig, inputs: Inputs, outputs: Outputs,
+               passes, initial: model_io.Model | None, runs: list[Run]) -> None:  # fmt: skip
+    """``sl vw``: VW's lines before the table (:mod:`streamlearn.run.vwconsole`), and what
+    its summary will need counted."""
+    from streamlearn.learners.base import S_WEX
+    from streamlearn.run import vwconsole
+
+    for run in runs:
+        run.tally = vwconsole.Tally(int(run.params[P_HOLDOUT]), int(run.params[P_HOLDOUT_AFTER]))
+    cache = None
+    if inputs.cache:
+        cache = (inputs.cache, bool(getattr(passes, "cache_ready", False)))
+    model_t = None
+    if initial is not None:
+        model_t = vwconsole._initial_t(initial.config) + float(initial.stats[S_WEX])
+    console.say(vwconsole.header(config, inputs, outputs, cache, model_t,
+                                 list(inputs.sources) or ["-"]))  # fmt: skip
 
 
 def _where(inputs: Inputs) -> str:
@@ -652,6 +684,9 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     except Diverged as e:
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
+                    if run.tally is not None:
+                        run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no,
+                                          run.params[P_LEARN] != 0.0)  # fmt: skip
                     if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
                         run.writer.write(batch, preds, first,
                                          run.classes.predicted if run.classes else None)

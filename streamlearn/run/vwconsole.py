@@ -1,0 +1,274 @@
+"""``sl vw``'s stderr as Vowpal Wabbit 9 prints it: the header before the table, and the
+summary after it (``Outputs.vw_format``; ``sl train`` prints sl's own).
+
+The header is VW's lines in VW's order: the feature options (``creating quadratic
+features for pairs: ...``, the namespace filters), ``only testing``, the l1/l2 lines,
+the output files, the learner's own lines (FTRL, FreeGrad), the cache and data files,
+``Num weight bits`` to ``power_t`` (``decay_learning_rate`` with several passes),
+``Enabled learners``, ``Input label``, ``Output pred``.  sl's cache is its own file
+(``DATA.cache.sl``): the cache lines name it.
+
+The summary counts as VW counts (:class:`Tally` holds what the kernels do not count:
+the features of held-out examples, the labels VW's ``count_label`` observed), and
+prints only VW's lines, plus ``skipped lines`` when lines were skipped (VW is silent
+about them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamlearn.run.vwformat import general
+
+F32 = np.float32
+
+
+class Tally:
+    """What VW counts that sl's kernels do not, from the batches as they are learned.
+
+    ``period``/``after``: the holdout rule in force (:class:`~streamlearn.config.TrainConfig`'s
+    ``effective_holdout`` and ``holdout_after``), as the kernels apply it.
+    """
+
+    def __init__(self, period: int, after: int) -> None:
+        self.period = period
+        self.after = after
+        self.held_features = 0
+        """Features of held-out examples: VW's total feature number leaves them out."""
+        self.labels: list[float] = []
+        """The first two labels learned, as VW's ``count_label`` keeps them."""
+        self.more_than_two = False
+
+    def observe(self, batch, pass_n_after: float, pass_no: int, learning: bool) -> None:
+        """A batch just learned; ``pass_n_after``: the kernel's example count of the pass."""
+        idx = np.flatnonzero(batch.status == 0)
+        if idx.size == 0:
+            return
+        seen = pass_n_after - idx.size + 1 + np.arange(idx.size)
+        if self.after > 0:
+            held = seen > self.after
+        elif self.period > 0:
+            held = seen % self.period == 0
+        else:
+            held = np.zeros(idx.size, dtype=bool)
+        self.held_features += int(np.diff(batch.indptr)[idx][held].sum())
+        if pass_no != 1 or not learning or self.more_than_two:
+            return
+        labels = batch.labels[idx][~held]
+        for y in np.unique(F32(labels[~np.isnan(labels)])).tolist():
+            if y in self.labels:
+                continue
+            if len(self.labels) < 2:
+                self.labels.append(y)
+            else:
+                self.more_than_two = True
+                return
+
+
+def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: float | None,
+           sources: list[str]) -> str:  # fmt: skip
+    """VW's lines before the table.  ``cache``: (path, reused) when a cache was asked for;
+    ``model_t``: a continued model's example count (VW's ``initial_t`` line shows it)."""
+    c = config
+    lines = []
+    if c.quadratic:
+        lines.append(f"creating quadratic features for pairs: {' '.join(c.quadratic)}")
+    if c.cubic:
+        lines.append(f"creating cubic features for triples: {' '.join(c.cubic)}")
+    if c.interactions:
+        lines.append(f"creating features for following interactions: {' '.join(c.interactions)}")
+    for name, words in (("ignore", "ignoring namespaces beginning with:"),
+                        ("ignore_linear", "ignoring linear terms for namespaces beginning with:"),
+                        ("keep", "using namespaces beginning with:")):  # fmt: skip
+        chars = sorted(set("".join(getattr(c, name))), key=lambda ch: ch.encode("latin-1"))
+        if chars:
+            lines.append(words + "".join(f" {ch}" for ch in chars))
+    if c.test_only:
+        lines.append("only testing")
+    if c.l1:
+        lines.append(f"using l1 regularization = {general(c.l1)}")
+    if c.l2:
+        lines.append(f"using l2 regularization = {general(c.l2)}")
+    if outputs.final_model:
+        lines.append(f"final_regressor = {outputs.final_model}")
+    if outputs.predictions:
+        lines.append(f"predictions = {_vw_path(outputs.predictions)}")
+    if outputs.raw_predictions:
+        lines.append(f"raw predictions = {_vw_path(outputs.raw_predictions)}")
+    lines += _learner_lines(c)
+    if cache is None:
+        lines.append("using no cache")
+    elif cache[1]:
+        lines += [f"using cache_file = {cache[0]}", "ignoring text input in favor of cache input"]
+    else:
+        lines.append(f"creating cache_file = {cache[0]}")
+    if cache is None or not cache[1]:
+        lines += [f"Reading datafile = {'' if s == '-' else s}" for s in sources]
+    lines.append(f"num sources = {len(sources)}")
+    t0 = model_t if model_t is not None else _initial_t(c)
+    lines += [
+        f"Num weight bits = {c.bits}",
+        f"learning rate = {general(_eta(c))}",
+        f"initial_t = {general(t0)}",
+        f"power_t = {general(c.power_t)}",
+    ]
+    if c.passes > 1:
+        lines.append(f"decay_learning_rate = {general(c.decay_learning_rate)}")
+    lines.append("Enabled learners: " + ", ".join(_learners(c, outputs)))
+    if c.oaa:
+        out = "SCALARS" if outputs.probabilities else "MULTICLASS"
+        lines += ["Input label = MULTICLASS", f"Output pred = {out}"]
+    else:
+        lines += ["Input label = SIMPLE", "Output pred = SCALAR"]
+    return "\n".join(lines)
+
+
+def _vw_path(path: str) -> str:
+    return "stdout" if path == "-" else path
+
+
+_FTRL_NAMES = {"ftrl": "Proximal-FTRL", "coin": "Coin Betting", "pistol": "PiSTOL"}
+
+
+def _learner_lines(c) -> list[str]:
+    if c.algo in _FTRL_NAMES:
+        return ["Enabling FTRL based optimization", f"Algorithm used: {_FTRL_NAMES[c.algo]}",
+                f"ftrl_alpha = {general(c.ftrl_alpha)}", f"ftrl_beta = {general(c.ftrl_beta)}"]
+    if c.algo == "freegrad":
+        return ["Enabling FreeGrad based optimization", "Algorithm used: FreeGrad"]
+    return []
+
+
+def _learners(c, outputs) -> list[str]:
+    base = f"ftrl-{_FTRL_NAMES[c.algo]}" if c.algo in _FTRL_NAMES else c.algo
+    out = [base, f"scorer-{outputs.link}"]
+    if c.binary:
+        out.append("binary")
+    if c.oaa:
+        out.append("oaa-prob" if outputs.probabilities else "oaa")
+    else:
+        out.append("count_label")
+    return out
+
+
+def _initial_t(c) -> float:
+    """VW's ``sd->t`` at the start: ``--initial_t``, else 0 (1 for gd without adaptive and
+    normalized; sl's configuration holds 1 for every other learner too: read as 0)."""
+    t0 = c.initial_t if c.initial_t is not None else 0.0
+    return 0.0 if c.algo != "gd" and t0 == 1.0 else t0
+
+
+def _eta(c) -> float:
+    """VW's ``learning rate`` line: gd without adaptive and normalized multiplies the rate
+    by t0^power_t (float32)."""
+    eta = F32(c.learning_rate)
+    if c.algo == "gd" and not (c.adaptive or c.normalized):
+        eta = F32(eta * F32(np.power(F32(_initial_t(c)), F32(c.power_t))))
+    return float(eta)
+
+
+def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bool,
+            probabilities: bool) -> str:  # fmt: skip
+    """VW's "finished run" block.  ``s``: the run's report; ``stats``: the kernel's
+    counters over the whole run; ``holdout``: VW's holdout is on (several passes without
+    ``--holdout_off``, or ``--holdout_after``)."""
+    from streamlearn.learners import base as B
+
+    def f6(x: float) -> str:
+        return f"{x:.6f}"
+
+    passes = s.get("passes_run", 1)
+    shown = int(stats[B.S_SHOWN_N])
+    lines = ["", "finished run"]
+    if passes <= 1:
+        lines.append(f"number of examples = {shown}")
+    else:
+        lines += [f"number of examples per pass = {shown // passes}", f"passes used = {passes}"]
+    wlab = stats[B.S_WLAB]
+    lines += [f"weighted example sum = {f6(stats[B.S_SHOWN_W])}",
+              f"weighted label sum = {f6(0.0 if config.oaa else stats[B.S_LABEL_SUM])}"]
+    held = s.get("best_holdout_loss") if passes > 1 else s.get("holdout_loss")
+    if not holdout:
+        avg = f6(stats[B.S_LOSS] / wlab) if wlab > 0 else "n.a."
+    else:
+        avg = "undefined (no holdout)" if held is None else f"{f6(held)} h"
+    lines.append(f"average loss = {avg}")
+    if config.oaa and probabilities:
+        if not holdout:
+            lines.append(f"average multiclass log loss = {f6(stats[B.S_MC_LOGLOSS] / wlab)}")
+        else:
+            lines.append(f"average multiclass log loss = {f6(stats[B.S_HO_MC_LOGLOSS] / wlab)} h")
+    if not config.oaa and tally is not None and not config.test_only:
+        lines += _best_constant(s, config, tally, stats)
+    features = int(stats[B.S_FEATURES]) - (tally.held_features if tally is not None else 0)
+    lines.append(f"total feature number = {features}")
+    if s.get("skipped_lines"):
+        how = "malformed; each counted once, skipped on every pass" if passes > 1 else "malformed"
+        lines.append(f"skipped lines = {s['skipped_lines']} ({how}, see warnings above)")
+    return "\n".join(lines)
+
+
+def _best_constant(s: dict, config, tally: Tally, stats: np.ndarray) -> list[str]:
+    """VW's best-constant lines (``get_best_constant``): from the first two labels it
+    observed, in float32, when it has a formula for the loss."""
+    from streamlearn.learners import base as B
+
+    if not tally.labels:
+        return []
+    l1 = F32(tally.labels[0])
+    l2 = F32(tally.labels[1]) if len(tally.labels) > 1 else F32(0.0)
+    if l1 == l2:
+        return []
+    lo, hi = min(l1, l2), max(l1, l2)
+    wl, wlab = float(stats[B.S_LABEL_SUM]), float(stats[B.S_WLAB])
+    lo_cnt = F32((wl - float(hi) * wlab) / float(lo - hi))
+    hi_cnt = F32(F32(wlab) - lo_cnt)
+    if lo_cnt + hi_cnt <= F32(0.0):
+        return []
+    loss = config.loss
+    if loss in ("squared", "classic"):
+        best = F32(F32(wl) / F32(wlab))
+    elif tally.more_than_two:
+        return []
+    elif loss == "hinge":
+        best = F32(-1.0) if hi_cnt <= lo_cnt else F32(1.0)
+    elif loss == "logistic":
+        lo, hi = F32(-1.0), F32(1.0)
+        if lo_cnt <= 0:
+            best = F32(1.0)
+        elif hi_cnt <= 0:
+            best = F32(-1.0)
+        else:
+            best = F32(np.log(F32(hi_cnt / lo_cnt)))
+    elif loss == "quantile":
+        q = F32(F32(config.quantile_tau) * F32(lo_cnt + hi_cnt))
+        best = hi if q < hi_cnt else lo
+    else:
+        return []
+    out = [f"best constant = {float(best):.6f}"]
+    if not tally.more_than_two:
+        total = F32(0.0)
+        for y, cnt in ((lo, lo_cnt), (hi, hi_cnt)):
+            if cnt > 0:
+                total = F32(total + F32(_loss(loss, best, y, config.quantile_tau) * cnt))
+        out.append(f"best constant's loss = {float(F32(total / F32(lo_cnt + hi_cnt))):.6f}")
+    return out
+
+
+def _loss(loss: str, p: np.float32, y: np.float32, tau: float) -> np.float32:
+    """VW's ``get_loss`` of the losses with a best constant, in float32."""
+    if loss in ("squared", "classic"):
+        return F32((p - y) * (p - y))
+    if loss == "hinge":
+        e = F32(F32(1.0) - y * p)
+        return e if e > 0 else F32(0.0)
+    if loss == "logistic":
+        std = F32((y + F32(1.0)) / F32(2.0))
+
+        def sub(label: float) -> np.float32:
+            e = F32(np.exp(float(F32(-label * p))))
+            return F32(np.log(float(F32(F32(1.0) + e))))
+
+        return F32(std * sub(1.0) + F32(F32(1.0) - std) * sub(-1.0))
+    e = F32(y - p)  # quantile
+    return F32(F32(tau) * e) if e > 0 else F32(-F32(F32(1.0) - F32(tau)) * e)
