@@ -533,6 +533,9 @@ def _resolve(t: Translation) -> None:
         name = t.cache_files[0] if t.cache_files else (t.data[0] + ".cache" if t.data else None)
         if name is not None and name != "-":
             t.inputs["cache"] = name + ".sl"
+    if t.learn.get("test_only") and "initial_model" in t.inputs:
+        # VW keeps no loss in its models: -t -i reports squared loss unless told otherwise
+        t.learn.setdefault("loss", "squared")
     t.learn.setdefault("zero_label", "vw")
     t.learn.setdefault("preserve_performance_counters", False)
 

@@ -83,8 +83,11 @@ class ProgressTable:
     """
 
     def __init__(self, say, holdout: bool, classes: bool = False,
-                 probabilities: bool = False) -> None:  # fmt: skip
+                 probabilities: bool = False, shown=None) -> None:  # noqa: ANN001  # fmt: skip
+        """``shown``: what the "current predict" column prints of a margin (``sl vw``: VW's
+        linked, ``--binary`` prediction); the curve keeps the margin."""
         self.say = say
+        self.shown = shown
         self.holdout = holdout
         self.classes = classes  # --oaa: label and prediction are classes
         self.probabilities = probabilities
@@ -118,7 +121,8 @@ class ProgressTable:
                 self._last = now
             self.curve.append(row + [1.0 if self._h else 0.0])
             prob = float(rows[r, 9]) if self.probabilities else None
-            self.say(table_line(row, self._h, self.classes, prob))
+            printed = row if self.shown is None else [*row[:5], self.shown(row[5]), row[6]]
+            self.say(table_line(printed, self._h, self.classes, prob))
         stats[S_NROWS] = 0.0
 
 

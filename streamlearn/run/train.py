@@ -102,6 +102,8 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
         defaults = {f.name: f.default for f in fields(TrainConfig)}
         explicit = {**{k: defaults[k] for k in PER_RUN}, **explicit}
         for key in FIXED_BY_MODEL:
+            if key == "loss" and explicit.get("test_only"):
+                continue  # only scoring: the loss reported may be another (VW's -t -i)
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 raise UsageError(
                     f"--{key.replace('_', '-')} {_shown(explicit[key])} conflicts with the "
@@ -457,7 +459,9 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         runs.append(Run(
             c, learner, o, params,
             ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0, classes=cfg.oaa > 0,
-                          probabilities=o.probabilities),
+                          probabilities=o.probabilities,
+                          shown=_vw_shown(o.link, cfg.binary) if o.vw_format and not cfg.oaa
+                          else None),  # fmt: skip
             PassLog(cfg, _silent if o.vw_format else grid_say),  # (VW prints no pass lines)
             PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
                              o.probabilities, vw=o.vw_format),
@@ -588,6 +592,13 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     return Trained(result, [run.final if run.diverged is None else None for run in runs])
 
 
+def _vw_shown(link: str, binary: bool):  # noqa: ANN202 - float -> float
+    """The table's "current predict" as VW prints it: linked, signed with --binary, +0."""
+    from streamlearn.run.vwformat import link32
+
+    return lambda p: float(link32(np.array([p]), link, binary)[0]) + 0.0
+
+
 def _vw_header(console: Console, config: TrainConfig, inputs: Inputs, outputs: Outputs,
                passes, initial: model_io.Model | None, runs: list[Run]) -> None:  # fmt: skip
     """``sl vw``: VW's lines before the table (:mod:`streamlearn.run.vwconsole`), and what
@@ -685,8 +696,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
                     if run.tally is not None:
-                        run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no,
-                                          run.params[P_LEARN] != 0.0)  # fmt: skip
+                        run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no)
                     if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
                         run.writer.write(batch, preds, first,
                                          run.classes.predicted if run.classes else None)

@@ -39,8 +39,10 @@ class Tally:
         """The first two labels learned, as VW's ``count_label`` keeps them."""
         self.more_than_two = False
 
-    def observe(self, batch, pass_n_after: float, pass_no: int, learning: bool) -> None:
-        """A batch just learned; ``pass_n_after``: the kernel's example count of the pass."""
+    def observe(self, batch, pass_n_after: float, pass_no: int) -> None:
+        """A batch just learned (or scored); ``pass_n_after``: the kernel's example count of
+        the pass.  Labels are observed on the first pass, held-out examples left out (VW's
+        ``count_label`` sees them under ``-t`` too)."""
         idx = np.flatnonzero(batch.status == 0)
         if idx.size == 0:
             return
@@ -52,7 +54,7 @@ class Tally:
         else:
             held = np.zeros(idx.size, dtype=bool)
         self.held_features += int(np.diff(batch.indptr)[idx][held].sum())
-        if pass_no != 1 or not learning or self.more_than_two:
+        if pass_no != 1 or self.more_than_two:
             return
         labels = batch.labels[idx][~held]
         for y in np.unique(F32(labels[~np.isnan(labels)])).tolist():
@@ -198,7 +200,7 @@ def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bo
             lines.append(f"average multiclass log loss = {f6(stats[B.S_MC_LOGLOSS] / wlab)}")
         else:
             lines.append(f"average multiclass log loss = {f6(stats[B.S_HO_MC_LOGLOSS] / wlab)} h")
-    if not config.oaa and tally is not None and not config.test_only:
+    if not config.oaa and tally is not None:
         lines += _best_constant(s, config, tally, stats)
     features = int(stats[B.S_FEATURES]) - (tally.held_features if tally is not None else 0)
     lines.append(f"total feature number = {features}")
