@@ -119,21 +119,23 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
     out_len = np.empty(out_terms.shape[0], dtype=np.int64)
     n = _example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
                        len(present), out_terms, out_len, inter.dedupe)  # fmt: skip
-    out = []
+    out: list[tuple[int, str]] = []
+
+    def walk(term: list[int], lists: list, lvl: int, start: int, acc: int,
+             names: list[str]) -> None:  # fmt: skip
+        """The crosses in VW's order (the first namespace's features outermost)."""
+        for i in range(start, len(lists[lvl])):
+            slot, name = lists[lvl][i]
+            h = slot if lvl == 0 else ((16777619 * acc) & 0xFFFFFFFF) ^ slot
+            if lvl == len(term) - 1:
+                out.append((h & mask, "*".join([*names, name])))
+            else:
+                nxt = i if term[lvl + 1] == term[lvl] else 0
+                walk(term, lists, lvl + 1, nxt, h, [*names, name])
+
     for t in range(n):
         term = out_terms[t, : out_len[t]].tolist()
-        lists = [groups.get(c, []) for c in term]
-        stack = [(0, 0, 0, [])]  # (level, start, acc, names)
-        while stack:
-            lvl, start, acc, names = stack.pop()
-            for i in range(start, len(lists[lvl])):
-                slot, name = lists[lvl][i]
-                h = slot if lvl == 0 else ((16777619 * acc) & 0xFFFFFFFF) ^ slot
-                if lvl == len(term) - 1:
-                    out.append((h & mask, "*".join([*names, name])))
-                else:
-                    nxt = i if term[lvl + 1] == term[lvl] else 0
-                    stack.append((lvl + 1, nxt, h, [*names, name]))
+        walk(term, [groups.get(c, []) for c in term], 0, 0, 0, [])
     return out
 
 

@@ -211,18 +211,20 @@ def _initial_t(c) -> float:
     return t0
 
 
-def _name(model, slot: int) -> str | None:
-    """VW's invert-hash name of ``slot``: the first name seen, ``[c]`` for class c > 0."""
+def _name(model, slot: int, rank: dict[int, int]) -> str | None:
+    """VW's invert-hash name of ``slot``: the first name seen, ``[c]`` for class c > 0
+    (under ``--oaa`` several feature slots share a table slot: the one seen first, by
+    ``rank``, the order in which the names were met)."""
     c = model.config
     if c.oaa:
         from streamlearn.io.names import class_slots
 
         feature_slots, cls = class_slots(slot, c.bits, c.oaa)
-        for h in feature_slots:
-            names = model.names.get(h)
-            if names:
-                return names[0] + (f"[{cls}]" if cls else "")
-        return None
+        seen = [h for h in feature_slots if model.names.get(h)]
+        if not seen:
+            return None
+        h = min(seen, key=lambda x: rank.get(x, len(rank)))
+        return model.names[h][0] + (f"[{cls}]" if cls else "")
     names = model.names.get(slot)
     return names[0] if names else None
 
@@ -254,10 +256,11 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
         every[:, 1] = F32(t0)
         every[slots] = rows
         slots, rows = np.arange(every.shape[0]), every
+    rank = {h: k for k, h in enumerate(model.names)} if with_names else {}
     for slot, row in zip(slots.tolist(), rows.tolist(), strict=True):
         if not any(v != 0.0 for v in row[: len(row) if resume else 1]):
             continue
-        name = _name(model, slot) if with_names else None
+        name = _name(model, slot, rank) if with_names else None
         values = " ".join(_f(v) for v in row)
         if with_names and not resume:
             t.add(f"{name or ''}:{slot}:{values}\n")
