@@ -320,8 +320,7 @@ OPTIONS: dict[str, Opt] = {
     "quiet": Opt(None, False, _set("quiet")),
     "report": Opt(None, True, _report),  # sl's own: the JSON report of sl train --report
     "progress": Opt("P", True, _progress),
-    "audit": Opt("a", False, _note(
-        "accepted; sl prints no audit lines (use --invert_hash for feature names per slot)")),
+    "audit": Opt("a", False, lambda t, n, v: t.outputs.__setitem__("audit", True)),
     "help": Opt("h", False, _set("help")),
     "version": Opt(None, False, _set("version")),
 }  # fmt: skip

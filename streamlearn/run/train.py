@@ -674,6 +674,11 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
         )
 
     pool = _Pool(len(runs))
+    auditor = None
+    if runs[0].outputs.audit and runs[0].outputs.vw_format and not config.oaa:
+        from streamlearn.run.vwaudit import Auditor
+
+        auditor = Auditor(config)
     try:
         for pass_no in range(1, config.passes + 1):
             active = [run for run in runs if not run.done]
@@ -686,7 +691,11 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 board.begin_pass(pass_no)
             for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs)):
                 learning = [run for run in active if not run.done]
-                learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
+                if auditor is not None:  # one example at a time, each shown before it learns
+                    learned = [auditor.run(functools.partial(_learn_run, run), run.learner, batch)
+                               for run in learning]  # fmt: skip
+                else:
+                    learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
                 for run, preds in zip(learning, learned, strict=True):
                     first = run.classes.after(batch) if run.classes is not None else 1
                     run.progress.emit(run.learner.stats, run.rows)

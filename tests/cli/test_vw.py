@@ -200,7 +200,10 @@ def test_progress_every_n_and_times_f(tmp_path, data):
 def test_accepted_differences_say_so(tmp_path, data):
     r = invoke(["vw", "-d", str(data), "--audit", "--predict_only_model"])
     assert r.exit_code == 0, r.output
-    assert "sl vw: --audit: accepted" in r.output
+    # --audit prints VW's audit lines now: each prediction, then its features
+    lines = r.output.splitlines()
+    assert "sl vw: --audit" not in r.output
+    assert any(ln.startswith("\t") and ":116060:1:" in ln for ln in lines)  # the constant
     # --predict_only_model has a meaning now: readable models without resume state
     assert "--predict_only_model" not in r.output
 

@@ -1,0 +1,107 @@
+"""``sl vw --audit``: each example's prediction and features on stdout, as VW's gd prints
+them.
+
+For each example VW prints, when it predicts (before it learns from the example):
+its prediction (the clipped margin, six decimals, then the tag), then one line of
+its features, each ``name:slot:value:weight`` (``@`` and the adaptive sum after it
+under ``--adaptive``), tab-separated, in decreasing order of ``|weight x value|``
+(ties in the example's order: linear features, the constant, the crosses).  A name
+is ``ns^feature`` (a feature of the default namespace: ``feature``), ``Constant``,
+or ``a^x*b^y`` for a cross.
+
+To show each example's weights as they were before it, the kernel runs one example
+at a time (an audit is slow, in VW too).
+"""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+
+from streamlearn.hashing import CONSTANT_HASH
+from streamlearn.run.vwformat import fixed, general
+
+F32 = np.float32
+
+
+class Auditor:
+    """Writes the audit lines of a run whose configuration is ``config``."""
+
+    def __init__(self, config, out=None) -> None:  # noqa: ANN001 - a binary stream
+        self.config = config
+        self.inter = config.namespaces()
+        self.out = out if out is not None else sys.stdout.buffer
+        self.mask = (1 << config.bits) - 1
+        self.constant = (CONSTANT_HASH & self.mask) if config.constant else None
+
+    def names(self, line: bytes, n: int) -> list[str | None]:
+        """The names of the ``n`` features of a parsed ``line``, in the row's order, or
+        None where they cannot be told (then the slot alone is printed)."""
+        from streamlearn.io.names import crossed_names, vw_names
+
+        inter = self.inter
+        feats = vw_names(line, self.config.bits, inter is not None and inter.hash_all)
+        linear = [name for slot, name, nsb in feats
+                  if inter is None or not (inter.drop[nsb] or inter.drop_linear[nsb])]  # fmt: skip
+        if self.constant is not None:
+            linear.append("Constant")
+        crosses = [name for _, name in crossed_names(feats, inter, self.config.bits)] \
+            if inter is not None and inter.terms.shape[0] else []  # fmt: skip
+        names = linear + crosses
+        return names if len(names) == n else [None] * n
+
+    def run(self, learn, learner, batch) -> np.ndarray:  # noqa: ANN001 - (batch) -> preds
+        """``learn`` over ``batch`` one example at a time, each example's audit written
+        before it is learned; the predictions of the whole batch."""
+        from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY, trunc
+
+        c = self.config
+        lines = batch.block.data.tobytes().split(b"\n")
+        first_line = batch.block.first_line
+        data = batch.block.data
+        out = []
+        preds = []
+        for i in range(batch.n):
+            lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
+            one = SimpleNamespace(
+                n=1, indptr=np.array([0, hi - lo], dtype=batch.indptr.dtype),
+                indices=batch.indices[lo:hi], values=batch.values[lo:hi],
+                labels=batch.labels[i : i + 1], weights=batch.weights[i : i + 1],
+                bases=batch.bases[i : i + 1], status=batch.status[i : i + 1],
+            )  # fmt: skip
+            slots = batch.indices[lo:hi]
+            table = learner.table
+            w = table[slots, 0].astype(F32)
+            adaptive = c.algo == "gd" and c.adaptive
+            g = table[slots, 1].astype(F32) if adaptive else None
+            if c.algo == "gd":
+                grav = F32(learner.gstate[G_GRAVITY])
+                contraction = F32(learner.gstate[G_CONTRACTION])
+                shown = np.array([trunc(F32(x), grav) * contraction for x in w], dtype=F32)
+            else:
+                shown = w
+            p = learn(one)
+            preds.append(p)
+            if batch.status[i] != 0:
+                continue
+            a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
+            tag = (b" " + data[a:b].tobytes()) if b > a else b""
+            out.append(fixed(float(p.reshape(-1)[0]) + 0.0).encode("ascii") + tag + b"\n")
+            x = batch.values[lo:hi].astype(F32)
+            names = self.names(lines[int(batch.line[i]) - first_line], hi - lo)
+            order = sorted(range(hi - lo), key=lambda k: -abs(float(F32(w[k] * x[k]))))
+            cells = []
+            for k in order:
+                text = f"{names[k] or ''}:{int(slots[k])}:{general(x[k])}:{general(shown[k])}"
+                if adaptive:
+                    text += f"@{general(g[k])}"
+                cells.append("\t" + text)
+            out.append("".join(cells).encode("utf-8", "surrogateescape") + b"\n")
+        try:
+            self.out.write(b"".join(out))
+            self.out.flush()
+        except BrokenPipeError:
+            pass
+        return np.concatenate(preds) if preds else np.empty(0)
