@@ -522,9 +522,10 @@ class Line:
     ``steps`` are VW's argv with placeholders: ``{train}``/``{test}`` the data
     (VW reads the file, sl the copy holding the floats VW reads), ``{m}``,
     ``{p}``, ``{r}`` the model, predictions and raw predictions (one of each per
-    program), ``{c}`` a cache file.  The progressive loss of the last step is
-    compared; ``files`` are also compared value by value (VW prints 6 decimals);
-    ``table``: the progressive table's lines (counters, losses, holdout marks).
+    program), ``{c}`` a cache file, ``{rm}``/``{ih}`` readable models.  The progressive
+    loss of the last step is compared; ``files`` are also compared value by value (VW
+    prints 6 decimals); ``table``: the progressive table's lines (counters, losses,
+    holdout marks); ``exact``: outputs compared byte for byte.
     """
 
     name: str
@@ -533,6 +534,10 @@ class Line:
     test: str | None = None
     files: tuple[str, ...] = ()
     table: bool = False
+    exact: tuple[str, ...] = ()
+    """Outputs of the last step compared byte for byte: ``p``, ``r``, ``rm``
+    (``--readable_model {rm}``), ``ih`` (``--invert_hash {ih}``), ``audit`` (stdout),
+    ``stderr`` (with each program's file names put back to VW's)."""
 
 
 VW_LINES: list[Line] = [
@@ -660,6 +665,50 @@ VW_LINES: list[Line] = [
     Line("--oaa 4 --passes 3 with a holdout, labels 0..3 (table)",
          ("-d {train} --oaa 4 -c -k --passes 3 --holdout_period 3",), "probabilities0-all",
          table=True),
+    # what sl vw writes, byte for byte as vw writes it (issue 37)
+    # (-r of a margin outside the labels' range differs: sl's kernels give the clipped one)
+    Line("bytes: -p", ("-d {train} -p {p}",), "0002", exact=("p", "stderr")),
+    Line("bytes: -p on every pass", ("-d {train} -c -k --passes 3 -p {p}",), "0002",
+         exact=("p",)),
+    Line("bytes: -p --link logistic --binary", ("-d {train} --loss_function logistic --link "
+                                                "logistic -p {p} -r {r}",), "rcv1",
+         exact=("p", "r", "stderr")),
+    Line("bytes: -t -i -p -r, squared loss reported",
+         ("-d {train} -f {m} --loss_function logistic", "-t -i {m} -d {test} -p {p} -r {r}"),
+         "rcv1", "rcv1-test", exact=("p", "r", "stderr")),
+    Line("bytes: --oaa -p -r", ("-d {train} --oaa 4 -p {p} -r {r}",), "probabilities0-all",
+         exact=("p", "r")),
+    Line("bytes: --oaa --probabilities -p", ("-d {train} --oaa 4 --loss_function logistic "
+                                             "--probabilities -p {p}",), "probabilities-all",
+         exact=("p", "stderr")),
+    Line("bytes: --readable_model --invert_hash", ("-d {train} --readable_model {rm} "
+                                                   "--invert_hash {ih}",), "0002",
+         exact=("rm", "ih")),
+    Line("bytes: --readable_model --predict_only_model --l1",
+         ("-d {train} --readable_model {rm} --invert_hash {ih} --predict_only_model "
+          "--l1 1e-5",), "0002", exact=("rm", "ih", "stderr")),
+    Line("bytes: --readable_model --l2 --sgd", ("-d {train} --readable_model {rm} --l2 1e-4 "
+                                                "--sgd",), "0002", exact=("rm",)),
+    Line("bytes: --readable_model --ftrl -q Tf", ("-d {train} --readable_model {rm} --ftrl "
+                                                  "-q Tf --power_t 0.3",), "0002",
+         exact=("rm",)),
+    Line("bytes: --invert_hash -q ff --cubic fff", ("-d {train} --invert_hash {ih} -q ff "
+                                                    "--cubic fff",), "rcv1", exact=("ih",)),
+    Line("bytes: --invert_hash --oaa -q ff", ("-d {train} --oaa 4 -q ff --invert_hash {ih}",),
+         "probabilities-all", exact=("ih",)),
+    Line("bytes: --readable_model, passes", ("-d {train} -c -k --passes 3 --readable_model "
+                                             "{rm}",), "0002", exact=("rm",)),
+    Line("bytes: --audit", ("-d {train} --audit",), "0002", exact=("audit", "stderr")),
+    Line("bytes: --audit -q Tf --l1 --l2", ("-d {train} --audit -q Tf --l1 1e-5 --l2 1e-4",),
+         "0002", exact=("audit",)),
+    Line("bytes: stderr, --pistol -q Tf --keep",
+         ("-d {train} -q Tf --pistol --keep f",), "0002", exact=("stderr",)),
+    Line("bytes: stderr, --l1 --l2 --ignore -b", ("-d {train} --l1 1e-6 --l2 1e-5 --ignore T "
+                                                  "-b 20 -f {m}",), "0002", exact=("stderr",)),
+    Line("bytes: stderr, hinge", ("-d {train} --loss_function hinge",), "rcv1",
+         exact=("stderr",)),
+    Line("bytes: stderr, --holdout_after", ("-d {train} --holdout_after 300",), "0002",
+         exact=("stderr",)),
 ]  # fmt: skip
 """VW command lines, each run by ``vw`` and by ``sl vw`` (:func:`run_lines`)."""
 
@@ -791,6 +840,42 @@ def _same_values(a: Path, b: Path) -> float:
     return float(np.max(np.abs(x - y) - 1e-6 * np.abs(x))) if x.size else 0.0
 
 
+def _vw_outputs(argv: str) -> tuple[bytes, bytes]:
+    """``vw argv`` as a process: (stdout, stderr)."""
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-m", "vowpalwabbit", *argv.split()],
+                       capture_output=True, check=True)  # fmt: skip
+    return r.stdout, r.stderr
+
+
+def _sl_outputs(argv: str) -> tuple[bytes, bytes]:
+    """``sl vw argv`` in this process: (stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from streamlearn.cli import cli
+
+    r = CliRunner().invoke(cli, ["vw", *argv.split()], catch_exceptions=False)
+    if r.exit_code != 0:
+        raise RuntimeError(f"sl vw {argv} failed ({r.exit_code}): {r.output}")
+    return r.stdout_bytes, r.stderr_bytes
+
+
+def _same_bytes(line: Line, n: int, tmp: Path, outputs: dict, swap: list) -> dict[str, bool]:
+    """Each of ``line.exact``: equal bytes in both programs' outputs."""
+    same = {}
+    for what in line.exact:
+        if what in ("audit", "stderr"):
+            theirs, ours = outputs["vw"][what], outputs["sl"][what]
+            for sl_path, vw_path in swap:  # file names are each program's own
+                ours = ours.replace(str(sl_path).encode(), str(vw_path).encode())
+        else:
+            theirs = (tmp / f"{n}.{what}.vw").read_bytes()
+            ours = (tmp / f"{n}.{what}.sl").read_bytes()
+        same[what] = theirs == ours
+    return same
+
+
 def run_lines(lines: list[Line], tolerance: float, out=sys.stdout) -> list[dict]:
     """Every VW command line by both programs; one row per line (printed as it goes)."""
     rows = []
@@ -799,28 +884,42 @@ def run_lines(lines: list[Line], tolerance: float, out=sys.stdout) -> list[dict]
         data = _line_data(tmp)
         for n, line in enumerate(lines):
             got = {}
+            outputs: dict[str, dict[str, bytes]] = {}
+            named = {}
             for who, k in (("vw", 0), ("sl", 1)):
                 names = {"train": data[line.data][k],
                          "test": data[line.test][k] if line.test else "",
-                         **{f: tmp / f"{n}.{f}.{who}" for f in ("m", "p", "r", "c")}}  # fmt: skip
+                         **{f: tmp / f"{n}.{f}.{who}"
+                            for f in ("m", "p", "r", "c", "rm", "ih")}}  # fmt: skip
+                named[who] = names
                 for step in line.steps:
                     argv = step.format(**names)
                     got[who] = (_vw_run(argv, line.table) if who == "vw"
                                 else _sl_run(argv, tmp))  # fmt: skip
+                if {"audit", "stderr"} & set(line.exact):  # the last step again, as a user
+                    argv = line.steps[-1].format(**names)
+                    std = _vw_outputs(argv) if who == "vw" else _sl_outputs(argv)
+                    outputs[who] = {"audit": std[0], "stderr": std[1]}
             (theirs, vw_table), (ours, sl_table) = got["vw"], got["sl"]
             rel = abs(ours - theirs) / abs(theirs) if theirs else abs(ours)
             files = {f: _same_values(tmp / f"{n}.{f}.vw", tmp / f"{n}.{f}.sl")
                      for f in line.files}  # fmt: skip
+            swap = [(named["sl"][key], named["vw"][key]) for key in named["sl"]]
+            exact = _same_bytes(line, n, tmp, outputs, swap)
             ok = rel <= tolerance and all(v <= PRINTED for v in files.values())
+            ok = ok and all(exact.values())
             if line.table:
                 ok = ok and _same_table(vw_table, sl_table)
             row = {"line": line.name, "command": " ; ".join(line.steps), "data": line.data,
-                   "vw": theirs, "sl": ours, "rel": rel, "files": files, "ok": ok}  # fmt: skip
+                   "vw": theirs, "sl": ours, "rel": rel, "files": files, "exact": exact,
+                   "ok": ok}  # fmt: skip
             if line.table:
                 row["table"] = {"vw": vw_table, "sl": sl_table}
             rows.append(row)
             mark = "ok " if ok else "MISS"
             extra = "".join(f" {f}: {v:.1e}" for f, v in files.items())
+            extra += "".join(f" {f} {'same bytes' if v else 'OTHER BYTES'}"
+                             for f, v in exact.items())  # fmt: skip
             if line.table:
                 extra += f" table {'same' if _same_table(vw_table, sl_table) else 'DIFFERS'}"
             print(f"{mark} {line.data:<8} {line.name:<40} vw {theirs:<14.9g} sl {ours:<14.9g} "

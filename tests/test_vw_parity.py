@@ -119,3 +119,21 @@ def test_oaa_passes_with_holdout_equal_vw(tmp_path, opts):
     report = json.loads(rep.read_text())
     assert round(report["best_holdout_loss"], 6) == vw_loss
     assert report["passes_run"] == vw_passes
+
+
+@pytest.mark.parametrize("name", ["bytes: -p", "bytes: -p on every pass",
+                                  "bytes: -t -i -p -r, squared loss reported",
+                                  "bytes: --oaa -p -r", "bytes: --oaa --probabilities -p",
+                                  "bytes: --readable_model --invert_hash",
+                                  "bytes: --readable_model --predict_only_model --l1",
+                                  "bytes: --invert_hash --oaa -q ff", "bytes: --audit",
+                                  "bytes: stderr, --holdout_after"])  # fmt: skip
+def test_sl_vw_writes_vws_bytes(name):
+    """``sl vw`` writes what ``vw`` writes: -p, -r, --readable_model, --invert_hash,
+    --audit's stdout and the stderr lines, byte for byte (issue 37)."""
+    P = parity()
+    line = next(ln for ln in P.VW_LINES if ln.name == name)
+    assert line.exact
+    (row,) = P.run_lines([line], 1e-6, out=io.StringIO())
+    assert row["exact"] and all(row["exact"].values()), row
+    assert row["ok"], row

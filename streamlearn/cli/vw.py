@@ -590,7 +590,7 @@ def vw(argv: tuple[str, ...]) -> None:
     try:
         inputs, outputs, console = run_parts(tuple(t.data), kw, t.inputs,
                                              {**t.outputs, "vw_summary": True,
-                                              "vw_format": True},
+                                              "vw_format": True, "vw_quiet": t.quiet},
                                              progress=t.progress)  # fmt: skip
     except click.BadParameter as e:
         raise VWUsage(e.format_message()) from None

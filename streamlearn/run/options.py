@@ -106,6 +106,9 @@ class Outputs:
     vw_resume: bool = True
     """With vw_format: the readable models carry VW's resume state (``:1``), as VW 9 writes
     them unless ``--predict_only_model`` (``:0``, the weights only)."""
+    vw_quiet: bool = False
+    """With vw_format: ``--quiet`` was given; VW then never advances its table's counters,
+    and its readable models show them so."""
     audit: bool = False
     """VW's ``--audit``: each example's prediction and features on stdout (with vw_format)."""
     readable_model: str | None = None

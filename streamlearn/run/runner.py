@@ -164,7 +164,7 @@ class BatchChecks:
                     if self.strict:
                         raise MalformedData(msg + " (--strict: no model written)")
                     self.console.warn_once(msg, f"skipped {msg}")
-        if getattr(batch, "n_touching_tags", 0):
+        if getattr(batch, "n_touching_tags", 0) and _touching_tag_unlabeled(batch):
             self.console.warn_once(
                 "tag",
                 "a label touching '|' (e.g. '1|f a') is read as a tag, as VW does: "
@@ -199,6 +199,13 @@ class BatchChecks:
         """At the end of the input: fail (:func:`no_examples`) when no row was usable."""
         if self.examples == 0 and not allow_empty:
             raise no_examples(where, self.skipped, self.first_errors)
+
+
+def _touching_tag_unlabeled(batch: Batch) -> bool:
+    """Whether the first line whose tag touches ``|`` was left without a label (``1|f a``);
+    a tag touching ``|`` after a label (VW's ``0.5 1 tag|f a``) is no surprise."""
+    rows = np.flatnonzero(batch.line == batch.first_touching_tag_line)
+    return rows.size == 0 or bool(np.isnan(batch.labels[rows[0]]))
 
 
 def no_examples(where: str, skipped: int, first_errors: list[str]) -> NoExamples:

@@ -549,7 +549,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             with staging() as stage:  # every output written in full before any is visible
                 for run in runs:
                     if run.diverged is None:
-                        save_outputs(run.final, run.outputs, run.result.get("passes_run", 1))
+                        save_outputs(run.final, run.outputs, run.result.get("passes_run", 1),
+                                     run.tally.held_features if run.tally is not None else 0)
                     else:
                         run.writer.abort()
                 _write_reports(outputs, runs, result, grid)
@@ -905,10 +906,12 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray)
     )  # fmt: skip
 
 
-def save_outputs(final: model_io.Model, outputs: Outputs, passes: int = 1) -> None:
+def save_outputs(final: model_io.Model, outputs: Outputs, passes: int = 1,
+                 held_features: int = 0) -> None:  # fmt: skip
     """Write the model and its readable forms (within
     :func:`~streamlearn.system.outputs.staging`: record them, to be written together).
-    ``passes``: the passes run (VW's readable model records them)."""
+    ``passes``, ``held_features``: the passes run and the features of held-out examples
+    (VW's readable models record the one and leave the other out)."""
     if outputs.final_model:
         model_io.save(final, outputs.final_model)
     if outputs.vw_format and (outputs.readable_model or outputs.invert_hash):
@@ -916,7 +919,8 @@ def save_outputs(final: model_io.Model, outputs: Outputs, passes: int = 1) -> No
 
         for path, names in ((outputs.readable_model, False), (outputs.invert_hash, True)):
             if path:
-                write_vw(path, final, names, outputs.vw_resume, outputs.link, passes)
+                write_vw(path, final, names, outputs.vw_resume, outputs.link, passes,
+                         outputs.vw_quiet, held_features)
     elif outputs.readable_model or outputs.invert_hash:
         from streamlearn.io.names import write_readable
 

@@ -65,7 +65,7 @@ def kept_options(config, link: str = "identity") -> str:
         opts.append(("link", link))
     if not c.constant:
         opts.append(("noconstant", None))
-    if c.algo == "gd" and float(F32(c.power_t)) != float(F32(0.5)):
+    if float(F32(c.power_t)) != float(F32(0.5)):
         opts.append(("power_t", _f15(c.power_t)))
     opts += [("quadratic", v) for v in c.quadratic]
     opts += [("cubic", v) for v in c.cubic]
@@ -148,7 +148,7 @@ def _state_columns(model) -> list[int]:
     return list(range(ncols))
 
 
-def _resume_lines(model, passes: int) -> list[str]:
+def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0) -> list[str]:
     """gd's resume state, one ``name value`` line each (VW's ``save_load_online_state``)."""
     from streamlearn.learners import base as B
 
@@ -180,22 +180,25 @@ def _resume_lines(model, passes: int) -> list[str]:
         total = g[freegrad.G_TOTAL]
     initial_t = _initial_t(c)
     unlabeled = max(0.0, s[B.S_WEX] - s[B.S_WLAB] - s[B.S_HO_W])
+    since, dump, at_dump = s[B.S_SINCE_LOSS], s[B.S_NEXT_DUMP], s[B.S_WLAB] - s[B.S_SINCE_W]
+    if quiet:  # VW's table never printed: its counters stay where they started
+        since, dump, at_dump = s[B.S_LOSS], 1.0, 0.0
     return [
         f"initial_t {_f(initial_t)}\n",
         f"norm normalizer {_g(norm)}\n",
         f"t {_g(float(F32(initial_t)) + s[B.S_WEX])}\n",
         f"sum_loss {_g(s[B.S_LOSS])}\n",
-        f"sum_loss_since_last_dump {_g(s[B.S_SINCE_LOSS])}\n",
-        f"dump_interval {_f(s[B.S_NEXT_DUMP])}\n",
+        f"sum_loss_since_last_dump {_g(since)}\n",
+        f"dump_interval {_f(dump)}\n",
         f"min_label {_f(lo + 0.0)}\n",
         f"max_label {_f(hi + 0.0)}\n",
         f"weighted_labeled_examples {_g(s[B.S_WLAB])}\n",
         f"weighted_labels {_g(s[B.S_LABEL_SUM])}\n",
         f"weighted_unlabeled_examples {_g(unlabeled)}\n",
         f"example_number {int(s[B.S_SHOWN_N])}\n",
-        f"total_features {int(s[B.S_FEATURES])}\n",
+        f"total_features {int(s[B.S_FEATURES]) - held}\n",
         f"total_weight {_g(total)}\n",
-        f"sd::oec.weighted_labeled_examples {_g(s[B.S_WLAB] - s[B.S_SINCE_W])}\n",
+        f"sd::oec.weighted_labeled_examples {_g(at_dump)}\n",
         f"current_pass {passes}\n",
         f"l1_state {_g(gravity)}\n",
         f"l2_state {_g(contraction)}\n",
@@ -230,12 +233,14 @@ def _name(model, slot: int, rank: dict[int, int]) -> str | None:
 
 
 def readable_text(model, with_names: bool, resume: bool = True, link: str = "identity",
-                  passes: int = 1) -> bytes:  # fmt: skip
-    """The whole file, as VW writes it for ``model``."""
+                  passes: int = 1, quiet: bool = False, held: int = 0) -> bytes:  # fmt: skip
+    """The whole file, as VW writes it for ``model``.  ``passes``: the passes run;
+    ``quiet``: VW's table was off; ``held``: the features of held-out examples (VW's
+    total feature number leaves them out)."""
     t = header(model, link)
     t.add(f":{1 if resume else 0}\n")
     if resume:
-        for line in _resume_lines(model, passes):
+        for line in _resume_lines(model, passes, quiet, held):
             t.add(line)
     order = np.argsort(model.slots, kind="stable")
     slots = model.slots[order]
@@ -272,9 +277,11 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
 
 
 def write_readable(path: str, model, with_names: bool, resume: bool = True,
-                   link: str = "identity", passes: int = 1) -> None:  # fmt: skip
+                   link: str = "identity", passes: int = 1, quiet: bool = False,
+                   held: int = 0) -> None:  # fmt: skip
     """Write :func:`readable_text` to ``path`` (atomically, with the run's other outputs)."""
     from streamlearn.system.outputs import write_bytes
 
     what = "invert-hash model" if with_names else "readable model"
-    write_bytes(path, readable_text(model, with_names, resume, link, passes), what)
+    write_bytes(path, readable_text(model, with_names, resume, link, passes, quiet, held),
+                what)
