@@ -572,8 +572,12 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
 
         run = runs[0]
         holdout = run.params[P_HOLDOUT] > 0.0 or run.params[P_HOLDOUT_AFTER] > 0.0
-        console.say(vw_summary(result, run.learner.stats, run.learner.config, run.tally,
-                               holdout, outputs.probabilities))  # fmt: skip
+        c = run.learner.config
+        earlier = 0  # VW counts the passes of the model continued with its counters
+        if initial is not None and c.preserve_performance_counters and not c.test_only:
+            earlier = initial.config.passes or 1
+        console.say(vw_summary(result, run.learner.stats, c, run.tally, holdout,
+                               outputs.probabilities, earlier))  # fmt: skip
     elif board is None:
         console.say(summary_text(result, vw=outputs.vw_summary))
     else:

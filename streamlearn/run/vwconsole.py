@@ -170,16 +170,17 @@ def _eta(c) -> float:
 
 
 def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bool,
-            probabilities: bool) -> str:  # fmt: skip
+            probabilities: bool, earlier_passes: int = 0) -> str:  # fmt: skip
     """VW's "finished run" block.  ``s``: the run's report; ``stats``: the kernel's
     counters over the whole run; ``holdout``: VW's holdout is on (several passes without
-    ``--holdout_off``, or ``--holdout_after``)."""
+    ``--holdout_off``, or ``--holdout_after``); ``earlier_passes``: the passes of a model
+    continued with its counters (``--preserve_performance_counters``), which VW adds."""
     from streamlearn.learners import base as B
 
     def f6(x: float) -> str:
         return f"{x:.6f}"
 
-    passes = s.get("passes_run", 1)
+    passes = s.get("passes_run", 1) + earlier_passes
     shown = int(stats[B.S_SHOWN_N])
     lines = ["", "finished run"]
     if passes <= 1:
