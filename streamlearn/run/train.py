@@ -716,11 +716,13 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                                          run.classes.predicted if run.classes else None)
                 if board is not None:
                     board.emit()
-                if collector is not None and pass_no == 1:  # (VW too names from pass 1)
+                if collector is not None and runs[0].outputs.vw_format:
+                    if pass_no == 1:  # VW names every slot it saw, on the first pass
+                        collector.add(batch)
+                elif collector is not None:
                     collector.add(batch)
-                    if not runs[0].outputs.vw_format:  # VW names every slot it saw
-                        collector.prune([run.learner.table[:, 0] for run in learning
-                                         if run.diverged is None])  # fmt: skip
+                    collector.prune([run.learner.table[:, 0] for run in learning
+                                     if run.diverged is None])  # fmt: skip
                 if bar is not None:
                     bar.update(batch.n)
             if pass_no == 1:
