@@ -696,6 +696,9 @@ VW_LINES: list[Line] = [
                                                     "--cubic fff",), "rcv1", exact=("ih",)),
     Line("bytes: --invert_hash --oaa -q ff", ("-d {train} --oaa 4 -q ff --invert_hash {ih}",),
          "probabilities-all", exact=("ih",)),
+    Line("bytes: --invert_hash --ngram --skips -q", ("-d {train} --invert_hash {ih} --ngram f2 "
+                                                      "--skips f1 -q ff",), "rcv1",
+         exact=("ih",)),
     Line("bytes: --readable_model, passes", ("-d {train} -c -k --passes 3 --readable_model "
                                              "{rm}",), "0002", exact=("rm",)),
     Line("bytes: --audit", ("-d {train} --audit",), "0002", exact=("audit", "stderr")),

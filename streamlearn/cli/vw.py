@@ -298,7 +298,7 @@ OPTIONS: dict[str, Opt] = {
     "ignore": Opt(None, True, _repeat("ignore")),
     "ignore_linear": Opt(None, True, _repeat("ignore_linear")),
     "keep": Opt(None, True, _repeat("keep")),
-    "ngram": Opt(None, True, _repeat("ngram")),  # (--invert_hash names no gram)
+    "ngram": Opt(None, True, _repeat("ngram")),
     "skips": Opt(None, True, _repeat("skips")),
     "sort_features": Opt(None, False, _flag("sort_features")),
     "leave_duplicate_interactions": Opt(None, False, _flag("leave_duplicate_interactions")),

@@ -85,6 +85,35 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False) -> list[tuple[int, 
     return out
 
 
+def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tuple[int, str, int]]:
+    """``feats`` (full 32-bit hashes, :func:`vw_names` with 32 bits) with VW's n-grams and
+    skip-grams appended to each namespace (``--ngram``, ``--skips``), slots masked to
+    ``bits``.  With grams, the features come grouped by namespace in the order each first
+    appears, each namespace's grams after its features, as the parser writes them; a
+    gram is named as VW names it, ``ns^a^b`` (the terms' names joined by ``^``)."""
+    from streamlearn.io.grams import GRAM_CONSTANT
+
+    mask = (1 << bits) - 1
+    if inter is None or inter.gram_masks.shape[0] == 0:
+        return [(slot & mask, name, nsb) for slot, name, nsb in feats]
+    groups: dict[int, list[tuple[int, str]]] = {}
+    for slot, name, nsb in feats:
+        groups.setdefault(nsb, []).append((slot, name))
+    out = []
+    for nsb, fs in groups.items():
+        out += [(slot & mask, name, nsb) for slot, name in fs]
+        bare = [name if nsb == 32 else name.split("^", 1)[-1] for _, name in fs]
+        for g in range(int(inter.gram_ptr[nsb]), int(inter.gram_ptr[nsb + 1])):
+            terms = inter.gram_masks[g, : int(inter.gram_lengths[g])].tolist()
+            for i in range(len(fs) - terms[-1]):
+                acc = fs[i][0]
+                for t in terms[1:]:
+                    acc = (acc * int(GRAM_CONSTANT) + fs[i + t][0]) & 0xFFFFFFFF
+                name = fs[i][1] + "".join("^" + bare[i + t] for t in terms[1:])
+                out.append((acc & mask, name, nsb))
+    return out
+
+
 def svmlight_names(line: bytes, bits: int) -> list[tuple[int, str, int]]:
     mask = (1 << bits) - 1
     out = []
@@ -198,7 +227,7 @@ class NameCollector:
             if self.fmt == "svmlight":
                 feats = svmlight_names(line, self.bits)
             else:
-                feats = vw_names(line, self.bits, hash_all)
+                feats = with_grams(vw_names(line, 32, hash_all), self.inter, self.bits)
             named = [(slot, name) for slot, name, _ in feats]
             if self.inter is not None:
                 named += crossed_names(feats, self.inter, self.bits)

@@ -39,10 +39,11 @@ class Auditor:
     def names(self, line: bytes, n: int) -> list[str | None]:
         """The names of the ``n`` features of a parsed ``line``, in the row's order, or
         None where they cannot be told (then the slot alone is printed)."""
-        from streamlearn.io.names import crossed_names, vw_names
+        from streamlearn.io.names import crossed_names, vw_names, with_grams
 
         inter = self.inter
-        feats = vw_names(line, self.config.bits, inter is not None and inter.hash_all)
+        feats = with_grams(vw_names(line, 32, inter is not None and inter.hash_all), inter,
+                           self.config.bits)  # fmt: skip
         linear = [name for slot, name, nsb in feats
                   if inter is None or not (inter.drop[nsb] or inter.drop_linear[nsb])]  # fmt: skip
         if self.constant is not None:
