@@ -10,7 +10,10 @@ is ``ns^feature`` (a feature of the default namespace: ``feature``), ``Constant`
 or ``a^x*b^y`` for a cross.
 
 To show each example's weights as they were before it, the kernel runs one example
-at a time (an audit is slow, in VW too).
+at a time (an audit is slow, in VW too).  Under ``--ftrl`` VW prints each example's
+audit twice (it predicts, then learns by predicting again); ``--pistol`` and
+``--coin`` print the second after a first update of their state, which the kernels
+do not stop at: not VW's yet.
 """
 
 from __future__ import annotations
@@ -53,6 +56,19 @@ class Auditor:
         names = linear + crosses
         return names if len(names) == n else [None] * n
 
+    def _range(self, learner) -> tuple[float, float]:  # noqa: ANN001
+        """The prediction range before an example (the kernels' :func:`prediction_range`)."""
+        from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN
+
+        c = self.config
+        if c.min_prediction is not None or c.max_prediction is not None:
+            return -np.inf, np.inf  # fixed: the kernel's clip is the range
+        g = learner.gstate
+        if g[G_CLIP] == 0.0:
+            edge = 50.0 if c.loss in ("logistic", "poisson") else 0.0
+            return -edge, edge
+        return float(g[G_LABEL_MIN]), float(g[G_LABEL_MAX])
+
     def run(self, learn, learner, batch) -> np.ndarray:  # noqa: ANN001 - (batch) -> preds
         """``learn`` over ``batch`` one example at a time, each example's audit written
         before it is learned; the predictions of the whole batch."""
@@ -83,13 +99,14 @@ class Auditor:
                 shown = np.array([trunc(F32(x), grav) * contraction for x in w], dtype=F32)
             else:
                 shown = w
+            before = self._range(learner) if c.algo == "ftrl" else None
             p = learn(one)
             preds.append(p)
             if batch.status[i] != 0:
                 continue
             a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
             tag = (b" " + data[a:b].tobytes()) if b > a else b""
-            out.append(fixed(float(p.reshape(-1)[0]) + 0.0).encode("ascii") + tag + b"\n")
+            head = fixed(float(p.reshape(-1)[0]) + 0.0).encode("ascii") + tag + b"\n"
             x = batch.values[lo:hi].astype(F32)
             names = self.names(lines[int(batch.line[i]) - first_line], hi - lo)
             order = sorted(range(hi - lo), key=lambda k: -abs(float(F32(w[k] * x[k]))))
@@ -99,7 +116,13 @@ class Auditor:
                 if adaptive:
                     text += f"@{general(g[k])}"
                 cells.append("\t" + text)
-            out.append("".join(cells).encode("utf-8", "surrogateescape") + b"\n")
+            features = "".join(cells).encode("utf-8", "surrogateescape") + b"\n"
+            if before is not None:
+                # VW's --ftrl predicts (in the range before the label widens it), then
+                # learns by predicting again: two audits of one state
+                first = min(max(float(p.reshape(-1)[0]), before[0]), before[1])
+                out.append(fixed(first + 0.0).encode("ascii") + tag + b"\n" + features)
+            out.append(head + features)
         try:
             self.out.write(b"".join(out))
             self.out.flush()
