@@ -707,6 +707,8 @@ VW_LINES: list[Line] = [
                                          "logistic",), "rcv1", exact=("audit",)),
     Line("bytes: --audit --ngram -q", ("-d {train} --audit --ngram f2 -q Tf --noconstant",),
          "0002", exact=("audit",)),
+    Line("bytes: --audit --oaa -q ff", ("-d {train} --audit --oaa 4 -q ff",), "probabilities0-all",
+         exact=("audit",)),
     Line("bytes: --audit -q Tf --l1 --l2", ("-d {train} --audit -q Tf --l1 1e-5 --l2 1e-4",),
          "0002", exact=("audit",)),
     Line("bytes: stderr, --pistol -q Tf --keep",

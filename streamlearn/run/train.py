@@ -680,7 +680,9 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
 
     pool = _Pool(len(runs))
     auditor = None
-    if runs[0].outputs.audit and runs[0].outputs.vw_format and not config.oaa:
+    if runs[0].outputs.audit and runs[0].outputs.vw_format and not (
+        config.oaa and (config.algo != "gd" or runs[0].outputs.probabilities)
+    ):
         from streamlearn.run.vwaudit import Auditor
 
         auditor = Auditor(config)

@@ -56,6 +56,21 @@ class Auditor:
         names = linear + crosses
         return names if len(names) == n else [None] * n
 
+    def _state(self, learner, slots: np.ndarray) -> tuple:  # noqa: ANN001
+        """(slots, stored weights, weights as VW shows them, adaptive sums or None)."""
+        from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY, trunc
+
+        c = self.config
+        table = learner.table
+        w = table[slots, 0].astype(F32)
+        g = table[slots, 1].astype(F32) if c.algo == "gd" and c.adaptive else None
+        shown = w
+        if c.algo == "gd":
+            grav = F32(learner.gstate[G_GRAVITY])
+            contraction = F32(learner.gstate[G_CONTRACTION])
+            shown = np.array([trunc(F32(v), grav) * contraction for v in w], dtype=F32)
+        return slots, w, shown, g
+
     def _range(self, learner) -> tuple[float, float]:  # noqa: ANN001
         """The prediction range before an example (the kernels' :func:`prediction_range`)."""
         from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN
@@ -72,8 +87,6 @@ class Auditor:
     def run(self, learn, learner, batch) -> np.ndarray:  # noqa: ANN001 - (batch) -> preds
         """``learn`` over ``batch`` one example at a time, each example's audit written
         before it is learned; the predictions of the whole batch."""
-        from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY, trunc
-
         c = self.config
         lines = batch.block.data.tobytes().split(b"\n")
         first_line = batch.block.first_line
@@ -88,17 +101,11 @@ class Auditor:
                 labels=batch.labels[i : i + 1], weights=batch.weights[i : i + 1],
                 bases=batch.bases[i : i + 1], status=batch.status[i : i + 1],
             )  # fmt: skip
-            slots = batch.indices[lo:hi]
-            table = learner.table
-            w = table[slots, 0].astype(F32)
-            adaptive = c.algo == "gd" and c.adaptive
-            g = table[slots, 1].astype(F32) if adaptive else None
-            if c.algo == "gd":
-                grav = F32(learner.gstate[G_GRAVITY])
-                contraction = F32(learner.gstate[G_CONTRACTION])
-                shown = np.array([trunc(F32(x), grav) * contraction for x in w], dtype=F32)
-            else:
-                shown = w
+            feature_slots = batch.indices[lo:hi].astype(np.int64)
+            classes = max(c.oaa, 1)
+            step = 1 << max(c.oaa - 1, 0).bit_length() if c.oaa else 1
+            state = [self._state(learner, (feature_slots * step + k) & self.mask)
+                     for k in range(classes)]  # fmt: skip
             before = self._range(learner) if c.algo == "ftrl" else None
             p = learn(one)
             preds.append(p)
@@ -106,26 +113,36 @@ class Auditor:
                 continue
             a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
             tag = (b" " + data[a:b].tobytes()) if b > a else b""
-            head = fixed(float(p.reshape(-1)[0]) + 0.0).encode("ascii") + tag + b"\n"
             x = batch.values[lo:hi].astype(F32)
             names = self.names(lines[int(batch.line[i]) - first_line], hi - lo)
-            order = sorted(range(hi - lo), key=lambda k: -abs(float(F32(w[k] * x[k]))))
-            cells = []
-            for k in order:
-                text = f"{names[k] or ''}:{int(slots[k])}:{general(x[k])}:{general(shown[k])}"
-                if adaptive:
-                    text += f"@{general(g[k])}"
-                cells.append("\t" + text)
-            features = "".join(cells).encode("utf-8", "surrogateescape") + b"\n"
-            if before is not None:
-                # VW's --ftrl predicts (in the range before the label widens it), then
-                # learns by predicting again: two audits of one state
-                first = min(max(float(p.reshape(-1)[0]), before[0]), before[1])
-                out.append(fixed(first + 0.0).encode("ascii") + tag + b"\n" + features)
-            out.append(head + features)
+            row = p.reshape(-1)
+            for k, (slots, w, shown, g) in enumerate(state):
+                # --oaa: one audit per class, its score and its slots (VW's multipredict)
+                score = float(row[1 + k]) if c.oaa else float(row[0])
+                head = fixed(score + 0.0).encode("ascii") + tag + b"\n"
+                features = _cells(names, slots, x, w, shown, g)
+                if before is not None:
+                    # VW's --ftrl predicts (in the range before the label widens it), then
+                    # learns by predicting again: two audits of one state
+                    first = min(max(score, before[0]), before[1])
+                    out.append(fixed(first + 0.0).encode("ascii") + tag + b"\n" + features)
+                out.append(head + features)
         try:
             self.out.write(b"".join(out))
             self.out.flush()
         except BrokenPipeError:
             pass
         return np.concatenate(preds) if preds else np.empty(0)
+
+
+def _cells(names: list, slots: np.ndarray, x: np.ndarray, w: np.ndarray, shown: np.ndarray,
+           g: np.ndarray | None) -> bytes:  # fmt: skip
+    """One example's features line: by decreasing |w x|, ties in the row's order."""
+    order = sorted(range(len(slots)), key=lambda k: -abs(float(F32(w[k] * x[k]))))
+    cells = []
+    for k in order:
+        text = f"{names[k] or ''}:{int(slots[k])}:{general(x[k])}:{general(shown[k])}"
+        if g is not None:
+            text += f"@{general(g[k])}"
+        cells.append("\t" + text)
+    return "".join(cells).encode("utf-8", "surrogateescape") + b"\n"
