@@ -15,6 +15,11 @@
   in memory as columns, then epochs.
 * :mod:`~streamlearn.run.report` -- the progressive table, the summary, the JSON report.
 * :mod:`~streamlearn.run.inspect` -- ``sl inspect``: what a model file holds.
+* VW's formats, for ``sl vw`` (``Outputs.vw_format``):
+  :mod:`~streamlearn.run.vwformat` (``-p``, ``-r``, VW's numbers),
+  :mod:`~streamlearn.run.vwreadable` (``--readable_model``, ``--invert_hash``),
+  :mod:`~streamlearn.run.vwconsole` (stderr: the header and the summary),
+  :mod:`~streamlearn.run.vwaudit` (``--audit``).
 
 This layer uses :mod:`streamlearn.io`, :mod:`streamlearn.learners`,
 :mod:`streamlearn.model` and :mod:`streamlearn.config` below it; the
