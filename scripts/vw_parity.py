@@ -700,6 +700,9 @@ VW_LINES: list[Line] = [
     Line("bytes: --invert_hash --ngram --skips -q", ("-d {train} --invert_hash {ih} --ngram f2 "
                                                       "--skips f1 -q ff",), "rcv1",
          exact=("ih",)),
+    Line("bytes: --readable_model of a continued model (-i)",
+         ("-d {train} -f {m}", "-d {test} -i {m} --readable_model {rm} --invert_hash {ih}"),
+         "0002", "0002-test", exact=("rm", "ih", "stderr")),
     Line("bytes: --readable_model, passes", ("-d {train} -c -k --passes 3 --readable_model "
                                              "{rm}",), "0002", exact=("rm",)),
     Line("bytes: --audit", ("-d {train} --audit",), "0002", exact=("audit", "stderr")),

@@ -549,8 +549,11 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             with staging() as stage:  # every output written in full before any is visible
                 for run in runs:
                     if run.diverged is None:
-                        save_outputs(run.final, run.outputs, run.result.get("passes_run", 1),
-                                     run.tally.held_features if run.tally is not None else 0)
+                        passes_done = run.result.get("passes_run", 1)
+                        save_outputs(run.final, run.outputs,
+                                     passes_done + _earlier_passes(run, initial),
+                                     run.tally.held_features if run.tally is not None else 0,
+                                     run.learner.counted)  # fmt: skip
                     else:
                         run.writer.abort()
                 _write_reports(outputs, runs, result, grid)
@@ -572,12 +575,9 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
 
         run = runs[0]
         holdout = run.params[P_HOLDOUT] > 0.0 or run.params[P_HOLDOUT_AFTER] > 0.0
-        c = run.learner.config
-        earlier = 0  # VW counts the passes of the model continued with its counters
-        if initial is not None and c.preserve_performance_counters and not c.test_only:
-            earlier = initial.config.passes or 1
-        console.say(vw_summary(result, run.learner.stats, c, run.tally, holdout,
-                               outputs.probabilities, earlier))  # fmt: skip
+        console.say(vw_summary(result, run.learner.stats, run.learner.config, run.tally,
+                               holdout, outputs.probabilities,
+                               _earlier_passes(run, initial)))  # fmt: skip
     elif board is None:
         console.say(summary_text(result, vw=outputs.vw_summary))
     else:
@@ -595,6 +595,15 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             f"them; the others were saved): {diverged[0].diverged}"
         )
     return Trained(result, [run.final if run.diverged is None else None for run in runs])
+
+
+def _earlier_passes(run: Run, initial: model_io.Model | None) -> int:
+    """The passes of a model continued with its counters (``--preserve_performance_counters``,
+    not ``-t``): VW counts them on (its ``current_pass``)."""
+    c = run.learner.config
+    if initial is None or not c.preserve_performance_counters or c.test_only:
+        return 0
+    return initial.config.passes or 1
 
 
 def _vw_shown(link: str, binary: bool):  # noqa: ANN202 - float -> float
@@ -915,11 +924,12 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray)
 
 
 def save_outputs(final: model_io.Model, outputs: Outputs, passes: int = 1,
-                 held_features: int = 0) -> None:  # fmt: skip
+                 held_features: int = 0, counted: np.ndarray | None = None) -> None:  # fmt: skip
     """Write the model and its readable forms (within
     :func:`~streamlearn.system.outputs.staging`: record them, to be written together).
     ``passes``, ``held_features``: the passes run and the features of held-out examples
-    (VW's readable models record the one and leave the other out)."""
+    (VW's readable models record the one and leave the other out); ``counted``: the
+    counters of a model continued without them (VW's readable models show this run's)."""
     if outputs.final_model:
         model_io.save(final, outputs.final_model)
     if outputs.vw_format and (outputs.readable_model or outputs.invert_hash):
@@ -928,7 +938,7 @@ def save_outputs(final: model_io.Model, outputs: Outputs, passes: int = 1,
         for path, names in ((outputs.readable_model, False), (outputs.invert_hash, True)):
             if path:
                 write_vw(path, final, names, outputs.vw_resume, outputs.link, passes,
-                         outputs.vw_quiet, held_features)
+                         outputs.vw_quiet, held_features, counted)
     elif outputs.readable_model or outputs.invert_hash:
         from streamlearn.io.names import write_readable
 

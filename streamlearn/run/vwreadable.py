@@ -148,12 +148,18 @@ def _state_columns(model) -> list[int]:
     return list(range(ncols))
 
 
-def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0) -> list[str]:
-    """gd's resume state, one ``name value`` line each (VW's ``save_load_online_state``)."""
+def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0,
+                  counted: np.ndarray | None = None) -> list[str]:  # fmt: skip
+    """gd's resume state, one ``name value`` line each (VW's ``save_load_online_state``).
+    ``counted``: a continued model's counters, which VW does not carry into this run's
+    (``t`` and the normalizer sums it does carry)."""
     from streamlearn.learners import base as B
 
     c = model.config
-    s = model.stats
+    lifetime = model.stats
+    s = lifetime.copy()
+    if counted is not None:
+        s[B.LIFETIME_STATS] -= counted[B.LIFETIME_STATS]
     g = model.gstate
     lo, hi = _label_range(model)
     norm = total = 0.0
@@ -186,7 +192,7 @@ def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0) -> lis
     return [
         f"initial_t {_f(initial_t)}\n",
         f"norm normalizer {_g(norm)}\n",
-        f"t {_g(float(F32(initial_t)) + s[B.S_WEX])}\n",
+        f"t {_g(float(F32(initial_t)) + lifetime[B.S_WEX])}\n",
         f"sum_loss {_g(s[B.S_LOSS])}\n",
         f"sum_loss_since_last_dump {_g(since)}\n",
         f"dump_interval {_f(dump)}\n",
@@ -233,14 +239,15 @@ def _name(model, slot: int, rank: dict[int, int]) -> str | None:
 
 
 def readable_text(model, with_names: bool, resume: bool = True, link: str = "identity",
-                  passes: int = 1, quiet: bool = False, held: int = 0) -> bytes:  # fmt: skip
+                  passes: int = 1, quiet: bool = False, held: int = 0,
+                  counted: np.ndarray | None = None) -> bytes:  # fmt: skip
     """The whole file, as VW writes it for ``model``.  ``passes``: the passes run;
     ``quiet``: VW's table was off; ``held``: the features of held-out examples (VW's
-    total feature number leaves them out)."""
+    total feature number leaves them out); ``counted``: see :func:`_resume_lines`."""
     t = header(model, link)
     t.add(f":{1 if resume else 0}\n")
     if resume:
-        for line in _resume_lines(model, passes, quiet, held):
+        for line in _resume_lines(model, passes, quiet, held, counted):
             t.add(line)
     order = np.argsort(model.slots, kind="stable")
     slots = model.slots[order]
@@ -278,10 +285,10 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
 
 def write_readable(path: str, model, with_names: bool, resume: bool = True,
                    link: str = "identity", passes: int = 1, quiet: bool = False,
-                   held: int = 0) -> None:  # fmt: skip
+                   held: int = 0, counted: np.ndarray | None = None) -> None:  # fmt: skip
     """Write :func:`readable_text` to ``path`` (atomically, with the run's other outputs)."""
     from streamlearn.system.outputs import write_bytes
 
     what = "invert-hash model" if with_names else "readable model"
-    write_bytes(path, readable_text(model, with_names, resume, link, passes, quiet, held),
+    write_bytes(path, readable_text(model, with_names, resume, link, passes, quiet, held, counted),
                 what)
