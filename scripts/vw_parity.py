@@ -712,6 +712,9 @@ VW_LINES: list[Line] = [
          "0002", exact=("audit",)),
     Line("bytes: --audit --oaa -q ff", ("-d {train} --audit --oaa 4 -q ff",), "probabilities0-all",
          exact=("audit",)),
+    Line("bytes: --audit --cubic --ignore_linear", ("-d {train} --audit --cubic fff "
+                                                    "--ignore_linear f",), "0002",
+         exact=("audit",)),
     Line("bytes: --audit -q Tf --l1 --l2", ("-d {train} --audit -q Tf --l1 1e-5 --l2 1e-4",),
          "0002", exact=("audit",)),
     Line("bytes: stderr, --pistol -q Tf --keep",

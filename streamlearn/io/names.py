@@ -45,9 +45,11 @@ def _name(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def vw_names(line: bytes, bits: int, hash_all: bool = False) -> list[tuple[int, str, int]]:
+def vw_names(line: bytes, bits: int, hash_all: bool = False,
+             values: list[float] | None = None) -> list[tuple[int, str, int]]:  # fmt: skip
     """(slot, name, namespace byte) of every feature of a well-formed VW line
-    (``hash_all``: VW's ``--hash all``).
+    (``hash_all``: VW's ``--hash all``); ``values``, a list: each feature's value is
+    appended to it (times its namespace's scale, in float32 as the parser reads it).
 
     Works on the line's bytes, as the parser does: a name that is not UTF-8 gets
     the slot the parser gave it, and keeps its bytes (see :func:`_name`).
@@ -66,7 +68,9 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False) -> list[tuple[int, 
             if b"\t" in head:
                 head, _, more = head.partition(b"\t")
                 rest = more + b" " + rest
-            ns = head.split(b":", 1)[0]
+            ns, _, scale_text = head.partition(b":")
+        scale = float(np.float32(scale_text)) if ns and scale_text and _is_number(scale_text) \
+            else 1.0  # fmt: skip
         seed = (h(ns) if hash_all else namespace_hash(ns)) if ns else 0
         for token in _SEP.split(rest):
             if not token:
@@ -82,6 +86,9 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False) -> list[tuple[int, 
                 shown = name
             nsb = ns[0] if ns else 32
             out.append((slot, _name(ns + b"^" + shown if ns else shown), nsb))
+            if values is not None:
+                x = float(value) if colon and value and _is_number(value) else 1.0
+                values.append(float(np.float32(np.float32(x) * np.float32(scale))))
     return out
 
 

@@ -11,7 +11,9 @@ or ``a^x*b^y`` for a cross.
 
 To show each example's weights as they were before it, the kernel runs one example
 at a time (an audit is slow, in VW too).  Under ``--ftrl`` VW prints each example's
-audit twice (it predicts, then learns by predicting again); ``--pistol`` and
+audit twice (it predicts, then learns by predicting again), and ``--oaa`` one per
+class (its score, its slots); with ``--ignore_linear`` VW lists the ignored linear
+features too, and so does sl.  ``--pistol`` and
 ``--coin`` print the second after a first update of their state, which the kernels
 do not stop at: not VW's yet.
 """
@@ -39,6 +41,27 @@ class Auditor:
         self.mask = (1 << config.bits) - 1
         self.constant = (CONSTANT_HASH & self.mask) if config.constant else None
 
+    def ignored_linear(self, line: bytes) -> list[tuple[int, str, float]] | None:
+        """With ``--ignore_linear``: (slot, name, value) of every linear feature in VW's
+        order, the ignored ones too (VW's audit lists them; the row does not hold them),
+        or None when the line's namespaces are not each in one run (then sl prints the
+        row's features only)."""
+        from streamlearn.io.names import vw_names
+
+        inter = self.inter
+        if inter is None or not inter.drop_linear.any():
+            return None
+        values: list[float] = []
+        feats = vw_names(line, self.config.bits, inter.hash_all, values)
+        seen: list[int] = []
+        for _, _, nsb in feats:
+            if not seen or seen[-1] != nsb:
+                if nsb in seen:
+                    return None
+                seen.append(nsb)
+        return [(slot, name, x) for (slot, name, nsb), x in zip(feats, values, strict=True)
+                if not inter.drop[nsb]]  # fmt: skip
+
     def names(self, line: bytes, n: int) -> list[str | None]:
         """The names of the ``n`` features of a parsed ``line``, in the row's order, or
         None where they cannot be told (then the slot alone is printed)."""
@@ -55,6 +78,11 @@ class Auditor:
             if inter is not None and inter.terms.shape[0] else []  # fmt: skip
         names = linear + crosses
         return names if len(names) == n else [None] * n
+
+    def _nsb(self, line: bytes) -> list[tuple[int, str, int]]:
+        from streamlearn.io.names import vw_names
+
+        return vw_names(line, self.config.bits, self.inter.hash_all)
 
     def _state(self, learner, slots: np.ndarray) -> tuple:  # noqa: ANN001
         """(slots, stored weights, weights as VW shows them, adaptive sums or None)."""
@@ -102,19 +130,41 @@ class Auditor:
                 bases=batch.bases[i : i + 1], status=batch.status[i : i + 1],
             )  # fmt: skip
             feature_slots = batch.indices[lo:hi].astype(np.int64)
-            classes = max(c.oaa, 1)
-            step = 1 << max(c.oaa - 1, 0).bit_length() if c.oaa else 1
-            state = [self._state(learner, (feature_slots * step + k) & self.mask)
-                     for k in range(classes)]  # fmt: skip
+            x = batch.values[lo:hi].astype(F32)
+            ok = batch.status[i] == 0
+            names: list = []
+            shown_slots = None
+            if ok:
+                text = lines[int(batch.line[i]) - first_line]
+                names = self.names(text, hi - lo)
+                linear = None if c.oaa else self.ignored_linear(text)
+                if linear is not None:
+                    # VW lists the linear features --ignore_linear leaves out of the sums:
+                    # them, then the row's constant and crosses
+                    inter = self.inter
+                    kept = sum(1 for _, _, nsb in self._nsb(text)
+                               if not (inter.drop[nsb] or inter.drop_linear[nsb]))  # fmt: skip
+                    if kept <= hi - lo:
+                        shown_slots = np.concatenate(
+                            [np.array([v[0] for v in linear], dtype=np.int64),
+                             feature_slots[kept:]])  # fmt: skip
+                        x = np.concatenate([np.array([v[2] for v in linear], dtype=F32),
+                                            x[kept:]])  # fmt: skip
+                        names = [v[1] for v in linear] + list(names[kept:])
+            if shown_slots is not None:
+                state = [self._state(learner, shown_slots)]
+            else:
+                classes = max(c.oaa, 1)
+                step = 1 << max(c.oaa - 1, 0).bit_length() if c.oaa else 1
+                state = [self._state(learner, (feature_slots * step + k) & self.mask)
+                         for k in range(classes)]  # fmt: skip
             before = self._range(learner) if c.algo == "ftrl" else None
             p = learn(one)
             preds.append(p)
-            if batch.status[i] != 0:
+            if not ok:
                 continue
             a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
             tag = (b" " + data[a:b].tobytes()) if b > a else b""
-            x = batch.values[lo:hi].astype(F32)
-            names = self.names(lines[int(batch.line[i]) - first_line], hi - lo)
             row = p.reshape(-1)
             for k, (slots, w, shown, g) in enumerate(state):
                 # --oaa: one audit per class, its score and its slots (VW's multipredict)
