@@ -375,7 +375,8 @@ class Model:
         from streamlearn.run.train import merge_config
 
         try:
-            return merge_config(start.config if start is not None else None, explicit)
+            return merge_config(start.config if start is not None else None, explicit,
+                                model_io.unrecorded(start))
         except UsageError as e:
             raise ValueError(e.message) from None
 

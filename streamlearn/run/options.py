@@ -99,6 +99,10 @@ class Outputs:
     vw_summary: bool = False
     """The summary's "average loss" as VW prints it: with a holdout, the (best pass's)
     holdout loss, marked ``h`` (``sl vw``); the progressive loss on a line of its own."""
+    model_format: str = "sl"
+    """The final model's format (and ``--save-per-pass``'s): ``sl``; ``vw``, VW's with its
+    resume state (``sl vw -f``); ``vw_predict_only``, VW's weights only
+    (``--predict_only_model``).  See :data:`streamlearn.model.FORMATS`."""
     readable_model: str | None = None
     invert_hash: str | None = None
     lock_timeout: float = 3600.0

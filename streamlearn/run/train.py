@@ -87,13 +87,15 @@ LEARN_WORKERS = 2
 # train
 
 
-def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
+def merge_config(model_cfg: TrainConfig | None, explicit: dict,
+                 unrecorded: tuple[str, ...] = ()) -> TrainConfig:  # fmt: skip
     """Options for a run: the model's (when continuing), overridden by explicit ones.
 
     Options fixed by the model (bits, algorithm, loss, constant, hashing) may
-    be repeated but not changed.  Options of one run (:data:`PER_RUN`: passes,
-    holdout, early termination) are never inherited: they are this run's, or
-    the defaults.
+    be repeated but not changed, unless its file did not record them
+    (``unrecorded``, :func:`streamlearn.model.unrecorded`: a VW model's loss).
+    Options of one run (:data:`PER_RUN`: passes, holdout, early termination)
+    are never inherited: they are this run's, or the defaults.
     """
     try:
         if model_cfg is None:
@@ -101,6 +103,8 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
         defaults = {f.name: f.default for f in fields(TrainConfig)}
         explicit = {**{k: defaults[k] for k in PER_RUN}, **explicit}
         for key in FIXED_BY_MODEL:
+            if key in unrecorded:
+                continue
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 raise UsageError(
                     f"--{key.replace('_', '-')} {_shown(explicit[key])} conflicts with the "
@@ -421,7 +425,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
            console: Console, started: float, initial: model_io.Model | None,
            source: BatchSource | None) -> Trained:  # fmt: skip
     configs = [
-        merge_config(initial.config if initial else None, c.explicit) for c in grid.configurations
+        merge_config(initial.config if initial else None, c.explicit, model_io.unrecorded(initial))
+        for c in grid.configurations
     ]
     config = configs[0]  # what the parse and the checks need is the same in every one
     guard = FormatGuard(
@@ -432,6 +437,9 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if guard.parse_as != config.format:
         configs = [c.replace(format=guard.parse_as) for c in configs]
         config = configs[0]
+    if outputs.final_model and model_io.writable_as(config, outputs.model_format):
+        raise UsageError(f"-f {outputs.final_model}: "
+                         f"{model_io.writable_as(config, outputs.model_format)}")
     if config.algo in BATCH_ALGORITHMS and outputs.save_per_pass:
         raise UsageError(f"--save-per-pass saves the online learners' passes; --algo "
                          f"{config.algo} fits all the data at once (its --passes are epochs)")
@@ -691,7 +699,7 @@ def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> None:
     """VW's ``--save_per_pass``: the model as it stands after pass ``pass_no``, written
     at once (atomically) to ``final_model.N``; the run's other outputs wait for its end."""
     check_model(model)
-    model_io.save(model, f"{outputs.final_model}.{pass_no}")
+    model_io.save(model, f"{outputs.final_model}.{pass_no}", outputs.model_format)
 
 
 def _decay(run: Run) -> None:
@@ -853,7 +861,7 @@ def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
     """Write the model and its readable forms (within
     :func:`~streamlearn.system.outputs.staging`: record them, to be written together)."""
     if outputs.final_model:
-        model_io.save(final, outputs.final_model)
+        model_io.save(final, outputs.final_model, outputs.model_format)
     if outputs.readable_model or outputs.invert_hash:
         from streamlearn.io.names import write_readable
 
