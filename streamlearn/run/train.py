@@ -157,12 +157,16 @@ class Learner:
                 model.state = np.pad(model.state, ((0, 0), (0, 1)))
             table = model.table(spec.fresh, spec.dtype)
             gstate = model.gstate.copy()
+            if config.test_only and model_io.is_vw(model):
+                # VW settles a model's l1 and l2 state into its weights when it only tests
+                spec.rebase(table, gstate, model.config.params())
             before, now = model.config.params(), config.params()
             for k in (P_HOLDOUT, P_HOLDOUT_AFTER, P_LEARN, P_BINARY):
                 before[k] = now[k] = 0.0  # per run: no bearing on what is owed
-            if not np.array_equal(before, now):
+            if not np.array_equal(before, now) and not model_io.is_vw(model):
                 # e.g. another --l1: settle what each slot owes under the options it
-                # was owed under, so the new ones apply from this run's first step
+                # was owed under, so the new ones apply from this run's first step (a VW
+                # model records no --l1, --l2: its state goes on under the new ones, as VW)
                 spec.rebase(table, gstate, before)
         else:
             # different regularisers: warm start from the model's current weights,
