@@ -42,7 +42,11 @@ VW_LEARNERS = ("gd", "ftrl", "coin", "pistol")
 COLUMNS = {"ftrl": 3, "pistol": 4, "coin": 6}
 """Floats per slot in the resume state of VW's ftrl-family learners (its ``ftrl_size``)."""
 UNRECORDED = ("loss", "sort_features", "leave_duplicate_interactions")
-"""Options fixed by an sl model that a VW model does not record: the command line's hold."""
+"""Options an sl model records and a VW model does not: the command line's hold (their
+defaults resolved with the run's other options, as VW resolves them)."""
+NOT_RESUMED = (*UPDATE_RULE, "learning_rate", "power_t", "initial_t")
+"""What a VW model without its resume state (``--predict_only_model``) does not record
+either."""
 
 _VALUED = {"oaa", "indexing", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
            "keep", "hash", "hash_seed", "random_seed", "learning_rate", "power_t", "link",
@@ -220,7 +224,7 @@ def decode(data: bytes) -> tuple:
     weights = np.empty(body.slots.shape[0])
     spec.current_weights(state, gstate, params, np.arange(body.slots.shape[0], dtype=np.uint32),
                          weights)
-    unrecorded = [*UNRECORDED, *(() if resumed else UPDATE_RULE)]
+    unrecorded = [*UNRECORDED, *(() if resumed else NOT_RESUMED)]
     meta = {"vw_model": {"version": h.version, "options": h.options.strip(), "resume": resumed,
                          "unrecorded": unrecorded}}  # fmt: skip
     if opts["link"] is not None:

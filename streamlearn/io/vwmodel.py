@@ -266,6 +266,11 @@ def _resume_struct(models: int, version: tuple[int, int, int]) -> tuple[struct.S
     return struct.Struct(fmt), names
 
 
+def resume_size(models: int, version: tuple[int, int, int]) -> int:
+    """The bytes of gd's resume state before its records."""
+    return _resume_struct(models, version)[0].size
+
+
 def read_body(data: bytes, h: Header, cols: int, models: int = 1) -> Body:
     """The learner's part of a gd or ftrl model after header ``h``: ``cols`` floats per
     slot in the resume state, ``models`` normalizer states (``--per_model_save_load``)."""

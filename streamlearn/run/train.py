@@ -111,6 +111,9 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
                     f"initial model, which was trained with {key.replace('_', '-')} "
                     f"{_shown(getattr(model_cfg, key))}"
                 )
+        if unrecorded:  # their defaults, resolved with the run's options (VW's rates)
+            kept = {k: v for k, v in model_cfg.to_dict().items() if k not in unrecorded}
+            return TrainConfig.from_dict({**kept, **explicit})
         return model_cfg.replace(**explicit)
     except ConfigError as e:
         raise UsageError(str(e)) from None
