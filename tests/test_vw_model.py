@@ -317,3 +317,21 @@ def test_sl_models_are_still_sls(tmp_path, data):
 
 def test_the_copied_model_sets_are_all_here():
     assert {p.name for p in VWMODELS.iterdir()} >= set(MODEL_SETS)
+
+
+def test_a_fleet_converts_both_ways_without_learning(tmp_path, data):
+    """docs/vw-compat.md's loops: VW -> sl (sl train --allow-empty) -> VW (sl vw -t on one
+    empty example); VW continues the model that went through sl as the original."""
+    orig, conv, back = tmp_path / "m.vw", tmp_path / "m.sl", tmp_path / "back.vw"
+    vw("-d", str(data / "a.vw"), "-f", str(orig), "--quiet", "-q", "ab")
+    empty = tmp_path / "empty.vw"
+    empty.write_text("")
+    r = invoke(["train", "-i", str(orig), "--loss", "logistic", "--allow-empty", str(empty),
+                "-f", str(conv), "--quiet"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert conv.read_bytes()[:8] == model_io.MAGIC
+    r = invoke(["vw", "-t", "-i", str(conv), "-f", str(back), "--quiet"], input="|\n")
+    assert r.exit_code == 0, r.output
+    b = str(data / "b.vw")
+    assert vw("-i", str(back), "-d", b) == vw("-i", str(orig), "-d", b)
+    assert weights(back) == pytest.approx(weights(orig), abs=0)

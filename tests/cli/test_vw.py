@@ -200,7 +200,8 @@ def test_accepted_differences_say_so(tmp_path, data):
     r = invoke(["vw", "-d", str(data), "--audit", "--predict_only_model"])
     assert r.exit_code == 0, r.output
     assert "sl vw: --audit: accepted" in r.output
-    assert "sl vw: --predict_only_model: accepted" in r.output
+    # --predict_only_model is VW's now: -f writes the weights only (tests/test_vw_model.py)
+    assert "--predict_only_model" not in r.output
 
 
 def test_help_and_version():
