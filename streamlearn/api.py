@@ -162,9 +162,11 @@ class Model:
         m.options = _options_of(m._model.config)  # fit() starts over with the same options
         return m
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model (atomically, with its resume state) to ``path``."""
-        model_io.save(self._fitted(), str(path))
+    def save(self, path: str | os.PathLike, format: str = "sl") -> None:  # noqa: A002
+        """Write the model (atomically, with its resume state) to ``path``: in sl's format,
+        or ``format="vw"`` in Vowpal Wabbit's (``"vw_predict_only"``: its weights only),
+        which ``vw -i`` reads (docs/vw-compat.md).  :meth:`load` reads either."""
+        model_io.save(self._fitted(), str(path), format)
 
     # -- training ---------------------------------------------------------------
 

@@ -174,14 +174,16 @@ FORMATS = ("sl", "vw", "vw_predict_only")
 ``--save_resume``); VW's with the weights only (``--predict_only_model``)."""
 
 
-def save(model: Model, path: str | os.PathLike, format: str = "sl") -> None:  # noqa: A002
+def save(model: Model, path: str | os.PathLike, format: str = "sl",  # noqa: A002
+         link: str = "identity") -> None:  # fmt: skip
     """Write ``model`` to ``path`` atomically (:func:`streamlearn.system.outputs.write_bytes`).
 
     The bytes go to a temporary file in the directory of the path's real
     target, which is fsynced and then renamed over it: a crash leaves the old
     file or the new one, never a mix; a symlink stays a symlink; a device or
     FIFO is written through.  ``format`` is one of :data:`FORMATS` (VW's:
-    :func:`streamlearn.model_vw.encode`).
+    :func:`streamlearn.model_vw.encode`, which keeps the run's ``link`` with the model
+    as VW keeps ``--link``).
     """
     from streamlearn.system.outputs import write_bytes
 
@@ -191,7 +193,7 @@ def save(model: Model, path: str | os.PathLike, format: str = "sl") -> None:  # 
         from streamlearn import model_vw
 
         try:
-            parts = model_vw.encode(model, weights_only=format == "vw_predict_only")
+            parts = model_vw.encode(model, weights_only=format == "vw_predict_only", link=link)
         except ValueError as e:
             raise ModelError(f"cannot write {path} as a VW model: {e}") from None
     else:
@@ -207,6 +209,17 @@ def writable_as(config: TrainConfig, format: str) -> str | None:  # noqa: A002
     from streamlearn import model_vw
 
     return model_vw.writable(config)
+
+
+def with_link(model: Model, outputs):  # noqa: ANN001, ANN201 - run.options.Outputs
+    """``outputs`` with the ``--link`` a VW model keeps when the run names none (VW applies
+    the link of its model's options)."""
+    link = model.meta.get("vw_model", {}).get("link")
+    if link is None or outputs.link != "identity":
+        return outputs
+    from dataclasses import replace
+
+    return replace(outputs, link=link)
 
 
 def is_vw(model: Model) -> bool:

@@ -97,7 +97,7 @@ def _options(h: vwmodel.Header) -> dict:
             learn["algo"] = name
         elif name == "binary":
             learn["binary"] = True
-        elif name == "link":
+        elif name == "link" and value in ("identity", "logistic", "glf1", "poisson"):
             facts["link"] = value
         elif name in ("l1_state", "l2_state"):
             facts[name] = _float(name, value)
@@ -260,7 +260,7 @@ def writable(config: TrainConfig) -> str | None:
     return None
 
 
-def encode(model, weights_only: bool = False) -> list:  # noqa: ANN001 - a model.Model
+def encode(model, weights_only: bool = False, link: str = "identity") -> list:  # noqa: ANN001
     """The VW model file of ``model`` in pieces: VW's resume state (as ``--save_resume``,
     VW 9's default) or, with ``weights_only``, its current weights (``--predict_only_model``)."""
     from streamlearn.learners.base import (
@@ -289,7 +289,6 @@ def encode(model, weights_only: bool = False) -> list:  # noqa: ANN001 - a model
     else:
         edge = 50.0 if config.loss_id == LOGISTIC else 0.0
         lo, hi = -edge, edge
-    link = model.meta.get("vw_model", {}).get("link")
     h = vwmodel.Header(min_label=lo, max_label=hi, bits=config.bits,
                        options=options_string(config, not weights_only, link))
     _split_grams(config, h)
@@ -382,6 +381,11 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         rules = [r for r in UPDATE_RULE if getattr(config, r)]
         if len(rules) < len(UPDATE_RULE):
             words += [f"--{r}" for r in rules] or ["--sgd"]
-        words += ["--learning_rate", repr(float(F32(config.learning_rate))),
-                  "--power_t", repr(float(F32(config.power_t)))]  # fmt: skip
+        # as VW: the rates only when they are not the defaults (0.5, or 10 for the rules
+        # other than adaptive and normalized together)
+        default = 0.5 if config.adaptive and config.normalized else 10.0
+        if F32(config.learning_rate) != F32(default):
+            words += ["--learning_rate", repr(float(F32(config.learning_rate)))]
+        if F32(config.power_t) != F32(0.5):
+            words += ["--power_t", repr(float(F32(config.power_t)))]
     return (" " + " ".join(words)) if words else ""

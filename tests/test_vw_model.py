@@ -117,6 +117,7 @@ KINDS = [
     ("--noconstant -b 10", "", "a"),
     ("--l1 1e-4 --l2 1e-4", "--l1 1e-4 --l2 1e-4", "a"),
     ("--loss_function logistic", "--loss_function logistic", "a"),
+    ("--loss_function logistic --link logistic", "--loss_function logistic", "a"),
     ("--ftrl", "", "a"),
     ("--coin", "", "a"),
     ("--pistol", "", "a"),

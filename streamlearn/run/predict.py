@@ -108,6 +108,7 @@ def predict(
         raise ValueError("predict needs a model: Inputs(initial_model=PATH)")
     check(inputs, outputs)
     m = model_io.load(model_path)
+    outputs = model_io.with_link(m, outputs)  # a VW model's --link
     config = m.config
     check_probabilities(config, outputs.probabilities)
     guard = FormatGuard(config, fmt, f"model {model_path}")

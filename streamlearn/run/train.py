@@ -365,6 +365,7 @@ def train(
     with model_lock(start, in_place, outputs.lock_timeout, console.say):
         if start:
             initial = model_io.load(start)
+            each = [model_io.with_link(initial, o) for o in each]  # a VW model's --link
         trained = _train(grid, inputs, outputs, each, console, started, initial, source)
     if trained.report.get("predictions_complete") is False:
         raise BrokenPipe("")
@@ -706,7 +707,7 @@ def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> None:
     """VW's ``--save_per_pass``: the model as it stands after pass ``pass_no``, written
     at once (atomically) to ``final_model.N``; the run's other outputs wait for its end."""
     check_model(model)
-    model_io.save(model, f"{outputs.final_model}.{pass_no}", outputs.model_format)
+    model_io.save(model, f"{outputs.final_model}.{pass_no}", outputs.model_format, outputs.link)
 
 
 def _decay(run: Run) -> None:
@@ -868,7 +869,7 @@ def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
     """Write the model and its readable forms (within
     :func:`~streamlearn.system.outputs.staging`: record them, to be written together)."""
     if outputs.final_model:
-        model_io.save(final, outputs.final_model, outputs.model_format)
+        model_io.save(final, outputs.final_model, outputs.model_format, outputs.link)
     if outputs.readable_model or outputs.invert_hash:
         from streamlearn.io.names import write_readable
 
