@@ -157,6 +157,7 @@ def decode(data: bytes) -> tuple:
         G_N,
         G_T,
         S_FEATURES,
+        S_LABEL_SQ,
         S_LABEL_SUM,
         S_LOSS,
         S_N,
@@ -208,6 +209,10 @@ def decode(data: bytes) -> tuple:
         stats[S_WEX] = stats[S_SHOWN_W] = stats[S_WLAB] + r["weighted_unlabeled_examples"]
         stats[S_LOSS] = r["sum_loss"]
         stats[S_LABEL_SUM] = r["weighted_labels"]
+        # VW keeps no sum of squared labels: the one whose best constant's squared loss is
+        # VW's, (max - c)(c - min) for c the mean label (exact for labels -1/+1)
+        lo, hi = r["min_label"], r["max_label"]
+        stats[S_LABEL_SQ] = r["weighted_labels"] * (hi + lo) - stats[S_WLAB] * hi * lo
         stats[S_FEATURES] = float(r["total_features"])
         if gd_like:
             from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY

@@ -15,6 +15,7 @@ printed digits.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -75,8 +76,6 @@ def slvw(tmp_path, *args: str) -> float:
     rep = tmp_path / "report.json"
     r = invoke(["vw", *args, "--report", str(rep), "--quiet"])
     assert r.exit_code == 0, r.output
-    import json
-
     return json.loads(rep.read_text())["average_loss"]
 
 
@@ -336,3 +335,22 @@ def test_a_fleet_converts_both_ways_without_learning(tmp_path, data):
     b = str(data / "b.vw")
     assert vw("-i", str(back), "-d", b) == vw("-i", str(orig), "-d", b)
     assert weights(back) == pytest.approx(weights(orig), abs=0)
+
+
+def test_preserved_counters_continue_vws(tmp_path, data):
+    """--preserve_performance_counters: VW's counters go on from the model's (the average
+    loss, and the best constant's loss VW figures from the label range)."""
+    m = tmp_path / "vw.m"
+    vw("-d", str(data / "a.vw"), "-f", str(m), "--quiet")
+    r = subprocess.run([sys.executable, "-m", "vowpalwabbit", "-i", str(m), "-d",
+                        str(data / "b.vw"), "--preserve_performance_counters"],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    want = {k: float(v) for k, v in re.findall(r"^(average loss|best constant's loss) = (\S+)",
+                                               r.stderr, re.M)}  # fmt: skip
+    rep = tmp_path / "r.json"
+    out = invoke(["vw", "-i", str(m), "-d", str(data / "b.vw"), "--preserve_performance_counters",
+                  "--report", str(rep), "--quiet"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    got = json.loads(rep.read_text())
+    assert got["average_loss"] == pytest.approx(want["average loss"], abs=1e-6)
+    assert got["best_constant_loss"] == pytest.approx(want["best constant's loss"], abs=1e-6)
