@@ -274,6 +274,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         G_LABEL_MIN,
         G_T,
         S_FEATURES,
+        S_HO_W,
         S_LABEL_SUM,
         S_LOSS,
         S_N,
@@ -321,7 +322,8 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         gravity, contraction = float(gstate[G_GRAVITY]), float(gstate[G_CONTRACTION])
     wlab = float(stats[S_WLAB])
     resume = {
-        "initial_t": t0, "norm": norm, "t": t0 + float(gstate[G_T]),
+        # VW's t counts held-out examples too (its rates subtract those of the run)
+        "initial_t": t0, "norm": norm, "t": t0 + float(gstate[G_T]) + float(stats[S_HO_W]),
         "sum_loss": float(stats[S_LOSS]), "sum_loss_since_last_dump": float(stats[S_SINCE_LOSS]),
         "dump_interval": 1.0, "min_label": lo, "max_label": hi,
         "weighted_labeled_examples": wlab, "weighted_labels": float(stats[S_LABEL_SUM]),

@@ -120,6 +120,7 @@ KINDS = [
     ("--ftrl", "", "a"),
     ("--coin", "", "a"),
     ("--pistol", "", "a"),
+    ("-c -k --passes 3 --sgd -l 0.05", "--sgd -l 0.05", "a"),
     ("--oaa 3", "", "ma"),
     ("--oaa 3 --ftrl -q ab", "", "ma"),
 ]
@@ -138,7 +139,7 @@ def test_vws_model_scores_and_continues_in_sl_and_sls_in_vw(tmp_path, data, trai
     slvw(tmp_path, "-t", "-i", p["vw.m"], "-d", B, "-p", p["sl.p"], *later_opts)
     assert close_predictions(p["vw.p"], p["sl.p"]) <= 1e-6, close_predictions(p["vw.p"], p["sl.p"])
     # 2. ... and continued by sl as by VW: the same progressive loss, the same weights
-    loss_vw = vw("-i", p["vw.m"], "-d", B, "-f", p["vw2.m"], *later_opts)
+    loss_vw = continued = vw("-i", p["vw.m"], "-d", B, "-f", p["vw2.m"], *later_opts)
     loss_sl = slvw(tmp_path, "-i", p["vw.m"], "-d", B, "-f", p["sl2.m"], *later_opts)
     assert loss_sl == pytest.approx(loss_vw, abs=1.5e-6)
     assert weight_gap(p["vw2.m"], p["sl2.m"]) <= 1e-5
@@ -152,6 +153,9 @@ def test_vws_model_scores_and_continues_in_sl_and_sls_in_vw(tmp_path, data, trai
     loss_sl = slvw(tmp_path, "-i", p["sl.m"], "-d", B, "-f", p["sl4.m"], *later_opts)
     assert loss_sl == pytest.approx(loss_vw, abs=1.5e-6)
     assert weight_gap(p["vw4.m"], p["sl4.m"]) <= 1e-5
+    # ... and it is the model VW writes: VW continues it as it continues its own
+    assert loss_vw == pytest.approx(continued, abs=1.5e-6)
+    assert weight_gap(p["vw4.m"], p["vw2.m"]) <= 1e-5
 
 
 def test_sl_predict_train_and_inspect_read_vws_models(tmp_path, data):
