@@ -358,3 +358,26 @@ def test_preserved_counters_continue_vws(tmp_path, data):
     got = json.loads(rep.read_text())
     assert got["average_loss"] == pytest.approx(want["average loss"], abs=1e-6)
     assert got["best_constant_loss"] == pytest.approx(want["best constant's loss"], abs=1e-6)
+
+
+def test_a_non_finite_weight_is_refused(tmp_path, good):
+    (tmp_path / "none.vw").write_text("1 |a x\n")
+    body = bytearray(good)
+    body[-12:-8] = np.array([np.nan], dtype="<f4").tobytes()  # the last record's weight
+    assert "non-finite" in refused(tmp_path, bytes(body))
+
+
+def test_a_vw_model_is_read_from_a_pipe(tmp_path, good, data):
+    from tests.unix import sl
+
+    (tmp_path / "m.vw").write_bytes(good)
+    b = data / "b.vw"
+    piped = sl([f"cat m.vw | SL predict -i /dev/stdin {b} -p piped.p --quiet"], tmp_path,
+               shell=True)  # fmt: skip
+    assert piped.returncode == 0, piped.stderr
+    r = invoke(["predict", "-i", str(tmp_path / "m.vw"), str(b), "-p", str(tmp_path / "f.p"),
+                "--quiet"])  # fmt: skip
+    assert r.exit_code == 0
+    assert (tmp_path / "piped.p").read_text() == (tmp_path / "f.p").read_text()
+    cut = sl([f"SL predict -i <(head -c 300 m.vw) {b} --quiet"], tmp_path, shell=True)
+    assert cut.returncode == 5 and b"truncated" in cut.stderr

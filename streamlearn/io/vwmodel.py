@@ -41,7 +41,7 @@ what is wrong.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import mmh3
 import numpy as np
@@ -336,14 +336,6 @@ def encode_body(resume: dict | None, slots: np.ndarray, values: np.ndarray,
     if rec.nbytes:
         parts.append(memoryview(rec).cast("B"))
     return parts
-
-
-@dataclass
-class Options:
-    """VW's options string read as a command line: long names (``-q`` and ``-b`` spelt
-    out), each with its values in order."""
-
-    items: list[tuple[str, str | None]] = field(default_factory=list)
 
 
 SHORT = {"q": "quadratic", "b": "bit_precision", "l": "learning_rate", "C": "constant",

@@ -143,4 +143,9 @@ def check(inputs: Inputs, outputs: Outputs) -> None:
     if outputs.save_per_pass and not outputs.final_model:
         raise UsageError("--save-per-pass writes MODEL.1, MODEL.2, ... beside -f MODEL: "
                          "give -f")  # fmt: skip
+    from streamlearn.model import FORMATS
+
+    if outputs.model_format not in FORMATS:
+        raise UsageError(f"Outputs.model_format must be one of {', '.join(FORMATS)}: got "
+                         f"{outputs.model_format!r}")  # fmt: skip
     check_outputs(written(inputs, outputs), inputs.sources, inputs.initial_model)
