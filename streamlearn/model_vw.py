@@ -48,15 +48,6 @@ NOT_RESUMED = (*UPDATE_RULE, "learning_rate", "power_t", "initial_t")
 """What a VW model without its resume state (``--predict_only_model``) does not record
 either."""
 
-_VALUED = {"oaa", "indexing", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
-           "keep", "hash", "hash_seed", "random_seed", "learning_rate", "power_t", "link",
-           "l1_state", "l2_state", "ngram", "skips", "bit_precision", "ftrl_alpha",
-           "ftrl_beta", "initial_t", "l1", "l2", "loss_function", "named_labels", "cb",
-           "csoaa", "cb_type", "csoaa_ldf", "epsilon", "cover", "lrq", "nn", "lda",
-           "boosting", "bootstrap", "ect", "log_multi", "multilabel_oaa", "bfgs"}  # fmt: skip
-"""Options of a VW options string that take a value (to read the string's words)."""
-
-
 class Unsupported(ValueError):
     """A VW model sl cannot use (a reduction or option it does not have)."""
 
@@ -66,7 +57,7 @@ def _options(h: vwmodel.Header) -> dict:
     learn: dict = {"bits": h.bits}
     facts = {"rules": set(), "models": 1, "link": None, "l1_state": None, "l2_state": None}
     unknown: list[str] = []
-    items = vwmodel.split_options(h.options, lambda n: n in _VALUED)
+    items = vwmodel.split_options(h.options)
     seen: set[str] = set()
     for name, value in items:
         if name in ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",

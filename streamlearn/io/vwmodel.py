@@ -338,13 +338,18 @@ def encode_body(resume: dict | None, slots: np.ndarray, values: np.ndarray,
     return parts
 
 
-SHORT = {"q": "quadratic", "b": "bit_precision", "l": "learning_rate", "C": "constant",
-         "t": "testonly", "i": "initial_regressor", "f": "final_regressor"}  # fmt: skip
+SHORT = {"q": "quadratic", "b": "bit_precision", "l": "learning_rate", "C": "constant"}
+"""VW's short spellings of the options a model may keep (VW writes the long ones)."""
 
 
-def split_options(text: str, takes_value) -> list[tuple[str, str | None]]:  # noqa: ANN001
+def split_options(text: str) -> list[tuple[str, str | None]]:
     """``" --oaa 3 --quadratic ab --noconstant"`` as [("oaa", "3"), ("quadratic", "ab"),
-    ("noconstant", None)]; ``takes_value(name)`` says which options take a value."""
+    ("noconstant", None)]: VW writes each kept option as ``--name`` and its value, if it
+    has one, as the next word (which never starts with ``--``).
+
+    >>> split_options(" --oaa 3 --noconstant --l1_state -0.5")
+    [('oaa', '3'), ('noconstant', None), ('l1_state', '-0.5')]
+    """
     words = text.split()
     out: list[tuple[str, str | None]] = []
     i = 0
@@ -353,16 +358,13 @@ def split_options(text: str, takes_value) -> list[tuple[str, str | None]]:  # no
         i += 1
         if w.startswith("--"):
             name, eq, value = w[2:].partition("=")
-        elif w.startswith("-") and len(w) >= 2:
-            name, eq, value = SHORT.get(w[1], w[1:2]), "", w[2:]
+        elif w.startswith("-") and len(w) >= 2 and not w[1].isdigit():
+            name, value = SHORT.get(w[1], w[1]), w[2:]
             eq = "=" if value else ""
         else:
             raise ValueError(f"its options hold a stray word {w[:40]!r}")
-        if eq:
-            out.append((name, value))
-        elif takes_value(name) and i < len(words):
-            out.append((name, words[i]))
+        if not eq and i < len(words) and not words[i].startswith("--"):
+            value, eq = words[i], "="
             i += 1
-        else:
-            out.append((name, None))
+        out.append((name, value if eq else None))
     return out
