@@ -222,6 +222,16 @@ def with_link(model: Model, outputs):  # noqa: ANN001, ANN201 - run.options.Outp
     return replace(outputs, link=link)
 
 
+def learned_weight(model: Model, config: TrainConfig) -> float | None:
+    """A VW model's learned weight for a run of ``config``
+    (:func:`streamlearn.model_vw.learned_weight`), None for others."""
+    if not is_vw(model):
+        return None
+    from streamlearn import model_vw
+
+    return model_vw.learned_weight(model, config)
+
+
 def is_vw(model: Model) -> bool:
     """Whether ``model`` was read from a VW model file."""
     return "vw_model" in model.meta

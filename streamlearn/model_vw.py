@@ -41,10 +41,10 @@ VW_LEARNERS = ("gd", "ftrl", "coin", "pistol")
 """The learners whose models sl reads and writes in VW's format (and --oaa over gd, ftrl)."""
 COLUMNS = {"ftrl": 3, "pistol": 4, "coin": 6}
 """Floats per slot in the resume state of VW's ftrl-family learners (its ``ftrl_size``)."""
-UNRECORDED = ("loss", "sort_features", "leave_duplicate_interactions")
+UNRECORDED = ("loss", "sort_features", "leave_duplicate_interactions", "initial_t")
 """Options an sl model records and a VW model does not: the command line's hold (their
 defaults resolved with the run's other options, as VW resolves them)."""
-NOT_RESUMED = (*UPDATE_RULE, "learning_rate", "power_t", "initial_t")
+NOT_RESUMED = (*UPDATE_RULE, "learning_rate", "power_t")
 """What a VW model without its resume state (``--predict_only_model``) does not record
 either."""
 
@@ -131,6 +131,16 @@ def _float(name: str, value: str | None) -> float:
         raise Unsupported(f"--{name} {value!r} in its options is not a number") from None
 
 
+def learned_weight(model, config: TrainConfig) -> float | None:  # noqa: ANN001 - a Model
+    """gd's learned weight (``gstate[G_T]``) for a run of ``config`` continuing a VW model:
+    VW's ``t`` less the run's ``--initial_t`` (VW's rates take ``t`` as the file has it,
+    whichever ``--initial_t`` the run gives), or None for other models."""
+    t = model.meta.get("vw_model", {}).get("t")
+    if t is None:
+        return None
+    return max(0.0, float(t) - float(F32(config.initial_t)))
+
+
 def gd_columns(config: TrainConfig) -> tuple[int, ...]:
     """The table columns of the floats VW keeps per slot for gd with this update rule:
     the weight, the adaptive sum (``--adaptive``), the largest |x| (``--normalized``)."""
@@ -176,9 +186,6 @@ def decode(data: bytes) -> tuple:
     r = body.resume
     if r is None:
         cols = (0,)  # the weights only
-    if r is not None and r["initial_t"] != config.initial_t and algo == "gd":
-        # VW keeps initial_t in the state only: the model's own, unless the command line says
-        config = config.replace(initial_t=float(r["initial_t"]))
     params = config.params()
     gstate = spec.init_gstate(params).astype(np.float64)
     state = np.zeros((body.slots.shape[0], spec.ncols), dtype=spec.dtype)
@@ -190,7 +197,9 @@ def decode(data: bytes) -> tuple:
     gstate[G_LABEL_MAX] = h.max_label
     gd_like = algo == "gd"
     if r is not None:
-        gstate[G_T] = max(0.0, r["t"] - (r["initial_t"] if gd_like else 0.0))
+        # VW's t starts at --initial_t: the learned weight as the default t0 counts it (a
+        # run counts it from its own, vw_t_from, as VW's rates do)
+        gstate[G_T] = max(0.0, r["t"] - (float(F32(config.initial_t)) if gd_like else 0.0))
         gstate[G_N] = float(r["example_number"])
         gstate[G_LABEL_MIN] = r["min_label"]
         gstate[G_LABEL_MAX] = r["max_label"]
@@ -225,6 +234,8 @@ def decode(data: bytes) -> tuple:
                          "unrecorded": unrecorded}}  # fmt: skip
     if opts["link"] is not None:
         meta["vw_model"]["link"] = opts["link"]
+    if r is not None and gd_like:
+        meta["vw_model"]["t"] = r["t"]
     if body.repeats:
         meta["vw_model"]["repeated_slots"] = body.repeats
     return config, spec.name, body.slots, state, weights, gstate, stats, meta

@@ -121,12 +121,16 @@ KINDS = [
     ("--coin", "", "a"),
     ("--pistol", "", "a"),
     ("-c -k --passes 3 --sgd -l 0.05", "--sgd -l 0.05", "a"),
+    ("--sgd -l 0.05 --initial_t 3", "--sgd -l 0.05 --initial_t 3", "a"),
+    ("--sgd -l 0.05 --initial_t 3", "--sgd -l 0.05", "a"),  # (VW keeps no --initial_t)
+    ("--adaptive -l 0.1 --initial_t 2", "-l 0.1", "a"),
     ("--oaa 3", "", "ma"),
     ("--oaa 3 --ftrl -q ab", "", "ma"),
 ]
 
 
-@pytest.mark.parametrize(("train", "later", "name"), KINDS, ids=[k[0] or "default" for k in KINDS])
+@pytest.mark.parametrize(("train", "later", "name"), KINDS,
+                         ids=[f"{k[0] or 'default'}, then {k[1] or 'nothing'}" for k in KINDS])
 def test_vws_model_scores_and_continues_in_sl_and_sls_in_vw(tmp_path, data, train, later, name):
     A, B = str(data / f"{name}.vw"), str(data / f"{name.replace('a', 'b')}.vw")
     train_opts, later_opts = train.split(), later.split()

@@ -160,6 +160,9 @@ class Learner:
                 model.state = np.pad(model.state, ((0, 0), (0, 1)))
             table = model.table(spec.fresh, spec.dtype)
             gstate = model.gstate.copy()
+            t = model_io.learned_weight(model, config)
+            if t is not None:  # VW's t, counted from this run's --initial_t (as VW)
+                gstate[G_T] = t
             if config.test_only and model_io.is_vw(model):
                 # VW settles a model's l1 and l2 state into its weights when it only tests
                 spec.rebase(table, gstate, model.config.params())
