@@ -198,7 +198,7 @@ def decode(data: bytes) -> tuple:
     gd_like = algo == "gd"
     if r is not None:
         # VW's t starts at --initial_t: the learned weight as the default t0 counts it (a
-        # run counts it from its own, vw_t_from, as VW's rates do)
+        # run counts it from its own t0, learned_weight, as VW's rates do)
         gstate[G_T] = max(0.0, r["t"] - (float(F32(config.initial_t)) if gd_like else 0.0))
         gstate[G_N] = float(r["example_number"])
         gstate[G_LABEL_MIN] = r["min_label"]
