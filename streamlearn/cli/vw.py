@@ -528,11 +528,12 @@ def _resolve(t: Translation) -> None:
         t.learn["test_only"] = True  # VW: a learning rate of 0 only tests
     if len(t.cache_files) > 1:
         raise VWUsage("sl keeps one cache: give --cache_file once")
-    if t.cache or t.cache_files:
-        # never VW's own cache file (sl cannot read it, and must not overwrite it)
-        name = t.cache_files[0] if t.cache_files else (t.data[0] + ".cache" if t.data else None)
-        if name is not None and name != "-":
-            t.inputs["cache"] = name + ".sl"
+    if t.cache_files:
+        t.inputs["cache"] = t.cache_files[0]
+    elif t.cache and t.data and t.data[0] != "-":
+        # -c: sl's cache beside VW's <data>.cache, never VW's own file (sl cannot read
+        # it, and must not replace it); a stream's cache is the run's own (a temporary file)
+        t.inputs["cache"] = t.data[0] + ".cache.sl"
     t.learn.setdefault("zero_label", "vw")
     t.learn.setdefault("preserve_performance_counters", False)
 

@@ -1,0 +1,267 @@
+"""Nothing lost in VW's newer options: per-pass models, caches, streamed models, tags.
+
+Each case of issue 37's red team, with variants: every path a run writes (each
+pass's model included) is checked against every input, the initial model and
+every other output before any work; a cache belongs to the run that made it;
+a model read from a stream allocates what arrives, not what its header claims.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+import subprocess
+import time
+
+import pytest
+
+from streamlearn import model as model_io
+from tests.unix import SL, default_signals, env, invoke, leftovers, one_line_error, text_data
+
+QUIET = ["--quiet"]
+
+
+def _digest(p):
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def days(tmp_path):
+    """Two days of data, named as a cron job names them (``ev.1``, ``ev.2``)."""
+    paths = []
+    for k in (1, 2):
+        p = tmp_path / f"ev.{k}"
+        p.write_text(text_data(300, seed=k))
+        paths.append(p)
+    return paths
+
+
+# ---- --save-per-pass: MODEL.N is an output like any other ----------------------------
+
+
+@pytest.mark.parametrize("command", ["vw", "train"])
+def test_pass_models_never_replace_an_input(tmp_path, days, command):
+    """``-f ev`` with ``--save-per-pass`` would write ev.1, ev.2: the data."""
+    before = [_digest(p) for p in days]
+    if command == "vw":
+        args = ["vw", "-d", str(days[0]), "-d", str(days[1]), "--passes", "3",
+                "--save_per_pass", "-f", str(tmp_path / "ev"), *QUIET]  # fmt: skip
+    else:
+        args = ["train", str(days[0]), str(days[1]), "--passes", "2", "--save-per-pass",
+                "-f", str(tmp_path / "ev"), *QUIET]  # fmt: skip
+    r = invoke(args)
+    assert r.exit_code == 2, r.output
+    assert "pass 1 model" in r.output and "is the input" in r.output
+    assert [_digest(p) for p in days] == before
+    assert not (tmp_path / "ev").exists()
+
+
+@pytest.mark.parametrize("other, what", [
+    (["-p", "{m}.2"], "predictions"),
+    (["-r", "{m}.1"], "raw predictions"),
+    (["--readable_model", "{m}.3"], "readable model"),
+    (["--invert_hash", "{m}.2"], "invert-hash model"),
+])  # fmt: skip
+def test_pass_models_never_replace_another_output(tmp_path, days, other, what):
+    m = str(tmp_path / "m")
+    r = invoke(["vw", "-d", str(days[0]), "--passes", "3", "--save_per_pass", "-f", m,
+                *[a.format(m=m) for a in other], *QUIET])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert what in r.output and "name the same file" in r.output
+    assert list(tmp_path.iterdir()) == [p for p in tmp_path.iterdir() if p.name.startswith("ev")]
+
+
+def test_pass_models_never_replace_the_initial_model(tmp_path, days):
+    m = tmp_path / "m"
+    assert invoke(["vw", "-d", str(days[0]), "-f", str(tmp_path / "m.2"), *QUIET]).exit_code == 0
+    digest = _digest(tmp_path / "m.2")
+    r = invoke(["vw", "-d", str(days[1]), "-i", str(tmp_path / "m.2"), "--passes", "2",
+                "--save_per_pass", "-f", str(m), *QUIET])  # fmt: skip
+    assert r.exit_code == 2 and "pass 2 model" in r.output and "initial model" in r.output
+    assert _digest(tmp_path / "m.2") == digest and not m.exists()
+
+
+def test_pass_models_of_a_grid_never_replace_each_other(tmp_path, days):
+    """A grid's ``-f 'm{l1}'`` with l1 = 1 and 1.1: m1.1 is both a pass model and m1.1's final
+    model."""
+    r = invoke(["train", str(days[0]), "--algo", "fobos", "--l1", "1,1.1", "--passes", "2",
+                "--save-per-pass", "-f", str(tmp_path / "m{l1}"), *QUIET])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert "name the same file" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ev.1", "ev.2"]
+
+
+@pytest.mark.parametrize("model", ["/dev/null", "-", "/dev/stdout"])
+def test_pass_models_need_a_file(tmp_path, days, model):
+    """``-f /dev/null`` would create /dev/null.1."""
+    r = invoke(["vw", "-d", str(days[0]), "--passes", "2", "--save_per_pass", "-f", model,
+                *QUIET])  # fmt: skip
+    assert r.exit_code == 2 and "is not a file" in r.output, r.output
+
+
+def test_sigterm_says_which_pass_models_were_written(tmp_path):
+    """After SIGTERM, the run names the pass models it wrote; the old -f MODEL is untouched."""
+    data = tmp_path / "d.vw"
+    data.write_text(text_data(1500) * 60)
+    m = tmp_path / "m.sl"
+    m.write_bytes(b"the old model")
+    proc = subprocess.Popen(
+        [*SL, "train", str(data), "--passes", "50", "--holdout-off", "--save-per-pass",
+         "-f", str(m)],
+        stderr=subprocess.PIPE, env=env(tmp_path), cwd=tmp_path, preexec_fn=default_signals,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "m.sl.2").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=60)[1].decode()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    one_line_error(err)
+    assert "no final model written; the pass models" in err and "m.sl.1" in err
+    assert m.read_bytes() == b"the old model"
+    written = sorted(p.name for p in tmp_path.glob("m.sl.*"))
+    assert written and all(p in err for p in written)
+    for p in written:
+        model_io.load(tmp_path / p)
+    assert leftovers(tmp_path) == []
+
+
+# ---- a cache belongs to the run that made it (or checked it) ---------------------------
+
+
+def _passes(tmp_path, src, cache, **config):
+    from streamlearn.config import TrainConfig
+    from streamlearn.run.passes import Passes
+
+    cfg = TrainConfig(passes=3, **config)
+    return Passes([str(src)], cfg, str(cache), 1 << 12, 1, 10)
+
+
+def _rows(batches):
+    return [(b.indptr.tolist(), b.indices.tolist(), b.labels.tolist()) for b in batches]
+
+
+@pytest.mark.parametrize("other", [{"bits": 12}, {"quadratic": ("ab",)}, {"bits": 24}])
+@pytest.mark.parametrize("matched", [False, True])
+def test_a_cache_replaced_by_another_run_is_not_read(tmp_path, days, other, matched):
+    """Another run with ``-k`` and other options replaces the cache between two passes of
+    this one: this run still replays its own batches (before: it learned the other run's
+    features, or a kernel wrote beyond its table)."""
+    cache = tmp_path / "c.cache"
+    if matched:  # a cache this run finds matching at its start
+        first = _passes(tmp_path, days[0], cache)
+        list(first.batches())
+        first.close()
+    mine = _passes(tmp_path, days[0], cache)
+    pass1 = _rows(mine.batches())
+    theirs = _passes(tmp_path, days[0], cache, **other)
+    theirs.cache_ready = False  # as -k: rebuilt whatever it finds
+    list(theirs.batches())
+    theirs.close()
+    assert _rows(mine.batches()) == pass1
+    assert _rows(mine.batches()) == pass1
+    mine.close()
+
+
+def test_two_runs_with_k_on_one_input_each_learn_their_own(tmp_path, days):
+    """Two ``sl vw -k -c`` runs on one file at once, with other options: each gives the loss
+    it gives alone (before: the second's cache was replayed by the first)."""
+    big = tmp_path / "big.vw"
+    big.write_text(text_data(1500) * 20)
+
+    def run(opts, background=False):
+        cmd = [*SL, "vw", "-d", str(big), "-c", "-k", "--passes", "4", "--holdout_off", *opts]
+        if background:
+            return subprocess.Popen(cmd, stderr=subprocess.PIPE, env=env(tmp_path),
+                                    cwd=tmp_path)  # fmt: skip
+        return subprocess.run(cmd, capture_output=True, env=env(tmp_path), cwd=tmp_path,
+                              timeout=300)  # fmt: skip
+
+    def loss(err):
+        return [ln for ln in err.decode().splitlines() if ln.startswith("average loss")]
+
+    alone = [loss(run(opts).stderr) for opts in (["-q", "ab"], ["-b", "12"])]
+    a, b = run(["-q", "ab"], True), run(["-b", "12"], True)
+    errs = [p.communicate(timeout=300)[1] for p in (a, b)]
+    assert a.returncode == 0 and b.returncode == 0, errs
+    assert [loss(e) for e in errs] == alone
+
+
+def test_stdin_cache_is_private(tmp_path):
+    """``sl vw -d - -c``: a stream's cache can never be reused, so it is the run's own
+    temporary file, not ./-.cache.sl shared by every pipeline in the directory."""
+    text = text_data(300)
+    r = subprocess.run([*SL, "vw", "-d", "-", "-c", "--passes", "2", "--quiet"], input=text.encode(),
+                       capture_output=True, env=env(tmp_path), cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tmpdir"]
+    assert leftovers(tmp_path) == []
+
+
+def test_cache_file_is_named_as_given(tmp_path, days):
+    r = invoke(["vw", "-d", str(days[0]), "--cache_file", str(tmp_path / "my.cache"),
+                "--passes", "2", *QUIET])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "my.cache").read_bytes().startswith(b"SLCACHE")
+    assert not (tmp_path / "my.cache.sl").exists()
+
+
+VW_CACHE = b"\x07\x00\x00\x00\x00\x00\x00\x009.11.9\x00c\x12\x00\x00\x00"
+VW_MODEL = b"\x07\x00\x00\x009.11.9\x00\x01\x00\x00\x00\x00m\x00\x00\x80\xbf"
+
+
+@pytest.mark.parametrize("content, what", [
+    (VW_CACHE, "a Vowpal Wabbit cache (VW 9.11.9)"),
+    (VW_MODEL, "a Vowpal Wabbit model"),
+    (b"SLMODEL\x00\x02\x00\x00\x00", "an sl model"),
+    (b"my notes\n", "not an sl cache"),
+])  # fmt: skip
+@pytest.mark.parametrize("command", ["vw", "train"])
+def test_a_cache_path_holding_something_else_is_never_replaced(tmp_path, days, content, what,
+                                                                command):  # fmt: skip
+    c = tmp_path / "c.cache"
+    c.write_bytes(content)
+    if command == "vw":
+        args = ["vw", "-d", str(days[0]), "--cache_file", str(c), "--passes", "2"]
+    else:
+        args = ["train", str(days[0]), "--cache", str(c), "--passes", "2"]
+    r = invoke([*args, *QUIET])
+    assert r.exit_code == 2 and what in r.output, r.output
+    assert c.read_bytes() == content
+
+
+def test_a_vw_cache_given_alone_says_what_it_is(tmp_path):
+    c = tmp_path / "0001.dat.cache"
+    c.write_bytes(VW_CACHE + bytes(64))
+    r = invoke(["vw", "--cache_file", str(c), "--passes", "3"], input="")
+    assert r.exit_code == 2 and "Vowpal Wabbit cache" in r.output, r.output
+    assert "no examples" not in r.output
+
+
+# ---- a model or a cache given as data ------------------------------------------------
+
+
+@pytest.mark.parametrize("content, what", [
+    (VW_CACHE + bytes(64), "a Vowpal Wabbit cache"),
+    (VW_MODEL + bytes(64), "a Vowpal Wabbit model"),
+    (b"SLMODEL\x00" + bytes(64), "an sl model"),
+    (b"SLCACHE4" + bytes(64), "an sl cache"),
+])  # fmt: skip
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_a_model_or_cache_given_as_data_is_refused(tmp_path, content, what, how):
+    p = tmp_path / "x"
+    p.write_bytes(content)
+    m = tmp_path / "m.sl"
+    if how == "file":
+        r = sl_run(["train", str(p), "-f", str(m)], tmp_path)
+    else:
+        r = sl_run(["train", "-f", str(m)], tmp_path, stdin=p.open("rb"))
+    assert r.returncode == 3, r.stderr
+    one_line_error(r.stderr)
+    assert what.encode() in r.stderr and b"not examples" in r.stderr
+    assert not m.exists()
+
+
+def sl_run(args, tmp_path, **kw):
+    return subprocess.run([*SL, *args], capture_output=True, env=env(tmp_path), cwd=tmp_path,
+                          timeout=120, **kw)  # fmt: skip
