@@ -16,6 +16,7 @@ import time
 import pytest
 
 from streamlearn import model as model_io
+from streamlearn.errors import ModelError
 from tests.unix import SL, default_signals, env, invoke, leftovers, one_line_error, text_data
 
 QUIET = ["--quiet"]
@@ -265,3 +266,97 @@ def test_a_model_or_cache_given_as_data_is_refused(tmp_path, content, what, how)
 def sl_run(args, tmp_path, **kw):
     return subprocess.run([*SL, *args], capture_output=True, env=env(tmp_path), cwd=tmp_path,
                           timeout=120, **kw)  # fmt: skip
+
+
+# ---- a model read from a stream allocates what arrives -------------------------------
+
+
+def _model_bytes(tmp_path, days):
+    m = tmp_path / "m.sl"
+    assert invoke(["train", str(days[0]), "-f", str(m), *QUIET]).exit_code == 0
+    return m.read_bytes()
+
+
+def _with_header(raw: bytes, edit) -> bytes:  # noqa: ANN001
+    import json
+    import struct
+
+    magic, version, hlen = struct.unpack("<8sII", raw[:16])
+    header = json.loads(raw[16 : 16 + hlen])
+    edit(header)
+    head = json.dumps(header, sort_keys=True).encode()
+    return struct.pack("<8sII", magic, version, len(head)) + head + raw[16 + hlen :]
+
+
+def _load_from_fifo(tmp_path, data: bytes):
+    import os
+    import threading
+
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as f:
+            try:
+                f.write(data)
+            except BrokenPipeError:
+                pass
+
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    try:
+        return model_io.load(str(fifo))
+    finally:
+        t.join(10)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda h: h.update(payload_bytes=10**15),
+    lambda h: h.update(payload_bytes=1_500_000_000),
+    lambda h: h["arrays"][0].update(shape=[10**12]),  # more slots than 2^bits
+    lambda h: h["config"].update(bits=99),
+])  # fmt: skip
+def test_a_streamed_model_is_bounded_before_anything_is_allocated(tmp_path, days, edit):
+    import resource
+
+    raw = _with_header(_model_bytes(tmp_path, days), edit)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ModelError) as e:
+        _load_from_fifo(tmp_path, raw)
+    assert "Traceback" not in str(e.value)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 200_000  # not the 3 GB a claimed 1.5e9 payload used to cost
+
+
+def test_a_streamed_model_still_loads(tmp_path, days):
+    raw = _model_bytes(tmp_path, days)
+    a = _load_from_fifo(tmp_path, raw)
+    b = model_io.load(tmp_path / "m.sl")
+    assert (a.weights == b.weights).all() and (a.slots == b.slots).all()
+
+
+# ---- -p keeps every tag -----------------------------------------------------------------
+
+BAD_TAGGED = [
+    ("1 -3 'id3|a y", "id3"),  # a negative importance weight
+    ("1 2 'id4 |a z:1:2", "id4"),  # a:1:2
+    ("1 'id5 |a w:nan", "id5"),  # a NaN value
+    ("foo 'id7 |a b", "id7"),  # a label that is not a number
+    ("1 2 3 4 'id8 |a b", "id8"),  # too many label tokens
+    ("1 'id9 |a b:1e999", "id9"),  # an infinite value
+]
+
+
+@pytest.mark.parametrize("padding", [0, 3000])  # plain Python kernels, compiled ones
+def test_predictions_keep_the_tag_of_a_skipped_line(tmp_path, padding):
+    good = [f"1 'g{i} |a x{i % 7}" for i in range(padding)]
+    lines = good + [line for line, _ in BAD_TAGGED] + ["-1 'last |a x"]
+    src = tmp_path / "d.vw"
+    src.write_text("\n".join(lines) + "\n")
+    r = sl_run(["train", str(src), "-p", "-", "--quiet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode().splitlines()
+    assert len(out) == len(lines)
+    for (_, tag), got in zip(BAD_TAGGED, out[padding:], strict=False):
+        assert got == f"nan {tag}"
+    assert out[-1].endswith(" last")
