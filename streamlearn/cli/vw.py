@@ -166,6 +166,13 @@ def _algo(t: Translation, name: str, _: str | None) -> None:
     t.learn["algo"] = name
 
 
+def _oaa(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--oaa {value}: one-against-all needs at least one class")
+    t.learn["oaa"] = k
+
+
 def _progress(t: Translation, name: str, value: str) -> None:
     t.progress = value
 
@@ -283,7 +290,7 @@ OPTIONS: dict[str, Opt] = {
     "project": Opt(None, False, _flag("freegrad_project")),
     "radius": Opt(None, True, _learn("freegrad_radius", _float)),
     # multiclass
-    "oaa": Opt(None, True, _learn("oaa", _int)),
+    "oaa": Opt(None, True, _oaa),
     "indexing": Opt(None, True, _learn("indexing", _int)),
     "probabilities": Opt(None, False, _set("probabilities")),
     "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
@@ -477,6 +484,7 @@ def parse_argv(argv: list[str]) -> Translation:
     (['a.vw', 'b.vw'], 3, 18, ('ab',), True)
     """
     t = Translation()
+    given: dict[str, str] = {}
     i = 0
     while i < len(argv):
         tok = argv[i]
@@ -511,8 +519,29 @@ def parse_argv(argv: list[str]) -> Translation:
             i += 1
         elif not opt.value and value is not None:
             raise VWUsage(f"--{name} takes no value")
+        if opt.value and name not in REPEATABLE:
+            _agree(given, name, value)
         opt.apply(t, name, value)
     return t
+
+
+REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
+                        "keep", "ngram", "skips", "cache_file"})  # fmt: skip
+"""VW's options that may be given several times, each adding a value."""
+
+
+def _agree(given: dict[str, str], name: str, value: str) -> None:
+    """Refuse an option given again with another value, as VW does ("Disagreeing option
+    values"): which one the user meant is a guess."""
+    if name in given and given[name] != value:
+        try:
+            same = float(given[name]) == float(value)
+        except ValueError:
+            same = False
+        if not same:
+            raise VWUsage(f"--{name} is given twice with different values ({given[name]!r} and "
+                          f"{value!r}): give it once")  # fmt: skip
+    given[name] = value
 
 
 def _resolve(t: Translation) -> None:
@@ -534,6 +563,10 @@ def _resolve(t: Translation) -> None:
         # -c: sl's cache beside VW's <data>.cache, never VW's own file (sl cannot read
         # it, and must not replace it); a stream's cache is the run's own (a temporary file)
         t.inputs["cache"] = t.data[0] + ".cache.sl"
+    if t.learn.get("oaa") and t.link != "identity":  # VW applies it below --oaa: no effect
+        t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
+                       "nothing (as in VW)")  # fmt: skip
+        t.link = "identity"
     t.learn.setdefault("zero_label", "vw")
     t.learn.setdefault("preserve_performance_counters", False)
 

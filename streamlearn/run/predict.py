@@ -109,7 +109,7 @@ def predict(
     check(inputs, outputs)
     m = model_io.load(model_path)
     config = m.config
-    check_probabilities(config, outputs.probabilities)
+    check_probabilities(config, outputs.probabilities, outputs.link)
     guard = FormatGuard(config, fmt, f"model {model_path}")
     scorer = Scorer(m, outputs.probabilities)
     scorer.params[P_BINARY] = binary_mode(config.binary, outputs.link)

@@ -445,7 +445,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
         )
-    check_probabilities(config, outputs.probabilities)
+    check_probabilities(config, outputs.probabilities, outputs.link)
     grid_say = console.say if grid.size == 1 else _silent
     runs = []
     for c, cfg, o in zip(grid.configurations, configs, each, strict=True):

@@ -166,7 +166,9 @@ def test_cache_lives_beside_vws_and_never_replaces_it(tmp_path, data):
     assert a["average_loss"] == b["average_loss"] == c["average_loss"]
     named = report(["-d", str(data), "--cache_file", str(tmp_path / "x.cache"), "--passes",
                     "2"], tmp_path)  # fmt: skip
-    assert (tmp_path / "x.cache.sl").exists() and named["passes_run"] == 2
+    # --cache_file X names X (issue 37: it was X.sl); VW's own cache at X is refused
+    assert (tmp_path / "x.cache").read_bytes().startswith(b"SLCACHE")
+    assert not (tmp_path / "x.cache.sl").exists() and named["passes_run"] == 2
 
 
 def test_predictions_raw_predictions_binary_and_links(tmp_path, data):

@@ -192,8 +192,9 @@ def test_stdin_cache_is_private(tmp_path):
     """``sl vw -d - -c``: a stream's cache can never be reused, so it is the run's own
     temporary file, not ./-.cache.sl shared by every pipeline in the directory."""
     text = text_data(300)
-    r = subprocess.run([*SL, "vw", "-d", "-", "-c", "--passes", "2", "--quiet"], input=text.encode(),
-                       capture_output=True, env=env(tmp_path), cwd=tmp_path)  # fmt: skip
+    r = subprocess.run([*SL, "vw", "-d", "-", "-c", "--passes", "2", "--quiet"],
+                       input=text.encode(), capture_output=True, env=env(tmp_path),
+                       cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tmpdir"]
     assert leftovers(tmp_path) == []
@@ -360,3 +361,92 @@ def test_predictions_keep_the_tag_of_a_skipped_line(tmp_path, padding):
     for (_, tag), got in zip(BAD_TAGGED, out[padding:], strict=False):
         assert got == f"nan {tag}"
     assert out[-1].endswith(" last")
+
+
+# ---- the small traps -------------------------------------------------------------------
+
+
+def test_threads_sharing_a_model_lose_no_update():
+    """Two threads calling partial_fit on one Model: every row is learned (before: 44,010 of
+    80,010 rows counted)."""
+    import threading
+
+    from streamlearn.api import Model
+
+    m = Model(loss="logistic", bits=12)
+    m.partial_fit(lines=["1 |a x"])
+    lines = [f"{1 if i % 3 else -1} |a x{i % 17} y{i % 5}" for i in range(50)]
+
+    def work():
+        for _ in range(20):
+            m.partial_fit(lines=lines)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    from streamlearn.learners.base import S_N
+
+    assert int(m._model.stats[S_N]) == 1 + 3 * 20 * 50
+
+
+def test_a_model_is_still_copied_and_pickled_by_scikit_learn_users():
+    import copy
+    import pickle
+
+    from streamlearn.api import Model
+
+    m = Model(bits=10).fit(lines=["1 |a x", "-1 |a y"])
+    for twin in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):  # noqa: S301
+        twin.partial_fit(lines=["1 |a z"])
+        assert (twin.predict(lines=["1 |a x"]) == twin.predict(lines=["1 |a x"])).all()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--passes", "2", "--passes", "3"],
+    ["--oaa", "2", "--oaa=3"],
+    ["-b", "18", "-b20"],
+    ["--loss_function", "logistic", "--loss_function", "hinge"],
+    ["-l", "0.5", "--learning_rate", "0.25"],
+])  # fmt: skip
+def test_disagreeing_repeated_options_are_refused(tmp_path, days, argv):
+    r = invoke(["vw", "-d", str(days[0]), *argv, "-f", str(tmp_path / "m")])
+    assert r.exit_code == 2 and "given twice with different values" in r.output, r.output
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--passes", "2", "--passes", "2"],
+    ["-q", "ab", "-q", "ba"],
+    ["-l", "0.5", "--learning_rate=.5"],
+])  # fmt: skip
+def test_agreeing_or_repeatable_options_still_run(tmp_path, days, argv):
+    assert invoke(["vw", "-d", str(days[0]), *argv, *QUIET]).exit_code == 0
+
+
+@pytest.mark.parametrize("command", [["vw", "-d", "{d}", "--oaa", "0"],
+                                     ["train", "{d}", "--oaa", "0"]])
+def test_oaa_zero_is_refused(tmp_path, days, command):
+    r = invoke([a.format(d=days[0]) for a in command])
+    assert r.exit_code == 2, r.output
+
+
+def test_a_link_on_a_multiclass_model(tmp_path):
+    src = tmp_path / "mc.vw"
+    src.write_text("1 |a x\n2 |a y\n3 |a z\n")
+    m = tmp_path / "mc.sl"
+    assert invoke(["train", "--oaa", "3", str(src), "-f", str(m), *QUIET]).exit_code == 0
+    r = invoke(["predict", "-i", str(m), str(src), "--link", "logistic"])
+    assert r.exit_code == 2 and "predicts classes" in r.output
+    r = invoke(["train", "--oaa", "3", str(src), "--link", "logistic", "-p", "-"])
+    assert r.exit_code == 2 and "predicts classes" in r.output
+    r = invoke(["vw", "--oaa", "3", "-d", str(src), "--link", "logistic", "-p", "-"])
+    assert r.exit_code == 0 and "the link changes nothing" in r.output  # as VW: ignored
+
+
+def test_a_huge_label_leaks_no_warning_when_quiet(tmp_path):
+    src = tmp_path / "big.vw"
+    src.write_text("123456789012345678901 |a b\n1 |a c\n")
+    r = sl_run(["train", str(src), "--quiet"], tmp_path)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
