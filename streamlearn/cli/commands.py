@@ -269,7 +269,7 @@ def vw_learner_options(f):
     "--interactions",
     multiple=True,
     metavar="AB..",
-    help="Crosses of 2 to 4 namespaces, e.g. --interactions abcd. Repeatable.",
+    help="Crosses of 2 to 16 namespaces, e.g. --interactions abcd. Repeatable.",
 )
 @click.option("--ignore", multiple=True, metavar="A", help="Drop namespace A's features.")
 @click.option(
