@@ -201,6 +201,9 @@ class TrainConfig:
     """Each namespace's features sorted by slot, duplicates dropped (VW's --sort_features)."""
     leave_duplicate_interactions: bool = False
     """Keep interactions equal up to order (VW's --leave_duplicate_interactions)."""
+    model_id: str = ""
+    """A name kept in the model (VW's ``--id``): a continued model keeps it unless another
+    is given; ``sl inspect`` shows it."""
     preserve_performance_counters: bool = True
     """Continuing a model, count and report from its totals (sl's default); False: this
     run's examples only, as VW without --preserve_performance_counters (the model saved

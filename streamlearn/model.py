@@ -324,7 +324,7 @@ def _read_stream(f, name: str) -> bytes:  # noqa: ANN001 - a binary file
     """The bytes of a model read from a stream, as many as its header says it holds."""
     prefix = _read_exactly(f, _PREFIX.size)
     if prefix[:8] != MAGIC and vwmodel.sniff(prefix):
-        return _read_vw_stream(f, prefix)
+        return _read_vw_stream(f, prefix, name)
     if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
         return prefix  # decode() says what is wrong
     _, version, hlen = _PREFIX.unpack(prefix)
@@ -339,19 +339,70 @@ def _read_stream(f, name: str) -> bytes:  # noqa: ANN001 - a binary file
         return prefix + head  # decode() says what is wrong
     if not isinstance(payload, int) or payload < 0:
         return prefix + head
-    return prefix + head + _read_exactly(f, payload + _DIGEST)
+    bound = _stream_bound(_header(head))
+    if payload > bound:
+        raise ModelError(f"model {name}: its header declares {payload:,} bytes of arrays, more "
+                         f"than its own list of arrays and bits allow ({bound:,}): not a model "
+                         "sl wrote; nothing more was read")  # fmt: skip
+    return prefix + head + _read_growing(f, payload + _DIGEST)
 
 
-def _read_vw_stream(f, prefix: bytes) -> bytes:  # noqa: ANN001 - a binary file
+_SMALL_ARRAY = 1 << 16
+"""The most entries of the global state and the counters (a few dozen today)."""
+
+
+def _stream_bound(header: dict) -> int:
+    """The most payload bytes a model with this header can hold: what its arrays declare,
+    each checked against the model's bits (slots) and :data:`MAX_COLS` (state columns),
+    or 0 when the header cannot be a model's."""
+    try:
+        bits = header["config"]["bits"]
+        slots = 1 << bits if isinstance(bits, int) and 1 <= bits <= 32 else 0
+        total = 0
+        for spec in header["arrays"]:
+            name, shape = spec["name"], spec["shape"]
+            count = _count(shape, _ARRAYS[name][1], f"array {name}")
+            rows = shape[0]
+            if name in ("gstate", "stats"):
+                rows = count if count <= _SMALL_ARRAY else slots + 1
+            elif name == "state" and shape[1] > MAX_COLS:
+                rows = slots + 1
+            if rows > slots:
+                return 0
+            total += count * np.dtype(_DTYPES[spec["dtype"]]).itemsize
+        return total
+    except (KeyError, TypeError, ValueError, IndexError):
+        return 0
+
+
+def _read_growing(f, n: int) -> bytes:  # noqa: ANN001 - a binary file
+    """Up to ``n`` bytes of a stream, read a chunk at a time: memory follows the bytes
+    that arrive, not the number a header claims."""
+    parts, got = [], 0
+    while got < n:
+        part = f.read(min(_CHUNK, n - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+def _read_vw_stream(f, prefix: bytes, name: str) -> bytes:  # noqa: ANN001 - a binary file
     """A VW model from a stream: VW's files have no length, so to their end, but no
-    further than a full table of its header's bits could take."""
-    data = prefix + _read_exactly(f, 1 << 20)
+    further than a full table of its header's bits could take (memory follows the bytes
+    that arrive, :func:`_read_growing`)."""
+    data = prefix + _read_growing(f, 1 << 20)
     try:
         header = vwmodel.read_header(data)
     except ValueError:
         return data  # decode() says what is wrong (a header of more than 1 MiB too)
-    most = (1 << min(header.bits, 30)) * vwmodel.MAX_RECORD + (4 << 10)
-    return data + _read_exactly(f, max(0, header.end + most - len(data)))
+    most = header.end + (1 << min(header.bits, 30)) * vwmodel.MAX_RECORD + (4 << 10)
+    data += _read_growing(f, max(0, most + 1 - len(data)))
+    if len(data) > most:
+        raise ModelError(f"model {name}: more bytes than a VW model of 2^{header.bits} slots "
+                         "holds: not a VW model; nothing more was read")  # fmt: skip
+    return data
 
 
 def _header(raw: bytes) -> dict:

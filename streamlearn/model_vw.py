@@ -55,6 +55,8 @@ class Unsupported(ValueError):
 def _options(h: vwmodel.Header) -> dict:
     """The options string of header ``h`` read into TrainConfig fields and VW facts."""
     learn: dict = {"bits": h.bits}
+    if h.id:
+        learn["model_id"] = h.id  # VW's --id, in its header
     facts = {"rules": set(), "models": 1, "link": None, "l1_state": None, "l2_state": None}
     unknown: list[str] = []
     items = vwmodel.split_options(h.options)
@@ -297,7 +299,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
     else:
         edge = 50.0 if config.loss_id == LOGISTIC else 0.0
         lo, hi = -edge, edge
-    h = vwmodel.Header(min_label=lo, max_label=hi, bits=config.bits,
+    h = vwmodel.Header(id=config.model_id, min_label=lo, max_label=hi, bits=config.bits,
                        options=options_string(config, not weights_only, link))
     _split_grams(config, h)
     algo = config.algo

@@ -110,7 +110,7 @@ def predict(
     m = model_io.load(model_path)
     outputs = model_io.with_link(m, outputs)  # a VW model's --link
     config = m.config
-    check_probabilities(config, outputs.probabilities)
+    check_probabilities(config, outputs.probabilities, outputs.link)
     guard = FormatGuard(config, fmt, f"model {model_path}")
     scorer = Scorer(m, outputs.probabilities)
     scorer.params[P_BINARY] = binary_mode(config.binary, outputs.link)

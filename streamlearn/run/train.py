@@ -49,7 +49,7 @@ from streamlearn.learners.base import (
     new_stats,
 )
 from streamlearn.run.grid import Configuration, Grid, check_distinct
-from streamlearn.run.options import Inputs, Outputs, check, written
+from streamlearn.run.options import Inputs, Outputs, check, check_pass_models, written
 from streamlearn.run.passes import BatchSource, Passes, PassLog
 from streamlearn.run.report import (
     HEADER,
@@ -354,12 +354,14 @@ def train(
     grid = Grid.expand(explicit)
     each = [_filled(inputs, outputs, c) for c in grid.configurations]
     start = inputs.initial_model
+    passes = grid.configurations[0].explicit.get("passes") or 1  # a run's own (PER_RUN)
     if source is not None:
-        check_outputs([x for o in each for x in written(inputs, o)], [], start)
+        check_pass_models(outputs)
+        check_outputs([x for o in each for x in written(inputs, o, passes)], [], start)
     elif grid.size == 1:
-        check(inputs, each[0])
+        check(inputs, each[0], passes)
     else:
-        _check_grid_outputs(inputs, outputs, each, grid)
+        _check_grid_outputs(inputs, outputs, each, grid, passes)
     in_place = next(
         (o.final_model for o in each
          if start and o.final_model and same_file(o.final_model, start)),
@@ -387,7 +389,7 @@ def _filled(inputs: Inputs, outputs: Outputs, c: Configuration) -> Outputs:
 
 
 def _check_grid_outputs(inputs: Inputs, outputs: Outputs, each: list[Outputs],
-                        grid: Grid) -> None:  # fmt: skip
+                        grid: Grid, passes: int) -> None:  # fmt: skip
     """Refuse, before reading any data, two configurations writing one file."""
     names = [c.name for c in grid.configurations]
     distinct = [
@@ -401,11 +403,12 @@ def _check_grid_outputs(inputs: Inputs, outputs: Outputs, each: list[Outputs],
         distinct.append((f"--report {outputs.report}", [o.report for o in each]))
     check_distinct(distinct, names)
     inputs.check()
+    check_pass_models(outputs)
     shared = [(inputs.cache, "cache")]
     if outputs.report == each[0].report:  # no placeholder: one report for the grid
         shared.append((outputs.report, "report"))
     every = shared + [
-        (path, what) for o in each for path, what in written(inputs, o)
+        (path, what) for o in each for path, what in written(inputs, o, passes)
         if (path, what) not in shared
     ]  # fmt: skip
     check_outputs(every, inputs.sources, inputs.initial_model)
@@ -430,6 +433,8 @@ class Run:
     diverged: str | None = None
     result: dict = field(default_factory=dict)
     final: model_io.Model | None = None
+    pass_models: list[str] = field(default_factory=list)
+    """--save-per-pass: the pass models written so far."""
 
 
 def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
@@ -459,7 +464,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
         )
-    check_probabilities(config, outputs.probabilities)
+    check_probabilities(config, outputs.probabilities, outputs.link)
     grid_say = console.say if grid.size == 1 else _silent
     runs = []
     for c, cfg, o in zip(grid.configurations, configs, each, strict=True):
@@ -509,7 +514,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         checks.require_examples(inputs.allow_empty, where)
 
     try:
-        with interruptible():
+        with interruptible(lambda: _left_written(runs)):
             if batch_learner:
 
                 def seen(batch: Batch) -> None:
@@ -694,7 +699,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                                snapshot(run) if model is None else lambda m=model: m):
                     run.done = True
                 if model is not None:
-                    _save_pass(model, run.outputs, pass_no)
+                    run.pass_models.append(_save_pass(model, run.outputs, pass_no))
                 _decay(run)
             if board is not None:
                 board.end_pass(active)
@@ -706,11 +711,22 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
         pool.close()
 
 
-def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> None:
+def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> str:
     """VW's ``--save_per_pass``: the model as it stands after pass ``pass_no``, written
-    at once (atomically) to ``final_model.N``; the run's other outputs wait for its end."""
+    at once (atomically) to ``final_model.N`` (returned); the run's other outputs wait
+    for its end."""
     check_model(model)
-    model_io.save(model, f"{outputs.final_model}.{pass_no}", outputs.model_format, outputs.link)
+    path = f"{outputs.final_model}.{pass_no}"
+    model_io.save(model, path, outputs.model_format, outputs.link)
+    return path
+
+
+def _left_written(runs: list[Run]) -> str:
+    """What an interrupted run leaves: no final model, but each pass's model saved so far."""
+    saved = [p for run in runs for p in run.pass_models]
+    if not saved:
+        return "no model written"
+    return f"no final model written; the pass models {', '.join(saved)} were written"
 
 
 def _decay(run: Run) -> None:
