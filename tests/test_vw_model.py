@@ -385,3 +385,26 @@ def test_a_vw_model_is_read_from_a_pipe(tmp_path, good, data):
     assert (tmp_path / "piped.p").read_text() == (tmp_path / "f.p").read_text()
     cut = sl([f"SL predict -i <(head -c 300 m.vw) {b} --quiet"], tmp_path, shell=True)
     assert cut.returncode == 5 and b"truncated" in cut.stderr
+
+
+def test_the_id_is_vws_header_id_both_ways(tmp_path, data):
+    m = tmp_path / "m.vw"
+    slvw(tmp_path, "-d", str(data / "a.vw"), "--id", "fleet7", "-f", str(m))
+    assert vwmodel.read_header(m.read_bytes()).id == "fleet7"
+    txt = tmp_path / "m.txt"
+    vw("-i", str(m), "-d", str(data / "b.vw"), "--readable_model", str(txt), "--quiet")
+    assert "Id fleet7" in txt.read_text()
+    vw("-d", str(data / "a.vw"), "--id", "abc", "-f", str(m), "--quiet")
+    assert model_io.load(m).config.model_id == "abc"
+
+
+def test_a_streamed_vw_model_stops_at_a_full_table(tmp_path, good):
+    """-b 8 and 16 bytes a slot: a stream going on past 2^8 records is refused, read no
+    further."""
+    from tests.unix import sl
+
+    (tmp_path / "m.vw").write_bytes(good)
+    (tmp_path / "d.vw").write_text("1 |a x\n")
+    r = sl(["(cat m.vw; head -c 100000 /dev/zero) | SL predict -i /dev/stdin d.vw"], tmp_path,
+           shell=True)  # fmt: skip
+    assert r.returncode == 5 and b"more bytes than a VW model of 2^8 slots" in r.stderr
