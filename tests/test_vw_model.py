@@ -328,8 +328,8 @@ def test_the_copied_model_sets_are_all_here():
 
 
 def test_a_fleet_converts_both_ways_without_learning(tmp_path, data):
-    """docs/vw-compat.md's loops: VW -> sl (sl train --allow-empty) -> VW (sl vw -t on one
-    empty example); VW continues the model that went through sl as the original."""
+    """docs/vw-compat.md's loops: VW -> sl (sl train --allow-empty) -> VW (sl vw --no_stdin);
+    VW continues the model that went through sl as the original."""
     orig, conv, back = tmp_path / "m.vw", tmp_path / "m.sl", tmp_path / "back.vw"
     vw("-d", str(data / "a.vw"), "-f", str(orig), "--quiet", "-q", "ab")
     empty = tmp_path / "empty.vw"
@@ -338,7 +338,7 @@ def test_a_fleet_converts_both_ways_without_learning(tmp_path, data):
                 "-f", str(conv), "--quiet"])  # fmt: skip
     assert r.exit_code == 0, r.output
     assert conv.read_bytes()[:8] == model_io.MAGIC
-    r = invoke(["vw", "-t", "-i", str(conv), "-f", str(back), "--quiet"], input="|\n")
+    r = invoke(["vw", "--no_stdin", "-i", str(conv), "-f", str(back), "--quiet"])
     assert r.exit_code == 0, r.output
     b = str(data / "b.vw")
     assert vw("-i", str(back), "-d", b) == vw("-i", str(orig), "-d", b)
