@@ -23,8 +23,8 @@ Header (``save_load_header``)::
                        (8.0.2 on; 8.0.1: one murmur3 over the header's bytes)
 
 7.10.2 files hold their interactions in the header (pairs, triples, then a
-list) instead of the options; they are read, and returned as ``-q`` /
-``--interactions`` options.
+list) instead of the options; they are read, and returned as ``--quadratic``,
+``--cubic`` and ``--interactions`` options.
 
 The learner's part (gd and ftrl: ``save_load``) is one byte, ``resume``, then
 either the weights (``--predict_only_model``: records ``u32 slot, f32 w``)
