@@ -256,6 +256,7 @@ OPTIONS: dict[str, Opt] = {
     "cache_file": Opt(None, True, _cache_file),
     "kill_cache": Opt("k", False, lambda t, n, v: t.inputs.__setitem__("rebuild_cache", True)),
     "compressed": Opt(None, False, _noop),
+    "onethread": Opt(None, False, _noop),  # VW: no parser thread; sl's threads change nothing
     "examples": Opt(None, True, _examples),
     "strict_parse": Opt(None, False, _set("strict")),
     "no_stdin": Opt(None, False, _set("no_stdin")),
@@ -301,6 +302,7 @@ OPTIONS: dict[str, Opt] = {
     "oaa": Opt(None, True, _oaa),
     "indexing": Opt(None, True, _learn("indexing", _int)),
     "probabilities": Opt(None, False, _set("probabilities")),
+    "classweight": Opt(None, True, _repeat("classweight")),
     "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
     "constant": Opt("C", True, _learn("initial_constant", _float)),
     "random_seed": Opt(None, True, _learn("seed", _int)),
@@ -425,7 +427,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "lrqfa": "-q on the same namespaces (full crosses, not a low-rank factorisation)",
     "lrqdropout": "none",
     "interact": "-q (crosses whose values are products, as --interact's)",
-    "classweight": "an importance weight on each line of the class (label weight)",
     "oaa_subsample": "none (--oaa learns every class from every example)",
 }
 """VW's options sl does not take, with the nearest thing sl has."""
@@ -533,7 +534,7 @@ def parse_argv(argv: list[str]) -> Translation:
 
 
 REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
-                        "keep", "ngram", "skips", "cache_file"})  # fmt: skip
+                        "keep", "ngram", "skips", "cache_file", "classweight"})  # fmt: skip
 """VW's options that may be given several times, each adding a value."""
 
 

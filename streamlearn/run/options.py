@@ -93,9 +93,10 @@ def check_cache_file(path: str) -> None:
     something other than an sl cache (VW's cache, a model, a user's file), which sl did not
     create and must not replace."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise UsageError(f"cache {path} is not a regular file: a cache is written, then "
+                             "read again on every pass")  # fmt: skip
         with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return
             head = f.read(SNIFF_BYTES)
     except OSError:
         return  # a new file (or one check_outputs reports)

@@ -622,7 +622,7 @@ def _check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:
 
 
 def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks: BatchChecks,
-             runs: list[Run]) -> Iterator[Batch]:  # fmt: skip
+             runs: list[Run], weigh=None) -> Iterator[Batch]:  # noqa: ANN001  # fmt: skip
     """``batches`` checked (format, malformed lines, labels) on the parser's side of
     :func:`~streamlearn.run.runner.prefetch`, so that the learners' thread only learns."""
     for batch in batches:
@@ -633,7 +633,34 @@ def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks:
             check_classes(batch, checks.classes)
         elif checks.zero_to_negative:
             batch.labels[batch.labels == 0.0] = -1.0
+        if weigh is not None:
+            weigh(batch)
         yield batch
+
+
+def class_weigher(config: TrainConfig):  # noqa: ANN201 - a function of a batch, or None
+    """VW's ``--classweight``: each learned example's importance weight times its class's
+    multiplier (a new array: a batch replayed by the API is not weighed twice); None when
+    there is none, or nothing is learned (VW weighs examples it learns only)."""
+    table = config.class_weights()
+    if not table or config.test_only:
+        return None
+    keys = np.array(sorted(table), dtype=np.uint64)
+    factors = np.array([table[int(k)] for k in keys], dtype=np.float32)
+
+    def weigh(batch: Batch) -> None:
+        labels = batch.labels
+        known = np.isfinite(labels)
+        klass = np.zeros(labels.shape[0], dtype=np.uint64)
+        klass[known] = np.trunc(labels[known]).astype(np.int64).astype(np.uint64) & 0xFFFFFFFF
+        at = np.minimum(np.searchsorted(keys, klass), len(keys) - 1)
+        hit = known & (keys[at] == klass)
+        if hit.any():
+            w = batch.weights.copy()
+            w[hit] = (w[hit].astype(np.float32) * factors[at[hit]]).astype(np.float64)
+            batch.weights = w
+
+    return weigh
 
 
 def _silent(text: str) -> None:
@@ -647,6 +674,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
 
     ``end_of_input()`` is called once the first pass has read the whole input.
     """
+
+    weigh = class_weigher(config)
 
     def snapshot(run: Run, final: bool = False):  # noqa: ANN202 - taken when PassLog asks
         return functools.partial(
@@ -665,7 +694,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 run.log.begin(run.learner.stats)
             if board is not None:
                 board.begin_pass(pass_no)
-            for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs)):
+            for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs,
+                                           weigh)):  # fmt: skip
                 learning = [run for run in active if not run.done]
                 learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
                 for run, preds in zip(learning, learned, strict=True):

@@ -321,3 +321,36 @@ def test_interactions_of_five_and_more_namespaces(tmp_path):
                           if ln.startswith("average loss")).split("=")[1])  # fmt: skip
         got = report(["-d", str(src), "--interactions", spec], tmp_path)["average_loss"]
         assert abs(got - want) <= 1e-6 * max(1.0, abs(want)), (spec, got, want)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--classweight", "1:2,0:3.1,-1:5"],
+    ["--oaa", "3", "--classweight", "2:0,3:0.1", "--classweight", "1:10"],
+])  # fmt: skip
+def test_classweight_weighs_learned_examples_as_vw(tmp_path, argv):
+    """VW's --classweight: a learned example's importance weight times its class's
+    multiplier (the label truncated, -1 included); the summary's weights follow."""
+    rng = np.random.default_rng(3)
+    oaa = "--oaa" in argv
+    lines = []
+    for i in range(400):
+        label = int(rng.integers(1, 4)) if oaa else int(rng.choice([-1, 1]))
+        lines.append(f"{label} |a f{i % 11}:{rng.random():.4f} g{i % 7}")
+    src = tmp_path / "d.vw"
+    src.write_text("\n".join(lines) + "\n")
+    plain = report(["-d", str(src), *argv[:2 if oaa else 0]], tmp_path)
+    got = report(["-d", str(src), *argv], tmp_path)
+    assert got["weighted_example_sum"] != plain["weighted_example_sum"]
+    t = report(["-d", str(src), *argv, "-t"], tmp_path)  # VW weighs what it learns only
+    assert t["weighted_example_sum"] == 400
+    r = invoke(["vw", "-d", str(src), "--classweight", "a:2"])
+    assert r.exit_code == 2 and "CLASS:WEIGHT" in r.output
+    pytest.importorskip("vowpalwabbit")
+    import subprocess
+    import sys
+
+    vw = subprocess.run([sys.executable, "-m", "vowpalwabbit", "-d", str(src), *argv],
+                        capture_output=True, text=True)  # fmt: skip
+    figures = dict(ln.split(" = ") for ln in vw.stderr.splitlines() if " = " in ln)
+    assert abs(got["average_loss"] - float(figures["average loss"])) <= 1e-6
+    assert abs(got["weighted_example_sum"] - float(figures["weighted example sum"])) <= 1e-4

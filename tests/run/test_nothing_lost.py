@@ -450,3 +450,17 @@ def test_a_huge_label_leaks_no_warning_when_quiet(tmp_path):
     src.write_text("123456789012345678901 |a b\n1 |a c\n")
     r = sl_run(["train", str(src), "--quiet"], tmp_path)
     assert r.returncode == 0 and r.stderr == b"", r.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_cache_must_be_a_regular_file(tmp_path, days, kind):
+    """A cache is read again on every pass: a FIFO would block, /dev/null would be empty."""
+    import os
+
+    if kind == "fifo":
+        c = tmp_path / "c.fifo"
+        os.mkfifo(c)
+    else:
+        c = "/dev/null"
+    r = invoke(["train", str(days[0]), "--cache", str(c), "--passes", "2", *QUIET])
+    assert r.exit_code == 2 and "is not a regular file" in r.output, r.output
