@@ -7,7 +7,7 @@ bytes are :mod:`streamlearn.io.vwmodel`'s.  What is translated:
   ``--oaa K``, ``--indexing``, ``-q``/``--cubic``/``--interactions``,
   ``--ignore``/``--ignore_linear``/``--keep``, ``--noconstant``, ``--hash all``,
   ``--ngram``/``--skips`` (in the header), ``--binary``, ``--link``, the learner
-  (``--ftrl``, ``--coin``, ``--pistol``) and, in a model with its resume state,
+  (``--ftrl``, ``--coin``, ``--pistol``, ``--freegrad``) and, in a model with its resume state,
   gd's update rule (``--sgd``, ``--adaptive``, ``--normalized``, ``--invariant``)
   and ``-l``/``--power_t``.  They become the model's
   :class:`~streamlearn.config.TrainConfig`; what VW does not keep (the loss
@@ -17,7 +17,7 @@ bytes are :mod:`streamlearn.io.vwmodel`'s.  What is translated:
   (a reduction sl does not have) is refused, named.
 * **Resume state** (VW 9's default ``--save_resume``): each slot's floats are
   the learner's own columns (gd: weight, adaptive sum, largest |x|, as many as
-  the update rule keeps; ftrl: w, z, n; pistol: 4; coin: 6); gd's normalizer sums
+  the update rule keeps; ftrl: w, z, n; pistol: 4; coin, freegrad: 6); gd's normalizer sums
   (``norm``, ``total_weight``: class 0's under ``--oaa``, as VW keeps them without
   ``--per_model_save_load``), its l1 and l2 state, ``t`` and the progressive
   counters go to ``gstate`` and ``stats``.
@@ -37,10 +37,11 @@ from streamlearn.io import vwmodel
 
 F32 = np.float32
 
-VW_LEARNERS = ("gd", "ftrl", "coin", "pistol")
+VW_LEARNERS = ("gd", "ftrl", "coin", "pistol", "freegrad")
 """The learners whose models sl reads and writes in VW's format (and --oaa over gd, ftrl)."""
-COLUMNS = {"ftrl": 3, "pistol": 4, "coin": 6}
-"""Floats per slot in the resume state of VW's ftrl-family learners (its ``ftrl_size``)."""
+COLUMNS = {"ftrl": 3, "pistol": 4, "coin": 6, "freegrad": 6}
+"""Floats per slot in the resume state of VW's ftrl-family learners (its ``ftrl_size``) and
+of ``--freegrad`` (its ``freegrad_size``), in sl's column order."""
 UNRECORDED = ("loss", "sort_features", "leave_duplicate_interactions", "initial_t")
 """Options an sl model records and a VW model does not: the command line's hold (their
 defaults resolved with the run's other options, as VW resolves them)."""
@@ -86,7 +87,7 @@ def _options(h: vwmodel.Header) -> dict:
             facts["rules"].add(name)
         elif name in ("learning_rate", "power_t", "ftrl_alpha", "ftrl_beta"):
             learn[name] = _float(name, value)
-        elif name in ("ftrl", "coin", "pistol"):
+        elif name in ("ftrl", "coin", "pistol", "freegrad"):
             learn["algo"] = name
         elif name == "binary":
             learn["binary"] = True
@@ -101,7 +102,8 @@ def _options(h: vwmodel.Header) -> dict:
     if unknown:
         raise Unsupported(
             f"it was trained with {', '.join(unknown)}, which sl does not support (sl reads "
-            "VW's linear models: gd and its update rules, --ftrl, --coin, --pistol, --oaa)"
+            "VW's linear models: gd and its update rules, --ftrl, --coin, --pistol, --freegrad, "
+            "--oaa)"
         )
     if h.lda:
         raise Unsupported("it is an --lda model, which sl does not support")
@@ -250,6 +252,10 @@ def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
 
         gstate[G_NORM] = r["norm"][0]
         gstate[G_TOTAL] = r["total_weight"][0]
+    elif learner == "freegrad":  # (its sum of weights only: VW keeps no other state of it)
+        from streamlearn.learners.freegrad import G_TOTAL
+
+        gstate[G_TOTAL] = r["total_weight"][0]
     elif learner == "oaa_gd":
         from streamlearn.learners.oaa import G_CLASS
 
@@ -350,6 +356,10 @@ def _sums(model) -> tuple[list[float], list[float]]:  # noqa: ANN001
         from streamlearn.learners.oaa import G_CLASS
 
         return [float(g[G_CLASS])], [float(g[G_CLASS + 1])]
+    if model.learner == "freegrad":
+        from streamlearn.learners.freegrad import G_TOTAL
+
+        return [0.0], [float(g[G_TOTAL])]
     return [0.0], [0.0]
 
 
@@ -386,7 +396,7 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words.append("--binary")
     if link not in (None, "identity"):
         words += ["--link", link]
-    if config.algo in ("ftrl", "coin", "pistol"):
+    if config.algo in ("ftrl", "coin", "pistol", "freegrad"):
         words.append(f"--{config.algo}")
     elif resume:
         rules = [r for r in UPDATE_RULE if getattr(config, r)]

@@ -121,6 +121,7 @@ KINDS = [
     ("--ftrl", "", "a"),
     ("--coin", "", "a"),
     ("--pistol", "", "a"),
+    ("--freegrad --fepsilon 2 --restart", "--fepsilon 2 --restart", "a"),
     ("-c -k --passes 3 --sgd -l 0.05", "--sgd -l 0.05", "a"),
     ("--sgd -l 0.05 --initial_t 3", "--sgd -l 0.05 --initial_t 3", "a"),
     ("--sgd -l 0.05 --initial_t 3", "--sgd -l 0.05", "a"),  # (VW keeps no --initial_t)
@@ -191,9 +192,14 @@ def test_sl_vw_writes_vws_format_and_refuses_what_vw_cannot_read_before_running(
     assert h.version == vwmodel.WRITES and m.read_bytes()[h.end] == 1  # the resume state
     slvw(tmp_path, "-d", str(data / "a.vw"), "-f", str(m), "--predict_only_model")
     assert m.read_bytes()[vwmodel.read_header(m.read_bytes()).end] == 0  # weights only
+    # an sl model of a learner VW does not have: continued by sl vw, refused before it runs
+    tg = tmp_path / "tg.sl"
+    r = invoke(["train", str(data / "a.vw"), "--algo", "tg", "--l1", "1e-4", "-f", str(tg),
+                "--quiet"])  # fmt: skip
+    assert r.exit_code == 0, r.output
     before = m.read_bytes()
-    r = invoke(["vw", "-d", str(data / "a.vw"), "-f", str(m), "--freegrad", "--quiet"])
-    assert r.exit_code == 2 and "VW" in r.output and "freegrad" in r.output
+    r = invoke(["vw", "-i", str(tg), "-d", str(data / "b.vw"), "-f", str(m), "--quiet"])
+    assert r.exit_code == 2 and "VW has no --algo tg" in r.output, r.output
     assert m.read_bytes() == before
 
 
