@@ -108,8 +108,9 @@ def predict(
         raise ValueError("predict needs a model: Inputs(initial_model=PATH)")
     check(inputs, outputs)
     m = model_io.load(model_path)
+    outputs = model_io.with_link(m, outputs)  # a VW model's --link
     config = m.config
-    check_probabilities(config, outputs.probabilities)
+    check_probabilities(config, outputs.probabilities, outputs.link)
     guard = FormatGuard(config, fmt, f"model {model_path}")
     scorer = Scorer(m, outputs.probabilities)
     scorer.params[P_BINARY] = binary_mode(config.binary, outputs.link)
