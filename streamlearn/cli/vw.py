@@ -534,6 +534,8 @@ def _resolve(t: Translation) -> None:
         if name is not None and name != "-":
             t.inputs["cache"] = name + ".sl"
     t.learn.setdefault("zero_label", "vw")
+    if "initial_model" not in t.inputs:
+        t.learn.setdefault("numbers", "vw")  # VW's decimals; a model read with -i keeps its own
     t.learn.setdefault("preserve_performance_counters", False)
 
 
