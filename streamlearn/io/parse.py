@@ -42,6 +42,7 @@ from streamlearn.io.grams import expand_grams
 from streamlearn.io.interactions import (
     CROSS_BUDGET,
     Interactions,
+    compile_interactions,
     expand_batch,
     fuses,
     row_crosser,
@@ -432,15 +433,22 @@ def parse_bytes(
     source: str = "<bytes>",
     first_line: int = 1,
     limit: float = MAX_MAGNITUDE,
+    numbers: str = "exact",
 ) -> Batch:
     """Parse a bytes object of whole lines (tests, small inputs); ``limit`` as
-    :func:`parse_block`'s.
+    :func:`parse_block`'s; ``numbers="vw"`` reads VW text's numbers as VW does
+    (``TrainConfig.numbers``).
 
     >>> parse_bytes(b"3 1:0.5 7:2\\n", fmt="svmlight", constant=False).indices.tolist()
     [1, 7]
+    >>> parse_bytes(b"|f a:0.125\\n", constant=False, numbers="vw").values.tolist()
+    [0.1249999925494194]
     """
+    if numbers not in ("exact", "vw"):
+        raise ValueError(f"numbers must be 'exact' or 'vw', not {numbers!r}")
     buf = np.frombuffer(data, dtype=np.uint8).copy()
-    return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant,
+    inter = compile_interactions(vw_numbers=True) if numbers == "vw" else None
+    return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant, inter,
                        limit=limit)  # fmt: skip
 
 

@@ -230,6 +230,11 @@ def vw_parse_float(token: str | bytes, at_end: bool = True) -> float:
     """
     if isinstance(token, bytes):
         token = token.decode("ascii")
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN, as in C
+        return _vw_parse_float(token, at_end)
+
+
+def _vw_parse_float(token: str, at_end: bool) -> float:
     i, n, neg = 0, len(token), False
     if token.startswith("-"):
         neg, i = True, 1
@@ -262,7 +267,6 @@ def vw_parse_float(token: str | bytes, at_end: bool = True) -> float:
         e = (exp - dec) & 0xFF
         e = e - 256 if e >= 128 else e
         scale = F32(math.inf) if e > 38 else F32(0.0) if e < -37 else VW_POW10[e + 37]
-        with np.errstate(invalid="ignore"):
-            v = F32(acc * scale)
+        v = F32(acc * scale)
         return float(-v if neg else v)
     return float32_of_decimal(token)  # strtof
