@@ -49,7 +49,7 @@ from streamlearn.io._words import (
 )
 from streamlearn.io.batch import TOO_LARGE, TOO_MANY_CROSSES
 from streamlearn.io.interactions import CROSS_CROWDED, cross_row
-from streamlearn.io.vwfloat import vw_number
+from streamlearn.io.vwfloat import vw_fast, vw_number
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
 # status codes (keys of streamlearn.io.batch.REASONS)
@@ -418,7 +418,10 @@ def parse_vw_block(
                         err = s
                         break
                     if vw_numbers:
-                        c, v, j = vw_number(buf, vs, le, vle)
+                        # VW's own arithmetic inline (most values); strtof's by a call
+                        ok, v, j = vw_fast(buf, vs, le, vle)
+                        if not ok:
+                            c, v, j = vw_number(buf, vs, le, vle)
                     else:
                         ok, v, j = fast_decimal(buf, vs, le)
                         if not ok:
