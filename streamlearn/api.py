@@ -50,6 +50,7 @@ names (``algo``, ``loss``, ``bits``, ``l1``, ``learning_rate``, ...).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -141,6 +142,14 @@ class Model:
     report : dict or None
         The figures of the last :meth:`fit` / :meth:`partial_fit`: what
         ``sl train --report`` writes (progressive loss, curve, passes, ...).
+
+    Notes
+    -----
+    A Model may be shared between threads: :meth:`fit`, :meth:`partial_fit`
+    and :meth:`save` take the model's lock, so two threads' ``partial_fit``
+    calls are learned one after the other, each from the other's result (none
+    is lost), and a save writes one whole state.  Predictions do not wait: they
+    score the model as it was when they started (training makes a new one).
     """
 
     def __init__(self, **options) -> None:
@@ -151,6 +160,16 @@ class Model:
         self.options = options
         self.report: dict | None = None
         self._model: model_io.Model | None = None
+        self._lock = threading.RLock()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_lock"]  # a lock is this process's: a copy gets its own
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     # -- files -----------------------------------------------------------------
 
@@ -162,9 +181,12 @@ class Model:
         m.options = _options_of(m._model.config)  # fit() starts over with the same options
         return m
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model (atomically, with its resume state) to ``path``."""
-        model_io.save(self._fitted(), str(path))
+    def save(self, path: str | os.PathLike, format: str = "sl") -> None:  # noqa: A002
+        """Write the model (atomically, with its resume state) to ``path``: in sl's format,
+        or ``format="vw"`` in Vowpal Wabbit's (``"vw_predict_only"``: its weights only),
+        which ``vw -i`` reads (docs/vw-compat.md).  :meth:`load` reads either."""
+        with self._lock:
+            model_io.save(self._fitted(), str(path), format)
 
     # -- training ---------------------------------------------------------------
 
@@ -187,13 +209,15 @@ class Model:
         file, ``"tcp://host:8786"``) with ``sync_every=N`` to train files on a
         Dask cluster (:mod:`streamlearn.distributed.driver`): the same kind of model.
         """
-        return self._learn(None, data, y, lines, sample_weight, base, run)
+        with self._lock:
+            return self._learn(None, data, y, lines, sample_weight, base, run)
 
     def partial_fit(self, data=None, y=None, *, lines=None, sample_weight=None, base=None,
                     **run) -> Model:  # noqa: ANN001  # fmt: skip
         """Continue training, as ``sl train -i``: the result equals one run over
         everything seen so far (see :meth:`fit` for the arguments)."""
-        return self._learn(self._model, data, y, lines, sample_weight, base, run)
+        with self._lock:  # from reading the model to replacing it: no update lost
+            return self._learn(self._model, data, y, lines, sample_weight, base, run)
 
     def _learn(self, start: model_io.Model | None, data, y, lines, sample_weight, base,
                run: dict) -> Model:  # noqa: ANN001  # fmt: skip
@@ -375,7 +399,8 @@ class Model:
         from streamlearn.run.train import merge_config
 
         try:
-            return merge_config(start.config if start is not None else None, explicit)
+            return merge_config(start.config if start is not None else None, explicit,
+                                model_io.unrecorded(start))
         except UsageError as e:
             raise ValueError(e.message) from None
 

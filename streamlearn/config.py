@@ -40,7 +40,7 @@ FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "numbers", "top_k"
 # model trained with --passes 5 on today's log makes one pass and holds
 # nothing out unless this run asks for it.
 PER_RUN = ("passes", "holdout_period", "early_terminate", "test_only", "holdout_after",
-           "decay_learning_rate", "preserve_performance_counters")  # fmt: skip
+           "decay_learning_rate", "preserve_performance_counters", "classweight")  # fmt: skip
 
 
 BATCH_ALGORITHMS = ("cd", "scd")
@@ -207,6 +207,12 @@ class TrainConfig:
     """Each namespace's features sorted by slot, duplicates dropped (VW's --sort_features)."""
     leave_duplicate_interactions: bool = False
     """Keep interactions equal up to order (VW's --leave_duplicate_interactions)."""
+    classweight: tuple[str, ...] = ()
+    """VW's ``--classweight k:w,...``: a learned example of class (label) k has its importance
+    weight multiplied by w (:meth:`class_weights`)."""
+    model_id: str = ""
+    """A name kept in the model (VW's ``--id``): a continued model keeps it unless another
+    is given; ``sl inspect`` shows it."""
     preserve_performance_counters: bool = True
     """Continuing a model, count and report from its totals (sl's default); False: this
     run's examples only, as VW without --preserve_performance_counters (the model saved
@@ -382,8 +388,23 @@ class TrainConfig:
         ``total_feature_width``); feature slot h of class c is ``(h·stride + c) mod 2^b``."""
         return 1 << max(self.oaa - 1, 0).bit_length() if self.oaa else 1
 
+    def class_weights(self) -> dict[int, float]:
+        """``--classweight``'s multipliers by class, as VW keys them: the label truncated to
+        an integer, modulo 2^32 (so ``-1:5`` weighs the label -1)."""
+        weights: dict[int, float] = {}
+        for spec in self.classweight:
+            for item in spec.split(","):
+                klass, _, weight = item.partition(":")
+                try:
+                    weights[int(klass) % (1 << 32)] = float(weight)
+                except ValueError:
+                    raise ConfigError(f"--classweight {item!r}: CLASS:WEIGHT expected (an "
+                                      "integer and a number)") from None  # fmt: skip
+        return weights
+
     def _check_vw_options(self) -> None:
         """The checks of the options VW users bring (see the fields' docstrings)."""
+        self.class_weights()
         online = self.algo not in BATCH_ALGORITHMS
         checks = [
             (self.hash in HASHES, f"--hash must be one of {', '.join(HASHES)}"),

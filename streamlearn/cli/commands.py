@@ -87,7 +87,7 @@ def vw_learner_options(f):
                      help="freegrad: project the weights onto a ball (of --radius)."),
         click.option("--radius", type=float, default=None,
                      help="freegrad --project: the ball's radius [default: adaptive]."),
-        click.option("--oaa", type=int, default=None, metavar="K",
+        click.option("--oaa", type=click.IntRange(min=1), default=None, metavar="K",
                      help="One-against-all multiclass over K classes, labels 1..K or "
                      "0..K-1 (--algo gd or ftrl); predictions are classes."),
         click.option("--indexing", type=click.IntRange(0, 1), default=None,
@@ -269,7 +269,7 @@ def vw_learner_options(f):
     "--interactions",
     multiple=True,
     metavar="AB..",
-    help="Crosses of 2 to 4 namespaces, e.g. --interactions abcd. Repeatable.",
+    help="Crosses of 2 to 16 namespaces, e.g. --interactions abcd. Repeatable.",
 )
 @click.option("--ignore", multiple=True, metavar="A", help="Drop namespace A's features.")
 @click.option(

@@ -193,7 +193,8 @@ def _model_crosses(path: str | None) -> tuple[int, ...] | None:
     """The crosses recorded in model file ``path`` (its JSON header: read without numba).
 
     None when ``path`` is not a regular file: a model read from a pipe, a FIFO or
-    ``<(zcat m.sl.gz)`` can be read once only, by the run.
+    ``<(zcat m.sl.gz)`` can be read once only, by the run; and for a VW model (its
+    options are read by the run): the kernels are compiled ones then.
     """
     if not path:
         return ()
@@ -207,6 +208,8 @@ def _model_crosses(path: str | None) -> tuple[int, ...] | None:
     try:
         with open(path, "rb") as f:
             magic, _, n = struct.unpack("<8sII", f.read(16))
+            if magic[4:5].isdigit() and magic[5:6] in b".0123456789" and 6 <= magic[0] <= 16:
+                return None  # a VW model (io/vwmodel.py's sniff): not read before numba
             if magic != b"SLMODEL\0" or n > 64 << 20:
                 return ()
             return crosses(json.loads(f.read(n)).get("config", {}))

@@ -65,6 +65,11 @@ class Translation:
     help: bool = False
     version: bool = False
     rate_zero: bool = False
+    no_stdin: bool = False
+    """--no_stdin: without -d, read no examples (VW); sl then reads none, and writes its
+    outputs from the initial model (--allow-empty)."""
+    allow_empty: bool = False
+    noop: bool = False
 
     def add(self, key: str, value) -> None:  # noqa: ANN001 - a repeatable option's value
         self.learn[key] = (*self.learn.get(key, ()), value)
@@ -166,6 +171,13 @@ def _algo(t: Translation, name: str, _: str | None) -> None:
     t.learn["algo"] = name
 
 
+def _oaa(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--oaa {value}: one-against-all needs at least one class")
+    t.learn["oaa"] = k
+
+
 def _progress(t: Translation, name: str, value: str) -> None:
     t.progress = value
 
@@ -244,8 +256,11 @@ OPTIONS: dict[str, Opt] = {
     "cache_file": Opt(None, True, _cache_file),
     "kill_cache": Opt("k", False, lambda t, n, v: t.inputs.__setitem__("rebuild_cache", True)),
     "compressed": Opt(None, False, _noop),
+    "onethread": Opt(None, False, _noop),  # VW: no parser thread; sl's threads change nothing
     "examples": Opt(None, True, _examples),
     "strict_parse": Opt(None, False, _set("strict")),
+    "no_stdin": Opt(None, False, _set("no_stdin")),
+    "allow_empty": Opt(None, False, _set("allow_empty")),  # sl's own: sl train --allow-empty
     # passes and holdout
     "passes": Opt(None, True, _learn("passes", _int)),
     "holdout_off": Opt(None, False, _learn("holdout_period", lambda n, v: 0)),
@@ -253,6 +268,7 @@ OPTIONS: dict[str, Opt] = {
     "holdout_after": Opt(None, True, _holdout_after),
     "early_terminate": Opt(None, True, _learn("early_terminate", _int)),
     "testonly": Opt("t", False, _flag("test_only")),
+    "noop": Opt(None, False, _set("noop")),
     # what to learn
     "bit_precision": Opt("b", True, _learn("bits", _int)),
     "learning_rate": Opt("l", True, _rate),
@@ -283,9 +299,10 @@ OPTIONS: dict[str, Opt] = {
     "project": Opt(None, False, _flag("freegrad_project")),
     "radius": Opt(None, True, _learn("freegrad_radius", _float)),
     # multiclass
-    "oaa": Opt(None, True, _learn("oaa", _int)),
+    "oaa": Opt(None, True, _oaa),
     "indexing": Opt(None, True, _learn("indexing", _int)),
     "probabilities": Opt(None, False, _set("probabilities")),
+    "classweight": Opt(None, True, _repeat("classweight")),
     "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
     "constant": Opt("C", True, _learn("initial_constant", _float)),
     "random_seed": Opt(None, True, _learn("seed", _int)),
@@ -311,13 +328,16 @@ OPTIONS: dict[str, Opt] = {
     "predictions": Opt("p", True, _predictions),
     "raw_predictions": Opt("r", True, _raw),
     "save_resume": Opt(None, False, _noop),
-    "predict_only_model": Opt(None, False, _note(
-        "accepted; sl's model always keeps what continuing needs")),
+    "predict_only_model": Opt(None, False, lambda t, n, v: t.outputs.__setitem__(
+        "model_format", "vw_predict_only")),  # -f: VW's weights only
     "preserve_performance_counters": Opt(None, False,
                                          _flag("preserve_performance_counters")),
     "sparse_weights": Opt(None, False, _noop),
     # diagnostics
     "quiet": Opt(None, False, _set("quiet")),
+    "driver_output_off": Opt(None, False, _set("quiet")),
+    "limit_output": Opt(None, True, _noop),
+    "id": Opt(None, True, _learn("model_id")),
     "report": Opt(None, True, _report),  # sl's own: the JSON report of sl train --report
     "progress": Opt("P", True, _progress),
     "audit": Opt("a", False, _note(
@@ -380,7 +400,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "output_feature_regularizer_text": "none",
     "hexfloat_weights": "--readable_model",
     "dump_json_weights_experimental": "--readable_model",
-    "id": "none",
     "json": "none (sl reads VW text and svmlight)",
     "dsjson": "none (sl reads VW text and svmlight)",
     "flatbuffer": "none (sl reads VW text and svmlight)",
@@ -391,7 +410,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "num_children": "none",
     "pid_file": "none",
     "port_file": "none",
-    "no_stdin": "none",
     "no_daemon": "none",
     "threads": "none (sl parses on two threads already)",
     "span_server": "sl train --dask (averaging over a Dask cluster)",
@@ -400,18 +418,15 @@ NOT_SUPPORTED: dict[str, str] = {
     "node": "sl train --dask",
     "unique_id": "sl train --dask",
     "dry_run": "none",
-    "driver_output_off": "--quiet",
     "driver_output": "--quiet",
     "log_level": "--quiet",
     "log_output": "--quiet",
-    "limit_output": "--quiet",
     "ring_size": "none",
     "example_queue_limit": "none",
     "lrq": "-q on the same pair of namespaces (full crosses, not a low-rank factorisation)",
     "lrqfa": "-q on the same namespaces (full crosses, not a low-rank factorisation)",
     "lrqdropout": "none",
     "interact": "-q (crosses whose values are products, as --interact's)",
-    "classweight": "an importance weight on each line of the class (label weight)",
     "oaa_subsample": "none (--oaa learns every class from every example)",
 }
 """VW's options sl does not take, with the nearest thing sl has."""
@@ -444,7 +459,7 @@ OTHER_VW_OPTIONS = frozenset("""
     max_depth max_labels max_number_of_labels max_value meanfield mellowness mem
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
     model_count multiplier multitask multiworld_test no_predict no_progress node_only
-    noop normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
+    normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type psi random_init
     randomized_routing range_c rank_all recall_tree regcb regcbopt replay_b
@@ -477,6 +492,7 @@ def parse_argv(argv: list[str]) -> Translation:
     (['a.vw', 'b.vw'], 3, 18, ('ab',), True)
     """
     t = Translation()
+    given: dict[str, str] = {}
     i = 0
     while i < len(argv):
         tok = argv[i]
@@ -511,8 +527,29 @@ def parse_argv(argv: list[str]) -> Translation:
             i += 1
         elif not opt.value and value is not None:
             raise VWUsage(f"--{name} takes no value")
+        if opt.value and name not in REPEATABLE:
+            _agree(given, name, value)
         opt.apply(t, name, value)
     return t
+
+
+REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
+                        "keep", "ngram", "skips", "cache_file", "classweight"})  # fmt: skip
+"""VW's options that may be given several times, each adding a value."""
+
+
+def _agree(given: dict[str, str], name: str, value: str) -> None:
+    """Refuse an option given again with another value, as VW does ("Disagreeing option
+    values"): which one the user meant is a guess."""
+    if name in given and given[name] != value:
+        try:
+            same = float(given[name]) == float(value)
+        except ValueError:
+            same = False
+        if not same:
+            raise VWUsage(f"--{name} is given twice with different values ({given[name]!r} and "
+                          f"{value!r}): give it once")  # fmt: skip
+    given[name] = value
 
 
 def _resolve(t: Translation) -> None:
@@ -526,13 +563,27 @@ def _resolve(t: Translation) -> None:
             t.learn[rule] = rule in rules
     if t.rate_zero:
         t.learn["test_only"] = True  # VW: a learning rate of 0 only tests
+    if t.noop:  # VW's noop learner: predicts 0 and learns nothing
+        if t.inputs.get("initial_model"):
+            raise VWUsage("--noop predicts 0 whatever the model: to score a model with -i, "
+                          "use -t")  # fmt: skip
+        t.learn["test_only"] = True
+    if t.no_stdin and not t.data:  # no examples: the outputs come from the initial model
+        t.data = ["/dev/null"]
+        t.allow_empty = True
     if len(t.cache_files) > 1:
         raise VWUsage("sl keeps one cache: give --cache_file once")
-    if t.cache or t.cache_files:
-        # never VW's own cache file (sl cannot read it, and must not overwrite it)
-        name = t.cache_files[0] if t.cache_files else (t.data[0] + ".cache" if t.data else None)
-        if name is not None and name != "-":
-            t.inputs["cache"] = name + ".sl"
+    if t.cache_files:
+        t.inputs["cache"] = t.cache_files[0]
+    elif t.cache and t.data and t.data[0] != "-":
+        # -c: sl's cache beside VW's <data>.cache, never VW's own file (sl cannot read
+        # it, and must not replace it); a stream's cache is the run's own (a temporary file)
+        t.inputs["cache"] = t.data[0] + ".cache.sl"
+    if t.learn.get("oaa") and t.link != "identity":  # VW applies it below --oaa: no effect
+        t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
+                       "nothing (as in VW)")  # fmt: skip
+        t.link = "identity"
+    t.outputs.setdefault("model_format", "vw")  # -f writes VW's model format
     t.learn.setdefault("zero_label", "vw")
     if "initial_model" not in t.inputs:
         t.learn.setdefault("numbers", "vw")  # VW's decimals; a model read with -i keeps its own
@@ -545,8 +596,9 @@ HELP = """Usage: sl vw [VW OPTIONS] [FILE]
 
   VW's spellings (--loss_function, --bit_precision, -b 18, --passes=3, ...), options
   after the data, -d repeatable or the data file as an argument.  An option sl does not
-  have is named with the nearest sl equivalent (exit 2).  Models are sl's (sl cannot
-  read VW's model files); -c keeps sl's cache in <data>.cache.sl, beside VW's.
+  have is named with the nearest sl equivalent (exit 2).  -f writes VW's model format
+  (vw -i reads it), -i reads VW's models and sl's; -c keeps sl's cache in
+  <data>.cache.sl, beside VW's.
   sl's own addition: --report PATH writes sl train's JSON report.
 
   Every option, what it does and what differs: docs/vw-compat.md.
@@ -586,7 +638,7 @@ def vw(argv: tuple[str, ...]) -> None:
     kw = {"strict": t.strict, "examples": t.inputs.pop("examples", None),
           "predictions": t.predictions, "raw_predictions": t.raw_predictions,
           "report": t.report, "link": t.link, "quiet": t.quiet,
-          "probabilities": t.probabilities}  # fmt: skip
+          "probabilities": t.probabilities, "allow_empty": t.allow_empty}  # fmt: skip
     try:
         inputs, outputs, console = run_parts(tuple(t.data), kw, t.inputs,
                                              {**t.outputs, "vw_summary": True},
@@ -596,13 +648,6 @@ def vw(argv: tuple[str, ...]) -> None:
     for note in t.notes:
         console.say(f"sl vw: {note}")
     from streamlearn import api
-    from streamlearn.errors import ModelError
 
-    try:
-        api.train(t.learn, inputs, outputs, console)
-    except ModelError as e:
-        if "not an sl model" in e.message:
-            e.message += (" -- a Vowpal Wabbit model? sl reads the models sl writes: train it "
-                          "with sl vw ... -f MODEL first")  # fmt: skip
-        raise
+    api.train(t.learn, inputs, outputs, console)
 

@@ -32,12 +32,14 @@ returns them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -156,9 +158,25 @@ class CacheWriter:
                 self.f.write(memoryview(data).cast("B"))
         self.records += 1
 
-    def close(self) -> None:
+    def close(self) -> BinaryIO | None:
+        """Write the end record, make the cache visible, and return it open for reading.
+
+        The run replays the file it wrote through this descriptor, never by its
+        path: another run may replace the path meanwhile (another ``-k``, other
+        options), and this run must not learn that run's batches.
+        """
         self.f.write(struct.pack("<QIQ", 0, 0, self.records))  # the end record
-        self.out.commit()
+        self.out.prepare()
+        if self.out.tmp is None:  # written through (a device): nothing to hold
+            self.out.commit()
+            return None
+        held = open(self.out.tmp, "rb")  # noqa: SIM115 - the caller's
+        try:
+            self.out.commit()
+        except BaseException:
+            held.close()
+            raise
+        return held
 
     def abort(self) -> None:
         self.out.abort()
@@ -215,15 +233,30 @@ def _unpack(how: dict, dtype: np.dtype, count: int, buf, off: int) -> tuple[np.n
     raise ValueError(f"unexpected packing {how}")
 
 
-def matches(path: str | os.PathLike, ident: dict) -> bool:
+def open_matching(path: str | os.PathLike, ident: dict) -> BinaryIO | None:
+    """The cache at ``path`` open for reading when it was built from ``ident``, else None.
+
+    The run replays what it checked through this descriptor: a cache replaced by
+    another run after the check is not read.
+    """
     try:
-        with open(path, "rb") as f:
-            if f.read(8) != MAGIC:
-                return False
+        f = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    except OSError:
+        return None
+    try:
+        if f.read(8) == MAGIC:
             (hlen,) = struct.unpack("<I", f.read(4))
-            return json.loads(f.read(hlen)) == ident
+            if json.loads(f.read(hlen)) == ident:
+                return f
     except (OSError, ValueError, struct.error):
-        return False
+        pass
+    f.close()
+    return None
+
+
+def is_cache(head: bytes) -> bool:
+    """True when ``head`` (a file's first bytes) is the start of an sl cache."""
+    return head[:7] == MAGIC[:7]
 
 
 class CacheCorrupt(ValueError):
@@ -232,15 +265,18 @@ class CacheCorrupt(ValueError):
 
 
 
-def read(path: str | os.PathLike) -> Iterator[Batch]:
+def read(path: str | os.PathLike, held: BinaryIO | None = None) -> Iterator[Batch]:
     """Replay the batches of a cache, each checked before a kernel sees it.
 
+    ``held``: the cache open for reading (:meth:`CacheWriter.close`,
+    :func:`open_matching`), read from its start; ``path`` then only names it.
     The kernels do not bounds-check (numba), so every record is validated
     here: dtypes, lengths, CSR structure, slots below the header's ``2**bits``
     and tag spans inside the record.  Anything else raises
     :class:`CacheCorrupt` naming the record.
     """
-    with open(path, "rb") as f:
+    with contextlib.nullcontext(held) if held is not None else open(path, "rb") as f:
+        f.seek(0)
         total = os.fstat(f.fileno()).st_size
         if f.read(8) != MAGIC:
             raise CacheCorrupt(f"{path} is not an sl cache")

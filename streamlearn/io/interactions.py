@@ -58,7 +58,7 @@ _EVERY_BYTE = np.uint64(0x0101010101010101)
 WILDCARD = 58
 """``:``, VW's wildcard, with its own byte: VW sorts interactions with it as a
 character (``--cubic a::`` becomes ``::a`` before it is expanded)."""
-MAX_TERMS = 4
+MAX_TERMS = 16
 MAX_CROSSES = 1 << 25
 """The most crosses one example may make (``--max-crosses``); above it the line is
 skipped as malformed (:data:`TOO_MANY_CROSSES`): 33.5 M crosses, 400 MB of
@@ -347,12 +347,48 @@ def _example_terms(terms, lengths, present, npresent, out, out_len, dedupe=True)
 
 
 @jit
-def _term_key(t: np.ndarray, m: int) -> np.int64:
-    """A row of namespace bytes as one integer in VW's order: shorter first, then bytewise."""
-    key = np.int64(m)
-    for a in range(MAX_TERMS):
-        key = (key << 9) | (t[a] if a < m else 0)
-    return key
+def _row_less(a: np.ndarray, la: int, b: np.ndarray, lb: int) -> bool:
+    """VW's order of two interactions (rows of namespace bytes): shorter first, then
+    bytewise."""
+    if la != lb:
+        return la < lb
+    for k in range(la):
+        if a[k] != b[k]:
+            return a[k] < b[k]
+    return False
+
+
+@jit
+def _argsort_rows(rows: np.ndarray, lens: np.ndarray, n: int) -> np.ndarray:
+    """A stable order of ``rows[:n]`` by :func:`_row_less` (a bottom-up merge sort: any
+    number of terms, O(n log n))."""
+    order = np.arange(n)
+    tmp = np.empty(n, dtype=np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _row_less(rows[order[j]], lens[order[j]], rows[order[i]], lens[order[i]]):
+                    tmp[k] = order[j]
+                    j += 1
+                else:
+                    tmp[k] = order[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                tmp[k] = order[i]
+                i += 1
+                k += 1
+            while j < hi:
+                tmp[k] = order[j]
+                j += 1
+                k += 1
+        order, tmp = tmp, order
+        width *= 2
+    return order
 
 
 @jit
@@ -360,26 +396,25 @@ def _sorted_unique(out, out_len, n, dedupe):
     """Sort ``out[:n]`` in VW's order (stable), drop rows equal up to order to an earlier
     one (with ``dedupe``), sort the rows holding a repeated and a different namespace;
     O(n log n).  Returns the rows kept."""
-    keys = np.empty(n, dtype=np.int64)
-    for r in range(n):
-        keys[r] = _term_key(out[r], out_len[r])
-    order = np.argsort(keys, kind="mergesort")
+    order = _argsort_rows(out, out_len, n)
     rows = out[:n].copy()
     lens = out_len[:n].copy()
     scratch = np.empty(MAX_TERMS, dtype=np.int64)
     keep = np.ones(n, dtype=np.bool_)
     if dedupe:  # the canonical (sorted) form of each row, in sorted-list order
-        canon = np.empty(n, dtype=np.int64)
+        canon = np.empty((n, MAX_TERMS), dtype=np.int64)
+        canon_len = np.empty(n, dtype=np.int64)
         for j in range(n):
             r = order[j]
             for a in range(MAX_TERMS):
-                scratch[a] = rows[r, a]
-            _sort_small(scratch, lens[r])
-            canon[j] = _term_key(scratch, lens[r])
-        by_canon = np.argsort(canon, kind="mergesort")  # stable: a group's first comes first
+                canon[j, a] = rows[r, a]
+            canon_len[j] = lens[r]
+            _sort_small(canon[j], lens[r])
+        by_canon = _argsort_rows(canon, canon_len, n)  # stable: a group's first comes first
         for j in range(1, n):
-            if canon[by_canon[j]] == canon[by_canon[j - 1]]:
-                keep[by_canon[j]] = False
+            a, b = by_canon[j], by_canon[j - 1]
+            if not _row_less(canon[b], canon_len[b], canon[a], canon_len[a]):
+                keep[a] = False
     kept = 0
     for j in range(n):
         if not keep[j]:

@@ -500,8 +500,8 @@ def parse_vw_block(
             labels[row] = nan
             weights[row] = 0.0
             bases[row] = 0.0
-            tag_start[row] = ls
-            tag_end[row] = ls
+            tag_start[row] = tag_s  # -p keeps a skipped line's tag
+            tag_end[row] = tag_e
         row += 1
         indptr[row] = k
         if crossing:

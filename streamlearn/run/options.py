@@ -12,16 +12,25 @@ A run's options come in four parts, each given to the functions that use it:
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
 
 import numpy as np
 
 from streamlearn.errors import InputUnreadable, UsageError
+from streamlearn.io.cache import is_cache
 from streamlearn.io.interactions import MAX_CROSSES
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES
-from streamlearn.system.outputs import check_outputs
-from streamlearn.system.sources import SameStream, SourceError, check_sources
+from streamlearn.system.outputs import check_outputs, is_special
+from streamlearn.system.sources import (
+    SNIFF_BYTES,
+    SameStream,
+    SourceError,
+    check_sources,
+    not_data,
+)
 
 MAX_CROSSES_LIMIT = 1 << 62
 """The largest ``max_crosses`` (``--max-crosses``) a run takes: the kernels count crosses in
@@ -75,6 +84,27 @@ class Inputs:
             raise UsageError(str(e)) from None
         except SourceError as e:
             raise InputUnreadable(str(e)) from None
+        if self.cache is not None:
+            check_cache_file(self.cache)
+
+
+def check_cache_file(path: str) -> None:
+    """A cache is rewritten when it does not match the run: refuse a ``path`` that holds
+    something other than an sl cache (VW's cache, a model, a user's file), which sl did not
+    create and must not replace."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise UsageError(f"cache {path} is not a regular file: a cache is written, then "
+                             "read again on every pass")  # fmt: skip
+        with open(path, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError:
+        return  # a new file (or one check_outputs reports)
+    if not head or is_cache(head):  # an sl cache, of any version: rebuilt when stale
+        return
+    what = not_data(head) or "not an sl cache"
+    raise UsageError(f"cache {path} is {what}; sl would replace it with its own cache: "
+                     "name another cache file, or remove it")  # fmt: skip
 
 
 @dataclass
@@ -99,6 +129,10 @@ class Outputs:
     vw_summary: bool = False
     """The summary's "average loss" as VW prints it: with a holdout, the (best pass's)
     holdout loss, marked ``h`` (``sl vw``); the progressive loss on a line of its own."""
+    model_format: str = "sl"
+    """The final model's format (and ``--save-per-pass``'s): ``sl``; ``vw``, VW's with its
+    resume state (``sl vw -f``); ``vw_predict_only``, VW's weights only
+    (``--predict_only_model``).  See :data:`streamlearn.model.FORMATS`."""
     readable_model: str | None = None
     invert_hash: str | None = None
     lock_timeout: float = 3600.0
@@ -115,6 +149,12 @@ class Outputs:
             (self.invert_hash, "invert-hash model"),
         ]
 
+    def pass_models(self, passes: int) -> list[tuple[str, str]]:
+        """``--save-per-pass``: the model file each of ``passes`` passes writes (``MODEL.N``)."""
+        if not (self.save_per_pass and self.final_model):
+            return []
+        return [(f"{self.final_model}.{k}", f"pass {k} model") for k in range(1, passes + 1)]
+
     def filled(self, fill) -> Outputs:  # noqa: ANN001 - str | None -> str | None
         """These outputs with ``fill`` applied to every path (a grid's placeholders)."""
         return dataclass_replace(
@@ -128,15 +168,33 @@ class Outputs:
         )
 
 
-def written(inputs: Inputs, outputs: Outputs) -> list[tuple[str | None, str]]:
-    """Every path a run writes: its outputs and the parsed-batch cache."""
-    return [*outputs.paths(), (inputs.cache, "cache")]
+def written(inputs: Inputs, outputs: Outputs, passes: int = 1) -> list[tuple[str | None, str]]:
+    """Every path a run of ``passes`` passes writes: its outputs, each pass's model
+    (``--save-per-pass``) and the parsed-batch cache."""
+    return [*outputs.paths(), *outputs.pass_models(passes), (inputs.cache, "cache")]
 
 
-def check(inputs: Inputs, outputs: Outputs) -> None:
-    """Fail before any work: unreadable inputs, outputs that would destroy something."""
+def check(inputs: Inputs, outputs: Outputs, passes: int = 1) -> None:
+    """Fail before any work: unreadable inputs, outputs that would destroy something
+    (an input, the initial model, another output -- each pass's model included)."""
     inputs.check()
-    if outputs.save_per_pass and not outputs.final_model:
+    from streamlearn.model import FORMATS
+
+    if outputs.model_format not in FORMATS:
+        raise UsageError(f"Outputs.model_format must be one of {', '.join(FORMATS)}: got "
+                         f"{outputs.model_format!r}")  # fmt: skip
+    check_pass_models(outputs)
+    check_outputs(written(inputs, outputs, passes), inputs.sources, inputs.initial_model)
+
+
+def check_pass_models(outputs: Outputs) -> None:
+    """``--save-per-pass`` needs ``-f MODEL`` naming a file: ``MODEL.N`` is made beside it."""
+    if not outputs.save_per_pass:
+        return
+    if not outputs.final_model:
         raise UsageError("--save-per-pass writes MODEL.1, MODEL.2, ... beside -f MODEL: "
                          "give -f")  # fmt: skip
-    check_outputs(written(inputs, outputs), inputs.sources, inputs.initial_model)
+    if is_special(outputs.final_model):
+        raise UsageError(f"--save-per-pass writes MODEL.1, MODEL.2, ... beside -f MODEL, and "
+                         f"-f {outputs.final_model} is not a file (a device, a FIFO or a "
+                         "descriptor): give -f a file's path")  # fmt: skip

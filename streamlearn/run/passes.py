@@ -162,17 +162,18 @@ class Passes:
                 self.ident["max_line"] = max_line
             if max_crosses != MAX_CROSSES:
                 self.ident["max_crosses"] = max_crosses
-        self.cache_ready = (
-            self.use_cache and not streams and not rebuild
-            and batch_cache.matches(self.cache_path, self.ident)
-        )  # fmt: skip
+        self._held = None
+        """The cache this run replays, open: checked once, never reopened by its path."""
+        if self.use_cache and not streams and not rebuild:
+            self._held = batch_cache.open_matching(self.cache_path, self.ident)
+        self.cache_ready = self._held is not None
 
     def batches(self) -> Iterator[Batch]:
         """The batches of the next pass."""
         c = self.config
         if self.cache_ready:
             try:
-                yield from batch_cache.read(self.cache_path)
+                yield from batch_cache.read(self.cache_path, self._held)
             except batch_cache.CacheCorrupt as e:
                 raise InputUnreadable(
                     f"{e}: delete it and run again (it is rebuilt from the input)"
@@ -199,10 +200,13 @@ class Passes:
         if usable == 0 and not self.allow_empty:
             writer.abort()  # the run fails for want of examples (exit 10): write nothing
             return
-        writer.close()
+        self._held = writer.close()
         self.cache_ready = True
 
     def close(self) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
         if self._tmpdir is not None:
             forget_temp(self._tmpdir)
             self._tmpdir = None

@@ -57,25 +57,15 @@ class Scorer:
         self.params = m.config.params(learn=False)
         self.params[P_HOLDOUT] = 0.0  # every example is scored the same way
         self.width = prediction_width(m.config)
-        if m.learner == "gd":
-            # gd scoring reads only its weights (column 0; the other columns are its
-            # rates' state): a one-column table, 4 bytes a slot, the same kernel and sums
-            from streamlearn.learners import spec_by_name
-            from streamlearn.learners.base import fresh_table
-
-            spec = spec_by_name(m.learner)
-            self.kernel = spec.train_batch
-            self.table = fresh_table(m.config.bits, spec.fresh[:1], spec.dtype)
-            self.table[m.slots] = m.state[:, :1]
-            self.gstate = m.gstate.copy()
-        elif m.config.oaa or m.config.algo in FLOAT32_ALGORITHMS:
+        if m.config.oaa or m.config.algo in FLOAT32_ALGORITHMS:
             # VW's learners (and one-against-all): the model's own kernel with learning off,
             # on the training table and global state, as `sl vw -t` and `sl train -t` score
             # (the learner's arithmetic: float32 sums in VW's order, clipped); plain SGD's
             # float64 sum of the flushed weights differs from it in the last digits
             from streamlearn.run.train import Learner
 
-            learner = Learner.from_model(m, m.config)
+            # (test_only: the very table -t scores with, a VW model's l1/l2 state settled)
+            learner = Learner.from_model(m, m.config.replace(test_only=True))
             self.kernel = learner.spec.train_batch
             self.table = learner.table
             self.gstate = learner.gstate
@@ -128,8 +118,9 @@ def predict(
         raise ValueError("predict needs a model: Inputs(initial_model=PATH)")
     check(inputs, outputs)
     m = model_io.load(model_path)
+    outputs = model_io.with_link(m, outputs)  # a VW model's --link
     config = m.config
-    check_probabilities(config, outputs.probabilities)
+    check_probabilities(config, outputs.probabilities, outputs.link)
     guard = FormatGuard(config, fmt, f"model {model_path}")
     scorer = Scorer(m, outputs.probabilities)
     scorer.params[P_BINARY] = binary_mode(config.binary, outputs.link)

@@ -439,9 +439,14 @@ def prediction_width(config: TrainConfig) -> int:
     return config.oaa + 1 if config.oaa else 0
 
 
-def check_probabilities(config: TrainConfig, probabilities: bool) -> None:
+def check_probabilities(config: TrainConfig, probabilities: bool, link: str = "identity") -> None:
     """``--probabilities`` needs ``--oaa`` and logistic loss (VW's probabilities are
-    logistic of each class's score, normalised)."""
+    logistic of each class's score, normalised); a link transforms a binary model's score,
+    and would be ignored by a multiclass model, whose predictions are classes."""
+    if config.oaa and link != "identity":
+        raise UsageError(f"--link {link} transforms one score; this --oaa {config.oaa} "
+                         "model predicts classes (--probabilities: each class's "
+                         "probability)")  # fmt: skip
     if probabilities and not config.oaa:
         raise UsageError("--probabilities applies to --oaa K (multiclass) models; for a "
                          "binary model's probabilities use --link logistic")  # fmt: skip

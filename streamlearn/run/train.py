@@ -49,7 +49,7 @@ from streamlearn.learners.base import (
     new_stats,
 )
 from streamlearn.run.grid import Configuration, Grid, check_distinct
-from streamlearn.run.options import Inputs, Outputs, check, written
+from streamlearn.run.options import Inputs, Outputs, check, check_pass_models, written
 from streamlearn.run.passes import BatchSource, Passes, PassLog
 from streamlearn.run.report import (
     HEADER,
@@ -87,13 +87,15 @@ LEARN_WORKERS = 2
 # train
 
 
-def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
+def merge_config(model_cfg: TrainConfig | None, explicit: dict,
+                 unrecorded: tuple[str, ...] = ()) -> TrainConfig:  # fmt: skip
     """Options for a run: the model's (when continuing), overridden by explicit ones.
 
     Options fixed by the model (bits, algorithm, loss, constant, hashing) may
-    be repeated but not changed.  Options of one run (:data:`PER_RUN`: passes,
-    holdout, early termination) are never inherited: they are this run's, or
-    the defaults.
+    be repeated but not changed, unless its file did not record them
+    (``unrecorded``, :func:`streamlearn.model.unrecorded`: a VW model's loss).
+    Options of one run (:data:`PER_RUN`: passes, holdout, early termination)
+    are never inherited: they are this run's, or the defaults.
     """
     try:
         if model_cfg is None:
@@ -101,12 +103,17 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
         defaults = {f.name: f.default for f in fields(TrainConfig)}
         explicit = {**{k: defaults[k] for k in PER_RUN}, **explicit}
         for key in FIXED_BY_MODEL:
+            if key in unrecorded:
+                continue
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 raise UsageError(
                     f"--{key.replace('_', '-')} {_shown(explicit[key])} conflicts with the "
                     f"initial model, which was trained with {key.replace('_', '-')} "
                     f"{_shown(getattr(model_cfg, key))}"
                 )
+        if unrecorded:  # their defaults, resolved with the run's options (VW's rates)
+            kept = {k: v for k, v in model_cfg.to_dict().items() if k not in unrecorded}
+            return TrainConfig.from_dict({**kept, **explicit})
         return model_cfg.replace(**explicit)
     except ConfigError as e:
         raise UsageError(str(e)) from None
@@ -153,12 +160,19 @@ class Learner:
                 model.state = np.pad(model.state, ((0, 0), (0, 1)))
             table = model.table(spec.fresh, spec.dtype)
             gstate = model.gstate.copy()
+            t = model_io.learned_weight(model, config)
+            if t is not None:  # VW's t, counted from this run's --initial_t (as VW)
+                gstate[G_T] = t
+            if config.test_only and model_io.is_vw(model):
+                # VW settles a model's l1 and l2 state into its weights when it only tests
+                spec.rebase(table, gstate, model.config.params())
             before, now = model.config.params(), config.params()
             for k in (P_HOLDOUT, P_HOLDOUT_AFTER, P_LEARN, P_BINARY):
                 before[k] = now[k] = 0.0  # per run: no bearing on what is owed
-            if not np.array_equal(before, now):
+            if not np.array_equal(before, now) and not model_io.is_vw(model):
                 # e.g. another --l1: settle what each slot owes under the options it
-                # was owed under, so the new ones apply from this run's first step
+                # was owed under, so the new ones apply from this run's first step (a VW
+                # model records no --l1, --l2: its state goes on under the new ones, as VW)
                 spec.rebase(table, gstate, before)
         else:
             # different regularisers: warm start from the model's current weights,
@@ -341,12 +355,14 @@ def train(
     grid = Grid.expand(explicit)
     each = [_filled(inputs, outputs, c) for c in grid.configurations]
     start = inputs.initial_model
+    passes = grid.configurations[0].explicit.get("passes") or 1  # a run's own (PER_RUN)
     if source is not None:
-        check_outputs([x for o in each for x in written(inputs, o)], [], start)
+        check_pass_models(outputs)
+        check_outputs([x for o in each for x in written(inputs, o, passes)], [], start)
     elif grid.size == 1:
-        check(inputs, each[0])
+        check(inputs, each[0], passes)
     else:
-        _check_grid_outputs(inputs, outputs, each, grid)
+        _check_grid_outputs(inputs, outputs, each, grid, passes)
     in_place = next(
         (o.final_model for o in each
          if start and o.final_model and same_file(o.final_model, start)),
@@ -355,6 +371,7 @@ def train(
     with model_lock(start, in_place, outputs.lock_timeout, console.say):
         if start:
             initial = model_io.load(start)
+            each = [model_io.with_link(initial, o) for o in each]  # a VW model's --link
         trained = _train(grid, inputs, outputs, each, console, started, initial, source)
     if trained.report.get("predictions_complete") is False:
         raise BrokenPipe("")
@@ -373,7 +390,7 @@ def _filled(inputs: Inputs, outputs: Outputs, c: Configuration) -> Outputs:
 
 
 def _check_grid_outputs(inputs: Inputs, outputs: Outputs, each: list[Outputs],
-                        grid: Grid) -> None:  # fmt: skip
+                        grid: Grid, passes: int) -> None:  # fmt: skip
     """Refuse, before reading any data, two configurations writing one file."""
     names = [c.name for c in grid.configurations]
     distinct = [
@@ -387,11 +404,12 @@ def _check_grid_outputs(inputs: Inputs, outputs: Outputs, each: list[Outputs],
         distinct.append((f"--report {outputs.report}", [o.report for o in each]))
     check_distinct(distinct, names)
     inputs.check()
+    check_pass_models(outputs)
     shared = [(inputs.cache, "cache")]
     if outputs.report == each[0].report:  # no placeholder: one report for the grid
         shared.append((outputs.report, "report"))
     every = shared + [
-        (path, what) for o in each for path, what in written(inputs, o)
+        (path, what) for o in each for path, what in written(inputs, o, passes)
         if (path, what) not in shared
     ]  # fmt: skip
     check_outputs(every, inputs.sources, inputs.initial_model)
@@ -416,13 +434,16 @@ class Run:
     diverged: str | None = None
     result: dict = field(default_factory=dict)
     final: model_io.Model | None = None
+    pass_models: list[str] = field(default_factory=list)
+    """--save-per-pass: the pass models written so far."""
 
 
 def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
            console: Console, started: float, initial: model_io.Model | None,
            source: BatchSource | None) -> Trained:  # fmt: skip
     configs = [
-        merge_config(initial.config if initial else None, c.explicit) for c in grid.configurations
+        merge_config(initial.config if initial else None, c.explicit, model_io.unrecorded(initial))
+        for c in grid.configurations
     ]
     config = configs[0]  # what the parse and the checks need is the same in every one
     guard = FormatGuard(
@@ -433,6 +454,9 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if guard.parse_as != config.format:
         configs = [c.replace(format=guard.parse_as) for c in configs]
         config = configs[0]
+    if outputs.final_model and model_io.writable_as(config, outputs.model_format):
+        raise UsageError(f"-f {outputs.final_model}: "
+                         f"{model_io.writable_as(config, outputs.model_format)}")
     if config.algo in BATCH_ALGORITHMS and outputs.save_per_pass:
         raise UsageError(f"--save-per-pass saves the online learners' passes; --algo "
                          f"{config.algo} fits all the data at once (its --passes are epochs)")
@@ -441,7 +465,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
             f"-p does not apply to --algo {config.algo}, which predicts only once it has "
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
         )
-    check_probabilities(config, outputs.probabilities)
+    check_probabilities(config, outputs.probabilities, outputs.link)
     grid_say = console.say if grid.size == 1 else _silent
     runs = []
     for c, cfg, o in zip(grid.configurations, configs, each, strict=True):
@@ -491,7 +515,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         checks.require_examples(inputs.allow_empty, where)
 
     try:
-        with interruptible():
+        with interruptible(lambda: _left_written(runs)):
             if batch_learner:
 
                 def seen(batch: Batch) -> None:
@@ -599,7 +623,7 @@ def _check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:
 
 
 def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks: BatchChecks,
-             runs: list[Run]) -> Iterator[Batch]:  # fmt: skip
+             runs: list[Run], weigh=None) -> Iterator[Batch]:  # noqa: ANN001  # fmt: skip
     """``batches`` checked (format, malformed lines, labels) on the parser's side of
     :func:`~streamlearn.run.runner.prefetch`, so that the learners' thread only learns."""
     for batch in batches:
@@ -610,7 +634,34 @@ def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks:
             check_classes(batch, checks.classes)
         elif checks.zero_to_negative:
             batch.labels[batch.labels == 0.0] = -1.0
+        if weigh is not None:
+            weigh(batch)
         yield batch
+
+
+def class_weigher(config: TrainConfig):  # noqa: ANN201 - a function of a batch, or None
+    """VW's ``--classweight``: each learned example's importance weight times its class's
+    multiplier (a new array: a batch replayed by the API is not weighed twice); None when
+    there is none, or nothing is learned (VW weighs examples it learns only)."""
+    table = config.class_weights()
+    if not table or config.test_only:
+        return None
+    keys = np.array(sorted(table), dtype=np.uint64)
+    factors = np.array([table[int(k)] for k in keys], dtype=np.float32)
+
+    def weigh(batch: Batch) -> None:
+        labels = batch.labels
+        known = np.isfinite(labels)
+        klass = np.zeros(labels.shape[0], dtype=np.uint64)
+        klass[known] = np.trunc(labels[known]).astype(np.int64).astype(np.uint64) & 0xFFFFFFFF
+        at = np.minimum(np.searchsorted(keys, klass), len(keys) - 1)
+        hit = known & (keys[at] == klass)
+        if hit.any():
+            w = batch.weights.copy()
+            w[hit] = (w[hit].astype(np.float32) * factors[at[hit]]).astype(np.float64)
+            batch.weights = w
+
+    return weigh
 
 
 def _silent(text: str) -> None:
@@ -624,6 +675,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
 
     ``end_of_input()`` is called once the first pass has read the whole input.
     """
+
+    weigh = class_weigher(config)
 
     def snapshot(run: Run, final: bool = False):  # noqa: ANN202 - taken when PassLog asks
         return functools.partial(
@@ -642,7 +695,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 run.log.begin(run.learner.stats)
             if board is not None:
                 board.begin_pass(pass_no)
-            for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs)):
+            for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs,
+                                           weigh)):  # fmt: skip
                 learning = [run for run in active if not run.done]
                 learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
                 for run, preds in zip(learning, learned, strict=True):
@@ -676,7 +730,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                                snapshot(run) if model is None else lambda m=model: m):
                     run.done = True
                 if model is not None:
-                    _save_pass(model, run.outputs, pass_no)
+                    run.pass_models.append(_save_pass(model, run.outputs, pass_no))
                 _decay(run)
             if board is not None:
                 board.end_pass(active)
@@ -688,11 +742,22 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
         pool.close()
 
 
-def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> None:
+def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> str:
     """VW's ``--save_per_pass``: the model as it stands after pass ``pass_no``, written
-    at once (atomically) to ``final_model.N``; the run's other outputs wait for its end."""
+    at once (atomically) to ``final_model.N`` (returned); the run's other outputs wait
+    for its end."""
     check_model(model)
-    model_io.save(model, f"{outputs.final_model}.{pass_no}")
+    path = f"{outputs.final_model}.{pass_no}"
+    model_io.save(model, path, outputs.model_format, outputs.link)
+    return path
+
+
+def _left_written(runs: list[Run]) -> str:
+    """What an interrupted run leaves: no final model, but each pass's model saved so far."""
+    saved = [p for run in runs for p in run.pass_models]
+    if not saved:
+        return "no model written"
+    return f"no final model written; the pass models {', '.join(saved)} were written"
 
 
 def _decay(run: Run) -> None:
@@ -854,7 +919,7 @@ def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
     """Write the model and its readable forms (within
     :func:`~streamlearn.system.outputs.staging`: record them, to be written together)."""
     if outputs.final_model:
-        model_io.save(final, outputs.final_model)
+        model_io.save(final, outputs.final_model, outputs.model_format, outputs.link)
     if outputs.readable_model or outputs.invert_hash:
         from streamlearn.io.names import write_readable
 

@@ -52,6 +52,13 @@ inputs): numba is then not even imported, which saves ~0.15 s of start-up."""
 if INTERPRETED:
     import math
     import types
+    import warnings
+
+    # integers wrap and floats overflow silently in compiled code: so here too, in every
+    # thread (numpy's error state is per thread; a 21-digit label leaked its
+    # RuntimeWarning under --quiet before being refused)
+    warnings.filterwarnings("ignore", r"(overflow|underflow|invalid value) encountered",
+                            RuntimeWarning, r"streamlearn\.")  # fmt: skip
 
     def _ieee(f: Callable, domain: Callable[[float], float] | None = None) -> Callable:
         """``math.f`` as compiled code computes it: inf or NaN where Python raises."""

@@ -35,7 +35,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 import click
@@ -156,14 +156,18 @@ def interrupted(e: BaseException, what: str = "no model written") -> Interrupted
 
 
 @contextlib.contextmanager
-def interruptible(what: str = "no model written") -> Iterator[None]:
-    """Turn SIGINT/SIGTERM/SIGHUP inside the block into :class:`Interrupted`."""
+def interruptible(what: str | Callable[[], str] = "no model written") -> Iterator[None]:
+    """Turn SIGINT/SIGTERM/SIGHUP inside the block into :class:`Interrupted`.
+
+    ``what``: what the run leaves written, or a function saying it when the signal comes
+    (a run that saved each pass's model has written some).
+    """
     install_signal_handlers()
     try:
         raise_pending()
         yield
     except KeyboardInterrupt as e:
-        raise interrupted(e, what) from None
+        raise interrupted(e, what() if callable(what) else what) from None
 
 
 @contextlib.contextmanager

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import select
 import stat
 import sys
@@ -42,8 +43,14 @@ UNSUPPORTED = {
     b"PK\x03\x04": ("a zip archive", "unzip -p"),
 }
 _BZIP2_NEXT = (b"1AY&SY", b"\x17\x72\x45\x38\x50\x90")  # first block, or an empty stream
-SNIFF_BYTES = 10
-"""Bytes that decide the compression (BZh, a level digit and a 6-byte block magic)."""
+NOT_DATA = {
+    b"SLMODEL\0": "an sl model (a model is given with -i)",
+    b"SLCACHE": "an sl cache of parsed examples (sl reads its cache itself: --cache)",
+}
+"""Files sl writes that are not examples: given as data, they are refused by name."""
+SNIFF_BYTES = 24
+"""Bytes that decide the compression (BZh, a level digit and a 6-byte block magic), or
+that a source is not data (an sl or VW model or cache: a length, then VW's version)."""
 
 STDIN_CLOSED = False
 """Set by the CLI when file descriptor 0 was closed at start-up (``sl train <&-``)."""
@@ -127,6 +134,9 @@ def compression(head: bytes) -> str | None:
                 f"unsupported compression: {name} (decompress it first, e.g. "
                 f"`{tool} FILE | sl ...`; gzip, bzip2 and xz are read directly)"
             )
+    what = not_data(head)
+    if what is not None:
+        raise SourceError(f"not examples: it is {what}")
     for magic, name in READABLE.items():
         if head.startswith(magic):
             if name == "bzip2" and not (
@@ -137,14 +147,47 @@ def compression(head: bytes) -> str | None:
     return None
 
 
+def not_data(head: bytes) -> str | None:
+    """What a source whose first bytes are ``head`` is, when it is a model or a cache
+    rather than examples (sl's, or Vowpal Wabbit's), else None.
+
+    VW's files start with the length of VW's version and the version: a uint32
+    length in a model, a uint64 in a cache, whose version is followed by ``c``.
+
+    >>> not_data(b"\x07\x00\x00\x00" + b"9.11.9\x00m"), not_data(b"1 |f a")
+    ('a Vowpal Wabbit model (VW 9.11.9; a model is given with -i)', None)
+    """
+    for magic, what in NOT_DATA.items():
+        if head.startswith(magic):
+            return what
+    for width, kind in ((8, "cache"), (4, "model")):
+        n = int.from_bytes(head[:width], "little")
+        version = head[width : width + n]
+        if 4 <= n <= 16 and len(version) == n and version.endswith(b"\0") \
+                and re.fullmatch(rb"\d+\.\d+\.\d+\0", version):  # fmt: skip
+            shown = version[:-1].decode()
+            if kind == "cache":
+                return (f"a Vowpal Wabbit cache (VW {shown}): sl reads VW's text; give the "
+                        "data the cache was made from")  # fmt: skip
+            return f"a Vowpal Wabbit model (VW {shown}; a model is given with -i)"
+    return None
+
+
+def _maybe_vw(head: bytes) -> bool:
+    """True while ``head`` may still be the start of a VW model or cache (see :func:`not_data`):
+    a small length whose other bytes are zero."""
+    return 0 < len(head) and 4 <= head[0] <= 16 and not any(head[1:4])
+
+
 def decided(head: bytes) -> bool:
-    """True when ``head`` is long enough to tell its compression (or its absence)."""
+    """True when ``head`` is long enough to tell its compression (or its absence), or
+    that it is not data."""
     if len(head) >= SNIFF_BYTES:
         return True
-    for magic in (*READABLE, *UNSUPPORTED):
+    for magic in (*READABLE, *UNSUPPORTED, *NOT_DATA):
         if magic.startswith(head) or head.startswith(magic):
             return False
-    return True
+    return not _maybe_vw(head)
 
 
 def wait_readable(fd: int, timeout: float) -> bool:
@@ -419,9 +462,11 @@ def open_source(source: str) -> Source:
     try:
         head = _read_head(raw, name)
         kind = compression(head)
-    except SourceError:
+    except SourceError as e:
         raw.close()
-        raise
+        if str(e).startswith(f"cannot read {name}"):
+            raise
+        raise SourceError(f"{name}: {e}") from None
     raw.give_back(head)
     return Source(raw, name, live, kind)
 
@@ -448,10 +493,14 @@ def check_sources(sources: list[str]) -> None:
                 raise SourceError(f"cannot read {s}: is a directory")
             if stat.S_ISREG(st.st_mode):
                 try:
-                    with open(s, "rb"):
-                        pass
+                    with open(s, "rb") as f:
+                        head = f.read(SNIFF_BYTES)
                 except OSError as e:
                     raise SourceError(f"cannot read {s}: {describe(e)}") from None
+                try:
+                    compression(head)
+                except SourceError as e:
+                    raise SourceError(f"{s}: {e}") from None
                 continue
             if not os.access(s, os.R_OK):
                 raise SourceError(f"cannot read {s}: permission denied")

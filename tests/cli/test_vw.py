@@ -168,7 +168,9 @@ def test_cache_lives_beside_vws_and_never_replaces_it(tmp_path, data):
     assert a["average_loss"] == b["average_loss"] == c["average_loss"]
     named = report(["-d", str(data), "--cache_file", str(tmp_path / "x.cache"), "--passes",
                     "2"], tmp_path)  # fmt: skip
-    assert (tmp_path / "x.cache.sl").exists() and named["passes_run"] == 2
+    # --cache_file X names X (issue 37: it was X.sl); VW's own cache at X is refused
+    assert (tmp_path / "x.cache").read_bytes().startswith(b"SLCACHE")
+    assert not (tmp_path / "x.cache.sl").exists() and named["passes_run"] == 2
 
 
 def test_predictions_raw_predictions_binary_and_links(tmp_path, data):
@@ -202,7 +204,8 @@ def test_accepted_differences_say_so(tmp_path, data):
     r = invoke(["vw", "-d", str(data), "--audit", "--predict_only_model"])
     assert r.exit_code == 0, r.output
     assert "sl vw: --audit: accepted" in r.output
-    assert "sl vw: --predict_only_model: accepted" in r.output
+    # --predict_only_model is VW's now: -f writes the weights only (tests/test_vw_model.py)
+    assert "--predict_only_model" not in r.output
 
 
 def test_help_and_version():
@@ -250,3 +253,106 @@ def test_save_per_pass_is_vws(tmp_path, data):
                 "--save_per_pass", "--quiet"])  # fmt: skip
     assert r.exit_code == 0, r.output
     assert (tmp_path / "m.vw.1").exists() and (tmp_path / "m.vw.2").exists()
+
+
+# ---- production flags (issue 37) ------------------------------------------------------
+
+
+def test_no_stdin_reads_no_examples_and_writes_from_the_model(tmp_path, data):
+    """``vw --no_stdin -i m --readable_model r``: a model's outputs without any data (stdin
+    is not read, even when it holds lines)."""
+    m = tmp_path / "m.sl"
+    assert invoke(["vw", "-d", str(data), "-f", str(m), "--quiet"]).exit_code == 0
+    r = tmp_path / "r.txt"
+    out = invoke(["vw", "--no_stdin", "-i", str(m), "--readable_model", str(r), "--quiet"],
+                 input="1 |a never read\n")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert r.stat().st_size > 0
+    assert parse_argv(["--no_stdin", "-d", "x.vw"]).data == ["x.vw"]
+
+
+def test_id_is_kept_in_the_model_and_carried_on(tmp_path, data):
+    m, m2 = tmp_path / "m.sl", tmp_path / "m2.sl"
+    assert invoke(["vw", "-d", str(data), "--id", "ranker-7", "-f", str(m), "--quiet"]
+                  ).exit_code == 0  # fmt: skip
+    assert model_io.load(m).config.model_id == "ranker-7"
+    assert invoke(["vw", "-d", str(data), "-i", str(m), "-f", str(m2), "--quiet"]).exit_code == 0
+    assert model_io.load(m2).config.model_id == "ranker-7"
+    assert invoke(["vw", "-d", str(data), "-i", str(m), "--id", "ranker-8", "-f", str(m2),
+                   "--quiet"]).exit_code == 0  # fmt: skip
+    assert model_io.load(m2).config.model_id == "ranker-8"
+    assert "model_id=ranker-8" in invoke(["inspect", str(m2)]).output
+
+
+def test_noop_predicts_zero_and_learns_nothing(tmp_path, data):
+    p = tmp_path / "p.txt"
+    got = report(["-d", str(data), "--noop", "-p", str(p)], tmp_path)
+    assert all(line.split()[0] == "0" for line in p.read_text().splitlines())
+    assert got["config"]["test_only"] is True
+    r = invoke(["vw", "-d", str(data), "--noop", "-i", str(p)])
+    assert r.exit_code == 2 and "use -t" in r.output
+
+
+def test_driver_output_off_and_limit_output(tmp_path, data):
+    r = invoke(["vw", "-d", str(data), "--driver_output_off"])
+    assert r.exit_code == 0 and r.output == ""
+    r = invoke(["vw", "-d", str(data), "--limit_output", "3", "--quiet"])
+    assert r.exit_code == 0
+
+
+def test_interactions_of_five_and_more_namespaces(tmp_path):
+    """VW takes interactions of any arity; sl up to 16 namespaces (2..4 before)."""
+    rng = np.random.default_rng(5)
+    lines = []
+    for _ in range(1500):  # > 32 KiB: the compiled kernels
+        ns = " ".join(f"|{c} f{rng.integers(0, 5)}:{rng.random():.3f}" for c in "abcdefg")
+        lines.append(f"{1 if rng.random() < 0.5 else -1} {ns}")
+    src = tmp_path / "d.vw"
+    src.write_text("\n".join(lines) + "\n")
+    for spec in ("abcde", "abcdefg", "aabbc"):
+        got = report(["-d", str(src), "--interactions", spec], tmp_path)
+        assert got["examples"] == 1500
+    pytest.importorskip("vowpalwabbit")
+    import subprocess
+    import sys
+
+    for spec in ("abcde", "abcdefg"):
+        vw = subprocess.run([sys.executable, "-m", "vowpalwabbit", "-d", str(src),
+                             "--interactions", spec], capture_output=True, text=True)  # fmt: skip
+        want = float(next(ln for ln in vw.stderr.splitlines()
+                          if ln.startswith("average loss")).split("=")[1])  # fmt: skip
+        got = report(["-d", str(src), "--interactions", spec], tmp_path)["average_loss"]
+        assert abs(got - want) <= 1e-6 * max(1.0, abs(want)), (spec, got, want)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--classweight", "1:2,0:3.1,-1:5"],
+    ["--oaa", "3", "--classweight", "2:0,3:0.1", "--classweight", "1:10"],
+])  # fmt: skip
+def test_classweight_weighs_learned_examples_as_vw(tmp_path, argv):
+    """VW's --classweight: a learned example's importance weight times its class's
+    multiplier (the label truncated, -1 included); the summary's weights follow."""
+    rng = np.random.default_rng(3)
+    oaa = "--oaa" in argv
+    lines = []
+    for i in range(400):
+        label = int(rng.integers(1, 4)) if oaa else int(rng.choice([-1, 1]))
+        lines.append(f"{label} |a f{i % 11}:{rng.random():.4f} g{i % 7}")
+    src = tmp_path / "d.vw"
+    src.write_text("\n".join(lines) + "\n")
+    plain = report(["-d", str(src), *argv[:2 if oaa else 0]], tmp_path)
+    got = report(["-d", str(src), *argv], tmp_path)
+    assert got["weighted_example_sum"] != plain["weighted_example_sum"]
+    t = report(["-d", str(src), *argv, "-t"], tmp_path)  # VW weighs what it learns only
+    assert t["weighted_example_sum"] == 400
+    r = invoke(["vw", "-d", str(src), "--classweight", "a:2"])
+    assert r.exit_code == 2 and "CLASS:WEIGHT" in r.output
+    pytest.importorskip("vowpalwabbit")
+    import subprocess
+    import sys
+
+    vw = subprocess.run([sys.executable, "-m", "vowpalwabbit", "-d", str(src), *argv],
+                        capture_output=True, text=True)  # fmt: skip
+    figures = dict(ln.split(" = ") for ln in vw.stderr.splitlines() if " = " in ln)
+    assert abs(got["average_loss"] - float(figures["average loss"])) <= 1e-6
+    assert abs(got["weighted_example_sum"] - float(figures["weighted example sum"])) <= 1e-4

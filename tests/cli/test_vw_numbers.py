@@ -109,9 +109,14 @@ def test_a_model_keeps_its_reading(vwfiles, tmp_path) -> None:
     assert model_io.load(m2).config.numbers == "vw"
     r = invoke(["train", d, "-i", m, "--numbers", "exact", "--quiet"])
     assert r.exit_code == 2 and "numbers" in r.output
-    # a model of sl train keeps its correctly rounded numbers under sl vw -i
+    # a model of sl train keeps its correctly rounded numbers under sl vw -i (the model
+    # sl vw writes is in VW's format, which reads as VW: a VW model knows no other reading)
     m3 = str(tmp_path / "m3.sl")
     assert invoke(["train", d, "-f", m3, "--quiet"]).exit_code == 0
-    m4 = str(tmp_path / "m4.sl")
+    p3, p4 = str(tmp_path / "p3.txt"), str(tmp_path / "p4.txt")
+    assert invoke(["vw", "-t", "-i", m3, "-d", d, "-p", p3, "--quiet"]).exit_code == 0
+    assert invoke(["predict", "-i", m3, d, "-p", p4, "--quiet"]).exit_code == 0
+    assert open(p3).read() == open(p4).read()
+    m4 = str(tmp_path / "m4.vw")
     assert invoke(["vw", "-i", m3, "-d", d, "-f", m4, "--quiet"]).exit_code == 0
-    assert model_io.load(m4).config.numbers == "exact"
+    assert model_io.load(m4).config.numbers == "vw"
