@@ -180,6 +180,7 @@ def decode(data: bytes) -> tuple:
     if not resumed:
         learn.pop("learning_rate", None)
         learn.pop("power_t", None)
+    learn["numbers"] = "vw"  # VW's model: its inputs are read as VW reads them (io/vwfloat.py)
     config = TrainConfig(**learn)
     algo = config.algo
     if algo not in VW_LEARNERS:

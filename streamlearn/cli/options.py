@@ -49,6 +49,7 @@ _CONFIG_KEYS = {
     # VW's options (vw_learning_options)
     "quantile_tau": "quantile_tau",
     "zero_label": "zero_label",
+    "numbers": "numbers",
     "binary": "binary",
     "initial_weight": "initial_weight",
     "initial_constant": "initial_constant",
@@ -74,7 +75,7 @@ _CONFIG_KEYS = {
 HELP_GROUPS: dict[str, tuple[str, ...]] = {
     "Inputs": ("data", "input_format", "initial_model", "model_path", "strict", "allow_empty",
                "max_line_bytes", "max_crosses", "examples", "cache_path", "max_memory",
-               "zero_label"),
+               "zero_label", "numbers"),
     "Learning": ("algo", "sgd", "ftrl", "coin", "pistol", "freegrad", "loss", "quantile_tau",
                  "oaa", "indexing", "bits", "learning_rate", "power_t", "initial_t",
                  "decay_learning_rate",
@@ -501,6 +502,10 @@ def vw_learning_options(f):
                      default=None, help="Logistic and hinge losses: read a label 0 as -1 "
                      "(negative, the default) or as VW does (vw: logistic's probability 1/2, "
                      "hinge's constant loss)."),
+        click.option("--numbers", "numbers", type=click.Choice(["exact", "vw"]), default=None,
+                     help="Read decimals correctly rounded (exact, the default) or as VW 9 "
+                     "reads them (vw: float32, often a float off; sl vw's reading). A model "
+                     "keeps its reading."),
         click.option("--binary", is_flag=True, default=None,
                      help="Report the 0/1 loss of sign(p) and write -1/+1 (VW's --binary)."),
         click.option("--initial-weight", "--initial_weight", "initial_weight", type=float,

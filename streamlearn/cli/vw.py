@@ -587,6 +587,8 @@ def _resolve(t: Translation) -> None:
         # VW keeps no loss in its models: -t -i reports squared loss unless told otherwise
         t.learn.setdefault("loss", "squared")
     t.learn.setdefault("zero_label", "vw")
+    if "initial_model" not in t.inputs:
+        t.learn.setdefault("numbers", "vw")  # VW's decimals; a model read with -i keeps its own
     t.learn.setdefault("preserve_performance_counters", False)
 
 

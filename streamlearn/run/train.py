@@ -309,6 +309,7 @@ def _vw_extras(c: TrainConfig) -> list[str]:
         (c.initial_weight != 0.0, f"initial_weight = {c.initial_weight:g}"),
         (c.initial_constant != 0.0, f"constant = {c.initial_constant:g}"),
         (c.hash != "strings", f"hash = {c.hash}"),
+        (c.numbers == "vw", "decimals read as VW reads them"),
         (bool(c.ngram), f"ngram = {' '.join(c.ngram)}" + (f", skips = {' '.join(c.skips)}"
                                                           if c.skips else "")),
         (c.sort_features, "sort_features"),
