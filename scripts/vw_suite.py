@@ -251,8 +251,9 @@ def find_input(name: str, test_dir: Path, dep_dirs: list[Path]) -> tuple[Path | 
 
 
 def run_test(test: dict, row: Row, test_dir: Path, work: Path, sl_cmd: list[str],
-             timeout: float, results: dict[int, Row]) -> None:
-    """Fill `row` for one suite entry (runs sl at most once)."""
+             timeout: float, results: dict[int, Row], vw_cmd: list[str] | None = None) -> None:
+    """Fill `row` for one suite entry (runs sl at most once; with `vw_cmd`, the installed
+    VW too on a CLOSE or DIFFERENT line)."""
     # 1. a reference loss to compare with
     ref_name = (test.get("diff_files") or {}).get("stderr")
     if not ref_name or not (test_dir / ref_name).is_file():
@@ -331,6 +332,37 @@ def run_test(test: dict, row: Row, test_dir: Path, work: Path, sl_cmd: list[str]
     row.status, row.detail = compare(sl, ref, sl_ex, ref_ex)
     if ref.holdout and not sl.holdout:
         row.detail = (row.detail + "; " if row.detail else "") + "ref is a holdout loss, sl printed none"
+    if vw_cmd and row.status in ("CLOSE", "DIFFERENT"):
+        row.detail += "; " + against_vw(vw_cmd, test, sources, work, row, sl, sl_ex, timeout)
+
+
+def against_vw(vw_cmd: list[str], test: dict, sources: list, work: Path, row: Row, sl: Loss,
+               sl_ex, timeout: float) -> str:
+    """Run the installed VW on the same line and inputs: does sl give *its* numbers?
+
+    The suite's reference files were written by VW builds of their day; a CLOSE line
+    whose loss equals the installed VW's (to its six printed decimals) differs from
+    the reference file, not from VW.
+    """
+    wd = work / f"test_{row.id}.vw"
+    if wd.exists():
+        shutil.rmtree(wd)
+    (wd / "models").mkdir(parents=True)
+    for name, src in sources:
+        dst = wd / name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    try:
+        proc = subprocess.run(vw_cmd + shlex.split(test["vw_command"]), cwd=wd,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "installed vw: timed out"
+    vw = parse_loss(proc.stderr.decode("utf-8", errors="replace"))
+    if vw is None:
+        return f"installed vw: no average loss (exit {proc.returncode})"
+    status, _ = compare(sl, vw, sl_ex, parse_examples(proc.stderr.decode("utf-8", "replace")))
+    same = "equal to" if status == "MATCH" else "differs from"
+    return f"sl {same} the installed vw ({vw.text})"
 
 
 def extract_tests(git_dir: Path, test_dir: Path) -> None:
@@ -447,6 +479,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ids", default=None, help="only these test ids, e.g. 1-50,73 (dependencies run too)")
     ap.add_argument("--extract-from", type=Path, default=None, metavar="VW_GIT_DIR",
                     help="first write HEAD's test/ tree of this VW git directory into TEST_DIR")
+    ap.add_argument("--vw", default=None, metavar="CMD",
+                    help="also run this VW (e.g. 'python -m vowpalwabbit') on CLOSE and DIFFERENT "
+                         "lines: their detail says whether sl equals the installed VW")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per test as it runs")
     args = ap.parse_args(argv)
     if args.extract_from:
@@ -476,7 +511,8 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.monotonic()
     for i, test in enumerate(tests, 1):
         row = Row(test["id"], test["vw_command"])
-        run_test(test, row, test_dir, work, sl_cmd, args.timeout, results)
+        run_test(test, row, test_dir, work, sl_cmd, args.timeout, results,
+                 shlex.split(args.vw) if args.vw else None)
         results[row.id] = row
         if args.verbose:
             print(f"[{i}/{len(tests)}] {row.id:4d} {row.status:<9} {row.sl_loss or '-'} vs "
