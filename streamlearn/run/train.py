@@ -498,7 +498,10 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     checks = BatchChecks(console, config, inputs.strict)
     passes = source or Passes(
         inputs.sources, config, inputs.cache, inputs.block_size, PARSE_WORKERS, SHOWN_ERRORS,
-        allow_empty=inputs.allow_empty, rebuild=inputs.rebuild_cache, examples=inputs.examples,
+        allow_empty=inputs.allow_empty, examples=inputs.examples,
+        # the names of --invert-hash and --audit come from the text, which a cache does not
+        # keep: the first pass reads it (and writes the cache again)
+        rebuild=inputs.rebuild_cache or bool(outputs.invert_hash or outputs.audit),
         max_line=inputs.max_line_bytes, max_crosses=inputs.max_crosses,
     )  # fmt: skip
     if outputs.vw_format:
@@ -732,6 +735,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
     """
 
     weigh = class_weigher(config)
+    # later passes replayed from the parsed cache bring no text to name slots with
+    replayed = getattr(passes, "use_cache", False) and config.passes > 1
 
     def snapshot(run: Run, final: bool = False):  # noqa: ANN202 - taken when PassLog asks
         return functools.partial(
@@ -785,8 +790,9 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                         collector.add(batch)
                 elif collector is not None:
                     collector.add(batch)
-                    collector.prune([run.learner.table[:, 0] for run in learning
-                                     if run.diverged is None])  # fmt: skip
+                    if not replayed:  # a slot's name is pruned only if a later pass names it again
+                        collector.prune([run.learner.table[:, 0] for run in learning
+                                         if run.diverged is None])  # fmt: skip
                 if bar is not None:
                     bar.update(batch.n)
             if pass_no == 1:

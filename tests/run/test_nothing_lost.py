@@ -465,3 +465,18 @@ def test_a_cache_must_be_a_regular_file(tmp_path, days, kind):
         c = "/dev/null"
     r = invoke(["train", str(days[0]), "--cache", str(c), "--passes", "2", *QUIET])
     assert r.exit_code == 2 and "is not a regular file" in r.output, r.output
+
+
+@pytest.mark.parametrize("cached_first", [False, True])
+def test_invert_hash_with_a_cache_names_what_a_run_without_one_names(tmp_path, days,
+                                                                     cached_first):  # fmt: skip
+    """Cached batches keep no line text: --invert-hash over --cache --passes 3 was an
+    IndexError traceback on pass 2 (and a cache matching at the start named nothing)."""
+    c = tmp_path / "c.cache"
+    base = ["train", str(days[0]), "--passes", "3", "--holdout-off", *QUIET]
+    if cached_first:
+        assert invoke([*base, "--cache", str(c)]).exit_code == 0
+    r = invoke([*base, "--cache", str(c), "--invert-hash", str(tmp_path / "a.txt")])
+    assert r.exit_code == 0, r.output
+    assert invoke([*base, "--invert-hash", str(tmp_path / "b.txt")]).exit_code == 0
+    assert (tmp_path / "a.txt").read_text() == (tmp_path / "b.txt").read_text()
