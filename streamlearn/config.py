@@ -33,7 +33,8 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 
 # Options fixed by the model: changing them on resume would make the saved
 # table meaningless.
-FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "numbers", "top_k", *UPDATE_RULE,
+FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
+                  *UPDATE_RULE,
                   *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
@@ -207,6 +208,9 @@ class TrainConfig:
     """Each namespace's features sorted by slot, duplicates dropped (VW's --sort_features)."""
     leave_duplicate_interactions: bool = False
     """Keep interactions equal up to order (VW's --leave_duplicate_interactions)."""
+    hash_seed: int = 0
+    """VW's ``--hash_seed``: the seed of the namespaces' hashes, so the slots of every
+    namespaced feature (0: VW's default); fixed by the model, as ``hash``."""
     classweight: tuple[str, ...] = ()
     """VW's ``--classweight k:w,...``: a learned example of class (label) k has its importance
     weight multiplied by w (:meth:`class_weights`)."""
@@ -405,6 +409,8 @@ class TrainConfig:
     def _check_vw_options(self) -> None:
         """The checks of the options VW users bring (see the fields' docstrings)."""
         self.class_weights()
+        if not 0 <= self.hash_seed < 1 << 32:
+            raise ConfigError(f"--hash-seed must be in 0..2^32-1, got {self.hash_seed}")
         online = self.algo not in BATCH_ALGORITHMS
         checks = [
             (self.hash in HASHES, f"--hash must be one of {', '.join(HASHES)}"),
@@ -497,13 +503,14 @@ class TrainConfig:
         """The compiled interactions, namespace filters and n-grams, or None when there are none."""
         names = (*NAMESPACE_OPTIONS, *FEATURE_FLAGS)
         if (not any(getattr(self, name) for name in names) and self.hash == "strings"
-                and self.numbers == "exact"):  # fmt: skip
+                and self.numbers == "exact" and not self.hash_seed):  # fmt: skip
             return None
         from streamlearn.io.interactions import compile_interactions
 
         return compile_interactions(
             **{name: getattr(self, name) for name in names}, hash_all=self.hash == "all",
             f32=self.algo in FLOAT32_ALGORITHMS, vw_numbers=self.numbers == "vw",
+            hash_seed=self.hash_seed,
         )
 
     def to_dict(self) -> dict:

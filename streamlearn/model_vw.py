@@ -79,8 +79,7 @@ def _options(h: vwmodel.Header) -> dict:
         elif name == "hash":
             learn["hash"] = value
         elif name == "hash_seed":
-            if _int(name, value) != 0:
-                unknown.append(f"--hash_seed {value}")
+            learn["hash_seed"] = _int(name, value)
         elif name in ("random_seed", "bit_precision"):
             pass  # (nothing random in sl's VW learners; the bits are the header's)
         elif name in UPDATE_RULE or name == "sgd":
@@ -393,6 +392,8 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words.append("--noconstant")
     if config.hash == "all":
         words += ["--hash", "all"]
+    if config.hash_seed:
+        words += ["--hash_seed", str(config.hash_seed)]
     if config.binary:
         words.append("--binary")
     if link not in (None, "identity"):

@@ -309,6 +309,7 @@ OPTIONS: dict[str, Opt] = {
     # features
     "noconstant": Opt(None, False, _flag("constant", False)),
     "hash": Opt(None, True, _hash),
+    "hash_seed": Opt(None, True, _learn("hash_seed", _int)),
     "quadratic": Opt("q", True, _repeat("quadratic")),
     "cubic": Opt(None, True, _repeat("cubic")),
     "interactions": Opt(None, True, _repeat("interactions")),
@@ -374,7 +375,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "expectile_q": "--loss_function quantile with --quantile_tau",
     "logistic_min": "none (logistic labels are -1/+1; --zero-label for 0)",
     "logistic_max": "none (logistic labels are -1/+1; --zero-label for 0)",
-    "hash_seed": "none (sl hashes with VW's default seed 0)",
     "redefine": "none",
     "affix": "--ngram",
     "spelling": "none",

@@ -108,6 +108,8 @@ class Interactions:
     vw_numbers: bool = False
     """Numbers read as VW reads them (:mod:`streamlearn.io.vwfloat`; ``sl vw``), not correctly
     rounded: a parsing option that travels with the others, as ``hash_all``."""
+    hash_seed: int = 0
+    """VW's ``--hash_seed``: the seed of the namespaces' hashes (0: VW's default)."""
 
     @property
     def active(self) -> bool:
@@ -161,6 +163,7 @@ def compile_interactions(
     f32: bool = False,
     max_crosses: int = MAX_CROSSES,
     vw_numbers: bool = False,
+    hash_seed: int = 0,
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
@@ -222,7 +225,7 @@ def compile_interactions(
     return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear,
                         not leave_duplicate_interactions, gram_ptr, gram_masks, gram_lengths,
                         bool(sort_features), bool(hash_all), bool(f32),
-                        int(max_crosses), bool(vw_numbers))  # fmt: skip
+                        int(max_crosses), bool(vw_numbers), int(hash_seed))  # fmt: skip
 
 
 @jit

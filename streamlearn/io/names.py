@@ -46,7 +46,8 @@ def _name(raw: bytes) -> str:
 
 
 def vw_names(line: bytes, bits: int, hash_all: bool = False,
-             values: list[float] | None = None) -> list[tuple[int, str, int]]:  # fmt: skip
+             values: list[float] | None = None,
+             hash_seed: int = 0) -> list[tuple[int, str, int]]:  # fmt: skip
     """(slot, name, namespace byte) of every feature of a well-formed VW line
     (``hash_all``: VW's ``--hash all``); ``values``, a list: each feature's value is
     appended to it (times its namespace's scale, in float32 as the parser reads it).
@@ -71,7 +72,10 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
             ns, _, scale_text = head.partition(b":")
         scale = float(np.float32(scale_text)) if ns and scale_text and _is_number(scale_text) \
             else 1.0  # fmt: skip
-        seed = (h(ns) if hash_all else namespace_hash(ns)) if ns else 0
+        if ns:
+            seed = h(ns, hash_seed) if hash_all or hash_seed else namespace_hash(ns)
+        else:  # the default namespace: VW's uniform hash of "" with --hash_seed
+            seed = _hash_all(b"", hash_seed) if hash_seed else 0
         for token in _SEP.split(rest):
             if not token:
                 continue
@@ -240,7 +244,9 @@ class NameCollector:
             if self.fmt == "svmlight":
                 feats = svmlight_names(line, self.bits)
             else:
-                feats = with_grams(vw_names(line, 32, hash_all), self.inter, self.bits)
+                feats = with_grams(vw_names(line, 32, hash_all, hash_seed=self.inter.hash_seed
+                                            if self.inter is not None else 0),
+                                   self.inter, self.bits)  # fmt: skip
             named = [(slot, name) for slot, name, _ in feats]
             if self.inter is not None:
                 named += crossed_names(feats, self.inter, self.bits)

@@ -253,6 +253,7 @@ def parse_block_parts(
     vw_numbers = fmt == FMT_VW and inter is not None and inter.vw_numbers
     if fmt == FMT_VW:
         args += (inter is not None and inter.hash_all, vw_numbers,
+                 np.uint32(inter.hash_seed if inter is not None else 0),
                  row_crosser(inter if fused else None, mask, budget or 0))  # fmt: skip
     run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
     rows, k, touching, first_touching, crossed, n_slow, spans = run(_SLOW_CAP)

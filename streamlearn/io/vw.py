@@ -155,6 +155,7 @@ def parse_vw_block(
     limit: float,
     hash_all: bool,
     vw_numbers: bool,
+    hash_seed: np.uint32,
     slow_spans: np.ndarray,
     st: np.ndarray,
     slow_pos: np.ndarray,
@@ -190,6 +191,8 @@ def parse_vw_block(
 
     ``hash_all`` (VW's ``--hash all``) hashes every name, namespace and string
     value with murmur3, all-digit names included (no number shortcut, no trim).
+    ``hash_seed`` (VW's ``--hash_seed``) seeds the namespaces' hashes; the default
+    namespace's is then murmur3 of nothing with that seed (0 when it is 0), as VW's.
 
     ``vw_numbers`` reads every number as VW does (:func:`~streamlearn.io.vwfloat.vw_number`:
     float32 values, not always the nearest); otherwise numbers are correctly rounded.
@@ -210,6 +213,8 @@ def parse_vw_block(
     ) = arrays  # fmt: skip
     buf = data
     nan = math.nan
+    # the default namespace's hash: 0, or VW's uniform hash of "" with --hash_seed
+    default_nsh = np.uint32(0) if hash_seed == 0 else murmur3_32(buf, 0, 0, hash_seed)
     overflow = False
     row = 0
     k = 0
@@ -297,7 +302,7 @@ def parse_vw_block(
         p = bar
         while code == 0 and p < le:
             p += 1  # buf[p - 1] == '|'
-            nsh = np.uint32(0)
+            nsh = default_nsh
             nsb = DEFAULT_NS
             scale = 1.0
             if p < le and not is_ws(buf[p]) and buf[p] != 124:
@@ -311,7 +316,10 @@ def parse_vw_block(
                     if c == 32 or c == 9 or c == 13 or c == 58 or c == 124:
                         break
                     p += 1
-                nsh = murmur3_32(buf, s, p, 0) if hash_all else hashstring(buf, s, p, 0)
+                if hash_all:
+                    nsh = murmur3_32(buf, s, p, hash_seed)
+                else:
+                    nsh = hashstring(buf, s, p, hash_seed)
                 nsb = buf[s]
                 if p < le and buf[p] == 58:
                     if vw_numbers:

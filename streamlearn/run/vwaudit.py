@@ -52,7 +52,7 @@ class Auditor:
         if inter is None or not inter.drop_linear.any():
             return None
         values: list[float] = []
-        feats = vw_names(line, self.config.bits, inter.hash_all, values)
+        feats = vw_names(line, self.config.bits, inter.hash_all, values, inter.hash_seed)
         seen: list[int] = []
         for _, _, nsb in feats:
             if not seen or seen[-1] != nsb:
@@ -68,7 +68,8 @@ class Auditor:
         from streamlearn.io.names import crossed_names, vw_names, with_grams
 
         inter = self.inter
-        feats = with_grams(vw_names(line, 32, inter is not None and inter.hash_all), inter,
+        feats = with_grams(vw_names(line, 32, inter is not None and inter.hash_all,
+                                    hash_seed=inter.hash_seed if inter is not None else 0), inter,
                            self.config.bits)  # fmt: skip
         linear = [name for slot, name, nsb in feats
                   if inter is None or not (inter.drop[nsb] or inter.drop_linear[nsb])]  # fmt: skip
@@ -82,7 +83,8 @@ class Auditor:
     def _nsb(self, line: bytes) -> list[tuple[int, str, int]]:
         from streamlearn.io.names import vw_names
 
-        return vw_names(line, self.config.bits, self.inter.hash_all)
+        return vw_names(line, self.config.bits, self.inter.hash_all,
+                        hash_seed=self.inter.hash_seed)
 
     def _state(self, learner, slots: np.ndarray) -> tuple:  # noqa: ANN001
         """(slots, stored weights, weights as VW shows them, adaptive sums or None)."""

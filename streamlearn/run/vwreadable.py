@@ -57,6 +57,8 @@ def kept_options(config, link: str = "identity") -> str:
         opts.append(("binary", None))
     if c.hash != "strings":
         opts.append(("hash", c.hash))
+    if c.hash_seed:
+        opts.append(("hash_seed", str(c.hash_seed)))
     if c.oaa:
         opts.append(("oaa", str(c.oaa)))
         if c.indexing is not None:

@@ -363,3 +363,38 @@ def test_classweight_weighs_learned_examples_as_vw(tmp_path, argv):
     figures = dict(ln.split(" = ") for ln in vw.stderr.splitlines() if " = " in ln)
     assert abs(got["average_loss"] - float(figures["average loss"])) <= 1e-6
     assert abs(got["weighted_example_sum"] - float(figures["weighted example sum"])) <= 1e-4
+
+
+def test_hash_seed_moves_the_namespaced_slots_as_vw(tmp_path):
+    """VW's --hash_seed seeds the namespaces' hashes (the default namespace's becomes
+    murmur3 of "" with the seed): every slot moves, the model keeps the seed, and a
+    continued model refuses another one."""
+    rng = np.random.default_rng(11)
+    lines = [f"{1 if rng.random() < 0.5 else -1} |a x{i % 13}:{rng.random():.3f} |b y{i % 5} "
+             f"| w{i % 7}" for i in range(1500)]  # fmt: skip
+    src = tmp_path / "d.vw"
+    src.write_text("\n".join(lines) + "\n")
+    m = tmp_path / "m.sl"
+    plain = report(["-d", str(src)], tmp_path)
+    seeded = report(["-d", str(src), "--hash_seed", "7", "-q", "ab", "-f", str(m)], tmp_path)
+    assert seeded["average_loss"] != plain["average_loss"]
+    r = invoke(["vw", "-d", str(src), "-i", str(m), "--hash_seed", "8"])
+    assert r.exit_code == 2 and "hash" in r.output
+    again = report(["-d", str(src), "-i", str(m), "-t"], tmp_path)  # the model's seed
+    assert again["average_loss"] < seeded["average_loss"]
+    pytest.importorskip("vowpalwabbit")
+    import subprocess
+    import sys
+
+    for argv in (["--hash_seed", "7", "-q", "ab"], ["--hash_seed", "123", "--hash", "all"]):
+        vw = subprocess.run([sys.executable, "-m", "vowpalwabbit", "-d", str(src), *argv,
+                             "--invert_hash", str(tmp_path / "vw.ih"), "--quiet"],
+                            capture_output=True, text=True)  # fmt: skip
+        vw = subprocess.run([sys.executable, "-m", "vowpalwabbit", "-d", str(src), *argv],
+                            capture_output=True, text=True)  # fmt: skip
+        want = float(next(ln for ln in vw.stderr.splitlines()
+                          if ln.startswith("average loss")).split("=")[1])  # fmt: skip
+        got = report(["-d", str(src), *argv, "--invert_hash", str(tmp_path / "sl.ih")],
+                     tmp_path)  # fmt: skip
+        assert abs(got["average_loss"] - want) <= 1e-6, argv
+        assert (tmp_path / "sl.ih").read_bytes() == (tmp_path / "vw.ih").read_bytes()
