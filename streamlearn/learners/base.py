@@ -421,13 +421,11 @@ def table_row(stats, rows, y, p, nfeat, progress, prob, a, held_out):
         stats[S_NROWS] = r + 1
     stats[S_SINCE_LOSS] = 0.0
     stats[S_SINCE_W] = 0.0
-    if progress > 0.0:
-        stats[S_NEXT_DUMP] = seen * progress
-    elif progress < 0.0:
+    if progress < 0.0:
         stats[S_NEXT_DUMP] = seen - progress
-    else:
-        while stats[S_NEXT_DUMP] <= seen:
-            stats[S_NEXT_DUMP] *= 2.0
+    else:  # VW: the weight at this line times the factor (2 without -P), not the last point
+        # doubled: with importance weights other than 1 the lines land on VW's examples
+        stats[S_NEXT_DUMP] = seen * (progress if progress > 0.0 else 2.0)
 
 
 @jit_inline

@@ -398,3 +398,27 @@ def test_hash_seed_moves_the_namespaced_slots_as_vw(tmp_path):
                      tmp_path)  # fmt: skip
         assert abs(got["average_loss"] - want) <= 1e-6, argv
         assert (tmp_path / "sl.ih").read_bytes() == (tmp_path / "vw.ih").read_bytes()
+
+
+def test_table_lines_with_importance_weights_land_on_vws_examples(tmp_path):
+    """VW sets the next line at the weight of this one times 2 (or -P's factor), not at
+    the previous point doubled: with weights other than 1 the rows differ otherwise."""
+    rng = np.random.default_rng(1)
+    lines = [f"{rng.choice([-1, 1])} {rng.choice([0.3, 1.7, 0.05, 2.5]):g} |a x{i % 17}:"
+             f"{rng.random():.3f} y{i % 5}" for i in range(3000)]  # fmt: skip
+    src = tmp_path / "w.vw"
+    src.write_text("\n".join(lines) + "\n")
+    pytest.importorskip("vowpalwabbit")
+    import subprocess
+    import sys
+
+    for extra in ([], ["-P", "1.5"], ["-P", "100"]):
+        vw = subprocess.run([sys.executable, "-m", "vowpalwabbit", "-d", str(src), *extra],
+                            capture_output=True, text=True)  # fmt: skip
+        ours = invoke(["vw", "-d", str(src), *extra])
+        assert ours.exit_code == 0
+
+        def table(text):  # where the lines land: the example counter and weight
+            return [ln.split()[2:4] for ln in text.splitlines() if ln[:1].isdigit()]
+
+        assert table(ours.output) == table(vw.stderr), extra
