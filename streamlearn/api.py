@@ -64,7 +64,7 @@ from streamlearn.io.reader import BLOCK_SIZE
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs
 
-__all__ = ["Console", "Inputs", "Model", "Outputs", "inspect", "predict", "train"]
+__all__ = ["Console", "Inputs", "Model", "Outputs", "inspect", "predict", "serve", "train"]
 
 BLOCK_BYTES = BLOCK_SIZE
 """Text lines are parsed in blocks of about this many bytes, as files are."""
@@ -118,6 +118,21 @@ def predict(inputs: Inputs, outputs: Outputs, console: Console | None = None,
     from streamlearn.run.predict import predict as run
 
     return run(inputs, outputs, console, fmt=fmt)
+
+
+def serve(options: dict, inputs: Inputs, outputs: Outputs, serving=None,  # noqa: ANN001
+          console: Console | None = None) -> dict:  # fmt: skip
+    """``sl serve`` / ``sl vw --daemon``: serve ``inputs.initial_model`` over TCP until a
+    signal, with VW's daemon protocol (:mod:`streamlearn.run.serve`).
+
+    ``options``: learning options (TrainConfig fields) merged over the model's;
+    ``serving``: a :class:`~streamlearn.run.serve.ServeOptions` (port, learning, saves).
+    Returns the server's final ``stats``.
+    """
+    from streamlearn.run.serve import ServeOptions
+    from streamlearn.run.serve import serve as run
+
+    return run(options, inputs, outputs, serving or ServeOptions(), console)
 
 
 def inspect(path: str | os.PathLike, top: int = 20, as_json: bool = False) -> str:
