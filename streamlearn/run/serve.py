@@ -49,7 +49,7 @@ from streamlearn.errors import Interrupted, SlError, UsageError
 from streamlearn.io.batch import Block
 from streamlearn.io.interactions import capped
 from streamlearn.io.parse import FORMATS, parse_blocks
-from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, new_rows, new_stats
+from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows, new_stats
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs
 from streamlearn.run.predict import Scorer
@@ -151,9 +151,14 @@ class Served:
         self.classes = ClassNumbering(self.params, self.stats, console) if config.oaa else None
         self.nnz = m.nnz if m is not None else 0
 
-    def answer(self, data: bytes, source: str, first_line: int) -> tuple[bytes, int, int]:
-        """The answer lines of ``data`` (whole lines); and its rows, malformed rows."""
-        block = Block(np.frombuffer(data, dtype=np.uint8), source, first_line, live=True)
+    def answer(self, data: bytes, source: str, first_line: int,
+               long_lines: tuple = ()) -> tuple[bytes, int, int]:  # fmt: skip
+        """The answer lines of ``data`` (whole lines); and its rows, malformed rows.
+
+        ``long_lines``: lines dropped for their length, an empty line in their place
+        (:class:`~streamlearn.io.batch.Block`): each answered as a malformed line."""
+        block = Block(np.frombuffer(data, dtype=np.uint8), source, first_line, live=True,
+                      long_lines=long_lines)  # fmt: skip
         out = []
         rows = bad = 0
         for batch in parse_blocks([block], self.code, self.config.bits, self.config.constant,
@@ -164,6 +169,7 @@ class Served:
                 preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate, self.params,
                                    self.config.loss_id, batch, lr.stats, self.rows,
                                    prediction_width(self.config))  # fmt: skip
+                lr.stats[S_NROWS] = 0.0  # no progress table: its rows are not kept
             else:
                 preds = self.scorer.score(batch)
             first = self.classes.after(batch) if self.classes else 1
@@ -384,14 +390,15 @@ class Server:
         return b"".join(out), lines
 
     def _score(self, data: bytes, name: str, line: int) -> bytes:
-        if len(data) > self.opts.max_line_bytes:  # one long complete line within a read
+        long: tuple = ()
+        if len(data) > self.opts.max_line_bytes:  # a long complete line within one read
             from streamlearn.io.reader import _drop_long_lines
 
             arr, long = _drop_long_lines(np.frombuffer(data, dtype=np.uint8), line,
                                          self.opts.max_line_bytes)  # fmt: skip
             if long:
                 data = arr.tobytes()
-        body, rows, bad = self.served.answer(data, name, line)
+        body, rows, bad = self.served.answer(data, name, line, long)
         self.counts["lines"] += rows
         self.counts["malformed"] += bad
         if self.served.learner is not None and rows:
