@@ -163,8 +163,16 @@ class Model:
     A Model may be shared between threads: :meth:`fit`, :meth:`partial_fit`
     and :meth:`save` take the model's lock, so two threads' ``partial_fit``
     calls are learned one after the other, each from the other's result (none
-    is lost), and a save writes one whole state.  Predictions do not wait: they
-    score the model as it was when they started (training makes a new one).
+    is lost), and a save writes one whole state.  Predictions do not wait for
+    a fit: they score the model as it was when they started (training makes a
+    new one); they take a second lock of their own while they score.
+
+    ``partial_fit(lines=...)`` with no other argument keeps the learner live
+    between calls (:class:`~streamlearn.run.resident.Resident`): a call costs
+    what its lines cost, not the table's size, and N one-line calls learn what
+    one call over the N lines learns.  The model is captured from the live
+    learner when something needs it (:meth:`save`, :meth:`predict`, the
+    :attr:`weights`, pickling).
     """
 
     def __init__(self, **options) -> None:
@@ -174,17 +182,42 @@ class Model:
             raise ValueError(str(e)) from None
         self.options = options
         self.report: dict | None = None
-        self._model: model_io.Model | None = None
         self._lock = threading.RLock()
+        self._score_lock = threading.Lock()
+        self._resident = None
+        self._scoring = None
+        self._model = None
+
+    @property
+    def _model(self) -> model_io.Model | None:
+        """The model as it stands (captured from the live learner when it has learned)."""
+        resident = self._resident
+        if resident is not None and resident.model is None:
+            with self._lock:
+                if self._resident is not None:
+                    self._m = self._resident.snapshot()
+        return self._m
+
+    @_model.setter
+    def _model(self, m: model_io.Model | None) -> None:
+        self._m = m
+        self._resident = None  # a new model (fit, load): the live learner is gone
 
     def __getstate__(self) -> dict:
+        self._model  # noqa: B018 - captured from the live learner
         state = dict(self.__dict__)
-        del state["_lock"]  # a lock is this process's: a copy gets its own
+        for key in ("_lock", "_score_lock", "_resident", "_scoring"):
+            state.pop(key, None)  # this process's: a copy gets its own
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.pop("_model", None)  # (pickled before the live learner existed)
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        self._score_lock = threading.Lock()
+        self._resident = None
+        self._scoring = None
+        self.__dict__.setdefault("_m", None)
 
     # -- files -----------------------------------------------------------------
 
@@ -230,7 +263,23 @@ class Model:
         """Continue training, as ``sl train -i``: the result equals one run over
         everything seen so far (see :meth:`fit` for the arguments)."""
         with self._lock:  # from reading the model to replacing it: no update lost
+            if (lines is not None and data is None and y is None and sample_weight is None
+                    and base is None and not run and self._m is not None):  # fmt: skip
+                return self._learn_live(lines)
             return self._learn(self._model, data, y, lines, sample_weight, base, run)
+
+    def _learn_live(self, lines) -> Model:  # noqa: ANN001
+        """``partial_fit(lines=...)`` on the live learner (:class:`Resident`)."""
+        from streamlearn.run.resident import Resident
+
+        if self._resident is None:
+            start = self._m
+            config = self._config(self.options, start)
+            self._resident = Resident(start, config)
+        resident = self._resident
+        used = resident.learn(LineSource(lines, resident.parse_config).batches())
+        self.report = {"examples": used, "live": True}
+        return self
 
     def _learn(self, start: model_io.Model | None, data, y, lines, sample_weight, base,
                run: dict) -> Model:  # noqa: ANN001  # fmt: skip
@@ -351,11 +400,13 @@ class Model:
                      format: str = "auto") -> np.ndarray:  # noqa: ANN001, A002  # fmt: skip
         """The scorer's output for every example: ``(n,)``, or ``(n, K + 1)`` for a
         multiclass model (the class, then the K scores or probabilities)."""
-        from streamlearn.run.predict import Scorer
         from streamlearn.run.runner import FormatGuard
 
         m = self._fitted()
-        scorer = Scorer(m, probabilities)
+        if self._scoring is None:
+            from streamlearn.run.resident import Scoring
+
+            self._scoring = Scoring()
         guard = FormatGuard(m.config, format, "the model")
         paths = _paths(data, lines)
         if paths is not None:
@@ -364,17 +415,21 @@ class Model:
             c = m.config
             batches: Iterable[Batch] = parsed(paths, guard.parse_as, c.bits, c.constant,
                                               BLOCK_BYTES, 1, c.namespaces())  # fmt: skip
+        elif data is None and lines is not None:  # the per-line path: the parse options kept
+            batches = LineSource(lines, self._scoring.lines_config(m, guard.parse_as)).batches()
         else:
             batches = _source(data, lines, None, None, None, m.config, labeled=False,
                               fmt=guard.parse_as).batches()  # fmt: skip
         out = []
-        for batch in batches:
-            guard.check(batch, m.config)
-            if m.config.oaa:
-                batch.labels[:] = np.nan  # scoring: a line's label (any) plays no part
-            p = scorer.score(batch)
-            p[batch.status != 0] = np.nan
-            out.append(p)
+        with self._score_lock:
+            scorer = self._scoring.scorer_for(m, probabilities)
+            for batch in batches:
+                guard.check(batch, m.config)
+                if m.config.oaa:
+                    batch.labels[:] = np.nan  # scoring: a line's label (any) plays no part
+                p = scorer.score(batch)
+                p[batch.status != 0] = np.nan
+                out.append(p)
         if out:
             return np.concatenate(out)
         return np.empty((0, m.config.oaa + 1)) if m.config.oaa else np.empty(0)
