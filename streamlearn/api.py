@@ -277,7 +277,7 @@ class Model:
             config = self._config(self.options, start)
             self._resident = Resident(start, config)
         resident = self._resident
-        used = resident.learn(LineSource(lines, resident.parse_config).batches())
+        used = resident.learn(resident.parse(_blocks(lines, LineSource.name)))
         self.report = {"examples": used, "live": True}
         return self
 

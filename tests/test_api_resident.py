@@ -96,10 +96,14 @@ def test_a_failed_call_leaves_the_live_model_as_it_was(start, monkeypatch):
     before = m._model
     ref = pickle.loads(pickle.dumps(m))
 
-    def diverged(batch, preds, algo="gd"):
-        raise Diverged("prediction is not finite (test)")
+    real = resident.run_kernel
 
-    monkeypatch.setattr(resident, "_check_finite", diverged)
+    def diverging(*args, **kw):  # the kernel steps, and its prediction is not finite
+        preds = real(*args, **kw)
+        preds[:] = np.inf
+        return preds
+
+    monkeypatch.setattr(resident, "run_kernel", diverging)
     with pytest.raises(Diverged):
         m.partial_fit(lines=[LINES[101]])
     monkeypatch.undo()

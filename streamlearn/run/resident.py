@@ -12,14 +12,15 @@ weights).  :class:`Scoring` keeps a model's scorer between predictions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 from streamlearn import model as model_io
 from streamlearn.config import TrainConfig
 from streamlearn.errors import Diverged
-from streamlearn.io.batch import Batch
+from streamlearn.io.batch import Batch, Block
+from streamlearn.io.parse import parse_blocks
 from streamlearn.learners.base import P_BINARY, P_PROGRESS, S_NROWS, new_rows
 from streamlearn.run.console import Console
 from streamlearn.run.predict import Scorer
@@ -56,10 +57,15 @@ class Resident:
         self.guard = FormatGuard(model.config, None, "the model")
         self.weigh = class_weigher(config)
         self.width = prediction_width(config)
-        self.parse_config = config.replace(format="auto")
-        """Lines are parsed as ``sl train`` parses them: the format detected, then checked."""
+        self.inter = config.namespaces()
         self.model: model_io.Model | None = model
         """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
+
+    def parse(self, blocks: Iterable[Block]) -> Iterator[Batch]:
+        """The batches of ``blocks``, parsed as ``sl train`` parses lines (the format
+        detected; the interactions compiled once, not per call)."""
+        c = self.config
+        return parse_blocks(blocks, None, c.bits, c.constant, self.inter)
 
     def learn(self, batches: Iterable[Batch]) -> int:
         """Learn ``batches`` in order; the number of usable rows.
@@ -77,16 +83,17 @@ class Resident:
             self.checks.check(batch)
             if self.weigh is not None:
                 self.weigh(batch)
-            slots = np.unique(batch.indices)
-            saved = (lr.table[slots].copy(), lr.gstate.copy(), lr.stats.copy())
+            slots = batch.indices  # (a slot twice is restored twice to the same values)
+            saved = (lr.table[slots], lr.gstate.copy(), lr.stats.copy())
             preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate, self.params,
                                self.config.loss_id, batch, lr.stats, self.rows, self.width)
             lr.stats[S_NROWS] = 0.0  # no progress table
-            try:
-                _check_finite(batch, preds, self.config.algo)
-            except Diverged:
-                lr.table[slots], lr.gstate[:], lr.stats[:] = saved
-                raise
+            if not np.isfinite(preds[batch.status == 0]).all():
+                try:
+                    _check_finite(batch, preds, self.config.algo)
+                except Diverged:
+                    lr.table[slots], lr.gstate[:], lr.stats[:] = saved
+                    raise
             self.model = None
             used += batch.n - int(np.count_nonzero(batch.status))
         if lr.spec.finish is not None and used:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import re
 import signal
@@ -541,6 +542,9 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
         _write_small(opts.pid_file, f"{os.getpid()}\n")
     console.say(f"sl serve: {'learning' if opts.learn else 'scoring'} with "
                 f"{path or 'a new model'} on {opts.host} port {port}")  # fmt: skip
+    # what start-up made stays: the collector's full passes then skip it (fewer pauses)
+    gc.collect()
+    gc.freeze()
     asyncio.run(server.run())
     if server.served.learner is not None and server.unsaved and outputs.final_model:
         server.save(None, NAMES.get(server.signal, "exit"))
