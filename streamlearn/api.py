@@ -590,11 +590,16 @@ def _blocks(lines: Iterable[str | bytes] | str | bytes, name: str) -> Iterator[B
         chunk.append(b)
         size += len(b)
         if size >= BLOCK_BYTES:
-            yield Block(np.frombuffer(b"".join(chunk), dtype=np.uint8), name, first)
+            yield Block(_writable(chunk), name, first)
             first += len(chunk)
             size, chunk = 0, []
     if chunk:
-        yield Block(np.frombuffer(b"".join(chunk), dtype=np.uint8), name, first)
+        yield Block(_writable(chunk), name, first)
+
+
+def _writable(chunk: list[bytes]) -> np.ndarray:
+    """The lines' bytes as the parser takes them (writable: no second copy per block)."""
+    return np.frombuffer(bytearray(b"".join(chunk)), dtype=np.uint8)
 
 
 class MatrixSource:

@@ -12,6 +12,7 @@ weights).  :class:`Scoring` keeps a model's scorer between predictions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -74,12 +75,14 @@ class Resident:
         input without a usable line (``NoExamples``), before anything is learned."""
         lr = self.learner
         batches = list(batches)
+        usable = []
         for batch in batches:
             self.guard.check(batch, self.config)
-        if not any(b.n - int(np.count_nonzero(b.status)) for b in batches):
+            usable.append(batch.n - int(np.count_nonzero(batch.status)))
+        if not any(usable):
             raise no_examples("the lines", sum(b.n for b in batches), [])
         used = 0
-        for batch in batches:
+        for batch, ok in zip(batches, usable, strict=True):
             self.checks.check(batch)
             if self.weigh is not None:
                 self.weigh(batch)
@@ -88,14 +91,15 @@ class Resident:
             preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate, self.params,
                                self.config.loss_id, batch, lr.stats, self.rows, self.width)
             lr.stats[S_NROWS] = 0.0  # no progress table
-            if not np.isfinite(preds[batch.status == 0]).all():
+            # (a sum of finite numbers that overflows only sends it to the exact check)
+            if ok < batch.n or not math.isfinite(preds.sum()):
                 try:
                     _check_finite(batch, preds, self.config.algo)
                 except Diverged:
                     lr.table[slots], lr.gstate[:], lr.stats[:] = saved
                     raise
             self.model = None
-            used += batch.n - int(np.count_nonzero(batch.status))
+            used += ok
         if lr.spec.finish is not None and used:
             lr.spec.finish(lr.table, lr.gstate, self.params)
         return used

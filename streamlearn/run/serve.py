@@ -158,7 +158,8 @@ class Served:
 
         ``long_lines``: lines dropped for their length, an empty line in their place
         (:class:`~streamlearn.io.batch.Block`): each answered as a malformed line."""
-        block = Block(np.frombuffer(data, dtype=np.uint8), source, first_line, live=True,
+        # writable, as the parser takes it (a read-only view would be copied again)
+        block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, first_line, live=True,
                       long_lines=long_lines)  # fmt: skip
         out = []
         rows = bad = 0
