@@ -94,7 +94,10 @@ def recv_lines(s: socket.socket, n: int, timeout: float = 20.0) -> list[bytes]:
         r, _, _ = select.select([s], [], [], max(0.0, end - time.monotonic()))
         if not r:
             break
-        data = s.recv(1 << 20)
+        try:
+            data = s.recv(1 << 20)
+        except ConnectionResetError:  # a connection the server closed at once
+            break
         if not data:
             break
         buf += data
@@ -379,3 +382,35 @@ def test_a_thousand_idle_connections(models, tmp_path):
         finally:
             for c in idle:
                 c.close()
+
+
+def test_timed_save_stats_on_sigusr1_and_no_client_paths(models, tmp_path):
+    out = tmp_path / "live.sl"
+    lines = (models / "d2.vw").read_bytes().splitlines(keepends=True)[:20]
+    args = ["serve", "--learn", "-i", str(models / "m.sl"), "-f", str(out), "--save-every",
+            "0.5s", "--max-connections", "2"]  # fmt: skip
+    with Server(args, tmp_path) as srv:
+        assert len(ask(srv.port, b"".join(lines[:5]), 5)) == 5
+        assert _until(out.exists, 10)  # half a second after the first unsaved example
+        # sl serve: a client's save_PATH writes -f, never PATH
+        out.unlink()
+        assert ask(srv.port, f"save_{tmp_path / 'elsewhere.sl'}\n".encode() + lines[5], 1)
+        assert _until(out.exists, 10) and not (tmp_path / "elsewhere.sl").exists()
+        # over --max-connections: closed at once, the others served
+        a, b = connect(srv.port), connect(srv.port)
+        try:
+            a.sendall(lines[6])
+            assert len(recv_lines(a, 1)) == 1
+            b.sendall(lines[7])
+            assert len(recv_lines(b, 1)) == 1
+            c = connect(srv.port)
+            c.sendall(lines[8])
+            assert recv_lines(c, 1, timeout=5) == []
+            c.close()
+        finally:
+            a.close()
+            b.close()
+        srv.proc.send_signal(signal.SIGUSR1)
+        assert _until(lambda: "stats connections=" in srv.log() and "refused=1" in srv.log())
+        rc = srv.stop(signal.SIGTERM)
+    assert rc == 143
