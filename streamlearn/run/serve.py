@@ -50,7 +50,7 @@ from streamlearn.errors import Interrupted, SlError, UsageError
 from streamlearn.io.batch import Block
 from streamlearn.io.interactions import capped
 from streamlearn.io.parse import FORMATS, parse_blocks
-from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows, new_stats
+from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs
 from streamlearn.run.predict import Scorer
@@ -64,7 +64,7 @@ from streamlearn.run.runner import (
     run_kernel,
 )
 from streamlearn.run.train import Learner, check_model, merge_config
-from streamlearn.system.process import NAMES
+from streamlearn.system.process import NAMES, committing
 from streamlearn.system.text import printable
 
 READ_SIZE = 256 << 10
@@ -150,7 +150,26 @@ class Served:
             self.params = self.scorer.params
             self.stats = self.scorer.stats
         self.classes = ClassNumbering(self.params, self.stats, console) if config.oaa else None
-        self.nnz = m.nnz if m is not None else 0
+        self.model = m
+        """The model loaded (scoring: what a ``save`` line writes)."""
+
+    def warm_up(self) -> None:
+        """Load the parse and learn/score kernels (compiled, or from numba's cache) before
+        the first client waits: a malformed line through them, on copies of the counters
+        (a malformed row is neither scored nor learned)."""
+        block = Block(np.frombuffer(bytearray(b"1 2 3 4 |w x\n"), dtype=np.uint8), "<warm-up>", 1)
+        for batch in parse_blocks([block], self.code, self.config.bits, self.config.constant,
+                                  self.inter):  # fmt: skip
+            if self.learner is not None:
+                lr = self.learner
+                run_kernel(lr.spec.train_batch, lr.table, lr.gstate.copy(), self.params.copy(),
+                           self.config.loss_id, batch, lr.stats.copy(), new_rows(),
+                           prediction_width(self.config))  # fmt: skip
+            else:
+                sc = self.scorer
+                run_kernel(sc.kernel, sc.table, sc.gstate.copy(), self.params.copy(),
+                           self.config.loss_id, batch, sc.stats.copy(), new_rows(),
+                           sc.width)  # fmt: skip
 
     def answer(self, data: bytes, source: str, first_line: int,
                long_lines: tuple = ()) -> tuple[bytes, int, int]:  # fmt: skip
@@ -252,6 +271,8 @@ class Server:
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         self.stop = asyncio.Event()
+        caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
+        before = {s: signal.getsignal(s) for s in caught}
         for s in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(s, self._stop, s)
         loop.add_signal_handler(signal.SIGHUP, self._hangup)
@@ -268,8 +289,10 @@ class Server:
                 t.cancel()
             if self.clients:
                 await asyncio.wait(list(self.clients), timeout=0.5)
-            for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
-                loop.remove_signal_handler(s)
+            for s in caught:
+                loop.remove_signal_handler(s)  # (which leaves the default action)
+                if before[s] is not None:
+                    signal.signal(s, before[s])  # a second SIGTERM: sl's handler, not death
 
     def _stop(self, signum: int) -> None:
         self.signal = signum
@@ -430,7 +453,7 @@ class Server:
             if self.served.learner is not None:
                 model = self.served.snapshot()
             else:
-                model = model_io.load(self.model_path)  # -t: the served model, unchanged
+                model = self.served.model  # -t: the served model, unchanged
             model_io.save(model, target)
         except (SlError, OSError) as e:
             self.counts["save_failures"] += 1
@@ -520,20 +543,12 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
         raise UsageError("serving without learning (-t) needs a model: -i MODEL")
     if (opts.save_every or opts.save_seconds) and not outputs.final_model:
         raise UsageError("--save-every needs -f/--final-model: where to save")
-    if opts.learn and outputs.final_model and outputs.final_model == path:
-        pass  # continued in place: saved atomically over it
     m = model_io.load(path) if path is not None else None
     config = merge_config(m.config if m is not None else None, dict(explicit))
     if config.test_only == opts.learn:
         config = config.replace(test_only=not opts.learn)
     served = Served(m, config, opts, console)
-    # the kernels are loaded (compiled or from the cache) before the first client waits
-    with contextlib.suppress(Exception):
-        if not opts.learn:
-            served.answer(b"|w x\n", "<warm-up>", 1)
-            served.stats[:] = new_stats()  # the warm-up line is no request
-    if opts.learn:
-        served.answer(b"", "<warm-up>", 1)
+    served.warm_up()
     _raise_fd_limit(opts.max_connections)
     server = Server(served, inputs, outputs, opts, console)
     port = server.bind()
@@ -547,10 +562,11 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
     gc.collect()
     gc.freeze()
     asyncio.run(server.run())
-    if server.served.learner is not None and server.unsaved and outputs.final_model:
-        server.save(None, NAMES.get(server.signal, "exit"))
-    stats = server.stats()
-    server.say_stats()
+    with committing():  # the last save completes: a second signal is held meanwhile
+        if server.served.learner is not None and server.unsaved and outputs.final_model:
+            server.save(None, NAMES.get(server.signal, "exit"))
+        stats = server.stats()
+        server.say_stats()
     if server.signal is not None:
         what = "model saved" if server.served.learner is not None and not server.unsaved \
             and outputs.final_model else "stopped"  # fmt: skip

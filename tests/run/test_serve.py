@@ -414,3 +414,21 @@ def test_timed_save_stats_on_sigusr1_and_no_client_paths(models, tmp_path):
         assert _until(lambda: "stats connections=" in srv.log() and "refused=1" in srv.log())
         rc = srv.stop(signal.SIGTERM)
     assert rc == 143
+
+
+def test_a_second_signal_does_not_cut_the_last_save(models, tmp_path):
+    """``timeout``, systemd and process groups may deliver SIGTERM twice: the learning
+    server still saves what it learned, and exits 143 (never the default action's death)."""
+    out = tmp_path / "live.sl"
+    lines = (models / "d2.vw").read_bytes().splitlines(keepends=True)[:30]
+    srv = Server(["serve", "--learn", "-i", str(models / "m.sl"), "-f", str(out)], tmp_path)
+    try:
+        assert len(ask(srv.port, b"".join(lines), 30)) == 30
+        srv.proc.send_signal(signal.SIGTERM)
+        srv.proc.send_signal(signal.SIGTERM)
+        rc = srv.proc.wait(20)
+    finally:
+        srv.stop(signal.SIGKILL)
+    assert rc == 143, srv.log()
+    assert "saved" in srv.log() and out.exists()
+    assert "Traceback" not in srv.log()
