@@ -41,7 +41,11 @@ class Server:
         self.proc = subprocess.Popen([*SL, *args, *extra], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=self.err,
                                      env=env(tmp), cwd=tmp)  # fmt: skip
-        self.port = self._wait_port()
+        try:
+            self.port = self._wait_port()
+        except BaseException:
+            self.stop(signal.SIGKILL)  # never left running
+            raise
 
     def _wait_port(self) -> int:
         end = time.monotonic() + START
@@ -80,8 +84,8 @@ class Server:
         self.stop()
 
 
-def connect(port: int) -> socket.socket:
-    s = socket.create_connection((HOST, port), timeout=10)
+def connect(port: int, host: str = HOST) -> socket.socket:
+    s = socket.create_connection((host, port), timeout=10)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 
@@ -432,3 +436,21 @@ def test_a_second_signal_does_not_cut_the_last_save(models, tmp_path):
     assert rc == 143, srv.log()
     assert "saved" in srv.log() and out.exists()
     assert "Traceback" not in srv.log()
+
+
+def test_ipv6_loopback(models, tmp_path):
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        pytest.skip("no ::1 here")
+    one = b"|a f1 f2 |b w4\n"
+    want = predict_lines(tmp_path, models / "m.sl", one)
+    with Server(["serve", "-i", str(models / "m.sl"), "--host", "::1"], tmp_path) as srv:
+        s = connect(srv.port, "::1")
+        try:
+            s.sendall(one)
+            assert recv_lines(s, 1) == want
+        finally:
+            s.close()
