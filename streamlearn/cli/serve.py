@@ -103,6 +103,7 @@ def daemon(t, inputs, outputs, console) -> None:  # noqa: ANN001 - cli.vw's Tran
     unless ``--foreground``; ``-t`` scores, otherwise labeled lines are learned;
     a ``save`` or ``save_PATH`` line writes the model (to ``-f``, or PATH).
     ``--num_children`` is accepted: one sl process serves every connection at once.
+    sl's own ``--save_every N|Ts`` is ``sl serve --save-every``.
     sl listens on 127.0.0.1 (VW: every address).
     """
     from streamlearn import api
@@ -125,7 +126,12 @@ def daemon(t, inputs, outputs, console) -> None:  # noqa: ANN001 - cli.vw's Tran
                     "connection at once")  # fmt: skip
     learn = not t.learn.get("test_only", False)
     explicit = {k: v for k, v in t.learn.items() if k != "test_only"}
+    try:
+        n, secs = save_every(d.get("save_every"))
+    except click.BadParameter as e:
+        raise VWUsage(e.format_message()) from None
     opts = ServeOptions(port=port, port_file=d.get("port_file"), pid_file=d.get("pid_file"),
                         foreground=bool(d.get("foreground")), learn=learn, save_paths=True,
-                        probabilities=t.probabilities, link=t.link)  # fmt: skip
+                        save_every=n, save_seconds=secs, probabilities=t.probabilities,
+                        link=t.link)  # fmt: skip
     api.serve(explicit, inputs, outputs, opts, console)

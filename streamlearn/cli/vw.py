@@ -361,6 +361,7 @@ OPTIONS: dict[str, Opt] = {
     "num_children": Opt(None, True, _daemon(_int)),
     "pid_file": Opt(None, True, _daemon()),
     "port_file": Opt(None, True, _daemon()),
+    "save_every": Opt(None, True, _daemon()),  # sl's own: sl serve --save-every
 }  # fmt: skip
 """VW's options ``sl vw`` takes, by VW's long name."""
 
