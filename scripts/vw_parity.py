@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Progressive-loss parity of ``sl train`` with Vowpal Wabbit, one pass, option for option.
 
-For each data set and each configuration, ``sl train FILE OPTIONS`` and
+For each data set and each configuration, ``sl train FILE --numbers vw OPTIONS`` and
 ``vw -d FILE OPTIONS`` (VW's own spellings, through the ``vowpalwabbit``
 package, in this process) run once over the same file; their progressive
 average losses must agree to ``--tolerance`` (relative, default 1e-6).  VW's
@@ -30,11 +30,9 @@ update rules, ``--l1``/``--l2``, ``--ftrl``, ``-q``, ``-b``, ``--probabilities``
 on the multiclass sets, where every predicted class (or probability line) must be
 VW's too.
 
-Inputs: VW reads decimals with its own routine, which is off by a float ulp
-for many of them (``vw_parse_float``); sl reads them correctly rounded.  The
-generated sets are written with decimals both read alike; for the shipped
-files, the figure that counts is sl's on a copy holding the floats VW reads
-(``as_vw_reads``), and sl's figure on the file itself is shown next to it.
+Inputs: both programs read the very same bytes.  VW reads decimals with its own
+routine, which is off by a float for many of them; ``sl vw`` reads them as VW
+does, and so does ``sl train --numbers vw`` (``streamlearn/io/vwfloat.py``).
 
 Whole command lines (:data:`VW_LINES`): ``vw ARGV`` next to ``sl vw ARGV`` for
 every VW option sl takes (caching, ``-t``, ``-r``, ``-P``, holdout, ``--examples``,
@@ -57,7 +55,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -79,64 +76,14 @@ class DataSet:
     name: str
     make: Callable[[Path], Path]
     classification: bool  # labels -1/+1: logistic and hinge apply
-    exact: bool = False  # written with decimals both programs read alike
+    exact: bool = False  # written with decimals that VW reads as the correctly rounded float
     classes: int = 0  # labels 1..K: the data set of the --oaa cases (K for "{K}")
 
 
 # ---------------------------------------------------------------------------
-# VW's reading of decimals
-#
-# VW parses numbers with its own routine (``parse_primitives.h``): the digits
-# are accumulated in a float and multiplied by a single-precision power of ten,
-# so e.g. "0.125" reads as 0.12500000745 and "1.79" may land one float away
-# from the correctly rounded value sl reads (then rounds to float32 for gd and
-# ftrl).  A one-ulp difference in an input is invisible in stable runs, but an
-# unstable configuration (a rate of 10 without normalization, FTRL on raw
-# features of 1e3) amplifies it to 1e-3 and more.  So the comparison uses
-# inputs both programs read alike: the generated sets are written with
-# decimals VW reads exactly, and for the shipped files sl also runs on a copy
-# holding the floats VW's parser produces (column "sl vw-read").
+# decimals for the generated sets
 
 F32 = np.float32
-_NEG10 = [F32(1.0)]
-for _ in range(45):
-    _NEG10.append(F32(_NEG10[-1] / F32(10.0)))  # VW's table: repeated float division
-_POS10 = [F32(1.0)]
-for _ in range(38):
-    _POS10.append(F32(_POS10[-1] * F32(10.0)))
-
-
-def vw_parse_float(tok: str) -> np.float32:
-    """The float VW 9's ``parse_float`` gives for a number token."""
-    i, sign, acc, n = 0, 1, F32(0.0), len(tok)
-    if tok.startswith("-"):
-        sign, i = -1, 1
-    while i < n and tok[i].isdigit():  # acc * 10 + *p++ - '0': the character code, then - 48
-        acc = F32(F32(F32(acc * F32(10.0)) + F32(ord(tok[i]))) - F32(48.0))
-        i += 1
-    dec = 0
-    if i < n and tok[i] == ".":
-        i += 1
-        while i < n and tok[i].isdigit():
-            if dec < 35:
-                acc = F32(F32(acc * F32(10.0)) + F32(ord(tok[i]) - 48))
-                dec += 1
-            i += 1
-    exp = 0
-    if i < n and tok[i] in "eE":
-        i += 1
-        es = 1
-        if i < n and tok[i] == "-":
-            es, i = -1, i + 1
-        while i < n and tok[i].isdigit():
-            exp = exp * 10 + ord(tok[i]) - 48
-            i += 1
-        exp *= es
-    if i < n:
-        return F32(float(tok))  # VW falls back to strtof
-    e = exp - dec
-    scale = _NEG10[-e] if e < 0 else _POS10[e]
-    return F32(sign) * F32(acc * scale)
 
 
 def vw_exact(v: float) -> str:
@@ -147,46 +94,13 @@ def vw_exact(v: float) -> str:
     routine does not take a '+' after the 'e' and hands such a token to
     ``strtof``, which rounds correctly, as sl does.
     """
+    from streamlearn.io.vwfloat import vw_parse_float
+
     c = F32(v)
     s = np.format_float_positional(c, unique=True, trim="-")
     if vw_parse_float(s) == c and F32(float(s)) == c:
         return s
     return np.format_float_positional(float(c), unique=True, trim="-") + "e+0"
-
-
-_NUMBER = re.compile(r"-?[0-9]*\.?[0-9]+(?:[eE]-?[0-9]+)?")
-
-
-def as_vw_reads(src: Path, dst: Path) -> Path:
-    """A copy of VW text ``src`` whose numbers are the floats VW's parser reads from it.
-
-    Label, importance and base (before the first '|') and feature values
-    (``name:value``) are rewritten when VW would read them differently from a
-    correctly rounded parser; everything else is copied as is.
-    """
-    import gzip
-
-    def fix(tok: str) -> str:
-        if not _NUMBER.fullmatch(tok):
-            return tok
-        v = vw_parse_float(tok)
-        return tok if F32(float(tok)) == v else repr(float(v))
-
-    opener = gzip.open if src.suffix == ".gz" else open
-    with opener(src, "rt") as fin, open(dst, "w") as out:
-        for line in fin:
-            toks, in_features = [], False
-            for t in line.rstrip("\n").split(" "):
-                in_features = in_features or "|" in t
-                if not in_features:
-                    toks.append(fix(t))
-                elif ":" in t and not t.startswith("|"):
-                    name, v = t.rsplit(":", 1)
-                    toks.append(f"{name}:{fix(v)}")
-                else:
-                    toks.append(t)
-            out.write(" ".join(toks) + "\n")
-    return dst
 
 
 def _write(path: Path, labels, rows, weights=None) -> Path:
@@ -428,7 +342,8 @@ QUICK_CONFIGS = (
 
 def sl_loss(path: Path, loss: str, opts: list[str], tmp: Path,
             predictions: Path | None = None) -> float:  # fmt: skip
-    """``sl train`` in this process (through the CLI); its progressive average loss.
+    """``sl train --numbers vw`` in this process (through the CLI); its progressive
+    average loss.
 
     ``predictions``: also write ``-p`` there."""
     from click.testing import CliRunner
@@ -436,7 +351,8 @@ def sl_loss(path: Path, loss: str, opts: list[str], tmp: Path,
     from streamlearn.cli import cli
 
     rep = tmp / "sl-report.json"
-    args = ["train", str(path), "--loss", loss, *opts, "--report", str(rep), "--quiet"]
+    args = ["train", str(path), "--numbers", "vw", "--loss", loss, *opts, "--report", str(rep),
+            "--quiet"]
     if predictions is not None:
         args += ["-p", str(predictions)]
     r = CliRunner().invoke(cli, args, catch_exceptions=False)
@@ -462,16 +378,14 @@ def vw_loss(path: Path, loss: str, opts: list[str], predictions: Path | None = N
 def run(datasets, configs, tolerance: float, out=sys.stdout) -> list[dict]:
     """Every configuration on every data set; one row per run (printed as it goes).
 
-    ``sl`` is sl on the file VW reads; ``sl_vw_read`` sl on a copy holding the
-    floats VW's parser reads from it (the same file for the sets written
-    exactly).  A run is ``ok`` when ``sl_vw_read`` is within ``tolerance``.
+    Both read the same file, sl with ``--numbers vw``.  A run is ``ok`` when sl's
+    loss is within ``tolerance`` of VW's (relative).
     """
     rows = []
     with tempfile.TemporaryDirectory(prefix="sl-parity-") as d:
         tmp = Path(d)
         for ds in datasets:
             path = ds.make(tmp)
-            same = path if ds.exact else as_vw_reads(path, tmp / f"{ds.name}.vw-read")
             losses = ("squared", "logistic", "hinge") if ds.classification else ("squared",)
             for name, opts, applies, *only in configs:
                 if only and ds.name not in only[0]:
@@ -485,17 +399,13 @@ def run(datasets, configs, tolerance: float, out=sys.stdout) -> list[dict]:
                     # --oaa: the predicted classes (or probabilities) must be VW's too
                     vw_p, sl_p = (tmp / "vw.p", tmp / "sl.p") if ds.classes else (None, None)
                     theirs = vw_loss(path, loss, opts, vw_p)
-                    as_is = sl_loss(path, loss, opts, tmp)
-                    ours = as_is if same == path else sl_loss(same, loss, opts, tmp)
-                    if ds.classes:
-                        sl_loss(same, loss, opts, tmp, sl_p)
+                    ours = sl_loss(path, loss, opts, tmp, sl_p)
 
                     def rel(x, theirs=theirs):
                         return abs(x - theirs) / abs(theirs) if theirs else abs(x)
 
                     row = {"data": ds.name, "loss": loss, "config": name, "vw": theirs,
-                           "sl": as_is, "sl_vw_read": ours, "rel": rel(ours),
-                           "rel_as_is": rel(as_is),
+                           "sl": ours, "rel": rel(ours),
                            "ok": rel(ours) <= max(tolerance, LOOSER.get(name, 0.0))}  # fmt: skip
                     if ds.classes:
                         row["same_predictions"] = vw_p.read_text() == sl_p.read_text()
@@ -506,7 +416,7 @@ def run(datasets, configs, tolerance: float, out=sys.stdout) -> list[dict]:
                               ", same predictions" if row["same_predictions"] else
                               ", OTHER PREDICTIONS")  # fmt: skip
                     print(f"{mark} {ds.name:<22} {loss:<8} {name:<40} vw {theirs:<14.9g} "
-                          f"rel {row['rel']:.1e} (as is {row['rel_as_is']:.1e}){same_p}",
+                          f"rel {row['rel']:.1e}{same_p}",
                           file=out, flush=True)  # fmt: skip
     return rows
 
@@ -520,7 +430,7 @@ class Line:
     """A VW command line (or a few, run in order: train, then test) and what to compare.
 
     ``steps`` are VW's argv with placeholders: ``{train}``/``{test}`` the data
-    (VW reads the file, sl the copy holding the floats VW reads), ``{m}``,
+    (the same file for both), ``{m}``,
     ``{p}``, ``{r}`` the model, predictions and raw predictions (one of each per
     program), ``{c}`` a cache file.  The progressive loss of the last step is
     compared; ``files`` are also compared value by value (VW prints 6 decimals);
@@ -665,7 +575,8 @@ VW_LINES: list[Line] = [
 
 
 def _line_data(tmp: Path) -> dict[str, tuple[Path, Path]]:
-    """(what VW reads, what sl reads) for each data set of :data:`VW_LINES`: ``-all``
+    """(what VW reads, what sl reads: the same file) for each data set of
+    :data:`VW_LINES`: ``-all``
     the whole file, ``-test`` its last lines, and without a suffix the others."""
     import gzip
 
@@ -684,7 +595,7 @@ def _line_data(tmp: Path) -> dict[str, tuple[Path, Path]]:
                               (f"{stem}-all", every)):  # fmt: skip
                 theirs = tmp / f"{key}.vw"
                 theirs.write_text("".join(part))
-                out[key] = (theirs, as_vw_reads(theirs, tmp / f"{key}.vw-read"))
+                out[key] = (theirs, theirs)
     return out
 
 
@@ -863,9 +774,6 @@ def main() -> None:
     missed = [r for r in rows if not r["ok"]]
     print(f"\n{len(rows)} runs, {len(missed)} beyond {args.tolerance:g}; "
           f"worst rel {worst['rel']:.1e} ({worst['data']}, {worst['loss']}, {worst['config']})")
-    as_is = [r for r in rows if r["rel_as_is"] > args.tolerance]
-    print(f"sl on the very files VW reads: {len(rows) - len(as_is)} of {len(rows)} within "
-          f"{args.tolerance:g}; the others differ only in how VW rounds decimals (see above)")
     if args.json:
         args.json.write_text(json.dumps({"configurations": rows, "lines": line_rows}, indent=1))
     sys.exit(1 if missed or missed_lines else 0)

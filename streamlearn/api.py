@@ -229,10 +229,12 @@ class Model:
         m.options = _options_of(m._model.config)  # fit() starts over with the same options
         return m
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model (atomically, with its resume state) to ``path``."""
+    def save(self, path: str | os.PathLike, format: str = "sl") -> None:  # noqa: A002
+        """Write the model (atomically, with its resume state) to ``path``: in sl's format,
+        or ``format="vw"`` in Vowpal Wabbit's (``"vw_predict_only"``: its weights only),
+        which ``vw -i`` reads (docs/vw-compat.md).  :meth:`load` reads either."""
         with self._lock:
-            model_io.save(self._fitted(), str(path))
+            model_io.save(self._fitted(), str(path), format)
 
     # -- training ---------------------------------------------------------------
 
@@ -467,7 +469,8 @@ class Model:
         from streamlearn.run.train import merge_config
 
         try:
-            return merge_config(start.config if start is not None else None, explicit)
+            return merge_config(start.config if start is not None else None, explicit,
+                                model_io.unrecorded(start))
         except UsageError as e:
             raise ValueError(e.message) from None
 

@@ -23,6 +23,7 @@ FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions")
 HASHES = ("strings", "all")
 """VW's ``--hash``: ``strings`` reads an all-digit name as its number; ``all`` hashes every name."""
 ZERO_LABELS = ("negative", "vw")
+NUMBERS = ("exact", "vw")
 """How logistic and hinge losses read a label 0: as -1 (sl's default, with a warning), or
 as VW does (the label as it is: logistic's target probability 1/2, hinge's constant loss 1)."""
 
@@ -32,7 +33,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 
 # Options fixed by the model: changing them on resume would make the saved
 # table meaningless.
-FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "top_k", *UPDATE_RULE,
+FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "numbers", "top_k", *UPDATE_RULE,
                   *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
@@ -181,6 +182,11 @@ class TrainConfig:
     """--loss quantile: the level tau (VW's --quantile_tau)."""
     zero_label: str = "negative"
     """Logistic and hinge losses: a label 0 read as -1 ("negative") or as VW does ("vw")."""
+    numbers: str = "exact"
+    """How the VW text parser reads decimals: correctly rounded ("exact", sl's) or as VW 9's
+    reader does ("vw": float32, often one float off, :mod:`streamlearn.io.vwfloat`).  ``sl vw``
+    trains with "vw"; the model records it, and every run that scores or continues the
+    model reads numbers the same way."""
     binary: bool = False
     """VW's --binary: the progressive loss is the 0/1 loss of sign(p), predictions -1/+1."""
     initial_weight: float = 0.0
@@ -404,6 +410,7 @@ class TrainConfig:
             (self.hash in HASHES, f"--hash must be one of {', '.join(HASHES)}"),
             (self.zero_label in ZERO_LABELS,
              f"--zero-label must be one of {', '.join(ZERO_LABELS)}"),
+            (self.numbers in NUMBERS, f"numbers must be one of {', '.join(NUMBERS)}"),
             (0.0 < self.quantile_tau < 1.0, "--quantile-tau must be in (0, 1)"),
             (self.quantile_tau == 0.5 or self.loss == "quantile",
              "--quantile-tau applies to --loss quantile only"),
@@ -489,13 +496,14 @@ class TrainConfig:
     def namespaces(self):
         """The compiled interactions, namespace filters and n-grams, or None when there are none."""
         names = (*NAMESPACE_OPTIONS, *FEATURE_FLAGS)
-        if not any(getattr(self, name) for name in names) and self.hash == "strings":
+        if (not any(getattr(self, name) for name in names) and self.hash == "strings"
+                and self.numbers == "exact"):  # fmt: skip
             return None
         from streamlearn.io.interactions import compile_interactions
 
         return compile_interactions(
             **{name: getattr(self, name) for name in names}, hash_all=self.hash == "all",
-            f32=self.algo in FLOAT32_ALGORITHMS,
+            f32=self.algo in FLOAT32_ALGORITHMS, vw_numbers=self.numbers == "vw",
         )
 
     def to_dict(self) -> dict:

@@ -37,6 +37,7 @@ import numpy as np
 from streamlearn._version import __version__
 from streamlearn.config import TrainConfig
 from streamlearn.errors import ModelError
+from streamlearn.io import vwmodel
 from streamlearn.system.sources import describe
 
 MAGIC = b"SLMODEL\0"
@@ -168,17 +169,80 @@ def _encode_parts(model: Model) -> list:
     return [*parts, digest.digest()]
 
 
-def save(model: Model, path: str | os.PathLike) -> None:
+FORMATS = ("sl", "vw", "vw_predict_only")
+"""The formats :func:`save` writes: sl's; VW's with its resume state (VW 9's default,
+``--save_resume``); VW's with the weights only (``--predict_only_model``)."""
+
+
+def save(model: Model, path: str | os.PathLike, format: str = "sl",  # noqa: A002
+         link: str = "identity") -> None:  # fmt: skip
     """Write ``model`` to ``path`` atomically (:func:`streamlearn.system.outputs.write_bytes`).
 
     The bytes go to a temporary file in the directory of the path's real
     target, which is fsynced and then renamed over it: a crash leaves the old
     file or the new one, never a mix; a symlink stays a symlink; a device or
-    FIFO is written through.
+    FIFO is written through.  ``format`` is one of :data:`FORMATS` (VW's:
+    :func:`streamlearn.model_vw.encode`, which keeps the run's ``link`` with the model
+    as VW keeps ``--link``).
     """
     from streamlearn.system.outputs import write_bytes
 
-    write_bytes(str(path), _encode_parts(model), "model")
+    if format == "sl":
+        parts = _encode_parts(model)
+    elif format in ("vw", "vw_predict_only"):
+        from streamlearn import model_vw
+
+        try:
+            parts = model_vw.encode(model, weights_only=format == "vw_predict_only", link=link)
+        except ValueError as e:
+            raise ModelError(f"cannot write {path} as a VW model: {e}") from None
+    else:
+        raise ValueError(f"model format {format!r}: one of {', '.join(FORMATS)}")
+    write_bytes(str(path), parts, "model")
+
+
+def writable_as(config: TrainConfig, format: str) -> str | None:  # noqa: A002
+    """Why a model of ``config`` cannot be saved in ``format``, or None (checked before a
+    run, so that it does not fail at its end)."""
+    if format == "sl":
+        return None
+    from streamlearn import model_vw
+
+    return model_vw.writable(config)
+
+
+def with_link(model: Model, outputs):  # noqa: ANN001, ANN201 - run.options.Outputs
+    """``outputs`` with the ``--link`` a VW model keeps when the run names none (VW applies
+    the link of its model's options)."""
+    link = model.meta.get("vw_model", {}).get("link")
+    if link is None or outputs.link != "identity":
+        return outputs
+    from dataclasses import replace
+
+    return replace(outputs, link=link)
+
+
+def learned_weight(model: Model, config: TrainConfig) -> float | None:
+    """A VW model's learned weight for a run of ``config``
+    (:func:`streamlearn.model_vw.learned_weight`), None for others."""
+    if not is_vw(model):
+        return None
+    from streamlearn import model_vw
+
+    return model_vw.learned_weight(model, config)
+
+
+def is_vw(model: Model) -> bool:
+    """Whether ``model`` was read from a VW model file."""
+    return "vw_model" in model.meta
+
+
+def unrecorded(model: Model | None) -> tuple[str, ...]:
+    """The options ``model``'s file did not record (a VW model's loss, ...): the command
+    line's value holds, without a conflict."""
+    if model is None:
+        return ()
+    return tuple(model.meta.get("vw_model", {}).get("unrecorded", ()))
 
 
 _CHUNK = 64 << 20
@@ -259,6 +323,8 @@ def _read_exactly(f, n: int) -> bytes:  # noqa: ANN001 - a binary file
 def _read_stream(f, name: str) -> bytes:  # noqa: ANN001 - a binary file
     """The bytes of a model read from a stream, as many as its header says it holds."""
     prefix = _read_exactly(f, _PREFIX.size)
+    if prefix[:8] != MAGIC and vwmodel.sniff(prefix):
+        return _read_vw_stream(f, prefix, name)
     if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
         return prefix  # decode() says what is wrong
     _, version, hlen = _PREFIX.unpack(prefix)
@@ -320,6 +386,23 @@ def _read_growing(f, n: int) -> bytes:  # noqa: ANN001 - a binary file
         parts.append(part)
         got += len(part)
     return b"".join(parts)
+
+
+def _read_vw_stream(f, prefix: bytes, name: str) -> bytes:  # noqa: ANN001 - a binary file
+    """A VW model from a stream: VW's files have no length, so to their end, but no
+    further than a full table of its header's bits could take (memory follows the bytes
+    that arrive, :func:`_read_growing`)."""
+    data = prefix + _read_growing(f, 1 << 20)
+    try:
+        header = vwmodel.read_header(data)
+    except ValueError:
+        return data  # decode() says what is wrong (a header of more than 1 MiB too)
+    most = header.end + (1 << min(header.bits, 30)) * vwmodel.MAX_RECORD + (4 << 10)
+    data += _read_growing(f, max(0, most + 1 - len(data)))
+    if len(data) > most:
+        raise ModelError(f"model {name}: more bytes than a VW model of 2^{header.bits} slots "
+                         "holds: not a VW model; nothing more was read")  # fmt: skip
+    return data
 
 
 def _header(raw: bytes) -> dict:
@@ -415,8 +498,10 @@ def decode(data: bytes, name: str = "<model>") -> Model:
 
     if not data:  # what a failed producer leaves: say so, not "bad magic bytes"
         raise ModelError(f"{name} is empty (0 bytes), not an sl model file")
+    if data[:8] != MAGIC and vwmodel.sniff(data[:16]):
+        return _decode_vw(data, name)
     if len(data) < _PREFIX.size + _DIGEST or data[:8] != MAGIC:
-        raise ModelError(f"{name} is not an sl model file (bad magic bytes)")
+        raise ModelError(f"{name} is not an sl model file (bad magic bytes), nor a VW model")
     _, version, hlen = _PREFIX.unpack_from(data)
     if version not in READS:
         raise ModelError(
@@ -476,3 +561,17 @@ def decode(data: bytes, name: str = "<model>") -> Model:
         names=names,
         meta=meta,
     )
+
+
+def _decode_vw(data: bytes, name: str) -> Model:
+    """The VW model in ``data`` (:mod:`streamlearn.model_vw`), or one :class:`ModelError`."""
+    from streamlearn import model_vw
+
+    try:
+        config, learner, slots, state, weights, gstate, stats, meta = model_vw.decode(data)
+    except model_vw.Unsupported as e:
+        raise ModelError(f"{name} is a VW model sl cannot use: {e}") from None
+    except ValueError as e:  # ConfigError included
+        raise ModelError(f"{name} is not a usable VW model: {e}") from None
+    return Model(config=config, learner=learner, slots=slots, state=state, weights=weights,
+                 gstate=gstate, stats=stats, meta=meta)  # fmt: skip

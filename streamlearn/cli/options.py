@@ -49,6 +49,7 @@ _CONFIG_KEYS = {
     # VW's options (vw_learning_options)
     "quantile_tau": "quantile_tau",
     "zero_label": "zero_label",
+    "numbers": "numbers",
     "binary": "binary",
     "initial_weight": "initial_weight",
     "initial_constant": "initial_constant",
@@ -74,7 +75,7 @@ _CONFIG_KEYS = {
 HELP_GROUPS: dict[str, tuple[str, ...]] = {
     "Inputs": ("data", "input_format", "initial_model", "model_path", "strict", "allow_empty",
                "max_line_bytes", "max_crosses", "examples", "cache_path", "max_memory",
-               "zero_label"),
+               "zero_label", "numbers"),
     "Learning": ("algo", "sgd", "ftrl", "coin", "pistol", "freegrad", "loss", "quantile_tau",
                  "oaa", "indexing", "bits", "learning_rate", "power_t", "initial_t",
                  "decay_learning_rate",
@@ -192,7 +193,8 @@ def _model_crosses(path: str | None) -> tuple[int, ...] | None:
     """The crosses recorded in model file ``path`` (its JSON header: read without numba).
 
     None when ``path`` is not a regular file: a model read from a pipe, a FIFO or
-    ``<(zcat m.sl.gz)`` can be read once only, by the run.
+    ``<(zcat m.sl.gz)`` can be read once only, by the run; and for a VW model (its
+    options are read by the run): the kernels are compiled ones then.
     """
     if not path:
         return ()
@@ -206,6 +208,8 @@ def _model_crosses(path: str | None) -> tuple[int, ...] | None:
     try:
         with open(path, "rb") as f:
             magic, _, n = struct.unpack("<8sII", f.read(16))
+            if magic[4:5].isdigit() and magic[5:6] in b".0123456789" and 6 <= magic[0] <= 16:
+                return None  # a VW model (io/vwmodel.py's sniff): not read before numba
             if magic != b"SLMODEL\0" or n > 64 << 20:
                 return ()
             return crosses(json.loads(f.read(n)).get("config", {}))
@@ -498,6 +502,10 @@ def vw_learning_options(f):
                      default=None, help="Logistic and hinge losses: read a label 0 as -1 "
                      "(negative, the default) or as VW does (vw: logistic's probability 1/2, "
                      "hinge's constant loss)."),
+        click.option("--numbers", "numbers", type=click.Choice(["exact", "vw"]), default=None,
+                     help="Read decimals correctly rounded (exact, the default) or as VW 9 "
+                     "reads them (vw: float32, often a float off; sl vw's reading). A model "
+                     "keeps its reading."),
         click.option("--binary", is_flag=True, default=None,
                      help="Report the 0/1 loss of sign(p) and write -1/+1 (VW's --binary)."),
         click.option("--initial-weight", "--initial_weight", "initial_weight", type=float,

@@ -338,8 +338,8 @@ OPTIONS: dict[str, Opt] = {
     "predictions": Opt("p", True, _predictions),
     "raw_predictions": Opt("r", True, _raw),
     "save_resume": Opt(None, False, _noop),
-    "predict_only_model": Opt(None, False, _note(
-        "accepted; sl's model always keeps what continuing needs")),
+    "predict_only_model": Opt(None, False, lambda t, n, v: t.outputs.__setitem__(
+        "model_format", "vw_predict_only")),  # -f: VW's weights only
     "preserve_performance_counters": Opt(None, False,
                                          _flag("preserve_performance_counters")),
     "sparse_weights": Opt(None, False, _noop),
@@ -595,7 +595,10 @@ def _resolve(t: Translation) -> None:
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"
+    t.outputs.setdefault("model_format", "vw")  # -f writes VW's model format
     t.learn.setdefault("zero_label", "vw")
+    if "initial_model" not in t.inputs:
+        t.learn.setdefault("numbers", "vw")  # VW's decimals; a model read with -i keeps its own
     t.learn.setdefault("preserve_performance_counters", False)
 
 
@@ -605,8 +608,9 @@ HELP = """Usage: sl vw [VW OPTIONS] [FILE]
 
   VW's spellings (--loss_function, --bit_precision, -b 18, --passes=3, ...), options
   after the data, -d repeatable or the data file as an argument.  An option sl does not
-  have is named with the nearest sl equivalent (exit 2).  Models are sl's (sl cannot
-  read VW's model files); -c keeps sl's cache in <data>.cache.sl, beside VW's.
+  have is named with the nearest sl equivalent (exit 2).  -f writes VW's model format
+  (vw -i reads it), -i reads VW's models and sl's; -c keeps sl's cache in
+  <data>.cache.sl, beside VW's.
   sl's own addition: --report PATH writes sl train's JSON report.
 
   Every option, what it does and what differs: docs/vw-compat.md.
@@ -661,13 +665,6 @@ def vw(argv: tuple[str, ...]) -> None:
 
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
-    from streamlearn.errors import ModelError
 
-    try:
-        api.train(t.learn, inputs, outputs, console)
-    except ModelError as e:
-        if "not an sl model" in e.message:
-            e.message += (" -- a Vowpal Wabbit model? sl reads the models sl writes: train it "
-                          "with sl vw ... -f MODEL first")  # fmt: skip
-        raise
+    api.train(t.learn, inputs, outputs, console)
 

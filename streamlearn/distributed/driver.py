@@ -311,7 +311,8 @@ class _Run:
 
         inputs = self.inputs
         self.initial = model_io.load(inputs.initial_model) if inputs.initial_model else None
-        config = merge_config(self.initial.config if self.initial else None, self.explicit)
+        config = merge_config(self.initial.config if self.initial else None, self.explicit,
+                              model_io.unrecorded(self.initial))
         why = refusal(config.algo, config.minibatch)
         if config.oaa:
             raise UsageError("--dask does not train one-against-all (--oaa) models: train them "

@@ -105,6 +105,9 @@ class Interactions:
     """Crosses' values as float32 products (for the learners that compute in float32)."""
     max_crosses: int = MAX_CROSSES
     """The most crosses one example may make; a line past it is malformed."""
+    vw_numbers: bool = False
+    """Numbers read as VW reads them (:mod:`streamlearn.io.vwfloat`; ``sl vw``), not correctly
+    rounded: a parsing option that travels with the others, as ``hash_all``."""
 
     @property
     def active(self) -> bool:
@@ -157,6 +160,7 @@ def compile_interactions(
     hash_all: bool = False,
     f32: bool = False,
     max_crosses: int = MAX_CROSSES,
+    vw_numbers: bool = False,
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
@@ -218,7 +222,7 @@ def compile_interactions(
     return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear,
                         not leave_duplicate_interactions, gram_ptr, gram_masks, gram_lengths,
                         bool(sort_features), bool(hash_all), bool(f32),
-                        int(max_crosses))  # fmt: skip
+                        int(max_crosses), bool(vw_numbers))  # fmt: skip
 
 
 @jit

@@ -7,7 +7,9 @@ threads can overlap the learner): the block kernel of the format
 :func:`~streamlearn.io.svmlight.parse_svmlight_block`) walks the block line by
 line and hashes features straight into the CSR arrays.
 
-Numbers are converted exactly (:mod:`streamlearn.io._numbers`).  The rare
+Numbers are converted exactly (:mod:`streamlearn.io._numbers`), or, for ``sl vw``
+(``Interactions.vw_numbers``), as VW converts them (:mod:`streamlearn.io.vwfloat`;
+VW has no svmlight reader, so svmlight numbers are always correctly rounded).  The rare
 token that needs Python's ``float()`` (more than 19 significant digits,
 subnormals, ambiguous halfway cases) makes :func:`parse_block` run the kernel
 a second time with those values filled in; blocks without such tokens (nearly
@@ -40,6 +42,7 @@ from streamlearn.io.grams import expand_grams
 from streamlearn.io.interactions import (
     CROSS_BUDGET,
     Interactions,
+    compile_interactions,
     expand_batch,
     fuses,
     row_crosser,
@@ -47,6 +50,7 @@ from streamlearn.io.interactions import (
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES, iter_blocks
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
+from streamlearn.io.vwfloat import float32_of_decimal
 from streamlearn.system.jit import INTERPRETED
 from streamlearn.system.text import shown_bytes
 
@@ -246,8 +250,9 @@ def parse_block_parts(
     fused = fmt == FMT_VW and budget is not None and fuses(inter)
     arrays, pooled = _SETS.take(data.shape[0], newlines + 1)
     args = (data, int(block.first_line), mask, bool(constant), float(limit))
+    vw_numbers = fmt == FMT_VW and inter is not None and inter.vw_numbers
     if fmt == FMT_VW:
-        args += (inter is not None and inter.hash_all,
+        args += (inter is not None and inter.hash_all, vw_numbers,
                  row_crosser(inter if fused else None, mask, budget or 0))  # fmt: skip
     run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
     rows, k, touching, first_touching, crossed, n_slow, spans = run(_SLOW_CAP)
@@ -255,7 +260,8 @@ def parse_block_parts(
         if n_slow > _SLOW_CAP:  # collect every span
             *_, spans = run(n_slow)
         spans = spans[:n_slow]
-        vals = np.array([float(data[s:e].tobytes()) for s, e in spans], dtype=np.float64)
+        exact = float32_of_decimal if vw_numbers else float  # VW's fallback is strtof
+        vals = np.array([exact(data[s:e].tobytes()) for s, e in spans], dtype=np.float64)
         rows, k, touching, first_touching, crossed, *_ = run(
             0, np.ascontiguousarray(spans[:, 0]), vals
         )
@@ -427,15 +433,22 @@ def parse_bytes(
     source: str = "<bytes>",
     first_line: int = 1,
     limit: float = MAX_MAGNITUDE,
+    numbers: str = "exact",
 ) -> Batch:
     """Parse a bytes object of whole lines (tests, small inputs); ``limit`` as
-    :func:`parse_block`'s.
+    :func:`parse_block`'s; ``numbers="vw"`` reads VW text's numbers as VW does
+    (``TrainConfig.numbers``).
 
     >>> parse_bytes(b"3 1:0.5 7:2\\n", fmt="svmlight", constant=False).indices.tolist()
     [1, 7]
+    >>> parse_bytes(b"|f a:0.125\\n", constant=False, numbers="vw").values.tolist()
+    [0.1249999925494194]
     """
+    if numbers not in ("exact", "vw"):
+        raise ValueError(f"numbers must be 'exact' or 'vw', not {numbers!r}")
     buf = np.frombuffer(data, dtype=np.uint8).copy()
-    return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant,
+    inter = compile_interactions(vw_numbers=True) if numbers == "vw" else None
+    return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant, inter,
                        limit=limit)  # fmt: skip
 
 

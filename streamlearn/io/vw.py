@@ -49,6 +49,7 @@ from streamlearn.io._words import (
 )
 from streamlearn.io.batch import TOO_LARGE, TOO_MANY_CROSSES
 from streamlearn.io.interactions import CROSS_CROWDED, cross_row
+from streamlearn.io.vwfloat import vw_fast, vw_number
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
 # status codes (keys of streamlearn.io.batch.REASONS)
@@ -153,6 +154,7 @@ def parse_vw_block(
     constant: bool,
     limit: float,
     hash_all: bool,
+    vw_numbers: bool,
     slow_spans: np.ndarray,
     st: np.ndarray,
     slow_pos: np.ndarray,
@@ -189,12 +191,19 @@ def parse_vw_block(
     ``hash_all`` (VW's ``--hash all``) hashes every name, namespace and string
     value with murmur3, all-digit names included (no number shortcut, no trim).
 
+    ``vw_numbers`` reads every number as VW does (:func:`~streamlearn.io.vwfloat.vw_number`:
+    float32 values, not always the nearest); otherwise numbers are correctly rounded.
+    The grammar, and so which lines are malformed, is the same either way.
+
     ``words`` lets the common tokens be read 8 bytes at a time
     (:mod:`streamlearn.io._words`); the result is the same either way.  Byte
     reads in the feature loop index with ``np.uint64``, which spares numba's
     negative-index check on each (every index here is non-negative).
     """
     n = data.shape[0]
+    # values are read 8 bytes at a time below n_values: never with VW's numbers (a bound, not
+    # a test of vw_numbers in the feature loop, which cost sl train 3% of the parse's time)
+    n_values = -1 if vw_numbers else n
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
         status, line, line_start, err_pos, ns,
@@ -218,6 +227,9 @@ def parse_vw_block(
         lineno += 1
         if le - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
             ls += 3  # UTF-8 byte order mark, as VW
+        vle = le
+        if vw_numbers and le > ls and buf[le - 1] == 13:
+            vle = le - 1  # VW's line end: one '\r' off
         while le > ls and buf[le - 1] == 13:
             le -= 1
         p = ls
@@ -247,12 +259,17 @@ def parse_vw_block(
         for t in range(ntok):
             s = starts[t]
             e = ends[t]
-            neg = buf[s] == 45  # '-': labels are often -1
-            ok, v, j = fast_decimal(buf, s + neg, e)
-            if ok and neg:
-                v = -v
+            if vw_numbers:
+                ok = False
+                c, v, j = vw_number(buf, s, e, e)
+            else:
+                neg = buf[s] == 45  # '-': labels are often -1
+                ok, v, j = fast_decimal(buf, s + neg, e)
+                if ok and neg:
+                    v = -v
+                if not ok:
+                    c, v, j = scan_number(buf, s, e)
             if not ok:
-                c, v, j = scan_number(buf, s, e)
                 if c == NUM_SLOW:
                     v = slow_value(s, j, slow_spans, slow_pos, slow_vals, st)
                 elif c != NUM_OK:
@@ -297,7 +314,10 @@ def parse_vw_block(
                 nsh = murmur3_32(buf, s, p, 0) if hash_all else hashstring(buf, s, p, 0)
                 nsb = buf[s]
                 if p < le and buf[p] == 58:
-                    c, scale, j = scan_number(buf, p + 1, le)
+                    if vw_numbers:
+                        c, scale, j = vw_number(buf, p + 1, le, vle)
+                    else:
+                        c, scale, j = scan_number(buf, p + 1, le)
                     if c == NUM_SLOW:
                         scale = slow_value(p + 1, j, slow_spans, slow_pos, slow_vals, st)
                     elif c != NUM_OK:
@@ -380,7 +400,7 @@ def parse_vw_block(
                     continue
                 vs = p + 1
                 ok = False
-                if words and vs + 8 <= n:
+                if words and vs + 8 <= n_values:
                     # digits[.digits] then a separator, newline or '|': checked already
                     ok, sig, frac, length = plain_decimal(load_u64(buf, vs))
                     v = float(sig) / POW10[frac]
@@ -397,9 +417,16 @@ def parse_vw_block(
                         code = BAD_VALUE
                         err = s
                         break
-                    ok, v, j = fast_decimal(buf, vs, le)
+                    if vw_numbers:
+                        # VW's own arithmetic inline (most values); strtof's by a call
+                        ok, v, j = vw_fast(buf, vs, le, vle)
+                        if not ok:
+                            c, v, j = vw_number(buf, vs, le, vle)
+                    else:
+                        ok, v, j = fast_decimal(buf, vs, le)
+                        if not ok:
+                            c, v, j = scan_number(buf, vs, le)
                     if not ok:
-                        c, v, j = scan_number(buf, vs, le)
                         if c == NUM_SLOW:
                             v = slow_value(vs, j, slow_spans, slow_pos, slow_vals, st)
                         elif c == NUM_NONE:
@@ -425,6 +452,8 @@ def parse_vw_block(
                         err = s
                         break
                 v *= scale
+                if vw_numbers:
+                    v = np.float64(np.float32(v))  # VW's float32 product
                 if not math.isfinite(v):
                     code = NON_FINITE
                     err = s

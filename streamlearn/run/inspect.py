@@ -37,6 +37,9 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         "counters": summary(m.stats, c.loss_id, m.nnz, c.oaa),
         "largest_weights": largest,
     }
+    vw = m.meta.get("vw_model")
+    if vw is not None:  # read from VW's format: what its file said
+        info["vw_model"] = vw
     if as_json:
         return json.dumps(info, indent=2, sort_keys=True)
     s = info["counters"]
@@ -49,6 +52,7 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
             f"{k}={v}" for k, v in info["options"].items()
             if k not in ("algo", "loss", "bits") and not _unset(k, v)
         ),
+        *([_vw_line(vw)] if vw else []),
         f"  examples {s['examples']} (learned {info['learned_examples']}), "
         f"average {'multiclass 0/1 ' if c.oaa else ''}loss {_fmt(s['average_loss'])}",
         f"  non-zero weights {m.nnz} of {info['table_size']} "
@@ -59,6 +63,12 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         names = f"  {printable(', '.join(e['names']))}" if e["names"] else ""
         lines.append(f"    {e['slot']:>10d} {e['weight']:>+14.6g}{names}")
     return "\n".join(lines)
+
+
+def _vw_line(vw: dict) -> str:
+    kind = "with its resume state" if vw["resume"] else "weights only"
+    return (f"  a VW {vw['version']} model ({kind}); VW's options: "
+            f"{printable(vw['options']) or 'none'}; not recorded: {', '.join(vw['unrecorded'])}")
 
 
 def _unset(key: str, value) -> bool:  # noqa: ANN001 - an option's JSON value

@@ -129,6 +129,10 @@ class Outputs:
     vw_summary: bool = False
     """The summary's "average loss" as VW prints it: with a holdout, the (best pass's)
     holdout loss, marked ``h`` (``sl vw``); the progressive loss on a line of its own."""
+    model_format: str = "sl"
+    """The final model's format (and ``--save-per-pass``'s): ``sl``; ``vw``, VW's with its
+    resume state (``sl vw -f``); ``vw_predict_only``, VW's weights only
+    (``--predict_only_model``).  See :data:`streamlearn.model.FORMATS`."""
     readable_model: str | None = None
     invert_hash: str | None = None
     lock_timeout: float = 3600.0
@@ -174,6 +178,11 @@ def check(inputs: Inputs, outputs: Outputs, passes: int = 1) -> None:
     """Fail before any work: unreadable inputs, outputs that would destroy something
     (an input, the initial model, another output -- each pass's model included)."""
     inputs.check()
+    from streamlearn.model import FORMATS
+
+    if outputs.model_format not in FORMATS:
+        raise UsageError(f"Outputs.model_format must be one of {', '.join(FORMATS)}: got "
+                         f"{outputs.model_format!r}")  # fmt: skip
     check_pass_models(outputs)
     check_outputs(written(inputs, outputs, passes), inputs.sources, inputs.initial_model)
 

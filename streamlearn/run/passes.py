@@ -153,6 +153,7 @@ class Passes:
                     **{name: list(getattr(config, name)) for name in NAMESPACE_OPTIONS},
                     **{name: getattr(config, name) for name in FEATURE_FLAGS},
                     "hash": config.hash,
+                    "numbers": config.numbers,
                     "f32_crosses": config.algo in FLOAT32_ALGORITHMS,
                     "examples": examples,
                 },

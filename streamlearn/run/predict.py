@@ -7,9 +7,9 @@ import time
 import numpy as np
 
 from streamlearn import model as model_io
+from streamlearn.config import FLOAT32_ALGORITHMS
 from streamlearn.errors import BrokenPipe
 from streamlearn.io.interactions import capped
-from streamlearn.learners import spec_by_name
 from streamlearn.learners.base import (
     P_BINARY,
     P_HOLDOUT,
@@ -44,8 +44,12 @@ from streamlearn.system.process import committing, interruptible
 class Scorer:
     """A saved model's predictions, batch by batch, with its statistics (loss when labeled).
 
-    Scoring is plain SGD's kernel with learning switched off, on the model's
-    current weights, within the model's prediction range (as VW's ``-t``).
+    Scoring is the model's own learner kernel with learning switched off for VW's
+    learners (``FLOAT32_ALGORITHMS``) and one-against-all, so that a model scores
+    the same through ``sl predict``, ``sl vw -t``, ``sl train -t`` and
+    :meth:`streamlearn.api.Model.predict`; the float64 learners score with plain
+    SGD's kernel on the model's flushed weights.  Predictions are clipped to the
+    model's prediction range (as VW's ``-t``).
     """
 
     def __init__(self, m: model_io.Model, probabilities: bool = False) -> None:
@@ -53,14 +57,20 @@ class Scorer:
         self.params = m.config.params(learn=False)
         self.params[P_HOLDOUT] = 0.0  # every example is scored the same way
         self.width = prediction_width(m.config)
-        if m.config.oaa:
-            # one-against-all: its own kernel, learning off, on the training table and
-            # global state (K scores in float32, clipped, as the run that saved it)
-            spec = spec_by_name(m.learner)
-            self.kernel = spec.train_batch
-            self.table = m.table(spec.fresh, spec.dtype)
-            self.gstate = m.gstate.copy()
-            self.params[P_PROBS] = 1.0 if probabilities else 0.0
+        if m.config.oaa or m.config.algo in FLOAT32_ALGORITHMS:
+            # VW's learners (and one-against-all): the model's own kernel with learning off,
+            # on the training table and global state, as `sl vw -t` and `sl train -t` score
+            # (the learner's arithmetic: float32 sums in VW's order, clipped); plain SGD's
+            # float64 sum of the flushed weights differs from it in the last digits
+            from streamlearn.run.train import Learner
+
+            # (test_only: the very table -t scores with, a VW model's l1/l2 state settled)
+            learner = Learner.from_model(m, m.config.replace(test_only=True))
+            self.kernel = learner.spec.train_batch
+            self.table = learner.table
+            self.gstate = learner.gstate
+            if m.config.oaa:
+                self.params[P_PROBS] = 1.0 if probabilities else 0.0
         else:
             from streamlearn.learners import sgd
 
@@ -108,6 +118,7 @@ def predict(
         raise ValueError("predict needs a model: Inputs(initial_model=PATH)")
     check(inputs, outputs)
     m = model_io.load(model_path)
+    outputs = model_io.with_link(m, outputs)  # a VW model's --link
     config = m.config
     check_probabilities(config, outputs.probabilities, outputs.link)
     guard = FormatGuard(config, fmt, f"model {model_path}")

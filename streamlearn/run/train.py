@@ -87,13 +87,15 @@ LEARN_WORKERS = 2
 # train
 
 
-def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
+def merge_config(model_cfg: TrainConfig | None, explicit: dict,
+                 unrecorded: tuple[str, ...] = ()) -> TrainConfig:  # fmt: skip
     """Options for a run: the model's (when continuing), overridden by explicit ones.
 
     Options fixed by the model (bits, algorithm, loss, constant, hashing) may
-    be repeated but not changed.  Options of one run (:data:`PER_RUN`: passes,
-    holdout, early termination) are never inherited: they are this run's, or
-    the defaults.
+    be repeated but not changed, unless its file did not record them
+    (``unrecorded``, :func:`streamlearn.model.unrecorded`: a VW model's loss).
+    Options of one run (:data:`PER_RUN`: passes, holdout, early termination)
+    are never inherited: they are this run's, or the defaults.
     """
     try:
         if model_cfg is None:
@@ -101,12 +103,17 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict) -> TrainConfig:
         defaults = {f.name: f.default for f in fields(TrainConfig)}
         explicit = {**{k: defaults[k] for k in PER_RUN}, **explicit}
         for key in FIXED_BY_MODEL:
+            if key in unrecorded:
+                continue
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 raise UsageError(
                     f"--{key.replace('_', '-')} {_shown(explicit[key])} conflicts with the "
                     f"initial model, which was trained with {key.replace('_', '-')} "
                     f"{_shown(getattr(model_cfg, key))}"
                 )
+        if unrecorded:  # their defaults, resolved with the run's options (VW's rates)
+            kept = {k: v for k, v in model_cfg.to_dict().items() if k not in unrecorded}
+            return TrainConfig.from_dict({**kept, **explicit})
         return model_cfg.replace(**explicit)
     except ConfigError as e:
         raise UsageError(str(e)) from None
@@ -153,12 +160,19 @@ class Learner:
                 model.state = np.pad(model.state, ((0, 0), (0, 1)))
             table = model.table(spec.fresh, spec.dtype)
             gstate = model.gstate.copy()
+            t = model_io.learned_weight(model, config)
+            if t is not None:  # VW's t, counted from this run's --initial_t (as VW)
+                gstate[G_T] = t
+            if config.test_only and model_io.is_vw(model):
+                # VW settles a model's l1 and l2 state into its weights when it only tests
+                spec.rebase(table, gstate, model.config.params())
             before, now = model.config.params(), config.params()
             for k in (P_HOLDOUT, P_HOLDOUT_AFTER, P_LEARN, P_BINARY):
                 before[k] = now[k] = 0.0  # per run: no bearing on what is owed
-            if not np.array_equal(before, now):
+            if not np.array_equal(before, now) and not model_io.is_vw(model):
                 # e.g. another --l1: settle what each slot owes under the options it
-                # was owed under, so the new ones apply from this run's first step
+                # was owed under, so the new ones apply from this run's first step (a VW
+                # model records no --l1, --l2: its state goes on under the new ones, as VW)
                 spec.rebase(table, gstate, before)
         else:
             # different regularisers: warm start from the model's current weights,
@@ -294,6 +308,7 @@ def _vw_extras(c: TrainConfig) -> list[str]:
         (c.initial_weight != 0.0, f"initial_weight = {c.initial_weight:g}"),
         (c.initial_constant != 0.0, f"constant = {c.initial_constant:g}"),
         (c.hash != "strings", f"hash = {c.hash}"),
+        (c.numbers == "vw", "decimals read as VW reads them"),
         (bool(c.ngram), f"ngram = {' '.join(c.ngram)}" + (f", skips = {' '.join(c.skips)}"
                                                           if c.skips else "")),
         (c.sort_features, "sort_features"),
@@ -356,6 +371,7 @@ def train(
     with model_lock(start, in_place, outputs.lock_timeout, console.say):
         if start:
             initial = model_io.load(start)
+            each = [model_io.with_link(initial, o) for o in each]  # a VW model's --link
         trained = _train(grid, inputs, outputs, each, console, started, initial, source)
     if trained.report.get("predictions_complete") is False:
         raise BrokenPipe("")
@@ -426,7 +442,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
            console: Console, started: float, initial: model_io.Model | None,
            source: BatchSource | None) -> Trained:  # fmt: skip
     configs = [
-        merge_config(initial.config if initial else None, c.explicit) for c in grid.configurations
+        merge_config(initial.config if initial else None, c.explicit, model_io.unrecorded(initial))
+        for c in grid.configurations
     ]
     config = configs[0]  # what the parse and the checks need is the same in every one
     guard = FormatGuard(
@@ -437,6 +454,9 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     if guard.parse_as != config.format:
         configs = [c.replace(format=guard.parse_as) for c in configs]
         config = configs[0]
+    if outputs.final_model and model_io.writable_as(config, outputs.model_format):
+        raise UsageError(f"-f {outputs.final_model}: "
+                         f"{model_io.writable_as(config, outputs.model_format)}")
     if config.algo in BATCH_ALGORITHMS and outputs.save_per_pass:
         raise UsageError(f"--save-per-pass saves the online learners' passes; --algo "
                          f"{config.algo} fits all the data at once (its --passes are epochs)")
@@ -728,7 +748,7 @@ def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> str:
     for its end."""
     check_model(model)
     path = f"{outputs.final_model}.{pass_no}"
-    model_io.save(model, path)
+    model_io.save(model, path, outputs.model_format, outputs.link)
     return path
 
 
@@ -899,7 +919,7 @@ def save_outputs(final: model_io.Model, outputs: Outputs) -> None:
     """Write the model and its readable forms (within
     :func:`~streamlearn.system.outputs.staging`: record them, to be written together)."""
     if outputs.final_model:
-        model_io.save(final, outputs.final_model)
+        model_io.save(final, outputs.final_model, outputs.model_format, outputs.link)
     if outputs.readable_model or outputs.invert_hash:
         from streamlearn.io.names import write_readable
 

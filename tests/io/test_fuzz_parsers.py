@@ -7,7 +7,9 @@ one kernel call) is checked three ways:
   codes, right line numbers, constant last in every usable row;
 * a plain-Python reference parser written from ``docs/input-formats.md``
   (regular expressions, ``float()``, ``mmh3``): same rows, statuses, labels,
-  weights, bases, tags, slots and values, bit for bit;
+  weights, bases, tags, slots and values, bit for bit; with ``numbers="vw"``
+  (``sl vw``), the values VW 9 reads (:func:`~streamlearn.io.vwfloat.vw_parse_float`,
+  itself checked against VW in ``test_vw_numbers.py``), the grammar unchanged;
 * neighbour independence: every line parsed alone gives the same row as in the
   block, so garbage never leaks into a valid line.
 
@@ -39,6 +41,7 @@ from streamlearn.hashing import CONSTANT_HASH, hashstring_py
 from streamlearn.io import REASONS, parse_bytes, tags
 from streamlearn.io._numbers import NUM_OK, NUM_SLOW, scan_number
 from streamlearn.io.batch import MAX_MAGNITUDE  # numbers the learners can square
+from streamlearn.io.vwfloat import vw_parse_float
 
 CORPUS = Path(__file__).parent / "corpus"
 FUZZ = settings(
@@ -73,11 +76,20 @@ def _row(status, label=math.nan, weight=0.0, base=0.0, tag=b"", feats=(), touchi
     }
 
 
-def ref_vw(line: bytes, bits: int, constant: bool):
+def ref_vw(line: bytes, bits: int, constant: bool, numbers: str = "exact"):
     mask = (1 << bits) - 1
     if line.startswith(b"\xef\xbb\xbf"):
         line = line[3:]
+    vline = line[:-1] if line.endswith(b"\r") else line  # VW's reader drops one '\r'
     line = line.rstrip(b"\r")
+    vw = numbers == "vw"
+
+    def number(tok: bytes, j: int) -> float:
+        """The value of ``tok``, which ends at ``j`` (VW: its own or strtof's)."""
+        if not vw:
+            return float(tok)
+        return vw_parse_float(tok, j == len(vline) or (j < len(line) and line[j] in b" \t"))
+
     if not line.strip(WS):
         return None
     bar = line.find(b"|")
@@ -97,6 +109,8 @@ def ref_vw(line: bytes, bits: int, constant: bool):
     nums[0] = math.nan
     for i, t in enumerate(toks):
         v = _float(t)
+        if v is not None and vw:
+            v = vw_parse_float(t)  # a label token ends where VW's does
         if v is None:
             return _row((1, 2, 4)[i])
         if not math.isfinite(v):
@@ -120,7 +134,7 @@ def ref_vw(line: bytes, bits: int, constant: bool):
                 m = NUM_PREFIX.match(line, p + 1)
                 if not m or (m.end() < n and line[m.end()] not in b" \t\r|"):
                     return _row(9)
-                scale = float(m.group())
+                scale = number(m.group(), m.end())
                 if not math.isfinite(scale):
                     return _row(7)
                 p = m.end()
@@ -158,7 +172,9 @@ def ref_vw(line: bytes, bits: int, constant: bool):
             j = m.end()
             if j < n and line[j] not in b" \t\r|":
                 return _row(12 if line[j : j + 1] == b":" else 6)
-            v = float(m.group()) * scale
+            v = number(m.group(), j) * scale
+            if vw:
+                v = float(np.float32(v))  # VW's float32 product
             if not math.isfinite(v):
                 return _row(7)
             if abs(v) > MAX_MAGNITUDE:
@@ -256,9 +272,11 @@ def _same(a: dict, b: dict) -> bool:
     )
 
 
-def check_block(lines: list[bytes], fmt: str, bits: int, constant: bool, eol: bytes = b"\n"):
+def check_block(lines: list[bytes], fmt: str, bits: int, constant: bool, eol: bytes = b"\n",
+                numbers: str = "exact"):  # fmt: skip
     text = eol.join(lines)
-    batch = parse_bytes(text, fmt=fmt, bits=bits, constant=constant, first_line=5)
+    batch = parse_bytes(text, fmt=fmt, bits=bits, constant=constant, first_line=5,
+                        numbers=numbers)  # fmt: skip
     # invariants
     assert batch.indptr[0] == 0 and np.all(np.diff(batch.indptr) >= 0)
     assert batch.indptr[-1] == batch.indices.shape[0] == batch.values.shape[0]
@@ -278,14 +296,15 @@ def check_block(lines: list[bytes], fmt: str, bits: int, constant: bool, eol: by
     ref = REFERENCE[fmt]
     physical = text.split(b"\n")
     for number, ln in enumerate(physical, start=5):
-        r = ref(ln, bits, constant)
+        r = ref(ln, bits, constant, numbers) if fmt == "vw" else ref(ln, bits, constant)
         if r is not None:
             expected.append((number, r))
     got = rows_of(batch)
     assert batch.line.tolist() == [n for n, _ in expected]
     for (number, want), have in zip(expected, got, strict=True):
         assert _same(have, want), (number, physical[number - 5], have, want)
-        alone = rows_of(parse_bytes(physical[number - 5], fmt=fmt, bits=bits, constant=constant))
+        alone = rows_of(parse_bytes(physical[number - 5], fmt=fmt, bits=bits, constant=constant,
+                                    numbers=numbers))  # fmt: skip
         assert len(alone) == 1 and _same(alone[0], have), (physical[number - 5], alone, have)
     if fmt == "vw":
         assert batch.n_touching_tags == sum(r["touching"] for _, r in expected if r["status"] == 0)
@@ -302,6 +321,9 @@ numbers = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=64).map(lambda f: repr(f).encode()),
     st.floats(-1e3, 1e3).map(lambda f: b"%.3f" % f),
     st.sampled_from([b"0", b"-0", b"1e-400", b"1e400", b".5", b"5.", b"+1", b"1E2", b"nan"]),
+    # what VW reads its own way: one float off, int8 exponents, strtof after '+'
+    st.sampled_from([b"0.125", b"0.001", b"1e200", b"1e-200", b"0e100", b"1e-40", b"+0.5",
+                     b"1e+2", b"16777217", b"3.9656971e-02", b"-7.25e-3", b"1e39"]),
     st.text(alphabet="0123456789", min_size=18, max_size=26).map(lambda s: ("0." + s).encode()),
 )
 
@@ -386,6 +408,18 @@ def test_vw_fuzz(lines, bits, constant) -> None:
 @given(blocks(vw_lines()), bits_st)
 def test_vw_valid_lines(lines, bits) -> None:
     check_block(lines, "vw", bits, True, eol=b"\r\n")
+
+
+@FUZZ
+@given(blocks(st.one_of(mutated(vw_lines()), garbage, grammar_garbage)), bits_st, st.booleans())
+def test_vw_fuzz_vw_numbers(lines, bits, constant) -> None:
+    check_block(lines, "vw", bits, constant, numbers="vw")
+
+
+@FUZZ
+@given(blocks(vw_lines()), bits_st, st.sampled_from([b"\n", b"\r\n", b"\r\r\n"]))
+def test_vw_valid_lines_vw_numbers(lines, bits, eol) -> None:
+    check_block(lines, "vw", bits, True, eol=eol, numbers="vw")
 
 
 @FUZZ
@@ -552,6 +586,8 @@ for fmt in ("vw", "svmlight"):
     for cut in range(0, len(text), 97):  # blocks ending anywhere, with or without a newline
         parse_bytes(text[cut : cut + 500], fmt=fmt)
         parse_bytes(text[cut : cut + 3], fmt=fmt)
+        parse_bytes(text[cut : cut + 500], fmt=fmt, numbers="vw")
+        parse_bytes(text[cut : cut + 3], fmt=fmt, numbers="vw")
 print("ok")
 """
 

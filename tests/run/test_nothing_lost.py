@@ -111,8 +111,9 @@ def test_sigterm_says_which_pass_models_were_written(tmp_path):
          "-f", str(m)],
         stderr=subprocess.PIPE, env=env(tmp_path), cwd=tmp_path, preexec_fn=default_signals,
     )  # fmt: skip
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # a first run may compile its kernels first
     while not (tmp_path / "m.sl.2").exists() and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     err = proc.communicate(timeout=60)[1].decode()
