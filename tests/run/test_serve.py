@@ -22,7 +22,7 @@ import pytest
 from tests.unix import SL, env, sl, text_data
 
 HOST = "127.0.0.1"
-START = 120.0
+START = 300.0
 """Seconds a server may take to start (a cold numba cache compiles)."""
 
 
@@ -455,3 +455,49 @@ def test_ipv6_loopback(models, tmp_path):
             assert recv_lines(s, 1) == want
         finally:
             s.close()
+
+
+def test_on_a_vw_model_the_answers_are_vw_daemons(models, tmp_path):
+    """``sl vw --daemon -t -i VW_MODEL`` answers as ``vw --daemon -t -i VW_MODEL`` does (VW
+    prints six decimals; a malformed line is where they differ: sl answers nan)."""
+    pytest.importorskip("vowpalwabbit")
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "vowpalwabbit", "-d", str(models / "d.vw"), "-f",
+                        str(tmp_path / "m.vw"), "--quiet"], capture_output=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = (models / "d2.vw").read_bytes().splitlines(keepends=True)[:300]
+    payload = b"".join(lines) + b"|a f1 f2\n'tg |b w1\n"
+    sl_args = ["vw", "--daemon", "--foreground", "--port", "0", "--port_file",
+               str(tmp_path / "s.port"), "-t", "-i", str(tmp_path / "m.vw"), "--quiet"]
+    vw_port = tmp_path / "vw.port"
+    # the Python package's command line runs its parser only when it sees --passes or -d
+    vw = subprocess.Popen([sys.executable, "-m", "vowpalwabbit", "--daemon", "--foreground",
+                           "--num_children", "1", "--port", "0", "--port_file", str(vw_port),
+                           "-t", "-i", str(tmp_path / "m.vw"), "--passes", "1", "--quiet"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          cwd=tmp_path)  # fmt: skip
+    try:
+        assert _until(lambda: vw_port.exists() and vw_port.read_text().endswith("\n"), 60)
+        port = int(vw_port.read_text())
+        got_vw = None
+        for _ in range(50):  # listening a moment after the port file
+            with contextlib.suppress(OSError):
+                got_vw = ask(port, payload, 302)
+                break
+            time.sleep(0.1)
+        with Server(sl_args, tmp_path) as srv:
+            got_sl = ask(srv.port, payload, 302)
+    finally:
+        vw.terminate()
+        try:
+            vw.wait(10)
+        except subprocess.TimeoutExpired:
+            vw.kill()
+            vw.wait()
+    assert got_vw is not None and len(got_vw) == len(got_sl) == 302
+    a = np.array([float(x.split()[0]) for x in got_sl])
+    b = np.array([float(x.split()[0]) for x in got_vw])
+    assert np.abs(a - b).max() < 2e-6, np.abs(a - b).max()
+    assert got_sl[-1].endswith(b" tg\n") and got_vw[-1].endswith(b" tg\n")
