@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import os
 import re
@@ -454,7 +455,8 @@ class Server:
                 model = self.served.snapshot()
             else:
                 model = self.served.model  # -t: the served model, unchanged
-            model_io.save(model, target)
+            # as the command's -f writes it (sl vw: VW's model file)
+            model_io.save(model, target, self.outputs.model_format, self.outputs.link)
         except (SlError, OSError) as e:
             self.counts["save_failures"] += 1
             msg = e.format_message() if isinstance(e, SlError) else str(e)
@@ -544,9 +546,16 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
     if (opts.save_every or opts.save_seconds) and not outputs.final_model:
         raise UsageError("--save-every needs -f/--final-model: where to save")
     m = model_io.load(path) if path is not None else None
+    if m is not None:
+        outputs = model_io.with_link(m, outputs)  # a VW model's --link, as sl predict
+        if outputs.link != opts.link:
+            opts = dataclasses.replace(opts, link=outputs.link)
     config = merge_config(m.config if m is not None else None, dict(explicit))
     if config.test_only == opts.learn:
         config = config.replace(test_only=not opts.learn)
+    why = model_io.writable_as(config, outputs.model_format) if outputs.final_model else None
+    if why:
+        raise UsageError(f"-f {outputs.final_model}: {why}")
     served = Served(m, config, opts, console)
     served.warm_up()
     _raise_fd_limit(opts.max_connections)
