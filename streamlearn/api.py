@@ -418,15 +418,23 @@ class Model:
             batches: Iterable[Batch] = parsed(paths, guard.parse_as, c.bits, c.constant,
                                               BLOCK_BYTES, 1, c.namespaces())  # fmt: skip
         elif data is None and lines is not None:  # the per-line path: the parse options kept
-            batches = LineSource(lines, self._scoring.lines_config(m, guard.parse_as)).batches()
+            from streamlearn.io.parse import FORMATS, parse_blocks
+
+            c = self._scoring.lines_config(m, guard.parse_as)
+            batches = parse_blocks(_blocks(lines, LineSource.name), FORMATS.get(c.format),
+                                   c.bits, c.constant, self._scoring.inter)  # fmt: skip
         else:
             batches = _source(data, lines, None, None, None, m.config, labeled=False,
                               fmt=guard.parse_as).batches()  # fmt: skip
         out = []
         with self._score_lock:
             scorer = self._scoring.scorer_for(m, probabilities)
+            sc = self._scoring
             for batch in batches:
-                guard.check(batch, m.config)
+                if sc.model is m and sc.checked is not None:  # no re-validated copy per call
+                    sc.checked = guard.check(batch, sc.checked)
+                else:
+                    guard.check(batch, m.config)
                 if m.config.oaa:
                     batch.labels[:] = np.nan  # scoring: a line's label (any) plays no part
                 p = scorer.score(batch)

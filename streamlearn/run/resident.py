@@ -59,6 +59,8 @@ class Resident:
         self.weigh = class_weigher(config)
         self.width = prediction_width(config)
         self.inter = config.namespaces()
+        self.checked = config
+        """``config`` with the format the lines were seen in (FormatGuard's)."""
         self.model: model_io.Model | None = model
         """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
 
@@ -77,7 +79,8 @@ class Resident:
         batches = list(batches)
         usable = []
         for batch in batches:
-            self.guard.check(batch, self.config)
+            # kept: the same config once the format is seen (no re-validated copy per call)
+            self.checked = self.guard.check(batch, self.checked)
             usable.append(batch.n - int(np.count_nonzero(batch.status)))
         if not any(usable):
             raise no_examples("the lines", sum(b.n for b in batches), [])
@@ -118,6 +121,9 @@ class Scoring:
         self.probabilities = False
         self.scorer: Scorer | None = None
         self._configs: tuple = (None, None, None)
+        self.checked: TrainConfig | None = None
+        """The model's config with the format its lines were seen in (FormatGuard's)."""
+        self.inter = None
 
     def lines_config(self, model: model_io.Model, fmt: str) -> TrainConfig:
         """``model``'s options with ``fmt`` as the format lines are parsed in (checked once)."""
@@ -127,10 +133,14 @@ class Scoring:
             if config.format != fmt:
                 config = config.replace(format=fmt)
             self._configs = (model, fmt, config)
+            self.checked = model.config
+            self.inter = config.namespaces()  # compiled once per model
         return config
 
     def scorer_for(self, model: model_io.Model, probabilities: bool) -> Scorer:
         if self.scorer is None or self.model is not model or self.probabilities != probabilities:
+            if self.model is not model:
+                self.checked = model.config
             self.scorer = Scorer(model, probabilities)
             self.model, self.probabilities = model, probabilities
         return self.scorer
