@@ -181,12 +181,37 @@ class Model:
         except (ConfigError, TypeError) as e:
             raise ValueError(str(e)) from None
         self.options = options
-        self.report: dict | None = None
+        self._live_report = None
+        self.report = None
         self._lock = threading.RLock()
         self._score_lock = threading.Lock()
         self._resident = None
         self._scoring = None
         self._model = None
+
+    @property
+    def report(self) -> dict | None:
+        """The figures of the last :meth:`fit` / :meth:`partial_fit` (what ``sl train
+        --report`` writes); after a live ``partial_fit(lines=...)``, its summary (loss,
+        examples, ...: :func:`~streamlearn.run.report.summary`, made when read) with an
+        empty ``curve``."""
+        if self._live_report is not None:
+            from streamlearn.run.report import summary
+
+            before, after, config = self._live_report
+            m = self._model
+            # a run's counters: the model's and its own (preserve_performance_counters),
+            # else its own only -- as the run that partial_fit used to start reports them
+            stats = after if config.preserve_performance_counters else after - before
+            out = summary(stats, config.loss_id, m.nnz, config.oaa)
+            self._report = {**out, "curve": [], "live": True}
+            self._live_report = None
+        return self._report
+
+    @report.setter
+    def report(self, value: dict | None) -> None:
+        self._report = value
+        self._live_report = None
 
     @property
     def _model(self) -> model_io.Model | None:
@@ -205,8 +230,9 @@ class Model:
 
     def __getstate__(self) -> dict:
         self._model  # noqa: B018 - captured from the live learner
+        self.report  # noqa: B018 - made from the live learner's counters
         state = dict(self.__dict__)
-        for key in ("_lock", "_score_lock", "_resident", "_scoring"):
+        for key in ("_lock", "_score_lock", "_resident", "_scoring", "_live_report"):
             state.pop(key, None)  # this process's: a copy gets its own
         return state
 
@@ -217,7 +243,11 @@ class Model:
         self._score_lock = threading.Lock()
         self._resident = None
         self._scoring = None
+        self._live_report = None
         self.__dict__.setdefault("_m", None)
+        if "report" in state:  # (pickled before report was made on demand)
+            self._report = state["report"]
+        self.__dict__.setdefault("_report", None)
 
     # -- files -----------------------------------------------------------------
 
@@ -279,8 +309,10 @@ class Model:
             config = self._config(self.options, start)
             self._resident = Resident(start, config)
         resident = self._resident
-        used = resident.learn(resident.parse(_blocks(lines, LineSource.name)))
-        self.report = {"examples": used, "live": True}
+        before = resident.learner.stats.copy()
+        resident.learn(resident.parse(_blocks(lines, LineSource.name)))
+        # this call's figures, as a run's report holds them: made if read (report)
+        self._live_report = (before, resident.learner.stats.copy(), resident.config)
         return self
 
     def _learn(self, start: model_io.Model | None, data, y, lines, sample_weight, base,

@@ -111,3 +111,14 @@ def test_a_failed_call_leaves_the_live_model_as_it_was(start, monkeypatch):
     m.partial_fit(lines=[LINES[102]])
     ref.partial_fit(lines=[LINES[102]])
     _same(m, ref)
+
+
+def test_a_live_call_reports_its_figures_as_a_run_does(start):
+    a, b = pickle.loads(start), pickle.loads(start)
+    a.partial_fit(lines=LINES[100:110])  # live
+    b.partial_fit(lines=LINES[100:110], quiet=True)  # a run
+    ra, rb = a.report, b.report
+    for key in ("examples", "weighted_example_sum", "average_loss", "nonzero_weights"):
+        assert ra[key] == pytest.approx(rb[key]), key
+    assert ra["curve"] == [] and ra["live"]
+    assert pickle.loads(pickle.dumps(a)).report["examples"] == ra["examples"]
