@@ -64,7 +64,7 @@ from streamlearn.io.reader import BLOCK_SIZE
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs
 
-__all__ = ["Console", "Inputs", "Model", "Outputs", "inspect", "predict", "train"]
+__all__ = ["Console", "Inputs", "Model", "Outputs", "inspect", "predict", "serve", "train"]
 
 BLOCK_BYTES = BLOCK_SIZE
 """Text lines are parsed in blocks of about this many bytes, as files are."""
@@ -120,6 +120,21 @@ def predict(inputs: Inputs, outputs: Outputs, console: Console | None = None,
     return run(inputs, outputs, console, fmt=fmt)
 
 
+def serve(options: dict, inputs: Inputs, outputs: Outputs, serving=None,  # noqa: ANN001
+          console: Console | None = None) -> dict:  # fmt: skip
+    """``sl serve`` / ``sl vw --daemon``: serve ``inputs.initial_model`` over TCP until a
+    signal, with VW's daemon protocol (:mod:`streamlearn.run.serve`).
+
+    ``options``: learning options (TrainConfig fields) merged over the model's;
+    ``serving``: a :class:`~streamlearn.run.serve.ServeOptions` (port, learning, saves).
+    Returns the server's final ``stats``.
+    """
+    from streamlearn.run.serve import ServeOptions
+    from streamlearn.run.serve import serve as run
+
+    return run(options, inputs, outputs, serving or ServeOptions(), console)
+
+
 def inspect(path: str | os.PathLike, top: int = 20, as_json: bool = False) -> str:
     """``sl inspect``: a model file's options, counters, sparsity and largest weights."""
     from streamlearn.run.inspect import inspect_model
@@ -148,8 +163,16 @@ class Model:
     A Model may be shared between threads: :meth:`fit`, :meth:`partial_fit`
     and :meth:`save` take the model's lock, so two threads' ``partial_fit``
     calls are learned one after the other, each from the other's result (none
-    is lost), and a save writes one whole state.  Predictions do not wait: they
-    score the model as it was when they started (training makes a new one).
+    is lost), and a save writes one whole state.  Predictions do not wait for
+    a fit: they score the model as it was when they started (training makes a
+    new one); they take a second lock of their own while they score.
+
+    ``partial_fit(lines=...)`` with no other argument keeps the learner live
+    between calls (:class:`~streamlearn.run.resident.Resident`): a call costs
+    what its lines cost, not the table's size, and N one-line calls learn what
+    one call over the N lines learns.  The model is captured from the live
+    learner when something needs it (:meth:`save`, :meth:`predict`, the
+    :attr:`weights`, pickling).
     """
 
     def __init__(self, **options) -> None:
@@ -158,18 +181,73 @@ class Model:
         except (ConfigError, TypeError) as e:
             raise ValueError(str(e)) from None
         self.options = options
-        self.report: dict | None = None
-        self._model: model_io.Model | None = None
+        self._live_report = None
+        self.report = None
         self._lock = threading.RLock()
+        self._score_lock = threading.Lock()
+        self._resident = None
+        self._scoring = None
+        self._model = None
+
+    @property
+    def report(self) -> dict | None:
+        """The figures of the last :meth:`fit` / :meth:`partial_fit` (what ``sl train
+        --report`` writes); after a live ``partial_fit(lines=...)``, its summary (loss,
+        examples, ...: :func:`~streamlearn.run.report.summary`, made when read) with an
+        empty ``curve``."""
+        if self._live_report is not None:
+            from streamlearn.run.report import summary
+
+            before, after, config = self._live_report
+            m = self._model
+            # a run's counters: the model's and its own (preserve_performance_counters),
+            # else its own only -- as the run that partial_fit used to start reports them
+            stats = after if config.preserve_performance_counters else after - before
+            out = summary(stats, config.loss_id, m.nnz, config.oaa)
+            self._report = {**out, "curve": [], "live": True}
+            self._live_report = None
+        return self._report
+
+    @report.setter
+    def report(self, value: dict | None) -> None:
+        self._report = value
+        self._live_report = None
+
+    @property
+    def _model(self) -> model_io.Model | None:
+        """The model as it stands (captured from the live learner when it has learned)."""
+        resident = self._resident
+        if resident is not None and resident.model is None:
+            with self._lock:
+                if self._resident is not None:
+                    self._m = self._resident.snapshot()
+        return self._m
+
+    @_model.setter
+    def _model(self, m: model_io.Model | None) -> None:
+        self._m = m
+        self._resident = None  # a new model (fit, load): the live learner is gone
 
     def __getstate__(self) -> dict:
+        self._model  # noqa: B018 - captured from the live learner
+        self.report  # noqa: B018 - made from the live learner's counters
         state = dict(self.__dict__)
-        del state["_lock"]  # a lock is this process's: a copy gets its own
+        for key in ("_lock", "_score_lock", "_resident", "_scoring", "_live_report"):
+            state.pop(key, None)  # this process's: a copy gets its own
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.pop("_model", None)  # (pickled before the live learner existed)
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        self._score_lock = threading.Lock()
+        self._resident = None
+        self._scoring = None
+        self._live_report = None
+        self.__dict__.setdefault("_m", None)
+        if "report" in state:  # (pickled before report was made on demand)
+            self._report = state["report"]
+        self.__dict__.setdefault("_report", None)
 
     # -- files -----------------------------------------------------------------
 
@@ -217,7 +295,25 @@ class Model:
         """Continue training, as ``sl train -i``: the result equals one run over
         everything seen so far (see :meth:`fit` for the arguments)."""
         with self._lock:  # from reading the model to replacing it: no update lost
+            if (lines is not None and data is None and y is None and sample_weight is None
+                    and base is None and not run and self._m is not None):  # fmt: skip
+                return self._learn_live(lines)
             return self._learn(self._model, data, y, lines, sample_weight, base, run)
+
+    def _learn_live(self, lines) -> Model:  # noqa: ANN001
+        """``partial_fit(lines=...)`` on the live learner (:class:`Resident`)."""
+        from streamlearn.run.resident import Resident
+
+        if self._resident is None:
+            start = self._m
+            config = self._config(self.options, start)
+            self._resident = Resident(start, config)
+        resident = self._resident
+        before = resident.learner.stats.copy()
+        resident.learn(resident.parse(_blocks(lines, LineSource.name)))
+        # this call's figures, as a run's report holds them: made if read (report)
+        self._live_report = (before, resident.learner.stats.copy(), resident.config)
+        return self
 
     def _learn(self, start: model_io.Model | None, data, y, lines, sample_weight, base,
                run: dict) -> Model:  # noqa: ANN001  # fmt: skip
@@ -338,11 +434,13 @@ class Model:
                      format: str = "auto") -> np.ndarray:  # noqa: ANN001, A002  # fmt: skip
         """The scorer's output for every example: ``(n,)``, or ``(n, K + 1)`` for a
         multiclass model (the class, then the K scores or probabilities)."""
-        from streamlearn.run.predict import Scorer
         from streamlearn.run.runner import FormatGuard
 
         m = self._fitted()
-        scorer = Scorer(m, probabilities)
+        if self._scoring is None:
+            from streamlearn.run.resident import Scoring
+
+            self._scoring = Scoring()
         guard = FormatGuard(m.config, format, "the model")
         paths = _paths(data, lines)
         if paths is not None:
@@ -351,17 +449,29 @@ class Model:
             c = m.config
             batches: Iterable[Batch] = parsed(paths, guard.parse_as, c.bits, c.constant,
                                               BLOCK_BYTES, 1, c.namespaces())  # fmt: skip
+        elif data is None and lines is not None:  # the per-line path: the parse options kept
+            from streamlearn.io.parse import FORMATS, parse_blocks
+
+            c = self._scoring.lines_config(m, guard.parse_as)
+            batches = parse_blocks(_blocks(lines, LineSource.name), FORMATS.get(c.format),
+                                   c.bits, c.constant, self._scoring.inter)  # fmt: skip
         else:
             batches = _source(data, lines, None, None, None, m.config, labeled=False,
                               fmt=guard.parse_as).batches()  # fmt: skip
         out = []
-        for batch in batches:
-            guard.check(batch, m.config)
-            if m.config.oaa:
-                batch.labels[:] = np.nan  # scoring: a line's label (any) plays no part
-            p = scorer.score(batch)
-            p[batch.status != 0] = np.nan
-            out.append(p)
+        with self._score_lock:
+            scorer = self._scoring.scorer_for(m, probabilities)
+            sc = self._scoring
+            for batch in batches:
+                if sc.model is m and sc.checked is not None:  # no re-validated copy per call
+                    sc.checked = guard.check(batch, sc.checked)
+                else:
+                    guard.check(batch, m.config)
+                if m.config.oaa:
+                    batch.labels[:] = np.nan  # scoring: a line's label (any) plays no part
+                p = scorer.score(batch)
+                p[batch.status != 0] = np.nan
+                out.append(p)
         if out:
             return np.concatenate(out)
         return np.empty((0, m.config.oaa + 1)) if m.config.oaa else np.empty(0)
@@ -523,11 +633,16 @@ def _blocks(lines: Iterable[str | bytes] | str | bytes, name: str) -> Iterator[B
         chunk.append(b)
         size += len(b)
         if size >= BLOCK_BYTES:
-            yield Block(np.frombuffer(b"".join(chunk), dtype=np.uint8), name, first)
+            yield Block(_writable(chunk), name, first)
             first += len(chunk)
             size, chunk = 0, []
     if chunk:
-        yield Block(np.frombuffer(b"".join(chunk), dtype=np.uint8), name, first)
+        yield Block(_writable(chunk), name, first)
+
+
+def _writable(chunk: list[bytes]) -> np.ndarray:
+    """The lines' bytes as the parser takes them (writable: no second copy per block)."""
+    return np.frombuffer(bytearray(b"".join(chunk)), dtype=np.uint8)
 
 
 class MatrixSource:

@@ -471,9 +471,11 @@ def plot(reports: tuple[str, ...], output: str) -> None:
     draw(list(reports), output)
 
 
+from streamlearn.cli.serve import serve  # noqa: E402 - the command, registered below
 from streamlearn.cli.vw import vw  # noqa: E402 - the command, registered below
 
 cli.add_command(vw)
+cli.add_command(serve)
 
 
 def main() -> None:

@@ -70,6 +70,9 @@ class Translation:
     outputs from the initial model (--allow-empty)."""
     allow_empty: bool = False
     noop: bool = False
+    daemon: dict = field(default_factory=dict)
+    """--daemon, --port, --foreground, --num_children, --pid_file, --port_file: a server
+    (:mod:`streamlearn.cli.serve`)."""
 
     def add(self, key: str, value) -> None:  # noqa: ANN001 - a repeatable option's value
         self.learn[key] = (*self.learn.get(key, ()), value)
@@ -230,6 +233,13 @@ def _holdout_after(t: Translation, name: str, value: str) -> None:
         t.learn["holdout_after"] = n
 
 
+def _daemon(kind: Callable | None = None) -> Callable[[Translation, str, str | None], None]:
+    def apply(t: Translation, name: str, value: str | None) -> None:
+        t.daemon[name] = True if value is None else kind(name, value) if kind else value
+
+    return apply
+
+
 def _report(t: Translation, name: str, value: str) -> None:
     t.report = value
 
@@ -344,6 +354,14 @@ OPTIONS: dict[str, Opt] = {
     "audit": Opt("a", False, lambda t, n, v: t.outputs.__setitem__("audit", True)),
     "help": Opt("h", False, _set("help")),
     "version": Opt(None, False, _set("version")),
+    # daemon (the server: streamlearn.cli.serve)
+    "daemon": Opt(None, False, _daemon()),
+    "port": Opt(None, True, _daemon(_int)),
+    "foreground": Opt(None, False, _daemon()),
+    "num_children": Opt(None, True, _daemon(_int)),
+    "pid_file": Opt(None, True, _daemon()),
+    "port_file": Opt(None, True, _daemon()),
+    "save_every": Opt(None, True, _daemon()),  # sl's own: sl serve --save-every
 }  # fmt: skip
 """VW's options ``sl vw`` takes, by VW's long name."""
 
@@ -403,12 +421,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "dsjson": "none (sl reads VW text and svmlight)",
     "flatbuffer": "none (sl reads VW text and svmlight)",
     "chain_hash": "none",
-    "daemon": "none (sl reads stdin: pipe the examples in)",
-    "port": "none",
-    "foreground": "none",
-    "num_children": "none",
-    "pid_file": "none",
-    "port_file": "none",
     "no_daemon": "none",
     "threads": "none (sl parses on two threads already)",
     "span_server": "sl train --dask (averaging over a Dask cluster)",
@@ -647,11 +659,16 @@ def vw(argv: tuple[str, ...]) -> None:
                                               "vw_format": True, "vw_quiet": t.quiet,
                                               "vw_resume": t.outputs.get("model_format")
                                               != "vw_predict_only"},
-                                             progress=t.progress)  # fmt: skip
+                                             progress=t.progress,
+                                             tiny=not t.daemon)  # fmt: skip
     except click.BadParameter as e:
         raise VWUsage(e.format_message()) from None
     for note in t.notes:
         console.say(f"sl vw: {note}")
+    if t.daemon:
+        from streamlearn.cli.serve import daemon
+
+        return daemon(t, inputs, outputs, console)
     from streamlearn import api
 
     api.train(t.learn, inputs, outputs, console)

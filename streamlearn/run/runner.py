@@ -315,6 +315,10 @@ class PredictionWriter:
                 self._lost_reader(out)
                 return
 
+    def lines(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1) -> bytes:
+        """The lines :meth:`write` writes for ``batch`` (a server's answer: ``run/serve.py``)."""
+        return _lines(batch, self._texts(preds, first))
+
     def _texts(self, preds: np.ndarray, first: int | np.ndarray) -> list[str]:
         """Each row's prediction as written: :func:`shown`'s number; with one-against-all
         (K + 1 columns) the class, or with ``--probabilities`` ``1:p1 2:p2 ...`` (as VW)."""

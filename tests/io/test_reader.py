@@ -383,3 +383,54 @@ def test_the_line_cap_is_positive(tmp_path) -> None:
     (tmp_path / "a").write_bytes(b"x\n")
     with pytest.raises(ValueError, match="max_line"):
         list(iter_blocks([str(tmp_path / "a")], max_line=0))
+
+
+def test_live_pipe_hands_a_line_on_without_waiting(monkeypatch) -> None:
+    """A live source's complete line goes on as soon as nothing more is waiting: the reader
+    polls without a timeout (it used to hold a line 50 ms for more), and a producer whose
+    next bytes are already there still fills one block."""
+    import os
+    import threading
+
+    from streamlearn.io.reader import iter_lines_blocks
+    from streamlearn.system.sources import Source
+
+    polls: list[float] = []
+    real = Source.more_within
+
+    def more_within(self, seconds: float) -> bool:
+        polls.append(seconds)
+        return real(self, seconds)
+
+    monkeypatch.setattr(Source, "more_within", more_within)
+    r, w = os.pipe()
+    try:
+        os.write(w, b"1 |f a\n-1 |f b\n2 |f")  # two lines and a partial one, all waiting
+        reader_path = f"/dev/fd/{r}"
+        from streamlearn.system.sources import open_source
+
+        source = open_source(reader_path)
+        assert source.live
+        blocks = iter_lines_blocks(source, 1 << 16)
+        first = next(blocks)  # nothing more waiting: handed on, though the pipe stays open
+        assert first.data.tobytes() == b"1 |f a\n-1 |f b\n" and first.live
+        done = threading.Event()
+        got: list = []
+
+        def rest() -> None:
+            got.extend(blocks)
+            done.set()
+
+        t = threading.Thread(target=rest, daemon=True)
+        t.start()
+        os.write(w, b" c\n")
+        os.close(w)
+        w = -1
+        assert done.wait(30)
+        assert b"".join(b.data.tobytes() for b in got) == b"2 |f c\n"
+        assert polls and all(p == 0.0 for p in polls), polls
+        source.close()
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)

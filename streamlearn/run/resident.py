@@ -1,0 +1,146 @@
+"""A model kept live in memory between calls: the Python API's per-line path.
+
+``Model.partial_fit(lines=[line])`` used to run a whole ``sl train -i`` per
+call: the table rebuilt from the saved state (O(2^bits)), the driver's
+threads started, the model captured again (O(2^bits)) -- 4 to 15 ms a line.
+:class:`Resident` keeps the learner's table, global state and counters between
+calls, learns each call's batches with the same kernel, checks and options as
+``sl train`` (so N one-line calls learn what one run over the N lines learns),
+and captures the model only when something asks for it (save, predict, the
+weights).  :class:`Scoring` keeps a model's scorer between predictions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.config import TrainConfig
+from streamlearn.errors import Diverged
+from streamlearn.io.batch import Batch, Block
+from streamlearn.io.parse import parse_blocks
+from streamlearn.learners.base import P_BINARY, P_PROGRESS, S_NROWS, new_rows
+from streamlearn.run.console import Console
+from streamlearn.run.predict import Scorer
+from streamlearn.run.runner import (
+    BatchChecks,
+    FormatGuard,
+    binary_mode,
+    no_examples,
+    prediction_width,
+    run_kernel,
+)
+from streamlearn.run.train import Learner, _check_finite, class_weigher
+
+
+class Resident:
+    """A learner continued from ``model`` with ``config``, live across calls.
+
+    Equivalent to :func:`streamlearn.run.train.train` with the model as initial
+    model, one pass, no outputs, called once per :meth:`learn` (what
+    ``Model.partial_fit`` did), except that nothing O(table) is done per call.
+    A call that fails (a diverging step) restores what its batches changed: the
+    touched slots, the global state and the counters.
+    """
+
+    def __init__(self, model: model_io.Model, config: TrainConfig) -> None:
+        self.config = config
+        self.learner = Learner.from_model(model, config)
+        self.params = config.params()
+        self.params[P_PROGRESS] = 0.0
+        self.params[P_BINARY] = binary_mode(config.binary, "identity")
+        self.rows = new_rows()
+        console = Console(True)
+        self.checks = BatchChecks(console, config, strict=False)
+        self.guard = FormatGuard(model.config, None, "the model")
+        self.weigh = class_weigher(config)
+        self.width = prediction_width(config)
+        self.inter = config.namespaces()
+        self.checked = config
+        """``config`` with the format the lines were seen in (FormatGuard's)."""
+        self.model: model_io.Model | None = model
+        """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
+
+    def parse(self, blocks: Iterable[Block]) -> Iterator[Batch]:
+        """The batches of ``blocks``, parsed as ``sl train`` parses lines (the format
+        detected; the interactions compiled once, not per call)."""
+        c = self.config
+        return parse_blocks(blocks, None, c.bits, c.constant, self.inter)
+
+    def learn(self, batches: Iterable[Batch]) -> int:
+        """Learn ``batches`` in order; the number of usable rows.
+
+        Input of the other format than the model's is refused (``UsageError``), and
+        input without a usable line (``NoExamples``), before anything is learned."""
+        lr = self.learner
+        batches = list(batches)
+        usable = []
+        for batch in batches:
+            # kept: the same config once the format is seen (no re-validated copy per call)
+            self.checked = self.guard.check(batch, self.checked)
+            usable.append(batch.n - int(np.count_nonzero(batch.status)))
+        if not any(usable):
+            raise no_examples("the lines", sum(b.n for b in batches), [])
+        used = 0
+        for batch, ok in zip(batches, usable, strict=True):
+            self.checks.check(batch)
+            if self.weigh is not None:
+                self.weigh(batch)
+            slots = batch.indices  # (a slot twice is restored twice to the same values)
+            saved = (lr.table[slots], lr.gstate.copy(), lr.stats.copy())
+            preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate, self.params,
+                               self.config.loss_id, batch, lr.stats, self.rows, self.width)
+            lr.stats[S_NROWS] = 0.0  # no progress table
+            # (a sum of finite numbers that overflows only sends it to the exact check)
+            if ok < batch.n or not math.isfinite(preds.sum()):
+                try:
+                    _check_finite(batch, preds, self.config.algo)
+                except Diverged:
+                    lr.table[slots], lr.gstate[:], lr.stats[:] = saved
+                    raise
+            self.model = None
+            used += ok
+        if lr.spec.finish is not None and used:
+            lr.spec.finish(lr.table, lr.gstate, self.params)
+        return used
+
+    def snapshot(self) -> model_io.Model:
+        if self.model is None:
+            self.model = self.learner.snapshot()
+        return self.model
+
+
+class Scoring:
+    """A model's :class:`Scorer`, built once (its dense weights are O(2^bits))."""
+
+    def __init__(self) -> None:
+        self.model: model_io.Model | None = None
+        self.probabilities = False
+        self.scorer: Scorer | None = None
+        self._configs: tuple = (None, None, None)
+        self.checked: TrainConfig | None = None
+        """The model's config with the format its lines were seen in (FormatGuard's)."""
+        self.inter = None
+
+    def lines_config(self, model: model_io.Model, fmt: str) -> TrainConfig:
+        """``model``'s options with ``fmt`` as the format lines are parsed in (checked once)."""
+        m, f, config = self._configs
+        if m is not model or f != fmt:
+            config = model.config
+            if config.format != fmt:
+                config = config.replace(format=fmt)
+            self._configs = (model, fmt, config)
+            self.checked = model.config
+            self.inter = config.namespaces()  # compiled once per model
+        return config
+
+    def scorer_for(self, model: model_io.Model, probabilities: bool) -> Scorer:
+        if self.scorer is None or self.model is not model or self.probabilities != probabilities:
+            if self.model is not model:
+                self.checked = model.config
+            self.scorer = Scorer(model, probabilities)
+            self.model, self.probabilities = model, probabilities
+        return self.scorer

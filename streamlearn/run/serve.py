@@ -1,0 +1,585 @@
+"""``sl serve`` and ``sl vw --daemon``: a resident model behind a TCP socket.
+
+The protocol is Vowpal Wabbit's daemon's (VW 9.11, checked against ``vw
+--daemon``): a client sends example lines, the server answers each usable
+line with its prediction line as ``-p`` writes it (the prediction, then the
+tag when there is one), in order, on the same connection; a blank line gets
+no answer; a line whose tag starts with ``save`` and that holds no feature
+(``save``, ``'save``, ``save_PATH``) saves the model (to ``-f``, or to PATH
+when the server allows it) and gets no answer.  A malformed line gets sl's
+answer for it, ``nan`` (and its tag), as ``sl predict -p`` writes it: the
+connection stays.  Any number of connections are served at once by one
+process (``asyncio`` streams): each read of a connection -- one line from an
+interactive client, up to :data:`READ_SIZE` bytes from a pipelining one --
+is parsed and scored as one batch in the compiled kernels, on the event
+loop's thread, so the reads of all connections are scored (or learned) one
+after the other, in the order they arrived.
+
+With ``learn`` (no ``-t``), labeled lines are learned as ``sl vw`` learns them
+from a file, and the model is saved atomically every N examples or seconds,
+on a ``save`` line, on SIGHUP, and on SIGTERM/SIGINT before the exit (143/130).
+Without it (``-t``), the model file is watched: when it is replaced (a cron
+job writes it atomically) or on SIGHUP, the server loads it and switches
+between two reads; a model that fails its checks is refused with one logged
+line and the old one keeps serving.
+
+A ``stats`` line on stderr (SIGUSR1, every ``stats_every`` seconds, and at
+the exit): connections, reads answered, lines, malformed lines, reloads,
+saves, and the answer time of recent reads (p50, p99).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import gc
+import os
+import re
+import signal
+import socket
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.config import TrainConfig
+from streamlearn.errors import Interrupted, SlError, UsageError
+from streamlearn.io.batch import Block
+from streamlearn.io.interactions import capped
+from streamlearn.io.parse import FORMATS, parse_blocks
+from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows
+from streamlearn.run.console import Console
+from streamlearn.run.options import Inputs, Outputs
+from streamlearn.run.predict import Scorer
+from streamlearn.run.runner import (
+    BatchChecks,
+    ClassNumbering,
+    PredictionWriter,
+    binary_mode,
+    check_probabilities,
+    prediction_width,
+    run_kernel,
+)
+from streamlearn.run.train import Learner, check_model, merge_config
+from streamlearn.system.process import NAMES, committing
+from streamlearn.system.text import printable
+
+READ_SIZE = 256 << 10
+"""Bytes read from a connection at once: a pipelining client's lines come in batches of
+up to this much (a few thousand lines), an interactive client's one line at a time."""
+MAX_LINE = 1 << 20
+"""The longest request line (``--max-line-bytes``): a longer one is read and dropped
+and answered ``nan``; what one connection holds stays below this plus :data:`READ_SIZE`."""
+MAX_CONNECTIONS = 4096
+"""Connections served at once (``--max-connections``); one more is closed at once."""
+LATENCIES = 4096
+"""Answer times kept for the ``stats`` line (the most recent reads)."""
+DEFAULT_PORT = 26542
+"""VW's daemon port."""
+
+_SAVE = re.compile(rb"^[ \t]*'?save(?:_(\S+))?[ \t]*\|?[ \t]*\r?$")
+"""A line VW reads as a save command: a tag starting with ``save`` and no feature."""
+
+
+@dataclass
+class ServeOptions:
+    """How the server listens, saves and reloads (the CLI's ``--port`` etc.)."""
+
+    host: str = "127.0.0.1"
+    """Address to listen on (VW listens on every address; sl on the loopback unless told)."""
+    port: int = DEFAULT_PORT
+    """0: the system picks one (write it with ``port_file``)."""
+    port_file: str | None = None
+    pid_file: str | None = None
+    foreground: bool = True
+    """False: VW's default -- the server forks into the background once it listens."""
+    learn: bool = False
+    """Learn labeled lines (VW's daemon without ``-t``)."""
+    save_every: int | None = None
+    """Learning: save after this many examples learned since the last save."""
+    save_seconds: float | None = None
+    """Learning: save this many seconds after the first example not yet saved."""
+    save_paths: bool = False
+    """Let a client's ``save_PATH`` line name the file written (VW does; ``sl serve``
+    does not: a client could write any file the server can)."""
+    reload_seconds: float = 1.0
+    """Test-only: how often the model file is checked for a replacement (0: only SIGHUP)."""
+    max_line_bytes: int = MAX_LINE
+    max_connections: int = MAX_CONNECTIONS
+    stats_seconds: float = 0.0
+    """Print the ``stats`` line this often (0: on SIGUSR1 and at the exit only)."""
+    probabilities: bool = False
+    link: str = "identity"
+
+
+def _identity(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class Served:
+    """The model being served: parse, score or learn, and write the answer lines of a read."""
+
+    def __init__(self, m: model_io.Model | None, config: TrainConfig, opts: ServeOptions,
+                 console: Console) -> None:  # fmt: skip
+        self.config = config
+        self.opts = opts
+        self.console = console
+        check_probabilities(config, opts.probabilities, opts.link)
+        self.code = FORMATS.get(config.format) if config.format in ("vw", "svmlight") else None
+        self.inter = capped(config.namespaces(), Inputs().max_crosses)
+        self.checks = BatchChecks(console, config, strict=False)
+        self.writer = PredictionWriter(None, opts.link, config.binary, None, opts.probabilities)
+        self.learner: Learner | None = None
+        if opts.learn:
+            self.learner = Learner.from_model(m, config) if m is not None else Learner.fresh(config)
+            self.params = config.params()
+            self.params[P_HOLDOUT] = 0.0  # a stream: every example learned
+            self.params[P_BINARY] = binary_mode(config.binary, opts.link)
+            self.stats = self.learner.stats
+            self.rows = new_rows()
+        else:
+            self.scorer = Scorer(m, opts.probabilities)
+            self.scorer.params[P_BINARY] = binary_mode(config.binary, opts.link)
+            self.params = self.scorer.params
+            self.stats = self.scorer.stats
+        self.classes = ClassNumbering(self.params, self.stats, console) if config.oaa else None
+        self.model = m
+        """The model loaded (scoring: what a ``save`` line writes)."""
+
+    def warm_up(self) -> None:
+        """Load the parse and learn/score kernels (compiled, or from numba's cache) before
+        the first client waits: a malformed line through them, on copies of the counters
+        (a malformed row is neither scored nor learned)."""
+        block = Block(np.frombuffer(bytearray(b"1 2 3 4 |w x\n"), dtype=np.uint8), "<warm-up>", 1)
+        for batch in parse_blocks([block], self.code, self.config.bits, self.config.constant,
+                                  self.inter):  # fmt: skip
+            if self.learner is not None:
+                lr = self.learner
+                run_kernel(lr.spec.train_batch, lr.table, lr.gstate.copy(), self.params.copy(),
+                           self.config.loss_id, batch, lr.stats.copy(), new_rows(),
+                           prediction_width(self.config))  # fmt: skip
+            else:
+                sc = self.scorer
+                run_kernel(sc.kernel, sc.table, sc.gstate.copy(), self.params.copy(),
+                           self.config.loss_id, batch, sc.stats.copy(), new_rows(),
+                           sc.width)  # fmt: skip
+
+    def answer(self, data: bytes, source: str, first_line: int,
+               long_lines: tuple = ()) -> tuple[bytes, int, int]:  # fmt: skip
+        """The answer lines of ``data`` (whole lines); and its rows, malformed rows.
+
+        ``long_lines``: lines dropped for their length, an empty line in their place
+        (:class:`~streamlearn.io.batch.Block`): each answered as a malformed line."""
+        # writable, as the parser takes it (a read-only view would be copied again)
+        block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, first_line, live=True,
+                      long_lines=long_lines)  # fmt: skip
+        out = []
+        rows = bad = 0
+        for batch in parse_blocks([block], self.code, self.config.bits, self.config.constant,
+                                  self.inter):  # fmt: skip
+            self.checks.check(batch)
+            if self.learner is not None:
+                lr = self.learner
+                preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate, self.params,
+                                   self.config.loss_id, batch, lr.stats, self.rows,
+                                   prediction_width(self.config))  # fmt: skip
+                lr.stats[S_NROWS] = 0.0  # no progress table: its rows are not kept
+            else:
+                preds = self.scorer.score(batch)
+            first = self.classes.after(batch) if self.classes else 1
+            out.append(self.writer.lines(batch, preds, first))
+            rows += batch.n
+            bad += int(np.count_nonzero(batch.status))
+        return b"".join(out), rows, bad
+
+    def examples(self) -> int:
+        return int(self.stats[S_N])
+
+    def snapshot(self) -> model_io.Model:
+        model = self.learner.snapshot()
+        check_model(model)
+        return model
+
+
+def _log(console: Console, text: str) -> None:
+    """One line on stderr, under --quiet too (a refused model, a failed save, stats)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(printable(text), file=console.stream or sys.stderr, flush=True)
+
+
+def _write_small(path: str, text: str) -> None:
+    """A pid or port file: written whole, then renamed into place."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+class Server:
+    """The listening socket, its connections, and the served model's life (saves, reloads)."""
+
+    def __init__(self, served: Served, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
+                 console: Console) -> None:  # fmt: skip
+        self.served = served
+        self.inputs = inputs
+        self.outputs = outputs
+        self.opts = opts
+        self.console = console
+        self.model_path = inputs.initial_model
+        self.model_id = _identity(self.model_path) if self.model_path else None
+        self.refused_id: tuple | None = None
+        self.signal: int | None = None
+        self.stop: asyncio.Event | None = None  # made in the loop
+        self.clients: set[asyncio.Task] = set()
+        self.open = 0
+        self.counts = dict(connections=0, refused=0, reads=0, lines=0, malformed=0,
+                           reloads=0, reload_failures=0, saves=0, save_failures=0)  # fmt: skip
+        self.latency: deque[float] = deque(maxlen=LATENCIES)
+        self.unsaved = 0
+        self.unsaved_since: float | None = None
+        self.started = time.monotonic()
+        self.sock: socket.socket | None = None
+
+    # -- the socket -------------------------------------------------------------------------
+
+    def bind(self) -> int:
+        """Listen (before any fork, as VW does: the port file names a listening port)."""
+        family = socket.AF_INET6 if ":" in self.opts.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.opts.host, self.opts.port))
+        except OSError as e:
+            sock.close()
+            raise UsageError(f"cannot listen on {self.opts.host} port {self.opts.port}: "
+                             f"{e.strerror or e}") from None  # fmt: skip
+        sock.listen(1024)
+        sock.setblocking(False)
+        self.sock = sock
+        port = sock.getsockname()[1]
+        if self.opts.port_file:
+            _write_small(self.opts.port_file, f"{port}\n")
+        return port
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.stop = asyncio.Event()
+        caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
+        before = {s: signal.getsignal(s) for s in caught}
+        for s in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(s, self._stop, s)
+        loop.add_signal_handler(signal.SIGHUP, self._hangup)
+        loop.add_signal_handler(signal.SIGUSR1, self.say_stats)
+        server = await asyncio.start_server(self._client, sock=self.sock, limit=READ_SIZE)
+        timers = [asyncio.create_task(self._ticks())]
+        try:
+            await self.stop.wait()
+        finally:
+            server.close()
+            for t in timers:
+                t.cancel()
+            for t in list(self.clients):
+                t.cancel()
+            if self.clients:
+                await asyncio.wait(list(self.clients), timeout=0.5)
+            for s in caught:
+                loop.remove_signal_handler(s)  # (which leaves the default action)
+                if before[s] is not None:
+                    signal.signal(s, before[s])  # a second SIGTERM: sl's handler, not death
+
+    def _stop(self, signum: int) -> None:
+        self.signal = signum
+        self.stop.set()
+
+    def _hangup(self) -> None:
+        if self.served.learner is not None:
+            self.save(None, "SIGHUP")
+        else:
+            self.reload("SIGHUP")
+
+    async def _ticks(self) -> None:
+        """Reload checks, timed saves and stats lines, each on its own period."""
+        last_stats = time.monotonic()
+        while True:
+            await asyncio.sleep(0.25)
+            now = time.monotonic()
+            if self.served.learner is None and self.opts.reload_seconds > 0 and self.model_path:
+                if _identity(self.model_path) not in (self.model_id, self.refused_id, None):
+                    self.reload("replaced")
+            if (self.opts.save_seconds and self.unsaved_since is not None
+                    and now - self.unsaved_since >= self.opts.save_seconds):  # fmt: skip
+                self.save(None, "timer")
+            if self.opts.stats_seconds and now - last_stats >= self.opts.stats_seconds:
+                last_stats = now
+                self.say_stats()
+
+    # -- a connection -----------------------------------------------------------------------
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self.counts["connections"] += 1
+        if self.open >= self.opts.max_connections:
+            self.counts["refused"] += 1
+            self.console.warn_once("full", f"sl serve: {self.open} connections open "
+                                   "(--max-connections): further ones are closed at once")
+            writer.close()
+            return
+        self.open += 1
+        self.clients.add(task)
+        with contextlib.suppress(OSError):
+            writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        peer = writer.get_extra_info("peername")
+        name = f"<{peer[0]}:{peer[1]}>" if isinstance(peer, tuple) else "<client>"
+        try:
+            await self._converse(reader, writer, name)
+        except (ConnectionError, OSError, asyncio.IncompleteReadError):
+            pass  # the client left
+        except asyncio.CancelledError:
+            pass  # the server stops
+        finally:
+            self.open -= 1
+            self.clients.discard(task)
+            writer.close()
+
+    async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        name: str) -> None:  # fmt: skip
+        limit = self.opts.max_line_bytes
+        carry = b""
+        skipping = 0  # bytes of a too-long line dropped so far (0: not skipping)
+        line = 1
+        while True:
+            data = await reader.read(READ_SIZE)
+            t0 = time.perf_counter()
+            eof = not data
+            if eof:  # the client closed its side: a last line without newline counts
+                if not carry or skipping:
+                    return
+                data = b"\n"
+            head = b""
+            if skipping:
+                nl = data.find(b"\n")
+                if nl < 0:
+                    skipping += len(data)
+                    continue
+                skipping = 0
+                head = b"nan\n"  # the long line's answer, as a malformed line's
+                self.counts["malformed"] += 1
+                self.counts["lines"] += 1
+                line += 1
+                data = data[nl + 1 :]
+            buf = carry + data if carry else data
+            cut = buf.rfind(b"\n") + 1
+            carry = buf[cut:]
+            if len(carry) > limit:
+                skipping, carry = len(carry), b""
+            if cut:
+                body, lines = self._answer(buf[:cut], name, line)
+                line += lines
+                head += body
+            if head:
+                writer.write(head)
+                self.latency.append(time.perf_counter() - t0)
+                self.counts["reads"] += 1
+                await writer.drain()  # a client that does not read is not read either
+            if eof:
+                return
+
+    def _answer(self, data: bytes, name: str, line: int) -> tuple[bytes, int]:
+        """Answer whole lines: save commands in their place, the rest in batches."""
+        lines = data.count(b"\n")
+        out = []
+        if b"save" in data:
+            at = 0
+            for m in re.finditer(rb"(?m)^[^\n]*save[^\n]*\n", data):
+                text = m.group(0)[:-1]
+                cmd = _SAVE.match(text)
+                if cmd is None:
+                    continue
+                before = data[at : m.start()]
+                if before:
+                    out.append(self._score(before, name, line + data.count(b"\n", 0, at)))
+                self._save_line(cmd.group(1))
+                at = m.end()
+            data_rest = data[at:]
+            if data_rest:
+                out.append(self._score(data_rest, name, line + data.count(b"\n", 0, at)))
+        else:
+            out.append(self._score(data, name, line))
+        return b"".join(out), lines
+
+    def _score(self, data: bytes, name: str, line: int) -> bytes:
+        long: tuple = ()
+        if len(data) > self.opts.max_line_bytes:  # a long complete line within one read
+            from streamlearn.io.reader import _drop_long_lines
+
+            arr, long = _drop_long_lines(np.frombuffer(data, dtype=np.uint8), line,
+                                         self.opts.max_line_bytes)  # fmt: skip
+            if long:
+                data = arr.tobytes()
+        body, rows, bad = self.served.answer(data, name, line, long)
+        self.counts["lines"] += rows
+        self.counts["malformed"] += bad
+        if self.served.learner is not None and rows:
+            self.unsaved += rows - bad
+            if self.unsaved_since is None:
+                self.unsaved_since = time.monotonic()
+            if self.opts.save_every and self.unsaved >= self.opts.save_every:
+                self.save(None, "examples")
+        return body
+
+    # -- saves and reloads ------------------------------------------------------------------
+
+    def _save_line(self, path: bytes | None) -> None:
+        if path is not None and not self.opts.save_paths:
+            self.console.warn_once("save path", "sl serve: a 'save_PATH' line names no file "
+                                   "here (sl vw --daemon allows it): saved to -f instead")
+            path = None
+        self.save(path.decode("utf-8", "replace") if path is not None else None, "save line")
+
+    def save(self, path: str | None, why: str) -> bool:
+        """Write the model atomically to ``path`` or ``-f``; one line on stderr."""
+        target = path or self.outputs.final_model
+        if target is None:
+            self.console.warn_once("no -f", f"sl serve: cannot save ({why}): no -f/--final-model")
+            return False
+        try:
+            if self.served.learner is not None:
+                model = self.served.snapshot()
+            else:
+                model = self.served.model  # -t: the served model, unchanged
+            # as the command's -f writes it (sl vw: VW's model file)
+            model_io.save(model, target, self.outputs.model_format, self.outputs.link)
+        except (SlError, OSError) as e:
+            self.counts["save_failures"] += 1
+            msg = e.format_message() if isinstance(e, SlError) else str(e)
+            _log(self.console, f"sl serve: saving to {target} failed ({why}): {msg}")
+            return False
+        self.counts["saves"] += 1
+        if path is None:
+            self.unsaved, self.unsaved_since = 0, None
+        self.console.say(f"sl serve: saved {target} ({why}, {self.served.examples()} examples)")
+        return True
+
+    def reload(self, why: str) -> bool:
+        """Load the model file again; keep the old model if the new one fails its checks."""
+        ident = _identity(self.model_path)
+        try:
+            m = model_io.load(self.model_path)
+            config = m.config
+            if config.test_only is False:
+                config = config.replace(test_only=True)
+            served = Served(m, config, self.opts, self.console)
+        except (SlError, OSError, ValueError) as e:
+            self.counts["reload_failures"] += 1
+            self.refused_id = ident
+            msg = e.format_message() if isinstance(e, SlError) else str(e)
+            _log(self.console, f"sl serve: refused {self.model_path} ({why}): {msg}; the "
+                 "previous model keeps serving")  # fmt: skip
+            return False
+        self.served = served
+        self.model_id, self.refused_id = ident, None
+        self.counts["reloads"] += 1
+        self.console.say(f"sl serve: reloaded {self.model_path} ({why})")
+        return True
+
+    # -- stats ------------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        lat = sorted(self.latency)
+
+        def q(f: float) -> float | None:
+            return lat[min(len(lat) - 1, int(f * len(lat)))] * 1e3 if lat else None
+
+        return dict(self.counts, open=self.open, examples=self.served.examples(),
+                    uptime_s=round(time.monotonic() - self.started, 1),
+                    p50_ms=q(0.5), p99_ms=q(0.99))  # fmt: skip
+
+    def say_stats(self) -> None:
+        s = self.stats()
+        text = " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                        for k, v in s.items() if v is not None)  # fmt: skip
+        _log(self.console, f"sl serve: stats {text}")
+
+
+def _daemonize() -> None:
+    """VW's background mode: the parent exits 0 once the child listens; the child leads
+    a new session, its stdin on /dev/null."""
+    pid = os.fork()
+    if pid > 0:
+        os._exit(0)
+    os.setsid()
+    fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(fd, 0)
+    os.close(fd)
+
+
+def _raise_fd_limit(want: int) -> None:
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and soft < want + 64:
+            top = want + 64 if hard == resource.RLIM_INFINITY else min(hard, want + 64)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, top), hard))
+
+
+def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
+          console: Console | None = None) -> dict:  # fmt: skip
+    """Serve the model ``inputs.initial_model`` (or a fresh one, learning) until a signal.
+
+    ``explicit``: the learning options given (TrainConfig fields), merged over the model's
+    as ``sl train -i`` does.  Returns the final ``stats``; a SIGTERM/SIGINT ends it with
+    :class:`~streamlearn.errors.Interrupted` (143/130) once a learning server has saved.
+    """
+    console = console or Console(False)
+    path = inputs.initial_model
+    if path is None and not opts.learn:
+        raise UsageError("serving without learning (-t) needs a model: -i MODEL")
+    if (opts.save_every or opts.save_seconds) and not outputs.final_model:
+        raise UsageError("--save-every needs -f/--final-model: where to save")
+    m = model_io.load(path) if path is not None else None
+    if m is not None:
+        outputs = model_io.with_link(m, outputs)  # a VW model's --link, as sl predict
+        if outputs.link != opts.link:
+            opts = dataclasses.replace(opts, link=outputs.link)
+    config = merge_config(m.config if m is not None else None, dict(explicit))
+    if config.test_only == opts.learn:
+        config = config.replace(test_only=not opts.learn)
+    why = model_io.writable_as(config, outputs.model_format) if outputs.final_model else None
+    if why:
+        raise UsageError(f"-f {outputs.final_model}: {why}")
+    served = Served(m, config, opts, console)
+    served.warm_up()
+    _raise_fd_limit(opts.max_connections)
+    server = Server(served, inputs, outputs, opts, console)
+    port = server.bind()
+    if not opts.foreground:
+        _daemonize()
+    if opts.pid_file:
+        _write_small(opts.pid_file, f"{os.getpid()}\n")
+    console.say(f"sl serve: {'learning' if opts.learn else 'scoring'} with "
+                f"{path or 'a new model'} on {opts.host} port {port}")  # fmt: skip
+    # what start-up made stays: the collector's full passes then skip it (fewer pauses)
+    gc.collect()
+    gc.freeze()
+    asyncio.run(server.run())
+    with committing():  # the last save completes: a second signal is held meanwhile
+        if server.served.learner is not None and server.unsaved and outputs.final_model:
+            server.save(None, NAMES.get(server.signal, "exit"))
+        stats = server.stats()
+        server.say_stats()
+    if server.signal is not None:
+        what = "model saved" if server.served.learner is not None and not server.unsaved \
+            and outputs.final_model else "stopped"  # fmt: skip
+        raise Interrupted(f"interrupted by {NAMES.get(server.signal, server.signal)}: {what}",
+                          server.signal)  # fmt: skip
+    sys.stderr.flush()
+    return stats
