@@ -285,14 +285,7 @@ def run_test(test: dict, row: Row, test_dir: Path, work: Path, sl_cmd: list[str]
             row.status, row.detail = "SKIPPED", why
             return
         sources.append((name, src))
-    wd = work / f"test_{row.id}"
-    if wd.exists():
-        shutil.rmtree(wd)
-    (wd / "models").mkdir(parents=True)
-    for name, src in sources:
-        dst = wd / name
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dst)
+    wd = lay_out(work / f"test_{row.id}", sources)
 
     # 4. run sl (sl_cmd names the subcommand: `sl vw`, or `sl train`) with VW's arguments, verbatim
     cmd = sl_cmd + shlex.split(test["vw_command"])
@@ -336,6 +329,18 @@ def run_test(test: dict, row: Row, test_dir: Path, work: Path, sl_cmd: list[str]
         row.detail += "; " + against_vw(vw_cmd, test, sources, work, row, sl, sl_ex, timeout)
 
 
+def lay_out(wd: Path, sources: list) -> Path:
+    """A fresh working directory ``wd`` with an empty ``models/`` and the test's inputs."""
+    if wd.exists():
+        shutil.rmtree(wd)
+    (wd / "models").mkdir(parents=True)
+    for name, src in sources:
+        dst = wd / name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    return wd
+
+
 def against_vw(vw_cmd: list[str], test: dict, sources: list, work: Path, row: Row, sl: Loss,
                sl_ex, timeout: float) -> str:
     """Run the installed VW on the same line and inputs: does sl give *its* numbers?
@@ -344,14 +349,7 @@ def against_vw(vw_cmd: list[str], test: dict, sources: list, work: Path, row: Ro
     whose loss equals the installed VW's (to its six printed decimals) differs from
     the reference file, not from VW.
     """
-    wd = work / f"test_{row.id}.vw"
-    if wd.exists():
-        shutil.rmtree(wd)
-    (wd / "models").mkdir(parents=True)
-    for name, src in sources:
-        dst = wd / name
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dst)
+    wd = lay_out(work / f"test_{row.id}.vw", sources)
     try:
         proc = subprocess.run(vw_cmd + shlex.split(test["vw_command"]), cwd=wd,
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
