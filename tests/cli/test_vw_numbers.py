@@ -93,7 +93,13 @@ def test_one_model_scores_alike_everywhere(vwfiles, tmp_path, train) -> None:
         r = invoke([*args, "--quiet"])
         assert r.exit_code == 0, r.output
     texts = {who: open(path).read() for who, path in p.items()}
-    assert texts["predict"] == texts["vw"] == texts["train"]
+    assert texts["predict"] == texts["train"]
+    # sl vw writes VW's six decimals of the same float32 score (and the same tags)
+    shown = [ln.split(" ", 1) for ln in texts["predict"].splitlines()]
+    vw = [ln.split(" ", 1) for ln in texts["vw"].splitlines()]
+    assert [t[1:] for t in shown] == [t[1:] for t in vw]
+    assert np.allclose([float(t[0]) for t in shown], [float(t[0]) for t in vw], rtol=2.4e-7,
+                       atol=5.1e-7)  # fmt: skip
     ours = api.Model.load(m).predict(d)
     written = np.array([float(ln.split()[0]) for ln in texts["predict"].splitlines()])
     assert np.array_equal(np.array([float(f"{x:.9g}") for x in ours]), written)
