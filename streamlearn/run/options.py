@@ -23,7 +23,7 @@ from streamlearn.errors import InputUnreadable, UsageError
 from streamlearn.io.cache import is_cache
 from streamlearn.io.interactions import MAX_CROSSES
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES
-from streamlearn.system.outputs import check_outputs, is_special
+from streamlearn.system.outputs import check_outputs, is_special, same_file
 from streamlearn.system.sources import (
     SNIFF_BYTES,
     SameStream,
@@ -84,8 +84,9 @@ class Inputs:
             raise UsageError(str(e)) from None
         except SourceError as e:
             raise InputUnreadable(str(e)) from None
-        if self.cache is not None:
-            check_cache_file(self.cache)
+        if self.cache is not None and not any(
+                s != "-" and same_file(s, self.cache) for s in self.sources):  # fmt: skip
+            check_cache_file(self.cache)  # (a cache naming an input: check_outputs says so)
 
 
 def check_cache_file(path: str) -> None:

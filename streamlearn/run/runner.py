@@ -316,8 +316,10 @@ class PredictionWriter:
                 return
 
     def lines(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1) -> bytes:
-        """The lines :meth:`write` writes for ``batch`` (a server's answer: ``run/serve.py``)."""
-        return _lines(batch, self._texts(preds, first))
+        """The lines :meth:`write` writes to ``-p`` for ``batch`` (a server's answer:
+        ``run/serve.py``), in VW's format when the writer is VW's."""
+        texts = self._vw_texts(preds, first, True) if self.vw else self._texts(preds, first)
+        return _lines(batch, texts)
 
     def _texts(self, preds: np.ndarray, first: int | np.ndarray) -> list[str]:
         """Each row's prediction as written: :func:`shown`'s number; with one-against-all

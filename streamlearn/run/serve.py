@@ -114,6 +114,9 @@ class ServeOptions:
     """Print the ``stats`` line this often (0: on SIGUSR1 and at the exit only)."""
     probabilities: bool = False
     link: str = "identity"
+    vw_format: bool = False
+    """Answer lines as VW writes them (``sl vw --daemon``: ``Outputs.vw_format``), else as
+    ``sl predict -p`` writes them."""
 
 
 def _identity(path: str) -> tuple | None:
@@ -136,7 +139,8 @@ class Served:
         self.code = FORMATS.get(config.format) if config.format in ("vw", "svmlight") else None
         self.inter = capped(config.namespaces(), Inputs().max_crosses)
         self.checks = BatchChecks(console, config, strict=False)
-        self.writer = PredictionWriter(None, opts.link, config.binary, None, opts.probabilities)
+        self.writer = PredictionWriter(None, opts.link, config.binary, None, opts.probabilities,
+                                       vw=opts.vw_format)  # fmt: skip
         self.learner: Learner | None = None
         if opts.learn:
             self.learner = Learner.from_model(m, config) if m is not None else Learner.fresh(config)
@@ -540,6 +544,8 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
     :class:`~streamlearn.errors.Interrupted` (143/130) once a learning server has saved.
     """
     console = console or Console(False)
+    if outputs.vw_format != opts.vw_format:
+        opts = dataclasses.replace(opts, vw_format=outputs.vw_format)
     path = inputs.initial_model
     if path is None and not opts.learn:
         raise UsageError("serving without learning (-t) needs a model: -i MODEL")

@@ -117,9 +117,15 @@ def ask(port: int, payload: bytes, n: int) -> list[bytes]:
         s.close()
 
 
-def predict_lines(tmp: Path, model: Path, payload: bytes) -> list[bytes]:
+def predict_lines(tmp: Path, model: Path, payload: bytes, vw: bool = False) -> list[bytes]:
+    """What ``sl predict -p -`` writes for ``payload`` (``vw``: ``sl vw -t -p``, VW's format,
+    which ``sl vw --daemon`` answers in)."""
     (tmp / "req.vw").write_bytes(payload)
-    r = sl(["predict", "-i", str(model), "req.vw", "-p", "-", "--quiet"], tmp)
+    if vw:
+        args = ["vw", "-t", "-i", str(model), "-d", "req.vw", "-p", "/dev/stdout", "--quiet"]
+    else:
+        args = ["predict", "-i", str(model), "req.vw", "-p", "-", "--quiet"]
+    r = sl(args, tmp)
     assert r.returncode == 0, r.stderr
     return r.stdout.splitlines(keepends=True)
 
@@ -166,8 +172,9 @@ def test_answers_equal_sl_predict_and_vw_protocol(models, tmp_path):
 
 
 def test_vw_daemon_options(models, tmp_path):
-    """``sl vw --daemon --foreground --port 0 --port_file F --pid_file P -t -i M``."""
-    want = predict_lines(tmp_path, models / "m.sl", REQUESTS)
+    """``sl vw --daemon --foreground --port 0 --port_file F --pid_file P -t -i M``: VW's
+    answer lines (``sl vw -t -p``'s)."""
+    want = predict_lines(tmp_path, models / "m.sl", REQUESTS, vw=True)
     pid = tmp_path / "pid"
     args = ["vw", "--daemon", "--foreground", "--num_children", "4", "--port", "0",
             "--port_file", str(tmp_path / "s.port"), "--pid_file", str(pid), "-t", "-i",
