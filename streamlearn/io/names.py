@@ -76,6 +76,7 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
             seed = h(ns, hash_seed) if hash_all or hash_seed else namespace_hash(ns)
         else:  # the default namespace: VW's uniform hash of "" with --hash_seed
             seed = _hash_all(b"", hash_seed) if hash_seed else 0
+        anon = 0  # VW's anonymous ':v' features: the namespace's hash plus their count
         for token in _SEP.split(rest):
             if not token:
                 continue
@@ -84,9 +85,13 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
                 slot = h(value, h(name, seed)) & mask
                 shown = name + b"^" + value
             else:
+                if not name:
+                    slot = ((seed + anon) & 0xFFFFFFFF) & mask
+                    anon += 1
+                else:
+                    slot = h(name, seed) & mask
                 if colon and value and float(value) == 0.0:
                     continue
-                slot = h(name, seed) & mask
                 shown = name
             nsb = ns[0] if ns else 32
             out.append((slot, _name(ns + b"^" + shown if ns else shown), nsb))

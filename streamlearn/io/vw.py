@@ -303,6 +303,7 @@ def parse_vw_block(
         while code == 0 and p < le:
             p += 1  # buf[p - 1] == '|'
             nsh = default_nsh
+            anon = np.uint64(0)  # VW's count of the segment's anonymous ':v' features
             nsb = DEFAULT_NS
             scale = 1.0
             if p < le and not is_ws(buf[p]) and buf[p] != 124:
@@ -350,6 +351,7 @@ def parse_vw_block(
                 s = p
                 e = -1
                 h = np.uint64(0)
+                anonymous = False
                 if words and p + 16 <= n:
                     # a name of 1-7 digits, or one that starts with a non-digit, and its
                     # hash, 8 bytes at a time (e stays -1 for anything else)
@@ -366,11 +368,11 @@ def parse_vw_block(
                         elif e > 0:
                             w1 = load_u64(buf, p + 8)
                             h = np.uint64(murmur3_32_short(w, w1, e - p, nsh))
-                if e > 0:
+                if e > s:
                     p = e
                 else:
                     # byte by byte, hashed on the way (digits accumulate; bytes <= 0x20
-                    # need trimming)
+                    # need trimming); an empty name too
                     acc = np.uint64(0)
                     digits = True
                     low = False
@@ -387,9 +389,9 @@ def parse_vw_block(
                         p += 1
                     e = p
                     if s == e:
-                        code = EMPTY_NAME
-                        err = s
-                        break
+                        # VW's anonymous feature: ':v' takes the namespace's hash plus its
+                        # count in the segment; ':string' chains from the hash of no name
+                        anonymous = True
                     if hash_all:
                         h = np.uint64(murmur3_32(buf, s, e, nsh))
                     elif low:
@@ -417,6 +419,9 @@ def parse_vw_block(
                         # finite, and zero only when its digits are: nothing waits on the
                         # division
                         p = j
+                        if anonymous:
+                            h = (np.uint64(nsh) + anon) & _M32
+                            anon += np.uint64(1)
                         if sig != _U0:
                             k1 = put(indices, values, ns, k1, h & mask, v, nsb)
                         continue
@@ -471,6 +476,9 @@ def parse_vw_block(
                     err = s
                     break
                 p = j
+                if anonymous:  # (counted when its value is 0 too, as VW)
+                    h = (np.uint64(nsh) + anon) & _M32
+                    anon += np.uint64(1)
                 if v != 0.0:
                     k1 = put(indices, values, ns, k1, h & mask, v, nsb)
 

@@ -126,6 +126,7 @@ def ref_vw(line: bytes, bits: int, constant: bool, numbers: str = "exact"):
     while p < n:
         p += 1  # past '|'
         nsh, scale = 0, 1.0
+        anon = 0  # VW's anonymous ':v' features of this segment
         m = re.compile(rb"[^ \t\r:|]*").match(line, p)
         if m.end() > p:
             nsh = hashstring_py(m.group(), 0)
@@ -146,10 +147,8 @@ def ref_vw(line: bytes, bits: int, constant: bool, numbers: str = "exact"):
                 continue
             m = re.compile(rb"[^ \t\r:|]*").match(line, p)
             name = m.group()
-            if not name:
-                return _row(8)
             p = m.end()
-            h = hashstring_py(name, nsh)
+            h = hashstring_py(name, nsh)  # (no name: the namespace's hash itself)
             if p >= n or line[p : p + 1] != b":":
                 if scale != 0:
                     if abs(scale) > MAX_MAGNITUDE:
@@ -179,6 +178,9 @@ def ref_vw(line: bytes, bits: int, constant: bool, numbers: str = "exact"):
                 return _row(7)
             if abs(v) > MAX_MAGNITUDE:
                 return _row(15)
+            if not name:  # VW: the namespace's hash plus the anonymous features before it
+                h = (nsh + anon) & 0xFFFFFFFF
+                anon += 1
             if v != 0:
                 feats.append((h & mask, v))
             p = j

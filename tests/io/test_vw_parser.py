@@ -170,8 +170,6 @@ def test_non_utf8_names_hash_their_bytes() -> None:
         (b"1 inf |f a", 7),
         (b"1 1 nan |f a", 7),
         (b"|f:nan a", 7),
-        (b"|f :3", 8),
-        (b"|f a :3", 8),
         (b"|f:x a", 9),
         (b"|f: a", 9),
         (b"|f:2x a", 9),
@@ -372,3 +370,18 @@ def test_batches_beyond_the_pool_hold_only_their_features(monkeypatch) -> None:
     assert fresh.indices.base is None and fresh.values.base is None  # own, exact arrays
     for f in BATCH_FIELDS:
         np.testing.assert_array_equal(getattr(fresh, f), getattr(pooled, f), err_msg=f)
+
+
+def test_anonymous_features_are_vws():
+    """``|f :3``: VW's anonymous feature, the namespace's hash plus its count in the segment
+    (a value of 0 counted too, not kept); ``:abc`` chains from the hash of no name."""
+    from streamlearn.hashing import hashstring_py, namespace_hash
+
+    b = parse_bytes(b"1 |f :3 a :0 :2 :abc |f :4\n", fmt="vw", bits=18, constant=False)
+    assert int(b.status[0]) == 0
+    nsh = namespace_hash("f")
+    mask = (1 << 18) - 1
+    want = [(nsh & mask, 3.0), (hashstring_py("a", nsh) & mask, 1.0),
+            ((nsh + 2) & mask, 2.0), (hashstring_py("abc", nsh) & mask, 1.0),
+            (nsh & mask, 4.0)]  # fmt: skip  (the count starts again in each segment)
+    assert list(zip(b.indices.tolist(), b.values.tolist(), strict=True)) == want
