@@ -27,7 +27,8 @@ def test_vw_suite_lines_that_matched_still_match(tmp_path):
     test_dir = os.environ.get("VW_TEST_DIR")
     if not test_dir or not (Path(test_dir) / "core.vwtest.json").exists():
         pytest.skip("VW_TEST_DIR (VW's test/ directory) is not set")
-    ids = [int(x) for x in EXPECTED.read_text().split() if x.strip() and not x.startswith("#")]
+    ids = [int(x) for line in EXPECTED.read_text().splitlines() if not line.startswith("#")
+           for x in line.split()]  # fmt: skip
     out = tmp_path / "suite.tsv"
     subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "vw_suite.py"),
