@@ -227,15 +227,15 @@ class NameCollector:
         if constant:
             self.names[self.constant] = ["Constant"]
 
-    def add(self, batch: Batch) -> bool:
-        """Name the slots of ``batch``'s usable lines; False (nothing named) for a batch
-        replayed from the parsed cache, which keeps no line text."""
+    def add(self, batch: Batch) -> None:
+        """Name the slots of ``batch``'s usable lines; nothing for a batch replayed from the
+        parsed cache, which keeps no line text."""
         from streamlearn.io.cache import CachedBatch
 
         if self.constant is not None:  # every example has it (pruned while its weight was 0)
             self.names.setdefault(self.constant, ["Constant"])
         if isinstance(batch, CachedBatch):
-            return False
+            return
         lines = batch.block.data.tobytes().split(b"\n")
         first = batch.block.first_line
         if self.fmt == "auto":
@@ -262,7 +262,6 @@ class NameCollector:
                         known.append(name)
                     else:
                         self.dropped += 1
-        return True
 
     def prune(self, primaries: list[np.ndarray]) -> None:
         """Forget slots whose primary state (column 0 of the table) is zero in every table.
