@@ -303,3 +303,19 @@ def test_build_for_another_python_runs_the_script_with_it(tmp_path, monkeypatch)
     monkeypatch.setattr(sys, "argv", ["build_kernels.py", "--python", given, "-o", str(tmp_path)])
     build.main()
     assert ran == [[given, build.__file__, "-o", str(tmp_path)]]
+
+
+def test_entries_ship_without_their_type_annotations():
+    """The type annotation (the kernel's source with every variable's type, and the build's
+    paths) is 40% of an entry and never read by a load: stripped (``slim``), the rest kept."""
+    import pickle
+    import zlib
+
+    build = _build_script()
+    entry = ("lib", "fndesc", "env", "sig", False, (), "# File: /build/x.py ...", [], ())
+    assert pickle.loads(build.slim(pickle.dumps(entry))) == (*entry[:6], "", *entry[7:])
+    assert build.slim(b"\x80\x04N.") == b"\x80\x04N."  # not an entry: as it was
+    m = prebuilt._read()
+    k = max(m["kernels"], key=lambda k: (prebuilt.DIR / k["file"]).stat().st_size)
+    data = pickle.loads(zlib.decompress((prebuilt.DIR / k["file"]).read_bytes()))
+    assert data[6] == "" and len(data) == 9
