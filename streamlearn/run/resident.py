@@ -59,6 +59,8 @@ class Resident:
         self.weigh = class_weigher(config)
         self.width = prediction_width(config)
         self.inter = config.namespaces()
+        self.code: int | None = None
+        """The format's code once lines were accepted (None: detected from the next ones)."""
         self.checked = config
         """``config`` with the format the lines were seen in (FormatGuard's)."""
         self.model: model_io.Model | None = model
@@ -66,9 +68,10 @@ class Resident:
 
     def parse(self, blocks: Iterable[Block]) -> Iterator[Batch]:
         """The batches of ``blocks``, parsed as ``sl train`` parses lines (the format
-        detected; the interactions compiled once, not per call)."""
+        detected from the first line learned, then kept, as one run over all the calls'
+        lines detects it once; the interactions compiled once, not per call)."""
         c = self.config
-        return parse_blocks(blocks, None, c.bits, c.constant, self.inter)
+        return parse_blocks(blocks, self.code, c.bits, c.constant, self.inter)
 
     def learn(self, batches: Iterable[Batch]) -> int:
         """Learn ``batches`` in order; the number of usable rows.
@@ -81,6 +84,8 @@ class Resident:
         for batch in batches:
             # kept: the same config once the format is seen (no re-validated copy per call)
             self.checked = self.guard.check(batch, self.checked)
+            if self.code is None and batch.fmt >= 0:
+                self.code = batch.fmt  # accepted: later calls parse in it, undetected
             bad.append(int(np.count_nonzero(batch.status)))
         if all(b == batch.n for b, batch in zip(bad, batches, strict=True)):
             raise no_examples("the lines", sum(b.n for b in batches), [])
