@@ -12,7 +12,7 @@ from streamlearn.learners import ALGORITHMS, MINIBATCH_ALGORITHMS, PARAMETER_FRE
 from streamlearn.learners.base import make_params
 from streamlearn.learners.losses import NAMES as LOSSES
 
-FORMATS = ("auto", "vw", "svmlight")
+FORMATS = ("auto", "vw", "svmlight", "csv")
 
 # Interactions and namespace filters: they decide which features exist, so a
 # model keeps them (see streamlearn/io/interactions.py).
@@ -217,6 +217,15 @@ class TrainConfig:
     model_id: str = ""
     """A name kept in the model (VW's ``--id``): a continued model keeps it unless another
     is given; ``sl inspect`` shows it."""
+    csv_separator: str = ","
+    """``format="csv"`` (VW's --csv): the cell separator (VW's --csv_separator)."""
+    csv_header: str = ""
+    """CSV: the column names, comma-separated, instead of each file's first line (VW's
+    --csv_header)."""
+    csv_no_file_header: bool = False
+    """CSV: the files have no header line (VW's --csv_no_file_header, with --csv_header)."""
+    csv_ns_value: str = ""
+    """CSV: factors of the namespaces' values, ``a:0.5,b:2,:8`` (VW's --csv_ns_value)."""
     preserve_performance_counters: bool = True
     """Continuing a model, count and report from its totals (sl's default); False: this
     run's examples only, as VW without --preserve_performance_counters (the model saved
@@ -503,15 +512,25 @@ class TrainConfig:
         """The compiled interactions, namespace filters and n-grams, or None when there are none."""
         names = (*NAMESPACE_OPTIONS, *FEATURE_FLAGS)
         if (not any(getattr(self, name) for name in names) and self.hash == "strings"
-                and self.numbers == "exact" and not self.hash_seed):  # fmt: skip
+                and self.numbers == "exact" and not self.hash_seed
+                and self.format != "csv"):  # fmt: skip
             return None
         from streamlearn.io.interactions import compile_interactions
 
-        return compile_interactions(
+        inter = compile_interactions(
             **{name: getattr(self, name) for name in names}, hash_all=self.hash == "all",
             f32=self.algo in FLOAT32_ALGORITHMS, vw_numbers=self.numbers == "vw",
             hash_seed=self.hash_seed,
         )
+        if self.format != "csv":
+            return inter
+        import dataclasses
+
+        from streamlearn.io.csv import CsvOptions, CsvReader
+
+        opts = CsvOptions(self.csv_separator, self.csv_header, self.csv_no_file_header,
+                          self.csv_ns_value)  # fmt: skip
+        return dataclasses.replace(inter, csv=CsvReader(opts, self.hash == "all", self.hash_seed))
 
     def to_dict(self) -> dict:
         d = asdict(self)

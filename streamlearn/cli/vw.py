@@ -269,6 +269,11 @@ OPTIONS: dict[str, Opt] = {
     "onethread": Opt(None, False, _noop),  # VW: no parser thread; sl's threads change nothing
     "examples": Opt(None, True, _examples),
     "strict_parse": Opt(None, False, _set("strict")),
+    "csv": Opt(None, False, _learn("format", lambda n, v: "csv")),
+    "csv_separator": Opt(None, True, _learn("csv_separator")),
+    "csv_header": Opt(None, True, _learn("csv_header")),
+    "csv_no_file_header": Opt(None, False, _flag("csv_no_file_header")),
+    "csv_ns_value": Opt(None, True, _learn("csv_ns_value")),
     "no_stdin": Opt(None, False, _set("no_stdin")),
     "allow_empty": Opt(None, False, _set("allow_empty")),  # sl's own: sl train --allow-empty
     # passes and holdout
@@ -452,8 +457,8 @@ OTHER_VW_OPTIONS = frozenset("""
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
     check_enabled choices_lambda clip_p compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
-    cover cs_absolute_loss cs_active csa_debug csoaa_ldf csoaa_rank csv csv_header
-    csv_no_file_header csv_ns_value csv_separator csv_trace debug_reversed_learn decay
+    cover cs_absolute_loss cs_active csa_debug csoaa_ldf csoaa_rank
+    csv_trace debug_reversed_learn decay
     default_lease degree direct domination dont_output_best_constant dream_at_update
     dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental elim emt emt_initial emt_leaf

@@ -36,8 +36,14 @@ REASONS: dict[int, str] = {
     17: "a class label takes an importance weight but no base (--oaa)",
     18: "line longer than --max-line-bytes",
     19: "more crosses than --max-crosses",
+    20: "CSV line with another number of cells than the header",
+    21: "CSV quotes: an unescaped quote in a quoted cell, or a quote left open",
+    22: "empty CSV line",
 }
 TOO_LARGE = 15
+CSV_CELLS = 20
+CSV_QUOTES = 21
+CSV_EMPTY = 22
 MAX_MAGNITUDE = 1e18
 """The largest magnitude of a label, importance weight, base, namespace scale or
 feature value (after its scale) that a usable example may hold.

@@ -30,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
+from streamlearn.io.csv import run_csv_kernel
 from streamlearn.io.batch import (
     LONG_LINE,
     MAX_MAGNITUDE,
@@ -56,7 +57,8 @@ from streamlearn.system.text import shown_bytes
 
 FMT_VW = 0
 FMT_SVMLIGHT = 1
-FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT}
+FMT_CSV = 2
+FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT, "csv": FMT_CSV}
 
 _SLOW_CAP = 64
 WORDS = not INTERPRETED and sys.byteorder == "little"
@@ -236,8 +238,10 @@ def parse_block_parts(
     (so only one part's crosses are in memory at a time); the rows of all the
     parts, in order, are :func:`parse_block`'s.
     """
-    if fmt not in (FMT_VW, FMT_SVMLIGHT):
+    if fmt not in (FMT_VW, FMT_SVMLIGHT, FMT_CSV):
         raise ValueError(f"unknown format code {fmt!r}")
+    if fmt == FMT_CSV and (inter is None or inter.csv is None):
+        raise ValueError("CSV needs its options (Interactions.csv, a CsvReader)")
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..32, got {bits}")
     data = _as_kernel_bytes(block.data)
@@ -255,8 +259,13 @@ def parse_block_parts(
         args += (inter is not None and inter.hash_all, vw_numbers,
                  np.uint32(inter.hash_seed if inter is not None else 0),
                  row_crosser(inter if fused else None, mask, budget or 0))  # fmt: skip
-    run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
-    rows, k, touching, first_touching, crossed, n_slow, spans = run(_SLOW_CAP)
+    if fmt == FMT_CSV:
+        rows, k = run_csv_kernel(inter.csv, data, block.source, int(block.first_line), mask,
+                                 bool(constant), float(limit), arrays)  # fmt: skip
+        touching = first_touching = crossed = n_slow = 0
+    else:
+        run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
+        rows, k, touching, first_touching, crossed, n_slow, spans = run(_SLOW_CAP)
     if n_slow:
         if n_slow > _SLOW_CAP:  # collect every span
             *_, spans = run(n_slow)
@@ -511,7 +520,7 @@ def _first_nonempty_line(data: np.ndarray) -> bytes | None:
 
 
 def _format_code(fmt: str | int) -> int:
-    if isinstance(fmt, int) and fmt in (FMT_VW, FMT_SVMLIGHT):
+    if isinstance(fmt, int) and fmt in (FMT_VW, FMT_SVMLIGHT, FMT_CSV):
         return fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: expected 'auto', 'vw' or 'svmlight'")

@@ -40,19 +40,20 @@ class Auditor:
         self.out = out if out is not None else sys.stdout.buffer
         self.mask = (1 << config.bits) - 1
         self.constant = (CONSTANT_HASH & self.mask) if config.constant else None
+        self.source = ""  # the source of the batch audited (a CSV file's header)
 
     def ignored_linear(self, line: bytes) -> list[tuple[int, str, float]] | None:
         """With ``--ignore_linear``: (slot, name, value) of every linear feature in VW's
         order, the ignored ones too (VW's audit lists them; the row does not hold them),
         or None when the line's namespaces are not each in one run (then sl prints the
         row's features only)."""
-        from streamlearn.io.names import vw_names
+        from streamlearn.io.names import line_names
 
         inter = self.inter
         if inter is None or not inter.drop_linear.any():
             return None
         values: list[float] = []
-        feats = vw_names(line, self.config.bits, inter.hash_all, values, inter.hash_seed)
+        feats = line_names(line, self.config.bits, inter, values, self.source)
         seen: list[int] = []
         for _, _, nsb in feats:
             if not seen or seen[-1] != nsb:
@@ -65,11 +66,10 @@ class Auditor:
     def names(self, line: bytes, n: int) -> list[str | None]:
         """The names of the ``n`` features of a parsed ``line``, in the row's order, or
         None where they cannot be told (then the slot alone is printed)."""
-        from streamlearn.io.names import crossed_names, vw_names, with_grams
+        from streamlearn.io.names import crossed_names, line_names, with_grams
 
         inter = self.inter
-        feats = with_grams(vw_names(line, 32, inter is not None and inter.hash_all,
-                                    hash_seed=inter.hash_seed if inter is not None else 0), inter,
+        feats = with_grams(line_names(line, 32, inter, source=self.source), inter,
                            self.config.bits)  # fmt: skip
         linear = [name for slot, name, nsb in feats
                   if inter is None or not (inter.drop[nsb] or inter.drop_linear[nsb])]  # fmt: skip
@@ -81,10 +81,9 @@ class Auditor:
         return names if len(names) == n else [None] * n
 
     def _nsb(self, line: bytes) -> list[tuple[int, str, int]]:
-        from streamlearn.io.names import vw_names
+        from streamlearn.io.names import line_names
 
-        return vw_names(line, self.config.bits, self.inter.hash_all,
-                        hash_seed=self.inter.hash_seed)
+        return line_names(line, self.config.bits, self.inter, source=self.source)
 
     def _state(self, learner, slots: np.ndarray) -> tuple:  # noqa: ANN001
         """(slots, stored weights, weights as VW shows them, adaptive sums or None)."""
@@ -120,6 +119,7 @@ class Auditor:
         c = self.config
         lines = batch.block.data.tobytes().split(b"\n")
         first_line = batch.block.first_line
+        self.source = batch.block.source
         data = batch.block.data
         out = []
         preds = []
