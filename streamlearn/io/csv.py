@@ -96,7 +96,7 @@ class CsvOptions:
         if len(sep) != 1 or len(sep.encode("utf-8")) != 1:
             raise CsvError(f"--csv_separator {self.separator!r}: one ASCII character is expected")
         if sep in '"|:':
-            raise CsvError(f"--csv_separator {sep!r} is not allowed (\", | and : are reserved)")
+            raise CsvError(f'--csv_separator {sep!r} is not allowed (", | and : are reserved)')
         object.__setattr__(self, "separator", sep)
         if self.no_file_header and not self.header:
             raise CsvError("--csv_no_file_header needs --csv_header (the names of the columns)")
@@ -204,6 +204,7 @@ class CsvHeader:
 def compile_header(cells: list[bytes], opts: CsvOptions, hash_all: bool = False,
                    hash_seed: int = 0) -> CsvHeader:  # fmt: skip
     """The header from its cells (VW's ``parse_header``)."""
+
     def h(b: bytes, seed: int) -> int:
         return mmh3.hash(b, seed, signed=False) if hash_all else hashstring_py(b, seed)
 
@@ -511,9 +512,29 @@ def _put(indices, values, ns, k, slot, value, nsb):
 
 @jit
 def parse_csv_block(
-    data, first_line, mask, constant, limit, hash_all, sep, skip_first, label_col, tag_col,
-    order, group_ptr, group_hash, group_ns, group_scale, col_hash, col_named,
-    cstart, cend, rstart, rend, scratch, arrays,
+    data,
+    first_line,
+    mask,
+    constant,
+    limit,
+    hash_all,
+    sep,
+    skip_first,
+    label_col,
+    tag_col,
+    order,
+    group_ptr,
+    group_hash,
+    group_ns,
+    group_scale,
+    col_hash,
+    col_named,
+    cstart,
+    cend,
+    rstart,
+    rend,
+    scratch,
+    arrays,
 ):
     """Parse the CSV lines of ``data`` into ``arrays`` (the VW kernel's output arrays).
 
@@ -616,7 +637,7 @@ def parse_csv_block(
                 nsb = group_ns[g]
                 scale = group_scale[g]
                 anon = np.uint64(0)
-                for c in order[group_ptr[g]:group_ptr[g + 1]]:
+                for c in order[group_ptr[g] : group_ptr[g + 1]]:
                     s = cstart[c]
                     e = cend[c]
                     if s == e:

@@ -256,7 +256,6 @@ class NameCollector:
 
             head = next((ln for ln in lines if ln.strip()), b"")
             self.fmt = "svmlight" if detect_format(head) == FMT_SVMLIGHT else "vw"
-        hash_all = self.inter is not None and self.inter.hash_all
         for i in np.flatnonzero(batch.status == 0):
             line = lines[int(batch.line[i]) - first]
             if self.fmt == "svmlight":

@@ -30,7 +30,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
-from streamlearn.io.csv import run_csv_kernel
 from streamlearn.io.batch import (
     LONG_LINE,
     MAX_MAGNITUDE,
@@ -39,6 +38,7 @@ from streamlearn.io.batch import (
     Batch,
     Block,
 )
+from streamlearn.io.csv import run_csv_kernel
 from streamlearn.io.grams import expand_grams
 from streamlearn.io.interactions import (
     CROSS_BUDGET,
