@@ -110,6 +110,9 @@ class Interactions:
     rounded: a parsing option that travels with the others, as ``hash_all``."""
     hash_seed: int = 0
     """VW's ``--hash_seed``: the seed of the namespaces' hashes (0: VW's default)."""
+    label_kind: int = 0
+    """The label format (:mod:`streamlearn.io.labels`: 0 VW's simple label, read by the parse
+    kernel; any other kind leaves the label part to that module's label kernel)."""
     csv: object = field(default=None, compare=False)
     """VW's ``--csv``: the run's :class:`~streamlearn.io.csv.CsvReader` (options, each
     source's header), a parsing option that travels with the others."""
