@@ -217,6 +217,9 @@ class TrainConfig:
     model_id: str = ""
     """A name kept in the model (VW's ``--id``): a continued model keeps it unless another
     is given; ``sl inspect`` shows it."""
+    named_labels: str = ""
+    """VW's ``--named_labels a,b,c``: the labels are these names, classes 1..K in this order
+    (with ``oaa`` = K); predictions are written as names."""
     csv_separator: str = ","
     """``format="csv"`` (VW's --csv): the cell separator (VW's --csv_separator)."""
     csv_header: str = ""
@@ -513,7 +516,7 @@ class TrainConfig:
         names = (*NAMESPACE_OPTIONS, *FEATURE_FLAGS)
         if (not any(getattr(self, name) for name in names) and self.hash == "strings"
                 and self.numbers == "exact" and not self.hash_seed
-                and self.format != "csv"):  # fmt: skip
+                and self.format != "csv" and not self.named_labels):  # fmt: skip
             return None
         from streamlearn.io.interactions import compile_interactions
 
@@ -522,9 +525,17 @@ class TrainConfig:
             f32=self.algo in FLOAT32_ALGORITHMS, vw_numbers=self.numbers == "vw",
             hash_seed=self.hash_seed,
         )
+        import dataclasses
+
+        if self.named_labels:
+            from streamlearn.io.named import NamedLabels
+
+            named = NamedLabels.of(self.named_labels)
+            if self.oaa != named.k:
+                raise ValueError(f"--named_labels names {named.k} classes: give --oaa {named.k}")
+            inter = dataclasses.replace(inter, label_kind=1, named=named)
         if self.format != "csv":
             return inter
-        import dataclasses
 
         from streamlearn.io.csv import CsvOptions, CsvReader
 

@@ -74,6 +74,8 @@ def _options(h: vwmodel.Header) -> dict:
             learn[name] = (*learn.get(name, ()), value)
         elif name in ("oaa", "indexing"):
             learn[name] = _int(name, value)
+        elif name == "named_labels" and value:
+            learn["named_labels"] = value
         elif name == "noconstant":
             learn["constant"] = False
         elif name == "hash":
@@ -381,6 +383,8 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += ["--oaa", str(config.oaa)]
         if config.indexing is not None:
             words += ["--indexing", str(config.indexing)]
+    if config.named_labels:
+        words += ["--named_labels", config.named_labels]
     for name in ("quadratic", "cubic", "interactions"):
         for v in getattr(config, name):
             words += [f"--{name}", v]

@@ -48,6 +48,7 @@ REASONS: dict[int, str] = {
     30: "CSV line with another number of cells than the header",
     31: "CSV quotes: an unescaped quote in a quoted cell, or a quote left open",
     32: "empty CSV line",
+    33: "label is not one of --named_labels",
 }
 TOO_LARGE = 15
 CSV_CELLS = 30

@@ -113,6 +113,9 @@ class Interactions:
     label_kind: int = 0
     """The label format (:mod:`streamlearn.io.labels`: 0 VW's simple label, read by the parse
     kernel; any other kind leaves the label part to that module's label kernel)."""
+    named: object = field(default=None, compare=False)
+    """VW's ``--named_labels`` with ``--oaa``: the :class:`~streamlearn.io.named.NamedLabels`
+    the label part is read with (``label_kind`` 1: the parse kernel leaves it alone)."""
     csv: object = field(default=None, compare=False)
     """VW's ``--csv``: the run's :class:`~streamlearn.io.csv.CsvReader` (options, each
     source's header), a parsing option that travels with the others."""

@@ -276,6 +276,10 @@ def parse_block_parts(
         rows, k, touching, first_touching, crossed, *_ = run(
             0, np.ascontiguousarray(spans[:, 0]), vals
         )
+    if inter is not None and inter.named is not None:
+        from streamlearn.io.named import read_named
+
+        read_named(data, arrays, rows, inter.named, vw_numbers, float(limit))
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
         status, line, line_start, err_pos, ns,

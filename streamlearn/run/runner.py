@@ -278,7 +278,8 @@ class PredictionWriter:
 
     def __init__(self, path: str | None, link: str, binary: bool = False,
                  raw: str | None = None, probabilities: bool = False,
-                 vw: bool = False) -> None:  # fmt: skip
+                 vw: bool = False, names: tuple[str, ...] = ()) -> None:  # fmt: skip
+        self.names = names  # --named_labels: class c (1..K) is written as names[c - 1]
         self.link = link
         self.binary = binary
         self.probabilities = probabilities
@@ -325,6 +326,8 @@ class PredictionWriter:
         """Each row's prediction as written: :func:`shown`'s number; with one-against-all
         (K + 1 columns) the class, or with ``--probabilities`` ``1:p1 2:p2 ...`` (as VW)."""
         if preds.ndim == 2:
+            if self.names and not self.probabilities:
+                return self._named(preds)
             if not self.probabilities:
                 return [f"{v:.9g}" for v in preds[:, 0].tolist()]
             return _class_texts(preds[:, 1:], "g", first)
@@ -339,10 +342,19 @@ class PredictionWriter:
                 return f.oaa_raw_texts(preds[:, 1:], first)
             if self.probabilities:
                 return f.labelled_texts(preds[:, 1:], first)
+            if self.names:
+                return self._named(preds)
             return f.class_texts(preds)
         if not transformed:
             return f.raw_texts(preds)
         return f.scalar_texts(preds, self.link, self.binary)
+
+    def _named(self, preds: np.ndarray) -> list[str]:
+        """Each row's class by its name (VW's ``unknown`` for none, ``nan`` for a skipped
+        line)."""
+        k = len(self.names)
+        return ["nan" if v != v else self.names[int(v) - 1] if 1 <= v <= k else "unknown"
+                for v in preds[:, 0].tolist()]  # fmt: skip
 
     def _lost_reader(self, out: Output) -> None:
         self.broken = True
@@ -371,6 +383,15 @@ class PredictionWriter:
         """Drop the predictions of a failed run (an existing file is left as it was)."""
         for out, _ in self.outs:
             out.abort()
+
+
+def class_names(config) -> tuple[str, ...]:  # noqa: ANN001 - a TrainConfig
+    """``--named_labels``: the classes' names, for ``-p`` (none without it)."""
+    if not config.named_labels:
+        return ()
+    from streamlearn.io.named import NamedLabels
+
+    return NamedLabels.of(config.named_labels).names
 
 
 def _raw_texts(preds: np.ndarray, first: int | np.ndarray = 1) -> list[str]:

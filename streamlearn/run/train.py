@@ -73,6 +73,7 @@ from streamlearn.run.runner import (
     PredictionWriter,
     binary_mode,
     check_probabilities,
+    class_names,
     prediction_width,
     prefetch,
     run_kernel,
@@ -487,7 +488,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                           else None),  # fmt: skip
             PassLog(cfg, _silent if o.vw_format else grid_say),  # (VW prints no pass lines)
             PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
-                             o.probabilities, vw=o.vw_format),
+                             o.probabilities, vw=o.vw_format, names=class_names(cfg)),
             classes=ClassNumbering(params, learner.stats, console) if cfg.oaa else None,
         ))  # fmt: skip
     if not outputs.vw_format:
@@ -1056,3 +1057,4 @@ def _what_to_change(algo: str) -> str:
                 "0 and goes on with non-finite weights); scale the features or labels, or "
                 "try --coin")  # fmt: skip
     return "lower --learning-rate, or scale the feature values"
+
