@@ -35,7 +35,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 # table meaningless.
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
-                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa")  # fmt: skip
+                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "named_labels")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -144,6 +144,9 @@ class TrainConfig:
     oaa: int = 0
     """One-against-all over K classes (VW's --oaa K): K sub-problems in one table; 0 = one
     binary or regression problem."""
+    csoaa: bool = False
+    """The ``oaa`` K classes are cost-sensitive (VW's --csoaa K): labels ``class:cost ...``,
+    K regressions toward the costs (:mod:`streamlearn.learners.csoaa`)."""
     indexing: int | None = None
     """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
     a learned label 0 (then 0..K-1) or K (then 1..K) decides, for the run."""
@@ -379,6 +382,8 @@ class TrainConfig:
             if r is not None and not self.freegrad_project:
                 raise ConfigError("--radius is the radius of --project's ball: it does nothing "
                                   "without --project")  # fmt: skip
+        if self.csoaa and (not self.oaa or self.algo != "gd"):
+            raise ConfigError("--csoaa K runs K classes (oaa = K) with gd's update rules")
         if self.oaa:
             if self.oaa < 2:
                 raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
@@ -516,7 +521,8 @@ class TrainConfig:
         names = (*NAMESPACE_OPTIONS, *FEATURE_FLAGS)
         if (not any(getattr(self, name) for name in names) and self.hash == "strings"
                 and self.numbers == "exact" and not self.hash_seed
-                and self.format != "csv" and not self.named_labels):  # fmt: skip
+                and self.format != "csv" and not self.named_labels
+                and not self.csoaa):  # fmt: skip
             return None
         from streamlearn.io.interactions import compile_interactions
 
@@ -534,6 +540,8 @@ class TrainConfig:
             if self.oaa != named.k:
                 raise ValueError(f"--named_labels names {named.k} classes: give --oaa {named.k}")
             inter = dataclasses.replace(inter, label_kind=1, named=named)
+        if self.csoaa:
+            inter = dataclasses.replace(inter, label_kind=1, cs_classes=self.oaa)
         if self.format != "csv":
             return inter
 

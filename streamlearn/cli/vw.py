@@ -208,6 +208,14 @@ def _cb(t: Translation, name: str, value: str) -> None:
     t.multiline["actions"] = k
 
 
+def _csoaa(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--csoaa {value}: cost-sensitive one-against-all needs at least one class")
+    t.learn["oaa"] = k
+    t.learn["csoaa"] = True
+
+
 def _progress(t: Translation, name: str, value: str) -> None:
     t.progress = value
 
@@ -342,6 +350,7 @@ OPTIONS: dict[str, Opt] = {
     "radius": Opt(None, True, _learn("freegrad_radius", _float)),
     # multiclass
     "oaa": Opt(None, True, _oaa),
+    "csoaa": Opt(None, True, _csoaa),
     "csoaa_ldf": Opt(None, True, _csoaa_ldf),
     "csoaa_rank": Opt(None, False, _ml("csoaa_rank")),
     "cb_adf": Opt(None, False, _ml("reduction", value="cb_adf")),
@@ -413,7 +422,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "ksvm": "none (sl learns linear models)",
     "boosting": "none",
     "bootstrap": "none",
-    "csoaa": "none",
     "ect": "none",
     "log_multi": "none",
     "multilabel_oaa": "none",
@@ -708,6 +716,10 @@ def vw(argv: tuple[str, ...]) -> None:
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
 
+    if t.multiline and t.learn.get("csoaa") and set(t.multiline) == {"csoaa_rank"}:
+        # VW: --csoaa_rank is csoaa_ldf's; beside --csoaa K it changes nothing
+        console.say("sl vw: --csoaa_rank: an option of --csoaa_ldf; --csoaa K ignores it (as VW)")
+        t.multiline = {}
     if t.multiline:
         return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
     api.train(t.learn, inputs, outputs, console)

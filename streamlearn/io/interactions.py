@@ -116,6 +116,9 @@ class Interactions:
     named: object = field(default=None, compare=False)
     """VW's ``--named_labels`` with ``--oaa``: the :class:`~streamlearn.io.named.NamedLabels`
     the label part is read with (``label_kind`` 1: the parse kernel leaves it alone)."""
+    cs_classes: int = 0
+    """VW's ``--csoaa K``: K; the label part is read as cost-sensitive entries after the parse
+    (:func:`streamlearn.io.cslabels.cs_batch`; ``named`` then maps the classes' names)."""
     csv: object = field(default=None, compare=False)
     """VW's ``--csv``: the run's :class:`~streamlearn.io.csv.CsvReader` (options, each
     source's header), a parsing option that travels with the others."""

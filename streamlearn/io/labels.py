@@ -203,7 +203,7 @@ def read_labels_kernel(buf, line_start, tag_start, tag_end, status, err_pos, kin
                     code = BAD_COST_LABEL
                     err = s
                     break
-                if c1 >= 0:
+                if c1 >= 0 and c1 + 1 < e:  # (VW reads "class:" as "class", a test entry)
                     c, ok = _number(buf, c1 + 1, e, vw_numbers)
                     if not ok or c != c:
                         code = BAD_COST_LABEL

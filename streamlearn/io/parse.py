@@ -276,7 +276,7 @@ def parse_block_parts(
         rows, k, touching, first_touching, crossed, *_ = run(
             0, np.ascontiguousarray(spans[:, 0]), vals
         )
-    if inter is not None and inter.named is not None:
+    if inter is not None and inter.named is not None and not inter.cs_classes:
         from streamlearn.io.named import read_named
 
         read_named(data, arrays, rows, inter.named, vw_numbers, float(limit))

@@ -55,10 +55,16 @@ def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: 
     from streamlearn.io.reader import InputError
 
     try:
-        yield from read_batches(
+        batches = read_batches(
             sources, fmt=fmt, bits=bits, constant=constant, block_size=block_size,
             workers=workers, inter=inter, max_line=max_line,
         )
+        if inter is not None and inter.cs_classes:  # --csoaa K: cost-sensitive labels
+            from streamlearn.io.cslabels import cs_batch
+
+            batches = (cs_batch(b, inter.cs_classes, inter.named, inter.vw_numbers)
+                       for b in batches)  # fmt: skip
+        yield from batches
     except InputError as e:
         raise InputUnreadable(str(e)) from None
     except OSError as e:  # e.g. a corrupt gzip stream

@@ -143,7 +143,7 @@ class BatchChecks:
         self.reasons: Counter[str] = Counter()
         self.first_errors: list[str] = []
         self.classification = config.loss_id in CLASSIFICATION and not config.oaa
-        self.classes = config.oaa  # --oaa K: labels are classes 1..K, not -1/+1
+        self.classes = 0 if config.csoaa else config.oaa  # --oaa K: labels are classes 1..K
         self.zero_to_negative = self.classification and config.zero_label == "negative"
         """Labels 0 become -1 (sl's reading; VW's, ``zero_label="vw"``, keeps them)."""
 

@@ -143,7 +143,8 @@ class Learner:
 
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
+                       config.csoaa)
         params = config.params()
         table = spec.new_table(config.bits)
         if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
@@ -154,7 +155,8 @@ class Learner:
 
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
+                       config.csoaa)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
@@ -775,7 +777,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     first = run.classes.after(batch) if run.classes is not None else 1
                     run.progress.emit(run.learner.stats, run.rows)
                     try:
-                        _check_finite(batch, preds, run.learner.config.algo)
+                        _check_finite(batch, preds, run.learner.config.algo, run.learner.config.csoaa)
                     except Diverged as e:
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
@@ -1019,10 +1021,15 @@ def save_outputs(final: model_io.Model, outputs: Outputs, passes: int = 1,
             write_readable(outputs.invert_hash, final, with_names=True)
 
 
-def _check_finite(batch: Batch, preds: np.ndarray, algo: str = "gd") -> None:
+def _check_finite(batch: Batch, preds: np.ndarray, algo: str = "gd",
+                  partial: bool = False) -> None:  # fmt: skip
+    """``partial`` (--csoaa): a class a line does not list is not scored (NaN)."""
     ok = batch.status == 0
-    if not np.all(np.isfinite(preds[ok])):
-        i = int(np.flatnonzero(ok & ~np.isfinite(preds.reshape(batch.n, -1)).any(axis=1))[0])
+    bad = ~np.isfinite(preds.reshape(batch.n, -1))
+    if partial:
+        bad = np.isinf(preds) | np.isnan(preds[:, :1])
+    if bad[ok].any():
+        i = int(np.flatnonzero(ok & bad.any(axis=1))[0])
         raise Diverged(
             f"{batch.block.source}:{int(batch.line[i])}: prediction is not finite; the "
             "weights diverged: " + _what_to_change(algo)

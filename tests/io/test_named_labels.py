@@ -40,7 +40,7 @@ def test_names_are_classes():
 def test_names_checked():
     with pytest.raises(ValueError):
         NamedLabels.of("a,b,a")
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError):
         TrainConfig(oaa=2, named_labels="a,b,c")
 
 
