@@ -141,14 +141,12 @@ def train_gd(
         pred = first
         best = F32(np.inf)
         a_last = 1.0
-        training = params[P_LEARN] != 0.0 and not holdout
-        if m == 0:  # no label: every class; clipped when only predicting (VW's multipredict)
+        if m == 0:  # no label: every class, clipped (VW's multipredict: a test example)
             rlo, rhi = prediction_range(gstate, params, loss_id)
             for c in range(k):
                 p = _score(table, indices, values, lo, hi, bases[i], step, c, mask, truncate,
                            grav, scale)  # fmt: skip
-                if not training:
-                    p = clipped(p, rlo, rhi)
+                p = clipped(p, rlo, rhi)
                 preds[i, 1 + c] = p
                 if c == 0 or p < best:
                     best = p
@@ -164,7 +162,7 @@ def train_gd(
                     cl = c + first
                     labels[i, 1 + 2 * j] = cl  # (in the label, as VW's)
                 aj = 0.0 if x == INF else 1.0
-                if training:
+                if learning:
                     a_last = aj  # VW's csoaa sets the weight for each class it learns
                 if learning and x != INF:
                     widen(gstate, params, x)

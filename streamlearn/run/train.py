@@ -777,7 +777,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     first = run.classes.after(batch) if run.classes is not None else 1
                     run.progress.emit(run.learner.stats, run.rows)
                     try:
-                        _check_finite(batch, preds, run.learner.config.algo, run.learner.config.csoaa)
+                        cfg = run.learner.config
+                        _check_finite(batch, preds, cfg.algo, cfg.csoaa)
                     except Diverged as e:
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
