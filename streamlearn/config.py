@@ -35,7 +35,8 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 # table meaningless.
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
-                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "named_labels")  # fmt: skip
+                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
+                  "named_labels")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -147,6 +148,9 @@ class TrainConfig:
     csoaa: bool = False
     """The ``oaa`` K classes are cost-sensitive (VW's --csoaa K): labels ``class:cost ...``,
     K regressions toward the costs (:mod:`streamlearn.learners.csoaa`)."""
+    multilabel: bool = False
+    """The ``oaa`` K classes are labels of a multilabel problem (VW's --multilabel_oaa K):
+    labels ``c1,c2,...`` (0-based), K binary problems (:mod:`streamlearn.learners.multilabel`)."""
     indexing: int | None = None
     """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
     a learned label 0 (then 0..K-1) or K (then 1..K) decides, for the run."""
@@ -384,6 +388,8 @@ class TrainConfig:
                                   "without --project")  # fmt: skip
         if self.csoaa and (not self.oaa or self.algo != "gd"):
             raise ConfigError("--csoaa K runs K classes (oaa = K) with gd's update rules")
+        if self.multilabel and (not self.oaa or self.algo != "gd" or self.csoaa):
+            raise ConfigError("--multilabel_oaa K runs K classes (oaa = K) with gd's update rules")
         if self.oaa:
             if self.oaa < 2:
                 raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
@@ -522,7 +528,7 @@ class TrainConfig:
         if (not any(getattr(self, name) for name in names) and self.hash == "strings"
                 and self.numbers == "exact" and not self.hash_seed
                 and self.format != "csv" and not self.named_labels
-                and not self.csoaa):  # fmt: skip
+                and not self.csoaa and not self.multilabel):  # fmt: skip
             return None
         from streamlearn.io.interactions import compile_interactions
 
@@ -542,6 +548,8 @@ class TrainConfig:
             inter = dataclasses.replace(inter, label_kind=1, named=named)
         if self.csoaa:
             inter = dataclasses.replace(inter, label_kind=1, cs_classes=self.oaa)
+        if self.multilabel:
+            inter = dataclasses.replace(inter, label_kind=1, ml_classes=self.oaa)
         if self.format != "csv":
             return inter
 

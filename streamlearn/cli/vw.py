@@ -216,6 +216,14 @@ def _csoaa(t: Translation, name: str, value: str) -> None:
     t.learn["csoaa"] = True
 
 
+def _multilabel(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--multilabel_oaa {value}: at least one class is needed")
+    t.learn["oaa"] = k
+    t.learn["multilabel"] = True
+
+
 def _progress(t: Translation, name: str, value: str) -> None:
     t.progress = value
 
@@ -351,6 +359,7 @@ OPTIONS: dict[str, Opt] = {
     # multiclass
     "oaa": Opt(None, True, _oaa),
     "csoaa": Opt(None, True, _csoaa),
+    "multilabel_oaa": Opt(None, True, _multilabel),
     "csoaa_ldf": Opt(None, True, _csoaa_ldf),
     "csoaa_rank": Opt(None, False, _ml("csoaa_rank")),
     "cb_adf": Opt(None, False, _ml("reduction", value="cb_adf")),
@@ -424,7 +433,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "bootstrap": "none",
     "ect": "none",
     "log_multi": "none",
-    "multilabel_oaa": "none",
     "cb_explore": "none",
     "cb_explore_adf": "none",
     "cbify": "none",
@@ -635,7 +643,9 @@ def _resolve(t: Translation) -> None:
         # -c: sl's cache beside VW's <data>.cache, never VW's own file (sl cannot read
         # it, and must not replace it); a stream's cache is the run's own (a temporary file)
         t.inputs["cache"] = t.data[0] + ".cache.sl"
-    if t.learn.get("oaa") and t.link != "identity":  # VW applies it below --oaa: no effect
+    if t.learn.get("multilabel") and t.link not in ("identity", "logistic"):
+        raise VWUsage(f"--link {t.link}: --multilabel_oaa takes identity or logistic")
+    if t.learn.get("oaa") and t.link != "identity" and not t.learn.get("multilabel"):  # VW applies it below --oaa: no effect
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"

@@ -49,6 +49,7 @@ REASONS: dict[int, str] = {
     31: "CSV quotes: an unescaped quote in a quoted cell, or a quote left open",
     32: "empty CSV line",
     33: "label is not one of --named_labels",
+    34: "multilabel label: classes are integers c1,c2,... (--multilabel_oaa K, at most K)",
 }
 TOO_LARGE = 15
 CSV_CELLS = 30

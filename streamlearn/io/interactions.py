@@ -119,6 +119,9 @@ class Interactions:
     cs_classes: int = 0
     """VW's ``--csoaa K``: K; the label part is read as cost-sensitive entries after the parse
     (:func:`streamlearn.io.cslabels.cs_batch`; ``named`` then maps the classes' names)."""
+    ml_classes: int = 0
+    """VW's ``--multilabel_oaa K``: K; the label part is read as classes after the parse
+    (:func:`streamlearn.io.multilabels.ml_batch`)."""
     csv: object = field(default=None, compare=False)
     """VW's ``--csv``: the run's :class:`~streamlearn.io.csv.CsvReader` (options, each
     source's header), a parsing option that travels with the others."""

@@ -19,7 +19,7 @@ MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
-            oaa: int = 0, csoaa: bool = False) -> LearnerSpec:  # fmt: skip
+            oaa: int = 0, csoaa: bool = False, multilabel: bool = False) -> LearnerSpec:  # fmt: skip
     """The kernel variant that runs ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
@@ -28,6 +28,10 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
     (``minibatch`` > 1) and ``subgrad`` run :mod:`streamlearn.learners.minibatch`.
     ``oaa`` = K > 0: one-against-all over K classes (:mod:`streamlearn.learners.oaa`).
     """
+    if oaa and multilabel:
+        from streamlearn.learners import multilabel as multi
+
+        return multi.resolve(algo)
     if oaa and csoaa:
         from streamlearn.learners import csoaa as cost_sensitive
 
@@ -98,6 +102,7 @@ def spec_by_name(name: str) -> LearnerSpec:
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
         "cd", "coin", "pistol", "freegrad", "oaa", "csoaa",
+        "multilabel",
     ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")

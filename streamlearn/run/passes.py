@@ -64,6 +64,10 @@ def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: 
 
             batches = (cs_batch(b, inter.cs_classes, inter.named, inter.vw_numbers)
                        for b in batches)  # fmt: skip
+        if inter is not None and inter.ml_classes:  # --multilabel_oaa K
+            from streamlearn.io.multilabels import ml_batch
+
+            batches = (ml_batch(b, inter.ml_classes) for b in batches)
         yield from batches
     except InputError as e:
         raise InputUnreadable(str(e)) from None

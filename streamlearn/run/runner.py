@@ -143,7 +143,8 @@ class BatchChecks:
         self.reasons: Counter[str] = Counter()
         self.first_errors: list[str] = []
         self.classification = config.loss_id in CLASSIFICATION and not config.oaa
-        self.classes = 0 if config.csoaa else config.oaa  # --oaa K: labels are classes 1..K
+        # --oaa K: labels are classes 1..K (--csoaa, --multilabel_oaa: read with their rows)
+        self.classes = 0 if config.csoaa or config.multilabel else config.oaa
         self.zero_to_negative = self.classification and config.zero_label == "negative"
         """Labels 0 become -1 (sl's reading; VW's, ``zero_label="vw"``, keeps them)."""
 
@@ -164,6 +165,8 @@ class BatchChecks:
                     if self.strict:
                         raise MalformedData(msg + " (--strict: no model written)")
                     self.console.warn_once(msg, f"skipped {msg}")
+        if self.config.multilabel and batch.labels.ndim == 2:
+            _multilabel_beyond(batch, self.config.oaa, self.console)
         if getattr(batch, "n_touching_tags", 0) and _touching_tag_unlabeled(batch):
             self.console.warn_once(
                 "tag",
@@ -199,6 +202,20 @@ class BatchChecks:
         """At the end of the input: fail (:func:`no_examples`) when no row was usable."""
         if self.examples == 0 and not allow_empty:
             raise no_examples(where, self.skipped, self.first_errors)
+
+
+def _multilabel_beyond(batch: Batch, k: int, console: Console) -> None:
+    """Warn once of a usable line listing a class K or more (``--multilabel_oaa K``): VW
+    learns it as no class ("won't work right"), and so does sl."""
+    lab = batch.labels
+    m = lab[:, 0].astype(np.int64)
+    cols = np.arange(1, lab.shape[1])
+    beyond = ((lab[:, 1:] >= k) & (cols[None, :] <= m[:, None])).any(axis=1) & (batch.status == 0)
+    if beyond.any():
+        i = int(np.flatnonzero(beyond)[0])
+        console.warn_once(
+            "multilabel", f"{batch.block.source}:{int(batch.line[i])}: a class of "
+            f"--multilabel_oaa {k} is 0..{k - 1}: a larger one is learned as no class (as VW)")
 
 
 def _touching_tag_unlabeled(batch: Batch) -> bool:
@@ -278,7 +295,9 @@ class PredictionWriter:
 
     def __init__(self, path: str | None, link: str, binary: bool = False,
                  raw: str | None = None, probabilities: bool = False,
-                 vw: bool = False, names: tuple[str, ...] = ()) -> None:  # fmt: skip
+                 vw: bool = False, names: tuple[str, ...] = (),
+                 multilabel: bool = False) -> None:  # fmt: skip
+        self.multilabel = multilabel  # --multilabel_oaa: classes c1,c2 (preds 2K + 1 wide)
         self.names = names  # --named_labels: class c (1..K) is written as names[c - 1]
         self.link = link
         self.binary = binary
@@ -300,6 +319,11 @@ class PredictionWriter:
         was predicted (VW's ``-r``: :attr:`ClassNumbering.predicted`), ``first`` if None."""
         if not self.outs or self.broken:
             return
+        if self.multilabel:
+            for out, transformed in self.outs:
+                if transformed:
+                    self._write(out, _multilabel_lines(batch, preds, self.probabilities))
+            return
         for out, transformed in self.outs:
             if self.vw and not transformed and preds.ndim == 2 and self.probabilities:
                 continue  # VW's -r stays empty under --probabilities
@@ -315,6 +339,13 @@ class PredictionWriter:
             except BrokenPipeError:
                 self._lost_reader(out)
                 return
+
+    def _write(self, out: Output, data: bytes) -> None:
+        try:
+            out.write(data)
+            out.flush()
+        except BrokenPipeError:
+            self._lost_reader(out)
 
     def lines(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1) -> bytes:
         """The lines :meth:`write` writes to ``-p`` for ``batch`` (a server's answer:
@@ -467,6 +498,30 @@ class ClassNumbering:
         return numbers
 
 
+def _multilabel_lines(batch: Batch, preds: np.ndarray, probabilities: bool) -> bytes:
+    """VW's ``-p`` of ``--multilabel_oaa K``: the classes predicted, ``c1,c2`` and a space;
+    with ``--probabilities`` first a line of each class's probability (``0:p0 1:p1 ...``)."""
+    from streamlearn.run.vwformat import general
+
+    k = (preds.shape[1] - 1) // 2
+    texts = []
+    for row in preds.tolist():
+        if row[0] != row[0]:
+            texts.append(["nan"])
+            continue
+        classes = ",".join(str(c) for c in range(k) if row[1 + k + c] != 0.0) + " "
+        if probabilities:
+            texts.append([" ".join(f"{c}:{general(row[1 + c])}" for c in range(k)), classes])
+        else:
+            texts.append([classes])
+    data = batch.block.data
+    out = []
+    for parts, a, b in zip(texts, batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True):
+        tag = b" " + data[a:b].tobytes() if b > a else b""
+        out += [p.encode("ascii") + tag + b"\n" for p in parts]
+    return b"".join(out)
+
+
 def _lines(batch: Batch, texts: list[str]) -> bytes:
     """One line per row: the prediction as written, and the tag when there is one
     (the tag's bytes as they were, UTF-8 or not)."""
@@ -501,7 +556,10 @@ def run_kernel(
 
 
 def prediction_width(config: TrainConfig) -> int:
-    """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``."""
+    """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``
+    (``--multilabel_oaa K``: 2K + 1, :mod:`streamlearn.learners.multilabel`)."""
+    if config.multilabel:
+        return 2 * config.oaa + 1
     return config.oaa + 1 if config.oaa else 0
 
 
@@ -509,7 +567,7 @@ def check_probabilities(config: TrainConfig, probabilities: bool, link: str = "i
     """``--probabilities`` needs ``--oaa`` and logistic loss (VW's probabilities are
     logistic of each class's score, normalised); a link transforms a binary model's score,
     and would be ignored by a multiclass model, whose predictions are classes."""
-    if config.oaa and link != "identity":
+    if config.oaa and link != "identity" and not (config.multilabel and link == "logistic"):
         raise UsageError(f"--link {link} transforms one score; this --oaa {config.oaa} "
                          "model predicts classes (--probabilities: each class's "
                          "probability)")  # fmt: skip

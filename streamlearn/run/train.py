@@ -144,7 +144,7 @@ class Learner:
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
-                       config.csoaa)
+                       config.csoaa, config.multilabel)
         params = config.params()
         table = spec.new_table(config.bits)
         if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
@@ -156,7 +156,7 @@ class Learner:
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
-                       config.csoaa)
+                       config.csoaa, config.multilabel)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
@@ -480,6 +480,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         params[P_PROGRESS] = console.progress  # VW's -P: when the table gets a line
         params[P_BINARY] = binary_mode(cfg.binary, o.link)
         params[P_PROBS] = 1.0 if o.probabilities else 0.0
+        if cfg.multilabel and o.link == "logistic" and not o.probabilities:
+            params[P_PROBS] = 2.0  # --multilabel_oaa: VW's logistic link on each class
         if console.progress < 0:
             learner.stats[S_NEXT_DUMP] = learner.stats[S_SHOWN_W] - console.progress
         runs.append(Run(
@@ -490,7 +492,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                           else None),  # fmt: skip
             PassLog(cfg, _silent if o.vw_format else grid_say),  # (VW prints no pass lines)
             PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
-                             o.probabilities, vw=o.vw_format, names=class_names(cfg)),
+                             o.probabilities, vw=o.vw_format, names=class_names(cfg),
+                             multilabel=cfg.multilabel),
             classes=ClassNumbering(params, learner.stats, console) if cfg.oaa else None,
         ))  # fmt: skip
     if not outputs.vw_format:
