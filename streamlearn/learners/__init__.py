@@ -19,7 +19,8 @@ MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
-            oaa: int = 0, csoaa: bool = False, multilabel: bool = False) -> LearnerSpec:  # fmt: skip
+            oaa: int = 0, csoaa: bool = False,
+            multilabel: bool = False) -> LearnerSpec:  # fmt: skip
     """The kernel variant that runs ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
