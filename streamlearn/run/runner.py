@@ -313,7 +313,8 @@ class PredictionWriter:
         self.out = self.outs[0][0] if self.outs else None
 
     def write(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1,
-              raw_first: int | np.ndarray | None = None) -> None:  # fmt: skip
+              raw_first: int | np.ndarray | None = None,
+              raw: np.ndarray | None = None) -> None:  # fmt: skip
         """``first``: with one-against-all, the number of the first class in each row's
         ``c:p`` texts (:meth:`ClassNumbering.after`); ``raw_first`` the same as each row
         was predicted (VW's ``-r``: :attr:`ClassNumbering.predicted`), ``first`` if None."""
@@ -327,9 +328,14 @@ class PredictionWriter:
         for out, transformed in self.outs:
             if self.vw and not transformed and preds.ndim == 2 and self.probabilities:
                 continue  # VW's -r stays empty under --probabilities
+            if not transformed and batch.labels.ndim == 2:  # --csoaa: the classes listed
+                start = first if raw_first is None else raw_first
+                self._write(out, _lines(batch, _cs_raw_texts(batch.labels, preds, start)))
+                continue
             if self.vw:
                 texts = self._vw_texts(
-                    preds, first if transformed or raw_first is None else raw_first, transformed
+                    preds if transformed or raw is None else raw,
+                    first if transformed or raw_first is None else raw_first, transformed
                 )
             else:
                 texts = self._texts(preds, first) if transformed else _raw_texts(preds, first)
@@ -498,6 +504,28 @@ class ClassNumbering:
         return numbers
 
 
+def _cs_raw_texts(labels: np.ndarray, preds: np.ndarray, first: int | np.ndarray) -> list[str]:
+    """VW's ``-r`` of ``--csoaa K``: ``class:score`` of each class the line lists, in its
+    order (the score before clipping; an empty line for a line that lists none);
+    ``first``: each row's first class number (0 or 1)."""
+    from streamlearn.run.vwformat import general
+
+    starts = np.broadcast_to(first, labels.shape[:1]).tolist()
+    k = preds.shape[1] - 1
+    texts = []
+    for lab, row, f in zip(labels.tolist(), preds.tolist(), starts, strict=True):
+        if row[0] != row[0]:
+            texts.append("nan")
+            continue
+        parts = []
+        for j in range(int(lab[0])):
+            c = int(lab[1 + 2 * j])
+            col = c - f
+            parts.append(f"{c}:{general(row[1 + col]) if 0 <= col < k else 0}")
+        texts.append(" ".join(parts))
+    return texts
+
+
 def _multilabel_lines(batch: Batch, preds: np.ndarray, probabilities: bool) -> bytes:
     """VW's ``-p`` of ``--multilabel_oaa K``: the classes predicted, ``c1,c2`` and a space;
     with ``--probabilities`` first a line of each class's probability (``0:p0 1:p1 ...``)."""
@@ -536,15 +564,21 @@ def _lines(batch: Batch, texts: list[str]) -> bytes:
 
 
 def run_kernel(
-    train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows, width: int = 0
+    train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows, width: int = 0,
+    raw: bool = False,
 ) -> np.ndarray:
     """One call of a learner's ``train_batch`` kernel over ``batch``; its predictions.
 
     ``batch`` is a :class:`Batch` or anything with its CSR and row arrays
     (the tests pass their random streams).  ``width`` > 0: the kernel writes that
-    many columns per row (one-against-all: the class and the K scores).
+    many columns per row (one-against-all: the class and the K scores).  ``raw``
+    (one column): the predictions are followed by each row's score before clipping
+    (VW's ``-r``; :func:`~streamlearn.learners.base.write_raw`), 2n values in all.
     """
-    preds = np.empty(batch.n) if width == 0 else np.empty((batch.n, width))
+    if width == 0:
+        preds = np.empty(2 * batch.n) if raw else np.empty(batch.n)
+    else:
+        preds = np.empty((batch.n, width))
     # interpreted (tiny inputs), numpy warns of an overflow as a compiled kernel does not:
     # the run reports a non-finite state itself (check_model), in one line
     with np.errstate(all="ignore"):

@@ -777,6 +777,10 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 else:
                     learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
                 for run, preds in zip(learning, learned, strict=True):
+                    raw = None
+                    if preds.ndim == 1 and preds.shape[0] == 2 * batch.n:  # VW's -r
+                        preds, raw = preds[: batch.n], preds[batch.n :]
+                        raw[batch.status != 0] = np.nan
                     first = run.classes.after(batch) if run.classes is not None else 1
                     run.progress.emit(run.learner.stats, run.rows)
                     try:
@@ -789,7 +793,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                         run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no)
                     if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
                         run.writer.write(batch, preds, first,
-                                         run.classes.predicted if run.classes else None)
+                                         run.classes.predicted if run.classes else None, raw)
                 if board is not None:
                     board.emit()
                 if collector is not None and runs[0].outputs.vw_format:
@@ -989,14 +993,19 @@ def _fit(learner: Learner, config: TrainConfig, data, console: Console) -> dict:
 def _learn_run(run: Run, batch: Batch) -> np.ndarray:
     if run.params[P_PROGRESS] < 0 and run.rows.shape[0] < batch.n:  # -P N: a line every N
         run.rows = np.zeros((batch.n, run.rows.shape[1]))
-    return _learn(run.learner, run.params, batch, run.rows)
+    # VW's -r: the kernel writes the unclipped scores after the predictions
+    raw = bool(run.outputs.raw_predictions and run.outputs.vw_format)
+    return _learn(run.learner, run.params, batch, run.rows, raw)
 
 
-def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray) -> np.ndarray:
-    """Run the learner's kernel over one batch; return its predictions."""
+def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray,
+           raw: bool = False) -> np.ndarray:  # fmt: skip
+    """Run the learner's kernel over one batch; return its predictions (``raw``: followed
+    by the scores before clipping, :func:`~streamlearn.run.runner.run_kernel`)."""
     return run_kernel(
         learner.spec.train_batch, learner.table, learner.gstate, params,
         learner.config.loss_id, batch, learner.stats, rows, prediction_width(learner.config),
+        raw,
     )  # fmt: skip
 
 

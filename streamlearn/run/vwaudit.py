@@ -123,6 +123,7 @@ class Auditor:
         data = batch.block.data
         out = []
         preds = []
+        raws: list[np.ndarray] = []
         for i in range(batch.n):
             lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
             one = SimpleNamespace(
@@ -162,6 +163,9 @@ class Auditor:
                          for k in range(classes)]  # fmt: skip
             before = self._range(learner) if c.algo == "ftrl" else None
             p = learn(one)
+            if p.ndim == 1 and p.shape[0] == 2:  # -r: the unclipped score after it
+                raws.append(p[1:])
+                p = p[:1]
             preds.append(p)
             if not ok:
                 continue
@@ -184,7 +188,7 @@ class Auditor:
             self.out.flush()
         except BrokenPipeError:
             pass
-        return np.concatenate(preds) if preds else np.empty(0)
+        return np.concatenate(preds + raws) if preds else np.empty(0)
 
 
 def _cells(names: list, slots: np.ndarray, x: np.ndarray, w: np.ndarray, shown: np.ndarray,
