@@ -10,7 +10,6 @@ import random
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from streamlearn.config import TrainConfig
@@ -25,7 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def test_kernel_writes_raw_only_when_asked():
-    cfg = TrainConfig(numbers="vw", adaptive=False, normalized=False, invariant=False)
+    cfg = TrainConfig(numbers="vw", adaptive=False, normalized=False, invariant=False,
+                      learning_rate=1.0)
     spec = resolve(cfg.algo)
     batch = parse_bytes(b"1 |f a\n1 |f a\n-1 |f b\n1 |f a b\n", numbers="vw")
     outs = []
