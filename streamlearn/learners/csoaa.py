@@ -100,8 +100,20 @@ def _account(stats, rows, pred, lv, a, nfeat, labeled, holdout, progress):
 
 @jit
 def train_gd(
-    table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
-    stats, rows, preds,
+    table,
+    gstate,
+    params,
+    loss_id,
+    indptr,
+    indices,
+    values,
+    labels,
+    weights,
+    bases,
+    status,
+    stats,
+    rows,
+    preds,
 ):
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)

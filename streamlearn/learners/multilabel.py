@@ -47,8 +47,20 @@ F64 = np.float64
 
 @jit
 def train_gd(
-    table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases, status,
-    stats, rows, preds,
+    table,
+    gstate,
+    params,
+    loss_id,
+    indptr,
+    indices,
+    values,
+    labels,
+    weights,
+    bases,
+    status,
+    stats,
+    rows,
+    preds,
 ):
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)

@@ -129,7 +129,8 @@ def predict(
     classes = ClassNumbering(scorer.params, scorer.stats, console) if config.oaa else None
     writer = PredictionWriter(outputs.predictions, outputs.link, config.binary,
                               outputs.raw_predictions, outputs.probabilities,
-                              names=class_names(config))  # fmt: skip
+                              names=class_names(config),
+                              multilabel=config.multilabel)  # fmt: skip
     batches = first_examples(
         parsed(
             inputs.sources or ["-"],

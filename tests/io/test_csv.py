@@ -169,3 +169,13 @@ def test_against_vw(tmp_path, opts):
         (tmp_path / f"{tag}.loss").write_text("\n".join(loss))
     for ext in ("p", "out", "loss") + (() if "--passes" in opts else ("ih",)):
         assert (tmp_path / f"s.{ext}").read_bytes() == (tmp_path / f"v.{ext}").read_bytes(), ext
+
+
+def test_strict_refuses_a_malformed_csv_line(tmp_path):
+    (tmp_path / "d.csv").write_text("_label,f\n1,2\n1,2,3\n")
+    r = _run(["streamlearn", "vw", "--csv", "-d", "d.csv", "--strict_parse"], str(tmp_path))
+    assert r.returncode == 4 and "d.csv:3" in r.stderr
+    r = _run(["streamlearn", "vw", "--csv", "-d", "d.csv"], str(tmp_path))
+    assert r.returncode == 0 and "d.csv:3: CSV line with another number of cells" in r.stderr
+    r = _run(["streamlearn", "vw", "--csv", "--csv_separator", "|", "-d", "d.csv"], str(tmp_path))
+    assert r.returncode == 2 and "reserved" in r.stderr

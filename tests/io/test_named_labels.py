@@ -11,6 +11,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamlearn.config import TrainConfig
 from streamlearn.io.batch import Block
@@ -74,3 +76,29 @@ def test_against_vw(tmp_path):
         r = _run([*head, "-t", "-i", model, "-d", "d.txt", "-p", f"{tag}.p"], tmp_path)
         assert r.returncode == 0, r.stderr
     assert (tmp_path / "vs.p").read_bytes() == (tmp_path / "sv.p").read_bytes()
+
+
+WORDS = st.sampled_from(["det", "noun", "verb", "Det", "de", "dett", "1", "2", "-1", "0.5", "x"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(WORDS, max_size=3), min_size=1, max_size=10))
+def test_label_kernel_against_plain_python(labels):
+    """Random label parts: the kernel reads what a plain statement of VW's grammar reads
+    (a name of the list, then an importance weight)."""
+    names = ["det", "noun", "verb"]
+    lines = [" ".join(words) + " |f a" for words in labels]
+    b = parse(("\n".join(lines) + "\n").encode())
+    for i, words in enumerate(labels):
+        ok = not words or (words[0] in names and len(words) <= 2)
+        if ok and len(words) == 2:
+            try:
+                ok = float(words[1]) >= 0
+            except ValueError:
+                ok = False
+        assert (b.status[i] == 0) == ok, (words, b.status[i])
+        if ok and words:
+            assert b.labels[i] == names.index(words[0]) + 1
+            assert b.weights[i] == (float(words[1]) if len(words) == 2 else 1.0)
+        elif ok:
+            assert np.isnan(b.labels[i])

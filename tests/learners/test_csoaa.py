@@ -79,8 +79,11 @@ def _both(tmp_path, args: list[str]) -> None:
         head = [prog] if prog == "vowpalwabbit" else [prog, "vw"]
         r = _run([*head, *args, "-p", f"{tag}.p", "-f", f"{tag}.m"], tmp_path)
         assert r.returncode == 0, r.stderr
-        lines = [ln for ln in r.stderr.splitlines()
-                 if ln.startswith(("average loss", "number of examples", "weighted example"))]
+        lines = [
+            ln
+            for ln in r.stderr.splitlines()
+            if ln.startswith(("average loss", "number of examples", "weighted example"))
+        ]
         (tmp_path / f"{tag}.loss").write_text("\n".join(lines))
     assert (tmp_path / "s.loss").read_text() == (tmp_path / "v.loss").read_text()
     assert (tmp_path / "s.p").read_bytes() == (tmp_path / "v.p").read_bytes()

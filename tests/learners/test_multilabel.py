@@ -95,8 +95,11 @@ def test_against_vw(tmp_path, opts, n):
         r = _run([*head, "--multilabel_oaa", "4", "-d", "d.txt", *opts, "-p", f"{tag}.p", "-f",
                   f"{tag}.m"], tmp_path)  # fmt: skip
         assert r.returncode == 0, r.stderr
-        lines = [ln for ln in r.stderr.splitlines()
-                 if ln.startswith(("average loss", "number of examples", "weighted example"))]
+        lines = [
+            ln
+            for ln in r.stderr.splitlines()
+            if ln.startswith(("average loss", "number of examples", "weighted example"))
+        ]
         (tmp_path / f"{tag}.loss").write_text("\n".join(lines))
     assert (tmp_path / "s.loss").read_text() == (tmp_path / "v.loss").read_text()
     assert (tmp_path / "s.p").read_bytes() == (tmp_path / "v.p").read_bytes()

@@ -24,8 +24,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def test_kernel_writes_raw_only_when_asked():
-    cfg = TrainConfig(numbers="vw", adaptive=False, normalized=False, invariant=False,
-                      learning_rate=1.0)
+    cfg = TrainConfig(
+        numbers="vw", adaptive=False, normalized=False, invariant=False, learning_rate=1.0
+    )
     spec = resolve(cfg.algo)
     batch = parse_bytes(b"1 |f a\n1 |f a\n-1 |f b\n1 |f a b\n", numbers="vw")
     outs = []
