@@ -645,7 +645,8 @@ def _resolve(t: Translation) -> None:
         t.inputs["cache"] = t.data[0] + ".cache.sl"
     if t.learn.get("multilabel") and t.link not in ("identity", "logistic"):
         raise VWUsage(f"--link {t.link}: --multilabel_oaa takes identity or logistic")
-    if t.learn.get("oaa") and t.link != "identity" and not t.learn.get("multilabel"):  # VW applies it below --oaa: no effect
+    # VW applies a link below --oaa: no effect (--multilabel_oaa's scorer does link each class)
+    if t.learn.get("oaa") and t.link != "identity" and not t.learn.get("multilabel"):
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"
