@@ -25,10 +25,11 @@ read from its source and checked against ``vw --csv --audit``:
   value of the column's feature, times its namespace's ``--csv_ns_value``; any
   other non-empty cell is a string value: the feature ``hash(text, hash(name,
   namespace hash))`` with value 1, as ``name:text`` in VW text.  Empty cells and
-  zero values add nothing.  Namespaces are written in the order VW's
-  ``unordered_map`` gives them for a few names: the last one named first
-  (the order of the sums; for ``-q`` the namespaces are matched by their first
-  byte, as in VW).  Then the constant feature.
+  zero values add nothing.  Namespaces come in the order VW's ``unordered_map``
+  walks them (libstdc++'s hashing and buckets: :func:`unordered_map_order`; for
+  up to 8 names the last named first), grouped by their first byte as VW's
+  feature groups are (the order of the sums; ``-q`` matches first bytes, as VW).
+  Then the constant feature.
 
 What differs from VW, on purpose: a line VW stops the run on (a wrong number
 of cells, bad quotes, an empty line) and a label VW would read as 0 with a
@@ -241,9 +242,13 @@ def compile_header(cells: list[bytes], opts: CsvOptions, hash_all: bool = False,
         col_hash[i] = h(name, ns_hash[ns])
         col_named[i] = bool(name)
         names.append((ns.decode("utf-8", "replace"), name.decode("utf-8", "replace")))
-    # VW keeps the columns in an unordered_map by namespace: for a few names, libstdc++
-    # walks them last-inserted first
-    keys = list(reversed(list(groups)))
+    # VW keeps the columns in an unordered_map by namespace, walked in libstdc++'s order,
+    # into its feature groups by first byte (a group's place: its first namespace's)
+    walked = unordered_map_order(list(groups))
+    rank: dict[int, int] = {}
+    for k in walked:
+        rank.setdefault(k[0] if k else DEFAULT_NS, len(rank))
+    keys = sorted(walked, key=lambda k: rank[k[0] if k else DEFAULT_NS])
     order = np.array([c for k in keys for c in groups[k]], dtype=np.int64)
     ptr = np.zeros(len(keys) + 1, dtype=np.int64)
     ptr[1:] = np.cumsum([len(groups[k]) for k in keys])
@@ -254,6 +259,83 @@ def compile_header(cells: list[bytes], opts: CsvOptions, hash_all: bool = False,
         group_scale=np.array([scales.get(k, 1.0) for k in keys], dtype=np.float32),
         col_hash=col_hash, col_named=col_named, names=tuple(names),
     )  # fmt: skip
+
+
+_M64 = (1 << 64) - 1
+_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79,
+           83, 89, 97, 103, 109, 113, 127, 137, 139, 149, 157, 167, 179, 193, 199, 211, 227, 241,
+           257, 277, 293, 313, 337, 359, 383, 409, 439, 467, 503, 541, 577, 619, 661, 709, 761,
+           823, 887, 953, 1031, 1109, 1193, 1289, 1381, 1493, 1613, 1741, 1879, 2029, 2179, 2357,
+           2549)  # fmt: skip
+"""The start of libstdc++'s ``__prime_list`` (bucket counts of its hash tables)."""
+_FAST_BKT = (2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13)
+
+
+def _hash_bytes(b: bytes, seed: int = 0xC70F6907) -> int:
+    """libstdc++'s ``std::_Hash_bytes`` on a 64-bit machine (``std::hash<std::string>``)."""
+    mul = (0xC6A4A793 << 32) + 0x5BD1E995
+
+    def shift_mix(v: int) -> int:
+        return v ^ (v >> 47)
+
+    n = len(b)
+    h = (seed ^ (n * mul)) & _M64
+    aligned = n & ~7
+    for i in range(0, aligned, 8):
+        data = (shift_mix((int.from_bytes(b[i : i + 8], "little") * mul) & _M64) * mul) & _M64
+        h = ((h ^ data) * mul) & _M64
+    if n & 7:
+        h = ((h ^ int.from_bytes(b[aligned:], "little")) * mul) & _M64
+    h = (shift_mix(h) * mul) & _M64
+    return shift_mix(h)
+
+
+def _next_bkt(n: int) -> tuple[int, int]:
+    """libstdc++'s prime rehash policy: (bucket count, next resize) for at least ``n``."""
+    if n < len(_FAST_BKT):
+        return _FAST_BKT[n], _FAST_BKT[n]
+    import bisect
+
+    i = bisect.bisect_left(_PRIMES, n, lo=6)
+    if i == len(_PRIMES):  # (beyond the primes kept here: any prime will not do; rare)
+        raise CsvError(f"more than {_PRIMES[-1]} namespaces in a CSV header")
+    return _PRIMES[i], _PRIMES[i]
+
+
+def unordered_map_order(keys: list[bytes]) -> list[bytes]:
+    """The order in which VW's ``std::unordered_map<std::string, ...>`` (libstdc++, 64-bit)
+    walks ``keys`` inserted in this order: each new key goes first in its bucket's run,
+    or first of all in an empty bucket, and a rehash relinks the nodes the same way.
+
+    >>> unordered_map_order([b"a", b"b", b"c"])
+    [b'c', b'b', b'a']
+    """
+    nbkt, resize = 1, 0
+    order: list[bytes] = []
+    hashes = {k: _hash_bytes(k) for k in keys}
+
+    def link(lst: list[bytes], key: bytes, n: int) -> None:
+        b = hashes[key] % n
+        for i, other in enumerate(lst):
+            if hashes[other] % n == b:
+                lst.insert(i, key)
+                return
+        lst.insert(0, key)
+
+    for key in keys:
+        size = len(order)
+        if size + 1 > resize:
+            need = max(size + 1, 0 if resize else 11)
+            if need >= nbkt:
+                nbkt, resize = _next_bkt(max(need + 1, nbkt * 2))
+                rehashed: list[bytes] = []
+                for k in order:
+                    link(rehashed, k, nbkt)
+                order = rehashed
+            else:
+                resize = nbkt
+        link(order, key, nbkt)
+    return order
 
 
 @dataclass

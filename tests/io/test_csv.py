@@ -179,3 +179,35 @@ def test_strict_refuses_a_malformed_csv_line(tmp_path):
     assert r.returncode == 0 and "d.csv:3: CSV line with another number of cells" in r.stderr
     r = _run(["streamlearn", "vw", "--csv", "--csv_separator", "|", "-d", "d.csv"], str(tmp_path))
     assert r.returncode == 2 and "reserved" in r.stderr
+
+
+def test_namespace_order_of_libstdcxx():
+    """VW walks its namespaces as libstdc++'s unordered_map does (seen with VW's --audit)."""
+    from streamlearn.io.csv import unordered_map_order
+
+    keys = [f"n{i}".encode() for i in range(12)]
+    got = [k.decode() for k in unordered_map_order(keys)]
+    assert got == ["n10", "n9", "n7", "n11", "n6", "n5", "n8", "n4", "n3", "n2", "n1", "n0"]
+
+
+@needs_vw
+@pytest.mark.parametrize("n", [12, 45, 130])
+def test_many_namespaces_against_vw(tmp_path, n):
+    rnd = random.Random(n)
+    names = [
+        "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz_") for _ in range(rnd.randint(1, 12)))
+        for _ in range(n)
+    ]
+    names = list(dict.fromkeys(names))
+    rows = ["_label," + ",".join(f"{nm}|f{i}" for i, nm in enumerate(names))]
+    for j in range(30):
+        rows.append(",".join(["1" if j % 2 else "-1"] + [f"{rnd.random():.3f}" for _ in names]))
+    (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+    outs = []
+    for prog in ("vowpalwabbit", "streamlearn"):
+        head = [prog] if prog == "vowpalwabbit" else [prog, "vw"]
+        r = _run([*head, "--csv", "-d", "d.csv", "--audit", "-p", f"{prog}.p"], str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        audit = [ln for ln in r.stdout.splitlines() if not ln.startswith("[info]")]
+        outs.append((audit, (tmp_path / f"{prog}.p").read_bytes()))
+    assert outs[0] == outs[1]
