@@ -106,3 +106,17 @@ def test_against_vw(tmp_path, opts, named, n):
         r = _run([*head, "-t", "-i", model, "-d", "d.txt", "-p", f"{tag}.p"], tmp_path)
         assert r.returncode == 0, r.stderr
     assert (tmp_path / "vs.p").read_bytes() == (tmp_path / "sv.p").read_bytes()
+
+
+def test_a_cache_is_not_reused_for_other_labels(tmp_path):
+    """The parsed cache holds labels as read: another label kind (or K, or names) rebuilds it."""
+    (tmp_path / "d.txt").write_text("1:0 2:1 3:1 |a x\n2:0 1:1 3:1 |a y\n3:0 1:1 2:1 |a z\n" * 4)
+    common = ["streamlearn", "vw", "-d", "d.txt", "--passes", "2", "--holdout_off"]
+    runs = [["--csoaa", "3"], ["--csoaa", "4"], ["--oaa", "3"], ["--csoaa", "3"]]
+    for opts in runs:
+        plain = _run([*common, *opts], tmp_path)
+        cached = _run([*common, *opts, "-c"], tmp_path)
+        assert cached.returncode == plain.returncode
+        loss = [[ln for ln in r.stderr.splitlines() if ln.startswith("average loss")]
+                for r in (plain, cached)]  # fmt: skip
+        assert loss[0] == loss[1], opts
