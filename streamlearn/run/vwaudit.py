@@ -162,6 +162,7 @@ class Auditor:
                 state = [self._state(learner, (feature_slots * step + k) & self.mask)
                          for k in range(classes)]  # fmt: skip
             before = self._range(learner) if c.algo == "ftrl" else None
+            span = self._range(learner) if c.csoaa else None
             p = learn(one)
             if p.ndim == 1 and p.shape[0] == 2:  # -r: the unclipped score after it
                 raws.append(p[1:])
@@ -172,9 +173,20 @@ class Auditor:
             a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
             tag = (b" " + data[a:b].tobytes()) if b > a else b""
             row = p.reshape(-1)
-            for k, (slots, w, shown, g) in enumerate(state):
+            order = range(len(state))
+            if c.csoaa and int(batch.labels[i, 0]) > 0:  # VW audits the classes listed, in order
+                order = _listed(batch.labels[i], row)
+            costs = _costs(batch.labels[i]) if c.csoaa else None
+            for n_k, k in enumerate(order):
+                slots, w, shown, g = state[k]
                 # --oaa: one audit per class, its score and its slots (VW's multipredict)
                 score = float(row[1 + k]) if c.oaa else float(row[0])
+                if c.csoaa and score != score:
+                    continue  # --csoaa: a class the line does not list is not scored
+                if span is not None:  # --csoaa: gd's prediction, clipped as the scorer widens
+                    if costs and n_k < len(costs) and np.isfinite(costs[n_k]) and not c.test_only:
+                        span = (min(span[0], costs[n_k]), max(span[1], costs[n_k]))
+                    score = float(F32(min(max(score, span[0]), span[1])))
                 head = fixed(score + 0.0).encode("ascii") + tag + b"\n"
                 features = _cells(names, slots, x, w, shown, g)
                 if before is not None:
@@ -189,6 +201,20 @@ class Auditor:
         except BrokenPipeError:
             pass
         return np.concatenate(preds + raws) if preds else np.empty(0)
+
+
+def _costs(label: np.ndarray) -> list[float]:
+    """--csoaa: the costs a line lists, in its order (inf: none given)."""
+    return [float(label[2 + 2 * j]) for j in range(int(label[0]))]
+
+
+def _listed(label: np.ndarray, row: np.ndarray) -> list[int]:
+    """--csoaa: the 0-based classes a line lists, in its order (the classes numbered from
+    0 or from 1, as the scored columns of ``row`` tell)."""
+    k = row.shape[0] - 1
+    listed = [int(label[1 + 2 * j]) for j in range(int(label[0]))]
+    one = all(1 <= cl <= k and row[cl] == row[cl] for cl in listed)
+    return [cl - 1 if one else cl for cl in listed if 0 <= (cl - 1 if one else cl) < k]
 
 
 def _cells(names: list, slots: np.ndarray, x: np.ndarray, w: np.ndarray, shown: np.ndarray,

@@ -120,3 +120,24 @@ def test_a_cache_is_not_reused_for_other_labels(tmp_path):
         loss = [[ln for ln in r.stderr.splitlines() if ln.startswith("average loss")]
                 for r in (plain, cached)]  # fmt: skip
         assert loss[0] == loss[1], opts
+
+
+@needs_vw
+def test_audit_against_vw(tmp_path):
+    """--audit: the classes a line lists, in its order, each with gd's clipped prediction."""
+    rnd = random.Random(3)
+    with open(tmp_path / "d.txt", "w") as fh:
+        for _ in range(200):
+            classes = rnd.sample(range(1, 5), rnd.randint(1, 4))
+            label = " ".join(f"{c}:{rnd.random():.2f}" for c in classes)
+            if rnd.random() < 0.1:
+                label = ""
+            feats = " ".join(f"x{rnd.randrange(9)}:{rnd.random():.2f}" for _ in range(3))
+            fh.write(f"{label} |f {feats}\n")
+    outs = []
+    for prog in ("vowpalwabbit", "streamlearn"):
+        head = [prog] if prog == "vowpalwabbit" else [prog, "vw"]
+        r = _run([*head, "--csoaa", "4", "-d", "d.txt", "--audit"], tmp_path)
+        assert r.returncode == 0, r.stderr
+        outs.append([ln for ln in r.stdout.splitlines() if not ln.startswith("[")])
+    assert outs[0] == outs[1]
