@@ -168,8 +168,8 @@ class Passes:
                     "f32_crosses": config.algo in FLOAT32_ALGORITHMS,
                     "examples": examples,
                     # what the labels and cells were read as (a cache holds them parsed)
-                    "labels": ("cs" if config.csoaa else "multilabel" if config.multilabel
-                               else "simple", config.oaa, config.named_labels),
+                    "labels": ["cs" if config.csoaa else "multilabel" if config.multilabel
+                               else "simple", config.oaa, config.named_labels],  # (JSON: a list)
                     "csv": [config.csv_separator, config.csv_header, config.csv_no_file_header,
                             config.csv_ns_value] if config.format == "csv" else None,
                 },
