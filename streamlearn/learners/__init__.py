@@ -4,7 +4,9 @@ Each module in this package exposes the same kernels (see
 :mod:`streamlearn.learners.base`) and a :class:`~streamlearn.learners.base.LearnerSpec`.
 The driver resolves the variant once, before the loop, and never branches on
 the algorithm inside it.  Modules are imported on demand so that startup only
-loads the kernels a run uses.
+loads the kernels a run uses.  Reductions over gd's update: one against all
+(:mod:`~streamlearn.learners.oaa`), cost-sensitive (:mod:`~streamlearn.learners.csoaa`),
+multilabel (:mod:`~streamlearn.learners.multilabel`).
 """
 
 from __future__ import annotations
