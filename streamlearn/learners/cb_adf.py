@@ -24,7 +24,8 @@ An example is a set of action lines (the shared line merged into each,
 
 * **Loss** of the top action a*: ``c/p`` when a* = k, else 0 (``dr``: ``x̂_{a*}`` plus
   ``(c - x̂_k)/p`` when a* = k), VW's ``get_cost_estimate``.  Unlabeled and held-out
-  examples are only scored.
+  examples are only scored; held-out examples are learned too (VW learns every multiline
+  example; its holdout only counts them apart).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners import gd
+from streamlearn.learners.base import G_N
 from streamlearn.learners.csoaa_ldf import clipped, learn_line, line_score, rank
 from streamlearn.system.jit import jit
 
@@ -104,7 +106,10 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
         c = F32(cost[e])
         p = F32(prob[e])
         labeled = k >= 0
-        learn = labeled and learning and not holdout[e]
+        # VW learns held-out multiline examples too (only single-line ones are predicted):
+        # they count apart, and not in gd's t
+        learn = labeled and learning
+        counted = 1.0 if labeled and not holdout[e] else 0.0
         stats[N_EX] += 1.0
         stats[FEATURES] += indptr[r1] - indptr[r0]
         if learn and cb_type == DR:
@@ -148,6 +153,7 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
                 stats[LOSS] += loss
         loss_out[e] = loss
         if not learn:
+            gstate[G_N] += counted
             continue
         pc = max(p, F32(clip_p))
         if cb_type == MTR:
@@ -157,6 +163,7 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
             r = r0 + k
             learn_line(table, gstate, params, loss_id, rule, slots, indices, values, indptr[r],
                        indptr[r + 1], c, F64(w), width, 0, mask, truncate)  # fmt: skip
+            gstate[G_N] += counted
             continue
         for i in range(n):
             if cb_type == IPS:
@@ -172,3 +179,4 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
             r = r0 + i
             learn_line(table, gstate, params, loss_id, rule, slots, indices, values, indptr[r],
                        indptr[r + 1], ys[i], 1.0, width, 0, mask, truncate)  # fmt: skip
+        gstate[G_N] += counted  # VW's t, after the example (csoaa_ldf.learn_line)

@@ -16,6 +16,11 @@ features and a label ``class:cost``.  As VW's ``csoaa_ldf.cc`` over its ``gd``:
   steps when its float32 loss is > 0 (gd's zero-loss gate).
 * **Loss**: the cost of the predicted class's first line (VW's ``update_stats``).
 
+``gstate[G_N]`` is VW's ``t`` less its holdout and unlabeled weight, which gd's schedule
+without adaptive rates reads: cb_adf counts its labeled examples there; csoaa_ldf's
+statistics bypass VW's shared-data update, so under csoaa_ldf alone it stays 0.  VW's
+csoaa_ldf has no holdout either: every example is progressive (``holdout`` is unused).
+
 Weights: line features at slot ``idx · width + offset`` (VW's ``ft_offset``): width 1
 here, 2 under ``cb_adf --cb_type dr`` whose cost regressor is offset 1; each offset has
 its own gd normalizer sums (VW's ``gd_per_model_states``), at
@@ -32,6 +37,8 @@ import numpy as np
 from streamlearn.learners import gd
 from streamlearn.learners.base import (
     G_CLIP,
+    G_N,
+    G_T,
     G_LABEL_MAX,
     G_LABEL_MIN,
     GSTATE_SIZE,
@@ -130,6 +137,8 @@ def learn_line(table, gstate, params, loss_id, rule, slots, indices, values, lo,
     for t in range(lo, hi):
         slots[t] = (np.uint64(indices[t]) * np.uint64(width) + np.uint64(offset)) & mask
     g = G_MODEL + 2 * offset
+    # gd's schedule without adaptive rates: VW's t = examples learned before this one + a
+    gstate[G_T] = gstate[G_N] + a
     gd.step(table, gstate, g, g + 1, slots, values, lo, hi, p, y32, F32(a), loss_id, rule)
     if gstate[gd.G_CONTRACTION] < 1e-9 or gstate[gd.G_GRAVITY] > 1e3:
         gd.rebase(table, gstate, params)
@@ -203,10 +212,8 @@ def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, 
             if lab_cls[r] == pc:
                 loss = lab_cost[r]
                 break
-        if holdout[e]:
-            stats[4] += 1.0
-            stats[5] += loss
-            continue
+        # VW's csoaa_ldf counts every example as progressive (no holdout, and gd's t stays
+        # at its start: its statistics bypass VW's shared-data update)
         stats[1] += 1.0
         stats[2] += loss
         if not learning:

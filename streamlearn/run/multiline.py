@@ -162,9 +162,9 @@ def _drop(mg, keep, chosen, cost, prob, lab_n, lab_cls, lab_cost):  # noqa: ANN0
 
 
 def _g(x: float) -> str:
-    """A float as C++'s ostream prints it (6 significant digits)."""
-    s = f"{x:.6g}"
-    return s
+    """A score as VW prints it in an action list: 6 decimals, trailing zeros dropped."""
+    s = f"{x:.6f}".rstrip("0").rstrip(".")
+    return "0" if s in ("", "-0") else s
 
 
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
@@ -187,7 +187,12 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     pred_lines: list[str] = []
     malformed = 0
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
+    best = np.inf
+    no_win = 0
+    used = 0
     for npass in range(passes):
+        ho_before = (stats[cb_adf.HO_N], stats[cb_adf.HO_LOSS])
+        used = npass + 1
         source = _parts(ml, cfg, inputs.sources, inputs.block_size, inputs.max_line_bytes) \
             if npass == 0 else iter(kept)  # fmt: skip
         pass_n = 0
@@ -224,12 +229,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                     scores, order, pred,
                 )  # fmt: skip
                 stats[:6] += s6
-                if (
-                    outputs.predictions
-                    and npass == passes - 1
-                    or outputs.predictions
-                    and passes == 1
-                ):
+                if outputs.predictions:
                     _ldf_predictions(pred_lines, part, pred, scores, order, ml)
             else:
                 loss_out = np.zeros(m)
@@ -242,14 +242,26 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                     _cb_predictions(pred_lines, part, scores, order, ml)
         if npass == 0:
             per_pass = int(stats[cb_adf.N_EX])
+        if period and passes > 1:
+            # VW's summarize_holdout_set: the best pass's holdout loss; early termination
+            n_ho = stats[cb_adf.HO_N] - ho_before[0]
+            this = (stats[cb_adf.HO_LOSS] - ho_before[1]) / n_ho if n_ho > 0 else np.inf
+            if this < best:
+                best = this
+                no_win = 0
+            elif np.isfinite(this) or np.isfinite(best):
+                no_win += 1
+                if no_win >= cfg.early_terminate:
+                    break
     if outputs.predictions:
         _write(outputs.predictions, "".join(pred_lines))
     n_ex = int(stats[cb_adf.N_EX])
-    summary = {"examples": n_ex, "per_pass": per_pass, "passes": passes,
+    summary = {"examples": n_ex, "per_pass": per_pass, "passes": used,
+               "best_holdout": best if np.isfinite(best) else None,
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "holdout_loss": stats[cb_adf.HO_LOSS] / stats[cb_adf.HO_N] if stats[cb_adf.HO_N] else None,
                "malformed": malformed}  # fmt: skip
-    _summary(say, summary, stats, period and passes > 1)
+    _summary(say, summary, stats, bool(period and passes > 1))
     if outputs.final_model:
         say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
     return summary
@@ -306,8 +318,10 @@ def _summary(say, s: dict, stats, holdout: bool) -> None:  # noqa: ANN001
         say(f"number of examples = {s['examples']}")
     say(f"weighted example sum = {stats[cb_adf.N_EX]:.6f}")
     say("weighted label sum = 0.000000")
-    if holdout and s["holdout_loss"] is not None:
-        say(f"average loss = {s['holdout_loss']:.6f} h")
+    if holdout:
+        best = s["best_holdout"]
+        say("average loss = undefined (no holdout)" if best is None
+            else f"average loss = {best:.6f} h")  # fmt: skip
     elif s["loss"] is None:
         say("average loss = n.a.")
     else:
