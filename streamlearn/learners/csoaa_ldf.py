@@ -167,8 +167,8 @@ def rank(scores, lo, n, order):
 
 
 @jit
-def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, indices, values,
-                   lab_n, lab_cls, lab_cost, holdout, stats, scores, order, pred):  # fmt: skip
+def train_examples(tables, sub, gstate, params, loss_id, classifier, act_ptr, indptr, indices,
+                   values, lab_n, lab_cls, lab_cost, holdout, stats, scores, order, pred):  # fmt: skip
     """``--csoaa_ldf``: predict, account and (when labeled) learn each example.
 
     ``act_ptr``: example ``e``'s lines are rows ``act_ptr[e]:act_ptr[e + 1]``; per row
@@ -179,7 +179,7 @@ def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, 
     """
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
-    mask = np.uint64(table.shape[0] - 1)
+    mask = np.uint64(tables.shape[1] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     learning = params[10] != 0.0  # P_LEARN
     for e in range(act_ptr.shape[0] - 1):
@@ -194,7 +194,7 @@ def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, 
         best = F32(3.4028234663852886e38)
         bi = 0
         for r in range(r0, r1):
-            s = line_score(table, gstate, indices, values, indptr[r], indptr[r + 1], 1, 0, mask,
+            s = line_score(tables[sub[r]], gstate, indices, values, indptr[r], indptr[r + 1], 1, 0, mask,
                            truncate)  # fmt: skip
             scores[r] = s
             if s < best:
@@ -234,5 +234,5 @@ def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, 
                 else:
                     y = F32(1.0)
                     a = F64(c - F32(lo_c))
-            learn_line(table, gstate, params, loss_id, rule, slots, indices, values, indptr[r],
+            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values, indptr[r],
                        indptr[r + 1], y, a, 1, 0, mask, truncate)  # fmt: skip

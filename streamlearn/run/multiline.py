@@ -57,6 +57,7 @@ class _Part:
     tags: list
     ex_lines: np.ndarray
     bad: list
+    sub: np.ndarray | None = None  # each action line's weight window (--cb K), else 0
 
 
 def _config(learn: dict) -> TrainConfig:
@@ -85,17 +86,59 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
     blocks = iter_blocks(sources or ["-"], block_size, max_line)
     if ml.reduction != "cb":
         blocks = example_blocks(blocks)
+    if ml.reduction == "cb" and full.crosses_or_filters:
+        raise UsageError("--cb K with interactions or namespace filters is not supported yet "
+                         "(VW crosses its rewritten indices); use --cb_adf")  # fmt: skip
     for block in blocks:
         if ml.reduction == "cb":
-            from streamlearn.learners.cb_to_adf import cb_examples
-
-            ex = cb_examples(block, cfg.bits, cfg.constant, parse_inter, ml.actions)
-            mg = ex.merged
-        else:
-            ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
-            mg = merge_shared(ex)
+            yield _cb_part(ml, cfg, block, parse_inter)
+            continue
+        ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
+        mg = merge_shared(ex)
         mg = cross_merged(mg, full, cfg.bits)
         yield _prepare(ml, ex, mg)
+
+
+def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # noqa: ANN001
+    """``--cb K``: each line copied to K action lines (:mod:`streamlearn.learners.cb_to_adf`)."""
+    from streamlearn.io.labels import read_labels
+    from streamlearn.io.multiline import Merged
+    from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
+    from streamlearn.learners.cb_to_adf import chosen_of, copy_to_adf, index_mask
+
+    b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
+    if b.err_pos is None:
+        b.err_pos = np.full(b.n, -1, dtype=np.int64)
+    lab = read_labels(b, LABEL_CB, parse_inter.vw_numbers)
+    k = ml.actions
+    for r in np.flatnonzero(b.status == 0):
+        a, _, _ = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
+        if a > k:
+            b.status[r] = 27
+    width = 2 if ml.cb_type == "dr" else 1
+    n_ok = int(np.count_nonzero(b.status == 0))
+    nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
+    act_ptr = np.empty(n_ok + 1, dtype=np.int64)
+    rows = np.empty(n_ok, dtype=np.int64)
+    sub = np.empty(n_ok * k, dtype=np.int64)
+    out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
+    out_idx = np.empty(nnz * k, dtype=np.uint32)
+    out_val = np.empty(nnz * k, dtype=np.float64)
+    copy_to_adf(b.indptr, b.indices, b.values, b.status, k, width, cfg.bits,
+                index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val)  # fmt: skip
+    chosen = np.full(n_ok, -1, dtype=np.int64)
+    cost = np.zeros(n_ok)
+    prob = np.ones(n_ok)
+    for e, r in enumerate(rows):
+        a, c, p = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
+        if a > 0:
+            chosen[e], cost[e], prob[e] = a - 1, c, p
+    mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val,
+                np.zeros(0, dtype=np.uint8))  # fmt: skip
+    bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+    tags = [b""] * n_ok  # VW's copies carry no tag
+    none = np.zeros(0)
+    return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub)
 
 
 def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
@@ -177,6 +220,9 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     params = cfg.params()
     loss_id = cfg.loss_id
     table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    tables = cb_adf.tables_of(table)
+    # --cb K's indices are VW's rewritten ones (learners/cb_to_adf.py): read with step 1
+    step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
     gstate = csoaa_ldf.init_gstate(params)
     stats = np.zeros(cb_adf.STATS)
     dr_prev = np.zeros(257)
@@ -219,12 +265,13 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
             pass_n += m
             rows = mg.row.shape[0]
             scores = np.zeros(rows, dtype=np.float32)
+            sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
             order = np.zeros(rows, dtype=np.int64)
             if ml.reduction == "csoaa_ldf":
                 pred = np.zeros(m, dtype=np.int64)
                 s6 = np.zeros(6)
                 csoaa_ldf.train_examples(
-                    table, gstate, params, loss_id, ml.classifier, mg.act_ptr, mg.indptr,
+                    tables, sub, gstate, params, loss_id, ml.classifier, mg.act_ptr, mg.indptr,
                     mg.indices, mg.values, part.lab_n, part.lab_cls, part.lab_cost, ho, s6,
                     scores, order, pred,
                 )  # fmt: skip
@@ -234,7 +281,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
             else:
                 loss_out = np.zeros(m)
                 cb_adf.train_examples(
-                    table, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr, mg.indptr,
+                    tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr, mg.indptr,
                     mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats, dr_prev,
                     scores, order, loss_out,
                 )  # fmt: skip
