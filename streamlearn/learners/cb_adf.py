@@ -121,22 +121,23 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
             # the cost regressor (offset 1): line k learns first, every line predicts
             for i in range(n):
                 r = r0 + i
+                tab = tables[sub[r]]
                 if i == k:
-                    xs[i] = learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices,
+                    xs[i] = learn_line(tab, gstate, params, loss_id, rule, slots, indices,
                                        values, indptr[r], indptr[r + 1], c, F64(F32(1.0) / p),
                                        width, 1, mask, truncate)  # fmt: skip
                 else:
-                    xs[i] = clipped(gstate, params, loss_id,
-                                    line_score(tables[sub[r]], gstate, indices, values, indptr[r],
-                                               indptr[r + 1], width, 1, mask, truncate))  # fmt: skip
+                    raw = line_score(tab, gstate, indices, values, indptr[r], indptr[r + 1],
+                                     width, 1, mask, truncate)  # fmt: skip
+                    xs[i] = clipped(gstate, params, loss_id, raw)
             dr_prev[0] = n
             for i in range(n):
                 dr_prev[1 + i] = xs[i]
         # the policy's scores (offset 0), before it learns
         for i in range(n):
             r = r0 + i
-            scores[r] = line_score(tables[sub[r]], gstate, indices, values, indptr[r], indptr[r + 1],
-                                   width, 0, mask, truncate)  # fmt: skip
+            scores[r] = line_score(tables[sub[r]], gstate, indices, values, indptr[r],
+                                   indptr[r + 1], width, 0, mask, truncate)  # fmt: skip
         rank(scores, r0, n, order)
         top = order[r0]
         loss = np.nan
@@ -166,8 +167,8 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
             stats[ACTIONS] += n
             w = F32(1.0) / pc * (F32(stats[EVENTS]) / F32(stats[ACTIONS]))
             r = r0 + k
-            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values, indptr[r],
-                       indptr[r + 1], c, F64(w), width, 0, mask, truncate)  # fmt: skip
+            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
+                       indptr[r], indptr[r + 1], c, F64(w), width, 0, mask, truncate)  # fmt: skip
             gstate[G_N] += counted
             continue
         for i in range(n):
@@ -182,8 +183,8 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
                 ys[i] = y
         for i in range(n):
             r = r0 + i
-            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values, indptr[r],
-                       indptr[r + 1], ys[i], 1.0, width, 0, mask, truncate)  # fmt: skip
+            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
+                       indptr[r], indptr[r + 1], ys[i], 1.0, width, 0, mask, truncate)  # fmt: skip
         gstate[G_N] += counted  # VW's t, after the example (csoaa_ldf.learn_line)
 
 

@@ -37,10 +37,10 @@ import numpy as np
 from streamlearn.learners import gd
 from streamlearn.learners.base import (
     G_CLIP,
-    G_N,
-    G_T,
     G_LABEL_MAX,
     G_LABEL_MIN,
+    G_N,
+    G_T,
     GSTATE_SIZE,
     P_CLIP_FIXED,
     P_CLIP_HI,
@@ -127,8 +127,8 @@ def learn_line(table, gstate, params, loss_id, rule, slots, indices, values, lo,
     Returns gd's clipped prediction made before the step (what VW's learn leaves in
     ``pred.scalar``)."""
     widen(gstate, params, loss_id, F64(y))
-    p = clipped(gstate, params, loss_id,
-                line_score(table, gstate, indices, values, lo, hi, width, offset, mask, truncate))  # fmt: skip
+    raw = line_score(table, gstate, indices, values, lo, hi, width, offset, mask, truncate)
+    p = clipped(gstate, params, loss_id, raw)
     if not a > 0.0:
         return p
     y32 = F32(y)
@@ -167,8 +167,9 @@ def rank(scores, lo, n, order):
 
 
 @jit
-def train_examples(tables, sub, gstate, params, loss_id, classifier, act_ptr, indptr, indices,
-                   values, lab_n, lab_cls, lab_cost, holdout, stats, scores, order, pred):  # fmt: skip
+def train_examples(tables, sub, gstate, params, loss_id, classifier, act_ptr, indptr,
+                   indices, values, lab_n, lab_cls, lab_cost, holdout, stats, scores, order,
+                   pred):  # fmt: skip
     """``--csoaa_ldf``: predict, account and (when labeled) learn each example.
 
     ``act_ptr``: example ``e``'s lines are rows ``act_ptr[e]:act_ptr[e + 1]``; per row
@@ -194,8 +195,8 @@ def train_examples(tables, sub, gstate, params, loss_id, classifier, act_ptr, in
         best = F32(3.4028234663852886e38)
         bi = 0
         for r in range(r0, r1):
-            s = line_score(tables[sub[r]], gstate, indices, values, indptr[r], indptr[r + 1], 1, 0, mask,
-                           truncate)  # fmt: skip
+            s = line_score(tables[sub[r]], gstate, indices, values, indptr[r], indptr[r + 1], 1,
+                           0, mask, truncate)  # fmt: skip
             scores[r] = s
             if s < best:
                 best = s
@@ -234,5 +235,5 @@ def train_examples(tables, sub, gstate, params, loss_id, classifier, act_ptr, in
                 else:
                     y = F32(1.0)
                     a = F64(c - F32(lo_c))
-            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values, indptr[r],
-                       indptr[r + 1], y, a, 1, 0, mask, truncate)  # fmt: skip
+            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
+                       indptr[r], indptr[r + 1], y, a, 1, 0, mask, truncate)  # fmt: skip

@@ -211,7 +211,32 @@ def _g(x: float) -> str:
 
 
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
-    """Train (or with ``-t`` score) a multiline reduction; returns the summary."""
+    """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
+    say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
+    if outputs.predictions:
+        _write(outputs.predictions, "".join(fitted.predictions))
+    _summary(say, fitted.summary, fitted.stats, fitted.holdout)
+    if outputs.final_model:
+        say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
+    return fitted.summary
+
+
+@dataclass
+class Fitted:
+    """What :func:`fit` leaves: the weights (gd's table, VW's layout), its state, the
+    counts, the ``-p`` lines and the summary."""
+
+    table: np.ndarray
+    gstate: np.ndarray
+    stats: np.ndarray
+    predictions: list
+    summary: dict
+    holdout: bool
+
+
+def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) -> Fitted:  # noqa: ANN001
+    """Learn from ``inputs.sources`` (every pass); see :func:`run`."""
     from streamlearn.learners.base import fresh_table
 
     cfg = _config(learn)
@@ -226,7 +251,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     gstate = csoaa_ldf.init_gstate(params)
     stats = np.zeros(cb_adf.STATS)
     dr_prev = np.zeros(257)
-    say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    say = console.say
     passes = max(1, cfg.passes)
     period = cfg.effective_holdout
     kept: list[_Part] = []
@@ -247,11 +272,11 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                 for msg in part.bad:
                     malformed += 1
                     if inputs.strict:
-                        from streamlearn.errors import MalformedInput
+                        from streamlearn.errors import MalformedData
 
-                        raise MalformedInput(msg)
+                        raise MalformedData(f"{msg} (--strict)")
                     if malformed <= 10:
-                        console.warn(msg) if hasattr(console, "warn") else say(msg)
+                        say(f"warning: {msg}")
                 if passes > 1:
                     kept.append(part)
             mg = part.mg
@@ -276,16 +301,19 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                     scores, order, pred,
                 )  # fmt: skip
                 stats[:6] += s6
-                if outputs.predictions:
+                if predictions:
                     _ldf_predictions(pred_lines, part, pred, scores, order, ml)
             else:
+                need = int(np.diff(mg.act_ptr).max()) + 1
+                if need > dr_prev.shape[0]:
+                    dr_prev = np.concatenate([dr_prev, np.zeros(need - dr_prev.shape[0])])
                 loss_out = np.zeros(m)
                 cb_adf.train_examples(
-                    tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr, mg.indptr,
-                    mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats, dr_prev,
-                    scores, order, loss_out,
+                    tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
+                    mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats,
+                    dr_prev, scores, order, loss_out,
                 )  # fmt: skip
-                if outputs.predictions:
+                if predictions:
                     _cb_predictions(pred_lines, part, scores, order, ml)
         if npass == 0:
             per_pass = int(stats[cb_adf.N_EX])
@@ -300,18 +328,12 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                 no_win += 1
                 if no_win >= cfg.early_terminate:
                     break
-    if outputs.predictions:
-        _write(outputs.predictions, "".join(pred_lines))
     n_ex = int(stats[cb_adf.N_EX])
     summary = {"examples": n_ex, "per_pass": per_pass, "passes": used,
                "best_holdout": best if np.isfinite(best) else None,
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
-               "holdout_loss": stats[cb_adf.HO_LOSS] / stats[cb_adf.HO_N] if stats[cb_adf.HO_N] else None,
                "malformed": malformed}  # fmt: skip
-    _summary(say, summary, stats, bool(period and passes > 1))
-    if outputs.final_model:
-        say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
-    return summary
+    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1))
 
 
 def _cb_predictions(out: list[str], part: _Part, scores, order, ml: Multiline) -> None:  # noqa: ANN001
@@ -332,8 +354,9 @@ def _ldf_predictions(out: list[str], part: _Part, pred, scores, order, ml: Multi
     for e in range(ptr.shape[0] - 1):
         lo, hi = ptr[e], ptr[e + 1]
         if ml.csoaa_rank:
-            out.append(",".join(f"{int(part.lab_cls[lo + order[i]])}:{_g(float(scores[lo + order[i]]))}"
-                                for i in range(lo, hi)) + "\n\n")  # fmt: skip
+            cells = (f"{int(part.lab_cls[lo + order[i]])}:{_g(float(scores[lo + order[i]]))}"
+                     for i in range(lo, hi))  # fmt: skip
+            out.append(",".join(cells) + "\n\n")
             continue
         done = False
         for r in range(lo, hi):
