@@ -87,11 +87,15 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
     if ml.reduction != "cb":
         blocks = example_blocks(blocks)
     if ml.reduction == "cb" and full.crosses_or_filters:
-        raise UsageError("--cb K with interactions or namespace filters is not supported yet "
-                         "(VW crosses its rewritten indices); use --cb_adf")  # fmt: skip
+        # VW's copies keep the namespaces of earlier lines: a line without namespace g
+        # still crosses f with the last g seen (--audit shows f^x*g^y on such lines)
+        raise UsageError("--cb K with interactions or namespace filters is not supported: VW "
+                         "crosses namespaces left over from earlier lines; use --cb_adf")  # fmt: skip
     for block in blocks:
         if ml.reduction == "cb":
-            yield _cb_part(ml, cfg, block, parse_inter)
+            part = _cb_part(ml, cfg, block, parse_inter)
+            part.mg = cross_merged(part.mg, full, cfg.bits)
+            yield part
             continue
         ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
         mg = merge_shared(ex)
@@ -124,8 +128,11 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
     out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
     out_idx = np.empty(nnz * k, dtype=np.uint32)
     out_val = np.empty(nnz * k, dtype=np.float64)
-    copy_to_adf(b.indptr, b.indices, b.values, b.status, k, width, cfg.bits,
-                index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val)  # fmt: skip
+    ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+    out_ns = np.empty(nnz * k, dtype=ns.dtype)
+    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, width, cfg.bits,
+                index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val,
+                out_ns)  # fmt: skip
     chosen = np.full(n_ok, -1, dtype=np.int64)
     cost = np.zeros(n_ok)
     prob = np.ones(n_ok)
@@ -133,8 +140,7 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
         a, c, p = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
         if a > 0:
             chosen[e], cost[e], prob[e] = a - 1, c, p
-    mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val,
-                np.zeros(0, dtype=np.uint8))  # fmt: skip
+    mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val, out_ns)
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
     tags = [b""] * n_ok  # VW's copies carry no tag
     none = np.zeros(0)
