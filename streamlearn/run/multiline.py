@@ -89,8 +89,10 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
     if ml.reduction == "cb" and full.crosses_or_filters:
         # VW's copies keep the namespaces of earlier lines: a line without namespace g
         # still crosses f with the last g seen (--audit shows f^x*g^y on such lines)
-        raise UsageError("--cb K with interactions or namespace filters is not supported: "
-                         "VW crosses namespaces left over from earlier lines; use --cb_adf")
+        raise UsageError(
+            "--cb K with interactions or namespace filters is not supported: "
+            "VW crosses namespaces left over from earlier lines; use --cb_adf"
+        )
     for block in blocks:
         if ml.reduction == "cb":
             part = _cb_part(ml, cfg, block, parse_inter)
