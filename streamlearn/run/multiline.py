@@ -18,6 +18,8 @@ in examples.  Output as VW's: ``-p`` per example, the summary on stderr.
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -72,7 +74,7 @@ def _config(learn: dict) -> TrainConfig:
 
 
 def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
-           max_line: int):  # noqa: ANN202  # fmt: skip
+           max_line: int, tee=None):  # noqa: ANN001, ANN202  # fmt: skip
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.multiline import cross_merged, example_blocks, merge_shared, parse_examples
     from streamlearn.io.reader import iter_blocks
@@ -84,6 +86,8 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
     )  # fmt: skip
     blocks = iter_blocks(sources or ["-"], block_size, max_line)
+    if tee is not None:
+        blocks = _tee(blocks, tee)
     if ml.reduction != "cb":
         blocks = example_blocks(blocks)
     if ml.reduction == "cb" and full.crosses_or_filters:
@@ -103,6 +107,35 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         mg = merge_shared(ex)
         mg = cross_merged(mg, full, cfg.bits)
         yield _prepare(ml, ex, mg)
+
+
+CACHE_NAME = b"sl-multiline-cache"
+"""The name in the gzip header of sl's cache of multiline (and ``--cb K``) input."""
+
+
+def _tee(blocks, out):  # noqa: ANN001, ANN202
+    """``blocks``, their bytes also written to ``out`` (each source's last example ended)."""
+    prev = None
+    for b in blocks:
+        if prev is not None and b.source != prev:
+            out.write(b"\n\n")
+        out.write(b.data.tobytes())
+        prev = b.source
+        yield b
+    if prev is not None:
+        out.write(b"\n\n")
+
+
+def is_cache(path: str) -> bool:
+    """Whether ``path`` is sl's cache of multiline input (a gzip file named
+    :data:`CACHE_NAME` in its header): VW's ``-c``/``--cache_file`` reads it instead of
+    the data, as VW reads its own cache."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(10 + len(CACHE_NAME) + 1)
+    except OSError:
+        return False
+    return head[:2] == b"\x1f\x8b" and bool(head[3] & 8) and head[10:-1] == CACHE_NAME
 
 
 def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # noqa: ANN001
@@ -251,7 +284,6 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr")
     params = cfg.params()
-    loss_id = cfg.loss_id
     table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
     tables = cb_adf.tables_of(table)
     # --cb K's indices are VW's rewritten ones (learners/cb_to_adf.py): read with step 1
@@ -260,19 +292,47 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
     stats = np.zeros(cb_adf.STATS)
     dr_prev = np.zeros(257)
     say = console.say
+    # -c / --cache_file: the input's bytes, gzipped, replayed by later runs (as VW's cache)
+    sources, tee, raw = inputs.sources, None, None
+    if inputs.cache:
+        if os.path.exists(inputs.cache) and not inputs.rebuild_cache and is_cache(inputs.cache):
+            sources = [inputs.cache]
+            say(f"sl vw: reading the cache {inputs.cache}")
+        else:
+            raw = open(inputs.cache + ".sl-tmp", "wb")  # noqa: SIM115 - closed below
+            tee = gzip.GzipFile(filename=CACHE_NAME.decode(), mode="wb", fileobj=raw, mtime=0)
+    try:
+        fitted = _passes(ml, cfg, inputs, say, sources, tee, predictions, params, table, tables,
+                         step, gstate, stats, dr_prev)  # fmt: skip
+    finally:
+        if tee is not None:
+            tee.close()
+            raw.close()
+    if tee is not None:
+        os.replace(inputs.cache + ".sl-tmp", inputs.cache)
+    return fitted
+
+
+def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], tee,
+            predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
+            step: int, gstate: np.ndarray, stats: np.ndarray,
+            dr_prev: np.ndarray) -> Fitted:  # noqa: ANN001  # fmt: skip
+    """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
+    to ``tee``, the cache being written), the others replay the batches kept."""
+    loss_id = cfg.loss_id
     passes = max(1, cfg.passes)
     period = cfg.effective_holdout
     kept: list[_Part] = []
     pred_lines: list[str] = []
-    malformed = 0
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
+    malformed = 0
     best = np.inf
     no_win = 0
     used = 0
     for npass in range(passes):
         ho_before = (stats[cb_adf.HO_N], stats[cb_adf.HO_LOSS])
         used = npass + 1
-        source = _parts(ml, cfg, inputs.sources, inputs.block_size, inputs.max_line_bytes) \
+        source = _parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes, tee) \
             if npass == 0 else iter(kept)  # fmt: skip
         pass_n = 0
         for part in source:

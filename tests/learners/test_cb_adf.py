@@ -118,6 +118,23 @@ def test_scores_rank_actions_before_learning(tmp_path):
     assert float(first[2:]) < float(second[2:])
 
 
+def test_cache_file_replays_the_examples(tmp_path):
+    from streamlearn.run.multiline import is_cache
+
+    data = tmp_path / "log.dat"
+    data.write_text(adf_log(7, n=50))
+    cache = tmp_path / "log.cache"
+    ml = Multiline("cb_adf")
+    first = fit({"bits": 12, "passes": 2, "holdout_period": 0}, ml,
+                Inputs(sources=[str(data)], cache=str(cache)), Console(True))  # fmt: skip
+    assert is_cache(str(cache))
+    data.write_text("")  # the cache is read, not the data (as VW)
+    again = fit({"bits": 12, "passes": 2, "holdout_period": 0}, ml,
+                Inputs(sources=[str(data)], cache=str(cache)), Console(True))  # fmt: skip
+    assert again.summary == first.summary
+    np.testing.assert_array_equal(again.table, first.table)
+
+
 # ---------------------------------------------------------------------------
 # VW 9.11.9 itself
 
