@@ -46,6 +46,18 @@ class Multiline:
 
 
 @dataclass
+class _Tags:
+    """Each example's tag: a span of its block's bytes (none for --cb K's copies)."""
+
+    data: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    def __getitem__(self, e: int) -> bytes:
+        return self.data[self.start[e] : self.end[e]].tobytes()
+
+
+@dataclass
 class _Part:
     """One batch ready for the kernel (kept for later passes)."""
 
@@ -56,7 +68,7 @@ class _Part:
     lab_n: np.ndarray
     lab_cls: np.ndarray
     lab_cost: np.ndarray
-    tags: list
+    tags: _Tags
     ex_lines: np.ndarray
     bad: list
     sub: np.ndarray | None = None  # each action line's weight window (--cb K), else 0
@@ -177,7 +189,7 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
             chosen[e], cost[e], prob[e] = a - 1, c, p
     mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val, out_ns)
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
-    tags = [b""] * n_ok  # VW's copies carry no tag
+    tags = _Tags(b.block.data, np.zeros(n_ok, dtype=np.int64), np.zeros(n_ok, dtype=np.int64))
     none = np.zeros(0)
     return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub)
 
@@ -212,12 +224,12 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
             b.status[r] = TWO_LABELED_LINES
             keep[e] = False
         idx = np.flatnonzero(costed)
-        for r in idx:
-            e = int(ex_of_row[r])
-            if keep[e]:
-                chosen[e] = r - mg.act_ptr[e]
-                cost[e] = lab_cost[r]
-                prob[e] = lab_prob[r]
+        e_idx = ex_of_row[idx]
+        ok = keep[e_idx]
+        idx, e_idx = idx[ok], e_idx[ok]
+        chosen[e_idx] = idx - mg.act_ptr[e_idx]
+        cost[e_idx] = lab_cost[idx]
+        prob[e_idx] = lab_prob[idx]
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
     if not keep.all():
         mg, chosen, cost, prob, lab_n, lab_cls, lab_cost = _drop(
@@ -225,7 +237,7 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
     data = b.block.data
     first_rows = mg.row[mg.act_ptr[:-1]] if mg.row.shape[0] else np.zeros(0, dtype=np.int64)
     shared_rows = ex.ex_ptr[mg.example] if hasattr(ex, "ex_ptr") else first_rows
-    tags = [data[b.tag_start[r] : b.tag_end[r]].tobytes() for r in shared_rows]
+    tags = _Tags(data, b.tag_start[shared_rows], b.tag_end[shared_rows])
     return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad)
 
 
