@@ -267,12 +267,78 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
     fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
+    if fitted.summary.get("config") is not None:
+        learn = fitted.summary.pop("config")
     if outputs.predictions:
         _write(outputs.predictions, "".join(fitted.predictions))
     _summary(say, fitted.summary, fitted.stats, fitted.holdout)
     if outputs.final_model:
-        say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
+        save(fitted, ml, learn, outputs.final_model)
+        say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format for "
+            "multiline reductions is not written yet)")  # fmt: skip
     return fitted.summary
+
+
+def _spec(ml: Multiline):  # noqa: ANN202
+    from streamlearn.learners import gd
+
+    return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
+
+
+def save(fitted: Fitted, ml: Multiline, learn: dict, path: str) -> None:
+    """Write the run's weights in sl's model format; ``meta["multiline"]`` records the
+    reduction (and mtr's running counts), which ``-i`` reads back (:func:`initial`)."""
+    from streamlearn import model as model_io
+
+    cfg = _config(learn)
+    meta = {"multiline": dataclasses.asdict(ml),
+            "mtr_events": float(fitted.stats[cb_adf.EVENTS]),
+            "mtr_actions": float(fitted.stats[cb_adf.ACTIONS])}  # fmt: skip
+    from streamlearn.learners.base import new_stats
+
+    # the counters start afresh in a continued run (as VW's); mtr's sums ride in meta
+    model = model_io.from_training(cfg, _spec(ml), fitted.table, fitted.gstate, new_stats(),
+                                   cfg.params(), meta=meta)  # fmt: skip
+    model_io.save(model, path, "sl")
+
+
+def multiline_of_model(path: str) -> dict | None:
+    """The multiline options a model written by :func:`save` records (None: another model)."""
+    from streamlearn import model as model_io
+
+    try:
+        model = model_io.load(path)
+    except Exception:  # noqa: BLE001 - not such a model: the caller's path reports it
+        return None
+    ml = model.meta.get("multiline") if isinstance(model.meta, dict) else None
+    return dict(ml) if isinstance(ml, dict) else None
+
+
+def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
+    """``-i``: (config options, table, gstate, mtr counts) of a model :func:`save` wrote."""
+    from streamlearn import model as model_io
+
+    model = model_io.load(path)
+    rec = model.meta.get("multiline") if isinstance(model.meta, dict) else None
+    if not isinstance(rec, dict) or model.learner != _spec(ml).name:
+        raise UsageError(f"-i {path}: not a {ml.reduction} model written by sl vw "
+                         f"(learner {model.learner!r})")  # fmt: skip
+    if rec.get("cb_type", "mtr") != ml.cb_type:
+        raise UsageError(f"-i {path}: the model learned --cb_type {rec.get('cb_type')}, not "
+                         f"{ml.cb_type}")  # fmt: skip
+    options = {**model.config.to_dict(), **learn}
+    options.pop("bits", None)
+    options["bits"] = model.config.bits
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    options = {k: v for k, v in options.items() if k in known}
+    if options.get("theta") is None:
+        options.pop("theta", None)
+    table = model.table((0.0, 0.0, 0.0, 0.0), np.float32)
+    gstate = model.gstate.copy()
+    # VW's model keeps gd's normalizer sums of model 0 only: dr's regressor starts afresh
+    gstate[csoaa_ldf.G_MODEL + 2 : csoaa_ldf.G_MODEL + 4] = 0.0
+    counts = (float(model.meta.get("mtr_events", 0.0)), float(model.meta.get("mtr_actions", 0.0)))
+    return options, table, gstate, counts
 
 
 @dataclass
@@ -292,16 +358,20 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
     """Learn from ``inputs.sources`` (every pass); see :func:`run`."""
     from streamlearn.learners.base import fresh_table
 
-    cfg = _config(learn)
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr")
+    start = initial(inputs.initial_model, ml, learn) if inputs.initial_model else None
+    cfg = _config(start[0] if start else learn)
     params = cfg.params()
-    table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    stats = np.zeros(cb_adf.STATS)
+    if start:
+        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]) = start
+    else:
+        table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+        gstate = csoaa_ldf.init_gstate(params)
     tables = cb_adf.tables_of(table)
     # --cb K's indices are VW's rewritten ones (learners/cb_to_adf.py): read with step 1
     step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
-    gstate = csoaa_ldf.init_gstate(params)
-    stats = np.zeros(cb_adf.STATS)
     dr_prev = np.zeros(257)
     say = console.say
     # -c / --cache_file: the input's bytes, gzipped, replayed by later runs (as VW's cache)
@@ -413,6 +483,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                "best_holdout": best if np.isfinite(best) else None,
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
+    summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
     return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1))
 
 

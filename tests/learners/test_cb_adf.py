@@ -135,6 +135,32 @@ def test_cache_file_replays_the_examples(tmp_path):
     np.testing.assert_array_equal(again.table, first.table)
 
 
+@pytest.mark.parametrize("args", ["--cb_adf", "--cb_adf --cb_type dr", "--csoaa_ldf m",
+                                  "--cb 3"])  # fmt: skip
+def test_model_file_continues_and_scores_as_vw(tmp_path, args):
+    pytest.importorskip("vowpalwabbit")
+    if args.startswith("--cb "):
+        text = cb_log(9, 3)
+        train, test = text[: len(text) // 2], text
+    else:
+        text = adf_log(9, n=120, cs="csoaa" in args)
+        cut = text.index("\n\n", len(text) // 2) + 2
+        train, test = text[:cut], text[cut:]
+    (tmp_path / "tr.dat").write_text(train)
+    (tmp_path / "te.dat").write_text(test)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+
+    def loss(cmd, model, *more):
+        subprocess.run([*cmd, *args.split(), "-d", str(tmp_path / "tr.dat"), "-f", model,
+                        "--quiet"], check=True, env=env, capture_output=True)  # fmt: skip
+        r = subprocess.run([*cmd, "-i", model, "-d", str(tmp_path / "te.dat"), *more],
+                           check=True, env=env, capture_output=True, text=True)  # fmt: skip
+        return _loss(r.stderr)
+
+    for more in ((), ("-t",)):
+        assert loss(SL, str(tmp_path / "s.m"), *more) == loss(VW, str(tmp_path / "v.m"), *more)
+
+
 # ---------------------------------------------------------------------------
 # VW 9.11.9 itself
 
