@@ -266,6 +266,11 @@ def _g(x: float) -> str:
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
+                       ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
+                       ("probabilities", "--probabilities"), ("report", "--report")):  # fmt: skip
+        if getattr(outputs, attr, None):
+            console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
     fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
     if fitted.summary.get("config") is not None:
         learn = fitted.summary.pop("config")
