@@ -22,6 +22,9 @@ An example is a set of action lines (the shared line merged into each,
     prediction before that step); then every line learns (offset 0) toward x̂_a, plus
     ``(c - x̂_k)/max(p, clip_p)`` for line k.
 
+* **Explorers** plug in after :func:`train_examples`: it returns nothing, but leaves per
+  example the actions ranked before learning (``order``) and their scores (``scores``),
+  which an explorer turns into a pmf; ``params[P_LEARN] = 0`` makes it score only.
 * **Loss** of the top action a*: ``c/p`` when a* = k, else 0 (``dr``: ``x̂_{a*}`` plus
   ``(c - x̂_k)/p`` when a* = k), VW's ``get_cost_estimate``.  Unlabeled and held-out
   examples are only scored; held-out examples are learned too (VW learns every multiline
