@@ -12,7 +12,7 @@ from streamlearn.learners import ALGORITHMS, MINIBATCH_ALGORITHMS, PARAMETER_FRE
 from streamlearn.learners.base import make_params
 from streamlearn.learners.losses import NAMES as LOSSES
 
-FORMATS = ("auto", "vw", "svmlight")
+FORMATS = ("auto", "vw", "svmlight", "csv")
 
 # Interactions and namespace filters: they decide which features exist, so a
 # model keeps them (see streamlearn/io/interactions.py).
@@ -35,7 +35,8 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 # table meaningless.
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
-                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa")  # fmt: skip
+                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
+                  "named_labels")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -144,6 +145,12 @@ class TrainConfig:
     oaa: int = 0
     """One-against-all over K classes (VW's --oaa K): K sub-problems in one table; 0 = one
     binary or regression problem."""
+    csoaa: bool = False
+    """The ``oaa`` K classes are cost-sensitive (VW's --csoaa K): labels ``class:cost ...``,
+    K regressions toward the costs (:mod:`streamlearn.learners.csoaa`)."""
+    multilabel: bool = False
+    """The ``oaa`` K classes are labels of a multilabel problem (VW's --multilabel_oaa K):
+    labels ``c1,c2,...`` (0-based), K binary problems (:mod:`streamlearn.learners.multilabel`)."""
     indexing: int | None = None
     """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
     a learned label 0 (then 0..K-1) or K (then 1..K) decides, for the run."""
@@ -217,6 +224,18 @@ class TrainConfig:
     model_id: str = ""
     """A name kept in the model (VW's ``--id``): a continued model keeps it unless another
     is given; ``sl inspect`` shows it."""
+    named_labels: str = ""
+    """VW's ``--named_labels a,b,c``: the labels are these names, classes 1..K in this order
+    (with ``oaa`` = K); predictions are written as names."""
+    csv_separator: str = ","
+    """``format="csv"`` (VW's --csv): the cell separator (VW's --csv_separator)."""
+    csv_header: str = ""
+    """CSV: the column names, comma-separated, instead of each file's first line (VW's
+    --csv_header)."""
+    csv_no_file_header: bool = False
+    """CSV: the files have no header line (VW's --csv_no_file_header, with --csv_header)."""
+    csv_ns_value: str = ""
+    """CSV: factors of the namespaces' values, ``a:0.5,b:2,:8`` (VW's --csv_ns_value)."""
     preserve_performance_counters: bool = True
     """Continuing a model, count and report from its totals (sl's default); False: this
     run's examples only, as VW without --preserve_performance_counters (the model saved
@@ -367,6 +386,10 @@ class TrainConfig:
             if r is not None and not self.freegrad_project:
                 raise ConfigError("--radius is the radius of --project's ball: it does nothing "
                                   "without --project")  # fmt: skip
+        if self.csoaa and (not self.oaa or self.algo != "gd"):
+            raise ConfigError("--csoaa K runs K classes (oaa = K) with gd's update rules")
+        if self.multilabel and (not self.oaa or self.algo != "gd" or self.csoaa):
+            raise ConfigError("--multilabel_oaa K runs K classes (oaa = K) with gd's update rules")
         if self.oaa:
             if self.oaa < 2:
                 raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
@@ -503,15 +526,38 @@ class TrainConfig:
         """The compiled interactions, namespace filters and n-grams, or None when there are none."""
         names = (*NAMESPACE_OPTIONS, *FEATURE_FLAGS)
         if (not any(getattr(self, name) for name in names) and self.hash == "strings"
-                and self.numbers == "exact" and not self.hash_seed):  # fmt: skip
+                and self.numbers == "exact" and not self.hash_seed
+                and self.format != "csv" and not self.named_labels
+                and not self.csoaa and not self.multilabel):  # fmt: skip
             return None
         from streamlearn.io.interactions import compile_interactions
 
-        return compile_interactions(
+        inter = compile_interactions(
             **{name: getattr(self, name) for name in names}, hash_all=self.hash == "all",
             f32=self.algo in FLOAT32_ALGORITHMS, vw_numbers=self.numbers == "vw",
             hash_seed=self.hash_seed,
         )
+        import dataclasses
+
+        if self.named_labels:
+            from streamlearn.io.named import NamedLabels
+
+            named = NamedLabels.of(self.named_labels)
+            if self.oaa != named.k:
+                raise ValueError(f"--named_labels names {named.k} classes: give --oaa {named.k}")
+            inter = dataclasses.replace(inter, label_kind=1, named=named)
+        if self.csoaa:
+            inter = dataclasses.replace(inter, label_kind=1, cs_classes=self.oaa)
+        if self.multilabel:
+            inter = dataclasses.replace(inter, label_kind=1, ml_classes=self.oaa)
+        if self.format != "csv":
+            return inter
+
+        from streamlearn.io.csv import CsvOptions, CsvReader
+
+        opts = CsvOptions(self.csv_separator, self.csv_header, self.csv_no_file_header,
+                          self.csv_ns_value)  # fmt: skip
+        return dataclasses.replace(inter, csv=CsvReader(opts, self.hash == "all", self.hash_seed))
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -74,6 +74,14 @@ def _options(h: vwmodel.Header) -> dict:
             learn[name] = (*learn.get(name, ()), value)
         elif name in ("oaa", "indexing"):
             learn[name] = _int(name, value)
+        elif name == "multilabel_oaa":
+            learn["oaa"] = _int(name, value)
+            learn["multilabel"] = True
+        elif name == "csoaa":
+            learn["oaa"] = _int(name, value)
+            learn["csoaa"] = True
+        elif name == "named_labels" and value:
+            learn["named_labels"] = value
         elif name == "noconstant":
             learn["constant"] = False
         elif name == "hash":
@@ -186,7 +194,7 @@ def decode(data: bytes) -> tuple:
         raise Unsupported(f"it is a --{algo} model, which sl does not read in VW's format")
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     body = vwmodel.read_body(data, h, len(cols), opts["models"])
-    spec = resolve(algo, 0.0, 0.0, 1, config.oaa)
+    spec = resolve(algo, 0.0, 0.0, 1, config.oaa, config.csoaa, config.multilabel)
     r = body.resume
     if r is None:
         cols = (0,)  # the weights only
@@ -256,7 +264,7 @@ def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
         from streamlearn.learners.freegrad import G_TOTAL
 
         gstate[G_TOTAL] = r["total_weight"][0]
-    elif learner == "oaa_gd":
+    elif learner in ("oaa_gd", "csoaa_gd", "multilabel_gd"):
         from streamlearn.learners.oaa import G_CLASS
 
         for c, (n, t) in enumerate(zip(r["norm"], r["total_weight"], strict=True)):
@@ -352,7 +360,7 @@ def _sums(model) -> tuple[list[float], list[float]]:  # noqa: ANN001
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         return [float(g[G_NORM])], [float(g[G_TOTAL])]
-    if model.learner == "oaa_gd":
+    if model.learner in ("oaa_gd", "csoaa_gd", "multilabel_gd"):
         from streamlearn.learners.oaa import G_CLASS
 
         return [float(g[G_CLASS])], [float(g[G_CLASS + 1])]
@@ -378,9 +386,12 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
     each with its value)."""
     words: list[str] = []
     if config.oaa:
-        words += ["--oaa", str(config.oaa)]
+        kind = "csoaa" if config.csoaa else "multilabel_oaa" if config.multilabel else "oaa"
+        words += [f"--{kind}", str(config.oaa)]
         if config.indexing is not None:
             words += ["--indexing", str(config.indexing)]
+    if config.named_labels:
+        words += ["--named_labels", config.named_labels]
     for name in ("quadratic", "cubic", "interactions"):
         for v in getattr(config, name):
             words += [f"--{name}", v]

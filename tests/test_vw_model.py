@@ -220,7 +220,7 @@ MODEL_SETS = {
     "save_resume_with_l1l2_state.model": ("loads", "gd"),  # 8.10.0, --l1_state, --l2_state
     "8.0.0_ok.model": ("refused", "--cb_adf"),
     "8.0.1_hash_ok.model": ("refused", "--cb_adf"),
-    "8.0.1.test_named_ok.model": ("refused", "--named_labels"),
+    "8.0.1.test_named_ok.model": ("loads", "oaa_gd"),  # --named_labels det,noun,verb --oaa 3
     "cb_compat_test.vwmodel": ("refused", "--cb 4"),
     "epsilon.model": ("refused", "--cb_explore_adf"),
     "7.10.2_corrupted.model": ("refused", "resume flag"),

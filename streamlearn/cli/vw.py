@@ -74,6 +74,10 @@ class Translation:
     """--daemon, --port, --foreground, --num_children, --pid_file, --port_file: a server
     (:mod:`streamlearn.cli.serve`)."""
 
+    multiline: dict = field(default_factory=dict)
+    """--csoaa_ldf, --cb_adf, --cb K and their options
+    (:class:`~streamlearn.run.multiline.Multiline`)."""
+
     def add(self, key: str, value) -> None:  # noqa: ANN001 - a repeatable option's value
         self.learn[key] = (*self.learn.get(key, ()), value)
 
@@ -181,6 +185,46 @@ def _oaa(t: Translation, name: str, value: str) -> None:
     t.learn["oaa"] = k
 
 
+def _ml(key: str, kind: Callable | None = None, value=True) -> Callable:  # noqa: ANN001
+    """An option of the multiline reductions (``Translation.multiline``)."""
+
+    def apply(t: Translation, name: str, text: str | None) -> None:
+        t.multiline[key] = value if text is None else (kind(name, text) if kind else text)
+
+    return apply
+
+
+def _csoaa_ldf(t: Translation, name: str, value: str) -> None:
+    if value not in ("m", "multiline", "mc", "multiline-classifier"):
+        raise VWUsage(f"--csoaa_ldf {value}: m, multiline, mc or multiline-classifier")
+    t.multiline["reduction"] = "csoaa_ldf"
+    t.multiline["classifier"] = value in ("mc", "multiline-classifier")
+
+
+def _cb(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--cb {value}: at least one action")
+    t.multiline["reduction"] = "cb"
+    t.multiline["actions"] = k
+
+
+def _csoaa(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--csoaa {value}: cost-sensitive one-against-all needs at least one class")
+    t.learn["oaa"] = k
+    t.learn["csoaa"] = True
+
+
+def _multilabel(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--multilabel_oaa {value}: at least one class is needed")
+    t.learn["oaa"] = k
+    t.learn["multilabel"] = True
+
+
 def _progress(t: Translation, name: str, value: str) -> None:
     t.progress = value
 
@@ -269,6 +313,11 @@ OPTIONS: dict[str, Opt] = {
     "onethread": Opt(None, False, _noop),  # VW: no parser thread; sl's threads change nothing
     "examples": Opt(None, True, _examples),
     "strict_parse": Opt(None, False, _set("strict")),
+    "csv": Opt(None, False, _learn("format", lambda n, v: "csv")),
+    "csv_separator": Opt(None, True, _learn("csv_separator")),
+    "csv_header": Opt(None, True, _learn("csv_header")),
+    "csv_no_file_header": Opt(None, False, _flag("csv_no_file_header")),
+    "csv_ns_value": Opt(None, True, _learn("csv_ns_value")),
     "no_stdin": Opt(None, False, _set("no_stdin")),
     "allow_empty": Opt(None, False, _set("allow_empty")),  # sl's own: sl train --allow-empty
     # passes and holdout
@@ -310,8 +359,18 @@ OPTIONS: dict[str, Opt] = {
     "radius": Opt(None, True, _learn("freegrad_radius", _float)),
     # multiclass
     "oaa": Opt(None, True, _oaa),
+    "csoaa": Opt(None, True, _csoaa),
+    "multilabel_oaa": Opt(None, True, _multilabel),
+    "csoaa_ldf": Opt(None, True, _csoaa_ldf),
+    "csoaa_rank": Opt(None, False, _ml("csoaa_rank")),
+    "cb_adf": Opt(None, False, _ml("reduction", value="cb_adf")),
+    "cb": Opt(None, True, _cb),
+    "cb_type": Opt(None, True, _ml("cb_type")),
+    "rank_all": Opt(None, False, _ml("rank_all")),
+    "clip_p": Opt(None, True, _ml("clip_p", _float)),
     "indexing": Opt(None, True, _learn("indexing", _int)),
     "probabilities": Opt(None, False, _set("probabilities")),
+    "named_labels": Opt(None, True, _learn("named_labels")),
     "classweight": Opt(None, True, _repeat("classweight")),
     "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
     "constant": Opt("C", True, _learn("initial_constant", _float)),
@@ -373,13 +432,9 @@ NOT_SUPPORTED: dict[str, str] = {
     "ksvm": "none (sl learns linear models)",
     "boosting": "none",
     "bootstrap": "none",
-    "csoaa": "none",
     "ect": "none",
     "log_multi": "none",
-    "multilabel_oaa": "none",
-    "cb": "none",
     "cb_explore": "none",
-    "cb_adf": "none",
     "cb_explore_adf": "none",
     "cbify": "none",
     "active": "none",
@@ -407,7 +462,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "l2_state": "none",
     "feature_mask": "none",
     "no_bias_regularization": "none",
-    "named_labels": "none",
     "initial_pass_length": "--examples N (the first N examples of each pass)",
     "random_weights": "--initial_weight",
     "normal_weights": "--initial_weight",
@@ -448,12 +502,12 @@ OTHER_VW_OPTIONS = frozenset("""
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
-    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf cb_type cbify_cs
+    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf cbify_cs
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
-    check_enabled choices_lambda clip_p compete confidence_after_training
+    check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
-    cover cs_absolute_loss cs_active csa_debug csoaa_ldf csoaa_rank csv csv_header
-    csv_no_file_header csv_ns_value csv_separator csv_trace debug_reversed_learn decay
+    cover cs_absolute_loss cs_active csa_debug
+    csv_trace debug_reversed_learn decay
     default_lease degree direct domination dont_output_best_constant dream_at_update
     dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental elim emt emt_initial emt_leaf
@@ -473,7 +527,7 @@ OTHER_VW_OPTIONS = frozenset("""
     normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type psi random_init
-    randomized_routing range_c rank_all recall_tree regcb regcbopt replay_b
+    randomized_routing range_c recall_tree regcb regcbopt replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
     reward_as_cost rnd rnd_alpha rnd_invlambda sample_pdf sched_exponent scores
     search_active_verify search_allowed_transitions search_alpha search_beta
@@ -590,7 +644,10 @@ def _resolve(t: Translation) -> None:
         # -c: sl's cache beside VW's <data>.cache, never VW's own file (sl cannot read
         # it, and must not replace it); a stream's cache is the run's own (a temporary file)
         t.inputs["cache"] = t.data[0] + ".cache.sl"
-    if t.learn.get("oaa") and t.link != "identity":  # VW applies it below --oaa: no effect
+    if t.learn.get("multilabel") and t.link not in ("identity", "logistic"):
+        raise VWUsage(f"--link {t.link}: --multilabel_oaa takes identity or logistic")
+    # VW applies a link below --oaa: no effect (--multilabel_oaa's scorer does link each class)
+    if t.learn.get("oaa") and t.link != "identity" and not t.learn.get("multilabel"):
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"
@@ -671,5 +728,15 @@ def vw(argv: tuple[str, ...]) -> None:
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
 
+    if t.multiline and t.learn.get("csoaa") and set(t.multiline) == {"csoaa_rank"}:
+        # VW: --csoaa_rank is csoaa_ldf's; beside --csoaa K it changes nothing
+        console.say("sl vw: --csoaa_rank: an option of --csoaa_ldf; --csoaa K ignores it (as VW)")
+        t.multiline = {}
+    if not t.multiline and inputs.initial_model:
+        from streamlearn.run.multiline import multiline_of_model
+
+        t.multiline = multiline_of_model(inputs.initial_model) or {}
+    if t.multiline:
+        return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
     api.train(t.learn, inputs, outputs, console)
 

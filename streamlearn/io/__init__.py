@@ -5,7 +5,11 @@ The pipeline (DESIGN.md section 1)::
     iter_blocks(sources)  ->  Block  ->  parse_block(block, fmt, bits)  ->  Batch
 
 :func:`read_batches` chains the two and detects the format.  Formats and
-their differences from VW are described in ``docs/input-formats.md``.
+their differences from VW are described in ``docs/input-formats.md``; VW's CSV
+(``--csv``) is :mod:`streamlearn.io.csv`.  Labels other than VW's simple one are
+read after the parse (:mod:`streamlearn.io.labels`, the hook): names
+(:mod:`streamlearn.io.named`), cost-sensitive rows (:mod:`streamlearn.io.cslabels`),
+multilabel rows (:mod:`streamlearn.io.multilabels`).
 """
 
 from __future__ import annotations

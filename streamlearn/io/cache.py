@@ -196,6 +196,8 @@ def _pack(name: str, v: np.ndarray, first_line: int) -> tuple[dict | None, np.nd
     as its differences in the smallest unsigned type that holds them.
     """
     n = v.shape[0]
+    if v.ndim > 1:  # --csoaa's labels: (class, cost) pairs per row
+        return None, v
     if name == "indptr":
         lengths = np.diff(v)
         top = int(lengths.max()) if lengths.size else 0
@@ -321,9 +323,10 @@ def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
     arrays, off = {}, 0
     for name, dt, shape, how in meta["arrays"]:
         dtype = np.dtype(dt)
-        if name not in _DTYPES or dtype != _DTYPES[name] or len(shape) != 1:
+        if name not in _DTYPES or dtype != _DTYPES[name] or not (
+                len(shape) == 1 or (len(shape) == 2 and name == "labels" and how is None)):
             raise ValueError(f"unexpected array {name} {dt} {shape}")
-        count = int(shape[0])
+        count = int(np.prod(shape, dtype=np.int64)) if len(shape) == 2 else int(shape[0])
         if count < 0 or count > size:  # a row's length, a feature's slot: a byte at least
             raise ValueError(f"array {name} has an impossible length {count}")
         if how is not None:
@@ -334,6 +337,8 @@ def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
         if off + count * dtype.itemsize > len(buf):
             raise ValueError(f"array {name} runs past the record")
         arrays[name] = np.frombuffer(buf, dtype=dtype, count=count, offset=off)
+        if len(shape) == 2:
+            arrays[name] = arrays[name].reshape(int(shape[0]), int(shape[1]))
         off += count * dtype.itemsize
     _check(arrays, d)
     block = Block(arrays.pop("tagbuf"), str(meta["source"]), int(meta["first_line"]))

@@ -111,6 +111,21 @@ class Interactions:
     rounded: a parsing option that travels with the others, as ``hash_all``."""
     hash_seed: int = 0
     """VW's ``--hash_seed``: the seed of the namespaces' hashes (0: VW's default)."""
+    label_kind: int = 0
+    """The label format (:mod:`streamlearn.io.labels`: 0 VW's simple label, read by the parse
+    kernel; any other kind leaves the label part to that module's label kernel)."""
+    named: object = field(default=None, compare=False)
+    """VW's ``--named_labels`` with ``--oaa``: the :class:`~streamlearn.io.named.NamedLabels`
+    the label part is read with (``label_kind`` 1: the parse kernel leaves it alone)."""
+    cs_classes: int = 0
+    """VW's ``--csoaa K``: K; the label part is read as cost-sensitive entries after the parse
+    (:func:`streamlearn.io.cslabels.cs_batch`; ``named`` then maps the classes' names)."""
+    ml_classes: int = 0
+    """VW's ``--multilabel_oaa K``: K; the label part is read as classes after the parse
+    (:func:`streamlearn.io.multilabels.ml_batch`)."""
+    csv: object = field(default=None, compare=False)
+    """VW's ``--csv``: the run's :class:`~streamlearn.io.csv.CsvReader` (options, each
+    source's header), a parsing option that travels with the others."""
 
     @property
     def active(self) -> bool:

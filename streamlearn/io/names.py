@@ -101,6 +101,19 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
     return out
 
 
+def line_names(line: bytes, bits: int, inter=None, values: list[float] | None = None,
+               source: str = "") -> list[tuple[int, str, int]]:  # fmt: skip
+    """:func:`vw_names`, or for a CSV run (``inter.csv``) the CSV line's features
+    (:func:`streamlearn.io.csv.csv_names`, by the header ``source`` was read with)."""
+    hash_all = inter is not None and inter.hash_all
+    if inter is not None and inter.csv is not None:
+        from streamlearn.io.csv import csv_names
+
+        return csv_names(line, source, bits, inter.csv.opts.sep_byte, hash_all, values)
+    return vw_names(line, bits, hash_all, values,
+                    inter.hash_seed if inter is not None else 0)  # fmt: skip
+
+
 def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tuple[int, str, int]]:
     """``feats`` (full 32-bit hashes, :func:`vw_names` with 32 bits) with VW's n-grams and
     skip-grams appended to each namespace (``--ngram``, ``--skips``), slots masked to
@@ -243,14 +256,12 @@ class NameCollector:
 
             head = next((ln for ln in lines if ln.strip()), b"")
             self.fmt = "svmlight" if detect_format(head) == FMT_SVMLIGHT else "vw"
-        hash_all = self.inter is not None and self.inter.hash_all
         for i in np.flatnonzero(batch.status == 0):
             line = lines[int(batch.line[i]) - first]
             if self.fmt == "svmlight":
                 feats = svmlight_names(line, self.bits)
             else:
-                feats = with_grams(vw_names(line, 32, hash_all, hash_seed=self.inter.hash_seed
-                                            if self.inter is not None else 0),
+                feats = with_grams(line_names(line, 32, self.inter, source=batch.block.source),
                                    self.inter, self.bits)  # fmt: skip
             named = [(slot, name) for slot, name, _ in feats]
             if self.inter is not None:

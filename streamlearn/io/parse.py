@@ -38,6 +38,7 @@ from streamlearn.io.batch import (
     Batch,
     Block,
 )
+from streamlearn.io.csv import run_csv_kernel
 from streamlearn.io.grams import expand_grams
 from streamlearn.io.interactions import (
     CROSS_BUDGET,
@@ -56,7 +57,8 @@ from streamlearn.system.text import shown_bytes
 
 FMT_VW = 0
 FMT_SVMLIGHT = 1
-FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT}
+FMT_CSV = 2
+FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT, "csv": FMT_CSV}
 
 _SLOW_CAP = 64
 WORDS = not INTERPRETED and sys.byteorder == "little"
@@ -236,8 +238,10 @@ def parse_block_parts(
     (so only one part's crosses are in memory at a time); the rows of all the
     parts, in order, are :func:`parse_block`'s.
     """
-    if fmt not in (FMT_VW, FMT_SVMLIGHT):
+    if fmt not in (FMT_VW, FMT_SVMLIGHT, FMT_CSV):
         raise ValueError(f"unknown format code {fmt!r}")
+    if fmt == FMT_CSV and (inter is None or inter.csv is None):
+        raise ValueError("CSV needs its options (Interactions.csv, a CsvReader)")
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..32, got {bits}")
     data = _as_kernel_bytes(block.data)
@@ -252,11 +256,17 @@ def parse_block_parts(
     args = (data, int(block.first_line), mask, bool(constant), float(limit))
     vw_numbers = fmt == FMT_VW and inter is not None and inter.vw_numbers
     if fmt == FMT_VW:
-        args += (inter is not None and inter.hash_all, vw_numbers,
+        raw_labels = inter is not None and inter.label_kind != 0
+        args += (inter is not None and inter.hash_all, vw_numbers, raw_labels,
                  np.uint32(inter.hash_seed if inter is not None else 0),
                  row_crosser(inter if fused else None, mask, budget or 0))  # fmt: skip
-    run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
-    rows, k, touching, first_touching, crossed, n_slow, spans = run(_SLOW_CAP)
+    if fmt == FMT_CSV:
+        rows, k = run_csv_kernel(inter.csv, data, block.source, int(block.first_line), mask,
+                                 bool(constant), float(limit), arrays)  # fmt: skip
+        touching = first_touching = crossed = n_slow = 0
+    else:
+        run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
+        rows, k, touching, first_touching, crossed, n_slow, spans = run(_SLOW_CAP)
     if n_slow:
         if n_slow > _SLOW_CAP:  # collect every span
             *_, spans = run(n_slow)
@@ -266,6 +276,10 @@ def parse_block_parts(
         rows, k, touching, first_touching, crossed, *_ = run(
             0, np.ascontiguousarray(spans[:, 0]), vals
         )
+    if inter is not None and inter.named is not None and not inter.cs_classes:
+        from streamlearn.io.named import read_named
+
+        read_named(data, arrays, rows, inter.named, vw_numbers, float(limit))
     (
         labels, weights, bases, tag_start, tag_end, indptr, indices, values,
         status, line, line_start, err_pos, ns,
@@ -300,6 +314,7 @@ def parse_block_parts(
         line_start=line_start[:rows],
         err_pos=err_pos[:rows],
         fmt=fmt,
+        ns=ns,
     )
     return (_with_long_lines(batch, block.long_lines) if block.long_lines else batch), None
 
@@ -435,10 +450,12 @@ def parse_bytes(
     first_line: int = 1,
     limit: float = MAX_MAGNITUDE,
     numbers: str = "exact",
+    labels: str = "simple",
 ) -> Batch:
     """Parse a bytes object of whole lines (tests, small inputs); ``limit`` as
     :func:`parse_block`'s; ``numbers="vw"`` reads VW text's numbers as VW does
-    (``TrainConfig.numbers``).
+    (``TrainConfig.numbers``); ``labels`` other than ``"simple"`` (``"cs"``, ``"cb"``) leaves
+    the label part to :func:`streamlearn.io.labels.read_labels`.
 
     >>> parse_bytes(b"3 1:0.5 7:2\\n", fmt="svmlight", constant=False).indices.tolist()
     [1, 7]
@@ -449,6 +466,10 @@ def parse_bytes(
         raise ValueError(f"numbers must be 'exact' or 'vw', not {numbers!r}")
     buf = np.frombuffer(data, dtype=np.uint8).copy()
     inter = compile_interactions(vw_numbers=True) if numbers == "vw" else None
+    if labels != "simple":  # the label part is io/labels.py's (read_labels)
+        from streamlearn.io.labels import KINDS
+
+        inter = dataclasses.replace(inter or compile_interactions(), label_kind=KINDS[labels])
     return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant, inter,
                        limit=limit)  # fmt: skip
 
@@ -511,7 +532,7 @@ def _first_nonempty_line(data: np.ndarray) -> bytes | None:
 
 
 def _format_code(fmt: str | int) -> int:
-    if isinstance(fmt, int) and fmt in (FMT_VW, FMT_SVMLIGHT):
+    if isinstance(fmt, int) and fmt in (FMT_VW, FMT_SVMLIGHT, FMT_CSV):
         return fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: expected 'auto', 'vw' or 'svmlight'")

@@ -4,7 +4,9 @@ Each module in this package exposes the same kernels (see
 :mod:`streamlearn.learners.base`) and a :class:`~streamlearn.learners.base.LearnerSpec`.
 The driver resolves the variant once, before the loop, and never branches on
 the algorithm inside it.  Modules are imported on demand so that startup only
-loads the kernels a run uses.
+loads the kernels a run uses.  Reductions over gd's update: one against all
+(:mod:`~streamlearn.learners.oaa`), cost-sensitive (:mod:`~streamlearn.learners.csoaa`),
+multilabel (:mod:`~streamlearn.learners.multilabel`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
-            oaa: int = 0) -> LearnerSpec:  # fmt: skip
+            oaa: int = 0, csoaa: bool = False,
+            multilabel: bool = False) -> LearnerSpec:  # fmt: skip
     """The kernel variant that runs ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
@@ -28,6 +31,14 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
     (``minibatch`` > 1) and ``subgrad`` run :mod:`streamlearn.learners.minibatch`.
     ``oaa`` = K > 0: one-against-all over K classes (:mod:`streamlearn.learners.oaa`).
     """
+    if oaa and multilabel:
+        from streamlearn.learners import multilabel as multi
+
+        return multi.resolve(algo)
+    if oaa and csoaa:
+        from streamlearn.learners import csoaa as cost_sensitive
+
+        return cost_sensitive.resolve(algo)
     if oaa:
         from streamlearn.learners import oaa as one_against_all
 
@@ -93,7 +104,8 @@ def spec_by_name(name: str) -> LearnerSpec:
 
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
-        "cd", "coin", "pistol", "freegrad", "oaa",
+        "cd", "coin", "pistol", "freegrad", "oaa", "csoaa",
+        "multilabel",
     ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")

@@ -489,6 +489,15 @@ def prefetch_example(table, indptr, indices, i):
 
 
 @jit_inline
+def write_raw(preds, indptr, i, p):
+    """VW's ``-r``: row ``i``'s score before clipping and the link, at ``preds[n + i]`` when
+    the caller gave ``preds`` room for it (2n entries for n rows; otherwise nothing)."""
+    n = indptr.shape[0] - 1
+    if preds.shape[0] > n:
+        preds[n + i] = p
+
+
+@jit_inline
 def score(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     """Clip, count and account one scored example: (clipped prediction, learn it?).
 

@@ -53,6 +53,7 @@ from streamlearn.learners.base import (
     prefetch_example,
     row_span,
     stored_prediction,
+    write_raw,
 )
 from streamlearn.learners.losses import dloss32, expf
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc
@@ -122,6 +123,7 @@ def train_batch(
                     p *= div32(radius, norm_w)
         else:
             p = stored_prediction(table, indices, values, lo, hi, bases[i])
+        write_raw(preds, indptr, i, F64(p))
         p = end_scored(stats, rows, gstate, params, loss_id, p, y, a, hi - lo, labeled, holdout,
                        extend)  # fmt: skip
         preds[i] = F64(p)

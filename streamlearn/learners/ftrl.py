@@ -41,6 +41,7 @@ from streamlearn.learners.base import (
     prefetch_example,
     row_span,
     score32,
+    write_raw,
     zero_gstate,
 )
 from streamlearn.learners.losses import dloss32
@@ -98,6 +99,7 @@ def train_batch(
         p = F32(bases[i])
         for k in range(lo, hi):
             p += F32(table[indices[k], 0]) * F32(values[k])
+        write_raw(preds, indptr, i, F64(p))
         pc, learn, _ = score32(stats, rows, gstate, params, loss_id, F64(p), F64(y), a, hi - lo)
         p = F32(pc)
         preds[i] = F64(p)

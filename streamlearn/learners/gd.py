@@ -64,6 +64,7 @@ from streamlearn.learners.base import (
     prefetch_example,
     row_span,
     score32,
+    write_raw,
 )
 from streamlearn.learners.losses import dloss32, square_grad32, unsafe_update32, update32
 from streamlearn.system.jit import fdiv, jit, jit_inline, jit_noalloc, stack_f32
@@ -296,6 +297,7 @@ def train_batch(
             for k in range(lo, hi):
                 p += F32(table[indices[k], 0]) * F32(values[k])
         p = p * F32(gstate[G_CONTRACTION])
+        write_raw(preds, indptr, i, F64(p))
         pc, learn, lv = score32(stats, rows, gstate, params, loss_id, F64(p), F64(y), a, hi - lo)
         p = F32(pc)
         preds[i] = F64(p)

@@ -44,6 +44,7 @@ from streamlearn.learners.base import (
     prefetch_example,
     row_span,
     stored_prediction,
+    write_raw,
     zero_gstate,
 )
 from streamlearn.learners.losses import dloss32, expf
@@ -91,6 +92,7 @@ def train_batch(
                 p += w * x
         else:
             p = stored_prediction(table, indices, values, lo, hi, bases[i])
+        write_raw(preds, indptr, i, F64(p))
         p = end_scored(stats, rows, gstate, params, loss_id, p, y, a, hi - lo, labeled, holdout,
                        extend)  # fmt: skip
         preds[i] = F64(p)

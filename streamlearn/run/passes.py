@@ -55,10 +55,20 @@ def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: 
     from streamlearn.io.reader import InputError
 
     try:
-        yield from read_batches(
+        batches = read_batches(
             sources, fmt=fmt, bits=bits, constant=constant, block_size=block_size,
             workers=workers, inter=inter, max_line=max_line,
         )
+        if inter is not None and inter.cs_classes:  # --csoaa K: cost-sensitive labels
+            from streamlearn.io.cslabels import cs_batch
+
+            batches = (cs_batch(b, inter.cs_classes, inter.named, inter.vw_numbers)
+                       for b in batches)  # fmt: skip
+        if inter is not None and inter.ml_classes:  # --multilabel_oaa K
+            from streamlearn.io.multilabels import ml_batch
+
+            batches = (ml_batch(b, inter.ml_classes) for b in batches)
+        yield from batches
     except InputError as e:
         raise InputUnreadable(str(e)) from None
     except OSError as e:  # e.g. a corrupt gzip stream
@@ -157,6 +167,11 @@ class Passes:
                     "numbers": config.numbers,
                     "f32_crosses": config.algo in FLOAT32_ALGORITHMS,
                     "examples": examples,
+                    # what the labels and cells were read as (a cache holds them parsed)
+                    "labels": ["cs" if config.csoaa else "multilabel" if config.multilabel
+                               else "simple", config.oaa, config.named_labels],  # (JSON: a list)
+                    "csv": [config.csv_separator, config.csv_header, config.csv_no_file_header,
+                            config.csv_ns_value] if config.format == "csv" else None,
                 },
             )
             if max_line != MAX_LINE_BYTES:  # which lines were skipped

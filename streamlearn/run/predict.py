@@ -33,6 +33,7 @@ from streamlearn.run.runner import (
     PredictionWriter,
     binary_mode,
     check_probabilities,
+    class_names,
     prediction_width,
     prefetch,
     run_kernel,
@@ -127,7 +128,9 @@ def predict(
     checks = BatchChecks(console, config, inputs.strict)
     classes = ClassNumbering(scorer.params, scorer.stats, console) if config.oaa else None
     writer = PredictionWriter(outputs.predictions, outputs.link, config.binary,
-                              outputs.raw_predictions, outputs.probabilities)  # fmt: skip
+                              outputs.raw_predictions, outputs.probabilities,
+                              names=class_names(config),
+                              multilabel=config.multilabel)  # fmt: skip
     batches = first_examples(
         parsed(
             inputs.sources or ["-"],

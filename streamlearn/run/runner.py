@@ -144,7 +144,8 @@ class BatchChecks:
         self.reasons: Counter[str] = Counter()
         self.first_errors: list[str] = []
         self.classification = config.loss_id in CLASSIFICATION and not config.oaa
-        self.classes = config.oaa  # --oaa K: labels are classes 1..K, not -1/+1
+        # --oaa K: labels are classes 1..K (--csoaa, --multilabel_oaa: read with their rows)
+        self.classes = 0 if config.csoaa or config.multilabel else config.oaa
         self.zero_to_negative = self.classification and config.zero_label == "negative"
         """Labels 0 become -1 (sl's reading; VW's, ``zero_label="vw"``, keeps them)."""
 
@@ -171,6 +172,8 @@ class BatchChecks:
                     if self.strict:
                         raise MalformedData(msg + " (--strict: no model written)")
                     self.console.warn_once(msg, f"skipped {msg}")
+        if self.config.multilabel and batch.labels.ndim == 2:
+            _multilabel_beyond(batch, self.config.oaa, self.console)
         if getattr(batch, "n_touching_tags", 0) and _touching_tag_unlabeled(batch):
             self.console.warn_once(
                 "tag",
@@ -207,6 +210,20 @@ class BatchChecks:
         """At the end of the input: fail (:func:`no_examples`) when no row was usable."""
         if self.examples == 0 and not allow_empty:
             raise no_examples(where, self.skipped, self.first_errors)
+
+
+def _multilabel_beyond(batch: Batch, k: int, console: Console) -> None:
+    """Warn once of a usable line listing a class K or more (``--multilabel_oaa K``): VW
+    learns it as no class ("won't work right"), and so does sl."""
+    lab = batch.labels
+    m = lab[:, 0].astype(np.int64)
+    cols = np.arange(1, lab.shape[1])
+    beyond = ((lab[:, 1:] >= k) & (cols[None, :] <= m[:, None])).any(axis=1) & (batch.status == 0)
+    if beyond.any():
+        i = int(np.flatnonzero(beyond)[0])
+        console.warn_once(
+            "multilabel", f"{batch.block.source}:{int(batch.line[i])}: a class of "
+            f"--multilabel_oaa {k} is 0..{k - 1}: a larger one is learned as no class (as VW)")
 
 
 def _touching_tag_unlabeled(batch: Batch) -> bool:
@@ -286,7 +303,10 @@ class PredictionWriter:
 
     def __init__(self, path: str | None, link: str, binary: bool = False,
                  raw: str | None = None, probabilities: bool = False,
-                 vw: bool = False) -> None:  # fmt: skip
+                 vw: bool = False, names: tuple[str, ...] = (),
+                 multilabel: bool = False) -> None:  # fmt: skip
+        self.multilabel = multilabel  # --multilabel_oaa: classes c1,c2 (preds 2K + 1 wide)
+        self.names = names  # --named_labels: class c (1..K) is written as names[c - 1]
         self.link = link
         self.binary = binary
         self.probabilities = probabilities
@@ -301,18 +321,29 @@ class PredictionWriter:
         self.out = self.outs[0][0] if self.outs else None
 
     def write(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1,
-              raw_first: int | np.ndarray | None = None) -> None:  # fmt: skip
+              raw_first: int | np.ndarray | None = None,
+              raw: np.ndarray | None = None) -> None:  # fmt: skip
         """``first``: with one-against-all, the number of the first class in each row's
         ``c:p`` texts (:meth:`ClassNumbering.after`); ``raw_first`` the same as each row
         was predicted (VW's ``-r``: :attr:`ClassNumbering.predicted`), ``first`` if None."""
         if not self.outs or self.broken:
             return
+        if self.multilabel:
+            for out, transformed in self.outs:
+                if transformed:
+                    self._write(out, _multilabel_lines(batch, preds, self.probabilities))
+            return
         for out, transformed in self.outs:
             if self.vw and not transformed and preds.ndim == 2 and self.probabilities:
                 continue  # VW's -r stays empty under --probabilities
+            if not transformed and batch.labels.ndim == 2:  # --csoaa: the classes listed
+                start = first if raw_first is None else raw_first
+                self._write(out, _lines(batch, _cs_raw_texts(batch.labels, preds, start)))
+                continue
             if self.vw:
                 texts = self._vw_texts(
-                    preds, first if transformed or raw_first is None else raw_first, transformed
+                    preds if transformed or raw is None else raw,
+                    first if transformed or raw_first is None else raw_first, transformed
                 )
             else:
                 texts = self._texts(preds, first) if transformed else _raw_texts(preds, first)
@@ -322,6 +353,13 @@ class PredictionWriter:
             except BrokenPipeError:
                 self._lost_reader(out)
                 return
+
+    def _write(self, out: Output, data: bytes) -> None:
+        try:
+            out.write(data)
+            out.flush()
+        except BrokenPipeError:
+            self._lost_reader(out)
 
     def lines(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1) -> bytes:
         """The lines :meth:`write` writes to ``-p`` for ``batch`` (a server's answer:
@@ -333,6 +371,8 @@ class PredictionWriter:
         """Each row's prediction as written: :func:`shown`'s number; with one-against-all
         (K + 1 columns) the class, or with ``--probabilities`` ``1:p1 2:p2 ...`` (as VW)."""
         if preds.ndim == 2:
+            if self.names and not self.probabilities:
+                return self._named(preds)
             if not self.probabilities:
                 return [f"{v:.9g}" for v in preds[:, 0].tolist()]
             return _class_texts(preds[:, 1:], "g", first)
@@ -347,10 +387,19 @@ class PredictionWriter:
                 return f.oaa_raw_texts(preds[:, 1:], first)
             if self.probabilities:
                 return f.labelled_texts(preds[:, 1:], first)
+            if self.names:
+                return self._named(preds)
             return f.class_texts(preds)
         if not transformed:
             return f.raw_texts(preds)
         return f.scalar_texts(preds, self.link, self.binary)
+
+    def _named(self, preds: np.ndarray) -> list[str]:
+        """Each row's class by its name (VW's ``unknown`` for none, ``nan`` for a skipped
+        line)."""
+        k = len(self.names)
+        return ["nan" if v != v else self.names[int(v) - 1] if 1 <= v <= k else "unknown"
+                for v in preds[:, 0].tolist()]  # fmt: skip
 
     def _lost_reader(self, out: Output) -> None:
         self.broken = True
@@ -379,6 +428,15 @@ class PredictionWriter:
         """Drop the predictions of a failed run (an existing file is left as it was)."""
         for out, _ in self.outs:
             out.abort()
+
+
+def class_names(config) -> tuple[str, ...]:  # noqa: ANN001 - a TrainConfig
+    """``--named_labels``: the classes' names, for ``-p`` (none without it)."""
+    if not config.named_labels:
+        return ()
+    from streamlearn.io.named import NamedLabels
+
+    return NamedLabels.of(config.named_labels).names
 
 
 def _raw_texts(preds: np.ndarray, first: int | np.ndarray = 1) -> list[str]:
@@ -454,6 +512,52 @@ class ClassNumbering:
         return numbers
 
 
+def _cs_raw_texts(labels: np.ndarray, preds: np.ndarray, first: int | np.ndarray) -> list[str]:
+    """VW's ``-r`` of ``--csoaa K``: ``class:score`` of each class the line lists, in its
+    order (the score before clipping; an empty line for a line that lists none);
+    ``first``: each row's first class number (0 or 1)."""
+    from streamlearn.run.vwformat import general
+
+    starts = np.broadcast_to(first, labels.shape[:1]).tolist()
+    k = preds.shape[1] - 1
+    texts = []
+    for lab, row, f in zip(labels.tolist(), preds.tolist(), starts, strict=True):
+        if row[0] != row[0]:
+            texts.append("nan")
+            continue
+        parts = []
+        for j in range(int(lab[0])):
+            c = int(lab[1 + 2 * j])
+            col = c - f
+            parts.append(f"{c}:{general(row[1 + col]) if 0 <= col < k else 0}")
+        texts.append(" ".join(parts))
+    return texts
+
+
+def _multilabel_lines(batch: Batch, preds: np.ndarray, probabilities: bool) -> bytes:
+    """VW's ``-p`` of ``--multilabel_oaa K``: the classes predicted, ``c1,c2`` and a space;
+    with ``--probabilities`` first a line of each class's probability (``0:p0 1:p1 ...``)."""
+    from streamlearn.run.vwformat import general
+
+    k = (preds.shape[1] - 1) // 2
+    texts = []
+    for row in preds.tolist():
+        if row[0] != row[0]:
+            texts.append(["nan"])
+            continue
+        classes = ",".join(str(c) for c in range(k) if row[1 + k + c] != 0.0) + " "
+        if probabilities:
+            texts.append([" ".join(f"{c}:{general(row[1 + c])}" for c in range(k)), classes])
+        else:
+            texts.append([classes])
+    data = batch.block.data
+    out = []
+    for parts, a, b in zip(texts, batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True):
+        tag = b" " + data[a:b].tobytes() if b > a else b""
+        out += [p.encode("ascii") + tag + b"\n" for p in parts]
+    return b"".join(out)
+
+
 def _lines(batch: Batch, texts: list[str]) -> bytes:
     """One line per row: the prediction as written, and the tag when there is one
     (the tag's bytes as they were, UTF-8 or not)."""
@@ -468,15 +572,21 @@ def _lines(batch: Batch, texts: list[str]) -> bytes:
 
 
 def run_kernel(
-    train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows, width: int = 0
+    train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows, width: int = 0,
+    raw: bool = False,
 ) -> np.ndarray:
     """One call of a learner's ``train_batch`` kernel over ``batch``; its predictions.
 
     ``batch`` is a :class:`Batch` or anything with its CSR and row arrays
     (the tests pass their random streams).  ``width`` > 0: the kernel writes that
-    many columns per row (one-against-all: the class and the K scores).
+    many columns per row (one-against-all: the class and the K scores).  ``raw``
+    (one column): the predictions are followed by each row's score before clipping
+    (VW's ``-r``; :func:`~streamlearn.learners.base.write_raw`), 2n values in all.
     """
-    preds = np.empty(batch.n) if width == 0 else np.empty((batch.n, width))
+    if width == 0:
+        preds = np.empty(2 * batch.n) if raw else np.empty(batch.n)
+    else:
+        preds = np.empty((batch.n, width))
     args = (table, gstate, params, loss_id, batch.indptr, batch.indices, batch.values,
             batch.labels, batch.weights, batch.bases, batch.status, stats, rows, preds)  # fmt: skip
     if INTERPRETED:
@@ -491,7 +601,10 @@ def run_kernel(
 
 
 def prediction_width(config: TrainConfig) -> int:
-    """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``."""
+    """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``
+    (``--multilabel_oaa K``: 2K + 1, :mod:`streamlearn.learners.multilabel`)."""
+    if config.multilabel:
+        return 2 * config.oaa + 1
     return config.oaa + 1 if config.oaa else 0
 
 
@@ -499,7 +612,7 @@ def check_probabilities(config: TrainConfig, probabilities: bool, link: str = "i
     """``--probabilities`` needs ``--oaa`` and logistic loss (VW's probabilities are
     logistic of each class's score, normalised); a link transforms a binary model's score,
     and would be ignored by a multiclass model, whose predictions are classes."""
-    if config.oaa and link != "identity":
+    if config.oaa and link != "identity" and not (config.multilabel and link == "logistic"):
         raise UsageError(f"--link {link} transforms one score; this --oaa {config.oaa} "
                          "model predicts classes (--probabilities: each class's "
                          "probability)")  # fmt: skip

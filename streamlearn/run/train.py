@@ -73,6 +73,7 @@ from streamlearn.run.runner import (
     PredictionWriter,
     binary_mode,
     check_probabilities,
+    class_names,
     prediction_width,
     prefetch,
     run_kernel,
@@ -142,7 +143,8 @@ class Learner:
 
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
+                       config.csoaa, config.multilabel)
         params = config.params()
         table = spec.new_table(config.bits)
         if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
@@ -153,7 +155,8 @@ class Learner:
 
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
-        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa)
+        spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
+                       config.csoaa, config.multilabel)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
@@ -477,6 +480,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         params[P_PROGRESS] = console.progress  # VW's -P: when the table gets a line
         params[P_BINARY] = binary_mode(cfg.binary, o.link)
         params[P_PROBS] = 1.0 if o.probabilities else 0.0
+        if cfg.multilabel and o.link == "logistic" and not o.probabilities:
+            params[P_PROBS] = 2.0  # --multilabel_oaa: VW's logistic link on each class
         if console.progress < 0:
             learner.stats[S_NEXT_DUMP] = learner.stats[S_SHOWN_W] - console.progress
         runs.append(Run(
@@ -487,7 +492,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
                           else None),  # fmt: skip
             PassLog(cfg, _silent if o.vw_format else grid_say),  # (VW prints no pass lines)
             PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
-                             o.probabilities, vw=o.vw_format),
+                             o.probabilities, vw=o.vw_format, names=class_names(cfg),
+                             multilabel=cfg.multilabel),
             classes=ClassNumbering(params, learner.stats, console) if cfg.oaa else None,
         ))  # fmt: skip
     if not outputs.vw_format:
@@ -771,10 +777,15 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 else:
                     learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
                 for run, preds in zip(learning, learned, strict=True):
+                    raw = None
+                    if preds.ndim == 1 and preds.shape[0] == 2 * batch.n:  # VW's -r
+                        preds, raw = preds[: batch.n], preds[batch.n :]
+                        raw[batch.status != 0] = np.nan
                     first = run.classes.after(batch) if run.classes is not None else 1
                     run.progress.emit(run.learner.stats, run.rows)
                     try:
-                        _check_finite(batch, preds, run.learner.config.algo)
+                        cfg = run.learner.config
+                        _check_finite(batch, preds, cfg.algo, cfg.csoaa)
                     except Diverged as e:
                         _diverged(run, e, alone=len(runs) == 1)
                         continue
@@ -782,7 +793,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                         run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no)
                     if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
                         run.writer.write(batch, preds, first,
-                                         run.classes.predicted if run.classes else None)
+                                         run.classes.predicted if run.classes else None, raw)
                 if board is not None:
                     board.emit()
                 if collector is not None and runs[0].outputs.vw_format:
@@ -982,14 +993,19 @@ def _fit(learner: Learner, config: TrainConfig, data, console: Console) -> dict:
 def _learn_run(run: Run, batch: Batch) -> np.ndarray:
     if run.params[P_PROGRESS] < 0 and run.rows.shape[0] < batch.n:  # -P N: a line every N
         run.rows = np.zeros((batch.n, run.rows.shape[1]))
-    return _learn(run.learner, run.params, batch, run.rows)
+    # VW's -r: the kernel writes the unclipped scores after the predictions
+    raw = bool(run.outputs.raw_predictions and run.outputs.vw_format)
+    return _learn(run.learner, run.params, batch, run.rows, raw)
 
 
-def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray) -> np.ndarray:
-    """Run the learner's kernel over one batch; return its predictions."""
+def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray,
+           raw: bool = False) -> np.ndarray:  # fmt: skip
+    """Run the learner's kernel over one batch; return its predictions (``raw``: followed
+    by the scores before clipping, :func:`~streamlearn.run.runner.run_kernel`)."""
     return run_kernel(
         learner.spec.train_batch, learner.table, learner.gstate, params,
         learner.config.loss_id, batch, learner.stats, rows, prediction_width(learner.config),
+        raw,
     )  # fmt: skip
 
 
@@ -1018,10 +1034,15 @@ def save_outputs(final: model_io.Model, outputs: Outputs, passes: int = 1,
             write_readable(outputs.invert_hash, final, with_names=True)
 
 
-def _check_finite(batch: Batch, preds: np.ndarray, algo: str = "gd") -> None:
+def _check_finite(batch: Batch, preds: np.ndarray, algo: str = "gd",
+                  partial: bool = False) -> None:  # fmt: skip
+    """``partial`` (--csoaa): a class a line does not list is not scored (NaN)."""
     ok = batch.status == 0
-    if not np.all(np.isfinite(preds[ok])):
-        i = int(np.flatnonzero(ok & ~np.isfinite(preds.reshape(batch.n, -1)).any(axis=1))[0])
+    bad = ~np.isfinite(preds.reshape(batch.n, -1))
+    if partial:
+        bad = np.isinf(preds) | np.isnan(preds[:, :1])
+    if bad[ok].any():
+        i = int(np.flatnonzero(ok & bad.any(axis=1))[0])
         raise Diverged(
             f"{batch.block.source}:{int(batch.line[i])}: prediction is not finite; the "
             "weights diverged: " + _what_to_change(algo)
@@ -1056,3 +1077,4 @@ def _what_to_change(algo: str) -> str:
                 "0 and goes on with non-finite weights); scale the features or labels, or "
                 "try --coin")  # fmt: skip
     return "lower --learning-rate, or scale the feature values"
+

@@ -40,19 +40,20 @@ class Auditor:
         self.out = out if out is not None else sys.stdout.buffer
         self.mask = (1 << config.bits) - 1
         self.constant = (CONSTANT_HASH & self.mask) if config.constant else None
+        self.source = ""  # the source of the batch audited (a CSV file's header)
 
     def ignored_linear(self, line: bytes) -> list[tuple[int, str, float]] | None:
         """With ``--ignore_linear``: (slot, name, value) of every linear feature in VW's
         order, the ignored ones too (VW's audit lists them; the row does not hold them),
         or None when the line's namespaces are not each in one run (then sl prints the
         row's features only)."""
-        from streamlearn.io.names import vw_names
+        from streamlearn.io.names import line_names
 
         inter = self.inter
         if inter is None or not inter.drop_linear.any():
             return None
         values: list[float] = []
-        feats = vw_names(line, self.config.bits, inter.hash_all, values, inter.hash_seed)
+        feats = line_names(line, self.config.bits, inter, values, self.source)
         seen: list[int] = []
         for _, _, nsb in feats:
             if not seen or seen[-1] != nsb:
@@ -65,11 +66,10 @@ class Auditor:
     def names(self, line: bytes, n: int) -> list[str | None]:
         """The names of the ``n`` features of a parsed ``line``, in the row's order, or
         None where they cannot be told (then the slot alone is printed)."""
-        from streamlearn.io.names import crossed_names, vw_names, with_grams
+        from streamlearn.io.names import crossed_names, line_names, with_grams
 
         inter = self.inter
-        feats = with_grams(vw_names(line, 32, inter is not None and inter.hash_all,
-                                    hash_seed=inter.hash_seed if inter is not None else 0), inter,
+        feats = with_grams(line_names(line, 32, inter, source=self.source), inter,
                            self.config.bits)  # fmt: skip
         linear = [name for slot, name, nsb in feats
                   if inter is None or not (inter.drop[nsb] or inter.drop_linear[nsb])]  # fmt: skip
@@ -81,10 +81,9 @@ class Auditor:
         return names if len(names) == n else [None] * n
 
     def _nsb(self, line: bytes) -> list[tuple[int, str, int]]:
-        from streamlearn.io.names import vw_names
+        from streamlearn.io.names import line_names
 
-        return vw_names(line, self.config.bits, self.inter.hash_all,
-                        hash_seed=self.inter.hash_seed)
+        return line_names(line, self.config.bits, self.inter, source=self.source)
 
     def _state(self, learner, slots: np.ndarray) -> tuple:  # noqa: ANN001
         """(slots, stored weights, weights as VW shows them, adaptive sums or None)."""
@@ -120,9 +119,11 @@ class Auditor:
         c = self.config
         lines = batch.block.data.tobytes().split(b"\n")
         first_line = batch.block.first_line
+        self.source = batch.block.source
         data = batch.block.data
         out = []
         preds = []
+        raws: list[np.ndarray] = []
         for i in range(batch.n):
             lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
             one = SimpleNamespace(
@@ -161,16 +162,31 @@ class Auditor:
                 state = [self._state(learner, (feature_slots * step + k) & self.mask)
                          for k in range(classes)]  # fmt: skip
             before = self._range(learner) if c.algo == "ftrl" else None
+            span = self._range(learner) if c.csoaa else None
             p = learn(one)
+            if p.ndim == 1 and p.shape[0] == 2:  # -r: the unclipped score after it
+                raws.append(p[1:])
+                p = p[:1]
             preds.append(p)
             if not ok:
                 continue
             a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
             tag = (b" " + data[a:b].tobytes()) if b > a else b""
             row = p.reshape(-1)
-            for k, (slots, w, shown, g) in enumerate(state):
+            order = range(len(state))
+            if c.csoaa and int(batch.labels[i, 0]) > 0:  # VW audits the classes listed, in order
+                order = _listed(batch.labels[i], row)
+            costs = _costs(batch.labels[i]) if c.csoaa else None
+            for n_k, k in enumerate(order):
+                slots, w, shown, g = state[k]
                 # --oaa: one audit per class, its score and its slots (VW's multipredict)
                 score = float(row[1 + k]) if c.oaa else float(row[0])
+                if c.csoaa and score != score:
+                    continue  # --csoaa: a class the line does not list is not scored
+                if span is not None:  # --csoaa: gd's prediction, clipped as the scorer widens
+                    if costs and n_k < len(costs) and np.isfinite(costs[n_k]) and not c.test_only:
+                        span = (min(span[0], costs[n_k]), max(span[1], costs[n_k]))
+                    score = float(F32(min(max(score, span[0]), span[1])))
                 head = fixed(score + 0.0).encode("ascii") + tag + b"\n"
                 features = _cells(names, slots, x, w, shown, g)
                 if before is not None:
@@ -184,7 +200,21 @@ class Auditor:
             self.out.flush()
         except BrokenPipeError:
             pass
-        return np.concatenate(preds) if preds else np.empty(0)
+        return np.concatenate(preds + raws) if preds else np.empty(0)
+
+
+def _costs(label: np.ndarray) -> list[float]:
+    """--csoaa: the costs a line lists, in its order (inf: none given)."""
+    return [float(label[2 + 2 * j]) for j in range(int(label[0]))]
+
+
+def _listed(label: np.ndarray, row: np.ndarray) -> list[int]:
+    """--csoaa: the 0-based classes a line lists, in its order (the classes numbered from
+    0 or from 1, as the scored columns of ``row`` tell)."""
+    k = row.shape[0] - 1
+    listed = [int(label[1 + 2 * j]) for j in range(int(label[0]))]
+    one = all(1 <= cl <= k and row[cl] == row[cl] for cl in listed)
+    return [cl - 1 if one else cl for cl in listed if 0 <= (cl - 1 if one else cl) < k]
 
 
 def _cells(names: list, slots: np.ndarray, x: np.ndarray, w: np.ndarray, shown: np.ndarray,

@@ -1,0 +1,555 @@
+"""One run of a multiline reduction (``sl vw --csoaa_ldf m|mc``, ``--cb_adf``, ``--cb K``).
+
+The path of an example: the reader's blocks (:func:`~streamlearn.io.reader.iter_blocks`,
+every input path), re-cut at blank lines (:func:`~streamlearn.io.multiline.example_blocks`),
+parsed with the label part left to the label kernel
+(:func:`~streamlearn.io.multiline.parse_examples`), the shared line merged into each
+action line and the interactions crossed after it
+(:func:`~streamlearn.io.multiline.merge_shared`, :func:`~streamlearn.io.multiline.cross_merged`),
+then one kernel call per batch that walks it example by example
+(:func:`streamlearn.learners.cb_adf.train_examples`,
+:func:`streamlearn.learners.csoaa_ldf.train_examples`).  ``--cb K`` examples are single
+lines turned into K action lines first (:mod:`streamlearn.learners.cb_to_adf`).
+
+Passes replay the parsed, merged batches kept in memory; holdout, passes and counts are
+in examples.  Output as VW's: ``-p`` per example, the summary on stderr.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from streamlearn.config import TrainConfig
+from streamlearn.errors import UsageError
+from streamlearn.io.labels import LABEL_CB, LABEL_CS
+from streamlearn.learners import cb_adf, csoaa_ldf
+
+
+@dataclass
+class Multiline:
+    """What a multiline reduction asks for (from VW's options)."""
+
+    reduction: str  # "csoaa_ldf", "cb_adf", "cb"
+    classifier: bool = False  # csoaa_ldf mc
+    cb_type: str = "mtr"
+    clip_p: float = 0.0
+    rank_all: bool = False  # cb_adf --rank_all
+    csoaa_rank: bool = False
+    actions: int = 0  # --cb K
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Tags:
+    """Each example's tag: a span of its block's bytes (none for --cb K's copies)."""
+
+    data: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    def __getitem__(self, e: int) -> bytes:
+        return self.data[self.start[e] : self.end[e]].tobytes()
+
+
+@dataclass
+class _Part:
+    """One batch ready for the kernel (kept for later passes)."""
+
+    mg: object
+    chosen: np.ndarray
+    cost: np.ndarray
+    prob: np.ndarray
+    lab_n: np.ndarray
+    lab_cls: np.ndarray
+    lab_cost: np.ndarray
+    tags: _Tags
+    ex_lines: np.ndarray
+    bad: list
+    sub: np.ndarray | None = None  # each action line's weight window (--cb K), else 0
+
+
+def _config(learn: dict) -> TrainConfig:
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(learn) - known)
+    if unknown:
+        raise UsageError(f"options not taken with multiline examples: {', '.join(unknown)}")
+    cfg = TrainConfig(**learn)
+    if cfg.algo != "gd":
+        raise UsageError(f"--csoaa_ldf/--cb_adf run on gd (VW's default learner), not {cfg.algo}")
+    return cfg
+
+
+def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
+           max_line: int, tee=None):  # noqa: ANN001, ANN202  # fmt: skip
+    from streamlearn.io.interactions import compile_interactions
+    from streamlearn.io.multiline import cross_merged, example_blocks, merge_shared, parse_examples
+    from streamlearn.io.reader import iter_blocks
+
+    full = cfg.namespaces() or compile_interactions()
+    kind = LABEL_CS if ml.reduction == "csoaa_ldf" else LABEL_CB
+    parse_inter = dataclasses.replace(
+        full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
+        drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
+    )  # fmt: skip
+    blocks = iter_blocks(sources or ["-"], block_size, max_line)
+    if tee is not None:
+        blocks = _tee(blocks, tee)
+    if ml.reduction != "cb":
+        blocks = example_blocks(blocks)
+    if ml.reduction == "cb" and full.crosses_or_filters:
+        # VW's copies keep the namespaces of earlier lines: a line without namespace g
+        # still crosses f with the last g seen (--audit shows f^x*g^y on such lines)
+        raise UsageError(
+            "--cb K with interactions or namespace filters is not supported: "
+            "VW crosses namespaces left over from earlier lines; use --cb_adf"
+        )
+    for block in blocks:
+        if ml.reduction == "cb":
+            part = _cb_part(ml, cfg, block, parse_inter)
+            part.mg = cross_merged(part.mg, full, cfg.bits)
+            yield part
+            continue
+        ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
+        mg = merge_shared(ex)
+        mg = cross_merged(mg, full, cfg.bits)
+        yield _prepare(ml, ex, mg)
+
+
+CACHE_NAME = b"sl-multiline-cache"
+"""The name in the gzip header of sl's cache of multiline (and ``--cb K``) input."""
+
+
+def _tee(blocks, out):  # noqa: ANN001, ANN202
+    """``blocks``, their bytes also written to ``out`` (each source's last example ended)."""
+    prev = None
+    for b in blocks:
+        if prev is not None and b.source != prev:
+            out.write(b"\n\n")
+        out.write(b.data.tobytes())
+        prev = b.source
+        yield b
+    if prev is not None:
+        out.write(b"\n\n")
+
+
+def is_cache(path: str) -> bool:
+    """Whether ``path`` is sl's cache of multiline input (a gzip file named
+    :data:`CACHE_NAME` in its header): VW's ``-c``/``--cache_file`` reads it instead of
+    the data, as VW reads its own cache."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(10 + len(CACHE_NAME) + 1)
+    except OSError:
+        return False
+    return head[:2] == b"\x1f\x8b" and bool(head[3] & 8) and head[10:-1] == CACHE_NAME
+
+
+def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # noqa: ANN001
+    """``--cb K``: each line copied to K action lines (:mod:`streamlearn.learners.cb_to_adf`)."""
+    from streamlearn.io.labels import read_labels
+    from streamlearn.io.multiline import Merged
+    from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
+    from streamlearn.learners.cb_to_adf import chosen_of, copy_to_adf, index_mask
+
+    b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
+    if b.err_pos is None:
+        b.err_pos = np.full(b.n, -1, dtype=np.int64)
+    lab = read_labels(b, LABEL_CB, parse_inter.vw_numbers)
+    k = ml.actions
+    for r in np.flatnonzero(b.status == 0):
+        a, _, _ = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
+        if a > k:
+            b.status[r] = 27
+    width = 2 if ml.cb_type == "dr" else 1
+    n_ok = int(np.count_nonzero(b.status == 0))
+    nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
+    act_ptr = np.empty(n_ok + 1, dtype=np.int64)
+    rows = np.empty(n_ok, dtype=np.int64)
+    sub = np.empty(n_ok * k, dtype=np.int64)
+    out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
+    out_idx = np.empty(nnz * k, dtype=np.uint32)
+    out_val = np.empty(nnz * k, dtype=np.float64)
+    ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+    out_ns = np.empty(nnz * k, dtype=ns.dtype)
+    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, width, cfg.bits,
+                index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val,
+                out_ns)  # fmt: skip
+    chosen = np.full(n_ok, -1, dtype=np.int64)
+    cost = np.zeros(n_ok)
+    prob = np.ones(n_ok)
+    for e, r in enumerate(rows):
+        a, c, p = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
+        if a > 0:
+            chosen[e], cost[e], prob[e] = a - 1, c, p
+    mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val, out_ns)
+    bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+    tags = _Tags(b.block.data, np.zeros(n_ok, dtype=np.int64), np.zeros(n_ok, dtype=np.int64))
+    none = np.zeros(0)
+    return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub)
+
+
+def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
+    from streamlearn.io.labels import TWO_LABELED_LINES
+    from streamlearn.io.parse import describe_errors
+
+    b = ex.batch
+    lab = ex.labels
+    rows = mg.row
+    lab_n = (lab.ptr[rows + 1] - lab.ptr[rows]).astype(np.int64)
+    first = lab.ptr[rows]
+    safe = np.minimum(first, max(lab.cls.shape[0] - 1, 0))
+    has = lab_n > 0
+    lab_cls = np.where(has, lab.cls[safe] if lab.cls.shape[0] else 0, 0).astype(np.int64)
+    lab_cost = np.where(has, lab.cost[safe] if lab.cost.shape[0] else np.nan, np.nan)
+    lab_prob = np.where(has, lab.prob[safe] if lab.prob.shape[0] else np.nan, np.nan)
+    m = mg.act_ptr.shape[0] - 1
+    chosen = np.full(m, -1, dtype=np.int64)
+    cost = np.zeros(m)
+    prob = np.ones(m)
+    keep = np.ones(m, dtype=bool)
+    if ml.reduction != "csoaa_ldf":
+        costed = has & ~np.isnan(lab_cost)
+        ex_of_row = np.repeat(np.arange(m), np.diff(mg.act_ptr))
+        counts = np.bincount(ex_of_row[costed], minlength=m) if m else np.zeros(0, dtype=np.int64)
+        many = np.flatnonzero(counts > 1)
+        for e in many:  # VW throws; sl skips the example with its reason
+            rs = np.flatnonzero(costed[mg.act_ptr[e] : mg.act_ptr[e + 1]])
+            r = int(rows[mg.act_ptr[e] + rs[1]])
+            b.status[r] = TWO_LABELED_LINES
+            keep[e] = False
+        idx = np.flatnonzero(costed)
+        e_idx = ex_of_row[idx]
+        ok = keep[e_idx]
+        idx, e_idx = idx[ok], e_idx[ok]
+        chosen[e_idx] = idx - mg.act_ptr[e_idx]
+        cost[e_idx] = lab_cost[idx]
+        prob[e_idx] = lab_prob[idx]
+    bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+    if not keep.all():
+        mg, chosen, cost, prob, lab_n, lab_cls, lab_cost = _drop(
+            mg, keep, chosen, cost, prob, lab_n, lab_cls, lab_cost)  # fmt: skip
+    data = b.block.data
+    first_rows = mg.row[mg.act_ptr[:-1]] if mg.row.shape[0] else np.zeros(0, dtype=np.int64)
+    shared_rows = ex.ex_ptr[mg.example] if hasattr(ex, "ex_ptr") else first_rows
+    tags = _Tags(data, b.tag_start[shared_rows], b.tag_end[shared_rows])
+    return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad)
+
+
+def _drop(mg, keep, chosen, cost, prob, lab_n, lab_cls, lab_cost):  # noqa: ANN001, ANN202
+    """The examples of ``keep`` only."""
+    sizes = np.diff(mg.act_ptr)
+    row_keep = np.repeat(keep, sizes)
+    nnz = np.diff(mg.indptr)
+    ent_keep = np.repeat(row_keep, nnz)
+    new = dataclasses.replace(
+        mg, act_ptr=np.concatenate([[0], np.cumsum(sizes[keep])]).astype(np.int64),
+        example=mg.example[keep], row=mg.row[row_keep],
+        indptr=np.concatenate([[0], np.cumsum(nnz[row_keep])]).astype(np.int64),
+        indices=mg.indices[ent_keep], values=mg.values[ent_keep],
+    )  # fmt: skip
+    return (new, chosen[keep], cost[keep], prob[keep], lab_n[row_keep], lab_cls[row_keep],
+            lab_cost[row_keep])  # fmt: skip
+
+
+def _g(x: float) -> str:
+    """A score as VW prints it in an action list: 6 decimals, trailing zeros dropped."""
+    s = f"{x:.6f}".rstrip("0").rstrip(".")
+    return "0" if s in ("", "-0") else s
+
+
+def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
+    """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
+    say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
+                       ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
+                       ("probabilities", "--probabilities"), ("report", "--report")):  # fmt: skip
+        if getattr(outputs, attr, None):
+            console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
+    fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
+    if fitted.summary.get("config") is not None:
+        learn = fitted.summary.pop("config")
+    if outputs.predictions:
+        _write(outputs.predictions, "".join(fitted.predictions))
+    _summary(say, fitted.summary, fitted.stats, fitted.holdout)
+    if outputs.final_model:
+        save(fitted, ml, learn, outputs.final_model)
+        say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format for "
+            "multiline reductions is not written yet)")  # fmt: skip
+    return fitted.summary
+
+
+def _spec(ml: Multiline):  # noqa: ANN202
+    from streamlearn.learners import gd
+
+    return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
+
+
+def save(fitted: Fitted, ml: Multiline, learn: dict, path: str) -> None:
+    """Write the run's weights in sl's model format; ``meta["multiline"]`` records the
+    reduction (and mtr's running counts), which ``-i`` reads back (:func:`initial`)."""
+    from streamlearn import model as model_io
+
+    cfg = _config(learn)
+    meta = {"multiline": dataclasses.asdict(ml),
+            "mtr_events": float(fitted.stats[cb_adf.EVENTS]),
+            "mtr_actions": float(fitted.stats[cb_adf.ACTIONS])}  # fmt: skip
+    from streamlearn.learners.base import new_stats
+
+    # the counters start afresh in a continued run (as VW's); mtr's sums ride in meta
+    model = model_io.from_training(cfg, _spec(ml), fitted.table, fitted.gstate, new_stats(),
+                                   cfg.params(), meta=meta)  # fmt: skip
+    model_io.save(model, path, "sl")
+
+
+def multiline_of_model(path: str) -> dict | None:
+    """The multiline options a model written by :func:`save` records (None: another model)."""
+    from streamlearn import model as model_io
+
+    try:
+        model = model_io.load(path)
+    except Exception:  # noqa: BLE001 - not such a model: the caller's path reports it
+        return None
+    ml = model.meta.get("multiline") if isinstance(model.meta, dict) else None
+    return dict(ml) if isinstance(ml, dict) else None
+
+
+def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
+    """``-i``: (config options, table, gstate, mtr counts) of a model :func:`save` wrote."""
+    from streamlearn import model as model_io
+
+    model = model_io.load(path)
+    rec = model.meta.get("multiline") if isinstance(model.meta, dict) else None
+    if not isinstance(rec, dict) or model.learner != _spec(ml).name:
+        raise UsageError(f"-i {path}: not a {ml.reduction} model written by sl vw "
+                         f"(learner {model.learner!r})")  # fmt: skip
+    if rec.get("cb_type", "mtr") != ml.cb_type:
+        raise UsageError(f"-i {path}: the model learned --cb_type {rec.get('cb_type')}, not "
+                         f"{ml.cb_type}")  # fmt: skip
+    options = {**model.config.to_dict(), **learn}
+    options.pop("bits", None)
+    options["bits"] = model.config.bits
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    options = {k: v for k, v in options.items() if k in known}
+    if options.get("theta") is None:
+        options.pop("theta", None)
+    table = model.table((0.0, 0.0, 0.0, 0.0), np.float32)
+    gstate = model.gstate.copy()
+    # VW's model keeps gd's normalizer sums of model 0 only: dr's regressor starts afresh
+    gstate[csoaa_ldf.G_MODEL + 2 : csoaa_ldf.G_MODEL + 4] = 0.0
+    counts = (float(model.meta.get("mtr_events", 0.0)), float(model.meta.get("mtr_actions", 0.0)))
+    return options, table, gstate, counts
+
+
+@dataclass
+class Fitted:
+    """What :func:`fit` leaves: the weights (gd's table, VW's layout), its state, the
+    counts, the ``-p`` lines and the summary."""
+
+    table: np.ndarray
+    gstate: np.ndarray
+    stats: np.ndarray
+    predictions: list
+    summary: dict
+    holdout: bool
+
+
+def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) -> Fitted:  # noqa: ANN001
+    """Learn from ``inputs.sources`` (every pass); see :func:`run`."""
+    from streamlearn.learners.base import fresh_table
+
+    if ml.cb_type not in cb_adf.CB_TYPES:
+        raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr")
+    start = initial(inputs.initial_model, ml, learn) if inputs.initial_model else None
+    cfg = _config(start[0] if start else learn)
+    params = cfg.params()
+    stats = np.zeros(cb_adf.STATS)
+    if start:
+        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]) = start
+    else:
+        table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+        gstate = csoaa_ldf.init_gstate(params)
+    tables = cb_adf.tables_of(table)
+    # --cb K's indices are VW's rewritten ones (learners/cb_to_adf.py): read with step 1
+    step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
+    dr_prev = np.zeros(257)
+    say = console.say
+    # -c / --cache_file: the input's bytes, gzipped, replayed by later runs (as VW's cache)
+    sources, tee, raw = inputs.sources, None, None
+    if inputs.cache:
+        if os.path.exists(inputs.cache) and not inputs.rebuild_cache and is_cache(inputs.cache):
+            sources = [inputs.cache]
+            say(f"sl vw: reading the cache {inputs.cache}")
+        else:
+            raw = open(inputs.cache + ".sl-tmp", "wb")  # noqa: SIM115 - closed below
+            tee = gzip.GzipFile(filename=CACHE_NAME.decode(), mode="wb", fileobj=raw, mtime=0)
+    try:
+        fitted = _passes(ml, cfg, inputs, say, sources, tee, predictions, params, table, tables,
+                         step, gstate, stats, dr_prev)  # fmt: skip
+    finally:
+        if tee is not None:
+            tee.close()
+            raw.close()
+    if tee is not None:
+        os.replace(inputs.cache + ".sl-tmp", inputs.cache)
+    return fitted
+
+
+def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], tee,
+            predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
+            step: int, gstate: np.ndarray, stats: np.ndarray,
+            dr_prev: np.ndarray) -> Fitted:  # noqa: ANN001  # fmt: skip
+    """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
+    to ``tee``, the cache being written), the others replay the batches kept."""
+    loss_id = cfg.loss_id
+    passes = max(1, cfg.passes)
+    period = cfg.effective_holdout
+    kept: list[_Part] = []
+    pred_lines: list[str] = []
+    cb_type = cb_adf.CB_TYPES[ml.cb_type]
+    malformed = 0
+    best = np.inf
+    no_win = 0
+    used = 0
+    for npass in range(passes):
+        ho_before = (stats[cb_adf.HO_N], stats[cb_adf.HO_LOSS])
+        used = npass + 1
+        source = _parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes, tee) \
+            if npass == 0 else iter(kept)  # fmt: skip
+        pass_n = 0
+        for part in source:
+            if npass == 0:
+                for msg in part.bad:
+                    malformed += 1
+                    if inputs.strict:
+                        from streamlearn.errors import MalformedData
+
+                        raise MalformedData(f"{msg} (--strict)")
+                    if malformed <= 10:
+                        say(f"warning: {msg}")
+                if passes > 1:
+                    kept.append(part)
+            mg = part.mg
+            m = mg.act_ptr.shape[0] - 1
+            if m == 0:
+                continue
+            ho = np.zeros(m, dtype=np.bool_)
+            if period and passes > 1:
+                idx = pass_n + 1 + np.arange(m)
+                ho = idx % period == 0
+            pass_n += m
+            rows = mg.row.shape[0]
+            scores = np.zeros(rows, dtype=np.float32)
+            sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
+            order = np.zeros(rows, dtype=np.int64)
+            if ml.reduction == "csoaa_ldf":
+                pred = np.zeros(m, dtype=np.int64)
+                s6 = np.zeros(6)
+                csoaa_ldf.train_examples(
+                    tables, sub, gstate, params, loss_id, ml.classifier, mg.act_ptr, mg.indptr,
+                    mg.indices, mg.values, part.lab_n, part.lab_cls, part.lab_cost, ho, s6,
+                    scores, order, pred,
+                )  # fmt: skip
+                stats[:6] += s6
+                if predictions:
+                    _ldf_predictions(pred_lines, part, pred, scores, order, ml)
+            else:
+                need = int(np.diff(mg.act_ptr).max()) + 1
+                if need > dr_prev.shape[0]:
+                    dr_prev = np.concatenate([dr_prev, np.zeros(need - dr_prev.shape[0])])
+                loss_out = np.zeros(m)
+                cb_adf.train_examples(
+                    tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
+                    mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats,
+                    dr_prev, scores, order, loss_out,
+                )  # fmt: skip
+                if predictions:
+                    _cb_predictions(pred_lines, part, scores, order, ml)
+        if npass == 0:
+            per_pass = int(stats[cb_adf.N_EX])
+        if period and passes > 1:
+            # VW's summarize_holdout_set: the best pass's holdout loss; early termination
+            n_ho = stats[cb_adf.HO_N] - ho_before[0]
+            this = (stats[cb_adf.HO_LOSS] - ho_before[1]) / n_ho if n_ho > 0 else np.inf
+            if this < best:
+                best = this
+                no_win = 0
+            elif np.isfinite(this) or np.isfinite(best):
+                no_win += 1
+                if no_win >= cfg.early_terminate:
+                    break
+    n_ex = int(stats[cb_adf.N_EX])
+    summary = {"examples": n_ex, "per_pass": per_pass, "passes": used,
+               "best_holdout": best if np.isfinite(best) else None,
+               "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
+               "malformed": malformed}  # fmt: skip
+    summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
+    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1))
+
+
+def _cb_predictions(out: list[str], part: _Part, scores, order, ml: Multiline) -> None:  # noqa: ANN001
+    ptr = part.mg.act_ptr
+    for e in range(ptr.shape[0] - 1):
+        tag = part.tags[e]
+        t = (" " + tag.decode("utf-8", "replace")) if tag else ""
+        lo, hi = ptr[e], ptr[e + 1]
+        if ml.rank_all:
+            out.append(",".join(f"{int(order[i])}:{_g(float(scores[lo + order[i]]))}"
+                                for i in range(lo, hi)) + t + "\n\n")  # fmt: skip
+        else:
+            out.append(f"{int(order[lo])}{t}\n\n")
+
+
+def _ldf_predictions(out: list[str], part: _Part, pred, scores, order, ml: Multiline) -> None:  # noqa: ANN001
+    ptr = part.mg.act_ptr
+    for e in range(ptr.shape[0] - 1):
+        lo, hi = ptr[e], ptr[e + 1]
+        if ml.csoaa_rank:
+            cells = (f"{int(part.lab_cls[lo + order[i]])}:{_g(float(scores[lo + order[i]]))}"
+                     for i in range(lo, hi))  # fmt: skip
+            out.append(",".join(cells) + "\n\n")
+            continue
+        done = False
+        for r in range(lo, hi):
+            if not done and part.lab_cls[r] == pred[e] and part.lab_n[r] > 0:
+                out.append(f"{int(pred[e])}\n")
+                done = True
+            else:
+                out.append("0\n")
+        out.append("\n")
+
+
+def _write(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from streamlearn.system.outputs import write_bytes
+
+    write_bytes(path, text.encode(), "predictions")
+
+
+def _summary(say, s: dict, stats, holdout: bool) -> None:  # noqa: ANN001
+    say("")
+    say("finished run")
+    if s["passes"] > 1:
+        say(f"number of examples per pass = {s['per_pass']}")
+        say(f"passes used = {s['passes']}")
+    else:
+        say(f"number of examples = {s['examples']}")
+    say(f"weighted example sum = {stats[cb_adf.N_EX]:.6f}")
+    say("weighted label sum = 0.000000")
+    if holdout:
+        best = s["best_holdout"]
+        say("average loss = undefined (no holdout)" if best is None
+            else f"average loss = {best:.6f} h")  # fmt: skip
+    elif s["loss"] is None:
+        say("average loss = n.a.")
+    else:
+        say(f"average loss = {s['loss']:.6f}")
+    say(f"total feature number = {int(stats[cb_adf.FEATURES])}")
