@@ -21,6 +21,7 @@ An example is a set of action lines (the shared line merged into each,
     cost x̂_a, line k's learning toward c with importance 1/p first (x̂_k is its
     prediction before that step); then every line learns (offset 0) toward x̂_a, plus
     ``(c - x̂_k)/max(p, clip_p)`` for line k.
+  - ``sm``: VW's ``learn_sm`` (:func:`_learn_sm`).
 
 * **Explorers** plug in after :func:`train_examples`: it returns nothing, but leaves per
   example the actions ranked before learning (``order``) and their scores (``scores``),
@@ -33,12 +34,14 @@ An example is a set of action lines (the shared line merged into each,
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from streamlearn.learners import gd
 from streamlearn.learners.base import G_N
 from streamlearn.learners.csoaa_ldf import clipped, learn_line, line_score, rank
-from streamlearn.system.jit import jit
+from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
 F64 = np.float64
@@ -47,7 +50,8 @@ MTR = 0
 IPS = 1
 DM = 2
 DR = 3
-CB_TYPES = {"mtr": MTR, "ips": IPS, "dm": DM, "dr": DR}
+SM = 4
+CB_TYPES = {"mtr": MTR, "ips": IPS, "dm": DM, "dr": DR, "sm": SM}
 
 # stats slots (float64): what VW's shared data counts
 N_EX = 0  # examples scored
@@ -174,6 +178,11 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
                        indptr[r], indptr[r + 1], c, F64(w), width, 0, mask, truncate)  # fmt: skip
             gstate[G_N] += counted
             continue
+        if cb_type == SM:
+            _learn_sm(tables, sub, gstate, params, loss_id, rule, slots, indices, values, indptr,
+                      r0, n, k, c, p, scores, order, ys, xs, width, mask, truncate)  # fmt: skip
+            gstate[G_N] += counted
+            continue
         for i in range(n):
             if cb_type == IPS:
                 ys[i] = c / pc if i == k else F32(0.0)
@@ -189,6 +198,43 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
             learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
                        indptr[r], indptr[r + 1], ys[i], 1.0, width, 0, mask, truncate)  # fmt: skip
         gstate[G_N] += counted  # VW's t, after the example (csoaa_ldf.learn_line)
+
+
+@jit_inline
+def _learn_sm(tables, sub, gstate, params, loss_id, rule, slots, indices, values, indptr, r0, n,
+              k, c, p, scores, order, ys, ws, width, mask, truncate):  # fmt: skip
+    """VW's ``learn_sm``: regression toward the ranked scores nudged by ±1, importance from a
+    softmax of them.  As VW, the j-th *ranked* action's target is given to line j."""
+    sign = F32(1.0)
+    ew = c / p
+    if c < F32(0.0):
+        sign = F32(-1.0)
+        ew = -ew
+    lo = scores[r0 + order[r0]]  # the smallest score (softmax with lambda -1)
+    norm = F32(0.0)
+    for j in range(n):
+        a = order[r0 + j]
+        s = F32(scores[r0 + a])
+        x = s + sign if a == k else s - sign
+        x = min(max(x, F32(-100.0)), F32(100.0))
+        ys[j] = x
+        e = F32(math.exp(F32(F32(-1.0) * (s - F32(lo)))))
+        ws[j] = e
+        norm += e
+    for j in range(n):
+        ws[j] = ws[j] / norm
+        if order[r0 + j] == k:
+            ew = ew * ws[j]
+    wl = np.empty(n, dtype=np.float32)
+    for j in range(n):
+        a = order[r0 + j]
+        w = ew * (F32(1.0) - ws[j]) if a == k else ew * ws[j]
+        wl[a] = F32(0.0) if w <= F32(1e-15) else w
+    for i in range(n):
+        r = r0 + i
+        a = F64(wl[i])
+        learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
+                   indptr[r], indptr[r + 1], ys[i], a, width, 0, mask, truncate)  # fmt: skip
 
 
 def tables_of(table: np.ndarray) -> np.ndarray:

@@ -364,7 +364,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
     from streamlearn.learners.base import fresh_table
 
     if ml.cb_type not in cb_adf.CB_TYPES:
-        raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr")
+        raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
     start = initial(inputs.initial_model, ml, learn) if inputs.initial_model else None
     cfg = _config(start[0] if start else learn)
     params = cfg.params()

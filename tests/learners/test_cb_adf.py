@@ -189,6 +189,7 @@ CASES = [
     ("adf", 4, "--cb_adf --cb_type dm --noconstant"),
     ("adf", 5, "--cb_adf -c --passes 3"),
     ("adf", 6, "--cb_adf --cb_type dr --passes 2 --holdout_off -c"),
+    ("adf", 7, "--cb_adf --cb_type sm -q sa --rank_all"),
     ("cs", 1, "--csoaa_ldf m -q sa"),
     ("cs", 2, "--csoaa_ldf mc"),
     ("cs", 3, "--csoaa_ldf m --csoaa_rank"),
