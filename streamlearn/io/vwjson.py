@@ -25,8 +25,8 @@ What VW's reader does, and how the text keeps it:
   array are namespaces named ``k``); ``"_text": "a b"`` adds a feature per word.
   A namespace whose name starts with a non-ASCII byte loses its features, as in
   VW (which indexes namespaces by a signed char).  Keys starting with ``_`` are
-  VW's (``_label``, ``_label_Cost``..., ``_labelIndex``, ``_text``, ``_tag``, ``_multi``, ``_a``/``_p``); any other
-  such key is skipped with its value.
+  VW's (``_label``, ``_label_Cost``..., ``_labelIndex``, ``_text``, ``_tag``,
+  ``_multi``, ``_a``/``_p``); any other such key is skipped with its value.
 * **Exact hashes.**  A feature whose name cannot be written in VW text (it holds
   a space, ``:`` or ``|``, or is chain-hashed) is written as a decimal name:
   VW hashes a name of digits as its value plus the namespace's hash, so the
