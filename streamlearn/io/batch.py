@@ -36,6 +36,7 @@ REASONS: dict[int, str] = {
     17: "a class label takes an importance weight but no base (--oaa)",
     18: "line longer than --max-line-bytes",
     19: "more crosses than --max-crosses",
+    30: "a JSON line VW cannot read",
 }
 TOO_LARGE = 15
 MAX_MAGNITUDE = 1e18
@@ -53,6 +54,9 @@ still overflow: training then stops with a non-finite state and writes no
 model (``run.train.check_model``, exit 6), and ``model.load`` refuses a model
 file holding one (exit 5).
 """
+BAD_JSON = 30
+"""Status of a JSON line the translation refused (:mod:`streamlearn.io.vwjson`; the excerpt
+says why)."""
 LONG_LINE = 18
 """Status of a line the reader skipped for its length (:data:`Block.long_lines`)."""
 TOO_MANY_CROSSES = 19

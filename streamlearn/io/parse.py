@@ -56,7 +56,10 @@ from streamlearn.system.text import shown_bytes
 
 FMT_VW = 0
 FMT_SVMLIGHT = 1
-FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT}
+FMT_JSON = 2
+FMT_DSJSON = 3
+FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT, "json": FMT_JSON, "dsjson": FMT_DSJSON}
+"""Input formats by name; JSON lines are translated into VW text (:mod:`streamlearn.io.vwjson`)."""
 
 _SLOW_CAP = 64
 WORDS = not INTERPRETED and sys.byteorder == "little"
@@ -236,6 +239,11 @@ def parse_block_parts(
     (so only one part's crosses are in memory at a time); the rows of all the
     parts, in order, are :func:`parse_block`'s.
     """
+    if fmt in (FMT_JSON, FMT_DSJSON):
+        from streamlearn.io.vwjson import parse_json_block
+
+        return parse_json_block(block, fmt == FMT_DSJSON, bits, constant, inter, words, limit,
+                                budget)  # fmt: skip
     if fmt not in (FMT_VW, FMT_SVMLIGHT):
         raise ValueError(f"unknown format code {fmt!r}")
     if not 1 <= bits <= 32:
@@ -511,7 +519,7 @@ def _first_nonempty_line(data: np.ndarray) -> bytes | None:
 
 
 def _format_code(fmt: str | int) -> int:
-    if isinstance(fmt, int) and fmt in (FMT_VW, FMT_SVMLIGHT):
+    if isinstance(fmt, int) and fmt in FORMATS.values():
         return fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: expected 'auto', 'vw' or 'svmlight'")

@@ -51,6 +51,7 @@ reason and skipped; VW stops at such a line under ``--json`` and skips it under
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from streamlearn.hashing import hashstring_py
+from streamlearn.io.batch import BAD_JSON, LONG_LINE, Batch, Block
 
 F32 = np.float32
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -543,6 +545,8 @@ class Translated:
     """float64: the importance weight of each text line (DSJSON's pdrop)."""
     errors: list[tuple[int, str, bytes]]
     """(line number, reason, the line's first bytes) of the lines refused."""
+    status: np.ndarray | None = None
+    """int32: the status a text line's row must take (0: the parser's; :func:`json_block`)."""
 
 
 def translate(data: bytes, first_line: int, opts: JsonOptions) -> Translated:
@@ -567,3 +571,90 @@ def translate(data: bytes, first_line: int, opts: JsonOptions) -> Translated:
         weights.extend([rec.weight] * len(rec.lines))
     text = b"\n".join(out) + (b"\n" if out else b"")
     return Translated(text, np.array(where, dtype=np.int64), np.array(weights), errors)
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def _label_kind(inter: object) -> str:
+    """The label kind the run reads (the parse options' ``label_kind``; simple without one)."""
+    code = getattr(inter, "label_kind", 0)
+    if isinstance(code, str):
+        return code
+    return {0: "simple", 1: "cs", 2: "cb"}.get(int(code), "simple")
+
+
+def json_block(block: Block, dsjson: bool, inter: object = None) -> tuple[Block, Translated]:
+    """``block``'s JSON lines as a block of VW text (first line 1), and where each line came from.
+
+    A refused line (and a line the reader skipped for its length) stands in the text as
+    one line VW's text reader refuses, so that it is a malformed row of the batch; its
+    status and line number are put right by :func:`restore`.
+    """
+    opts = JsonOptions(
+        dsjson=dsjson,
+        chain_hash=bool(getattr(inter, "chain_hash", False)),
+        kind=_label_kind(inter),
+        numbers="vw" if getattr(inter, "vw_numbers", False) else "exact",
+        hash_seed=int(getattr(inter, "hash_seed", 0)),
+    )
+    data = bytes(block.data)
+    tr = translate(data, block.first_line, opts)
+    long = {n: (length, head) for n, length, head in block.long_lines}
+    errors = [(n, reason, head) for n, reason, head in tr.errors]
+    errors += [(n, "line longer than --max-line-bytes", head) for n, (_, head) in long.items()]
+    if errors:
+        # put the stand-ins where their lines were
+        rows: list[tuple[int, int, bytes, float, int]] = []
+        text_lines = tr.data.split(b"\n")[:-1] if tr.data else []
+        for k, (n, line) in enumerate(zip(tr.lines.tolist(), text_lines, strict=True)):
+            rows.append((n, k, line, float(tr.weights[k]), 0))
+        sep = [b""] if opts.kind == "cb" else []
+        for j, (n, reason, head) in enumerate(sorted(errors)):
+            code = LONG_LINE if n in long else BAD_JSON
+            stand_in = b"json-error: " + reason.encode(errors="replace") + b": " + head
+            stand_in = stand_in.replace(b"\n", b" ").replace(b"\r", b" ")
+            rows.append((n, -1 - j, stand_in, 1.0, code))
+            for s in sep:
+                rows.append((n, -1 - j, s, 1.0, 0))
+        rows.sort(key=lambda r: (r[0], r[1] >= 0, abs(r[1])))
+        text = b"".join(r[2] + b"\n" for r in rows)
+        tr = Translated(text, np.array([r[0] for r in rows], dtype=np.int64),
+                        np.array([r[3] for r in rows]), tr.errors)  # fmt: skip
+        tr.status = np.array([r[4] for r in rows], dtype=np.int32)
+    else:
+        tr.status = np.zeros(tr.lines.shape[0], dtype=np.int32)
+    buf = np.frombuffer(tr.data, dtype=np.uint8) if tr.data else np.zeros(0, dtype=np.uint8)
+    out = Block(buf, block.source, 1, live=block.live, newlines=tr.data.count(b"\n"))
+    return out, tr
+
+
+def restore(batch: Batch, tr: Translated, fmt: int) -> Batch:
+    """A batch of translated text with the JSON lines' numbers, statuses and weights."""
+    if batch.n == 0:
+        return dataclasses.replace(batch, fmt=fmt)
+    k = batch.line - 1
+    line = tr.lines[k]
+    status = batch.status.copy()
+    forced = tr.status[k]
+    status[forced != 0] = forced[forced != 0]
+    weights = batch.weights * np.where(status == 0, tr.weights[k], 1.0)
+    return dataclasses.replace(batch, line=line, status=status, weights=weights, fmt=fmt)
+
+
+def parse_json_block(block: Block, dsjson: bool, bits: int, constant: bool, inter: object,
+                     words: bool, limit: float, budget: int | None):  # fmt: skip
+    """:func:`~streamlearn.io.parse.parse_block_parts` for a block of JSON lines."""
+    from streamlearn.io.parse import FMT_DSJSON, FMT_JSON, FMT_VW, parse_block_parts
+
+    fmt = FMT_DSJSON if dsjson else FMT_JSON
+    text, tr = json_block(block, dsjson, inter)
+    first, rest = parse_block_parts(text, FMT_VW, bits, constant, inter, words, limit, budget)
+    if rest is None:
+        return restore(first, tr, fmt), None
+
+    def more():  # noqa: ANN202
+        for b in rest():
+            yield restore(b, tr, fmt)
+
+    return restore(first, tr, fmt), more

@@ -187,3 +187,56 @@ def test_vw_test_files_hash_as_vw(tmp_path: Path, name: str, ds: bool) -> None:
         flags = ["--dsjson" if ds else "--json"] + (["--chain_hash"] if chain else [])
         want = _vw_audit(["--cb_explore_adf", *flags], src)
         assert want and _vw_audit(["--cb_explore_adf"], txt) == want
+
+
+# ------------------------------------------------------------------ through the parser and sl vw
+
+
+def test_parse_bytes_json_rows_keep_their_lines() -> None:
+    from streamlearn.io.parse import describe_errors, parse_bytes
+
+    data = b'{"_label":1,"a":{"x":1}}\n{bad\n\n{"_label":0,"a":{"y":2}}\n'
+    b = parse_bytes(data, fmt="json", source="t.json")
+    assert b.line.tolist() == [1, 2, 4] and b.status.tolist() == [0, 30, 0]
+    assert b.labels.tolist()[::2] == [1.0, 0.0] and b.values.tolist()[2] == 2.0
+    (msg,) = describe_errors(b)
+    assert msg.startswith("t.json:2: a JSON line VW cannot read: json-error: not JSON")
+
+
+def _simple_lines(seed: int, n: int) -> str:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        rec = {"_label": int(rng.integers(0, 2))}
+        if rng.random() < 0.3:
+            rec["_label"] = {
+                "Label": float(rng.integers(0, 2)),
+                "Weight": float(rng.choice([0.5, 2.0])),
+            }
+        rec["f s"] = {f"k{j}": float(np.round(rng.standard_normal(), 5)) for j in range(3)}
+        rec["g"] = {"c": str(rng.choice(["a b", "x:y", "1", "z"])), "arr": [1, 0, 2.5]}
+        rec["_text"] = "w1 w2"
+        out.append(json.dumps(rec))
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("chain", [False, True])
+def test_sl_vw_json_gives_vw_loss(tmp_path: Path, chain: bool) -> None:
+    pytest.importorskip("vowpalwabbit")
+    import re
+
+    src = tmp_path / "s.json"
+    src.write_text(_simple_lines(5, 200))
+    args = ["--json", "-d", str(src), "-q", "fg", "--passes", "2", "-c", "--holdout_off"]
+    args += ["--chain_hash"] if chain else []
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    runs = {}
+    for name, cmd in (("vw", ["-m", "vowpalwabbit"]), ("sl", ["-m", "streamlearn", "vw"])):
+        r = subprocess.run([sys.executable, *cmd, *args], capture_output=True, text=True,
+                           cwd=tmp_path, env=env, check=False)  # fmt: skip
+        m = re.search(r"average loss = (\S+)", r.stderr)
+        assert m, r.stderr[-800:]
+        runs[name] = m.group(1)
+        for cache in tmp_path.glob("s.json.cache*"):
+            cache.unlink()
+    assert runs["sl"] == runs["vw"]
