@@ -107,6 +107,19 @@ def train(options: dict, inputs: Inputs, outputs: Outputs, console: Console | No
     return run(options, inputs, outputs, console).report
 
 
+def train_multiline(options: dict, multiline: dict, inputs: Inputs, outputs: Outputs,
+                    console: Console | None = None) -> dict:  # fmt: skip
+    """Train a multiline reduction (VW's ``--csoaa_ldf``, ``--cb_adf``, ``--cb K``):
+    ``multiline`` holds :class:`~streamlearn.run.multiline.Multiline`'s fields; the rest
+    as :func:`train`.  Returns the run's summary."""
+    from streamlearn.run.multiline import Multiline, run
+
+    if "reduction" not in multiline:
+        raise UsageError("--cb_type/--rank_all/--csoaa_rank/--clip_p need --cb_adf, --cb K or "
+                         "--csoaa_ldf")  # fmt: skip
+    return run(options, Multiline(**multiline), inputs, outputs, console or Console(False))
+
+
 def predict(inputs: Inputs, outputs: Outputs, console: Console | None = None,
             fmt: str = "auto") -> dict:  # fmt: skip
     """``sl predict``: score ``inputs.sources`` with the model ``inputs.initial_model``.

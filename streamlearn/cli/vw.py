@@ -74,6 +74,9 @@ class Translation:
     """--daemon, --port, --foreground, --num_children, --pid_file, --port_file: a server
     (:mod:`streamlearn.cli.serve`)."""
 
+    multiline: dict = field(default_factory=dict)
+    """--csoaa_ldf, --cb_adf, --cb K and their options (:class:`~streamlearn.run.multiline.Multiline`)."""
+
     def add(self, key: str, value) -> None:  # noqa: ANN001 - a repeatable option's value
         self.learn[key] = (*self.learn.get(key, ()), value)
 
@@ -179,6 +182,30 @@ def _oaa(t: Translation, name: str, value: str) -> None:
     if k < 1:
         raise VWUsage(f"--oaa {value}: one-against-all needs at least one class")
     t.learn["oaa"] = k
+
+
+def _ml(key: str, kind: Callable | None = None, value=True) -> Callable:  # noqa: ANN001
+    """An option of the multiline reductions (``Translation.multiline``)."""
+
+    def apply(t: Translation, name: str, text: str | None) -> None:
+        t.multiline[key] = value if text is None else (kind(name, text) if kind else text)
+
+    return apply
+
+
+def _csoaa_ldf(t: Translation, name: str, value: str) -> None:
+    if value not in ("m", "multiline", "mc", "multiline-classifier"):
+        raise VWUsage(f"--csoaa_ldf {value}: m, multiline, mc or multiline-classifier")
+    t.multiline["reduction"] = "csoaa_ldf"
+    t.multiline["classifier"] = value in ("mc", "multiline-classifier")
+
+
+def _cb(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--cb {value}: at least one action")
+    t.multiline["reduction"] = "cb"
+    t.multiline["actions"] = k
 
 
 def _progress(t: Translation, name: str, value: str) -> None:
@@ -310,6 +337,13 @@ OPTIONS: dict[str, Opt] = {
     "radius": Opt(None, True, _learn("freegrad_radius", _float)),
     # multiclass
     "oaa": Opt(None, True, _oaa),
+    "csoaa_ldf": Opt(None, True, _csoaa_ldf),
+    "csoaa_rank": Opt(None, False, _ml("csoaa_rank")),
+    "cb_adf": Opt(None, False, _ml("reduction", value="cb_adf")),
+    "cb": Opt(None, True, _cb),
+    "cb_type": Opt(None, True, _ml("cb_type")),
+    "rank_all": Opt(None, False, _ml("rank_all")),
+    "clip_p": Opt(None, True, _ml("clip_p", _float)),
     "indexing": Opt(None, True, _learn("indexing", _int)),
     "probabilities": Opt(None, False, _set("probabilities")),
     "classweight": Opt(None, True, _repeat("classweight")),
@@ -380,9 +414,7 @@ NOT_SUPPORTED: dict[str, str] = {
     "ect": "none",
     "log_multi": "none",
     "multilabel_oaa": "none",
-    "cb": "none",
     "cb_explore": "none",
-    "cb_adf": "none",
     "cb_explore_adf": "none",
     "cbify": "none",
     "active": "none",
@@ -671,5 +703,7 @@ def vw(argv: tuple[str, ...]) -> None:
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
 
+    if t.multiline:
+        return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
     api.train(t.learn, inputs, outputs, console)
 

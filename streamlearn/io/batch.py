@@ -36,6 +36,14 @@ REASONS: dict[int, str] = {
     17: "a class label takes an importance weight but no base (--oaa)",
     18: "line longer than --max-line-bytes",
     19: "more crosses than --max-crosses",
+    # labels other than the simple one (io/labels.py) and multiline examples (io/multiline.py)
+    20: "bad label (class:cost or action:cost:probability expected)",
+    21: "probability not in (0, 1]",
+    22: "a cost without its probability (action:cost:probability)",
+    23: "a second labeled line in one example (one line may have a cost)",
+    24: "a shared line without action lines",
+    25: "a shared line that is not the first of its example",
+    26: "an example without action lines",
     30: "a JSON line VW cannot read",
 }
 TOO_LARGE = 15
@@ -142,6 +150,7 @@ class Batch:
     fmt : int
         The format the block was parsed as (``FMT_VW`` 0, ``FMT_SVMLIGHT`` 1;
         -1 when unknown).
+    ns : uint8[nnz] or None
     """
 
     labels: np.ndarray
@@ -160,6 +169,9 @@ class Batch:
     line_start: np.ndarray | None = None
     err_pos: np.ndarray | None = None
     fmt: int = -1
+    ns: np.ndarray | None = None
+    """uint8[nnz]: each feature's namespace byte (128 the constant's), when the parser kept
+    them (multiline examples merge and cross their rows after the parse)."""
 
     @property
     def n(self) -> int:
@@ -182,5 +194,7 @@ class Batch:
         }
         extra = {name: getattr(self, name)[:m] for name in ("line_start", "err_pos")
                  if getattr(self, name) is not None}  # fmt: skip
+        if self.ns is not None:
+            extra["ns"] = self.ns[:nnz]
         return dataclasses.replace(self, indptr=self.indptr[: m + 1], indices=self.indices[:nnz],
                                    values=self.values[:nnz], **rows, **extra)  # fmt: skip

@@ -113,6 +113,9 @@ class Interactions:
     chain_hash: bool = False
     """VW's ``--chain_hash`` for JSON input (:mod:`streamlearn.io.vwjson`), travelling with the
     other parsing options."""
+    label_kind: int = 0
+    """The label format (:mod:`streamlearn.io.labels`: 0 VW's simple label, read by the parse
+    kernel; any other kind leaves the label part to that module's label kernel)."""
 
     @property
     def active(self) -> bool:

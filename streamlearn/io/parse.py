@@ -260,7 +260,8 @@ def parse_block_parts(
     args = (data, int(block.first_line), mask, bool(constant), float(limit))
     vw_numbers = fmt == FMT_VW and inter is not None and inter.vw_numbers
     if fmt == FMT_VW:
-        args += (inter is not None and inter.hash_all, vw_numbers,
+        raw_labels = inter is not None and inter.label_kind != 0
+        args += (inter is not None and inter.hash_all, vw_numbers, raw_labels,
                  np.uint32(inter.hash_seed if inter is not None else 0),
                  row_crosser(inter if fused else None, mask, budget or 0))  # fmt: skip
     run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
@@ -308,6 +309,7 @@ def parse_block_parts(
         line_start=line_start[:rows],
         err_pos=err_pos[:rows],
         fmt=fmt,
+        ns=ns,
     )
     return (_with_long_lines(batch, block.long_lines) if block.long_lines else batch), None
 
@@ -443,10 +445,12 @@ def parse_bytes(
     first_line: int = 1,
     limit: float = MAX_MAGNITUDE,
     numbers: str = "exact",
+    labels: str = "simple",
 ) -> Batch:
     """Parse a bytes object of whole lines (tests, small inputs); ``limit`` as
     :func:`parse_block`'s; ``numbers="vw"`` reads VW text's numbers as VW does
-    (``TrainConfig.numbers``).
+    (``TrainConfig.numbers``); ``labels`` other than ``"simple"`` (``"cs"``, ``"cb"``) leaves
+    the label part to :func:`streamlearn.io.labels.read_labels`.
 
     >>> parse_bytes(b"3 1:0.5 7:2\\n", fmt="svmlight", constant=False).indices.tolist()
     [1, 7]
@@ -457,6 +461,10 @@ def parse_bytes(
         raise ValueError(f"numbers must be 'exact' or 'vw', not {numbers!r}")
     buf = np.frombuffer(data, dtype=np.uint8).copy()
     inter = compile_interactions(vw_numbers=True) if numbers == "vw" else None
+    if labels != "simple":  # the label part is io/labels.py's (read_labels)
+        from streamlearn.io.labels import KINDS
+
+        inter = dataclasses.replace(inter or compile_interactions(), label_kind=KINDS[labels])
     return parse_block(Block(buf, source, first_line), _format_code(fmt), bits, constant, inter,
                        limit=limit)  # fmt: skip
 

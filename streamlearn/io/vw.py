@@ -155,6 +155,7 @@ def parse_vw_block(
     limit: float,
     hash_all: bool,
     vw_numbers: bool,
+    raw_labels: bool,
     hash_seed: np.uint32,
     slow_spans: np.ndarray,
     st: np.ndarray,
@@ -197,6 +198,10 @@ def parse_vw_block(
     ``vw_numbers`` reads every number as VW does (:func:`~streamlearn.io.vwfloat.vw_number`:
     float32 values, not always the nearest); otherwise numbers are correctly rounded.
     The grammar, and so which lines are malformed, is the same either way.
+
+    ``raw_labels``: the label part is not read as numbers (label NaN, importance 1,
+    base 0; the tag as always): a label kernel of :mod:`streamlearn.io.labels` reads it
+    from the row's bytes (cost-sensitive, contextual-bandit labels ...).
 
     ``words`` lets the common tokens be read 8 bytes at a time
     (:mod:`streamlearn.io._words`); the result is the same either way.  Byte
@@ -257,7 +262,9 @@ def parse_vw_block(
         label = nan
         weight = 1.0
         base = 0.0
-        if ntok > 3:
+        if raw_labels:
+            ntok = 0  # a label kind other than simple: io/labels.py reads the label part
+        elif ntok > 3:
             code = TOO_MANY_LABEL_TOKENS
             err = starts[3]
             ntok = 0

@@ -1,0 +1,286 @@
+"""Multiline examples (VW's ``--csoaa_ldf``, ``--cb_adf``): blocks that never split one,
+batches that carry example boundaries beside their rows, and the shared line merged.
+
+A multiline example is a run of lines ended by a blank line (or by the end of its
+source, as VW ends it): an optional ``shared`` line first, then one line per action.
+
+* :func:`example_blocks` re-cuts the reader's blocks (:func:`~streamlearn.io.reader.iter_blocks`:
+  files, stdin, pipes, compressed input alike) after their last blank line, carrying the
+  rest into the next block of the same source, so that no example is ever split.
+* :func:`parse_examples` parses such a block (the parse kernel with the label part left
+  to :mod:`streamlearn.io.labels`) into :class:`Examples`: the batch, its label entries and
+  ``ex_ptr``, the rows of each example (a blank line between two rows ends an example).
+  Example-level checks: a ``shared`` line that is not first (25), a shared line with no
+  action line (24).
+* :func:`merge_shared` makes the rows a reduction learns from: each action row's own
+  features (its constant last), then the shared line's features (not its constant), VW's
+  ``shared_feature_merger`` order; interactions are crossed after the merge
+  (:func:`cross_merged`), so ``-q sa`` crosses shared with action namespaces.  An example
+  with a malformed row is left out whole.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn.io._scan import CONSTANT_NS
+from streamlearn.io.batch import Batch, Block
+from streamlearn.io.interactions import Interactions, expand_batch
+from streamlearn.io.labels import (
+    LABEL_CB,
+    NO_ACTIONS,
+    ROW_SHARED,
+    SHARED_ALONE,
+    SHARED_NOT_FIRST,
+    Labels,
+    read_labels,
+)
+from streamlearn.system.jit import jit
+
+MAX_EXAMPLE_BYTES = 1 << 30
+"""The longest multiline example read (bytes): a source without blank lines is one
+example, carried from block to block until its end."""
+
+
+@jit
+def last_example_end(data: np.ndarray) -> int:
+    """The offset just after the last blank line of ``data`` that ends in ``\\n``, or -1.
+
+    A blank line holds only spaces, tabs and carriage returns (the lines the parse kernel
+    skips).  ``data`` starts at a line boundary.
+    """
+    n = data.shape[0]
+    t = -1
+    blank = True
+    for i in range(n - 1, -1, -1):
+        c = data[i]
+        if c == 10:
+            if t >= 0 and blank:
+                return t + 1
+            t = i
+            blank = True
+        elif not (c == 32 or c == 9 or c == 13):
+            blank = False
+    if t >= 0 and blank:
+        return t + 1
+    return -1
+
+
+def _cut(block: Block, end: int) -> tuple[Block, Block | None]:
+    """``block`` as its first ``end`` bytes and the rest (None when empty)."""
+    head = block.data[:end]
+    nl = int(np.count_nonzero(head == 10))
+    split = block.first_line + nl
+    mine = tuple(r for r in block.long_lines if r[0] < split)
+    rest_long = tuple(r for r in block.long_lines if r[0] >= split)
+    first = dataclasses.replace(block, data=head, newlines=nl, long_lines=mine,
+                                dropped=sum(r[1] for r in mine))  # fmt: skip
+    if end >= block.data.shape[0]:
+        return first, None
+    rest = dataclasses.replace(block, data=block.data[end:], first_line=split, newlines=-1,
+                               long_lines=rest_long, dropped=sum(r[1] for r in rest_long))  # fmt: skip
+    return first, rest
+
+
+def example_blocks(blocks: Iterable[Block]) -> Iterator[Block]:
+    """``blocks`` re-cut so that each ends after a blank line (or at its source's end).
+
+    The bytes after a block's last blank line wait for the next block of the same
+    source; a source's last example ends at its end, blank line or not (VW).
+    """
+    carry: Block | None = None
+    for block in blocks:
+        if carry is not None:
+            if carry.source == block.source and carry.first_line < block.first_line:
+                if carry.data.shape[0] + block.data.shape[0] > MAX_EXAMPLE_BYTES:
+                    raise ValueError(f"{block.source}:{carry.first_line}: a multiline example "
+                                     f"longer than {MAX_EXAMPLE_BYTES} bytes (no blank line)")  # fmt: skip
+                block = dataclasses.replace(
+                    block, data=np.concatenate([carry.data, block.data]),
+                    first_line=carry.first_line, newlines=-1,
+                    long_lines=carry.long_lines + block.long_lines,
+                    dropped=carry.dropped + block.dropped,
+                )  # fmt: skip
+            else:
+                yield carry
+            carry = None
+        end = last_example_end(block.data)
+        if end < 0:
+            carry = block
+            continue
+        first, carry = _cut(block, end)
+        yield first
+    if carry is not None:
+        yield carry
+
+
+@dataclass
+class Examples:
+    """Parsed multiline examples of one block.
+
+    ``ex_ptr`` (int64[m + 1]): example ``e`` is rows ``ex_ptr[e]:ex_ptr[e + 1]`` of
+    ``batch``; ``labels`` the rows' label entries (:mod:`streamlearn.io.labels`).
+    """
+
+    batch: Batch
+    labels: Labels
+    ex_ptr: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return int(self.ex_ptr.shape[0] - 1)
+
+
+def example_starts(line: np.ndarray) -> np.ndarray:
+    """``ex_ptr`` of rows with line numbers ``line``: a gap (a blank line) ends an example."""
+    n = line.shape[0]
+    if n == 0:
+        return np.zeros(1, dtype=np.int64)
+    cuts = np.flatnonzero(np.diff(line) > 1) + 1
+    return np.concatenate([[0], cuts, [n]]).astype(np.int64)
+
+
+@jit
+def check_examples(ex_ptr, flags, status, err_pos):  # noqa: ANN001, ANN201
+    """Mark a shared line that is not its example's first (25) and a shared line alone (24)."""
+    for e in range(ex_ptr.shape[0] - 1):
+        lo = ex_ptr[e]
+        hi = ex_ptr[e + 1]
+        for r in range(lo + 1, hi):
+            if flags[r] & ROW_SHARED and status[r] == 0:
+                status[r] = SHARED_NOT_FIRST
+                err_pos[r] = -1
+        if hi - lo == 1 and flags[lo] & ROW_SHARED and status[lo] == 0:
+            status[lo] = SHARED_ALONE
+            err_pos[lo] = -1
+
+
+def parse_examples(block: Block, bits: int, constant: bool, inter: Interactions,
+                   kind: int = LABEL_CB) -> Examples:  # fmt: skip
+    """Parse a block of whole multiline examples (:func:`example_blocks`).
+
+    ``inter`` are the parse options without crosses (``label_kind`` = ``kind``); the
+    crosses come after the shared line is merged (:func:`cross_merged`).
+    """
+    from streamlearn.io.parse import FMT_VW, parse_block
+
+    batch = parse_block(block, FMT_VW, bits, constant, inter)
+    if batch.err_pos is None:
+        batch.err_pos = np.full(batch.n, -1, dtype=np.int64)
+    labels = read_labels(batch, kind, inter.vw_numbers)
+    ex_ptr = example_starts(batch.line)
+    check_examples(ex_ptr, labels.flags, batch.status, batch.err_pos)
+    return Examples(batch, labels, ex_ptr)
+
+
+@jit
+def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_ex, out_row,
+           out_ptr, out_idx, out_val, out_ns):  # fmt: skip
+    """Count (``count_only``) or write the merged rows; returns (examples, rows, entries)."""
+    m = 0
+    rows = 0
+    k = 0
+    if not count_only:
+        out_ptr[0] = 0
+    for e in range(ex_ptr.shape[0] - 1):
+        lo = ex_ptr[e]
+        hi = ex_ptr[e + 1]
+        bad = False
+        for r in range(lo, hi):
+            if status[r] != 0:
+                bad = True
+        if bad:
+            continue
+        shared = flags[lo] & ROW_SHARED
+        first = lo + 1 if shared else lo
+        if first >= hi:
+            continue
+        if not count_only:
+            out_ex[m] = e
+        m += 1
+        for r in range(first, hi):
+            for t in range(indptr[r], indptr[r + 1]):
+                if not count_only:
+                    out_idx[k] = indices[t]
+                    out_val[k] = values[t]
+                    out_ns[k] = ns[t]
+                k += 1
+            if shared:
+                for t in range(indptr[lo], indptr[lo + 1]):
+                    if ns[t] == CONSTANT_NS:
+                        continue
+                    if not count_only:
+                        out_idx[k] = indices[t]
+                        out_val[k] = values[t]
+                        out_ns[k] = ns[t]
+                    k += 1
+            if not count_only:
+                out_row[rows] = r
+                out_ptr[rows + 1] = k
+            rows += 1
+    return m, rows, k
+
+
+@dataclass
+class Merged:
+    """The action rows of a block's well-formed examples, shared features merged.
+
+    ``act_ptr`` (int64[m + 1]): example ``e``'s action rows are ``act_ptr[e]:act_ptr[e + 1]``;
+    ``example`` (int64[m]): its index among :class:`Examples`' examples; ``row``
+    (int64[rows]): each action row's row in the batch (labels, tags, line numbers);
+    ``indptr``/``indices``/``values``/``ns``: the merged features.
+    """
+
+    act_ptr: np.ndarray
+    example: np.ndarray
+    row: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    ns: np.ndarray
+
+
+def merge_shared(ex: Examples) -> Merged:
+    """:func:`_merge` over ``ex``: the examples with no malformed row, shared line merged."""
+    b = ex.batch
+    ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+    e0 = np.empty(0, dtype=np.int64)
+    m, rows, k = _merge(ex.ex_ptr, ex.labels.flags, b.status, b.indptr, b.indices, b.values, ns,
+                        True, e0, e0, e0, b.indices[:0], b.values[:0], ns[:0])  # fmt: skip
+    out_ex = np.empty(m, dtype=np.int64)
+    out_row = np.empty(rows, dtype=np.int64)
+    out_ptr = np.empty(rows + 1, dtype=np.int64)
+    out_idx = np.empty(k, dtype=b.indices.dtype)
+    out_val = np.empty(k, dtype=np.float64)
+    out_ns = np.empty(k, dtype=ns.dtype)
+    _merge(ex.ex_ptr, ex.labels.flags, b.status, b.indptr, b.indices, b.values, ns, False, out_ex,
+           out_row, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
+    # each example's first action row: rows per example from the source examples
+    firsts = ex.ex_ptr[out_ex] + (ex.labels.flags[ex.ex_ptr[out_ex]] & ROW_SHARED)
+    lasts = ex.ex_ptr[out_ex + 1]
+    act_ptr = np.concatenate([[0], np.cumsum(lasts - firsts)]).astype(np.int64)
+    return Merged(act_ptr, out_ex, out_row, out_ptr, out_idx, out_val, out_ns)
+
+
+def cross_merged(mg: Merged, inter: Interactions | None, bits: int) -> Merged:
+    """``mg`` with the interactions of ``inter`` appended to each merged row (VW's order)."""
+    if inter is None or not inter.crosses_or_filters or mg.row.shape[0] == 0:
+        return mg
+    mask = np.uint64((1 << bits) - 1)
+    status = np.zeros(mg.row.shape[0], dtype=np.int32)
+    no_idx = np.empty(0, dtype=np.uint32)
+    no_val = np.empty(0, dtype=np.float64)
+    ptr, idx, val, _ = expand_batch(
+        mg.indptr, mg.indices, mg.values, mg.ns, mask, inter.terms, inter.lengths, inter.drop,
+        inter.drop_linear, inter.dedupe, inter.f32, status, 0, np.iinfo(np.int64).max,
+        inter.max_crosses, no_idx, no_val,
+    )  # fmt: skip
+    return dataclasses.replace(mg, indptr=ptr, indices=idx, values=val)
+
+
+__all__ = ["NO_ACTIONS", "Examples", "Merged", "cross_merged", "example_blocks",
+           "last_example_end", "merge_shared", "parse_examples"]  # fmt: skip

@@ -1,0 +1,174 @@
+"""Contextual bandits with action-dependent features (VW's ``--cb_adf``, ``--cb_type``).
+
+An example is a set of action lines (the shared line merged into each,
+:func:`streamlearn.io.multiline.merge_shared`); at most one line carries the logged
+``cost`` and ``probability`` of the action taken.  As VW's ``cb_adf.cc`` over
+``csoaa_ldf`` (:mod:`streamlearn.learners.csoaa_ldf`) over ``gd``:
+
+* **Scores.** Each action's score is gd's raw prediction of its line, a cost estimate;
+  the ranking ``order`` is the actions sorted by (score, action) ascending, and its first
+  is the action chosen (VW's ``a_s``).  This ranking, made *before* the example is
+  learned, is what an explorer turns into a pmf (:func:`train_examples` writes it).
+* **Learning** a labeled example (cost c and probability p on action k, ``clip_p`` VW's
+  ``--clip_p``):
+
+  - ``mtr`` (default): only line k learns, toward c, with importance
+    ``1/max(p, clip_p) · events/actions`` (VW's running counts of examples learned and
+    of their action lines);
+  - ``ips``: every line learns, line k toward ``c / max(p, clip_p)``, the others toward 0;
+  - ``dm``: every line learns, line k toward c, the others toward 0;
+  - ``dr``: a second regressor (offset 1 of 2 slots per feature) predicts each line's
+    cost x̂_a, line k's learning toward c with importance 1/p first (x̂_k is its
+    prediction before that step); then every line learns (offset 0) toward x̂_a, plus
+    ``(c - x̂_k)/max(p, clip_p)`` for line k.
+
+* **Loss** of the top action a*: ``c/p`` when a* = k, else 0 (``dr``: ``x̂_{a*}`` plus
+  ``(c - x̂_k)/p`` when a* = k), VW's ``get_cost_estimate``.  Unlabeled and held-out
+  examples are only scored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamlearn.learners import gd
+from streamlearn.learners.csoaa_ldf import clipped, learn_line, line_score, rank
+from streamlearn.system.jit import jit
+
+F32 = np.float32
+F64 = np.float64
+
+MTR = 0
+IPS = 1
+DM = 2
+DR = 3
+CB_TYPES = {"mtr": MTR, "ips": IPS, "dm": DM, "dr": DR}
+
+# stats slots (float64): what VW's shared data counts
+N_EX = 0  # examples scored
+N_LAB = 1  # labeled examples (progressive)
+LOSS = 2  # Σ loss (progressive)
+FEATURES = 3
+HO_N = 4
+HO_LOSS = 5
+EVENTS = 6  # mtr: examples learned (VW's event_sum)
+ACTIONS = 7  # mtr: their action lines (VW's action_sum)
+STATS = 8
+
+
+@jit
+def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, indptr, indices,
+                   values, chosen, cost, prob, holdout, stats, dr_prev, scores, order,
+                   loss_out):  # fmt: skip
+    """Score, account and learn the examples of a batch; the entry point explorers use.
+
+    Parameters
+    ----------
+    act_ptr : int64[m + 1]
+        Example ``e``'s action lines are rows ``act_ptr[e]:act_ptr[e + 1]`` of the CSR
+        arrays ``indptr``, ``indices``, ``values`` (shared features merged, crosses made).
+    chosen, cost, prob : per example
+        The logged action (0-based line, -1: unlabeled), its cost and probability.
+    holdout : bool[m]
+        Held-out examples (scored and accounted apart, not learned).
+    stats : float64[:data:`STATS`]
+        Running counts (see the module's slots), updated.
+    dr_prev : float64[K + 1]
+        ``dr``: the last learned example's regressor predictions (``dr_prev[0]`` their
+        number), which VW's loss of a held-out ``dr`` example reads.
+    scores : float32/float64[rows]
+        Out: each line's score (gd's raw prediction, before the example is learned).
+    order : int64[rows]
+        Out: per example, its actions (0-based) sorted by (score, action) ascending,
+        at ``order[act_ptr[e]:act_ptr[e + 1]]``: VW's ``a_s``; ``order[act_ptr[e]]`` is
+        the predicted action.
+    loss_out : float64[m]
+        Out: each example's loss (NaN: unlabeled).
+    """
+    rule = gd.rule_of(params)
+    truncate = rule[9] > F32(0.0)
+    mask = np.uint64(table.shape[0] - 1)
+    slots = np.empty(indices.shape[0], dtype=np.uint32)
+    learning = params[10] != 0.0  # P_LEARN
+    width = 2 if cb_type == DR else 1
+    xs = np.empty(64, dtype=np.float32)
+    ys = np.empty(64, dtype=np.float32)
+    for e in range(act_ptr.shape[0] - 1):
+        r0 = act_ptr[e]
+        r1 = act_ptr[e + 1]
+        n = r1 - r0
+        if n > xs.shape[0]:
+            xs = np.empty(2 * n, dtype=np.float32)
+            ys = np.empty(2 * n, dtype=np.float32)
+        k = chosen[e]
+        c = F32(cost[e])
+        p = F32(prob[e])
+        labeled = k >= 0
+        learn = labeled and learning and not holdout[e]
+        stats[N_EX] += 1.0
+        stats[FEATURES] += indptr[r1] - indptr[r0]
+        if learn and cb_type == DR:
+            # the cost regressor (offset 1): line k learns first, every line predicts
+            for i in range(n):
+                r = r0 + i
+                if i == k:
+                    xs[i] = learn_line(table, gstate, params, loss_id, rule, slots, indices,
+                                       values, indptr[r], indptr[r + 1], c, F64(F32(1.0) / p),
+                                       width, 1, mask, truncate)  # fmt: skip
+                else:
+                    xs[i] = clipped(gstate, params, loss_id,
+                                    line_score(table, gstate, indices, values, indptr[r],
+                                               indptr[r + 1], width, 1, mask, truncate))  # fmt: skip
+            dr_prev[0] = n
+            for i in range(n):
+                dr_prev[1 + i] = xs[i]
+        # the policy's scores (offset 0), before it learns
+        for i in range(n):
+            r = r0 + i
+            scores[r] = line_score(table, gstate, indices, values, indptr[r], indptr[r + 1],
+                                   width, 0, mask, truncate)  # fmt: skip
+        rank(scores, r0, n, order)
+        top = order[r0]
+        loss = np.nan
+        if labeled:
+            if cb_type == DR and dr_prev[0] > top:
+                x = F32(dr_prev[1 + top])
+                loss = F64(x)
+                if top == k:
+                    loss = F64((c - x) / p + x)
+            elif top == k:
+                loss = F64(c / p)
+            else:
+                loss = 0.0
+            if holdout[e]:
+                stats[HO_N] += 1.0
+                stats[HO_LOSS] += loss
+            else:
+                stats[N_LAB] += 1.0
+                stats[LOSS] += loss
+        loss_out[e] = loss
+        if not learn:
+            continue
+        pc = max(p, F32(clip_p))
+        if cb_type == MTR:
+            stats[EVENTS] += 1.0
+            stats[ACTIONS] += n
+            w = F32(1.0) / pc * (F32(stats[EVENTS]) / F32(stats[ACTIONS]))
+            r = r0 + k
+            learn_line(table, gstate, params, loss_id, rule, slots, indices, values, indptr[r],
+                       indptr[r + 1], c, F64(w), width, 0, mask, truncate)  # fmt: skip
+            continue
+        for i in range(n):
+            if cb_type == IPS:
+                ys[i] = c / pc if i == k else F32(0.0)
+            elif cb_type == DM:
+                ys[i] = c if i == k else F32(0.0)
+            else:
+                y = xs[i]
+                if i == k:
+                    y += (c - y) / pc
+                ys[i] = y
+        for i in range(n):
+            r = r0 + i
+            learn_line(table, gstate, params, loss_id, rule, slots, indices, values, indptr[r],
+                       indptr[r + 1], ys[i], 1.0, width, 0, mask, truncate)  # fmt: skip

@@ -1,0 +1,315 @@
+"""One run of a multiline reduction (``sl vw --csoaa_ldf m|mc``, ``--cb_adf``, ``--cb K``).
+
+The path of an example: the reader's blocks (:func:`~streamlearn.io.reader.iter_blocks`,
+every input path), re-cut at blank lines (:func:`~streamlearn.io.multiline.example_blocks`),
+parsed with the label part left to the label kernel
+(:func:`~streamlearn.io.multiline.parse_examples`), the shared line merged into each
+action line and the interactions crossed after it
+(:func:`~streamlearn.io.multiline.merge_shared`, :func:`~streamlearn.io.multiline.cross_merged`),
+then one kernel call per batch that walks it example by example
+(:func:`streamlearn.learners.cb_adf.train_examples`,
+:func:`streamlearn.learners.csoaa_ldf.train_examples`).  ``--cb K`` examples are single
+lines turned into K action lines first (:mod:`streamlearn.learners.cb_to_adf`).
+
+Passes replay the parsed, merged batches kept in memory; holdout, passes and counts are
+in examples.  Output as VW's: ``-p`` per example, the summary on stderr.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from streamlearn.config import TrainConfig
+from streamlearn.errors import UsageError
+from streamlearn.io.labels import LABEL_CB, LABEL_CS
+from streamlearn.learners import cb_adf, csoaa_ldf
+
+
+@dataclass
+class Multiline:
+    """What a multiline reduction asks for (from VW's options)."""
+
+    reduction: str  # "csoaa_ldf", "cb_adf", "cb"
+    classifier: bool = False  # csoaa_ldf mc
+    cb_type: str = "mtr"
+    clip_p: float = 0.0
+    rank_all: bool = False  # cb_adf --rank_all
+    csoaa_rank: bool = False
+    actions: int = 0  # --cb K
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Part:
+    """One batch ready for the kernel (kept for later passes)."""
+
+    mg: object
+    chosen: np.ndarray
+    cost: np.ndarray
+    prob: np.ndarray
+    lab_n: np.ndarray
+    lab_cls: np.ndarray
+    lab_cost: np.ndarray
+    tags: list
+    ex_lines: np.ndarray
+    bad: list
+
+
+def _config(learn: dict) -> TrainConfig:
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(learn) - known)
+    if unknown:
+        raise UsageError(f"options not taken with multiline examples: {', '.join(unknown)}")
+    cfg = TrainConfig(**learn)
+    if cfg.algo != "gd":
+        raise UsageError(f"--csoaa_ldf/--cb_adf run on gd (VW's default learner), not {cfg.algo}")
+    return cfg
+
+
+def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
+           max_line: int):  # noqa: ANN202  # fmt: skip
+    from streamlearn.io.interactions import compile_interactions
+    from streamlearn.io.multiline import cross_merged, example_blocks, merge_shared, parse_examples
+    from streamlearn.io.reader import iter_blocks
+
+    full = cfg.namespaces() or compile_interactions()
+    kind = LABEL_CS if ml.reduction == "csoaa_ldf" else LABEL_CB
+    parse_inter = dataclasses.replace(
+        full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
+        drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
+    )  # fmt: skip
+    blocks = iter_blocks(sources or ["-"], block_size, max_line)
+    if ml.reduction != "cb":
+        blocks = example_blocks(blocks)
+    for block in blocks:
+        if ml.reduction == "cb":
+            from streamlearn.learners.cb_to_adf import cb_examples
+
+            ex = cb_examples(block, cfg.bits, cfg.constant, parse_inter, ml.actions)
+            mg = ex.merged
+        else:
+            ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
+            mg = merge_shared(ex)
+        mg = cross_merged(mg, full, cfg.bits)
+        yield _prepare(ml, ex, mg)
+
+
+def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
+    from streamlearn.io.labels import TWO_LABELED_LINES
+    from streamlearn.io.parse import describe_errors
+
+    b = ex.batch
+    lab = ex.labels
+    rows = mg.row
+    lab_n = (lab.ptr[rows + 1] - lab.ptr[rows]).astype(np.int64)
+    first = lab.ptr[rows]
+    safe = np.minimum(first, max(lab.cls.shape[0] - 1, 0))
+    has = lab_n > 0
+    lab_cls = np.where(has, lab.cls[safe] if lab.cls.shape[0] else 0, 0).astype(np.int64)
+    lab_cost = np.where(has, lab.cost[safe] if lab.cost.shape[0] else np.nan, np.nan)
+    lab_prob = np.where(has, lab.prob[safe] if lab.prob.shape[0] else np.nan, np.nan)
+    m = mg.act_ptr.shape[0] - 1
+    chosen = np.full(m, -1, dtype=np.int64)
+    cost = np.zeros(m)
+    prob = np.ones(m)
+    keep = np.ones(m, dtype=bool)
+    if ml.reduction != "csoaa_ldf":
+        costed = has & ~np.isnan(lab_cost)
+        ex_of_row = np.repeat(np.arange(m), np.diff(mg.act_ptr))
+        counts = np.bincount(ex_of_row[costed], minlength=m) if m else np.zeros(0, dtype=np.int64)
+        many = np.flatnonzero(counts > 1)
+        for e in many:  # VW throws; sl skips the example with its reason
+            rs = np.flatnonzero(costed[mg.act_ptr[e] : mg.act_ptr[e + 1]])
+            r = int(rows[mg.act_ptr[e] + rs[1]])
+            b.status[r] = TWO_LABELED_LINES
+            keep[e] = False
+        idx = np.flatnonzero(costed)
+        for r in idx:
+            e = int(ex_of_row[r])
+            if keep[e]:
+                chosen[e] = r - mg.act_ptr[e]
+                cost[e] = lab_cost[r]
+                prob[e] = lab_prob[r]
+    bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+    if not keep.all():
+        mg, chosen, cost, prob, lab_n, lab_cls, lab_cost = _drop(
+            mg, keep, chosen, cost, prob, lab_n, lab_cls, lab_cost)  # fmt: skip
+    data = b.block.data
+    first_rows = mg.row[mg.act_ptr[:-1]] if mg.row.shape[0] else np.zeros(0, dtype=np.int64)
+    shared_rows = ex.ex_ptr[mg.example] if hasattr(ex, "ex_ptr") else first_rows
+    tags = [data[b.tag_start[r] : b.tag_end[r]].tobytes() for r in shared_rows]
+    return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad)
+
+
+def _drop(mg, keep, chosen, cost, prob, lab_n, lab_cls, lab_cost):  # noqa: ANN001, ANN202
+    """The examples of ``keep`` only."""
+    sizes = np.diff(mg.act_ptr)
+    row_keep = np.repeat(keep, sizes)
+    nnz = np.diff(mg.indptr)
+    ent_keep = np.repeat(row_keep, nnz)
+    new = dataclasses.replace(
+        mg, act_ptr=np.concatenate([[0], np.cumsum(sizes[keep])]).astype(np.int64),
+        example=mg.example[keep], row=mg.row[row_keep],
+        indptr=np.concatenate([[0], np.cumsum(nnz[row_keep])]).astype(np.int64),
+        indices=mg.indices[ent_keep], values=mg.values[ent_keep],
+    )  # fmt: skip
+    return (new, chosen[keep], cost[keep], prob[keep], lab_n[row_keep], lab_cls[row_keep],
+            lab_cost[row_keep])  # fmt: skip
+
+
+def _g(x: float) -> str:
+    """A float as C++'s ostream prints it (6 significant digits)."""
+    s = f"{x:.6g}"
+    return s
+
+
+def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
+    """Train (or with ``-t`` score) a multiline reduction; returns the summary."""
+    from streamlearn.learners.base import fresh_table
+
+    cfg = _config(learn)
+    if ml.cb_type not in cb_adf.CB_TYPES:
+        raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr")
+    params = cfg.params()
+    loss_id = cfg.loss_id
+    table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    gstate = csoaa_ldf.init_gstate(params)
+    stats = np.zeros(cb_adf.STATS)
+    dr_prev = np.zeros(257)
+    say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    passes = max(1, cfg.passes)
+    period = cfg.effective_holdout
+    kept: list[_Part] = []
+    pred_lines: list[str] = []
+    malformed = 0
+    cb_type = cb_adf.CB_TYPES[ml.cb_type]
+    for npass in range(passes):
+        source = _parts(ml, cfg, inputs.sources, inputs.block_size, inputs.max_line_bytes) \
+            if npass == 0 else iter(kept)  # fmt: skip
+        pass_n = 0
+        for part in source:
+            if npass == 0:
+                for msg in part.bad:
+                    malformed += 1
+                    if inputs.strict:
+                        from streamlearn.errors import MalformedInput
+
+                        raise MalformedInput(msg)
+                    if malformed <= 10:
+                        console.warn(msg) if hasattr(console, "warn") else say(msg)
+                if passes > 1:
+                    kept.append(part)
+            mg = part.mg
+            m = mg.act_ptr.shape[0] - 1
+            if m == 0:
+                continue
+            ho = np.zeros(m, dtype=np.bool_)
+            if period and passes > 1:
+                idx = pass_n + 1 + np.arange(m)
+                ho = idx % period == 0
+            pass_n += m
+            rows = mg.row.shape[0]
+            scores = np.zeros(rows, dtype=np.float32)
+            order = np.zeros(rows, dtype=np.int64)
+            if ml.reduction == "csoaa_ldf":
+                pred = np.zeros(m, dtype=np.int64)
+                s6 = np.zeros(6)
+                csoaa_ldf.train_examples(
+                    table, gstate, params, loss_id, ml.classifier, mg.act_ptr, mg.indptr,
+                    mg.indices, mg.values, part.lab_n, part.lab_cls, part.lab_cost, ho, s6,
+                    scores, order, pred,
+                )  # fmt: skip
+                stats[:6] += s6
+                if (
+                    outputs.predictions
+                    and npass == passes - 1
+                    or outputs.predictions
+                    and passes == 1
+                ):
+                    _ldf_predictions(pred_lines, part, pred, scores, order, ml)
+            else:
+                loss_out = np.zeros(m)
+                cb_adf.train_examples(
+                    table, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr, mg.indptr,
+                    mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats, dr_prev,
+                    scores, order, loss_out,
+                )  # fmt: skip
+                if outputs.predictions:
+                    _cb_predictions(pred_lines, part, scores, order, ml)
+        if npass == 0:
+            per_pass = int(stats[cb_adf.N_EX])
+    if outputs.predictions:
+        _write(outputs.predictions, "".join(pred_lines))
+    n_ex = int(stats[cb_adf.N_EX])
+    summary = {"examples": n_ex, "per_pass": per_pass, "passes": passes,
+               "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
+               "holdout_loss": stats[cb_adf.HO_LOSS] / stats[cb_adf.HO_N] if stats[cb_adf.HO_N] else None,
+               "malformed": malformed}  # fmt: skip
+    _summary(say, summary, stats, period and passes > 1)
+    if outputs.final_model:
+        say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
+    return summary
+
+
+def _cb_predictions(out: list[str], part: _Part, scores, order, ml: Multiline) -> None:  # noqa: ANN001
+    ptr = part.mg.act_ptr
+    for e in range(ptr.shape[0] - 1):
+        tag = part.tags[e]
+        t = (" " + tag.decode("utf-8", "replace")) if tag else ""
+        lo, hi = ptr[e], ptr[e + 1]
+        if ml.rank_all:
+            out.append(",".join(f"{int(order[i])}:{_g(float(scores[lo + order[i]]))}"
+                                for i in range(lo, hi)) + t + "\n\n")  # fmt: skip
+        else:
+            out.append(f"{int(order[lo])}{t}\n\n")
+
+
+def _ldf_predictions(out: list[str], part: _Part, pred, scores, order, ml: Multiline) -> None:  # noqa: ANN001
+    ptr = part.mg.act_ptr
+    for e in range(ptr.shape[0] - 1):
+        lo, hi = ptr[e], ptr[e + 1]
+        if ml.csoaa_rank:
+            out.append(",".join(f"{int(part.lab_cls[lo + order[i]])}:{_g(float(scores[lo + order[i]]))}"
+                                for i in range(lo, hi)) + "\n\n")  # fmt: skip
+            continue
+        done = False
+        for r in range(lo, hi):
+            if not done and part.lab_cls[r] == pred[e] and part.lab_n[r] > 0:
+                out.append(f"{int(pred[e])}\n")
+                done = True
+            else:
+                out.append("0\n")
+        out.append("\n")
+
+
+def _write(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from streamlearn.system.outputs import write_bytes
+
+    write_bytes(path, text.encode(), "predictions")
+
+
+def _summary(say, s: dict, stats, holdout: bool) -> None:  # noqa: ANN001
+    say("")
+    say("finished run")
+    if s["passes"] > 1:
+        say(f"number of examples per pass = {s['per_pass']}")
+        say(f"passes used = {s['passes']}")
+    else:
+        say(f"number of examples = {s['examples']}")
+    say(f"weighted example sum = {stats[cb_adf.N_EX]:.6f}")
+    say("weighted label sum = 0.000000")
+    if holdout and s["holdout_loss"] is not None:
+        say(f"average loss = {s['holdout_loss']:.6f} h")
+    elif s["loss"] is None:
+        say("average loss = n.a.")
+    else:
+        say(f"average loss = {s['loss']:.6f}")
+    say(f"total feature number = {int(stats[cb_adf.FEATURES])}")
