@@ -208,6 +208,26 @@ def _cb(t: Translation, name: str, value: str) -> None:
     t.multiline["actions"] = k
 
 
+def _cb_explore_adf(t: Translation, name: str, value: str | None) -> None:
+    t.multiline["reduction"] = "cb_adf"
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _explorer(kind: str, key: str | None = None, conv: Callable | None = None) -> Callable:
+    """An explorer of ``--cb_explore_adf`` (the last one named wins, as VW's setup order does
+    not: two explorers are refused when the run starts)."""
+
+    def apply(t: Translation, name: str, value: str | None) -> None:
+        prev = t.multiline.get("explore")
+        if prev not in (None, "greedy", kind):
+            raise VWUsage(f"--{name} and --{prev}: one explorer at a time")
+        t.multiline["explore"] = kind
+        if key is not None:
+            t.multiline[key] = conv(name, value) if conv else value
+
+    return apply
+
+
 def _progress(t: Translation, name: str, value: str) -> None:
     t.progress = value
 
@@ -344,6 +364,18 @@ OPTIONS: dict[str, Opt] = {
     "cb_type": Opt(None, True, _ml("cb_type")),
     "rank_all": Opt(None, False, _ml("rank_all")),
     "clip_p": Opt(None, True, _ml("clip_p", _float)),
+    # exploration (--cb_explore_adf, learners/explore.py)
+    "cb_explore_adf": Opt(None, False, _cb_explore_adf),
+    "epsilon": Opt(None, True, _ml("epsilon", _float)),
+    "first_only": Opt(None, False, _ml("first_only")),
+    "first": Opt(None, True, _explorer("first", "tau", _int)),
+    "softmax": Opt(None, False, _explorer("softmax")),
+    "lambda": Opt(None, True, _ml("lam", _float)),
+    "bag": Opt(None, True, _explorer("bag", "bag", _int)),
+    "greedify": Opt(None, False, _ml("greedify")),
+    "squarecb": Opt(None, False, _explorer("squarecb")),
+    "gamma_scale": Opt(None, True, _ml("gamma_scale", _float)),
+    "gamma_exponent": Opt(None, True, _ml("gamma_exponent", _float)),
     "indexing": Opt(None, True, _learn("indexing", _int)),
     "probabilities": Opt(None, False, _set("probabilities")),
     "classweight": Opt(None, True, _repeat("classweight")),
@@ -415,7 +447,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "log_multi": "none",
     "multilabel_oaa": "none",
     "cb_explore": "none",
-    "cb_explore_adf": "none",
     "cbify": "none",
     "active": "none",
     "search": "none",

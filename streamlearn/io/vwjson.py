@@ -658,3 +658,15 @@ def parse_json_block(block: Block, dsjson: bool, bits: int, constant: bool, inte
             yield restore(b, tr, fmt)
 
     return restore(first, tr, fmt), more
+
+
+def restore_examples(ex, tr: Translated):  # noqa: ANN001, ANN201
+    """:func:`restore` for multiline examples (:func:`streamlearn.io.multiline.parse_examples`)."""
+    b = ex.batch
+    if b.n == 0:
+        return ex
+    k = b.line - 1
+    forced = tr.status[k]
+    b.status[forced != 0] = forced[forced != 0]
+    b.line = tr.lines[k]
+    return ex

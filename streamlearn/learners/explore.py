@@ -434,3 +434,76 @@ def pmf_text(actions: np.ndarray, probs: np.ndarray, tag: str = "") -> str:
     if tag:
         body += " " + tag
     return body + "\n\n"
+
+
+# --------------------------------------------------------------------------- over a batch
+
+GREEDY = 0
+FIRST = 1
+SOFTMAX = 2
+SQUARECB = 3
+BAG = 4
+EXPLORERS = {"greedy": GREEDY, "first": FIRST, "softmax": SOFTMAX, "squarecb": SQUARECB,
+             "bag": BAG}  # fmt: skip
+
+# xstats slots
+X_LOSS = 0
+X_N = 1
+X_HO_LOSS = 2
+X_HO_N = 3
+X_TAU = 4  # --first: learned examples still to explore
+X_COUNTER = 5  # --squarecb: examples learned
+XSTATS = 6
+
+
+@jit
+def explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, act_ptr,
+                     scores, order, chosen, cost, prob, holdout, learning, xstats, out_actions,
+                     out_probs):  # fmt: skip
+    """The pmf of each example of a batch from cb_adf's pre-learning scores, and its loss.
+
+    ``scores``/``order`` are :func:`streamlearn.learners.cb_adf.train_examples`' outputs
+    (each line's score; per example its actions sorted by (score, action)).  Writes the
+    pmf, in the explorer's order, to ``out_actions``/``out_probs`` at the example's rows,
+    adds VW's progressive loss ``cost/p · pmf(logged action)`` of labeled examples to
+    ``xstats`` (held-out apart) and counts the learned examples (``--first``'s tau,
+    ``--squarecb``'s counter) as VW's explorers do.
+    """
+    ones = np.ones(64, dtype=np.float32)
+    for e in range(act_ptr.shape[0] - 1):
+        lo = act_ptr[e]
+        hi = act_ptr[e + 1]
+        n = hi - lo
+        if n == 0:
+            continue
+        if n > ones.shape[0]:
+            ones = np.ones(2 * n, dtype=np.float32)
+        for i in range(n):
+            a = order[lo + i]
+            out_actions[lo + i] = a
+            out_probs[lo + i] = F32(scores[lo + a])
+        p = out_probs[lo:hi]
+        labeled = chosen[e] >= 0
+        learn = labeled and learning and not holdout[e]
+        if kind == GREEDY:
+            greedy_pmf(p, epsilon, first_only)
+        elif kind == FIRST:
+            first_pmf(p, int(xstats[X_TAU]), epsilon)
+            if learn and xstats[X_TAU] > 0:
+                xstats[X_TAU] -= 1.0
+        elif kind == SOFTMAX:
+            softmax_pmf(p, lam, epsilon)
+        elif kind == SQUARECB:
+            g = squarecb_gamma(int(xstats[X_COUNTER]), gamma_scale, gamma_exponent)
+            squarecb_pmf(p, g, epsilon)
+            if learn:
+                xstats[X_COUNTER] += 1.0
+        if labeled and prob[e] > 0.0:
+            loss = explore_loss(out_actions[lo:hi], p, ones[:n], chosen[e], F32(cost[e]),
+                                F32(prob[e]))  # fmt: skip
+            if holdout[e]:
+                xstats[X_HO_LOSS] += np.float64(loss)
+                xstats[X_HO_N] += 1.0
+            else:
+                xstats[X_LOSS] += np.float64(loss)
+                xstats[X_N] += 1.0

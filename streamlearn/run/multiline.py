@@ -41,6 +41,15 @@ class Multiline:
     csoaa_rank: bool = False
     actions: int = 0  # --cb K
     notes: list[str] = field(default_factory=list)
+    explore: str = ""  # --cb_explore_adf: greedy, first, softmax, squarecb, bag
+    epsilon: float | None = None  # None: the explorer's default (greedy 0.05, others 0)
+    first_only: bool = False
+    tau: int = 0  # --first T
+    lam: float = 1.0  # --softmax --lambda
+    bag: int = 0  # --bag B
+    greedify: bool = False
+    gamma_scale: float = 10.0  # --squarecb
+    gamma_exponent: float = 0.5
 
 
 @dataclass
@@ -83,10 +92,20 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
     )  # fmt: skip
     blocks = iter_blocks(sources or ["-"], block_size, max_line)
-    if ml.reduction != "cb":
+    json_fmt = cfg.format in ("json", "dsjson")
+    if ml.reduction != "cb" and not json_fmt:
         blocks = example_blocks(blocks)
     for block in blocks:
-        if ml.reduction == "cb":
+        if json_fmt:
+            from streamlearn.io.vwjson import json_block, restore_examples
+
+            text, tr = json_block(block, cfg.format == "dsjson", parse_inter)
+            if ml.reduction == "cb":
+                raise UsageError("--json/--dsjson with --cb K: not yet (use --cb_adf)")
+            ex = parse_examples(text, cfg.bits, cfg.constant, parse_inter, kind)
+            ex = restore_examples(ex, tr)
+            mg = merge_shared(ex)
+        elif ml.reduction == "cb":
             from streamlearn.learners.cb_to_adf import cb_examples
 
             ex = cb_examples(block, cfg.bits, cfg.constant, parse_inter, ml.actions)
@@ -187,6 +206,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     pred_lines: list[str] = []
     malformed = 0
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
+    xp = _Explore(ml, cfg) if ml.explore else None
     for npass in range(passes):
         source = _parts(ml, cfg, inputs.sources, inputs.block_size, inputs.max_line_bytes) \
             if npass == 0 else iter(kept)  # fmt: skip
@@ -233,6 +253,10 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                     _ldf_predictions(pred_lines, part, pred, scores, order, ml)
             else:
                 loss_out = np.zeros(m)
+                if xp is not None:
+                    xp.batch(table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
+                             pred_lines if outputs.predictions else None)  # fmt: skip
+                    continue
                 cb_adf.train_examples(
                     table, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr, mg.indptr,
                     mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats, dr_prev,
@@ -253,6 +277,62 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     if outputs.final_model:
         say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
     return summary
+
+
+class _Explore:
+    """``--cb_explore_adf``: cb_adf's ranking of each example turned into a pmf
+    (:mod:`streamlearn.learners.explore`), VW's progressive loss of the pmf, ``-p`` as VW."""
+
+    def __init__(self, ml: Multiline, cfg: TrainConfig) -> None:
+        from streamlearn.learners import explore as ex
+
+        self.ex = ex
+        self.ml = ml
+        self.kind = ex.EXPLORERS[ml.explore]
+        default = 0.05 if ml.explore == "greedy" else 0.0
+        self.eps = np.float32(default if ml.epsilon is None else ml.epsilon)
+        self.xstats = np.zeros(ex.XSTATS)
+        self.xstats[ex.X_TAU] = ml.tau
+        self.learning = cfg.params()[10] != 0.0  # P_LEARN
+        self.clip_p = ml.clip_p
+
+    def batch(self, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
+              pred_lines) -> None:  # noqa: ANN001  # fmt: skip
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        rows = mg.row.shape[0]
+        scores = np.zeros(rows, dtype=np.float32)
+        order = np.zeros(rows, dtype=np.int64)
+        prob = part.prob
+        if self.kind == ex.SQUARECB:
+            # VW's squarecb learns without importance weights: probability 1 on the label
+            # of every action line but the last
+            sizes = np.diff(mg.act_ptr)
+            prob = np.where(part.chosen == sizes - 1, part.prob, 1.0)
+        saved = stats[cb_adf.LOSS], stats[cb_adf.HO_LOSS]
+        cb_adf.train_examples(
+            table, gstate, params, loss_id, cb_type, self.clip_p, mg.act_ptr, mg.indptr,
+            mg.indices, mg.values, part.chosen, part.cost, prob, ho, stats, dr_prev,
+            scores, order, np.zeros(m),
+        )  # fmt: skip
+        x = self.xstats
+        before = x[ex.X_LOSS], x[ex.X_HO_LOSS]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        ex.explore_examples(
+            self.kind, self.eps, self.ml.first_only, np.float32(self.ml.lam),
+            np.float32(self.ml.gamma_scale), np.float32(self.ml.gamma_exponent), mg.act_ptr,
+            scores, order, part.chosen, part.cost, part.prob, ho, self.learning, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
+        stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
+        if pred_lines is not None:
+            ptr = mg.act_ptr
+            for e in range(m):
+                tag = part.tags[e].decode("utf-8", "replace")
+                lo, hi = ptr[e], ptr[e + 1]
+                pred_lines.append(ex.pmf_text(acts[lo:hi], probs[lo:hi], tag))
 
 
 def _cb_predictions(out: list[str], part: _Part, scores, order, ml: Multiline) -> None:  # noqa: ANN001
