@@ -207,6 +207,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     malformed = 0
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     xp = _Explore(ml, cfg) if ml.explore else None
+    if xp is not None:
+        gstate = xp.grow(gstate, cb_type)
     for npass in range(passes):
         source = _parts(ml, cfg, inputs.sources, inputs.block_size, inputs.max_line_bytes) \
             if npass == 0 else iter(kept)  # fmt: skip
@@ -295,12 +297,55 @@ class _Explore:
         self.xstats[ex.X_TAU] = ml.tau
         self.learning = cfg.params()[10] != 0.0  # P_LEARN
         self.clip_p = ml.clip_p
+        self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
+        self.counts = np.zeros(2 * max(1, ml.bag))
+
+    def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
+        """gd's global state with room for the bag's models (one per offset)."""
+        if self.kind != self.ex.BAG:
+            return gstate
+        from streamlearn.learners import cb_bag
+
+        w, s = cb_bag.layout(self.ml.bag, cb_type)
+        self.w, self.width = w, s
+        out = np.zeros(gstate.shape[0] + 2 * max(0, self.ml.bag * w - csoaa_ldf.MODELS))
+        out[: gstate.shape[0]] = gstate
+        return out
+
+    def bag(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
+        from streamlearn.learners import cb_bag
+
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        rows = mg.row.shape[0]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        x = self.xstats
+        before = x.copy()
+        cb_bag.train_bag(
+            table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.bag,
+            self.width, self.w, self.eps, self.ml.first_only, self.ml.greedify, self.rng,
+            mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
+            self.learning, self.counts, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.N_EX] += m
+        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
+        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
+        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
+        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
+        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
+        return acts, probs
 
     def batch(self, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
               pred_lines) -> None:  # noqa: ANN001  # fmt: skip
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
+        if self.kind == ex.BAG:
+            acts, probs = self.bag(table, gstate, params, loss_id, cb_type, part, ho, stats)
+            self.write(part, acts, probs, pred_lines)
+            return
         rows = mg.row.shape[0]
         scores = np.zeros(rows, dtype=np.float32)
         order = np.zeros(rows, dtype=np.int64)
@@ -327,12 +372,15 @@ class _Explore:
         )  # fmt: skip
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
+        self.write(part, acts, probs, pred_lines)
+
+    def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
         if pred_lines is not None:
-            ptr = mg.act_ptr
-            for e in range(m):
+            ptr = part.mg.act_ptr
+            for e in range(ptr.shape[0] - 1):
                 tag = part.tags[e].decode("utf-8", "replace")
                 lo, hi = ptr[e], ptr[e + 1]
-                pred_lines.append(ex.pmf_text(acts[lo:hi], probs[lo:hi], tag))
+                pred_lines.append(self.ex.pmf_text(acts[lo:hi], probs[lo:hi], tag))
 
 
 def _cb_predictions(out: list[str], part: _Part, scores, order, ml: Multiline) -> None:  # noqa: ANN001
