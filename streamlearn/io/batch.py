@@ -44,6 +44,7 @@ REASONS: dict[int, str] = {
     24: "a shared line without action lines",
     25: "a shared line that is not the first of its example",
     26: "an example without action lines",
+    27: "a logged action outside 1..K (--cb K)",
     30: "a JSON line VW cannot read",
 }
 TOO_LARGE = 15

@@ -20,8 +20,9 @@ Kinds and their grammar (VW's ``cost_sensitive.cc`` and ``cb.cc``):
 * ``LABEL_CS`` -- ``class[:cost] ...``; a class without a cost is a test entry (cost NaN);
   ``shared`` alone marks the shared line.  Used by ``--csoaa K`` and ``--csoaa_ldf``.
 * ``LABEL_CB`` -- ``action[:cost[:probability]] ...``; ``shared`` alone marks the shared
-  line.  A probability must be in (0, 1] and a cost must come with one (VW clamps or
-  replaces them with a warning; sl skips the line, with its reason).
+  line.  A probability must be in (0, 1] and a line of one entry with a cost must give
+  one (VW clamps or replaces them with a warning; sl skips the line, with its reason);
+  among several entries (``--cb K``'s ``1:1 2:2:0.5``) a cost alone has probability 0.
 
 Examples
 --------
@@ -154,6 +155,7 @@ def read_labels_kernel(buf, line_start, tag_start, tag_end, status, err_pos, kin
         err = -1
         p = s0
         ntok = 0
+        nocp = False
         while p < e0 and code == 0:
             if buf[p] == 32:
                 p += 1
@@ -217,21 +219,24 @@ def read_labels_kernel(buf, line_start, tag_start, tag_end, status, err_pos, kin
                         code = BAD_COST_LABEL
                         err = s
                         break
-                    if c2 < 0:
-                        code = COST_WITHOUT_PROBABILITY
-                        err = s
-                        break
-                    pr, ok = _number(buf, c2 + 1, e, vw_numbers)
-                    if not ok or not (pr > 0.0 and pr <= 1.0):
-                        code = BAD_PROBABILITY
-                        err = c2 + 1
-                        break
+                    if c2 < 0:  # VW's probability 0: only among several entries (--cb K)
+                        nocp = True
+                        pr = 0.0
+                    else:
+                        pr, ok = _number(buf, c2 + 1, e, vw_numbers)
+                        if not ok or not (pr > 0.0 and pr <= 1.0):
+                            code = BAD_PROBABILITY
+                            err = c2 + 1
+                            break
             if k >= cls.shape[0]:
                 return -1
             cls[k] = a
             cost[k] = c
             prob[k] = pr
             k += 1
+        if code == 0 and nocp and ntok == 1:
+            code = COST_WITHOUT_PROBABILITY
+            err = s0
         if code != 0:
             status[r] = code
             err_pos[r] = err

@@ -82,7 +82,8 @@ def _cut(block: Block, end: int) -> tuple[Block, Block | None]:
     if end >= block.data.shape[0]:
         return first, None
     rest = dataclasses.replace(block, data=block.data[end:], first_line=split, newlines=-1,
-                               long_lines=rest_long, dropped=sum(r[1] for r in rest_long))  # fmt: skip
+                               long_lines=rest_long,
+                               dropped=sum(r[1] for r in rest_long))  # fmt: skip
     return first, rest
 
 
@@ -97,8 +98,10 @@ def example_blocks(blocks: Iterable[Block]) -> Iterator[Block]:
         if carry is not None:
             if carry.source == block.source and carry.first_line < block.first_line:
                 if carry.data.shape[0] + block.data.shape[0] > MAX_EXAMPLE_BYTES:
-                    raise ValueError(f"{block.source}:{carry.first_line}: a multiline example "
-                                     f"longer than {MAX_EXAMPLE_BYTES} bytes (no blank line)")  # fmt: skip
+                    raise ValueError(
+                        f"{block.source}:{carry.first_line}: a multiline example longer than "
+                        f"{MAX_EXAMPLE_BYTES} bytes (no blank line)"
+                    )
                 block = dataclasses.replace(
                     block, data=np.concatenate([carry.data, block.data]),
                     first_line=carry.first_line, newlines=-1,

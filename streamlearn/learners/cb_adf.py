@@ -24,7 +24,8 @@ An example is a set of action lines (the shared line merged into each,
 
 * **Loss** of the top action a*: ``c/p`` when a* = k, else 0 (``dr``: ``x̂_{a*}`` plus
   ``(c - x̂_k)/p`` when a* = k), VW's ``get_cost_estimate``.  Unlabeled and held-out
-  examples are only scored.
+  examples are only scored; held-out examples are learned too (VW learns every multiline
+  example; its holdout only counts them apart).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners import gd
+from streamlearn.learners.base import G_N
 from streamlearn.learners.csoaa_ldf import clipped, learn_line, line_score, rank
 from streamlearn.system.jit import jit
 
@@ -57,13 +59,18 @@ STATS = 8
 
 
 @jit
-def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, indptr, indices,
-                   values, chosen, cost, prob, holdout, stats, dr_prev, scores, order,
+def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr, indptr,
+                   indices, values, chosen, cost, prob, holdout, stats, dr_prev, scores, order,
                    loss_out):  # fmt: skip
     """Score, account and learn the examples of a batch; the entry point explorers use.
 
     Parameters
     ----------
+    tables, sub, step
+        The weights: line ``r``'s feature ``idx`` at offset ``o`` is row
+        ``(idx · step + o) mod N`` of ``tables[sub[r]]`` (:func:`tables_of`: one table,
+        ``sub`` 0 and ``step`` the feature width, 2 for ``dr``; ``--cb K`` passes VW's
+        shifted windows, :mod:`streamlearn.learners.cb_to_adf`).
     act_ptr : int64[m + 1]
         Example ``e``'s action lines are rows ``act_ptr[e]:act_ptr[e + 1]`` of the CSR
         arrays ``indptr``, ``indices``, ``values`` (shared features merged, crosses made).
@@ -87,10 +94,10 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
     """
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
-    mask = np.uint64(table.shape[0] - 1)
+    mask = np.uint64(tables.shape[1] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     learning = params[10] != 0.0  # P_LEARN
-    width = 2 if cb_type == DR else 1
+    width = step
     xs = np.empty(64, dtype=np.float32)
     ys = np.empty(64, dtype=np.float32)
     for e in range(act_ptr.shape[0] - 1):
@@ -104,29 +111,33 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
         c = F32(cost[e])
         p = F32(prob[e])
         labeled = k >= 0
-        learn = labeled and learning and not holdout[e]
+        # VW learns held-out multiline examples too (only single-line ones are predicted):
+        # they count apart, and not in gd's t
+        learn = labeled and learning
+        counted = 1.0 if labeled and not holdout[e] else 0.0
         stats[N_EX] += 1.0
         stats[FEATURES] += indptr[r1] - indptr[r0]
         if learn and cb_type == DR:
             # the cost regressor (offset 1): line k learns first, every line predicts
             for i in range(n):
                 r = r0 + i
+                tab = tables[sub[r]]
                 if i == k:
-                    xs[i] = learn_line(table, gstate, params, loss_id, rule, slots, indices,
+                    xs[i] = learn_line(tab, gstate, params, loss_id, rule, slots, indices,
                                        values, indptr[r], indptr[r + 1], c, F64(F32(1.0) / p),
                                        width, 1, mask, truncate)  # fmt: skip
                 else:
-                    xs[i] = clipped(gstate, params, loss_id,
-                                    line_score(table, gstate, indices, values, indptr[r],
-                                               indptr[r + 1], width, 1, mask, truncate))  # fmt: skip
+                    raw = line_score(tab, gstate, indices, values, indptr[r], indptr[r + 1],
+                                     width, 1, mask, truncate)  # fmt: skip
+                    xs[i] = clipped(gstate, params, loss_id, raw)
             dr_prev[0] = n
             for i in range(n):
                 dr_prev[1 + i] = xs[i]
         # the policy's scores (offset 0), before it learns
         for i in range(n):
             r = r0 + i
-            scores[r] = line_score(table, gstate, indices, values, indptr[r], indptr[r + 1],
-                                   width, 0, mask, truncate)  # fmt: skip
+            scores[r] = line_score(tables[sub[r]], gstate, indices, values, indptr[r],
+                                   indptr[r + 1], width, 0, mask, truncate)  # fmt: skip
         rank(scores, r0, n, order)
         top = order[r0]
         loss = np.nan
@@ -148,6 +159,7 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
                 stats[LOSS] += loss
         loss_out[e] = loss
         if not learn:
+            gstate[G_N] += counted
             continue
         pc = max(p, F32(clip_p))
         if cb_type == MTR:
@@ -155,8 +167,9 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
             stats[ACTIONS] += n
             w = F32(1.0) / pc * (F32(stats[EVENTS]) / F32(stats[ACTIONS]))
             r = r0 + k
-            learn_line(table, gstate, params, loss_id, rule, slots, indices, values, indptr[r],
-                       indptr[r + 1], c, F64(w), width, 0, mask, truncate)  # fmt: skip
+            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
+                       indptr[r], indptr[r + 1], c, F64(w), width, 0, mask, truncate)  # fmt: skip
+            gstate[G_N] += counted
             continue
         for i in range(n):
             if cb_type == IPS:
@@ -170,5 +183,11 @@ def train_examples(table, gstate, params, loss_id, cb_type, clip_p, act_ptr, ind
                 ys[i] = y
         for i in range(n):
             r = r0 + i
-            learn_line(table, gstate, params, loss_id, rule, slots, indices, values, indptr[r],
-                       indptr[r + 1], ys[i], 1.0, width, 0, mask, truncate)  # fmt: skip
+            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
+                       indptr[r], indptr[r + 1], ys[i], 1.0, width, 0, mask, truncate)  # fmt: skip
+        gstate[G_N] += counted  # VW's t, after the example (csoaa_ldf.learn_line)
+
+
+def tables_of(table: np.ndarray) -> np.ndarray:
+    """``table`` as the one window :func:`train_examples` reads (shape (1, N, cols))."""
+    return table.reshape((1, *table.shape))

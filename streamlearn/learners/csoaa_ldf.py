@@ -16,6 +16,11 @@ features and a label ``class:cost``.  As VW's ``csoaa_ldf.cc`` over its ``gd``:
   steps when its float32 loss is > 0 (gd's zero-loss gate).
 * **Loss**: the cost of the predicted class's first line (VW's ``update_stats``).
 
+``gstate[G_N]`` is VW's ``t`` less its holdout and unlabeled weight, which gd's schedule
+without adaptive rates reads: cb_adf counts its labeled examples there; csoaa_ldf's
+statistics bypass VW's shared-data update, so under csoaa_ldf alone it stays 0.  VW's
+csoaa_ldf has no holdout either: every example is progressive (``holdout`` is unused).
+
 Weights: line features at slot ``idx · width + offset`` (VW's ``ft_offset``): width 1
 here, 2 under ``cb_adf --cb_type dr`` whose cost regressor is offset 1; each offset has
 its own gd normalizer sums (VW's ``gd_per_model_states``), at
@@ -34,6 +39,8 @@ from streamlearn.learners.base import (
     G_CLIP,
     G_LABEL_MAX,
     G_LABEL_MIN,
+    G_N,
+    G_T,
     GSTATE_SIZE,
     P_CLIP_FIXED,
     P_CLIP_HI,
@@ -120,8 +127,8 @@ def learn_line(table, gstate, params, loss_id, rule, slots, indices, values, lo,
     Returns gd's clipped prediction made before the step (what VW's learn leaves in
     ``pred.scalar``)."""
     widen(gstate, params, loss_id, F64(y))
-    p = clipped(gstate, params, loss_id,
-                line_score(table, gstate, indices, values, lo, hi, width, offset, mask, truncate))  # fmt: skip
+    raw = line_score(table, gstate, indices, values, lo, hi, width, offset, mask, truncate)
+    p = clipped(gstate, params, loss_id, raw)
     if not a > 0.0:
         return p
     y32 = F32(y)
@@ -130,6 +137,8 @@ def learn_line(table, gstate, params, loss_id, rule, slots, indices, values, lo,
     for t in range(lo, hi):
         slots[t] = (np.uint64(indices[t]) * np.uint64(width) + np.uint64(offset)) & mask
     g = G_MODEL + 2 * offset
+    # gd's schedule without adaptive rates: VW's t = examples learned before this one + a
+    gstate[G_T] = gstate[G_N] + a
     gd.step(table, gstate, g, g + 1, slots, values, lo, hi, p, y32, F32(a), loss_id, rule)
     if gstate[gd.G_CONTRACTION] < 1e-9 or gstate[gd.G_GRAVITY] > 1e3:
         gd.rebase(table, gstate, params)
@@ -158,8 +167,9 @@ def rank(scores, lo, n, order):
 
 
 @jit
-def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, indices, values,
-                   lab_n, lab_cls, lab_cost, holdout, stats, scores, order, pred):  # fmt: skip
+def train_examples(tables, sub, gstate, params, loss_id, classifier, act_ptr, indptr,
+                   indices, values, lab_n, lab_cls, lab_cost, holdout, stats, scores, order,
+                   pred):  # fmt: skip
     """``--csoaa_ldf``: predict, account and (when labeled) learn each example.
 
     ``act_ptr``: example ``e``'s lines are rows ``act_ptr[e]:act_ptr[e + 1]``; per row
@@ -170,7 +180,7 @@ def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, 
     """
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
-    mask = np.uint64(table.shape[0] - 1)
+    mask = np.uint64(tables.shape[1] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     learning = params[10] != 0.0  # P_LEARN
     for e in range(act_ptr.shape[0] - 1):
@@ -185,8 +195,8 @@ def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, 
         best = F32(3.4028234663852886e38)
         bi = 0
         for r in range(r0, r1):
-            s = line_score(table, gstate, indices, values, indptr[r], indptr[r + 1], 1, 0, mask,
-                           truncate)  # fmt: skip
+            s = line_score(tables[sub[r]], gstate, indices, values, indptr[r], indptr[r + 1], 1,
+                           0, mask, truncate)  # fmt: skip
             scores[r] = s
             if s < best:
                 best = s
@@ -203,10 +213,8 @@ def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, 
             if lab_cls[r] == pc:
                 loss = lab_cost[r]
                 break
-        if holdout[e]:
-            stats[4] += 1.0
-            stats[5] += loss
-            continue
+        # VW's csoaa_ldf counts every example as progressive (no holdout, and gd's t stays
+        # at its start: its statistics bypass VW's shared-data update)
         stats[1] += 1.0
         stats[2] += loss
         if not learning:
@@ -227,5 +235,5 @@ def train_examples(table, gstate, params, loss_id, classifier, act_ptr, indptr, 
                 else:
                     y = F32(1.0)
                     a = F64(c - F32(lo_c))
-            learn_line(table, gstate, params, loss_id, rule, slots, indices, values, indptr[r],
-                       indptr[r + 1], y, a, 1, 0, mask, truncate)  # fmt: skip
+            learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
+                       indptr[r], indptr[r + 1], y, a, 1, 0, mask, truncate)  # fmt: skip

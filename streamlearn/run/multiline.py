@@ -66,6 +66,7 @@ class _Part:
     tags: list
     ex_lines: np.ndarray
     bad: list
+    sub: np.ndarray | None = None  # each action line's weight window (--cb K), else 0
 
 
 def _config(learn: dict) -> TrainConfig:
@@ -95,6 +96,9 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
     json_fmt = cfg.format in ("json", "dsjson")
     if ml.reduction != "cb" and not json_fmt:
         blocks = example_blocks(blocks)
+    if ml.reduction == "cb" and full.crosses_or_filters:
+        raise UsageError("--cb K with interactions or namespace filters is not supported yet "
+                         "(VW crosses its rewritten indices); use --cb_adf")  # fmt: skip
     for block in blocks:
         if json_fmt:
             from streamlearn.io.vwjson import json_block, restore_examples
@@ -105,16 +109,58 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             ex = parse_examples(text, cfg.bits, cfg.constant, parse_inter, kind)
             ex = restore_examples(ex, tr)
             mg = merge_shared(ex)
-        elif ml.reduction == "cb":
-            from streamlearn.learners.cb_to_adf import cb_examples
-
-            ex = cb_examples(block, cfg.bits, cfg.constant, parse_inter, ml.actions)
-            mg = ex.merged
-        else:
-            ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
-            mg = merge_shared(ex)
+            mg = cross_merged(mg, full, cfg.bits)
+            yield _prepare(ml, ex, mg)
+            continue
+        if ml.reduction == "cb":
+            yield _cb_part(ml, cfg, block, parse_inter)
+            continue
+        ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
+        mg = merge_shared(ex)
         mg = cross_merged(mg, full, cfg.bits)
         yield _prepare(ml, ex, mg)
+
+
+def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # noqa: ANN001
+    """``--cb K``: each line copied to K action lines (:mod:`streamlearn.learners.cb_to_adf`)."""
+    from streamlearn.io.labels import read_labels
+    from streamlearn.io.multiline import Merged
+    from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
+    from streamlearn.learners.cb_to_adf import chosen_of, copy_to_adf, index_mask
+
+    b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
+    if b.err_pos is None:
+        b.err_pos = np.full(b.n, -1, dtype=np.int64)
+    lab = read_labels(b, LABEL_CB, parse_inter.vw_numbers)
+    k = ml.actions
+    for r in np.flatnonzero(b.status == 0):
+        a, _, _ = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
+        if a > k:
+            b.status[r] = 27
+    width = 2 if ml.cb_type == "dr" else 1
+    n_ok = int(np.count_nonzero(b.status == 0))
+    nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
+    act_ptr = np.empty(n_ok + 1, dtype=np.int64)
+    rows = np.empty(n_ok, dtype=np.int64)
+    sub = np.empty(n_ok * k, dtype=np.int64)
+    out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
+    out_idx = np.empty(nnz * k, dtype=np.uint32)
+    out_val = np.empty(nnz * k, dtype=np.float64)
+    copy_to_adf(b.indptr, b.indices, b.values, b.status, k, width, cfg.bits,
+                index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val)  # fmt: skip
+    chosen = np.full(n_ok, -1, dtype=np.int64)
+    cost = np.zeros(n_ok)
+    prob = np.ones(n_ok)
+    for e, r in enumerate(rows):
+        a, c, p = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
+        if a > 0:
+            chosen[e], cost[e], prob[e] = a - 1, c, p
+    mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val,
+                np.zeros(0, dtype=np.uint8))  # fmt: skip
+    bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+    tags = [b""] * n_ok  # VW's copies carry no tag
+    none = np.zeros(0)
+    return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub)
 
 
 def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
@@ -181,13 +227,38 @@ def _drop(mg, keep, chosen, cost, prob, lab_n, lab_cls, lab_cost):  # noqa: ANN0
 
 
 def _g(x: float) -> str:
-    """A float as C++'s ostream prints it (6 significant digits)."""
-    s = f"{x:.6g}"
-    return s
+    """A score as VW prints it in an action list: 6 decimals, trailing zeros dropped."""
+    s = f"{x:.6f}".rstrip("0").rstrip(".")
+    return "0" if s in ("", "-0") else s
 
 
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
-    """Train (or with ``-t`` score) a multiline reduction; returns the summary."""
+    """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
+    say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
+    if outputs.predictions:
+        _write(outputs.predictions, "".join(fitted.predictions))
+    _summary(say, fitted.summary, fitted.stats, fitted.holdout)
+    if outputs.final_model:
+        say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
+    return fitted.summary
+
+
+@dataclass
+class Fitted:
+    """What :func:`fit` leaves: the weights (gd's table, VW's layout), its state, the
+    counts, the ``-p`` lines and the summary."""
+
+    table: np.ndarray
+    gstate: np.ndarray
+    stats: np.ndarray
+    predictions: list
+    summary: dict
+    holdout: bool
+
+
+def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) -> Fitted:  # noqa: ANN001
+    """Learn from ``inputs.sources`` (every pass); see :func:`run`."""
     from streamlearn.learners.base import fresh_table
 
     cfg = _config(learn)
@@ -196,10 +267,13 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     params = cfg.params()
     loss_id = cfg.loss_id
     table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    tables = cb_adf.tables_of(table)
+    # --cb K's indices are VW's rewritten ones (learners/cb_to_adf.py): read with step 1
+    step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
     gstate = csoaa_ldf.init_gstate(params)
     stats = np.zeros(cb_adf.STATS)
     dr_prev = np.zeros(257)
-    say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    say = console.say
     passes = max(1, cfg.passes)
     period = cfg.effective_holdout
     kept: list[_Part] = []
@@ -209,7 +283,12 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     xp = _Explore(ml, cfg) if ml.explore else None
     if xp is not None:
         gstate = xp.grow(gstate, cb_type)
+    best = np.inf
+    no_win = 0
+    used = 0
     for npass in range(passes):
+        ho_before = (stats[cb_adf.HO_N], stats[cb_adf.HO_LOSS])
+        used = npass + 1
         source = _parts(ml, cfg, inputs.sources, inputs.block_size, inputs.max_line_bytes) \
             if npass == 0 else iter(kept)  # fmt: skip
         pass_n = 0
@@ -218,11 +297,11 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                 for msg in part.bad:
                     malformed += 1
                     if inputs.strict:
-                        from streamlearn.errors import MalformedInput
+                        from streamlearn.errors import MalformedData
 
-                        raise MalformedInput(msg)
+                        raise MalformedData(f"{msg} (--strict)")
                     if malformed <= 10:
-                        console.warn(msg) if hasattr(console, "warn") else say(msg)
+                        say(f"warning: {msg}")
                 if passes > 1:
                     kept.append(part)
             mg = part.mg
@@ -236,49 +315,54 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
             pass_n += m
             rows = mg.row.shape[0]
             scores = np.zeros(rows, dtype=np.float32)
+            sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
             order = np.zeros(rows, dtype=np.int64)
             if ml.reduction == "csoaa_ldf":
                 pred = np.zeros(m, dtype=np.int64)
                 s6 = np.zeros(6)
                 csoaa_ldf.train_examples(
-                    table, gstate, params, loss_id, ml.classifier, mg.act_ptr, mg.indptr,
+                    tables, sub, gstate, params, loss_id, ml.classifier, mg.act_ptr, mg.indptr,
                     mg.indices, mg.values, part.lab_n, part.lab_cls, part.lab_cost, ho, s6,
                     scores, order, pred,
                 )  # fmt: skip
                 stats[:6] += s6
-                if (
-                    outputs.predictions
-                    and npass == passes - 1
-                    or outputs.predictions
-                    and passes == 1
-                ):
+                if predictions:
                     _ldf_predictions(pred_lines, part, pred, scores, order, ml)
             else:
+                need = int(np.diff(mg.act_ptr).max()) + 1
+                if need > dr_prev.shape[0]:
+                    dr_prev = np.concatenate([dr_prev, np.zeros(need - dr_prev.shape[0])])
                 loss_out = np.zeros(m)
                 if xp is not None:
-                    xp.batch(table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
-                             pred_lines if outputs.predictions else None)  # fmt: skip
+                    xp.batch((tables, sub, step), table, gstate, params, loss_id, cb_type, part, ho,
+                             stats, dr_prev, pred_lines if predictions else None)  # fmt: skip
                     continue
                 cb_adf.train_examples(
-                    table, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr, mg.indptr,
-                    mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats, dr_prev,
-                    scores, order, loss_out,
+                    tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
+                    mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats,
+                    dr_prev, scores, order, loss_out,
                 )  # fmt: skip
-                if outputs.predictions:
+                if predictions:
                     _cb_predictions(pred_lines, part, scores, order, ml)
         if npass == 0:
             per_pass = int(stats[cb_adf.N_EX])
-    if outputs.predictions:
-        _write(outputs.predictions, "".join(pred_lines))
+        if period and passes > 1:
+            # VW's summarize_holdout_set: the best pass's holdout loss; early termination
+            n_ho = stats[cb_adf.HO_N] - ho_before[0]
+            this = (stats[cb_adf.HO_LOSS] - ho_before[1]) / n_ho if n_ho > 0 else np.inf
+            if this < best:
+                best = this
+                no_win = 0
+            elif np.isfinite(this) or np.isfinite(best):
+                no_win += 1
+                if no_win >= cfg.early_terminate:
+                    break
     n_ex = int(stats[cb_adf.N_EX])
-    summary = {"examples": n_ex, "per_pass": per_pass, "passes": passes,
+    summary = {"examples": n_ex, "per_pass": per_pass, "passes": used,
+               "best_holdout": best if np.isfinite(best) else None,
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
-               "holdout_loss": stats[cb_adf.HO_LOSS] / stats[cb_adf.HO_N] if stats[cb_adf.HO_N] else None,
                "malformed": malformed}  # fmt: skip
-    _summary(say, summary, stats, period and passes > 1)
-    if outputs.final_model:
-        say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
-    return summary
+    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1))
 
 
 class _Explore:
@@ -337,8 +421,10 @@ class _Explore:
         stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
         return acts, probs
 
-    def batch(self, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
+    def batch(self, weights, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
               pred_lines) -> None:  # noqa: ANN001  # fmt: skip
+        """One batch: cb_adf scores and learns (``weights`` = its tables, sub, step), the
+        explorer makes each example's pmf; bagging has its own kernel."""
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
@@ -356,9 +442,10 @@ class _Explore:
             sizes = np.diff(mg.act_ptr)
             prob = np.where(part.chosen == sizes - 1, part.prob, 1.0)
         saved = stats[cb_adf.LOSS], stats[cb_adf.HO_LOSS]
+        tables, sub, step = weights
         cb_adf.train_examples(
-            table, gstate, params, loss_id, cb_type, self.clip_p, mg.act_ptr, mg.indptr,
-            mg.indices, mg.values, part.chosen, part.cost, prob, ho, stats, dr_prev,
+            tables, sub, step, gstate, params, loss_id, cb_type, self.clip_p, mg.act_ptr,
+            mg.indptr, mg.indices, mg.values, part.chosen, part.cost, prob, ho, stats, dr_prev,
             scores, order, np.zeros(m),
         )  # fmt: skip
         x = self.xstats
@@ -401,8 +488,9 @@ def _ldf_predictions(out: list[str], part: _Part, pred, scores, order, ml: Multi
     for e in range(ptr.shape[0] - 1):
         lo, hi = ptr[e], ptr[e + 1]
         if ml.csoaa_rank:
-            out.append(",".join(f"{int(part.lab_cls[lo + order[i]])}:{_g(float(scores[lo + order[i]]))}"
-                                for i in range(lo, hi)) + "\n\n")  # fmt: skip
+            cells = (f"{int(part.lab_cls[lo + order[i]])}:{_g(float(scores[lo + order[i]]))}"
+                     for i in range(lo, hi))  # fmt: skip
+            out.append(",".join(cells) + "\n\n")
             continue
         done = False
         for r in range(lo, hi):
@@ -434,8 +522,10 @@ def _summary(say, s: dict, stats, holdout: bool) -> None:  # noqa: ANN001
         say(f"number of examples = {s['examples']}")
     say(f"weighted example sum = {stats[cb_adf.N_EX]:.6f}")
     say("weighted label sum = 0.000000")
-    if holdout and s["holdout_loss"] is not None:
-        say(f"average loss = {s['holdout_loss']:.6f} h")
+    if holdout:
+        best = s["best_holdout"]
+        say("average loss = undefined (no holdout)" if best is None
+            else f"average loss = {best:.6f} h")  # fmt: skip
     elif s["loss"] is None:
         say("average loss = n.a.")
     else:

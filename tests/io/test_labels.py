@@ -109,7 +109,7 @@ def test_malformed_label_parts_never_crash(parts, kind):
     assert lab.ptr.shape[0] == b.n + 1
     assert (np.diff(lab.ptr) >= 0).all()
     ok = lab.prob[~np.isnan(lab.prob)]
-    assert ((ok > 0) & (ok <= 1)).all()
+    assert ((ok >= 0) & (ok <= 1)).all()
     for i in range(b.n):
         if b.status[i] != 0:
             assert lab.ptr[i] == lab.ptr[i + 1]

@@ -1,0 +1,83 @@
+"""Multiline examples: blocks never split one, boundaries, shared lines, malformed ones."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from streamlearn.io.interactions import compile_interactions
+from streamlearn.io.labels import LABEL_CB, ROW_SHARED
+from streamlearn.io.multiline import (
+    example_blocks,
+    last_example_end,
+    merge_shared,
+    parse_examples,
+)
+from streamlearn.io.reader import iter_blocks
+from tests.cb_logs import adf_log
+
+INTER = compile_interactions(vw_numbers=True)
+
+
+def _inter():
+    import dataclasses
+
+    return dataclasses.replace(INTER, label_kind=LABEL_CB)
+
+
+def _examples(path: str, block_size: int) -> list[tuple[int, ...]]:
+    """Each example as the line numbers of its rows."""
+    out = []
+    for block in example_blocks(iter_blocks([path], block_size)):
+        ex = parse_examples(block, 18, True, _inter())
+        for e in range(ex.m):
+            out.append(tuple(int(x) for x in ex.batch.line[ex.ex_ptr[e] : ex.ex_ptr[e + 1]]))
+    return out
+
+
+def test_last_example_end():
+    def end(b: bytes) -> int:
+        return last_example_end(np.frombuffer(b, dtype=np.uint8).copy())
+
+    assert end(b"a\nb\n\nc\n") == 5
+    assert end(b"a\nb\n \t\r\nc\n") == 8
+    assert end(b"a\nb\nc\n") == -1
+    assert end(b"\na\n") == 1
+    assert end(b"a\n\n") == 3
+
+
+@pytest.mark.parametrize("block_size", [1, 7, 64, 500, 1 << 20])
+def test_blocks_never_split_an_example(tmp_path, block_size):
+    text = adf_log(3, n=60)
+    p = tmp_path / "log.dat"
+    p.write_text(text)
+    want = _examples(str(p), 1 << 22)
+    assert len(want) == 60
+    assert _examples(str(p), block_size) == want
+    gz = tmp_path / "log.dat.gz"
+    gz.write_bytes(gzip.compress(text.encode()))
+    assert _examples(str(gz), block_size) == want
+
+
+def test_last_example_ends_at_eof(tmp_path):
+    p = tmp_path / "a.dat"
+    p.write_text("shared |s a\n0:1:0.5 |a x\n|a y\n\n|a z\n1:0:0.5 |a w")
+    assert _examples(str(p), 8) == [(1, 2, 3), (5, 6)]
+
+
+def test_merge_order_and_shared_checks(tmp_path):
+    p = tmp_path / "a.dat"
+    p.write_text("shared |s a b\n0:1:0.5 |a x\n|a y\n\nshared |s q\n\n|a z\nshared |s c\n")
+    (block,) = list(iter_blocks([str(p)]))
+    ex = parse_examples(block, 18, True, _inter())
+    assert ex.ex_ptr.tolist() == [0, 3, 4, 6]
+    assert ex.labels.flags[0] == ROW_SHARED
+    assert ex.batch.status.tolist() == [0, 0, 0, 24, 0, 25]
+    mg = merge_shared(ex)
+    assert mg.act_ptr.tolist() == [0, 2] and mg.row.tolist() == [1, 2]
+    b = ex.batch
+    shared = b.indices[b.indptr[0] : b.indptr[1] - 1].tolist()  # without its constant
+    own = b.indices[b.indptr[1] : b.indptr[2]].tolist()  # the action's, constant last
+    assert mg.indices[mg.indptr[0] : mg.indptr[1]].tolist() == own + shared
