@@ -13,8 +13,8 @@ own gd normalizer sums, as VW's per-model states.
 * **Learn** (labeled; held-out examples too, as VW learns multiline ones): copy b learns
   the example n_b times, n_b a Poisson(1) draw from VW's global generator
   (``--random_seed``) in copy order, except copy 0 under ``--greedify`` (once, no draw);
-  each time is cb_adf's learning at the copy's offset (mtr: the copy's own example and action counts grow each time, as VW's
-  per-model ``event_sum``/``action_sum``).
+  each time is cb_adf's learning at the copy's offset (mtr: the copy's own example and
+  action counts grow each time, as VW's per-model ``event_sum``/``action_sum``).
 * **Loss**: VW's ``cost/p · pmf(logged action)``.
 """
 
