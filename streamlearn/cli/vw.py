@@ -210,7 +210,17 @@ def _cb(t: Translation, name: str, value: str) -> None:
 
 
 def _cb_explore_adf(t: Translation, name: str, value: str | None) -> None:
-    t.multiline["reduction"] = "cb_adf"
+    if t.multiline.get("reduction") != "cbify":  # --cbify runs on --cb_explore_adf anyway
+        t.multiline["reduction"] = "cb_adf"
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _cbify(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--cbify {value}: at least one class")
+    t.multiline["reduction"] = "cbify"
+    t.multiline["cbify"] = k
     t.multiline.setdefault("explore", "greedy")
 
 
@@ -367,6 +377,9 @@ OPTIONS: dict[str, Opt] = {
     "clip_p": Opt(None, True, _ml("clip_p", _float)),
     # exploration (--cb_explore_adf, learners/explore.py)
     "cb_explore_adf": Opt(None, False, _cb_explore_adf),
+    "cbify": Opt(None, True, _cbify),
+    "loss0": Opt(None, True, _ml("loss0", _float)),
+    "loss1": Opt(None, True, _ml("loss1", _float)),
     "epsilon": Opt(None, True, _ml("epsilon", _float)),
     "first_only": Opt(None, False, _ml("first_only")),
     "first": Opt(None, True, _explorer("first", "tau", _int)),
@@ -448,7 +461,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "log_multi": "none",
     "multilabel_oaa": "none",
     "cb_explore": "none",
-    "cbify": "none",
     "active": "none",
     "search": "none",
     "rank": "none",

@@ -50,6 +50,9 @@ class Multiline:
     greedify: bool = False
     gamma_scale: float = 10.0  # --squarecb
     gamma_exponent: float = 0.5
+    cbify: int = 0  # --cbify K (run/cbify.py)
+    loss0: float = 0.0
+    loss1: float = 1.0
 
 
 @dataclass
@@ -235,6 +238,10 @@ def _g(x: float) -> str:
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    if ml.reduction == "cbify":
+        from streamlearn.run import cbify
+
+        return cbify.run(learn, ml, inputs, outputs, console)
     fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
     if outputs.predictions:
         _write(outputs.predictions, "".join(fitted.predictions))

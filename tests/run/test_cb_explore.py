@@ -82,3 +82,26 @@ def test_dsjson_cb_explore_adf_equals_vw(tmp_path: Path) -> None:
     for extra in ([], ["--chain_hash", "--first", "3"], ["--bag", "2"]):
         args = ["--cb_explore_adf", "--dsjson", *extra, "-d", str(data)]
         assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
+
+
+def _multiclass(seed: int, n: int, k: int) -> str:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        y = int(rng.integers(1, k + 1))
+        noise = " ".join(f"n{rng.integers(0, 20)}" for _ in range(3))
+        out.append(f"{y} |a f{y}_0:{rng.random():.3f} f{y}_1 {noise} |b c{rng.integers(0, 5)}")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("k", "flags"),
+    [(4, ""), (3, "--first 10"), (5, "--bag 3 --random_seed 2"), (4, "--squarecb"),
+     (3, "--softmax --lambda 4 --loss0 -1 --loss1 0"), (4, "--cb_type dr --epsilon 0.2")],
+)  # fmt: skip
+def test_cbify_equals_vw(tmp_path: Path, k: int, flags: str) -> None:
+    pytest.importorskip("vowpalwabbit")
+    data = tmp_path / "mc.txt"
+    data.write_text(_multiclass(k + len(flags), 150, k))
+    args = ["--cbify", str(k), *flags.split(), "-d", str(data)]
+    assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
