@@ -215,6 +215,12 @@ def _cb_explore_adf(t: Translation, name: str, value: str | None) -> None:
     t.multiline.setdefault("explore", "greedy")
 
 
+def _cb_explore(t: Translation, name: str, value: str) -> None:
+    """``--cb_explore K``: VW 9 runs it as ``--cb K`` on ``--cb_explore_adf``."""
+    _cb(t, name, value)
+    t.multiline.setdefault("explore", "greedy")
+
+
 def _cbify(t: Translation, name: str, value: str) -> None:
     k = _int(name, value)
     if k < 1:
@@ -378,6 +384,7 @@ OPTIONS: dict[str, Opt] = {
     # exploration (--cb_explore_adf, learners/explore.py)
     "cb_explore_adf": Opt(None, False, _cb_explore_adf),
     "cbify": Opt(None, True, _cbify),
+    "cb_explore": Opt(None, True, _cb_explore),
     "loss0": Opt(None, True, _ml("loss0", _float)),
     "loss1": Opt(None, True, _ml("loss1", _float)),
     "epsilon": Opt(None, True, _ml("epsilon", _float)),
@@ -460,7 +467,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "ect": "none",
     "log_multi": "none",
     "multilabel_oaa": "none",
-    "cb_explore": "none",
     "active": "none",
     "search": "none",
     "rank": "none",

@@ -288,6 +288,8 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
     malformed = 0
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     xp = _Explore(ml, cfg) if ml.explore else None
+    if xp is not None and ml.reduction == "cb" and ml.explore == "bag":
+        raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
     if xp is not None:
         gstate = xp.grow(gstate, cb_type)
     best = np.inf

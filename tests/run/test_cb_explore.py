@@ -105,3 +105,18 @@ def test_cbify_equals_vw(tmp_path: Path, k: int, flags: str) -> None:
     data.write_text(_multiclass(k + len(flags), 150, k))
     args = ["--cbify", str(k), *flags.split(), "-d", str(data)]
     assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
+
+
+@pytest.mark.parametrize("flags", ["", "--first 10", "--squarecb", "--cb_type dr --epsilon 0.2"])
+def test_cb_explore_k_equals_vw(tmp_path: Path, flags: str) -> None:
+    pytest.importorskip("vowpalwabbit")
+    rng = np.random.default_rng(len(flags))
+    lines = []
+    for _ in range(150):
+        a, c, p = int(rng.integers(1, 4)), rng.choice([0.0, 1.0]), rng.choice([0.2, 0.5, 1.0])
+        lab = f"{a}:{c}:{p}" if rng.random() < 0.9 else ""
+        lines.append(f"{lab} |f x{rng.integers(0, 9)} y{rng.integers(0, 5)}:{rng.random():.2f}")
+    data = tmp_path / "cb.txt"
+    data.write_text("\n".join(lines) + "\n")
+    args = ["--cb_explore", "3", *flags.split(), "-d", str(data)]
+    assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
