@@ -385,6 +385,7 @@ OPTIONS: dict[str, Opt] = {
     "cb_explore_adf": Opt(None, False, _cb_explore_adf),
     "cbify": Opt(None, True, _cbify),
     "cb_explore": Opt(None, True, _cb_explore),
+    "cbify_cs": Opt(None, False, _ml("cbify_cs")),
     "loss0": Opt(None, True, _ml("loss0", _float)),
     "loss1": Opt(None, True, _ml("loss1", _float)),
     "epsilon": Opt(None, True, _ml("epsilon", _float)),

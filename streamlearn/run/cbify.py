@@ -46,7 +46,9 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     full = cfg.namespaces() or compile_interactions()
     if full.crosses_or_filters:
         raise UsageError("--cbify with interactions or namespace filters: not supported yet")
-    parse_inter = dataclasses.replace(full, label_kind=0)
+    from streamlearn.io.labels import LABEL_CS, read_labels
+
+    parse_inter = dataclasses.replace(full, label_kind=LABEL_CS if ml.cbify_cs else 0)
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     params = cfg.params()
     loss_id = cfg.loss_id
@@ -82,6 +84,7 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
                 raise MalformedData(f"{msg} (--strict)")
             if malformed <= 10:
                 say(f"warning: {msg}")
+        lab = read_labels(b, LABEL_CS, parse_inter.vw_numbers) if ml.cbify_cs else None
         n_ok = int(np.count_nonzero(b.status == 0))
         nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
         act_ptr = np.empty(n_ok + 1, dtype=np.int64)
@@ -102,6 +105,11 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
             ap = np.array([lo, hi], dtype=np.int64)
             y = b.labels[rows[e]]
             labeled = not math.isnan(y)
+            if lab is not None:
+                r = int(rows[e])
+                cls = lab.cls[lab.ptr[r] : lab.ptr[r + 1]]
+                costs = lab.cost[lab.ptr[r] : lab.ptr[r + 1]].astype(np.float32)
+                labeled = costs.shape[0] > 0 and not np.isnan(costs).all()
             # predict: no label, nothing learned or counted
             one[0] = -1
             _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, ap, out_ptr,
@@ -116,10 +124,21 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
             preds.append(f"{action + 1}\n")
             if not labeled:
                 continue
-            wrong = action + 1 != int(y)
-            n_lab += 1.0
-            n_wrong += 1.0 if wrong else 0.0
-            cost = float(loss1 if wrong else loss0)
+            if lab is not None:
+                # VW's loss_cs and update_stats_cs_label: the drawn class's cost (0 when not
+                # listed) scaled to [loss0, loss1]; the loss is its cost above the cheapest
+                hit = np.flatnonzero(cls == action + 1)
+                c_act = costs[hit[0]] if hit.shape[0] else np.float32(0.0)
+                cost = float(loss0 + (loss1 - loss0) * c_act)
+                # a class not listed costs FLT_MAX (VW warns "csoaa predicted an invalid class")
+                chosen_loss = costs[hit[-1]] if hit.shape[0] else np.finfo(np.float32).max
+                n_lab += 1.0
+                n_wrong += float(np.float32(chosen_loss - np.nanmin(costs)))
+            else:
+                wrong = action + 1 != int(y)
+                n_lab += 1.0
+                n_wrong += 1.0 if wrong else 0.0
+                cost = float(loss1 if wrong else loss0)
             p = float(pmf[idx])
             one[0] = action
             _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, ap, out_ptr,

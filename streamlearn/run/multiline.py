@@ -51,6 +51,7 @@ class Multiline:
     gamma_scale: float = 10.0  # --squarecb
     gamma_exponent: float = 0.5
     cbify: int = 0  # --cbify K (run/cbify.py)
+    cbify_cs: bool = False
     loss0: float = 0.0
     loss1: float = 1.0
 

@@ -120,3 +120,18 @@ def test_cb_explore_k_equals_vw(tmp_path: Path, flags: str) -> None:
     data.write_text("\n".join(lines) + "\n")
     args = ["--cb_explore", "3", *flags.split(), "-d", str(data)]
     assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
+
+
+@pytest.mark.parametrize("flags", ["", "--bag 3", "--squarecb --loss0 -1 --loss1 1"])
+def test_cbify_cs_equals_vw(tmp_path: Path, flags: str) -> None:
+    pytest.importorskip("vowpalwabbit")
+    rng = np.random.default_rng(len(flags))
+    lines = []
+    for _ in range(150):
+        y = int(rng.integers(1, 5))
+        costs = [f"{c}:{0.0 if c == y else rng.choice([0.5, 1.0, 2.0])}" for c in range(1, 5)]
+        lines.append(" ".join(costs) + f" |a f{y} n{rng.integers(0, 9)} |b g{rng.integers(0, 3)}")
+    data = tmp_path / "cs.txt"
+    data.write_text("\n".join(lines) + "\n")
+    args = ["--cbify", "4", "--cbify_cs", *flags.split(), "-d", str(data)]
+    assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
