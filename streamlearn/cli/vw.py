@@ -531,11 +531,11 @@ OTHER_VW_OPTIONS = frozenset("""
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
-    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf cb_type cbify_cs
+    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf cbify_cs
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
-    check_enabled choices_lambda clip_p compete confidence_after_training
+    check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
-    cover cs_absolute_loss cs_active csa_debug csoaa_ldf csoaa_rank csv csv_header
+    cover cs_absolute_loss cs_active csa_debug csv csv_header
     csv_no_file_header csv_ns_value csv_separator csv_trace debug_reversed_learn decay
     default_lease degree direct domination dont_output_best_constant dream_at_update
     dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
@@ -556,7 +556,7 @@ OTHER_VW_OPTIONS = frozenset("""
     normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type psi random_init
-    randomized_routing range_c rank_all recall_tree regcb regcbopt replay_b
+    randomized_routing range_c recall_tree regcb regcbopt replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
     reward_as_cost rnd rnd_alpha rnd_invlambda sample_pdf sched_exponent scores
     search_active_verify search_allowed_transitions search_alpha search_beta
@@ -754,6 +754,10 @@ def vw(argv: tuple[str, ...]) -> None:
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
 
+    if not t.multiline and inputs.initial_model:
+        from streamlearn.run.multiline import multiline_of_model
+
+        t.multiline = multiline_of_model(inputs.initial_model) or {}
     if t.multiline:
         return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
     api.train(t.learn, inputs, outputs, console)
