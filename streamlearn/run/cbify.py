@@ -93,8 +93,10 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
         out_idx = np.empty(nnz * k, dtype=np.uint32)
         out_val = np.empty(nnz * k, dtype=np.float64)
-        copy_to_adf(b.indptr, b.indices, b.values, b.status, k, below, cfg.bits, cim, act_ptr,
-                    rows, sub, out_ptr, out_idx, out_val)  # fmt: skip
+        ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+        out_ns = np.empty(nnz * k, dtype=ns.dtype)
+        copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, below, cfg.bits, cim,
+                    act_ptr, rows, sub, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
         total = n_ok * k
         scores = np.zeros(total, dtype=np.float32)
         order = np.zeros(total, dtype=np.int64)
