@@ -12,13 +12,13 @@ from streamlearn.learners import ALGORITHMS, MINIBATCH_ALGORITHMS, PARAMETER_FRE
 from streamlearn.learners.base import make_params
 from streamlearn.learners.losses import NAMES as LOSSES
 
-FORMATS = ("auto", "vw", "svmlight", "csv")
+FORMATS = ("auto", "vw", "svmlight", "csv", "json", "dsjson")
 
 # Interactions and namespace filters: they decide which features exist, so a
 # model keeps them (see streamlearn/io/interactions.py).
 NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
                      "ngram", "skips")  # fmt: skip
-FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions")
+FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions", "chain_hash")
 """The on/off options that, with :data:`NAMESPACE_OPTIONS`, decide which features exist."""
 HASHES = ("strings", "all")
 """VW's ``--hash``: ``strings`` reads an all-digit name as its number; ``all`` hashes every name."""
@@ -179,6 +179,9 @@ class TrainConfig:
     constant: bool = True
     hash: str = "strings"
     format: str = "auto"
+    chain_hash: bool = False
+    """VW's ``--chain_hash``: a JSON string feature ``"k": "v"`` hashed as ``v`` seeded by ``k``
+    (``--format json|dsjson``; VW text's ``k:v`` always is)."""
     quadratic: tuple[str, ...] = ()
     cubic: tuple[str, ...] = ()
     interactions: tuple[str, ...] = ()

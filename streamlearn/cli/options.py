@@ -477,7 +477,7 @@ def format_option(help_text: str):
     return click.option(
         "--format",
         "input_format",
-        type=click.Choice(["auto", "vw", "svmlight"]),
+        type=click.Choice(["auto", "vw", "svmlight", "json", "dsjson"]),
         default="auto",
         show_default=True,
         help=help_text,

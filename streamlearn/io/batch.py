@@ -51,6 +51,7 @@ REASONS: dict[int, str] = {
     32: "empty CSV line",
     33: "label is not one of --named_labels",
     34: "multilabel label: classes are integers c1,c2,... (--multilabel_oaa K, at most K)",
+    35: "a JSON line VW cannot read",
 }
 TOO_LARGE = 15
 CSV_CELLS = 30
@@ -71,6 +72,9 @@ still overflow: training then stops with a non-finite state and writes no
 model (``run.train.check_model``, exit 6), and ``model.load`` refuses a model
 file holding one (exit 5).
 """
+BAD_JSON = 35
+"""Status of a JSON line the translation refused (:mod:`streamlearn.io.vwjson`; the excerpt
+says why)."""
 LONG_LINE = 18
 """Status of a line the reader skipped for its length (:data:`Block.long_lines`)."""
 TOO_MANY_CROSSES = 19

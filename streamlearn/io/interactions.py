@@ -111,6 +111,9 @@ class Interactions:
     rounded: a parsing option that travels with the others, as ``hash_all``."""
     hash_seed: int = 0
     """VW's ``--hash_seed``: the seed of the namespaces' hashes (0: VW's default)."""
+    chain_hash: bool = False
+    """VW's ``--chain_hash`` for JSON input (:mod:`streamlearn.io.vwjson`), travelling with the
+    other parsing options."""
     label_kind: int = 0
     """The label format (:mod:`streamlearn.io.labels`: 0 VW's simple label, read by the parse
     kernel; any other kind leaves the label part to that module's label kernel)."""
@@ -182,6 +185,7 @@ def compile_interactions(
     max_crosses: int = MAX_CROSSES,
     vw_numbers: bool = False,
     hash_seed: int = 0,
+    chain_hash: bool = False,
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
@@ -243,7 +247,8 @@ def compile_interactions(
     return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear,
                         not leave_duplicate_interactions, gram_ptr, gram_masks, gram_lengths,
                         bool(sort_features), bool(hash_all), bool(f32),
-                        int(max_crosses), bool(vw_numbers), int(hash_seed))  # fmt: skip
+                        int(max_crosses), bool(vw_numbers), int(hash_seed),
+                        bool(chain_hash))  # fmt: skip
 
 
 @jit

@@ -58,7 +58,11 @@ from streamlearn.system.text import shown_bytes
 FMT_VW = 0
 FMT_SVMLIGHT = 1
 FMT_CSV = 2
-FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT, "csv": FMT_CSV}
+FMT_JSON = 3
+FMT_DSJSON = 4
+FORMATS = {"vw": FMT_VW, "svmlight": FMT_SVMLIGHT, "csv": FMT_CSV, "json": FMT_JSON,
+           "dsjson": FMT_DSJSON}
+"""Input formats by name; JSON lines are translated into VW text (:mod:`streamlearn.io.vwjson`)."""
 
 _SLOW_CAP = 64
 WORDS = not INTERPRETED and sys.byteorder == "little"
@@ -238,6 +242,11 @@ def parse_block_parts(
     (so only one part's crosses are in memory at a time); the rows of all the
     parts, in order, are :func:`parse_block`'s.
     """
+    if fmt in (FMT_JSON, FMT_DSJSON):
+        from streamlearn.io.vwjson import parse_json_block
+
+        return parse_json_block(block, fmt == FMT_DSJSON, bits, constant, inter, words, limit,
+                                budget)  # fmt: skip
     if fmt not in (FMT_VW, FMT_SVMLIGHT, FMT_CSV):
         raise ValueError(f"unknown format code {fmt!r}")
     if fmt == FMT_CSV and (inter is None or inter.csv is None):
@@ -532,7 +541,7 @@ def _first_nonempty_line(data: np.ndarray) -> bytes | None:
 
 
 def _format_code(fmt: str | int) -> int:
-    if isinstance(fmt, int) and fmt in (FMT_VW, FMT_SVMLIGHT, FMT_CSV):
+    if isinstance(fmt, int) and fmt in FORMATS.values():
         return fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: expected 'auto', 'vw' or 'svmlight'")

@@ -43,6 +43,19 @@ class Multiline:
     csoaa_rank: bool = False
     actions: int = 0  # --cb K
     notes: list[str] = field(default_factory=list)
+    explore: str = ""  # --cb_explore_adf: greedy, first, softmax, squarecb, bag
+    epsilon: float | None = None  # None: the explorer's default (greedy 0.05, others 0)
+    first_only: bool = False
+    tau: int = 0  # --first T
+    lam: float = 1.0  # --softmax --lambda
+    bag: int = 0  # --bag B
+    greedify: bool = False
+    gamma_scale: float = 10.0  # --squarecb
+    gamma_exponent: float = 0.5
+    cbify: int = 0  # --cbify K (run/cbify.py)
+    cbify_cs: bool = False
+    loss0: float = 0.0
+    loss1: float = 1.0
 
 
 @dataclass
@@ -98,9 +111,10 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
     )  # fmt: skip
     blocks = iter_blocks(sources or ["-"], block_size, max_line)
+    json_fmt = cfg.format in ("json", "dsjson")
     if tee is not None:
         blocks = _tee(blocks, tee)
-    if ml.reduction != "cb":
+    if ml.reduction != "cb" and not json_fmt:
         blocks = example_blocks(blocks)
     if ml.reduction == "cb" and full.crosses_or_filters:
         # VW's copies keep the namespaces of earlier lines: a line without namespace g
@@ -110,6 +124,18 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             "VW crosses namespaces left over from earlier lines; use --cb_adf"
         )
     for block in blocks:
+        if json_fmt:
+            from streamlearn.io.vwjson import json_block, restore_examples
+
+            text, tr = json_block(block, cfg.format == "dsjson", parse_inter)
+            if ml.reduction == "cb":
+                raise UsageError("--json/--dsjson with --cb K: not yet (use --cb_adf)")
+            ex = parse_examples(text, cfg.bits, cfg.constant, parse_inter, kind)
+            ex = restore_examples(ex, tr)
+            mg = merge_shared(ex)
+            mg = cross_merged(mg, full, cfg.bits)
+            yield _prepare(ml, ex, mg)
+            continue
         if ml.reduction == "cb":
             part = _cb_part(ml, cfg, block, parse_inter)
             part.mg = cross_merged(part.mg, full, cfg.bits)
@@ -266,6 +292,10 @@ def _g(x: float) -> str:
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    if ml.reduction == "cbify":
+        from streamlearn.run import cbify
+
+        return cbify.run(learn, ml, inputs, outputs, console)
     for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
                        ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
                        ("probabilities", "--probabilities"), ("report", "--report")):  # fmt: skip
@@ -365,6 +395,11 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
 
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
+    if ml.explore and inputs.initial_model:
+        # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
+        # copies); sl's does not yet: a continued run would explore differently
+        raise UsageError("-i with --cb_explore_adf/--cb_explore: the explorer's state is not "
+                         "in sl's model yet")  # fmt: skip
     start = initial(inputs.initial_model, ml, learn) if inputs.initial_model else None
     cfg = _config(start[0] if start else learn)
     params = cfg.params()
@@ -413,6 +448,11 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
     pred_lines: list[str] = []
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     malformed = 0
+    xp = _Explore(ml, cfg) if ml.explore else None
+    if xp is not None and ml.reduction == "cb" and ml.explore == "bag":
+        raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
+    if xp is not None:
+        gstate = xp.grow(gstate, cb_type)
     best = np.inf
     no_win = 0
     used = 0
@@ -463,6 +503,10 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                 if need > dr_prev.shape[0]:
                     dr_prev = np.concatenate([dr_prev, np.zeros(need - dr_prev.shape[0])])
                 loss_out = np.zeros(m)
+                if xp is not None:
+                    xp.batch((tables, sub, step), table, gstate, params, loss_id, cb_type, part, ho,
+                             stats, dr_prev, pred_lines if predictions else None)  # fmt: skip
+                    continue
                 cb_adf.train_examples(
                     tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
                     mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats,
@@ -490,6 +534,111 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
     return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1))
+
+
+class _Explore:
+    """``--cb_explore_adf``: cb_adf's ranking of each example turned into a pmf
+    (:mod:`streamlearn.learners.explore`), VW's progressive loss of the pmf, ``-p`` as VW."""
+
+    def __init__(self, ml: Multiline, cfg: TrainConfig) -> None:
+        from streamlearn.learners import explore as ex
+
+        self.ex = ex
+        self.ml = ml
+        self.kind = ex.EXPLORERS[ml.explore]
+        default = 0.05 if ml.explore == "greedy" else 0.0
+        self.eps = np.float32(default if ml.epsilon is None else ml.epsilon)
+        self.xstats = np.zeros(ex.XSTATS)
+        self.xstats[ex.X_TAU] = ml.tau
+        self.learning = cfg.params()[10] != 0.0  # P_LEARN
+        self.clip_p = ml.clip_p
+        self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
+        self.counts = np.zeros(2 * max(1, ml.bag))
+
+    def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
+        """gd's global state with room for the bag's models (one per offset)."""
+        if self.kind != self.ex.BAG:
+            return gstate
+        from streamlearn.learners import cb_bag
+
+        w, s = cb_bag.layout(self.ml.bag, cb_type)
+        self.w, self.width = w, s
+        out = np.zeros(gstate.shape[0] + 2 * max(0, self.ml.bag * w - csoaa_ldf.MODELS))
+        out[: gstate.shape[0]] = gstate
+        return out
+
+    def bag(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
+        from streamlearn.learners import cb_bag
+
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        rows = mg.row.shape[0]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        x = self.xstats
+        before = x.copy()
+        cb_bag.train_bag(
+            table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.bag,
+            self.width, self.w, self.eps, self.ml.first_only, self.ml.greedify, self.rng,
+            mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
+            self.learning, self.counts, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.N_EX] += m
+        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
+        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
+        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
+        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
+        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
+        return acts, probs
+
+    def batch(self, weights, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
+              pred_lines) -> None:  # noqa: ANN001  # fmt: skip
+        """One batch: cb_adf scores and learns (``weights`` = its tables, sub, step), the
+        explorer makes each example's pmf; bagging has its own kernel."""
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        if self.kind == ex.BAG:
+            acts, probs = self.bag(table, gstate, params, loss_id, cb_type, part, ho, stats)
+            self.write(part, acts, probs, pred_lines)
+            return
+        rows = mg.row.shape[0]
+        scores = np.zeros(rows, dtype=np.float32)
+        order = np.zeros(rows, dtype=np.int64)
+        prob = part.prob
+        if self.kind == ex.SQUARECB:
+            # VW's squarecb learns without importance weights: probability 1 on the label
+            # of every action line but the last
+            sizes = np.diff(mg.act_ptr)
+            prob = np.where(part.chosen == sizes - 1, part.prob, 1.0)
+        saved = stats[cb_adf.LOSS], stats[cb_adf.HO_LOSS]
+        tables, sub, step = weights
+        cb_adf.train_examples(
+            tables, sub, step, gstate, params, loss_id, cb_type, self.clip_p, mg.act_ptr,
+            mg.indptr, mg.indices, mg.values, part.chosen, part.cost, prob, ho, stats, dr_prev,
+            scores, order, np.zeros(m),
+        )  # fmt: skip
+        x = self.xstats
+        before = x[ex.X_LOSS], x[ex.X_HO_LOSS]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        ex.explore_examples(
+            self.kind, self.eps, self.ml.first_only, np.float32(self.ml.lam),
+            np.float32(self.ml.gamma_scale), np.float32(self.ml.gamma_exponent), mg.act_ptr,
+            scores, order, part.chosen, part.cost, part.prob, ho, self.learning, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
+        stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
+        self.write(part, acts, probs, pred_lines)
+
+    def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
+        if pred_lines is not None:
+            ptr = part.mg.act_ptr
+            for e in range(ptr.shape[0] - 1):
+                tag = part.tags[e].decode("utf-8", "replace")
+                lo, hi = ptr[e], ptr[e + 1]
+                pred_lines.append(self.ex.pmf_text(acts[lo:hi], probs[lo:hi], tag))
 
 
 def _cb_predictions(out: list[str], part: _Part, scores, order, ml: Multiline) -> None:  # noqa: ANN001

@@ -1,0 +1,672 @@
+"""VW's JSON inputs (``--json``, ``--dsjson``), translated line by line into VW text.
+
+Each JSON line is read as VW's ``json_parser/src/parse_example_json.cc`` reads it
+(VW 9.11) and written out as the VW text lines that give the *same examples*:
+the same label, the same namespaces in the same order, the same hashed features
+in the same order with the same float32 values.  The text then goes through
+the ordinary parser (multiline examples: a ``shared`` line, one line per
+action, a blank line).
+
+What VW's reader does, and how the text keeps it:
+
+* **Namespaces.**  An object under key ``k`` is a namespace named ``k``: its
+  group is the first byte of ``k``, its hash ``hashstring(k)``; the root object
+  (and each ``_multi`` action) is the default namespace ``" "`` (hash 0).  A
+  group joins the example's namespace list when a namespace of that group with
+  features *closes* (so nested objects list the inner group first); features
+  of one group keep their order.  The text writes each group's features
+  together, groups in that order.
+* **Features.**  ``"k": "v"`` is the feature ``k`` + ``v`` (value 1), with the
+  spaces, tabs, ``:`` and ``|`` of ``v`` replaced by ``_``; under
+  ``--chain_hash`` it is hashed as ``hashstring(v, hashstring(k, ns))``.
+  ``"k": number`` is the feature ``k`` with that value as a float32 (0 drops
+  it); ``"k": true`` is ``k`` (``false`` nothing); ``"k": [numbers]`` opens a
+  namespace ``k`` whose i-th number has index ``hash(k) + i`` (objects in the
+  array are namespaces named ``k``); ``"_text": "a b"`` adds a feature per word.
+  A namespace whose name starts with a non-ASCII byte loses its features, as in
+  VW (which indexes namespaces by a signed char).  Keys starting with ``_`` are
+  VW's (``_label``, ``_label_Cost``..., ``_labelIndex``, ``_text``, ``_tag``,
+  ``_multi``, ``_a``/``_p``); any other such key is skipped with its value.
+* **Exact hashes.**  A feature whose name cannot be written in VW text (it holds
+  a space, ``:`` or ``|``, or is chain-hashed) is written as a decimal name:
+  VW hashes a name of digits as its value plus the namespace's hash, so the
+  decimal ``(h - hash(ns)) mod 2^32`` gives exactly the hash ``h``.  Values are
+  written so that the reader gets the same float32 (``e+0`` forces VW's exact
+  path where its fast reader would round differently).
+* **Labels.**  ``_label`` (a number, a text label, or an object with
+  ``Label``/``Weight``/``Initial`` or ``Action``/``Cost``/``Probability``) and
+  ``_label_<Property>`` keys; the cb label goes on the action ``_labelIndex``
+  (0-based among the actions) when the line ends.  ``_tag`` sets the tag.
+* **DSJSON** (decision-service records): the context is under ``c``; top-level
+  ``_label_*``, ``_labelIndex``, ``a`` (the actions taken, required), ``p``,
+  ``pdrop`` (the example's weight becomes ``1/(1 - pdrop)``; 1 is refused),
+  ``_skipLearn`` (the line is dropped), ``EventId``, ``Timestamp``; lines not
+  starting with ``{`` are passed over silently, as VW does.
+
+A line VW cannot read (not JSON, a string in a numeric array, an unknown
+``_label_`` property, ``_labelIndex`` past the actions...) is reported with its
+reason and skipped; VW stops at such a line under ``--json`` and skips it under
+``--dsjson``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from streamlearn.hashing import hashstring_py
+from streamlearn.io.batch import BAD_JSON, LONG_LINE, Batch, Block
+
+F32 = np.float32
+FLT_MAX = float(np.finfo(np.float32).max)
+M32 = 0xFFFFFFFF
+_ESCAPE = bytes.maketrans(b" \t|:", b"____")
+_TEXT_ESCAPE = bytes.maketrans(b":|", b"__")
+
+LABEL_KINDS = ("simple", "multiclass", "cb", "cs")
+
+
+class JsonLineError(ValueError):
+    """A JSON line VW's reader refuses; the message is the reason."""
+
+
+class _Obj(list):
+    """A JSON object as its (key, value) pairs, in order, duplicates kept."""
+
+
+def _loads(text: str) -> object:
+    return json.loads(text, object_pairs_hook=_Obj)
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def _f32(v: object) -> float:
+    """A JSON number as VW keeps it: ``static_cast<float>`` of rapidjson's value."""
+    return float(F32(v))
+
+
+def value_text(v: float, numbers: str = "vw") -> str:
+    """A float32 written so that sl's reader (``numbers`` mode) gets it back exactly.
+
+    >>> value_text(0.5), value_text(0.125), value_text(0.03965697064995766)
+    ('0.5', '0.125e+0', '0.03965697e+0')
+    """
+    v = float(F32(v))
+    s = np.format_float_positional(F32(v), unique=True, trim="-")
+    if "e" in s or len(s) > 24:
+        s = np.format_float_scientific(F32(v), unique=True, trim="-")
+    if numbers != "vw":
+        return s
+    from streamlearn.io.vwfloat import vw_parse_float
+
+    if vw_parse_float(s) == v:
+        return s
+    return s + ("e+0" if "e" not in s else "")
+
+
+# --------------------------------------------------------------------------- the example model
+
+
+@dataclass
+class _Ns:
+    name: bytes
+    hash: int
+    group: int
+    count: int = 0
+
+
+@dataclass
+class _Example:
+    feats: dict[int, list[tuple[bytes, int, float, bytes | None]]] = field(default_factory=dict)
+    """group -> [(json namespace name, hash, value, natural name or None)] in order"""
+    groups: list[int] = field(default_factory=list)
+    shared: bool = False
+    costs: list[tuple[int, float, float]] = field(default_factory=list)
+    simple: list[float | None] = field(default_factory=lambda: [None, None, None])
+    label_text: str | None = None
+    tag: bytes = b""
+
+
+def _expressible(name: bytes) -> bool:
+    return len(name) > 0 and all(c > 0x20 and c not in (0x3A, 0x7C) for c in name)
+
+
+class _Reader:
+    """VW's JSON state machine, over a parsed line (recursive instead of event-driven)."""
+
+    def __init__(self, kind: str, chain_hash: bool, hash_seed: int) -> None:
+        self.kind = kind
+        self.chain = chain_hash
+        self.seed = hash_seed
+        self.examples: list[_Example] = [_Example()]
+        self.ex = self.examples[0]
+        self.path: list[_Ns] = []
+        # VW's label_object_state: a cb label built from _label_* keys
+        self.cb = [0, FLT_MAX, -1.0]
+        self.found_cb = False
+        self.label_index = -1
+
+    # -- namespaces
+    def push(self, name: bytes) -> None:
+        h = hashstring_py(name, self.seed)
+        self.path.append(_Ns(name, h, name[0] if name else 0))
+
+    def pop(self) -> None:
+        ns = self.path.pop()
+        if ns.count > 0 and ns.group not in self.ex.groups:
+            self.ex.groups.append(ns.group)
+
+    def add(self, h: int, value: float, natural: bytes | None) -> None:
+        ns = self.path[-1]
+        if ns.group >= 0x80:
+            # VW indexes its namespaces by a signed char: a name starting with a non-ASCII
+            # byte writes its features before the example's arrays, and they are never read
+            return
+        self.ex.feats.setdefault(ns.group, []).append((ns.name, h, value, natural))
+        ns.count += 1
+
+    # -- the label object (_label: {...} and _label_* keys)
+    def label_property(self, key: str, v: object) -> None:
+        k = key.lower()
+        if isinstance(v, str):
+            if v.lower() != "nan":
+                raise JsonLineError(f"unsupported label property '{key}' (a string other than NaN)")
+            v = math.nan
+        elif v is None:
+            return
+        elif isinstance(v, bool) or not isinstance(v, int | float):
+            raise JsonLineError(f"label property '{key}' is not a number")
+        f = _f32(v)
+        if k in ("label", "initial", "weight"):
+            if self.kind not in ("simple",):
+                raise JsonLineError(f"label property '{key}' needs a simple label")
+            self.ex.simple[("label", "weight", "initial").index(k)] = f
+        elif k == "action" and not isinstance(v, str):
+            if math.isnan(f):
+                raise JsonLineError("label Action is NaN")
+            self.cb[0] = int(f) & M32
+            self.found_cb = True
+        elif k == "cost":
+            self.cb[1] = f
+            self.found_cb = True
+        elif k == "probability":
+            self.cb[2] = f
+            self.found_cb = True
+        else:
+            raise JsonLineError(f"unsupported label property '{key}'")
+
+    def label_end(self, ex: _Example) -> None:
+        if self.found_cb:
+            if self.kind != "cb":
+                raise JsonLineError("a cb label (Action, Cost, Probability) needs a cb reduction")
+            ex.costs.append((self.cb[0], self.cb[1], self.cb[2]))
+            self.found_cb = False
+            self.cb = [0, FLT_MAX, -1.0]
+
+    def label_object(self, obj: object) -> None:
+        if not isinstance(obj, _Obj):
+            raise JsonLineError("_label object expected")
+        self.ex.costs.clear()
+        self.ex.simple = [None, None, None]
+        for k, v in obj:
+            if isinstance(v, _Obj | list):
+                raise JsonLineError("nested value in a _label object")
+            self.label_property(k, v)
+        self.label_end(self.ex)
+
+    def label(self, v: object) -> None:
+        if isinstance(v, _Obj):
+            self.label_object(v)
+        elif isinstance(v, str):
+            if "|" in v or "\n" in v:
+                raise JsonLineError("a _label string holding '|' or a newline")
+            self.ex.label_text = v
+        elif isinstance(v, bool) or v is None:
+            if v is None:
+                return
+            raise JsonLineError("_label is a bool")
+        elif isinstance(v, int | float):
+            if self.kind == "simple":
+                self.ex.label_text = value_text(_f32(v))
+            elif self.kind == "multiclass":
+                self.ex.label_text = str(int(_f32(v)) & M32)
+            else:
+                raise JsonLineError(f"a numeric _label does not apply to {self.kind} labels")
+        else:
+            raise JsonLineError("_label must be a number, a string or an object")
+
+    # -- objects, as VW's DefaultState
+    def obj(self, pairs: _Obj, name: bytes) -> None:
+        self.push(name)
+        for key, v in pairs:
+            self.member(key, v)
+        self.pop()
+
+    def member(self, key: str, v: object) -> None:
+        kb = key.encode()
+        if kb.startswith(b"_"):
+            self.special(key, kb, v)
+            return
+        if v is None:
+            return
+        if isinstance(v, bool):
+            if v:
+                ns = self.path[-1]
+                self.add(hashstring_py(kb, ns.hash), 1.0, kb if _expressible(kb) else None)
+            return
+        if isinstance(v, str):
+            vb = v.encode().translate(_ESCAPE)
+            ns = self.path[-1]
+            if self.chain:
+                h = hashstring_py(vb, hashstring_py(kb, ns.hash))
+                self.add(h, 1.0, None)
+            else:
+                name = kb + vb
+                self.add(hashstring_py(name, ns.hash), 1.0, name if _expressible(name) else None)
+            return
+        if isinstance(v, int | float):
+            f = _f32(v)
+            if f != 0.0:
+                ns = self.path[-1]
+                self.add(hashstring_py(kb, ns.hash), f, kb if _expressible(kb) else None)
+            return
+        if isinstance(v, _Obj):
+            self.obj(v, kb)
+            return
+        if isinstance(v, list):
+            self.array(v, kb)
+            return
+        raise JsonLineError(f"unexpected value under '{key}'")
+
+    def array(self, items: list, name: bytes) -> None:
+        self.push(name)
+        base = self.path[-1].hash
+        i = 0
+        for it in items:
+            if it is None:
+                continue
+            if isinstance(it, bool) or isinstance(it, str):
+                raise JsonLineError(
+                    f"a {type(it).__name__} in the array '{name.decode(errors='replace')}'"
+                )
+            if isinstance(it, _Obj):
+                self.obj(it, self.path[-1].name)
+                continue
+            if isinstance(it, list):
+                raise JsonLineError("nested arrays are not supported")
+            f = _f32(it)
+            if f != 0.0:
+                self.add(base + i, f, str(i).encode())
+            i += 1
+        self.pop()
+
+    def special(self, key: str, kb: bytes, v: object) -> None:
+        if kb.startswith(b"_label"):
+            if len(kb) >= 7 and kb[6:7] == b"_":
+                if isinstance(v, _Obj):
+                    self.label_object(v)
+                else:
+                    self.label_property(key[7:], v)
+                return
+            if len(kb) == 6:
+                self.label(v)
+                return
+            if key.lower() == "_labelindex":
+                self.label_index_value(v)
+                return
+            raise JsonLineError(f"unsupported key '{key}'")
+        if key == "_text":
+            if not isinstance(v, str):
+                raise JsonLineError("_text must be a string")
+            ns = self.path[-1]
+            for word in v.encode().translate(_TEXT_ESCAPE).replace(b"\t", b" ").split(b" "):
+                if word:
+                    ok = _expressible(word)
+                    self.add(hashstring_py(word, ns.hash), 1.0, word if ok else None)
+            return
+        if key == "_multi":
+            self.multi(v)
+            return
+        if key.lower() == "_tag":
+            if not isinstance(v, str):
+                raise JsonLineError("_tag must be a string")
+            self.ex.tag += v.encode()
+            return
+        if key in ("_slots", "_graph", "_slot_id", "__aid", "_inc", "_definitely_bad"):
+            raise JsonLineError(f"'{key}' (conditional bandits, slates, graphs) is not supported")
+        # _a, _p (CCB outcomes) and any other key starting with '_': skipped with its value
+
+    def label_index_value(self, v: object) -> None:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v > M32:
+            raise JsonLineError("_labelIndex must be a non-negative integer")
+        self.label_index = v
+
+    def multi(self, v: object) -> None:
+        if len(self.examples) > 1:
+            raise JsonLineError("nested _multi is not supported")
+        if self.kind != "cb":
+            raise JsonLineError("_multi needs a cb reduction (--cb_adf, --cb_explore_adf)")
+        if not isinstance(v, list):
+            raise JsonLineError("_multi must be an array of objects")
+        shared = self.ex
+        shared.shared = True
+        for item in v:
+            if item is None:
+                continue
+            if not isinstance(item, _Obj):
+                raise JsonLineError("_multi must be an array of objects")
+            self.ex = _Example()
+            self.examples.append(self.ex)
+            self.obj(item, b" ")
+        self.ex = shared
+
+    # -- a whole line
+    def root(self, pairs: _Obj) -> None:
+        self.obj(pairs, b" ")
+        self.finish()
+
+    def finish(self) -> None:
+        target = self.ex
+        if self.label_index >= 0:
+            idx = self.label_index + 1
+            if idx >= len(self.examples):
+                raise JsonLineError(
+                    f"_labelIndex {self.label_index} is not an action (the line has "
+                    f"{len(self.examples) - 1} actions)"
+                )
+            target = self.examples[idx]
+            self.label_index = -1
+        self.label_end(target)
+
+
+@dataclass
+class JsonRecord:
+    """What one JSON line gives: VW text lines (a multiline example ends in ``b""``)."""
+
+    lines: list[bytes]
+    weight: float = 1.0
+    """The examples' importance weight (``1/(1 - pdrop)`` for a DSJSON record)."""
+
+
+@dataclass
+class JsonOptions:
+    """How to read JSON lines: ``dsjson``, ``chain_hash``, the label kind, VW's numbers."""
+
+    dsjson: bool = False
+    chain_hash: bool = False
+    kind: str = "cb"
+    numbers: str = "vw"
+    hash_seed: int = 0
+
+
+def _text_ns(name: bytes, group: int, seed: int) -> tuple[bytes, int]:
+    """The text namespace that writes features of namespace ``name`` and its hash."""
+    if name == b" " or group == 0x20:
+        return b"", 0
+    if _expressible(name):
+        return name, hashstring_py(name, seed)
+    if group <= 0x20 or group in (0x3A, 0x7C):
+        raise JsonLineError(f"namespace name {name!r} cannot be written in VW text")
+    g = bytes([group])
+    return g, hashstring_py(g, seed)
+
+
+def _render(ex: _Example, opts: JsonOptions) -> bytes:
+    if ex.shared:
+        if ex.costs:
+            raise JsonLineError("a cb label on the shared example (give _labelIndex)")
+        head = b"shared"
+    elif ex.label_text is not None:
+        head = ex.label_text.encode()
+    elif ex.costs:
+        parts = []
+        for a, c, p in ex.costs:
+            if c == FLT_MAX:
+                parts.append(str(a))
+            else:
+                if p < 0.0:
+                    raise JsonLineError("a cb label with a cost but no probability")
+                parts.append(f"{a}:{value_text(c, opts.numbers)}:{value_text(p, opts.numbers)}")
+        head = " ".join(parts).encode()
+    elif ex.simple[0] is not None:
+        lab, w, init = ex.simple
+        toks = [value_text(lab, opts.numbers)]
+        if w is not None or init is not None:
+            toks.append(value_text(1.0 if w is None else w, opts.numbers))
+        if init is not None:
+            toks.append(value_text(init, opts.numbers))
+        head = " ".join(toks).encode()
+    else:
+        head = b""
+    if ex.tag and _expressible(ex.tag) and not ex.tag.startswith(b"'"):
+        head = head + (b" '" if head else b"'") + ex.tag
+    out = [head] if head else []
+    for g in ex.groups:
+        current = None
+        for ns_name, h, value, natural in ex.feats[g]:
+            tname, th = _text_ns(ns_name, g, opts.hash_seed)
+            if tname != current:
+                out.append(b"|" + tname)
+                current = tname
+            same_ns = tname == ns_name or (tname == b"" and ns_name == b" ")
+            if natural is not None and same_ns:
+                tok = natural
+            else:
+                tok = str((h - th) & M32).encode()
+            if value != 1.0:
+                tok += b":" + value_text(value, opts.numbers).encode()
+            out.append(tok)
+    if not ex.groups:
+        out.append(b"|")
+    return b" ".join(out)
+
+
+def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
+    """VW text lines for one JSON line; ``None`` for a line VW passes over in silence.
+
+    Raises :class:`JsonLineError` with VW's reason for a line it cannot read.
+
+    >>> o = JsonOptions(dsjson=True)
+    >>> r = read_record(b'{"_label_cost":-1,"_label_probability":0.5,"_labelIndex":1,'
+    ...                 b'"a":[2,1],"c":{"shared":{"f":"1"},"_multi":[{"action":{"f":"1"}},'
+    ...                 b'{"action":{"f":"2"}}]},"p":[0.5,0.5]}', o)
+    >>> r.lines
+    [b'shared |shared f1', b'|action f1', b'0:-1:0.5 |action f2', b'']
+    """
+    stripped = line.strip()
+    if not stripped:
+        return None
+    if opts.dsjson and not stripped.startswith(b"{"):
+        return None
+    try:
+        doc = _loads(stripped.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise JsonLineError(f"not JSON ({e})") from None
+    if not isinstance(doc, _Obj):
+        raise JsonLineError("a JSON line must be an object")
+    rd = _Reader(opts.kind, opts.chain_hash, opts.hash_seed)
+    weight = 1.0
+    if opts.dsjson:
+        actions: list = []
+        skip = False
+        pdrop = 0.0
+        seen_c = False
+        for key, v in doc:
+            if key == "c":
+                if not isinstance(v, _Obj):
+                    raise JsonLineError("'c' must be an object")
+                rd.root(v)
+                seen_c = True
+            elif key == "a":
+                actions = v if isinstance(v, list) else [v]
+            elif key == "pdrop":
+                if isinstance(v, int | float) and not isinstance(v, bool):
+                    pdrop = _f32(v)
+            elif key == "_skipLearn":
+                skip = v is True
+            elif key.startswith("_label"):
+                if len(key) >= 7 and key[6] == "_":
+                    if isinstance(v, _Obj):
+                        rd.label_object(v)
+                    else:
+                        rd.label_property(key[7:], v)
+                elif len(key) == 6:
+                    rd.label(v)
+                elif key.lower() == "_labelindex":
+                    rd.label_index_value(v)
+        if pdrop == 1.0:
+            raise JsonLineError("examples with pdrop==1 are not supported")
+        if skip or (not actions and opts.kind == "cb"):
+            return None  # VW reads on: _skipLearn, or a record without actions taken
+        if not seen_c:
+            raise JsonLineError("a DSJSON record without its context 'c'")
+        weight = float(F32(1.0) / (F32(1.0) - F32(pdrop)))
+    else:
+        rd.root(doc)
+    lines = [_render(ex, opts) for ex in rd.examples]
+    if len(rd.examples) > 1:
+        lines.append(b"")
+    return JsonRecord(lines, weight)
+
+
+@dataclass
+class Translated:
+    """A block of JSON lines as VW text, with where each text line came from."""
+
+    data: bytes
+    lines: np.ndarray
+    """int64: the source line number of each text line."""
+    weights: np.ndarray
+    """float64: the importance weight of each text line (DSJSON's pdrop)."""
+    errors: list[tuple[int, str, bytes]]
+    """(line number, reason, the line's first bytes) of the lines refused."""
+    status: np.ndarray | None = None
+    """int32: the status a text line's row must take (0: the parser's; :func:`json_block`)."""
+
+
+def translate(data: bytes, first_line: int, opts: JsonOptions) -> Translated:
+    """Every JSON line of ``data`` (whole lines, the first numbered ``first_line``) as VW text."""
+    out: list[bytes] = []
+    where: list[int] = []
+    weights: list[float] = []
+    errors: list[tuple[int, str, bytes]] = []
+    for k, raw in enumerate(data.split(b"\n")):
+        if not raw.strip():
+            continue
+        n = first_line + k
+        try:
+            rec = read_record(raw, opts)
+        except JsonLineError as e:
+            errors.append((n, str(e), raw[:60]))
+            continue
+        if rec is None:
+            continue
+        out.extend(rec.lines)
+        where.extend([n] * len(rec.lines))
+        weights.extend([rec.weight] * len(rec.lines))
+    text = b"\n".join(out) + (b"\n" if out else b"")
+    return Translated(text, np.array(where, dtype=np.int64), np.array(weights), errors)
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def _label_kind(inter: object) -> str:
+    """The label kind the run reads (the parse options' ``label_kind``; simple without one)."""
+    code = getattr(inter, "label_kind", 0)
+    if isinstance(code, str):
+        return code
+    return {0: "simple", 1: "cs", 2: "cb"}.get(int(code), "simple")
+
+
+def json_block(block: Block, dsjson: bool, inter: object = None) -> tuple[Block, Translated]:
+    """``block``'s JSON lines as a block of VW text (first line 1), and where each line came from.
+
+    A refused line (and a line the reader skipped for its length) stands in the text as
+    one line VW's text reader refuses, so that it is a malformed row of the batch; its
+    status and line number are put right by :func:`restore`.
+    """
+    opts = JsonOptions(
+        dsjson=dsjson,
+        chain_hash=bool(getattr(inter, "chain_hash", False)),
+        kind=_label_kind(inter),
+        numbers="vw" if getattr(inter, "vw_numbers", False) else "exact",
+        hash_seed=int(getattr(inter, "hash_seed", 0)),
+    )
+    data = bytes(block.data)
+    tr = translate(data, block.first_line, opts)
+    long = {n: (length, head) for n, length, head in block.long_lines}
+    errors = [(n, reason, head) for n, reason, head in tr.errors]
+    errors += [(n, "line longer than --max-line-bytes", head) for n, (_, head) in long.items()]
+    if errors:
+        # put the stand-ins where their lines were
+        rows: list[tuple[int, int, bytes, float, int]] = []
+        text_lines = tr.data.split(b"\n")[:-1] if tr.data else []
+        for k, (n, line) in enumerate(zip(tr.lines.tolist(), text_lines, strict=True)):
+            rows.append((n, k, line, float(tr.weights[k]), 0))
+        sep = [b""] if opts.kind == "cb" else []
+        for j, (n, reason, head) in enumerate(sorted(errors)):
+            code = LONG_LINE if n in long else BAD_JSON
+            stand_in = b"json-error: " + reason.encode(errors="replace") + b": " + head
+            stand_in = stand_in.replace(b"\n", b" ").replace(b"\r", b" ")
+            rows.append((n, -1 - j, stand_in, 1.0, code))
+            for s in sep:
+                rows.append((n, -1 - j, s, 1.0, 0))
+        rows.sort(key=lambda r: (r[0], r[1] >= 0, abs(r[1])))
+        text = b"".join(r[2] + b"\n" for r in rows)
+        tr = Translated(text, np.array([r[0] for r in rows], dtype=np.int64),
+                        np.array([r[3] for r in rows]), tr.errors)  # fmt: skip
+        tr.status = np.array([r[4] for r in rows], dtype=np.int32)
+    else:
+        tr.status = np.zeros(tr.lines.shape[0], dtype=np.int32)
+    buf = np.frombuffer(tr.data, dtype=np.uint8) if tr.data else np.zeros(0, dtype=np.uint8)
+    out = Block(buf, block.source, 1, live=block.live, newlines=tr.data.count(b"\n"))
+    return out, tr
+
+
+def restore(batch: Batch, tr: Translated, fmt: int) -> Batch:
+    """A batch of translated text with the JSON lines' numbers, statuses and weights."""
+    if batch.n == 0:
+        return dataclasses.replace(batch, fmt=fmt)
+    k = batch.line - 1
+    line = tr.lines[k]
+    status = batch.status.copy()
+    forced = tr.status[k]
+    status[forced != 0] = forced[forced != 0]
+    weights = batch.weights * np.where(status == 0, tr.weights[k], 1.0)
+    return dataclasses.replace(batch, line=line, status=status, weights=weights, fmt=fmt)
+
+
+def parse_json_block(block: Block, dsjson: bool, bits: int, constant: bool, inter: object,
+                     words: bool, limit: float, budget: int | None):  # fmt: skip
+    """:func:`~streamlearn.io.parse.parse_block_parts` for a block of JSON lines."""
+    from streamlearn.io.parse import FMT_DSJSON, FMT_JSON, FMT_VW, parse_block_parts
+
+    fmt = FMT_DSJSON if dsjson else FMT_JSON
+    text, tr = json_block(block, dsjson, inter)
+    first, rest = parse_block_parts(text, FMT_VW, bits, constant, inter, words, limit, budget)
+    if rest is None:
+        return restore(first, tr, fmt), None
+
+    def more():  # noqa: ANN202
+        for b in rest():
+            yield restore(b, tr, fmt)
+
+    return restore(first, tr, fmt), more
+
+
+def restore_examples(ex, tr: Translated):  # noqa: ANN001, ANN201
+    """:func:`restore` for multiline examples (:func:`streamlearn.io.multiline.parse_examples`)."""
+    b = ex.batch
+    if b.n == 0:
+        return ex
+    k = b.line - 1
+    forced = tr.status[k]
+    b.status[forced != 0] = forced[forced != 0]
+    b.line = tr.lines[k]
+    return ex
