@@ -301,16 +301,28 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                        ("probabilities", "--probabilities"), ("report", "--report")):  # fmt: skip
         if getattr(outputs, attr, None):
             console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
-    fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
-    if fitted.summary.get("config") is not None:
-        learn = fitted.summary.pop("config")
-    if outputs.predictions:
-        _write(outputs.predictions, "".join(fitted.predictions))
-    _summary(say, fitted.summary, fitted.stats, fitted.holdout)
-    if outputs.final_model:
-        save(fitted, ml, learn, outputs.final_model)
-        say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format for "
-            "multiline reductions is not written yet)")  # fmt: skip
+    # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
+    # destroy an input, the initial model or another output refused before any work, and a
+    # model continued in place locked from reading -i to writing -f
+    from streamlearn.run.options import check
+    from streamlearn.system.locks import model_lock
+    from streamlearn.system.outputs import same_file
+
+    check(inputs, outputs, int(learn.get("passes") or 1))
+    start = inputs.initial_model
+    in_place = outputs.final_model if (
+        start and outputs.final_model and same_file(outputs.final_model, start)) else None
+    with model_lock(start, in_place, outputs.lock_timeout, console.say):
+        fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
+        if fitted.summary.get("config") is not None:
+            learn = fitted.summary.pop("config")
+        if outputs.predictions:
+            _write(outputs.predictions, "".join(fitted.predictions))
+        _summary(say, fitted.summary, fitted.stats, fitted.holdout)
+        if outputs.final_model:
+            save(fitted, ml, learn, outputs.final_model)
+            say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format "
+                "for multiline reductions is not written yet)")  # fmt: skip
     return fitted.summary
 
 
