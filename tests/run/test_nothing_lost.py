@@ -480,3 +480,27 @@ def test_invert_hash_with_a_cache_names_what_a_run_without_one_names(tmp_path, d
     assert r.exit_code == 0, r.output
     assert invoke([*base, "--invert-hash", str(tmp_path / "b.txt")]).exit_code == 0
     assert (tmp_path / "a.txt").read_text() == (tmp_path / "b.txt").read_text()
+
+
+# ---- multiline reductions: the same rules as single-line runs --------------------------
+
+_CB = "shared |s a b\n0:1:0.5 |a x\n|a y\n\n|a x\n0:0:0.25 |a z\n\n"
+
+
+@pytest.mark.parametrize("reduction", [["--cb_adf"], ["--cb_explore_adf"], ["--csoaa_ldf", "m"]])
+def test_multiline_outputs_never_replace_an_input(tmp_path, reduction):
+    data = tmp_path / "cb.dat"
+    data.write_text(_CB if reduction[0] != "--csoaa_ldf" else _CB.replace("0:1:0.5", "1:1")
+                    .replace("0:0:0.25", "2:0").replace("shared |s a b\n", ""))  # fmt: skip
+    before = _digest(data)
+    for flag in ("-p", "-f"):
+        r = invoke(["vw", *reduction, "-d", str(data), flag, str(data), *QUIET])
+        assert r.exit_code == 2, r.output
+        assert "is the input" in r.output
+        assert _digest(data) == before
+
+
+def test_multiline_missing_input_is_one_line(tmp_path):
+    r = invoke(["vw", "--cb_adf", "-d", str(tmp_path / "nope.dat"), *QUIET])
+    assert r.exit_code == 3, r.output
+    assert "Traceback" not in r.output and "cannot read" in r.output
