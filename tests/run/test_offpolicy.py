@@ -133,3 +133,30 @@ def test_the_generator_is_seeded_and_states_true_costs(tmp_path):
     named = ("optimal", "logging", "uniform", "noisy-greedy", "eps-greedy:0.5")
     costs = {p: gen.true_cost(wd, gen.policy(p), 100_000)[0] for p in named}
     assert min(costs, key=costs.get) == "optimal"
+
+
+def test_sl_plot_draws_the_estimates_with_their_bands(logs, tmp_path):
+    pytest.importorskip("matplotlib")
+    from streamlearn.plot import load_runs, off_policy_figure
+
+    _, rep = _run(["--cb_explore_adf", "--passes", "2", "-c", "-d", str(logs / "log.txt")],
+                  tmp_path)  # fmt: skip
+    out = tmp_path / "ope.png"
+    r = invoke(["plot", str(tmp_path / "r.json"), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes().startswith(b"\x89PNG")
+    (run,) = load_runs([str(tmp_path / "r.json")])
+    ax = off_policy_figure([run]).axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert {"IPS", "SNIPS", "DR", "logging policy (observed)"} <= set(lines)
+    curve = rep["off_policy"]["progressive"]["curve"]
+    xs, ys = lines["DR"].get_data()
+    assert list(xs) == [row[0] for row in curve if row[0] >= 10]
+    assert list(ys) == [row[7] for row in curve if row[0] >= 10]
+    assert len(ax.collections) >= 4  # the bands (and the holdout's error bars)
+    assert "95% intervals" in ax.get_title()
+    # a malformed section is refused with the file's name
+    bad = dict(rep, off_policy={"progressive": {"curve": [[1, 2]]}})
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    r = invoke(["plot", str(tmp_path / "bad.json"), "-o", str(tmp_path / "x.png")])
+    assert r.exit_code != 0 and "off_policy section is malformed" in r.output
