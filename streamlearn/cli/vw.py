@@ -210,7 +210,23 @@ def _cb(t: Translation, name: str, value: str) -> None:
 
 
 def _cb_explore_adf(t: Translation, name: str, value: str | None) -> None:
-    t.multiline["reduction"] = "cb_adf"
+    if t.multiline.get("reduction") != "cbify":  # --cbify runs on --cb_explore_adf anyway
+        t.multiline["reduction"] = "cb_adf"
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _cb_explore(t: Translation, name: str, value: str) -> None:
+    """``--cb_explore K``: VW 9 runs it as ``--cb K`` on ``--cb_explore_adf``."""
+    _cb(t, name, value)
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _cbify(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--cbify {value}: at least one class")
+    t.multiline["reduction"] = "cbify"
+    t.multiline["cbify"] = k
     t.multiline.setdefault("explore", "greedy")
 
 
@@ -367,6 +383,11 @@ OPTIONS: dict[str, Opt] = {
     "clip_p": Opt(None, True, _ml("clip_p", _float)),
     # exploration (--cb_explore_adf, learners/explore.py)
     "cb_explore_adf": Opt(None, False, _cb_explore_adf),
+    "cbify": Opt(None, True, _cbify),
+    "cb_explore": Opt(None, True, _cb_explore),
+    "cbify_cs": Opt(None, False, _ml("cbify_cs")),
+    "loss0": Opt(None, True, _ml("loss0", _float)),
+    "loss1": Opt(None, True, _ml("loss1", _float)),
     "epsilon": Opt(None, True, _ml("epsilon", _float)),
     "first_only": Opt(None, False, _ml("first_only")),
     "first": Opt(None, True, _explorer("first", "tau", _int)),
@@ -448,8 +469,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "ect": "none",
     "log_multi": "none",
     "multilabel_oaa": "none",
-    "cb_explore": "none",
-    "cbify": "none",
     "active": "none",
     "search": "none",
     "rank": "none",
@@ -513,11 +532,11 @@ OTHER_VW_OPTIONS = frozenset("""
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
-    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf cb_type cbify_cs
+    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf cbify_cs
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
-    check_enabled choices_lambda clip_p compete confidence_after_training
+    check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
-    cover cs_absolute_loss cs_active csa_debug csoaa_ldf csoaa_rank csv csv_header
+    cover cs_absolute_loss cs_active csa_debug csv csv_header
     csv_no_file_header csv_ns_value csv_separator csv_trace debug_reversed_learn decay
     default_lease degree direct domination dont_output_best_constant dream_at_update
     dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
@@ -538,7 +557,7 @@ OTHER_VW_OPTIONS = frozenset("""
     normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type psi random_init
-    randomized_routing range_c rank_all recall_tree regcb regcbopt replay_b
+    randomized_routing range_c recall_tree regcb regcbopt replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
     reward_as_cost rnd rnd_alpha rnd_invlambda sample_pdf sched_exponent scores
     search_active_verify search_allowed_transitions search_alpha search_beta
@@ -737,6 +756,10 @@ def vw(argv: tuple[str, ...]) -> None:
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
 
+    if not t.multiline and inputs.initial_model:
+        from streamlearn.run.multiline import multiline_of_model
+
+        t.multiline = multiline_of_model(inputs.initial_model) or {}
     if t.multiline:
         return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
     api.train(t.learn, inputs, outputs, console)
