@@ -40,6 +40,7 @@ Examples
     python scripts/make_cb_data.py --examples 200000 --actions 8 --seed 1 -o cb.txt
     python scripts/make_cb_data.py --examples 2000 --seed 1 --format dsjson -o cb.json
     python scripts/make_cb_data.py --seed 1 --policy-cost optimal
+    python scripts/make_cb_data.py --examples 2000 --seed 1 --log-seed 2 -o fresh.txt
     python scripts/make_cb_data.py --examples 2000 --seed 1 --predictions p.txt
 
 Also importable: :func:`world`, :func:`contexts`, :func:`log`, :func:`true_cost`.
@@ -343,7 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epsilon", type=float, default=0.2, help="logging policy's exploration")
     p.add_argument("--noise", type=float, default=0.5,
                    help="sd of the logging model's error in each weight")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the world: cost model and logger")
+    p.add_argument("--log-seed", type=int,
+                   help="the logged examples (default: --seed): a new log, same world")  # fmt: skip
     p.add_argument("--policy-cost", metavar="NAME",
                    help="print this policy's true expected cost and exit: logging, uniform, "
                         "optimal, noisy-greedy, eps-greedy:E")  # fmt: skip
@@ -354,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.examples < 0:
         p.error("--examples must be >= 0")
+    log_seed = a.seed if a.log_seed is None else a.log_seed
     try:
         wd = world(a.seed, a.actions, a.shared_features, a.action_features, a.epsilon, a.noise)
         if a.policy_cost:
@@ -362,12 +366,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if a.predictions:
             pmf = read_predictions(a.predictions, a.actions)
-            cost = predictions_cost(wd, a.examples, a.seed, pmf)
+            cost = predictions_cost(wd, a.examples, log_seed, pmf)
             print(f"{cost:.6f} (true expected cost of {pmf.shape[0]} predictions)")
             return 0
     except ValueError as e:
         p.error(str(e))
-    chunks = text_chunks(wd, a.examples, a.seed, a.fmt)
+    chunks = text_chunks(wd, a.examples, log_seed, a.fmt)
     if a.output == "-":
         write(sys.stdout.buffer, chunks)
         sys.stdout.buffer.flush()

@@ -756,10 +756,10 @@ def vw(argv: tuple[str, ...]) -> None:
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
 
-    if not t.multiline and inputs.initial_model:
+    if set(t.multiline) <= {"ope"} and inputs.initial_model:
         from streamlearn.run.multiline import multiline_of_model
 
-        t.multiline = multiline_of_model(inputs.initial_model) or {}
+        t.multiline = {**(multiline_of_model(inputs.initial_model) or {}), **t.multiline}
     if t.multiline:
         return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
     api.train(t.learn, inputs, outputs, console)

@@ -336,7 +336,9 @@ def save(fitted: Fitted, ml: Multiline, learn: dict, path: str) -> None:
     from streamlearn import model as model_io
 
     cfg = _config(learn)
-    meta = {"multiline": dataclasses.asdict(ml),
+    # --ope is the run's, not the model's: a later -i run prints VW's stderr unless asked
+    recorded = {k: v for k, v in dataclasses.asdict(ml).items() if k != "ope"}
+    meta = {"multiline": recorded,
             "mtr_events": float(fitted.stats[cb_adf.EVENTS]),
             "mtr_actions": float(fitted.stats[cb_adf.ACTIONS])}  # fmt: skip
     from streamlearn.learners.base import new_stats

@@ -160,3 +160,20 @@ def test_sl_plot_draws_the_estimates_with_their_bands(logs, tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     r = invoke(["plot", str(tmp_path / "bad.json"), "-o", str(tmp_path / "x.png")])
     assert r.exit_code != 0 and "off_policy section is malformed" in r.output
+
+
+def test_a_saved_policy_is_evaluated_on_new_logs_and_ope_stays_the_runs(logs, tmp_path):
+    model = tmp_path / "m.sl"
+    r = invoke(["vw", "--cb_adf", "-d", str(logs / "log.txt"), "-f", str(model), "--ope"])
+    assert r.exit_code == 0 and "off-policy" in r.output
+    fresh = tmp_path / "fresh.txt"
+    subprocess.run([sys.executable, str(GEN), "--examples", "2000", "--actions", "5", "--seed",
+                    "3", "--log-seed", "4", "-o", str(fresh)], check=True)  # fmt: skip
+    args = ["vw", "-t", "-i", str(model), "-d", str(fresh)]
+    plain = invoke(args)
+    assert plain.exit_code == 0 and "off-policy" not in plain.output  # --ope not recorded
+    r, rep = _run([*args[1:], "--ope"], tmp_path)
+    assert r.output.startswith(plain.output) and "off-policy" in r.output
+    prog = rep["off_policy"]["progressive"]
+    assert prog["examples"] == 2000 and prog["ips"]["estimate"] == pytest.approx(
+        rep["average_loss"], rel=1e-6)  # fmt: skip
