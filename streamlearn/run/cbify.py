@@ -39,6 +39,8 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.learners.cb_to_adf import copy_to_adf, index_mask
     from streamlearn.run.multiline import _config, _Explore, _summary, _write
 
+    if inputs.initial_model:
+        raise UsageError("-i with --cbify: not supported yet")
     cfg = _config(learn)
     k = ml.cbify
     if cfg.passes > 1:
@@ -93,8 +95,10 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
         out_idx = np.empty(nnz * k, dtype=np.uint32)
         out_val = np.empty(nnz * k, dtype=np.float64)
-        copy_to_adf(b.indptr, b.indices, b.values, b.status, k, below, cfg.bits, cim, act_ptr,
-                    rows, sub, out_ptr, out_idx, out_val)  # fmt: skip
+        ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+        out_ns = np.empty(nnz * k, dtype=ns.dtype)
+        copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, below, cfg.bits, cim,
+                    act_ptr, rows, sub, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
         total = n_ok * k
         scores = np.zeros(total, dtype=np.float32)
         order = np.zeros(total, dtype=np.int64)
@@ -152,6 +156,8 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
                "loss": n_wrong / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
     _summary(say, summary, stats, False)
+    if outputs.final_model:
+        say("sl vw: -f with --cbify is not written yet (no model saved)")
     return summary
 
 
