@@ -185,3 +185,41 @@ def test_the_coverage_test_can_fail():
         e = ope.ips(lg.cost, lg.prob, pi, z=ope.Z95 / 3)
         hits += e["low"] <= truth <= e["high"]
     assert hits / 100 < 0.90
+
+
+def test_progressive_intervals_cover_a_learning_policys_mean_value():
+    """A policy that learns from the examples it has scored (context-free epsilon-greedy
+    over running IPS means of each action's cost): the progressive interval, over
+    batches through the Accumulator, covers the mean of its successive policies' true
+    values (martingale central limit) at the nominal rate."""
+    wd = gen.world(seed=5, actions=4, shared=3, per_action=1, epsilon=0.4, noise=0.7)
+    x, z = gen.contexts(wd, 400_000, np.random.default_rng(99))
+    m = gen.expected_costs(wd, x, z).mean(axis=0)  # each action's cost over contexts
+    k, n, eps = wd.actions, 2000, 0.1
+    hits = {key: 0 for key in ("ips", "snips", "dr")}
+    seeds = 200
+    for seed in range(1, seeds + 1):
+        (lg,) = list(gen.log(wd, n, seed))
+        sums, counts = np.zeros(k), np.zeros(k)
+        pi_logged, direct, chat, values = (np.empty(n) for _ in range(4))
+        for t in range(n):
+            means = np.where(counts > 0, sums / np.maximum(counts, 1.0), 0.5)
+            pi = np.full(k, eps / k)
+            pi[int(np.argmin(means))] += 1.0 - eps
+            a = lg.action[t]
+            pi_logged[t] = pi[a]
+            direct[t] = pi @ means
+            chat[t] = means[a]
+            values[t] = pi @ m
+            sums[a] += lg.cost[t] / lg.prob[t]  # learn after scoring
+            counts[a] += 1.0 / lg.prob[t]
+        acc = ope.Accumulator()
+        for lo in range(0, n, 500):
+            s = slice(lo, lo + 500)
+            acc.add(lg.cost[s], lg.prob[s], pi_logged[s], direct[s], chat[s])
+        r = acc.result()
+        truth = values.mean()
+        for key in hits:
+            hits[key] += r[key]["low"] <= truth <= r[key]["high"]
+    rates = {key: v / seeds for key, v in hits.items()}
+    assert all(0.90 <= v <= 0.99 for v in rates.values()), rates
