@@ -115,8 +115,8 @@ def train_multiline(options: dict, multiline: dict, inputs: Inputs, outputs: Out
     from streamlearn.run.multiline import Multiline, run
 
     if "reduction" not in multiline:
-        raise UsageError("--cb_type/--rank_all/--csoaa_rank/--clip_p need --cb_adf, --cb K or "
-                         "--csoaa_ldf")  # fmt: skip
+        raise UsageError("--cb_type/--rank_all/--csoaa_rank/--clip_p/--ope need --cb_adf, "
+                         "--cb K or --csoaa_ldf")  # fmt: skip
     return run(options, Multiline(**multiline), inputs, outputs, console or Console(False))
 
 

@@ -9,6 +9,13 @@ With two runs or more, a second panel places each run's final loss (holdout when
 there is one, else progressive) against its non-zero weights, and joins the
 Pareto front: the runs no other run beats on both.
 
+A contextual-bandit report (``sl vw --cb_adf/--cb_explore_adf --report``) holds
+off-policy estimates instead: one panel per report draws the IPS, SNIPS and DR
+estimates of the learned policy's cost against the examples seen, each with its
+confidence band, beside the logging policy's observed cost, and the holdout's final
+estimates as error bars at the right when there are any
+(:mod:`streamlearn.run.offpolicy`).
+
 matplotlib is an optional extra (``pip install 'streamlearn[plot]'``); it is
 imported only here, with the non-interactive Agg backend.
 """
@@ -44,6 +51,8 @@ class Run:
     label: str = ""
     typed: dict | None = None
     """A grid's values as written on the command line (``{"l1": "1e-5"}``), when known."""
+    off_policy: dict | None = None
+    """A contextual-bandit run's estimates: ``{"progressive": rows, "holdout": {...}}``."""
 
 
 MAX_REPORT = 64 << 20
@@ -142,9 +151,10 @@ def load_runs(paths: list[str]) -> list[Run]:
             held = hold is not None
             loss = hold if held else average
             config = dict(config, learner=learner or "?")
+            off = _off_policy(path, entry.get("off_policy"))
             runs.append(Run(name, config, _curve(path, entry["curve"]),
                             loss if _drawable(loss) else None, held,
-                            nonzero, typed=typed))  # fmt: skip
+                            nonzero, typed=typed, off_policy=off))  # fmt: skip
     differ = [k for k in _LABEL_KEYS if len({repr(r.config.get(k)) for r in runs}) > 1]
     if differ and all(_finite(r.config.get(k)) for r in runs for k in differ):
         runs.sort(key=lambda r: [r.config[k] for k in differ])  # a grid, in its order
@@ -153,6 +163,101 @@ def load_runs(paths: list[str]) -> list[Run]:
         shown = " ".join(_option(k, typed.get(k, run.config.get(k))) for k in differ)
         run.label = _text(shown or run.name)
     return runs
+
+
+_OPE = (("ips", "IPS", "C0"), ("snips", "SNIPS", "C1"), ("dr", "DR", "C2"),
+        ("logging", "logging policy (observed)", "0.35"))  # fmt: skip
+_OPE_COLUMNS = 13  # examples, then estimate, low, high of each of _OPE
+
+
+def _off_policy(path: str, section: object) -> dict | None:
+    """A report's ``off_policy`` section as drawable rows (None: there is none)."""
+    if section is None:
+        return None
+    bad = UsageError(f"{path} is not an sl report (its off_policy section is malformed)")
+    if not isinstance(section, dict):
+        raise bad
+    out: dict = {"progressive": [], "holdout": {}}
+    prog = section.get("progressive")
+    if isinstance(prog, dict):
+        rows = prog.get("curve")
+        if not isinstance(rows, list):
+            raise bad
+        for row in rows:
+            if (not isinstance(row, list) or len(row) != _OPE_COLUMNS
+                    or not all(x is None or _number(x) for x in row)):  # fmt: skip
+                raise bad
+            if _finite(row[0]) and 1 <= row[0] <= _MOST:
+                out["progressive"].append([float(x) if _drawable(x) else math.nan for x in row])
+    held = section.get("holdout")
+    if isinstance(held, dict):
+        for key, _, _ in _OPE:
+            e = held.get(key)
+            fields = ("estimate", "low", "high")
+            if isinstance(e, dict) and all(_drawable(e.get(f)) for f in fields):
+                out["holdout"][key] = (e["estimate"], e["low"], e["high"])
+        n = held.get("examples")
+        out["holdout_examples"] = n if _finite(n) else None
+    out["confidence"] = section.get("confidence") if _finite(section.get("confidence")) else None
+    return out
+
+
+def off_policy_figure(runs: list[Run]):  # noqa: ANN201 - a matplotlib Figure
+    """One panel per run with off-policy estimates: each estimator's progressive estimate of
+    the learned policy's cost over the examples (log x) inside its confidence band, the
+    logging policy's observed cost, the holdout's estimates as error bars at the right."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    shown = [r for r in runs if r.off_policy is not None]
+    fig = Figure(figsize=(7.5 * min(len(shown), 3), 5), layout="constrained")
+    axes = fig.subplots(1, min(len(shown), 3), squeeze=False)[0]
+    for ax, run in zip(axes, shown[:3], strict=False):
+        off = run.off_policy
+        rows = [r for r in off["progressive"] if r[0] >= 10] or off["progressive"]
+        xs = [r[0] for r in rows]
+        for k, (key, label, color) in enumerate(_OPE):
+            est = [r[1 + 3 * k] for r in rows]
+            if not any(math.isfinite(v) for v in est):
+                continue
+            lo = [r[2 + 3 * k] for r in rows]
+            hi = [r[3 + 3 * k] for r in rows]
+            ax.plot(xs, est, color=color, linestyle="--" if key == "logging" else "-",
+                    label=label)  # fmt: skip
+            ax.fill_between(xs, lo, hi, color=color, alpha=0.15, linewidth=0)
+        if off["holdout"] and xs:
+            x0 = xs[-1] * 1.15
+            for j, (key, _, color) in enumerate(_OPE):
+                if key in off["holdout"]:
+                    v, lo, hi = off["holdout"][key]
+                    ax.errorbar([x0 * 1.06**j], [v], yerr=[[v - lo], [hi - v]], fmt="s",
+                                color=color, capsize=3, markersize=4)  # fmt: skip
+            ax.annotate(f"holdout\n({off.get('holdout_examples')} ex.)", (x0, 0.03),
+                        xycoords=("data", "axes fraction"), fontsize="x-small",
+                        ha="center")  # fmt: skip
+        if rows:
+            # the y range of the last third (log x) and the holdout: the early bands, wide
+            # as they should be, would flatten the rest
+            late = [r for r in rows if r[0] >= xs[-1] ** (2 / 3)] or rows
+            finite = [v for r in late for v in r[1:] if math.isfinite(v)]
+            finite += [v for t in off["holdout"].values() for v in t]
+            if finite:
+                lo, hi = min(finite), max(finite)
+                pad = 0.15 * (hi - lo or 1.0)
+                ax.set_ylim(lo - pad, hi + pad)
+        ax.set_xscale("log")
+        ax.set_xlabel("labeled examples (progressive: each scored before it is learned)")
+        ax.set_ylabel("expected cost of the learned policy")
+        conf = off.get("confidence")
+        band = f", {100 * conf:.0f}% intervals" if conf else ""
+        ax.set_title(_text(f"off-policy estimates — {run.name} ({run.config.get('learner')})"
+                           f"{band}"), fontsize="medium")  # fmt: skip
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small")
+    return fig
 
 
 def _text(s: str) -> str:
@@ -255,5 +360,6 @@ def plot(paths: list[str], out: str) -> None:
     check_outputs([(out, "plot")], list(paths))  # e.g. -o naming one of the reports
     runs = load_runs(paths)
     buf = io.BytesIO()
-    figure(runs).savefig(buf, format=fmt, dpi=110)
+    draw = off_policy_figure if any(r.off_policy is not None for r in runs) else figure
+    draw(runs).savefig(buf, format=fmt, dpi=110)
     write_bytes(out, buf.getvalue(), "plot")

@@ -465,6 +465,7 @@ OPTIONS: dict[str, Opt] = {
     "limit_output": Opt(None, True, _noop),
     "id": Opt(None, True, _learn("model_id")),
     "report": Opt(None, True, _report),  # sl's own: the JSON report of sl train --report
+    "ope": Opt(None, False, _ml("ope")),  # sl's own: off-policy estimates on stderr (cb)
     "progress": Opt("P", True, _progress),
     "audit": Opt("a", False, lambda t, n, v: t.outputs.__setitem__("audit", True)),
     "help": Opt("h", False, _set("help")),
@@ -720,7 +721,8 @@ HELP = """Usage: sl vw [VW OPTIONS] [FILE]
   have is named with the nearest sl equivalent (exit 2).  -f writes VW's model format
   (vw -i reads it), -i reads VW's models and sl's; -c keeps sl's cache in
   <data>.cache.sl, beside VW's.
-  sl's own addition: --report PATH writes sl train's JSON report.
+  sl's own additions: --report PATH writes sl train's JSON report; --ope prints the
+  off-policy estimates (IPS, SNIPS, DR with intervals) of a --cb_adf/--cb_explore_adf run.
 
   Every option, what it does and what differs: docs/vw-compat.md.
 
@@ -782,10 +784,10 @@ def vw(argv: tuple[str, ...]) -> None:
         # VW: --csoaa_rank is csoaa_ldf's; beside --csoaa K it changes nothing
         console.say("sl vw: --csoaa_rank: an option of --csoaa_ldf; --csoaa K ignores it (as VW)")
         t.multiline = {}
-    if not t.multiline and inputs.initial_model:
+    if set(t.multiline) <= {"ope"} and inputs.initial_model:
         from streamlearn.run.multiline import multiline_of_model
 
-        t.multiline = multiline_of_model(inputs.initial_model) or {}
+        t.multiline = {**(multiline_of_model(inputs.initial_model) or {}), **t.multiline}
     if t.multiline:
         return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
     api.train(t.learn, inputs, outputs, console)

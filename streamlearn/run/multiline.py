@@ -52,6 +52,7 @@ class Multiline:
     greedify: bool = False
     gamma_scale: float = 10.0  # --squarecb
     gamma_exponent: float = 0.5
+    ope: bool = False  # sl's own --ope: the off-policy estimates on stderr
     cbify: int = 0  # --cbify K (run/cbify.py)
     cbify_cs: bool = False
     loss0: float = 0.0
@@ -298,7 +299,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         return cbify.run(learn, ml, inputs, outputs, console)
     for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
                        ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
-                       ("probabilities", "--probabilities"), ("report", "--report")):  # fmt: skip
+                       ("probabilities", "--probabilities")):  # fmt: skip
         if getattr(outputs, attr, None):
             console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
     # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
@@ -319,10 +320,19 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         if outputs.predictions:
             _write(outputs.predictions, "".join(fitted.predictions))
         _summary(say, fitted.summary, fitted.stats, fitted.holdout)
+        if fitted.off_policy is not None:
+            if ml.ope:
+                for line in fitted.off_policy.lines():
+                    console.say(line)
+            fitted.summary["off_policy"] = fitted.off_policy.report()
+        if getattr(outputs, "report", None):
+            from streamlearn.run.report import write_json
+
+            write_json(outputs.report, _report(learn, ml, fitted))
         if outputs.final_model:
             save(fitted, ml, learn, outputs.final_model)
-            say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format "
-                "for multiline reductions is not written yet)")  # fmt: skip
+            say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format for "
+                "multiline reductions is not written yet)")  # fmt: skip
     return fitted.summary
 
 
@@ -338,7 +348,9 @@ def save(fitted: Fitted, ml: Multiline, learn: dict, path: str) -> None:
     from streamlearn import model as model_io
 
     cfg = _config(learn)
-    meta = {"multiline": dataclasses.asdict(ml),
+    # --ope is the run's, not the model's: a later -i run prints VW's stderr unless asked
+    recorded = {k: v for k, v in dataclasses.asdict(ml).items() if k != "ope"}
+    meta = {"multiline": recorded,
             "mtr_events": float(fitted.stats[cb_adf.EVENTS]),
             "mtr_actions": float(fitted.stats[cb_adf.ACTIONS])}  # fmt: skip
     from streamlearn.learners.base import new_stats
@@ -399,6 +411,7 @@ class Fitted:
     predictions: list
     summary: dict
     holdout: bool
+    off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) -> Fitted:  # noqa: ANN001
@@ -461,6 +474,9 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     malformed = 0
     xp = _Explore(ml, cfg) if ml.explore else None
+    from streamlearn.run.offpolicy import OffPolicy
+
+    opp = OffPolicy() if ml.reduction != "csoaa_ldf" else None
     if xp is not None and ml.reduction == "cb" and ml.explore == "bag":
         raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
     if xp is not None:
@@ -474,6 +490,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
         source = _parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes, tee) \
             if npass == 0 else iter(kept)  # fmt: skip
         pass_n = 0
+        if opp is not None:
+            opp.begin_pass(npass + 1)
         for part in source:
             if npass == 0:
                 for msg in part.bad:
@@ -516,14 +534,17 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                     dr_prev = np.concatenate([dr_prev, np.zeros(need - dr_prev.shape[0])])
                 loss_out = np.zeros(m)
                 if xp is not None:
-                    xp.batch((tables, sub, step), table, gstate, params, loss_id, cb_type, part, ho,
-                             stats, dr_prev, pred_lines if predictions else None)  # fmt: skip
+                    seen = xp.batch((tables, sub, step), table, gstate, params, loss_id,
+                                    cb_type, part, ho, stats, dr_prev,
+                                    pred_lines if predictions else None)  # fmt: skip
+                    opp.explored(part, ho, *seen)
                     continue
                 cb_adf.train_examples(
                     tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
                     mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats,
                     dr_prev, scores, order, loss_out,
                 )  # fmt: skip
+                opp.greedy(part, ho, scores, order)
                 if predictions:
                     _cb_predictions(pred_lines, part, scores, order, ml)
         if npass == 0:
@@ -545,7 +566,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
-    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1))
+    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp)
 
 
 class _Explore:
@@ -605,16 +626,18 @@ class _Explore:
         return acts, probs
 
     def batch(self, weights, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
-              pred_lines) -> None:  # noqa: ANN001  # fmt: skip
+              pred_lines) -> tuple:  # noqa: ANN001  # fmt: skip
         """One batch: cb_adf scores and learns (``weights`` = its tables, sub, step), the
-        explorer makes each example's pmf; bagging has its own kernel."""
+        explorer makes each example's pmf; bagging has its own kernel.  Returns each row's
+        action and probability, and the scores (None for bagging): the off-policy estimates'
+        inputs."""
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
         if self.kind == ex.BAG:
             acts, probs = self.bag(table, gstate, params, loss_id, cb_type, part, ho, stats)
             self.write(part, acts, probs, pred_lines)
-            return
+            return acts, probs, None
         rows = mg.row.shape[0]
         scores = np.zeros(rows, dtype=np.float32)
         order = np.zeros(rows, dtype=np.int64)
@@ -643,6 +666,7 @@ class _Explore:
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
         self.write(part, acts, probs, pred_lines)
+        return acts, probs, scores
 
     def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
         if pred_lines is not None:
@@ -693,6 +717,30 @@ def _write(path: str, text: str) -> None:
     from streamlearn.system.outputs import write_bytes
 
     write_bytes(path, text.encode(), "predictions")
+
+
+def _report(learn: dict, ml: Multiline, fitted: Fitted) -> dict:
+    """The JSON ``--report`` of a multiline run: the summary's figures, the options, and
+    (contextual bandits) the off-policy estimates (:mod:`streamlearn.run.offpolicy`)."""
+    s = fitted.summary
+    stats = fitted.stats
+    out = {
+        "examples": s["examples"],
+        "examples_per_pass": s["per_pass"],
+        "passes_run": s["passes"],
+        "weighted_example_sum": float(stats[cb_adf.N_EX]),
+        "average_loss": s["loss"],
+        "best_holdout_loss": s["best_holdout"],
+        "total_features": int(stats[cb_adf.FEATURES]),
+        "skipped_lines": s["malformed"],
+        "config": {k: v for k, v in learn.items() if isinstance(v, str | int | float | bool)},
+        "learner": ml.reduction if not ml.explore else f"cb_explore_adf ({ml.explore})",
+        "multiline": dataclasses.asdict(ml),
+        "curve": [],
+    }
+    if fitted.off_policy is not None:
+        out["off_policy"] = fitted.off_policy.report()
+    return out
 
 
 def _summary(say, s: dict, stats, holdout: bool) -> None:  # noqa: ANN001
