@@ -10,13 +10,23 @@ built with, the SHA-256 of every source file each kernel module depends on,
 and how long each kernel took to compile (the estimate the compile notice
 prints where the shipped kernels cannot be used).
 
+Each Python version has its own kernels (numba's cache entries are per
+interpreter): ``streamlearn/system/prebuilt/py311/``, ``py312/``, ``py313/``, one
+for each ``Programming Language :: Python :: 3.X`` classifier in
+``pyproject.toml``.  A build compiles with the interpreter it runs under, or
+with each ``--python`` given (that interpreter runs this script again; it needs
+the package's dependencies: a fresh virtualenv with ``pip install -e .``, so
+that the numba and llvmlite versions are the ones users get).
+
 Run it after changing any kernel or the modules kernels import (the test
 ``tests/system/test_prebuilt.py::test_shipped_kernels_are_current`` and
-``--check`` say when), with the numba and Python that users get (a fresh
-virtualenv: ``pip install -e .``); it takes a few minutes::
+``--check`` say when); it takes a few minutes per Python version::
 
-    python scripts/build_kernels.py           # rebuild streamlearn/system/prebuilt/
-    python scripts/build_kernels.py --check   # exit 1 if stale for the current sources
+    python scripts/build_kernels.py                  # this Python's kernels
+    python scripts/build_kernels.py --python /venv312/bin/python --python /venv313/bin/python
+    python scripts/build_kernels.py --all            # every claimed version (python3.X on PATH,
+                                                     # or the --python given for it)
+    python scripts/build_kernels.py --check          # exit 1 if any version is missing or stale
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import zlib
 from pathlib import Path
 
@@ -216,9 +227,12 @@ def build(out: Path) -> None:
             args = [a.format(**fill) for a in args]
             print("+", kind, " ".join(args)[:100], flush=True)
             feed = (ROOT / "data" / "sample.vw").read_bytes() if kind == "sl<" else None
-            subprocess.run([sys.executable, __file__, "--worker", str(times), kind, "--", *args],
-                           env=env, check=True, cwd=work, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, input=feed)  # fmt: skip
+            r = subprocess.run([sys.executable, __file__, "--worker", str(times), kind, "--",
+                                *args], env=env, cwd=work, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, input=feed)  # fmt: skip
+            if r.returncode:
+                sys.stderr.write(r.stderr.decode(errors="replace")[-4000:])
+                raise SystemExit(f"failed ({r.returncode}): {kind} {' '.join(args)}")
         print(f"compiled in {time.perf_counter() - started:.0f} s", flush=True)
         seconds: dict[str, float] = {}
         for line in times.read_text().splitlines():
@@ -251,7 +265,7 @@ def _pack(cache: Path, out: Path, seconds: dict[str, float]) -> None:
         for (sig, magic, code), data_name in overloads.items():
             if magic[1:] != (prebuilt.CPU, ""):
                 raise SystemExit(f"{base}: compiled for {magic}, not {prebuilt.CPU}")
-            raw = (index.parent / data_name).read_bytes()
+            raw = slim((index.parent / data_name).read_bytes())
             name = f"{rel_dir}/{data_name}.z" if rel_dir != "." else f"{data_name}.z"
             (out / name).parent.mkdir(parents=True, exist_ok=True)
             (out / name).write_bytes(zlib.compress(raw, 9))
@@ -270,8 +284,53 @@ def _pack(cache: Path, out: Path, seconds: dict[str, float]) -> None:
     print(f"{len(kernels)} kernels of {len(modules)} modules, {size / 1e6:.1f} MB in {out}")
 
 
-def stale(out: Path = prebuilt.DIR) -> list[str]:
-    """Why the shipped kernels do not match the current sources (empty: they do)."""
+def claimed_versions() -> list[str]:
+    """The Python versions the package claims: pyproject.toml's ``Python :: 3.X`` classifiers."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        classifiers = tomllib.load(f)["project"]["classifiers"]
+    prefix = "Programming Language :: Python :: 3."
+    return [c.removeprefix("Programming Language :: Python :: ") for c in classifiers
+            if c.startswith(prefix) and c.removeprefix(prefix).isdigit()]  # fmt: skip
+
+
+def _dir_of(base: Path, version: str) -> Path:
+    return base / prebuilt.tag(tuple(int(p) for p in version.split(".")))
+
+
+def slim(raw: bytes) -> bytes:
+    """numba's cache entry without its type annotation (the kernel's source with the type
+    of every variable, for ``inspect_types``; the build's paths in it): 40% of the entries'
+    bytes, 0.4 MB of 2.4 MB a Python version compressed.  Loading never reads it."""
+    from numba.core.serialize import dumps  # what numba's cache writes its entries with
+
+    data = pickle.loads(raw)  # noqa: S301 - numba's own entry, just compiled
+    # CompileResult._reduce: libdata, fndesc, env, signature, objectmode, lifted, typeann, ...
+    if isinstance(data, tuple) and len(data) == 9 and isinstance(data[6], str) and data[6]:
+        return dumps((*data[:6], "", *data[7:]))
+    return raw
+
+
+def repack(out: Path) -> None:
+    """:func:`slim` the entries of one Python's directory ``out`` in place (this Python's)."""
+    manifest = json.loads((out / prebuilt.MANIFEST).read_text())
+    before = after = 0
+    for k in manifest["kernels"]:
+        path = out / k["file"]
+        packed = path.read_bytes()
+        raw = zlib.decompress(packed)
+        if hashlib.sha256(raw).hexdigest() != k["sha256"]:
+            raise SystemExit(f"{path}: not the entry its manifest names")
+        raw = slim(raw)
+        k["sha256"] = hashlib.sha256(raw).hexdigest()
+        new = zlib.compress(raw, 9)
+        path.write_bytes(new)
+        before, after = before + len(packed), after + len(new)
+    (out / prebuilt.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"{out}: {before / 1e6:.2f} MB -> {after / 1e6:.2f} MB")
+
+
+def stale_one(out: Path) -> list[str]:
+    """Why the kernels in ``out`` (one Python's directory) do not match the current sources."""
     try:
         manifest = json.loads((out / prebuilt.MANIFEST).read_text())
     except (OSError, ValueError) as e:
@@ -286,30 +345,97 @@ def stale(out: Path = prebuilt.DIR) -> list[str]:
             for path, mods in sorted(changed.items())]  # fmt: skip
 
 
+def stale(base: Path = prebuilt.BASE) -> list[str]:
+    """Why the shipped kernels of some claimed Python version are missing or do not match
+    the current sources (empty: every version's do)."""
+    why = []
+    for version in claimed_versions():
+        out = _dir_of(base, version)
+        try:
+            built = json.loads((out / prebuilt.MANIFEST).read_text())["environment"]["python"]
+        except (OSError, ValueError, KeyError):
+            built = None
+        if built is not None and built.rstrip("dmu") != version:
+            why.append(f"Python {version}: {out.name}/ was built with Python {built}")
+        why.extend(f"Python {version}: {line}" for line in stale_one(out))
+    unclaimed = sorted({p.name for p in base.glob("py3*") if p.is_dir()}
+                       - {_dir_of(base, v).name for v in claimed_versions()})  # fmt: skip
+    why.extend(f"{name}/: a Python version the classifiers do not claim" for name in unclaimed)
+    return why
+
+
+def interpreter_version(python: str) -> str | None:
+    """``3.12`` for an interpreter that can build (imports numba), else None."""
+    try:
+        r = subprocess.run([python, "-c", "import sys, numba, numpy, click, mmh3, tqdm; "
+                            "print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def interpreters(given: list[str], every: bool) -> dict[str, str]:
+    """Version -> interpreter to build with: each ``--python`` given, and with ``every``
+    the claimed versions not given, found as ``python3.X`` on PATH (this one for its own)."""
+    chosen: dict[str, str] = {}
+    for python in given:
+        version = interpreter_version(python)
+        if version is None:
+            raise SystemExit(f"{python}: not a Python that imports numba, numpy, click, mmh3, "
+                             "tqdm (a virtualenv with pip install -e .)")  # fmt: skip
+        chosen[version] = python
+    if not every:
+        return chosen
+    for version in claimed_versions():
+        if version in chosen:
+            continue
+        here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        python = sys.executable if version == here else shutil.which(f"python{version}")
+        if python is None or interpreter_version(python) != version:
+            raise SystemExit(f"no Python {version} with numba found (python{version} on PATH): "
+                             f"pass --python /path/to/python{version}")  # fmt: skip
+        chosen[version] = python
+    return chosen
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], sys.argv[3], sys.argv[5:])
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if the shipped kernels are stale")
-    ap.add_argument("-o", "--output", type=Path, default=prebuilt.DIR)
-    a = ap.parse_args()
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if any claimed Python's shipped kernels are missing or stale")
+    ap.add_argument("--python", action="append", default=[], metavar="PATH",
+                    help="build with this interpreter (repeatable)")
+    ap.add_argument("--all", action="store_true", help="build for every claimed Python version")
+    ap.add_argument("--repack", action="store_true",
+                    help="only strip the type annotations of built entries (slim), in place")
+    ap.add_argument("-o", "--output", type=Path, default=prebuilt.BASE,
+                    help="the directory of the per-version directories (py311/, ...)")
+    a = ap.parse_args()  # fmt: skip
     if a.check:
         why = stale(a.output)
         here = prebuilt.environment()
         try:
-            built = json.loads((a.output / prebuilt.MANIFEST).read_text())["environment"]
-        except (OSError, ValueError, KeyError):
+            built = json.loads((a.output / prebuilt.tag() / prebuilt.MANIFEST).read_text())
+        except (OSError, ValueError):
             built = {}
-        for key, value in built.items():
+        for key, value in built.get("environment", {}).items():
             if here.get(key) != value:
                 print(f"note: {key} is {here.get(key)!r} here, {value!r} in the build")
         for line in why:
             print(f"stale: {line}")
         if why:
-            print("run: python scripts/build_kernels.py")
+            print("run: python scripts/build_kernels.py --all (or --python for each version)")
         sys.exit(1 if why else 0)
-    build(a.output)
+    step = ["--repack"] if a.repack else []
+    if not a.python and not a.all:
+        (repack if a.repack else build)(a.output / prebuilt.tag())
+        return
+    for version, python in sorted(interpreters(a.python, a.all).items()):
+        print(f"== Python {version}: {python}", flush=True)
+        subprocess.run([python, __file__, *step, "-o", str(a.output)], check=True)
 
 
 if __name__ == "__main__":

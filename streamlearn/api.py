@@ -315,13 +315,13 @@ class Model:
 
     def _learn_live(self, lines) -> Model:  # noqa: ANN001
         """``partial_fit(lines=...)`` on the live learner (:class:`Resident`)."""
-        from streamlearn.run.resident import Resident
+        resident = self._resident
+        if resident is None:
+            from streamlearn.run.resident import Resident
 
-        if self._resident is None:
             start = self._m
             config = self._config(self.options, start)
-            self._resident = Resident(start, config)
-        resident = self._resident
+            resident = self._resident = Resident(start, config)
         before = resident.learner.stats.copy()
         resident.learn(resident.parse(_blocks(lines, LineSource.name)))
         # this call's figures, as a run's report holds them: made if read (report)
@@ -632,6 +632,13 @@ def _blocks(lines: Iterable[str | bytes] | str | bytes, name: str) -> Iterator[B
     is two lines, never one example per character)."""
     if isinstance(lines, str | bytes | bytearray | memoryview):
         lines = [lines]
+    if type(lines) is list and len(lines) == 1 and type(lines[0]) is str:  # noqa: E721
+        # one line, as a server or a learn_one passes it: the block at once (~1 µs less)
+        b = lines[0].encode("utf-8")
+        if not b.endswith(b"\n"):
+            b += b"\n"
+        yield Block(_writable([b]), name, 1, newlines=b.count(b"\n"))
+        return
     first, size, chunk = 1, 0, []
     for i, line in enumerate(lines):
         if isinstance(line, str):

@@ -66,11 +66,16 @@ def save_every(text: str | None) -> tuple[int | None, float | None]:
 @click.option("--link", type=click.Choice(["identity", "logistic", "glf1", "poisson"]),
               default="identity", show_default=True, help="Applied to the answers.")
 @click.option("--probabilities", is_flag=True, help="--oaa models: each class's probability.")
+@click.option("--lock-timeout", type=click.FloatRange(min=0.0), default=3600.0,
+              show_default=True, metavar="SECONDS",
+              help="--learn with -i and -f the same model: the server holds its lock "
+              "(MODEL.lock, as sl train) until its last save; wait at most this long for "
+              "another run that holds it, then exit 9 ('inf': no limit).")
 @click.option("--quiet", is_flag=True, help="Only errors and the stats line on stderr.")
 def serve(model_path: str | None, port: int, host: str, port_file: str | None,
           pid_file: str | None, learn: bool, final_model: str | None, save_text: str | None,
           reload_every: float, stats_every: float, max_line_bytes: str, max_connections: int,
-          link: str, probabilities: bool, quiet: bool) -> None:
+          link: str, probabilities: bool, lock_timeout: float, quiet: bool) -> None:
     """Serve a model over TCP: each example line in, its prediction line out (VW's daemon).
 
     \b
@@ -84,7 +89,8 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
              "link": link, "raw_predictions": None, "probabilities": probabilities,
              "quiet": quiet, "max_line_bytes": max_line_bytes}  # fmt: skip
     inputs, outputs, console = run_parts((), parts, {"initial_model": model_path},
-                                         {"final_model": final_model}, tiny=False)  # fmt: skip
+                                         {"final_model": final_model, "lock_timeout": lock_timeout},
+                                         tiny=False)  # fmt: skip
     from streamlearn import api
     from streamlearn.run.serve import ServeOptions
 

@@ -44,6 +44,7 @@ here too and applied first, so that the crosses see the grams.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -122,11 +123,13 @@ class Interactions:
         """Anything to do to a parsed batch."""
         return self.crosses_or_filters or self.regroups
 
-    @property
+    @cached_property
     def crosses_or_filters(self) -> bool:
+        # cached (the arrays are not changed after compile_interactions): asked per parsed
+        # block, and its two reductions were ~1.5 µs of a one-line partial_fit's ~35 µs
         return self.lengths.shape[0] > 0 or bool(self.drop.any() or self.drop_linear.any())
 
-    @property
+    @cached_property
     def regroups(self) -> bool:
         """N-grams or sorted features: rows are rebuilt namespace by namespace."""
         return self.sort or self.gram_lengths.shape[0] > 0

@@ -59,6 +59,8 @@ class Resident:
         self.weigh = class_weigher(config)
         self.width = prediction_width(config)
         self.inter = config.namespaces()
+        self.code: int | None = None
+        """The format's code once lines were accepted (None: detected from the next ones)."""
         self.checked = config
         """``config`` with the format the lines were seen in (FormatGuard's)."""
         self.model: model_io.Model | None = model
@@ -66,9 +68,10 @@ class Resident:
 
     def parse(self, blocks: Iterable[Block]) -> Iterator[Batch]:
         """The batches of ``blocks``, parsed as ``sl train`` parses lines (the format
-        detected; the interactions compiled once, not per call)."""
+        detected from the first line learned, then kept, as one run over all the calls'
+        lines detects it once; the interactions compiled once, not per call)."""
         c = self.config
-        return parse_blocks(blocks, None, c.bits, c.constant, self.inter)
+        return parse_blocks(blocks, self.code, c.bits, c.constant, self.inter)
 
     def learn(self, batches: Iterable[Batch]) -> int:
         """Learn ``batches`` in order; the number of usable rows.
@@ -76,17 +79,19 @@ class Resident:
         Input of the other format than the model's is refused (``UsageError``), and
         input without a usable line (``NoExamples``), before anything is learned."""
         lr = self.learner
-        batches = list(batches)
-        usable = []
+        batches = batches if type(batches) is list else list(batches)  # noqa: E721
+        bad = []
         for batch in batches:
             # kept: the same config once the format is seen (no re-validated copy per call)
             self.checked = self.guard.check(batch, self.checked)
-            usable.append(batch.n - int(np.count_nonzero(batch.status)))
-        if not any(usable):
+            if self.code is None and batch.fmt >= 0:
+                self.code = batch.fmt  # accepted: later calls parse in it, undetected
+            bad.append(int(np.count_nonzero(batch.status)))
+        if all(b == batch.n for b, batch in zip(bad, batches, strict=True)):
             raise no_examples("the lines", sum(b.n for b in batches), [])
         used = 0
-        for batch, ok in zip(batches, usable, strict=True):
-            self.checks.check(batch)
+        for batch, n_bad in zip(batches, bad, strict=True):
+            n_bad = self.checks.check(batch, n_bad)
             if self.weigh is not None:
                 self.weigh(batch)
             slots = batch.indices  # (a slot twice is restored twice to the same values)
@@ -95,14 +100,14 @@ class Resident:
                                self.config.loss_id, batch, lr.stats, self.rows, self.width)
             lr.stats[S_NROWS] = 0.0  # no progress table
             # (a sum of finite numbers that overflows only sends it to the exact check)
-            if ok < batch.n or not math.isfinite(preds.sum()):
+            if n_bad or not math.isfinite(preds.item(0) if preds.size == 1 else preds.sum()):
                 try:
                     _check_finite(batch, preds, self.config.algo)
                 except Diverged:
                     lr.table[slots], lr.gstate[:], lr.stats[:] = saved
                     raise
             self.model = None
-            used += ok
+            used += batch.n - n_bad
         if lr.spec.finish is not None and used:
             lr.spec.finish(lr.table, lr.gstate, self.params)
         return used

@@ -65,6 +65,7 @@ from streamlearn.run.runner import (
     run_kernel,
 )
 from streamlearn.run.train import Learner, check_model, merge_config
+from streamlearn.system.locks import model_lock
 from streamlearn.system.process import NAMES, committing
 from streamlearn.system.text import printable
 
@@ -551,6 +552,15 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
         raise UsageError("serving without learning (-t) needs a model: -i MODEL")
     if (opts.save_every or opts.save_seconds) and not outputs.final_model:
         raise UsageError("--save-every needs -f/--final-model: where to save")
+    # a model learned in place (-i m -f m) is locked from reading it to the last save, as
+    # sl train locks it: a second server or an sl train -i m -f m waits (--lock-timeout)
+    in_place = outputs.final_model if opts.learn else None
+    with model_lock(path, in_place, outputs.lock_timeout, console.say):
+        return _serve(explicit, inputs, outputs, opts, console, path)
+
+
+def _serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
+           console: Console, path: str | None) -> dict:  # fmt: skip
     m = model_io.load(path) if path is not None else None
     if m is not None:
         outputs = model_io.with_link(m, outputs)  # a VW model's --link, as sl predict

@@ -7,9 +7,11 @@ lowering of the inlined parser, more than LLVM), so a new user's first
 kernels the command line uses for a portable CPU level (``x86-64-v3``:
 AVX2, BMI2, FMA -- every x86-64 CPU since 2013-2015; measured as fast as
 code for this CPU on the parser and the learners, where the baseline
-``x86-64`` cost 10-13% on parsing) and stores them here, in
-``streamlearn/system/prebuilt/``: ``manifest.json`` plus numba's own cache
-entries, zlib-compressed.
+``x86-64`` cost 10-13% on parsing) and stores them here, one directory per
+Python version the package claims (``streamlearn/system/prebuilt/py311/``,
+``py312/``, ``py313/``: numba's cache entries are per interpreter): each a
+``manifest.json`` plus numba's own cache entries, zlib-compressed.  A process
+looks only in its own Python's directory (:data:`DIR`).
 
 A kernel missing from the user's cache (:mod:`streamlearn.system.jit_numba`)
 is looked up here before it is compiled.  An entry is used only when
@@ -44,7 +46,17 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent
 """The ``streamlearn`` package directory: manifest paths are relative to it."""
-DIR = Path(__file__).resolve().parent / "prebuilt"
+BASE = Path(__file__).resolve().parent / "prebuilt"
+"""Where the shipped kernels are: one subdirectory per Python version (:func:`tag`)."""
+
+
+def tag(version: tuple[int, ...] = tuple(sys.version_info[:2])) -> str:
+    """The subdirectory of :data:`BASE` for Python ``version`` (``(3, 12)`` -> ``py312``)."""
+    return f"py{version[0]}{version[1]}"
+
+
+DIR = BASE / tag()
+"""This Python's shipped kernels: its ``manifest.json``; the files it names are relative to it."""
 MANIFEST = "manifest.json"
 FORMAT = 1
 

@@ -446,6 +446,51 @@ def test_a_second_signal_does_not_cut_the_last_save(models, tmp_path):
     assert "Traceback" not in srv.log()
 
 
+def test_a_model_learned_in_place_is_locked_until_the_last_save(models, tmp_path):
+    """DESIGN 8: a learning server on -i m -f m holds m's lock from reading m to its last
+    save, as ``sl train -i m -f m`` does: a second server and a train wait for it (or give
+    up after --lock-timeout, exit 9, the model untouched); once it has saved and exited, a
+    waiting train continues the server's model, so nothing either learned is lost."""
+    import shutil
+
+    m = tmp_path / "m.sl"
+    shutil.copy(models / "m.sl", m)
+    lines = (models / "d2.vw").read_bytes().splitlines(keepends=True)
+    (tmp_path / "more.vw").write_bytes(b"".join(lines[100:160]))
+    srv = Server(["serve", "--learn", "-i", str(m), "-f", str(m)], tmp_path)
+    waiting = None
+    try:
+        assert len(ask(srv.port, b"".join(lines[:40]), 40)) == 40
+        before = m.read_bytes()
+        r = sl(["train", "-i", "m.sl", "-f", "m.sl", "more.vw", "--lock-timeout", "0.3"],
+               tmp_path, text=True)  # fmt: skip
+        assert r.returncode == 9, r.stderr
+        assert "being continued by another sl run" in r.stderr
+        r = subprocess.run([*SL, "serve", "--learn", "-i", "m.sl", "-f", "m.sl", "--port", "0",
+                            "--lock-timeout", "0.3"], env=env(tmp_path), cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert r.returncode == 9 and "sl serve: learning" not in r.stderr, r.stderr
+        assert m.read_bytes() == before  # neither wrote
+        waiting = subprocess.Popen([*SL, "train", "-i", "m.sl", "-f", "m.sl", "more.vw",
+                                    "--quiet"], env=env(tmp_path), cwd=tmp_path,
+                                   stderr=subprocess.PIPE)  # fmt: skip
+        assert _until(lambda: (tmp_path / "m.sl.lock").exists())
+        time.sleep(1.0)
+        assert waiting.poll() is None  # waits for the server
+        assert srv.stop(signal.SIGTERM) == 143, srv.log()
+        assert waiting.wait(120) == 0, waiting.stderr.read()
+    finally:
+        srv.stop(signal.SIGKILL)
+        if waiting is not None and waiting.poll() is None:
+            waiting.kill()
+            waiting.wait()
+    from streamlearn import model as model_io
+    from streamlearn.learners.base import S_N
+
+    n0 = model_io.load(models / "m.sl").stats[S_N]
+    assert model_io.load(m).stats[S_N] == n0 + 40 + 60  # the server's 40, then the train's 60
+
+
 def test_ipv6_loopback(models, tmp_path):
     if not socket.has_ipv6:
         pytest.skip("no IPv6")

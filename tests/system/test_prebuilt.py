@@ -213,3 +213,109 @@ def test_loading_the_kernels_imports_no_numpy_maths_module(tmp_path, crosses):
     assert r.returncode == 0, r.stderr
     assert "compiling" not in r.stderr
     assert "MODULES True False False" in r.stdout, r.stdout
+
+
+# -- one directory of kernels per Python version (issue 38, part 7) ---------------------------
+
+
+def test_this_python_reads_its_own_directory():
+    """numba's cache entries are per interpreter: a process looks in ``py3X/`` of its own
+    minor version, whose manifest says it was built with that Python."""
+    assert prebuilt.tag((3, 12)) == "py312" and prebuilt.tag((3, 9, 1)) == "py39"
+    assert prebuilt.DIR == prebuilt.BASE / f"py{sys.version_info[0]}{sys.version_info[1]}"
+    m = prebuilt._read()
+    if m is not None:
+        assert m["environment"]["python"].rstrip("dmu") == "{}.{}".format(*sys.version_info[:2])
+
+
+def test_every_claimed_python_ships_kernels_built_with_it():
+    """Each ``Python :: 3.X`` classifier has ``py3X/`` with a manifest built by that Python
+    (read as files: CI has one Python; ``--check`` also compares their sources)."""
+    build = _build_script()
+    versions = build.claimed_versions()
+    assert "3.11" in versions and len(versions) >= 3
+    for version in versions:
+        d = build._dir_of(prebuilt.BASE, version)
+        m = json.loads((d / prebuilt.MANIFEST).read_text())
+        assert m["format"] == prebuilt.FORMAT and m["cpu"] == prebuilt.CPU
+        assert m["environment"]["python"].rstrip("dmu") == version
+        for k in m["kernels"]:
+            assert (d / k["file"]).is_file(), k["file"]
+            assert f".py{version.replace('.', '')}." in k["file"]  # numba's name for the version
+    dirs = {p.name for p in prebuilt.BASE.iterdir() if p.is_dir()}
+    assert dirs == {build._dir_of(prebuilt.BASE, v).name for v in versions}
+
+
+def test_check_names_a_missing_version_and_one_built_with_another_python(tmp_path):
+    build = _build_script()
+    here = build._dir_of(prebuilt.BASE, "3.11")
+    import shutil
+
+    shutil.copytree(here, tmp_path / "py311")
+    shutil.copytree(here, tmp_path / "py312")  # 3.11's kernels where 3.12's belong
+    why = build.stale(tmp_path)
+    others = [v for v in build.claimed_versions() if v not in ("3.11", "3.12")]
+    assert any(w.startswith("Python 3.12: py312/ was built with Python 3.11") for w in why)
+    for v in others:
+        assert any(w.startswith(f"Python {v}: no manifest") for w in why), why
+    assert not any(w.startswith("Python 3.11:") for w in why if "changed" not in w)
+
+
+def _fake_python(path, version: str, works: bool = True):
+    """An executable that answers the build script's probe as a Python ``version`` would."""
+    path.write_text(f"#!/bin/sh\necho {version}\nexit {0 if works else 1}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_the_interpreters_to_build_with(tmp_path, monkeypatch):
+    """``--python`` names interpreters (their version asked, not guessed from the name);
+    ``--all`` finds each other claimed version as python3.X on PATH, and says which is
+    missing."""
+    build = _build_script()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    given = _fake_python(tmp_path / "my-python", "3.12")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    here = "{}.{}".format(*sys.version_info[:2])
+    assert build.interpreters([given], every=False) == {"3.12": given}
+    with pytest.raises(SystemExit, match="not a Python that imports numba"):
+        build.interpreters([_fake_python(tmp_path / "broken", "3.12", works=False)], False)
+    missing = next(v for v in build.claimed_versions() if v not in ("3.12", here))
+    with pytest.raises(SystemExit, match=f"no Python {missing} with numba found"):
+        build.interpreters([given], every=True)
+    for v in build.claimed_versions():
+        if v not in ("3.12", here):
+            _fake_python(bin_dir / f"python{v}", v)
+    chosen = build.interpreters([given], every=True)
+    assert chosen["3.12"] == given and chosen[here] == sys.executable
+    assert set(chosen) == set(build.claimed_versions())
+
+
+def test_build_for_another_python_runs_the_script_with_it(tmp_path, monkeypatch):
+    build = _build_script()
+    given = _fake_python(tmp_path / "py", "3.13")
+    ran = []
+    real_run = subprocess.run
+    monkeypatch.setattr(build.subprocess, "run", lambda cmd, **kw: (
+        ran.append(cmd) if cmd[0] == given and len(cmd) > 2 and cmd[1] == build.__file__
+        else real_run(cmd, **kw)))  # fmt: skip
+    monkeypatch.setattr(sys, "argv", ["build_kernels.py", "--python", given, "-o", str(tmp_path)])
+    build.main()
+    assert ran == [[given, build.__file__, "-o", str(tmp_path)]]
+
+
+def test_entries_ship_without_their_type_annotations():
+    """The type annotation (the kernel's source with every variable's type, and the build's
+    paths) is 40% of an entry and never read by a load: stripped (``slim``), the rest kept."""
+    import pickle
+    import zlib
+
+    build = _build_script()
+    entry = ("lib", "fndesc", "env", "sig", False, (), "# File: /build/x.py ...", [], ())
+    assert pickle.loads(build.slim(pickle.dumps(entry))) == (*entry[:6], "", *entry[7:])
+    assert build.slim(b"\x80\x04N.") == b"\x80\x04N."  # not an entry: as it was
+    m = prebuilt._read()
+    k = max(m["kernels"], key=lambda k: (prebuilt.DIR / k["file"]).stat().st_size)
+    data = pickle.loads(zlib.decompress((prebuilt.DIR / k["file"]).read_bytes()))
+    assert data[6] == "" and len(data) == 9
