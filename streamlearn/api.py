@@ -120,6 +120,17 @@ def train_multiline(options: dict, multiline: dict, inputs: Inputs, outputs: Out
     return run(options, Multiline(**multiline), inputs, outputs, console or Console(False))
 
 
+def train_bandit(options: dict, bandit: dict, inputs: Inputs, outputs: Outputs,
+                 console: Console | None = None) -> dict:  # fmt: skip
+    """``sl train --cb-adf/--cb K/--csoaa-ldf [--explore ...]``: ``bandit`` holds sl's
+    bandit options (:data:`streamlearn.run.bandit.BANDIT_OPTIONS`), ``options`` the
+    learning options; a bandit model ``-i`` is continued.  Returns the run's summary."""
+    from streamlearn.run import bandit as run
+
+    return run.train(options, run.multiline_of(bandit), inputs, outputs,
+                     console or Console(False), test_only=bool(options.get("test_only")))  # fmt: skip
+
+
 def predict(inputs: Inputs, outputs: Outputs, console: Console | None = None,
             fmt: str = "auto") -> dict:  # fmt: skip
     """``sl predict``: score ``inputs.sources`` with the model ``inputs.initial_model``.

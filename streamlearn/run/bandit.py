@@ -1,0 +1,440 @@
+"""Contextual bandits through sl's own interface: ``sl train``/``sl predict``, the Python
+API (:meth:`streamlearn.api.Model.choose`, :meth:`~streamlearn.api.Model.learn`) and the
+server, over the kernels ``sl vw`` runs (:mod:`streamlearn.run.multiline`).
+
+:class:`Bandit` is one live learner of a multiline reduction -- ``--cb-adf`` (VW's
+``--cb_adf``, with ``--explore``: ``--cb_explore_adf``), ``--cb K``, ``--csoaa-ldf`` --
+whose whole state (gd's table and global state, cb_adf's counters, the explorer's
+counters and VW's random generator) is kept between calls and in sl's model file
+(:func:`Bandit.to_model`, the reduction and that state in the file's ``meta``), so that
+continuing a saved model (``-i``), N calls of one example or one call of N examples learn
+exactly what one uninterrupted run over the same examples learns.
+
+Predictions (``-p``, sl's format: one line per example, no blank line between them):
+
+* ``--explore``: the pmf, VW's ``action:probability`` list in the explorer's order
+  (``1:0.9625,0:0.0125,...``), 0-based actions among the action lines, then the tag;
+* ``--cb-adf`` without an explorer: the top-ranked action (0-based), then the tag
+  (``--rank-all``: VW's ``action:score`` list);
+* ``--csoaa-ldf``: the predicted class (``--csoaa-rank``: VW's ``class:score`` list).
+
+``sl vw -p`` writes the same lines each followed by a blank line (VW's multiline
+``-p``); the server answers VW's way (:class:`BanditServed`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.config import TrainConfig
+from streamlearn.errors import MalformedData, ModelError, UsageError
+from streamlearn.io.batch import Block
+from streamlearn.io.labels import LABEL_CB, LABEL_CS
+from streamlearn.learners import cb_adf, csoaa_ldf
+from streamlearn.run.multiline import Multiline, _Explore, _g, _Part
+
+META = "multiline"
+"""The key of a bandit model's reduction in the model file's ``meta`` (its state: ``bandit``)."""
+
+EXPLORE_NAMES = {"epsilon": "greedy", "greedy": "greedy", "first": "first",
+                 "softmax": "softmax", "bag": "bag", "squarecb": "squarecb"}  # fmt: skip
+"""sl's ``--explore`` names and the explorer each runs (:mod:`streamlearn.learners.explore`)."""
+
+BANDIT_OPTIONS = ("cb_adf", "cb", "csoaa_ldf", "cb_type", "clip_p", "rank_all", "csoaa_rank",
+                  "explore", "epsilon", "first_only", "tau", "lam", "bags", "greedify",
+                  "gamma_scale", "gamma_exponent")  # fmt: skip
+"""The options (sl's names, as ``sl train`` and ``Model(...)`` take them) of a bandit."""
+
+
+def multiline_of(options: dict) -> dict:
+    """:class:`~streamlearn.run.multiline.Multiline`'s fields from sl's bandit options
+    (:data:`BANDIT_OPTIONS`; ``None`` values are left out)."""
+    o = {k: v for k, v in options.items() if v is not None and v is not False}
+    unknown = sorted(set(o) - set(BANDIT_OPTIONS))
+    if unknown:
+        raise UsageError(f"not a bandit option: {', '.join(unknown)}")
+    red = [k for k in ("cb_adf", "cb", "csoaa_ldf") if k in o]
+    if len(red) > 1:
+        raise UsageError("--cb-adf, --cb and --csoaa-ldf: one at a time")
+    out: dict = {}
+    if "csoaa_ldf" in o:
+        v = o.pop("csoaa_ldf")
+        if v not in ("m", "mc", True):
+            raise UsageError(f"--csoaa-ldf {v}: m (multiline) or mc (multiline classifier)")
+        out["reduction"] = "csoaa_ldf"
+        out["classifier"] = v == "mc"
+    elif "cb" in o:
+        k = int(o.pop("cb"))
+        if k < 1:
+            raise UsageError(f"--cb {k}: at least one action")
+        out["reduction"] = "cb"
+        out["actions"] = k
+    elif o.pop("cb_adf", None) or "explore" in o:
+        out["reduction"] = "cb_adf"
+    elif o:
+        raise UsageError(f"--{next(iter(o)).replace('_', '-')} needs --cb-adf, --cb K or "
+                         "--csoaa-ldf")  # fmt: skip
+    if "explore" in o:
+        name = o.pop("explore")
+        if name not in EXPLORE_NAMES:
+            raise UsageError(f"--explore {name}: one of {', '.join(sorted(EXPLORE_NAMES))}")
+        if out.get("reduction") != "cb_adf":
+            raise UsageError("--explore needs --cb-adf (actions with features)")
+        out["explore"] = EXPLORE_NAMES[name]
+    if "bags" in o:
+        out["bag"] = int(o.pop("bags"))
+        if out.get("explore") != "bag" or out["bag"] < 1:
+            raise UsageError("--bags B (at least 1) goes with --explore bag")
+    if out.get("explore") == "bag" and "bag" not in out:
+        raise UsageError("--explore bag needs --bags B")
+    for key in ("tau", "lam", "first_only", "greedify", "gamma_scale", "gamma_exponent",
+                "epsilon"):  # fmt: skip
+        if key in o and "explore" not in out:
+            raise UsageError(f"--{key.replace('_', '-')} needs --explore")
+    out.update(o)
+    if "tau" in out:
+        out["tau"] = int(out["tau"])
+    if out.get("cb_type", "mtr") not in cb_adf.CB_TYPES:
+        raise UsageError(f"--cb-type {out['cb_type']}: one of {', '.join(cb_adf.CB_TYPES)}")
+    return out
+
+
+def is_bandit(m: model_io.Model | None) -> bool:
+    """Whether ``m`` is a multiline reduction's model (:meth:`Bandit.to_model`)."""
+    return m is not None and isinstance(m.meta.get(META), dict)
+
+
+class _Capture(_Explore):
+    """The explorer of ``sl vw``, its pmf kept instead of written."""
+
+    last: tuple = ()
+
+    def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
+        self.last = (acts, probs)
+
+
+@dataclass
+class Step:
+    """What one batch of examples gave (before each was learned)."""
+
+    part: _Part
+    actions: np.ndarray | None = None  # explore: the pmf's actions, per action line
+    probs: np.ndarray | None = None  # explore: their probabilities
+    scores: np.ndarray | None = None  # cb_adf/csoaa_ldf: each line's score
+    order: np.ndarray | None = None  # per example, its actions sorted by (score, action)
+    pred: np.ndarray | None = None  # csoaa_ldf: each example's predicted class
+
+
+class Bandit:
+    """A multiline reduction's live learner: its weights, counters and explorer state."""
+
+    def __init__(self, config: TrainConfig, ml: Multiline,
+                 start: model_io.Model | None = None) -> None:  # fmt: skip
+        from streamlearn.io.interactions import compile_interactions
+        from streamlearn.learners.base import fresh_table
+
+        if config.algo != "gd":
+            raise UsageError(f"bandits run on gd (VW's default learner), not {config.algo}")
+        if ml.cb_type not in cb_adf.CB_TYPES:
+            raise UsageError(f"--cb-type {ml.cb_type}: one of {', '.join(cb_adf.CB_TYPES)}")
+        self.config = config
+        self.ml = ml
+        self.lock = threading.RLock()
+        self.params = config.params()
+        self.loss_id = config.loss_id
+        self.cb_type = cb_adf.CB_TYPES[ml.cb_type]
+        self.step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
+        self.kind = LABEL_CS if ml.reduction == "csoaa_ldf" else LABEL_CB
+        self.full = config.namespaces() or compile_interactions()
+        full = self.full
+        self.parse_inter = dataclasses.replace(
+            full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
+            drop_linear=np.zeros_like(full.drop_linear), label_kind=self.kind,
+        )  # fmt: skip
+        if ml.reduction == "cb" and full.crosses_or_filters:
+            raise UsageError("--cb K with interactions or namespace filters is not supported yet "
+                             "(VW crosses its rewritten indices); use --cb-adf")  # fmt: skip
+        self.xp = _Capture(ml, config) if ml.explore else None
+        gstate = csoaa_ldf.init_gstate(self.params)
+        if self.xp is not None:
+            gstate = self.xp.grow(gstate, self.cb_type)  # (sets the bag's layout too)
+        if start is None:
+            self.table = fresh_table(config.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+            self.gstate = gstate
+            self.stats = np.zeros(cb_adf.STATS)
+            self.dr_prev = np.zeros(257)
+        else:
+            st = start.meta.get("bandit") or {}
+            try:
+                self.table = start.table((0.0, 0.0, 0.0, 0.0), np.float32)
+                self.gstate = np.array(start.gstate, dtype=np.float64)
+                self.stats = np.array(st["stats"], dtype=np.float64)
+                self.dr_prev = np.array(st["dr_prev"], dtype=np.float64)
+                if self.xp is not None:
+                    self.xp.xstats = np.array(st["xstats"], dtype=np.float64)
+                    self.xp.rng = np.array([int(st["rng"])], dtype=np.uint64)
+                    self.xp.counts = np.array(st["counts"], dtype=np.float64)
+            except (KeyError, TypeError, ValueError) as e:
+                raise ModelError(f"a bandit model without its state ({e})") from None
+            if (self.gstate.shape != gstate.shape or self.stats.shape != (cb_adf.STATS,)
+                    or (self.xp is not None and self.xp.xstats.shape != (self.xp.ex.XSTATS,))):  # fmt: skip
+                raise ModelError("the bandit model's state does not fit its options")
+        self.tables = cb_adf.tables_of(self.table)
+
+    # -- examples ---------------------------------------------------------------------------
+
+    def parse(self, block: Block) -> _Part:
+        """A block of whole multiline examples (``--cb K``: single lines) made ready."""
+        from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
+        from streamlearn.run.multiline import _cb_part, _prepare
+
+        cfg = self.config
+        if self.ml.reduction == "cb":
+            return _cb_part(self.ml, cfg, block, self.parse_inter)
+        ex = parse_examples(block, cfg.bits, cfg.constant, self.parse_inter, self.kind)
+        mg = cross_merged(merge_shared(ex), self.full, cfg.bits)
+        return _prepare(self.ml, ex, mg)
+
+    def run(self, part: _Part, holdout: np.ndarray | None = None) -> Step:
+        """Score each example of ``part`` (the pmf with an explorer) and learn the labeled
+        ones (unless ``test_only``), as ``sl vw`` does a batch."""
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        out = Step(part)
+        if m == 0:
+            return out
+        ho = np.zeros(m, dtype=np.bool_) if holdout is None else holdout
+        rows = mg.row.shape[0]
+        scores = np.zeros(rows, dtype=np.float32)
+        order = np.zeros(rows, dtype=np.int64)
+        sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
+        if self.ml.reduction == "csoaa_ldf":
+            pred = np.zeros(m, dtype=np.int64)
+            s6 = np.zeros(6)
+            csoaa_ldf.train_examples(
+                self.tables, sub, self.gstate, self.params, self.loss_id, self.ml.classifier,
+                mg.act_ptr, mg.indptr, mg.indices, mg.values, part.lab_n, part.lab_cls,
+                part.lab_cost, ho, s6, scores, order, pred,
+            )  # fmt: skip
+            self.stats[:6] += s6
+            out.scores, out.order, out.pred = scores, order, pred
+            return out
+        need = int(np.diff(mg.act_ptr).max()) + 1
+        if need > self.dr_prev.shape[0]:
+            self.dr_prev = np.concatenate([self.dr_prev, np.zeros(need - self.dr_prev.shape[0])])
+        if self.xp is not None:
+            self.xp.batch((self.tables, sub, self.step), self.table, self.gstate, self.params,
+                          self.loss_id, self.cb_type, part, ho, self.stats, self.dr_prev, None)  # fmt: skip
+            out.actions, out.probs = self.xp.last
+            return out
+        cb_adf.train_examples(
+            self.tables, sub, self.step, self.gstate, self.params, self.loss_id, self.cb_type,
+            self.ml.clip_p, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost,
+            part.prob, ho, self.stats, self.dr_prev, scores, order, np.zeros(m),
+        )  # fmt: skip
+        out.scores, out.order = scores, order
+        return out
+
+    def lines(self, step: Step, vw: bool = False) -> list[str]:
+        """The ``-p`` lines of a step: sl's (one per example, module doc), or with ``vw``
+        VW's (each example's then a blank line; ``--csoaa-ldf``: one per action line)."""
+        from streamlearn.learners.explore import pmf_text
+
+        part = step.part
+        ptr = part.mg.act_ptr
+        out = []
+        end = "\n\n" if vw else "\n"
+        for e in range(ptr.shape[0] - 1):
+            lo, hi = int(ptr[e]), int(ptr[e + 1])
+            tag = part.tags[e].decode("utf-8", "replace")
+            t = " " + tag if tag else ""
+            if step.probs is not None:
+                out.append(pmf_text(step.actions[lo:hi], step.probs[lo:hi], tag)[:-1]
+                           + ("\n" if vw else ""))  # fmt: skip
+            elif step.pred is None:
+                order, scores = step.order, step.scores
+                if self.ml.rank_all:
+                    out.append(",".join(f"{int(order[i])}:{_g(float(scores[lo + order[i]]))}"
+                                        for i in range(lo, hi)) + t + end)  # fmt: skip
+                else:
+                    out.append(f"{int(order[lo])}{t}{end}")
+            elif self.ml.csoaa_rank:
+                order, scores = step.order, step.scores
+                out.append(",".join(f"{int(part.lab_cls[lo + order[i]])}:"
+                                    f"{_g(float(scores[lo + order[i]]))}"
+                                    for i in range(lo, hi)) + end)  # fmt: skip
+            elif vw:
+                done = False
+                for r in range(lo, hi):
+                    if not done and part.lab_cls[r] == step.pred[e] and part.lab_n[r] > 0:
+                        out.append(f"{int(step.pred[e])}\n")
+                        done = True
+                    else:
+                        out.append("0\n")
+                out.append("\n")
+            else:
+                out.append(f"{int(step.pred[e])}\n")
+        return out
+
+    # -- the model --------------------------------------------------------------------------
+
+    def state(self) -> dict:
+        xp = self.xp
+        return {
+            "dr_prev": self.dr_prev.tolist(),
+            "xstats": xp.xstats.tolist() if xp is not None else [],
+            "rng": int(xp.rng[0]) if xp is not None else 0,
+            "counts": xp.counts.tolist() if xp is not None else [],
+            "stats": self.stats.tolist(),
+        }
+
+    def to_model(self) -> model_io.Model:
+        """sl's model of the learner as it stands (copies: the learner goes on)."""
+        from streamlearn.learners import gd
+        from streamlearn.learners.base import S_N, STATS_SIZE
+
+        stats = np.zeros(STATS_SIZE)  # (sl's counters of a single-line model: examples)
+        stats[S_N] = self.stats[cb_adf.N_EX]
+        table = self.table
+        slots = np.flatnonzero((table != 0).any(axis=1)).astype(np.uint32)
+        weights = np.empty(slots.shape[0])
+        gd.SPEC.current_weights(table, self.gstate, self.params, slots, weights)
+        ml = {f.name: getattr(self.ml, f.name) for f in dataclasses.fields(Multiline)
+              if f.name != "notes"}  # fmt: skip
+        return model_io.Model(
+            config=self.config, learner="gd", slots=slots,
+            state=np.take(table, slots, axis=0), weights=weights, gstate=self.gstate.copy(),
+            stats=stats, meta={META: ml, "bandit": self.state()},
+        )  # fmt: skip
+
+    @classmethod
+    def from_model(cls, m: model_io.Model, config: TrainConfig | None = None,
+                   overrides: dict | None = None) -> Bandit:  # fmt: skip
+        """The learner of a saved model (``overrides``: Multiline fields given again)."""
+        saved = dict(m.meta[META])
+        for k, v in (overrides or {}).items():
+            if k in ("reduction", "actions", "classifier", "cb_type", "explore", "bag") \
+                    and saved.get(k) != v:  # fmt: skip
+                raise UsageError(f"the model was trained with {k} {saved.get(k)!r}, not {v!r}")
+            saved[k] = v
+        known = {f.name for f in dataclasses.fields(Multiline)}
+        ml = Multiline(**{k: v for k, v in saved.items() if k in known})
+        return cls(config or m.config, ml, m)
+
+    # -- the numbers ------------------------------------------------------------------------
+
+    def summary(self) -> dict:
+        s = self.stats
+        return {"examples": int(s[cb_adf.N_EX]), "labeled": int(s[cb_adf.N_LAB]),
+                "loss": float(s[cb_adf.LOSS] / s[cb_adf.N_LAB]) if s[cb_adf.N_LAB] else None,
+                "features": int(s[cb_adf.FEATURES])}  # fmt: skip
+
+
+# --------------------------------------------------------------------------- sl train / predict
+
+
+def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
+          test_only: bool = False) -> dict:  # noqa: ANN001  # fmt: skip
+    """``sl train`` (and ``sl predict``: ``test_only``) of a bandit: every pass over
+    ``inputs.sources``, ``-p`` in sl's format, ``-f`` in sl's model format; the summary."""
+    from streamlearn.run.multiline import _config
+    from streamlearn.run.train import merge_config
+
+    start = start_model
+    if start is None and inputs.initial_model is not None:
+        start = model_io.load(inputs.initial_model)
+    if start is not None and not is_bandit(start):
+        raise UsageError(f"{inputs.initial_model}: not a bandit model (--cb-adf, --cb, "
+                         "--csoaa-ldf): train it with sl train, score it with sl predict")  # fmt: skip
+    if start is not None:
+        config = merge_config(start.config, dict(learn))
+        if test_only:
+            config = config.replace(test_only=True)
+        _config({"algo": config.algo})
+        b = Bandit.from_model(start, config, bandit)
+    else:
+        if not bandit.get("reduction"):
+            raise UsageError("a bandit needs --cb-adf, --cb K or --csoaa-ldf")
+        config = _config(dict(learn))
+        b = Bandit(config, Multiline(**bandit))
+    say = console.say
+    passes = max(1, config.passes)
+    period = config.effective_holdout if passes > 1 else 0
+    preds: list[str] = []
+    want = bool(outputs.predictions)
+    kept: list = []
+    malformed = 0
+    best = np.inf
+    no_win = 0
+    used = 0
+    for npass in range(passes):
+        used = npass + 1
+        ho_before = (b.stats[cb_adf.HO_N], b.stats[cb_adf.HO_LOSS])
+        src = _blocks(b, inputs) if npass == 0 else iter(kept)
+        n = 0
+        for part in src:
+            if npass == 0:
+                for msg in part.bad:
+                    malformed += 1
+                    if inputs.strict:
+                        raise MalformedData(f"{msg} (--strict)")
+                    if malformed <= 10:
+                        say(f"warning: {msg}")
+                if passes > 1:
+                    kept.append(part)
+            m = part.mg.act_ptr.shape[0] - 1
+            ho = None
+            if period:
+                ho = (n + 1 + np.arange(m)) % period == 0
+            n += m
+            step = b.run(part, ho)
+            if want and npass == 0:
+                preds.extend(b.lines(step))
+        if period:
+            n_ho = b.stats[cb_adf.HO_N] - ho_before[0]
+            this = (b.stats[cb_adf.HO_LOSS] - ho_before[1]) / n_ho if n_ho > 0 else np.inf
+            if this < best:
+                best, no_win = this, 0
+            elif np.isfinite(this) or np.isfinite(best):
+                no_win += 1
+                if no_win >= config.early_terminate:
+                    break
+    if b.stats[cb_adf.N_EX] == 0 and not inputs.allow_empty and start is None:
+        from streamlearn.errors import NoExamples
+
+        raise NoExamples("no usable multiline example in the input")
+    if want:
+        from streamlearn.run.multiline import _write
+
+        _write(outputs.predictions, "".join(preds))
+    out = {**b.summary(), "passes": used, "malformed": malformed,
+           "best_holdout": float(best) if np.isfinite(best) else None}  # fmt: skip
+    final = getattr(outputs, "final_model", None)
+    if final and not test_only:
+        model_io.save(b.to_model(), final)
+    if outputs.report:
+        import json
+
+        from streamlearn.system.outputs import write_bytes
+
+        write_bytes(outputs.report, json.dumps(out, indent=2).encode() + b"\n", "report")
+    loss = out["loss"]
+    say(f"{'scored' if test_only else 'trained'}: {out['examples']} examples, "
+        f"average loss {'n.a.' if loss is None else f'{loss:.6f}'}")  # fmt: skip
+    return out
+
+
+def _blocks(b: Bandit, inputs):  # noqa: ANN001, ANN202
+    from streamlearn.io.multiline import example_blocks
+    from streamlearn.io.reader import iter_blocks
+
+    blocks = iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes)
+    if b.ml.reduction != "cb":
+        blocks = example_blocks(blocks)
+    for block in blocks:
+        yield b.parse(block)
