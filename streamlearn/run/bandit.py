@@ -25,7 +25,6 @@ Predictions (``-p``, sl's format: one line per example, no blank line between th
 from __future__ import annotations
 
 import dataclasses
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,7 +143,6 @@ class Bandit:
             raise UsageError(f"--cb-type {ml.cb_type}: one of {', '.join(cb_adf.CB_TYPES)}")
         self.config = config
         self.ml = ml
-        self.lock = threading.RLock()
         self.params = config.params()
         self.loss_id = config.loss_id
         self.cb_type = cb_adf.CB_TYPES[ml.cb_type]
@@ -185,6 +183,8 @@ class Bandit:
                     or (self.xp is not None and self.xp.xstats.shape != (self.xp.ex.XSTATS,))):  # fmt: skip
                 raise ModelError("the bandit model's state does not fit its options")
         self.tables = cb_adf.tables_of(self.table)
+        self.draws = int((start.meta.get("bandit") or {}).get("draws", 0)) if start else 0
+        """Actions sampled by :meth:`choose` (the next one's seed: ``seed + draws``)."""
 
     # -- examples ---------------------------------------------------------------------------
 
@@ -291,6 +291,7 @@ class Bandit:
             "rng": int(xp.rng[0]) if xp is not None else 0,
             "counts": xp.counts.tolist() if xp is not None else [],
             "stats": self.stats.tolist(),
+            "draws": self.draws,
         }
 
     def to_model(self) -> model_io.Model:
@@ -328,8 +329,9 @@ class Bandit:
 
     # -- the numbers ------------------------------------------------------------------------
 
-    def summary(self) -> dict:
-        s = self.stats
+    def summary(self, since: np.ndarray | None = None) -> dict:
+        """The counts and progressive loss (``since``: of the examples after those counts)."""
+        s = self.stats if since is None else self.stats - since
         return {"examples": int(s[cb_adf.N_EX]), "labeled": int(s[cb_adf.N_LAB]),
                 "loss": float(s[cb_adf.LOSS] / s[cb_adf.N_LAB]) if s[cb_adf.N_LAB] else None,
                 "features": int(s[cb_adf.FEATURES])}  # fmt: skip
@@ -363,6 +365,7 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
         config = _config(dict(learn))
         b = Bandit(config, Multiline(**bandit))
     say = console.say
+    since = b.stats.copy()
     passes = max(1, config.passes)
     period = config.effective_holdout if passes > 1 else 0
     preds: list[str] = []
@@ -404,7 +407,7 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
                 no_win += 1
                 if no_win >= config.early_terminate:
                     break
-    if b.stats[cb_adf.N_EX] == 0 and not inputs.allow_empty and start is None:
+    if b.stats[cb_adf.N_EX] == since[cb_adf.N_EX] and not inputs.allow_empty:
         from streamlearn.errors import NoExamples
 
         raise NoExamples("no usable multiline example in the input")
@@ -412,7 +415,7 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
         from streamlearn.run.multiline import _write
 
         _write(outputs.predictions, "".join(preds))
-    out = {**b.summary(), "passes": used, "malformed": malformed,
+    out = {**b.summary(since), "passes": used, "malformed": malformed,
            "best_holdout": float(best) if np.isfinite(best) else None}  # fmt: skip
     final = getattr(outputs, "final_model", None)
     if final and not test_only:
@@ -438,3 +441,194 @@ def _blocks(b: Bandit, inputs):  # noqa: ANN001, ANN202
         blocks = example_blocks(blocks)
     for block in blocks:
         yield b.parse(block)
+
+
+# --------------------------------------------------------------------------- the Python API
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An action chosen for a context: its index among the actions, the probability it was
+    chosen with (to log beside its cost), and the pmf over all the actions."""
+
+    action: int
+    probability: float
+    pmf: np.ndarray
+    """float64[K]: each action's probability, by index (VW's pmf, float32 numbers)."""
+
+
+_M64 = (1 << 64) - 1
+
+
+def _uniform(seed: int) -> np.float32:
+    """VW's ``merand48_noadvance(seed)``: one step of its generator, as a float32 in [0, 1)."""
+    s = (0xEECE66D5DEECE66D * (seed & _M64) + 2147483647) & _M64
+    return np.float32(((s >> 25) & 0x7FFFFF) / 8388608.0)
+
+
+def sample(actions: np.ndarray, probs: np.ndarray, seed: int) -> tuple[int, float]:
+    """VW's ``sample_after_normalizing``: an action of the pmf (in its order) with one draw
+    from ``seed``; the action and its normalised probability."""
+    p = np.maximum(probs.astype(np.float32), np.float32(0.0))
+    total = np.float32(0.0)
+    for x in p:
+        total = np.float32(total + x)
+    if total == 0.0:
+        return int(actions[0]), 1.0
+    draw = min(np.float32(total * _uniform(seed)), total)
+    run = np.float32(0.0)
+    pick = p.shape[0] - 1
+    for i in range(p.shape[0]):
+        run = np.float32(run + p[i])
+        if run > draw:
+            pick = i
+            break
+    return int(actions[pick]), float(np.float32(p[pick] / total))
+
+
+def _token(name: object, value: object) -> str:
+    key = str(name)
+    if not key or any(c in key for c in " \t\n|:"):
+        raise ValueError(f"feature name {key!r}: no spaces, '|' or ':'")
+    if value is True or value is None:
+        return key
+    if isinstance(value, str):
+        if any(c in value for c in " \t\n|:"):
+            raise ValueError(f"feature {key}={value!r}: no spaces, '|' or ':' in a value")
+        return f"{key}={value}"
+    v = float(value)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"feature {key}: not a finite number ({value!r})")
+    return f"{key}:{v!r}"
+
+
+def feature_text(x: object) -> str:
+    """A context or an action as the features of a VW text line.
+
+    * a string: VW's text after the label (``"|user a b |time c:2"``; without a leading
+      ``|``, the default namespace's features);
+    * a dict of namespace -> features, each a string (``"a b c:2"``), a list of names, or a
+      dict of name -> value (a number: ``name:value``; a string: ``name=value``; True:
+      ``name``).
+    """
+    if isinstance(x, str):
+        if "\n" in x or "\r" in x:
+            raise ValueError("a context or action holds no newline")
+        t = x.strip()
+        return t if t.startswith("|") else ("| " + t if t else "|")
+    if isinstance(x, dict):
+        parts = []
+        for ns, feats in x.items():
+            name = str(ns)
+            if any(c in name for c in " \t\n|:"):
+                raise ValueError(f"namespace {name!r}: no spaces, '|' or ':'")
+            if isinstance(feats, str):
+                if "\n" in feats or "|" in feats:
+                    raise ValueError(f"namespace {name}: no newline or '|' in its features")
+                body = feats.strip()
+            elif isinstance(feats, dict):
+                body = " ".join(_token(k, v) for k, v in feats.items())
+            elif isinstance(feats, list | tuple):
+                body = " ".join(_token(k, True) for k in feats)
+            else:
+                raise TypeError(f"namespace {name}: features as a str, a list or a dict, "
+                                f"not {type(feats).__name__}")  # fmt: skip
+            parts.append(f"|{name} {body}" if body else f"|{name}")
+        return " ".join(parts) if parts else "|"
+    if x is None:
+        return "|"
+    raise TypeError(f"a context or action is a str or a dict, not {type(x).__name__}")
+
+
+def example_text(context: object, actions: list, label: tuple | None = None) -> str:
+    """One multiline example (``label``: the logged (action index, cost, probability))."""
+    if not isinstance(actions, list | tuple) or not actions:
+        raise ValueError("an example needs a non-empty list of actions")
+    lines = []
+    ctx = feature_text(context) if context is not None else "|"
+    if ctx != "|":
+        lines.append("shared " + ctx)
+    k = -1
+    if label is not None:
+        k, cost, prob = label
+        k = int(k)
+        if not 0 <= k < len(actions):
+            raise ValueError(f"chosen action {k}: not an index of the {len(actions)} actions")
+        cost, prob = float(cost), float(prob)
+        if not (cost == cost and abs(cost) != float("inf")):
+            raise ValueError(f"cost {cost}: not a finite number")
+        if not 0.0 < prob <= 1.0:
+            raise ValueError(f"probability {prob}: must be in (0, 1]")
+    for i, a in enumerate(actions):
+        t = feature_text(a)
+        lines.append(f"0:{cost!r}:{prob!r} {t}" if i == k else t)
+    return "\n".join(lines) + "\n\n"
+
+
+def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> _Part:
+    """The examples of the API's lists, parsed and made ready (errors: ``ValueError``)."""
+    if len(actions) != len(contexts) or (labels is not None and len(labels) != len(contexts)):
+        raise ValueError("contexts, actions (and labels) of different lengths")
+    text = "".join(example_text(c, a, labels[i] if labels is not None else None)
+                   for i, (c, a) in enumerate(zip(contexts, actions, strict=True)))  # fmt: skip
+    data = np.frombuffer(bytearray(text.encode("utf-8")), dtype=np.uint8)
+    part = b.parse(Block(data, "<api>", 1))
+    if part.bad:
+        raise ValueError("; ".join(part.bad[:3]))
+    if part.mg.act_ptr.shape[0] - 1 != len(contexts):
+        raise ValueError("an example was not read whole (an action's features left it empty?)")
+    return part
+
+
+def _pmfs(b: Bandit, step: Step) -> list[np.ndarray]:
+    ptr = step.part.mg.act_ptr
+    out = []
+    for e in range(ptr.shape[0] - 1):
+        lo, hi = int(ptr[e]), int(ptr[e + 1])
+        pmf = np.zeros(hi - lo)
+        if step.probs is not None:
+            pmf[step.actions[lo:hi]] = step.probs[lo:hi]
+        else:
+            pmf[step.order[lo]] = 1.0
+        out.append(pmf)
+    return out
+
+
+def choose(b: Bandit, contexts: list, actions: list, seeds: list | None = None) -> list[Choice]:
+    """An action for each (context, actions), sampled from the explorer's pmf (nothing is
+    learned; VW's sampling, seeded with ``seeds`` or the model's ``seed + draws``)."""
+    if b.ml.reduction != "cb_adf":
+        raise ValueError("choose() needs a contextual bandit with action features (cb_adf=True)")
+    part = api_part(b, contexts, actions, None)
+    xp = b.xp
+    saved = b.stats.copy(), (xp.xstats.copy() if xp is not None else None)
+    try:
+        step = b.run(part)
+    finally:
+        b.stats[:] = saved[0]
+        if xp is not None:
+            xp.xstats[:] = saved[1]
+    ptr = part.mg.act_ptr
+    out = []
+    for e, pmf in enumerate(_pmfs(b, step)):
+        lo, hi = int(ptr[e]), int(ptr[e + 1])
+        if seeds is not None and seeds[e] is not None:
+            seed = int(seeds[e])
+        else:
+            seed = b.config.seed + b.draws
+            b.draws += 1
+        if step.probs is not None:
+            a, p = sample(step.actions[lo:hi], step.probs[lo:hi], seed)
+        else:
+            a, p = int(step.order[lo]), 1.0
+        out.append(Choice(a, p, pmf))
+    return out
+
+
+def learn(b: Bandit, contexts: list, actions: list, labels: list) -> list[np.ndarray]:
+    """Learn each (context, actions, (chosen, cost, probability)); each example's pmf as it
+    was before it was learned (what ``sl vw -p`` writes for it)."""
+    if b.ml.reduction != "cb_adf":
+        raise ValueError("learn() needs a contextual bandit with action features (cb_adf=True)")
+    part = api_part(b, contexts, actions, labels)
+    return _pmfs(b, b.run(part))
