@@ -127,8 +127,9 @@ def train_bandit(options: dict, bandit: dict, inputs: Inputs, outputs: Outputs,
     learning options; a bandit model ``-i`` is continued.  Returns the run's summary."""
     from streamlearn.run import bandit as run
 
+    test_only = bool(options.get("test_only"))
     return run.train(options, run.multiline_of(bandit), inputs, outputs,
-                     console or Console(False), test_only=bool(options.get("test_only")))  # fmt: skip
+                     console or Console(False), test_only=test_only)  # fmt: skip
 
 
 def predict(inputs: Inputs, outputs: Outputs, console: Console | None = None,

@@ -14,6 +14,7 @@ import sys
 import click
 
 from streamlearn._version import __version__
+from streamlearn.cli.bandit import bandit_of, bandit_options
 from streamlearn.cli.options import (
     FLOATS,
     INTS,
@@ -26,7 +27,6 @@ from streamlearn.cli.options import (
     train_factor,
     vw_learning_options,
 )
-from streamlearn.cli.bandit import bandit_of, bandit_options
 from streamlearn.errors import EXIT_CODES
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

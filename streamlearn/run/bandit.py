@@ -179,12 +179,16 @@ class Bandit:
                     self.xp.counts = np.array(st["counts"], dtype=np.float64)
             except (KeyError, TypeError, ValueError) as e:
                 raise ModelError(f"a bandit model without its state ({e})") from None
+            xs = self.xp.xstats.shape if self.xp is not None else (self.xp_size(),)
             if (self.gstate.shape != gstate.shape or self.stats.shape != (cb_adf.STATS,)
-                    or (self.xp is not None and self.xp.xstats.shape != (self.xp.ex.XSTATS,))):  # fmt: skip
+                    or xs != (self.xp_size(),)):  # fmt: skip
                 raise ModelError("the bandit model's state does not fit its options")
         self.tables = cb_adf.tables_of(self.table)
         self.draws = int((start.meta.get("bandit") or {}).get("draws", 0)) if start else 0
         """Actions sampled by :meth:`choose` (the next one's seed: ``seed + draws``)."""
+
+    def xp_size(self) -> int:
+        return self.xp.ex.XSTATS if self.xp is not None else 0
 
     # -- examples ---------------------------------------------------------------------------
 
@@ -229,7 +233,8 @@ class Bandit:
             self.dr_prev = np.concatenate([self.dr_prev, np.zeros(need - self.dr_prev.shape[0])])
         if self.xp is not None:
             self.xp.batch((self.tables, sub, self.step), self.table, self.gstate, self.params,
-                          self.loss_id, self.cb_type, part, ho, self.stats, self.dr_prev, None)  # fmt: skip
+                          self.loss_id, self.cb_type, part, ho, self.stats, self.dr_prev,
+                          None)  # fmt: skip
             out.actions, out.probs = self.xp.last
             return out
         cb_adf.train_examples(
@@ -352,7 +357,7 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
         start = model_io.load(inputs.initial_model)
     if start is not None and not is_bandit(start):
         raise UsageError(f"{inputs.initial_model}: not a bandit model (--cb-adf, --cb, "
-                         "--csoaa-ldf): train it with sl train, score it with sl predict")  # fmt: skip
+                         "--csoaa-ldf): sl train -i continues one")  # fmt: skip
     if start is not None:
         config = merge_config(start.config, dict(learn))
         if test_only:

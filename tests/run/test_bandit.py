@@ -36,7 +36,8 @@ def _write(tmp: Path, name: str, text: str) -> str:
 
 
 def _train(tmp: Path, opts: dict, files: list[str], final: str | None = None,
-           initial: str | None = None, learn: dict | None = None) -> tuple[dict, list[str]]:  # fmt: skip
+           initial: str | None = None,
+           learn: dict | None = None) -> tuple[dict, list[str]]:  # fmt: skip
     pred = str(tmp / "p.txt")
     out = api.train_bandit(dict(learn or {}), {"cb_adf": True, **opts} if initial is None
                            else {}, Inputs(sources=files, initial_model=initial),
@@ -123,7 +124,7 @@ def _examples(text: str) -> list[tuple]:
         ctx, acts, label = None, [], None
         for line in ex.split("\n"):
             if line.startswith("shared "):
-                ctx = line[len("shared "):]
+                ctx = line[len("shared ") :]
                 continue
             head, bar, rest = line.partition("|")
             if head.strip():
