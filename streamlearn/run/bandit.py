@@ -184,6 +184,8 @@ class Bandit:
                     or xs != (self.xp_size(),)):  # fmt: skip
                 raise ModelError("the bandit model's state does not fit its options")
         self.tables = cb_adf.tables_of(self.table)
+        self.parsed: dict = {}
+        """The API's recently parsed examples (:func:`api_part`)."""
         self.draws = int((start.meta.get("bandit") or {}).get("draws", 0)) if start else 0
         """Actions sampled by :meth:`choose` (the next one's seed: ``seed + draws``)."""
 
@@ -475,19 +477,13 @@ def sample(actions: np.ndarray, probs: np.ndarray, seed: int) -> tuple[int, floa
     """VW's ``sample_after_normalizing``: an action of the pmf (in its order) with one draw
     from ``seed``; the action and its normalised probability."""
     p = np.maximum(probs.astype(np.float32), np.float32(0.0))
-    total = np.float32(0.0)
-    for x in p:
-        total = np.float32(total + x)
+    run = np.cumsum(p, dtype=np.float32)  # (sequential float32 sums, as VW's loop)
+    total = run[-1]
     if total == 0.0:
         return int(actions[0]), 1.0
     draw = min(np.float32(total * _uniform(seed)), total)
-    run = np.float32(0.0)
-    pick = p.shape[0] - 1
-    for i in range(p.shape[0]):
-        run = np.float32(run + p[i])
-        if run > draw:
-            pick = i
-            break
+    above = run > draw
+    pick = int(above.argmax()) if above.any() else p.shape[0] - 1
     return int(actions[pick]), float(np.float32(p[pick] / total))
 
 
@@ -545,8 +541,10 @@ def feature_text(x: object) -> str:
     raise TypeError(f"a context or action is a str or a dict, not {type(x).__name__}")
 
 
-def example_text(context: object, actions: list, label: tuple | None = None) -> str:
-    """One multiline example (``label``: the logged (action index, cost, probability))."""
+def example_text(context: object, actions: list, label: tuple | None = None,
+                 write_label: bool = True) -> str:  # fmt: skip
+    """One multiline example (``label``: the logged (action index, cost, probability),
+    checked, and written on its line unless ``write_label`` is false)."""
     if not isinstance(actions, list | tuple) or not actions:
         raise ValueError("an example needs a non-empty list of actions")
     lines = []
@@ -566,23 +564,50 @@ def example_text(context: object, actions: list, label: tuple | None = None) -> 
             raise ValueError(f"probability {prob}: must be in (0, 1]")
     for i, a in enumerate(actions):
         t = feature_text(a)
-        lines.append(f"0:{cost!r}:{prob!r} {t}" if i == k else t)
+        lines.append(f"0:{cost!r}:{prob!r} {t}" if i == k and write_label else t)
     return "\n".join(lines) + "\n\n"
+
+
+PARSED = 256
+"""Parsed examples kept by the API (by their text): ``learn`` after ``choose`` of the same
+context and actions does not parse them again."""
 
 
 def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> _Part:
     """The examples of the API's lists, parsed and made ready (errors: ``ValueError``)."""
     if len(actions) != len(contexts) or (labels is not None and len(labels) != len(contexts)):
         raise ValueError("contexts, actions (and labels) of different lengths")
-    text = "".join(example_text(c, a, labels[i] if labels is not None else None)
+    from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
+    from streamlearn.io.parse import describe_errors
+
+    # the labels go to the kernels as given (parsed from text they are the same float32s)
+    text = "".join(example_text(c, a, labels[i] if labels is not None else None, False)
                    for i, (c, a) in enumerate(zip(contexts, actions, strict=True)))  # fmt: skip
-    data = np.frombuffer(bytearray(text.encode("utf-8")), dtype=np.uint8)
-    part = b.parse(Block(data, "<api>", 1))
-    if part.bad:
-        raise ValueError("; ".join(part.bad[:3]))
-    if part.mg.act_ptr.shape[0] - 1 != len(contexts):
-        raise ValueError("an example was not read whole (an action's features left it empty?)")
-    return part
+    m = len(contexts)
+    hit = b.parsed.get(text)
+    if hit is None:
+        data = np.frombuffer(bytearray(text.encode("utf-8")), dtype=np.uint8)
+        cfg = b.config
+        ex = parse_examples(Block(data, "<api>", 1), cfg.bits, cfg.constant, b.parse_inter,
+                            b.kind)  # fmt: skip
+        if ex.batch.status.any():
+            raise ValueError("; ".join(describe_errors(ex.batch, limit=3)))
+        mg = cross_merged(merge_shared(ex), b.full, cfg.bits)
+        if mg.act_ptr.shape[0] - 1 != m:
+            raise ValueError("an example was not read whole (an action without features?)")
+        hit = (mg, ex.batch.line[ex.ex_ptr[:-1]])
+        if len(b.parsed) >= PARSED:
+            b.parsed.pop(next(iter(b.parsed)))
+        b.parsed[text] = hit
+    mg, lines = hit
+    if labels is None:
+        chosen, cost, prob = np.full(m, -1, dtype=np.int64), np.zeros(m), np.ones(m)
+    else:
+        chosen = np.array([lab[0] for lab in labels], dtype=np.int64)
+        cost = np.array([lab[1] for lab in labels], dtype=np.float64)
+        prob = np.array([lab[2] for lab in labels], dtype=np.float64)
+    none = np.zeros(0)
+    return _Part(mg, chosen, cost, prob, none, none, none, [b""] * m, lines, [])
 
 
 def _pmfs(b: Bandit, step: Step) -> list[np.ndarray]:
