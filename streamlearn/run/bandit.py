@@ -662,3 +662,113 @@ def learn(b: Bandit, contexts: list, actions: list, labels: list) -> list[np.nda
         raise ValueError("learn() needs a contextual bandit with action features (cb_adf=True)")
     part = api_part(b, contexts, actions, labels)
     return _pmfs(b, b.run(part))
+
+
+# --------------------------------------------------------------------------- the server
+
+
+class BanditServed:
+    """The server's model (:mod:`streamlearn.run.serve`) when it is a bandit: requests are
+    multiline examples, each answered once its blank line has come, with VW's ``-p`` text
+    for it (``--explore``: the pmf line, then a blank line, as VW's daemon answers
+    ``--cb_explore_adf``), in order, per connection; learning (no ``-t``) the labeled ones.
+    A malformed example is answered ``nan`` and a blank line (the connection stays)."""
+
+    model_format = "sl"
+    """What a save writes: sl's model file (a bandit's state has no VW form here)."""
+
+    def __init__(self, m: model_io.Model | None, config: TrainConfig, opts, console,
+                 bandit: dict | None = None) -> None:  # noqa: ANN001  # fmt: skip
+        if is_bandit(m):
+            b = Bandit.from_model(m, config, bandit or {})
+        elif m is not None:
+            raise UsageError("the model is not a bandit's: serve it without bandit options")
+        elif not bandit or not bandit.get("reduction"):
+            raise UsageError("a bandit server needs --cb-adf or --csoaa-ldf (or a bandit model)")
+        else:
+            b = Bandit(config, Multiline(**bandit))
+        if b.ml.reduction == "cb":
+            raise UsageError("serving --cb K: not yet (serve --cb-adf examples)")
+        self.bandit = b
+        self.config = config
+        self.opts = opts
+        self.console = console
+        self.learner = b if opts.learn else None
+        self.model = m
+        self.carry: dict[str, tuple[bytes, int]] = {}
+        """Per connection, the lines of an example not ended yet, and its first line."""
+
+    def warm_up(self) -> None:
+        """Compile or load the kernels with one unlabeled example (the counts put back)."""
+        b = self.bandit
+        xp = b.xp
+        saved = b.stats.copy(), (xp.xstats.copy() if xp is not None else None)
+        self._run(b"shared |s w\n|a x\n|a y\n\n", "<warm-up>", 1)
+        b.stats[:] = saved[0]
+        if xp is not None:
+            xp.xstats[:] = saved[1]
+
+    def answer(self, data: bytes, source: str, first_line: int,
+               long_lines: tuple = ()) -> tuple[bytes, int, int]:  # fmt: skip
+        """The answers of the examples ``data`` completes (whole lines); their number and
+        the malformed ones'."""
+        from streamlearn.io.multiline import last_example_end
+
+        carry, start = self.carry.pop(source, (b"", first_line))
+        buf = carry + data if carry else data
+        end = int(last_example_end(np.frombuffer(buf, dtype=np.uint8)))
+        if end < 0:
+            if len(buf) > self.opts.max_line_bytes * 64:
+                self.console.warn_once("long example", "sl serve: a multiline example of more "
+                                       "than 64 x --max-line-bytes dropped")  # fmt: skip
+                return b"nan\n\n", 1, 1
+            self.carry[source] = (buf, start)
+            return b"", 0, 0
+        done, rest = buf[:end], buf[end:]
+        if rest:
+            self.carry[source] = (rest, start + done.count(b"\n"))
+        return self._run(done, source, start)
+
+    def _run(self, data: bytes, source: str, start: int) -> tuple[bytes, int, int]:
+        from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
+        from streamlearn.run.multiline import _prepare
+
+        b = self.bandit
+        cfg = b.config
+        block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start, live=True)
+        ex = parse_examples(block, cfg.bits, cfg.constant, b.parse_inter, b.kind)
+        if ex.m == 0:
+            return b"", 0, 0
+        mg = cross_merged(merge_shared(ex), b.full, cfg.bits)
+        part = _prepare(b.ml, ex, mg)
+        for msg in part.bad[:3]:
+            self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
+        step = b.run(part)
+        lines = b.lines(step, vw=True)
+        good = part.mg.example
+        if good.shape[0] == ex.m:
+            return "".join(lines).encode(), ex.m, 0
+        # a malformed example's answer in its place
+        per: list[str] = []
+        at = 0
+        i = 0
+        for e in range(ex.m):
+            if i < good.shape[0] and good[i] == e:
+                n = 1 if step.pred is None or self.bandit.ml.csoaa_rank else \
+                    int(part.mg.act_ptr[i + 1] - part.mg.act_ptr[i]) + 1  # fmt: skip
+                per.extend(lines[at : at + n])
+                at += n
+                i += 1
+            else:
+                per.append("nan\n\n")
+        return "".join(per).encode(), ex.m, ex.m - good.shape[0]
+
+    def closed(self, source: str) -> None:
+        """A connection ended: an example it left unended is dropped."""
+        self.carry.pop(source, None)
+
+    def examples(self) -> int:
+        return int(self.bandit.stats[cb_adf.N_EX])
+
+    def snapshot(self) -> model_io.Model:
+        return self.bandit.to_model()
