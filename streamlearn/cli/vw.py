@@ -210,7 +210,23 @@ def _cb(t: Translation, name: str, value: str) -> None:
 
 
 def _cb_explore_adf(t: Translation, name: str, value: str | None) -> None:
-    t.multiline["reduction"] = "cb_adf"
+    if t.multiline.get("reduction") != "cbify":  # --cbify runs on --cb_explore_adf anyway
+        t.multiline["reduction"] = "cb_adf"
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _cb_explore(t: Translation, name: str, value: str) -> None:
+    """``--cb_explore K``: VW 9 runs it as ``--cb K`` on ``--cb_explore_adf``."""
+    _cb(t, name, value)
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _cbify(t: Translation, name: str, value: str) -> None:
+    k = _int(name, value)
+    if k < 1:
+        raise VWUsage(f"--cbify {value}: at least one class")
+    t.multiline["reduction"] = "cbify"
+    t.multiline["cbify"] = k
     t.multiline.setdefault("explore", "greedy")
 
 
@@ -367,6 +383,11 @@ OPTIONS: dict[str, Opt] = {
     "clip_p": Opt(None, True, _ml("clip_p", _float)),
     # exploration (--cb_explore_adf, learners/explore.py)
     "cb_explore_adf": Opt(None, False, _cb_explore_adf),
+    "cbify": Opt(None, True, _cbify),
+    "cb_explore": Opt(None, True, _cb_explore),
+    "cbify_cs": Opt(None, False, _ml("cbify_cs")),
+    "loss0": Opt(None, True, _ml("loss0", _float)),
+    "loss1": Opt(None, True, _ml("loss1", _float)),
     "epsilon": Opt(None, True, _ml("epsilon", _float)),
     "first_only": Opt(None, False, _ml("first_only")),
     "first": Opt(None, True, _explorer("first", "tau", _int)),
@@ -447,8 +468,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "ect": "none",
     "log_multi": "none",
     "multilabel_oaa": "none",
-    "cb_explore": "none",
-    "cbify": "none",
     "active": "none",
     "search": "none",
     "rank": "none",
@@ -508,28 +527,28 @@ NOT_SUPPORTED: dict[str, str] = {
 
 OTHER_VW_OPTIONS = frozenset("""
     OjaNewton action_cache_slack active_cover alg all_slots_loss alpha alpha_inverse
-    audit_regressor automl automl_significance_level bag bandwidth baseline
+    audit_regressor automl automl_significance_level bandwidth baseline
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
-    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf cb_type cbify_cs
+    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
-    check_enabled choices_lambda clip_p compete confidence_after_training
+    check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
-    cover cs_absolute_loss cs_active csa_debug csoaa_ldf csoaa_rank csv csv_header
+    cover cs_absolute_loss cs_active csa_debug csv csv_header
     csv_no_file_header csv_ns_value csv_separator csv_trace debug_reversed_learn decay
     default_lease degree direct domination dont_output_best_constant dream_at_update
     dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental elim emt emt_initial emt_leaf
-    emt_router emt_scorer emt_tree epoch_size epsilon epsilon_decay epsilon_decay_audit
+    emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level error eval exclude_eval experimental_igl
-    explore_eval extra_metrics first first_only fixed_significance_level flip_loss_sign
-    gamma gamma_exponent gamma_scale get_pmf global_only graph_feedback greedify
+    explore_eval extra_metrics fixed_significance_level flip_loss_sign
+    gamma get_pmf global_only graph_feedback
     hessian_on ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
-    interaction_update kary_tree kernel lambda lambda_scheme large_action_space
+    interaction_update kary_tree kernel lambda_scheme large_action_space
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
-    leaf_example_multiplier learn learn_at_leaf learning_rate_cnt loss0 loss1
+    leaf_example_multiplier learn learn_at_leaf learning_rate_cnt
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
     max_depth max_labels max_number_of_labels max_value meanfield mellowness mem
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
@@ -537,7 +556,7 @@ OTHER_VW_OPTIONS = frozenset("""
     normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type psi random_init
-    randomized_routing range_c rank_all recall_tree regcb regcbopt replay_b
+    randomized_routing range_c recall_tree regcb regcbopt replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
     reward_as_cost rnd rnd_alpha rnd_invlambda sample_pdf sched_exponent scores
     search_active_verify search_allowed_transitions search_alpha search_beta
@@ -546,7 +565,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_perturb_oracle search_rollin search_rollout search_rollout_num_steps
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
-    sketch_size slates softmax spanner_c squarecb stage_size subsample svrg
+    sketch_size slates spanner_c stage_size subsample svrg
     swap_resistance synthcover synthcoverpsi synthcoversize target_rate termination
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
@@ -735,6 +754,10 @@ def vw(argv: tuple[str, ...]) -> None:
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
 
+    if not t.multiline and inputs.initial_model:
+        from streamlearn.run.multiline import multiline_of_model
+
+        t.multiline = multiline_of_model(inputs.initial_model) or {}
     if t.multiline:
         return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
     api.train(t.learn, inputs, outputs, console)

@@ -10,11 +10,11 @@ own gd normalizer sums, as VW's per-model states.
   first with ``--first_only``) and sum their scores; the pmf is the votes normalised
   (:func:`~streamlearn.learners.explore.bag_finish`), floored at ``epsilon / K``, sorted
   by probability, summed score, action.
-* **Learn** (labeled, not held out): copy b learns the example n_b times, n_b a
-  Poisson(1) draw from VW's global generator (``--random_seed``) in copy order, except
-  copy 0 under ``--greedify`` (once, no draw); each time is cb_adf's learning at the
-  copy's offset (mtr: the copy's own example and action counts grow each time, as VW's
-  per-model ``event_sum``/``action_sum``).
+* **Learn** (labeled; held-out examples too, as VW learns multiline ones): copy b learns
+  the example n_b times, n_b a Poisson(1) draw from VW's global generator
+  (``--random_seed``) in copy order, except copy 0 under ``--greedify`` (once, no draw);
+  each time is cb_adf's learning at the copy's offset (mtr: the copy's own example and
+  action counts grow each time, as VW's per-model ``event_sum``/``action_sum``).
 * **Loss**: VW's ``cost/p · pmf(logged action)``.
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners import gd
+from streamlearn.learners.base import G_N
 from streamlearn.learners.cb_adf import DM, DR, IPS, MTR
 from streamlearn.learners.csoaa_ldf import clipped, learn_line, line_score, rank
 from streamlearn.learners.explore import (
@@ -119,7 +120,10 @@ def train_bag(table, gstate, params, loss_id, cb_type, clip_p, bags, width, w, e
             else:
                 xstats[X_LOSS] += F64(loss)
                 xstats[X_N] += 1.0
-        if not (labeled and learning and not holdout[e]):
+        # VW learns held-out multiline examples too (not counted in gd's t)
+        counted = 1.0 if labeled and not holdout[e] else 0.0
+        if not (labeled and learning):
+            gstate[G_N] += counted
             continue
         pc = max(p, F32(clip_p))
         for b in range(bags):
@@ -165,3 +169,4 @@ def train_bag(table, gstate, params, loss_id, cb_type, clip_p, bags, width, w, e
                     learn_line(table, gstate, params, loss_id, rule, slots, indices, values,
                                indptr[r], indptr[r + 1], ys[i], 1.0, width, base, mask,
                                truncate)  # fmt: skip
+        gstate[G_N] += counted

@@ -7,7 +7,9 @@ literally: with ``W`` the feature width below (1; 2 for ``--cb_type dr``) a feat
 ``a`` reads ``i' = (i - (i & M)) + a·W`` with ``M = 2^bitlen(K·W) - 1`` (VW's
 ``custom_index_mask``), the learner's offset ``o`` (dr's regressor: 1) added after, all
 modulo the table's ``2^b`` rows.  So actions share the low bits of ``h``: two hashes that
-differ only in them meet on the same weights, as in VW.
+differ only in them meet on the same weights, as in VW.  VW crosses the rewritten indices
+(``-q`` after the copy), but its copies also keep the namespaces of earlier lines, which
+sl does not reproduce: the driver refuses ``--cb K`` with interactions.
 
 Labels (:func:`chosen_of`): the first ``a:c:p`` with a cost and a probability > 0 when the
 line has several, else its only one (1-based action ``a``); the logged action is
@@ -27,8 +29,8 @@ def index_mask(k: int, width: int) -> int:
 
 
 @jit
-def copy_to_adf(indptr, indices, values, status, k, width, bits, cim, act_ptr, rows, sub,
-                out_ptr, out_idx, out_val):  # fmt: skip
+def copy_to_adf(indptr, indices, values, ns, status, k, width, bits, cim, act_ptr, rows, sub,
+                out_ptr, out_idx, out_val, out_ns):  # fmt: skip
     """Write K action rows per usable row; returns the examples written.
 
     ``act_ptr`` (int64[m + 1]), ``rows`` (each example's source row), ``sub`` (each action
@@ -53,6 +55,7 @@ def copy_to_adf(indptr, indices, values, status, k, width, bits, cim, act_ptr, r
                 i = np.uint64(indices[t]) * np.uint64(width)
                 out_idx[t_out] = ((i & keep) + off) & wmask
                 out_val[t_out] = values[t]
+                out_ns[t_out] = ns[t]
                 t_out += 1
             sub[r_out] = 0
             r_out += 1

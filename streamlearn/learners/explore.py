@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from streamlearn.system.jit import jit, jit_inline
+from streamlearn.system.jit import INTERPRETED, jit, jit_inline
 
 F32 = np.float32
 U64 = np.uint64
@@ -61,6 +61,30 @@ POISSON_THRESHOLDS = np.array([
     0.9999999999999813223654, 0.9999999999999989050799, 0.9999999999999999393572,
     0.999999999999999996817, 0.9999999999999999998412,
 ])  # fmt: skip
+
+
+# --------------------------------------------------------------------------- expf
+
+if INTERPRETED:
+    import ctypes
+    import ctypes.util
+
+    _LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    _LIBM.expf.restype = ctypes.c_float
+    _LIBM.expf.argtypes = [ctypes.c_float]
+
+    def expf(x):  # noqa: ANN001, ANN201
+        """C's ``expf`` (the C library's, as VW's ``std::exp`` of a float)."""
+        return F32(_LIBM.expf(float(x)))
+
+else:
+
+    @jit_inline
+    def expf(x):  # noqa: ANN001, ANN201
+        """C's ``expf``: numba calls the C library's for a float32 (not correctly rounded:
+        glibc's differs from the rounded exact value for ~1 float in 2000, and VW's
+        softmax is glibc's)."""
+        return math.exp(F32(x))
 
 
 # --------------------------------------------------------------------------- randomness
@@ -243,7 +267,7 @@ def softmax_pmf(scores, lam, epsilon):
     """``--softmax --lambda L``: ``p_i`` proportional to ``exp(-L (s_i - min s))``, float32.
 
     VW's ``generate_softmax(-L, ...)``: the reference score is the minimum for
-    L > 0 and the maximum otherwise; the exponential is expf, correctly rounded.
+    L > 0 and the maximum otherwise; the exponential is the C library's ``expf``.
     """
     n = scores.shape[0]
     if n == 0:
@@ -258,7 +282,7 @@ def softmax_pmf(scores, lam, epsilon):
             ref = scores[i]
     norm = _ZERO
     for i in range(n):
-        p = F32(math.exp(np.float64(lam_neg * (scores[i] - ref))))
+        p = expf(lam_neg * (scores[i] - ref))
         norm += p
         scores[i] = p
     for i in range(n):
@@ -484,7 +508,8 @@ def explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent
             out_probs[lo + i] = F32(scores[lo + a])
         p = out_probs[lo:hi]
         labeled = chosen[e] >= 0
-        learn = labeled and learning and not holdout[e]
+        # VW learns held-out multiline examples too: the explorers count them
+        learn = labeled and learning
         if kind == GREEDY:
             greedy_pmf(p, epsilon, first_only)
         elif kind == FIRST:

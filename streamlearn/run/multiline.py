@@ -18,6 +18,8 @@ in examples.  Output as VW's: ``-p`` per example, the summary on stderr.
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -50,6 +52,22 @@ class Multiline:
     greedify: bool = False
     gamma_scale: float = 10.0  # --squarecb
     gamma_exponent: float = 0.5
+    cbify: int = 0  # --cbify K (run/cbify.py)
+    cbify_cs: bool = False
+    loss0: float = 0.0
+    loss1: float = 1.0
+
+
+@dataclass
+class _Tags:
+    """Each example's tag: a span of its block's bytes (none for --cb K's copies)."""
+
+    data: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    def __getitem__(self, e: int) -> bytes:
+        return self.data[self.start[e] : self.end[e]].tobytes()
 
 
 @dataclass
@@ -63,7 +81,7 @@ class _Part:
     lab_n: np.ndarray
     lab_cls: np.ndarray
     lab_cost: np.ndarray
-    tags: list
+    tags: _Tags
     ex_lines: np.ndarray
     bad: list
     sub: np.ndarray | None = None  # each action line's weight window (--cb K), else 0
@@ -81,7 +99,7 @@ def _config(learn: dict) -> TrainConfig:
 
 
 def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
-           max_line: int):  # noqa: ANN202  # fmt: skip
+           max_line: int, tee=None):  # noqa: ANN001, ANN202  # fmt: skip
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.multiline import cross_merged, example_blocks, merge_shared, parse_examples
     from streamlearn.io.reader import iter_blocks
@@ -94,11 +112,17 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
     )  # fmt: skip
     blocks = iter_blocks(sources or ["-"], block_size, max_line)
     json_fmt = cfg.format in ("json", "dsjson")
+    if tee is not None:
+        blocks = _tee(blocks, tee)
     if ml.reduction != "cb" and not json_fmt:
         blocks = example_blocks(blocks)
     if ml.reduction == "cb" and full.crosses_or_filters:
-        raise UsageError("--cb K with interactions or namespace filters is not supported yet "
-                         "(VW crosses its rewritten indices); use --cb_adf")  # fmt: skip
+        # VW's copies keep the namespaces of earlier lines: a line without namespace g
+        # still crosses f with the last g seen (--audit shows f^x*g^y on such lines)
+        raise UsageError(
+            "--cb K with interactions or namespace filters is not supported: "
+            "VW crosses namespaces left over from earlier lines; use --cb_adf"
+        )
     for block in blocks:
         if json_fmt:
             from streamlearn.io.vwjson import json_block, restore_examples
@@ -113,12 +137,43 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             yield _prepare(ml, ex, mg)
             continue
         if ml.reduction == "cb":
-            yield _cb_part(ml, cfg, block, parse_inter)
+            part = _cb_part(ml, cfg, block, parse_inter)
+            part.mg = cross_merged(part.mg, full, cfg.bits)
+            yield part
             continue
         ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
         mg = merge_shared(ex)
         mg = cross_merged(mg, full, cfg.bits)
         yield _prepare(ml, ex, mg)
+
+
+CACHE_NAME = b"sl-multiline-cache"
+"""The name in the gzip header of sl's cache of multiline (and ``--cb K``) input."""
+
+
+def _tee(blocks, out):  # noqa: ANN001, ANN202
+    """``blocks``, their bytes also written to ``out`` (each source's last example ended)."""
+    prev = None
+    for b in blocks:
+        if prev is not None and b.source != prev:
+            out.write(b"\n\n")
+        out.write(b.data.tobytes())
+        prev = b.source
+        yield b
+    if prev is not None:
+        out.write(b"\n\n")
+
+
+def is_cache(path: str) -> bool:
+    """Whether ``path`` is sl's cache of multiline input (a gzip file named
+    :data:`CACHE_NAME` in its header): VW's ``-c``/``--cache_file`` reads it instead of
+    the data, as VW reads its own cache."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(10 + len(CACHE_NAME) + 1)
+    except OSError:
+        return False
+    return head[:2] == b"\x1f\x8b" and bool(head[3] & 8) and head[10:-1] == CACHE_NAME
 
 
 def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # noqa: ANN001
@@ -146,8 +201,11 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
     out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
     out_idx = np.empty(nnz * k, dtype=np.uint32)
     out_val = np.empty(nnz * k, dtype=np.float64)
-    copy_to_adf(b.indptr, b.indices, b.values, b.status, k, width, cfg.bits,
-                index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val)  # fmt: skip
+    ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+    out_ns = np.empty(nnz * k, dtype=ns.dtype)
+    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, width, cfg.bits,
+                index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val,
+                out_ns)  # fmt: skip
     chosen = np.full(n_ok, -1, dtype=np.int64)
     cost = np.zeros(n_ok)
     prob = np.ones(n_ok)
@@ -155,10 +213,9 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
         a, c, p = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
         if a > 0:
             chosen[e], cost[e], prob[e] = a - 1, c, p
-    mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val,
-                np.zeros(0, dtype=np.uint8))  # fmt: skip
+    mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val, out_ns)
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
-    tags = [b""] * n_ok  # VW's copies carry no tag
+    tags = _Tags(b.block.data, np.zeros(n_ok, dtype=np.int64), np.zeros(n_ok, dtype=np.int64))
     none = np.zeros(0)
     return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub)
 
@@ -193,12 +250,12 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
             b.status[r] = TWO_LABELED_LINES
             keep[e] = False
         idx = np.flatnonzero(costed)
-        for r in idx:
-            e = int(ex_of_row[r])
-            if keep[e]:
-                chosen[e] = r - mg.act_ptr[e]
-                cost[e] = lab_cost[r]
-                prob[e] = lab_prob[r]
+        e_idx = ex_of_row[idx]
+        ok = keep[e_idx]
+        idx, e_idx = idx[ok], e_idx[ok]
+        chosen[e_idx] = idx - mg.act_ptr[e_idx]
+        cost[e_idx] = lab_cost[idx]
+        prob[e_idx] = lab_prob[idx]
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
     if not keep.all():
         mg, chosen, cost, prob, lab_n, lab_cls, lab_cost = _drop(
@@ -206,7 +263,7 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
     data = b.block.data
     first_rows = mg.row[mg.act_ptr[:-1]] if mg.row.shape[0] else np.zeros(0, dtype=np.int64)
     shared_rows = ex.ex_ptr[mg.example] if hasattr(ex, "ex_ptr") else first_rows
-    tags = [data[b.tag_start[r] : b.tag_end[r]].tobytes() for r in shared_rows]
+    tags = _Tags(data, b.tag_start[shared_rows], b.tag_end[shared_rows])
     return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad)
 
 
@@ -235,13 +292,88 @@ def _g(x: float) -> str:
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    if ml.reduction == "cbify":
+        from streamlearn.run import cbify
+
+        return cbify.run(learn, ml, inputs, outputs, console)
+    for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
+                       ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
+                       ("probabilities", "--probabilities"), ("report", "--report")):  # fmt: skip
+        if getattr(outputs, attr, None):
+            console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
     fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
+    if fitted.summary.get("config") is not None:
+        learn = fitted.summary.pop("config")
     if outputs.predictions:
         _write(outputs.predictions, "".join(fitted.predictions))
     _summary(say, fitted.summary, fitted.stats, fitted.holdout)
     if outputs.final_model:
-        say("sl vw: -f with --csoaa_ldf/--cb_adf/--cb is not written yet (no model saved)")
+        save(fitted, ml, learn, outputs.final_model)
+        say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format for "
+            "multiline reductions is not written yet)")  # fmt: skip
     return fitted.summary
+
+
+def _spec(ml: Multiline):  # noqa: ANN202
+    from streamlearn.learners import gd
+
+    return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
+
+
+def save(fitted: Fitted, ml: Multiline, learn: dict, path: str) -> None:
+    """Write the run's weights in sl's model format; ``meta["multiline"]`` records the
+    reduction (and mtr's running counts), which ``-i`` reads back (:func:`initial`)."""
+    from streamlearn import model as model_io
+
+    cfg = _config(learn)
+    meta = {"multiline": dataclasses.asdict(ml),
+            "mtr_events": float(fitted.stats[cb_adf.EVENTS]),
+            "mtr_actions": float(fitted.stats[cb_adf.ACTIONS])}  # fmt: skip
+    from streamlearn.learners.base import new_stats
+
+    # the counters start afresh in a continued run (as VW's); mtr's sums ride in meta
+    model = model_io.from_training(cfg, _spec(ml), fitted.table, fitted.gstate, new_stats(),
+                                   cfg.params(), meta=meta)  # fmt: skip
+    model_io.save(model, path, "sl")
+
+
+def multiline_of_model(path: str) -> dict | None:
+    """The multiline options a model written by :func:`save` records (None: another model)."""
+    from streamlearn import model as model_io
+
+    try:
+        model = model_io.load(path)
+    except Exception:  # noqa: BLE001 - not such a model: the caller's path reports it
+        return None
+    ml = model.meta.get("multiline") if isinstance(model.meta, dict) else None
+    return dict(ml) if isinstance(ml, dict) else None
+
+
+def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
+    """``-i``: (config options, table, gstate, mtr counts) of a model :func:`save` wrote."""
+    from streamlearn import model as model_io
+
+    model = model_io.load(path)
+    rec = model.meta.get("multiline") if isinstance(model.meta, dict) else None
+    if not isinstance(rec, dict) or model.learner != _spec(ml).name:
+        raise UsageError(f"-i {path}: not a {ml.reduction} model written by sl vw "
+                         f"(learner {model.learner!r})")  # fmt: skip
+    if rec.get("cb_type", "mtr") != ml.cb_type:
+        raise UsageError(f"-i {path}: the model learned --cb_type {rec.get('cb_type')}, not "
+                         f"{ml.cb_type}")  # fmt: skip
+    options = {**model.config.to_dict(), **learn}
+    options.pop("bits", None)
+    options["bits"] = model.config.bits
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    options = {k: v for k, v in options.items() if k in known}
+    if options.get("theta") is None:
+        options.pop("theta", None)
+    table = model.table((0.0, 0.0, 0.0, 0.0), np.float32)
+    gstate = model.gstate.copy()
+    # VW's model keeps gd's normalizer sums of model 0 only: dr's regressor starts afresh
+    gstate[csoaa_ldf.G_MODEL + 2 : csoaa_ldf.G_MODEL + 4] = 0.0
+    counts = (float(model.meta.get("mtr_events", 0.0)), float(model.meta.get("mtr_actions", 0.0)))
+    return options, table, gstate, counts
 
 
 @dataclass
@@ -261,26 +393,59 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
     """Learn from ``inputs.sources`` (every pass); see :func:`run`."""
     from streamlearn.learners.base import fresh_table
 
-    cfg = _config(learn)
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr")
+    start = initial(inputs.initial_model, ml, learn) if inputs.initial_model else None
+    cfg = _config(start[0] if start else learn)
     params = cfg.params()
-    loss_id = cfg.loss_id
-    table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    stats = np.zeros(cb_adf.STATS)
+    if start:
+        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]) = start
+    else:
+        table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+        gstate = csoaa_ldf.init_gstate(params)
     tables = cb_adf.tables_of(table)
     # --cb K's indices are VW's rewritten ones (learners/cb_to_adf.py): read with step 1
     step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
-    gstate = csoaa_ldf.init_gstate(params)
-    stats = np.zeros(cb_adf.STATS)
     dr_prev = np.zeros(257)
     say = console.say
+    # -c / --cache_file: the input's bytes, gzipped, replayed by later runs (as VW's cache)
+    sources, tee, raw = inputs.sources, None, None
+    if inputs.cache:
+        if os.path.exists(inputs.cache) and not inputs.rebuild_cache and is_cache(inputs.cache):
+            sources = [inputs.cache]
+            say(f"sl vw: reading the cache {inputs.cache}")
+        else:
+            raw = open(inputs.cache + ".sl-tmp", "wb")  # noqa: SIM115 - closed below
+            tee = gzip.GzipFile(filename=CACHE_NAME.decode(), mode="wb", fileobj=raw, mtime=0)
+    try:
+        fitted = _passes(ml, cfg, inputs, say, sources, tee, predictions, params, table, tables,
+                         step, gstate, stats, dr_prev)  # fmt: skip
+    finally:
+        if tee is not None:
+            tee.close()
+            raw.close()
+    if tee is not None:
+        os.replace(inputs.cache + ".sl-tmp", inputs.cache)
+    return fitted
+
+
+def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], tee,
+            predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
+            step: int, gstate: np.ndarray, stats: np.ndarray,
+            dr_prev: np.ndarray) -> Fitted:  # noqa: ANN001  # fmt: skip
+    """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
+    to ``tee``, the cache being written), the others replay the batches kept."""
+    loss_id = cfg.loss_id
     passes = max(1, cfg.passes)
     period = cfg.effective_holdout
     kept: list[_Part] = []
     pred_lines: list[str] = []
-    malformed = 0
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
+    malformed = 0
     xp = _Explore(ml, cfg) if ml.explore else None
+    if xp is not None and ml.reduction == "cb" and ml.explore == "bag":
+        raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
     if xp is not None:
         gstate = xp.grow(gstate, cb_type)
     best = np.inf
@@ -289,7 +454,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
     for npass in range(passes):
         ho_before = (stats[cb_adf.HO_N], stats[cb_adf.HO_LOSS])
         used = npass + 1
-        source = _parts(ml, cfg, inputs.sources, inputs.block_size, inputs.max_line_bytes) \
+        source = _parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes, tee) \
             if npass == 0 else iter(kept)  # fmt: skip
         pass_n = 0
         for part in source:
@@ -362,6 +527,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
                "best_holdout": best if np.isfinite(best) else None,
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
+    summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
     return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1))
 
 

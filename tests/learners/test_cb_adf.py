@@ -118,6 +118,49 @@ def test_scores_rank_actions_before_learning(tmp_path):
     assert float(first[2:]) < float(second[2:])
 
 
+def test_cache_file_replays_the_examples(tmp_path):
+    from streamlearn.run.multiline import is_cache
+
+    data = tmp_path / "log.dat"
+    data.write_text(adf_log(7, n=50))
+    cache = tmp_path / "log.cache"
+    ml = Multiline("cb_adf")
+    first = fit({"bits": 12, "passes": 2, "holdout_period": 0}, ml,
+                Inputs(sources=[str(data)], cache=str(cache)), Console(True))  # fmt: skip
+    assert is_cache(str(cache))
+    data.write_text("")  # the cache is read, not the data (as VW)
+    again = fit({"bits": 12, "passes": 2, "holdout_period": 0}, ml,
+                Inputs(sources=[str(data)], cache=str(cache)), Console(True))  # fmt: skip
+    assert again.summary == first.summary
+    np.testing.assert_array_equal(again.table, first.table)
+
+
+@pytest.mark.parametrize("args", ["--cb_adf", "--cb_adf --cb_type dr", "--csoaa_ldf m",
+                                  "--cb 3"])  # fmt: skip
+def test_model_file_continues_and_scores_as_vw(tmp_path, args):
+    pytest.importorskip("vowpalwabbit")
+    if args.startswith("--cb "):
+        text = cb_log(9, 3)
+        train, test = text[: len(text) // 2], text
+    else:
+        text = adf_log(9, n=120, cs="csoaa" in args)
+        cut = text.index("\n\n", len(text) // 2) + 2
+        train, test = text[:cut], text[cut:]
+    (tmp_path / "tr.dat").write_text(train)
+    (tmp_path / "te.dat").write_text(test)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+
+    def loss(cmd, model, *more):
+        subprocess.run([*cmd, *args.split(), "-d", str(tmp_path / "tr.dat"), "-f", model,
+                        "--quiet"], check=True, env=env, capture_output=True)  # fmt: skip
+        r = subprocess.run([*cmd, "-i", model, "-d", str(tmp_path / "te.dat"), *more],
+                           check=True, env=env, capture_output=True, text=True)  # fmt: skip
+        return _loss(r.stderr)
+
+    for more in ((), ("-t",)):
+        assert loss(SL, str(tmp_path / "s.m"), *more) == loss(VW, str(tmp_path / "v.m"), *more)
+
+
 # ---------------------------------------------------------------------------
 # VW 9.11.9 itself
 

@@ -1,0 +1,194 @@
+"""``sl vw --cbify K``: a multiclass data set played as a contextual bandit (VW's ``cbify.cc``).
+
+VW 9 runs ``--cbify K`` on ``--cb_explore_adf`` (its "adf" mode).  Per line ``y |x``:
+
+1. the line is copied to K action lines (:func:`streamlearn.learners.cb_to_adf.copy_to_adf`,
+   VW's ``copy_example_to_adf``, with the feature width below: 1, 2 for ``--cb_type dr``,
+   times B under ``--bag B``);
+2. cb_explore_adf predicts a pmf (:mod:`streamlearn.learners.explore`,
+   :mod:`streamlearn.learners.cb_bag`);
+3. an action is drawn with ``sample_after_normalizing(uniform_hash("vw") + n, pmf)``, n the
+   lines seen so far (VW's ``app_seed + example_counter++``), in the pmf's order;
+4. its cost is ``--loss0`` (default 0) when it is the class y, ``--loss1`` (default 1)
+   otherwise; the label ``action:cost:probability`` goes on the chosen action line and
+   cb_explore_adf learns.
+
+The progressive loss is the 0/1 loss of the drawn action against y; ``-p`` writes the drawn
+action (1-based), one per line.  Lines without a label are only predicted (a draw all the
+same).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from streamlearn.errors import UsageError
+
+
+def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
+    """Play ``inputs.sources`` as a bandit; returns the summary."""
+    from streamlearn.io.interactions import compile_interactions
+    from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
+    from streamlearn.io.reader import iter_blocks
+    from streamlearn.learners import cb_adf, csoaa_ldf
+    from streamlearn.learners import explore as ex
+    from streamlearn.learners.base import fresh_table
+    from streamlearn.learners.cb_to_adf import copy_to_adf, index_mask
+    from streamlearn.run.multiline import _config, _Explore, _summary, _write
+
+    cfg = _config(learn)
+    k = ml.cbify
+    if cfg.passes > 1:
+        raise UsageError("--cbify with --passes: not supported yet")
+    full = cfg.namespaces() or compile_interactions()
+    if full.crosses_or_filters:
+        raise UsageError("--cbify with interactions or namespace filters: not supported yet")
+    from streamlearn.io.labels import LABEL_CS, read_labels
+
+    parse_inter = dataclasses.replace(full, label_kind=LABEL_CS if ml.cbify_cs else 0)
+    cb_type = cb_adf.CB_TYPES[ml.cb_type]
+    params = cfg.params()
+    loss_id = cfg.loss_id
+    table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    tables = cb_adf.tables_of(table)
+    gstate = csoaa_ldf.init_gstate(params)
+    xp = _Explore(ml, cfg)
+    gstate = xp.grow(gstate, cb_type)
+    w = 2 if cb_type == cb_adf.DR else 1
+    below = w * ml.bag if xp.kind == ex.BAG else w
+    if xp.kind == ex.BAG:
+        xp.width, xp.w = 1, w  # the copies' indices are VW's rewritten ones: step 1
+    cim = index_mask(k, below)
+    stats = np.zeros(cb_adf.STATS)
+    scratch = np.zeros(cb_adf.STATS)
+    dr_prev = np.zeros(k + 2)
+    loss0, loss1 = np.float32(ml.loss0), np.float32(ml.loss1)
+    counter = 0
+    n_lab = 0.0
+    n_wrong = 0.0
+    preds: list[str] = []
+    malformed = 0
+    say = console.say
+    one = np.zeros(1, dtype=np.int64)
+    ho = np.zeros(1, dtype=np.bool_)
+    for block in iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes):
+        b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
+        for msg in describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []:
+            malformed += 1
+            if inputs.strict:
+                from streamlearn.errors import MalformedData
+
+                raise MalformedData(f"{msg} (--strict)")
+            if malformed <= 10:
+                say(f"warning: {msg}")
+        lab = read_labels(b, LABEL_CS, parse_inter.vw_numbers) if ml.cbify_cs else None
+        n_ok = int(np.count_nonzero(b.status == 0))
+        nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
+        act_ptr = np.empty(n_ok + 1, dtype=np.int64)
+        rows = np.empty(n_ok, dtype=np.int64)
+        sub = np.empty(n_ok * k, dtype=np.int64)
+        out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
+        out_idx = np.empty(nnz * k, dtype=np.uint32)
+        out_val = np.empty(nnz * k, dtype=np.float64)
+        ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+        out_ns = np.empty(nnz * k, dtype=ns.dtype)
+        copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, below, cfg.bits, cim,
+                    act_ptr, rows, sub, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
+        total = n_ok * k
+        scores = np.zeros(total, dtype=np.float32)
+        order = np.zeros(total, dtype=np.int64)
+        acts = np.zeros(total, dtype=np.int64)
+        probs = np.zeros(total, dtype=np.float32)
+        for e in range(n_ok):
+            lo, hi = int(act_ptr[e]), int(act_ptr[e + 1])
+            ap = np.array([lo, hi], dtype=np.int64)
+            y = b.labels[rows[e]]
+            labeled = not math.isnan(y)
+            if lab is not None:
+                r = int(rows[e])
+                cls = lab.cls[lab.ptr[r] : lab.ptr[r + 1]]
+                costs = lab.cost[lab.ptr[r] : lab.ptr[r + 1]].astype(np.float32)
+                labeled = costs.shape[0] > 0 and not np.isnan(costs).all()
+            # predict: no label, nothing learned or counted
+            one[0] = -1
+            _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, ap, out_ptr,
+                  out_idx, out_val, one, 0.0, 1.0, ho, scratch, dr_prev, scores, order, acts,
+                  probs)  # fmt: skip
+            stats[cb_adf.N_EX] += 1.0
+            stats[cb_adf.FEATURES] += out_ptr[hi] - out_ptr[lo]
+            pmf = probs[lo:hi].copy()
+            idx = ex.sample_after_normalizing(np.uint64(ex.APP_SEED + counter), pmf)
+            counter += 1
+            action = int(acts[lo + idx])
+            preds.append(f"{action + 1}\n")
+            if not labeled:
+                continue
+            if lab is not None:
+                # VW's loss_cs and update_stats_cs_label: the drawn class's cost (0 when not
+                # listed) scaled to [loss0, loss1]; the loss is its cost above the cheapest
+                hit = np.flatnonzero(cls == action + 1)
+                c_act = costs[hit[0]] if hit.shape[0] else np.float32(0.0)
+                cost = float(loss0 + (loss1 - loss0) * c_act)
+                # a class not listed costs FLT_MAX (VW warns "csoaa predicted an invalid class")
+                chosen_loss = costs[hit[-1]] if hit.shape[0] else np.finfo(np.float32).max
+                n_lab += 1.0
+                n_wrong += float(np.float32(chosen_loss - np.nanmin(costs)))
+            else:
+                wrong = action + 1 != int(y)
+                n_lab += 1.0
+                n_wrong += 1.0 if wrong else 0.0
+                cost = float(loss1 if wrong else loss0)
+            p = float(pmf[idx])
+            one[0] = action
+            _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, ap, out_ptr,
+                  out_idx, out_val, one, cost, p, ho, scratch, dr_prev, scores, order, acts,
+                  probs)  # fmt: skip
+    if outputs.predictions:
+        _write(outputs.predictions, "".join(preds))
+    stats[cb_adf.N_LAB] = n_lab
+    stats[cb_adf.LOSS] = n_wrong
+    n_ex = int(stats[cb_adf.N_EX])
+    summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
+               "loss": n_wrong / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
+    _summary(say, summary, stats, False)
+    return summary
+
+
+def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, ap, out_ptr,
+          out_idx, out_val, chosen, cost, prob, ho, stats, dr_prev, scores, order, acts,
+          probs) -> None:  # noqa: ANN001  # fmt: skip
+    """One example through cb_explore_adf: its pmf (``acts``/``probs``), and with a chosen
+    action its learning (and the explorer's counts)."""
+    c = np.array([cost])
+    p = np.array([prob])
+    if xp.kind == ex.BAG:
+        from streamlearn.learners import cb_bag
+
+        cb_bag.train_bag(
+            table, gstate, params, loss_id, cb_type, np.float32(xp.clip_p), xp.ml.bag, xp.width,
+            xp.w, xp.eps, xp.ml.first_only, xp.ml.greedify, xp.rng, ap, out_ptr, out_idx,
+            out_val, chosen, c, p, ho, xp.learning, xp.counts, np.zeros(ex.XSTATS), acts, probs,
+        )  # fmt: skip
+        return
+    learn_p = p
+    if xp.kind == ex.SQUARECB and chosen[0] >= 0 and chosen[0] != ap[1] - ap[0] - 1:
+        learn_p = np.array([1.0])  # squarecb learns with probability 1 (not on the last line)
+    cb_adf.train_examples(
+        tables, sub, 1, gstate, params, loss_id, cb_type, xp.clip_p, ap, out_ptr, out_idx,
+        out_val, chosen, c, learn_p, ho, stats, dr_prev, scores, order, np.zeros(1),
+    )  # fmt: skip
+    if chosen[0] < 0:
+        ex.explore_examples(
+            xp.kind, xp.eps, xp.ml.first_only, np.float32(xp.ml.lam),
+            np.float32(xp.ml.gamma_scale), np.float32(xp.ml.gamma_exponent), ap, scores, order,
+            chosen, c, p, ho, xp.learning, xp.xstats, acts, probs,
+        )  # fmt: skip
+    else:  # the explorer's counts (tau, squarecb's counter) after learning
+        ex.explore_examples(
+            xp.kind, xp.eps, xp.ml.first_only, np.float32(xp.ml.lam),
+            np.float32(xp.ml.gamma_scale), np.float32(xp.ml.gamma_exponent), ap, scores, order,
+            chosen, c, p, ho, xp.learning, xp.xstats, acts.copy(), probs.copy(),
+        )  # fmt: skip
