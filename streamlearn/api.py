@@ -359,6 +359,36 @@ class Model:
                 return bd.learn(b, context, actions, labels)
             return bd.learn(b, [context], [actions], [(chosen, cost, probability)])[0]
 
+    def _learn_bandit(self, fresh: bool, data, y, lines, run: dict) -> Model:  # noqa: ANN001
+        """``fit``/``partial_fit`` of a bandit: VW multiline text from paths or lines."""
+        from streamlearn.io.multiline import example_blocks
+        from streamlearn.io.reader import iter_blocks
+
+        if y is not None or run:
+            raise ValueError("a bandit learns from files or lines= of multiline examples "
+                             "(and choose/learn); no y or run options")  # fmt: skip
+        paths = _paths(data, lines)
+        if paths is None and lines is None:
+            raise ValueError("a bandit's fit/partial_fit takes paths or lines=")
+        if fresh:
+            self._bandit = None
+        b = self._bandit_live()
+        since = b.stats.copy()
+        blocks = iter_blocks(paths, BLOCK_SIZE, Inputs().max_line_bytes) if paths is not None \
+            else _blocks(lines, LineSource.name)  # fmt: skip
+        if b.ml.reduction != "cb":
+            blocks = example_blocks(blocks)
+        for block in blocks:
+            part = b.parse(block)
+            if part.bad:
+                import warnings
+
+                for msg in part.bad[:10]:
+                    warnings.warn(f"skipped: {msg}", stacklevel=3)
+            b.run(part)
+        self.report = b.summary(since)
+        return self
+
     def _bandit_live(self):  # noqa: ANN202
         """The live bandit learner (made from the options at the first call)."""
         if self._bandit is None:
@@ -397,6 +427,8 @@ class Model:
         Dask cluster (:mod:`streamlearn.distributed.driver`): the same kind of model.
         """
         with self._lock:
+            if self._bandit_ml is not None:
+                return self._learn_bandit(True, data, y, lines, run)
             return self._learn(None, data, y, lines, sample_weight, base, run)
 
     def partial_fit(self, data=None, y=None, *, lines=None, sample_weight=None, base=None,
@@ -404,6 +436,8 @@ class Model:
         """Continue training, as ``sl train -i``: the result equals one run over
         everything seen so far (see :meth:`fit` for the arguments)."""
         with self._lock:  # from reading the model to replacing it: no update lost
+            if self._bandit_ml is not None:
+                return self._learn_bandit(False, data, y, lines, run)
             if (lines is not None and data is None and y is None and sample_weight is None
                     and base is None and not run and self._m is not None):  # fmt: skip
                 return self._learn_live(lines)

@@ -218,3 +218,19 @@ def test_api_threads_lose_no_update() -> None:
     for t in ts:
         t.join(60)
     assert m._bandit.stats[1] == ref._bandit.stats[1] == len(exs)
+
+
+def test_api_fit_and_partial_fit_read_multiline_text(tmp_path: Path) -> None:
+    text = adf_log(51, 90)
+    path = _write(tmp_path, "a.txt", text)
+    vw, _ = _vw_fit({"explore": "squarecb"}, path)
+    m = api.Model(cb_adf=True, explore="squarecb").fit(path)
+    assert np.array_equal(m._fitted().table((0.0,) * 4, np.float32), vw.table)
+    assert m.report["examples"] == 90
+    exs = text.strip("\n").split("\n\n")
+    p = api.Model(cb_adf=True, explore="squarecb")
+    p.partial_fit(lines="\n\n".join(exs[:40]) + "\n\n")
+    p.partial_fit(lines=[line for ex in exs[40:] for line in (*ex.split("\n"), "")])
+    assert np.array_equal(p._fitted().table((0.0,) * 4, np.float32), vw.table)
+    with pytest.raises(ValueError):
+        p.fit(np.zeros((2, 2)), [1, 2])
