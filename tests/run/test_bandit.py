@@ -234,3 +234,28 @@ def test_api_fit_and_partial_fit_read_multiline_text(tmp_path: Path) -> None:
     assert np.array_equal(p._fitted().table((0.0,) * 4, np.float32), vw.table)
     with pytest.raises(ValueError):
         p.fit(np.zeros((2, 2)), [1, 2])
+
+
+@pytest.mark.parametrize(("sl_opts", "ml", "kind"), [
+    ({"csoaa_ldf": "m", "csoaa_rank": True}, {"reduction": "csoaa_ldf", "csoaa_rank": True}, "cs"),
+    ({"csoaa_ldf": "mc"}, {"reduction": "csoaa_ldf", "classifier": True}, "cs"),
+    ({"cb": 3}, {"reduction": "cb", "actions": 3}, "cb"),
+])  # fmt: skip
+def test_csoaa_ldf_and_cb_k_equal_sl_vw(tmp_path: Path, sl_opts: dict, ml: dict,
+                                        kind: str) -> None:  # fmt: skip
+    from tests.cb_logs import cb_log
+
+    text = adf_log(61, 80, cs=True) if kind == "cs" else cb_log(62, 3, 150)
+    path = _write(tmp_path, "a.txt", text)
+    pred = tmp_path / "p.txt"
+    api.train_bandit({}, sl_opts, Inputs(sources=[path]),
+                     Outputs(predictions=str(pred), final_model=str(tmp_path / "m.sl")),
+                     Console(True))  # fmt: skip
+    f = fit({}, Multiline(**ml), Inputs(sources=[path]), Console(True), predictions=True)
+    m = model_io.load(tmp_path / "m.sl")
+    assert np.array_equal(m.table((0.0,) * 4, np.float32), f.table)
+    got = pred.read_text().splitlines()
+    vw = [b.strip("\n") for b in "".join(f.predictions).split("\n\n") if b.strip("\n")]
+    if ml.get("classifier"):  # VW: one line per action line, the class on the predicted one
+        vw = [str(max(int(x) for x in b.split("\n"))) for b in vw]
+    assert got == vw
