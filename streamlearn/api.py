@@ -126,9 +126,10 @@ def train_bandit(options: dict, bandit: dict, inputs: Inputs, outputs: Outputs,
     bandit options (:data:`streamlearn.run.bandit.BANDIT_OPTIONS`), ``options`` the
     learning options; a bandit model ``-i`` is continued.  Returns the run's summary."""
     from streamlearn.run import bandit as run
+    from streamlearn.run.bandit_options import multiline_of
 
     test_only = bool(options.get("test_only"))
-    return run.train(options, run.multiline_of(bandit), inputs, outputs,
+    return run.train(options, multiline_of(bandit), inputs, outputs,
                      console or Console(False), test_only=test_only)  # fmt: skip
 
 
@@ -201,7 +202,7 @@ class Model:
     """
 
     def __init__(self, **options) -> None:
-        from streamlearn.run.bandit import BANDIT_OPTIONS, multiline_of
+        from streamlearn.run.bandit_options import BANDIT_OPTIONS, multiline_of
 
         bandit = {k: options.pop(k) for k in BANDIT_OPTIONS if k in options}
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from streamlearn.run.bandit import BANDIT_OPTIONS
+from streamlearn.run.bandit_options import BANDIT_OPTIONS
 
 OPTIONS = [
     click.option("--cb-adf", "cb_adf", is_flag=True, default=None,

@@ -90,7 +90,7 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
         each answered with its pmf line and a blank line, as VW's --cb_explore_adf daemon)
     """
     from streamlearn.errors import UsageError
-    from streamlearn.run.bandit import multiline_of
+    from streamlearn.run.bandit_options import multiline_of
 
     try:
         bandit = multiline_of(bandit_of(bandit_kw)) or None
