@@ -120,6 +120,19 @@ def train_multiline(options: dict, multiline: dict, inputs: Inputs, outputs: Out
     return run(options, Multiline(**multiline), inputs, outputs, console or Console(False))
 
 
+def train_bandit(options: dict, bandit: dict, inputs: Inputs, outputs: Outputs,
+                 console: Console | None = None) -> dict:  # fmt: skip
+    """``sl train --cb-adf/--cb K/--csoaa-ldf [--explore ...]``: ``bandit`` holds sl's
+    bandit options (:data:`streamlearn.run.bandit.BANDIT_OPTIONS`), ``options`` the
+    learning options; a bandit model ``-i`` is continued.  Returns the run's summary."""
+    from streamlearn.run import bandit as run
+    from streamlearn.run.bandit_options import multiline_of
+
+    test_only = bool(options.get("test_only"))
+    return run.train(options, multiline_of(bandit), inputs, outputs,
+                     console or Console(False), test_only=test_only)  # fmt: skip
+
+
 def predict(inputs: Inputs, outputs: Outputs, console: Console | None = None,
             fmt: str = "auto") -> dict:  # fmt: skip
     """``sl predict``: score ``inputs.sources`` with the model ``inputs.initial_model``.
@@ -189,6 +202,14 @@ class Model:
     """
 
     def __init__(self, **options) -> None:
+        from streamlearn.run.bandit_options import BANDIT_OPTIONS, multiline_of
+
+        bandit = {k: options.pop(k) for k in BANDIT_OPTIONS if k in options}
+        try:
+            self._bandit_ml = multiline_of(bandit) if bandit else None
+        except UsageError as e:
+            raise ValueError(e.message) from None
+        self._bandit = None
         try:
             TrainConfig(**options)
         except (ConfigError, TypeError) as e:
@@ -247,6 +268,8 @@ class Model:
         state = dict(self.__dict__)
         for key in ("_lock", "_score_lock", "_resident", "_scoring", "_live_report"):
             state.pop(key, None)  # this process's: a copy gets its own
+        if state.get("_bandit") is not None:  # a bandit travels as its model
+            state["_m"] = state.pop("_bandit").to_model()
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -258,6 +281,12 @@ class Model:
         self._scoring = None
         self._live_report = None
         self.__dict__.setdefault("_m", None)
+        self.__dict__.setdefault("_bandit_ml", None)
+        self._bandit = None
+        if self._m is not None and self._m.meta.get("multiline") is not None:
+            from streamlearn.run.bandit import Bandit
+
+            self._bandit = Bandit.from_model(self._m)
         if "report" in state:  # (pickled before report was made on demand)
             self._report = state["report"]
         self.__dict__.setdefault("_report", None)
@@ -270,6 +299,11 @@ class Model:
         m = cls()
         m._model = model_io.load(str(path))
         m.options = _options_of(m._model.config)  # fit() starts over with the same options
+        if isinstance(m._model.meta.get("multiline"), dict):  # a bandit (run/bandit.py)
+            from streamlearn.run.bandit import Bandit
+
+            m._bandit = Bandit.from_model(m._model)
+            m._bandit_ml = dict(m._model.meta["multiline"])
         return m
 
     def save(self, path: str | os.PathLike, format: str = "sl") -> None:  # noqa: A002
@@ -278,6 +312,99 @@ class Model:
         which ``vw -i`` reads (docs/vw-compat.md).  :meth:`load` reads either."""
         with self._lock:
             model_io.save(self._fitted(), str(path), format)
+
+    # -- contextual bandits -----------------------------------------------------
+
+    def choose(self, context, actions, *, seed: int | None = None):  # noqa: ANN001, ANN201
+        """Choose an action for ``context`` among ``actions``: a
+        :class:`~streamlearn.run.bandit.Choice` (``action``: its index in ``actions``,
+        ``probability``: to log with its cost, ``pmf``: every action's probability).
+
+        For a model made with bandit options (``Model(cb_adf=True, explore="epsilon",
+        epsilon=0.1)``; ``explore``: ``epsilon``, ``first``, ``softmax``, ``bag``,
+        ``squarecb``, as ``sl train --explore``).  A context and each action is a VW text
+        feature string (``"|user a b |time c:2"``) or a dict of namespace -> features (a
+        string, a list of names, or a dict of name -> value); ``context`` may be None.
+        Nothing is learned.  The action is drawn from the pmf as VW's
+        ``sample_after_normalizing`` draws it, seeded with ``seed`` or with the model's
+        ``seed`` plus the number of draws so far (reproducible).
+
+        Batch form: ``context`` a list of contexts and ``actions`` a list of action lists
+        (``seed`` a list or None): a list of choices, all through the kernels at once.
+        """
+        from streamlearn.run import bandit as bd
+
+        batch = isinstance(context, list)
+        with self._lock:
+            b = self._bandit_live()
+            if batch:
+                seeds = seed if isinstance(seed, list) else None
+                return bd.choose(b, context, actions, seeds)
+            return bd.choose(b, [context], [actions], None if seed is None else [seed])[0]
+
+    def learn(self, context, actions, chosen, cost, probability):  # noqa: ANN001, ANN201
+        """Learn that ``actions[chosen]`` was taken for ``context`` with ``probability``
+        and cost ``cost`` (lower is better); returns the pmf the model gave the example
+        before learning it (float64[K], by action index), as ``sl vw -p`` writes it.
+
+        Batch form: lists of contexts, action lists, chosen indices, costs and
+        probabilities (a list of pmfs).  N calls of one example and one call of N learn
+        the same weights: those of ``sl train --cb-adf ...`` over the same examples.
+        """
+        from streamlearn.run import bandit as bd
+
+        with self._lock:
+            b = self._bandit_live()
+            if isinstance(context, list):
+                labels = list(zip(chosen, cost, probability, strict=True))
+                return bd.learn(b, context, actions, labels)
+            return bd.learn(b, [context], [actions], [(chosen, cost, probability)])[0]
+
+    def _learn_bandit(self, fresh: bool, data, y, lines, run: dict) -> Model:  # noqa: ANN001
+        """``fit``/``partial_fit`` of a bandit: VW multiline text from paths or lines."""
+        from streamlearn.io.multiline import example_blocks
+        from streamlearn.io.reader import iter_blocks
+
+        if y is not None or run:
+            raise ValueError("a bandit learns from files or lines= of multiline examples "
+                             "(and choose/learn); no y or run options")  # fmt: skip
+        paths = _paths(data, lines)
+        if paths is None and lines is None:
+            raise ValueError("a bandit's fit/partial_fit takes paths or lines=")
+        if fresh:
+            self._bandit = None
+        b = self._bandit_live()
+        since = b.stats.copy()
+        blocks = iter_blocks(paths, BLOCK_SIZE, Inputs().max_line_bytes) if paths is not None \
+            else _blocks(lines, LineSource.name)  # fmt: skip
+        if b.ml.reduction != "cb":
+            blocks = example_blocks(blocks)
+        for block in blocks:
+            part = b.parse(block)
+            if part.bad:
+                import warnings
+
+                for msg in part.bad[:10]:
+                    warnings.warn(f"skipped: {msg}", stacklevel=3)
+            b.run(part)
+        self.report = b.summary(since)
+        return self
+
+    def _bandit_live(self):  # noqa: ANN202
+        """The live bandit learner (made from the options at the first call)."""
+        if self._bandit is None:
+            from streamlearn.run.bandit import Bandit
+            from streamlearn.run.multiline import Multiline
+
+            if not self._bandit_ml:
+                raise ValueError("not a bandit: make the model with bandit options, e.g. "
+                                 "Model(cb_adf=True, explore='epsilon')")  # fmt: skip
+            try:
+                config = self._config(self.options, None)
+                self._bandit = Bandit(config, Multiline(**self._bandit_ml))
+            except UsageError as e:
+                raise ValueError(e.message) from None
+        return self._bandit
 
     # -- training ---------------------------------------------------------------
 
@@ -301,6 +428,8 @@ class Model:
         Dask cluster (:mod:`streamlearn.distributed.driver`): the same kind of model.
         """
         with self._lock:
+            if self._bandit_ml is not None:
+                return self._learn_bandit(True, data, y, lines, run)
             return self._learn(None, data, y, lines, sample_weight, base, run)
 
     def partial_fit(self, data=None, y=None, *, lines=None, sample_weight=None, base=None,
@@ -308,6 +437,8 @@ class Model:
         """Continue training, as ``sl train -i``: the result equals one run over
         everything seen so far (see :meth:`fit` for the arguments)."""
         with self._lock:  # from reading the model to replacing it: no update lost
+            if self._bandit_ml is not None:
+                return self._learn_bandit(False, data, y, lines, run)
             if (lines is not None and data is None and y is None and sample_weight is None
                     and base is None and not run and self._m is not None):  # fmt: skip
                 return self._learn_live(lines)
@@ -514,6 +645,8 @@ class Model:
         return f"Model(algo={c.algo!r}, loss={c.loss!r}, bits={c.bits}; {state})"
 
     def _fitted(self) -> model_io.Model:
+        if self._bandit is not None:
+            return self._bandit.to_model()
         if self._model is None:
             raise ValueError("the model is not trained yet: call fit() or Model.load() first")
         return self._model

@@ -14,6 +14,7 @@ import sys
 import click
 
 from streamlearn._version import __version__
+from streamlearn.cli.bandit import bandit_of, bandit_options
 from streamlearn.cli.options import (
     FLOATS,
     INTS,
@@ -361,6 +362,7 @@ def vw_learner_options(f):
 )  # fmt: skip
 @vw_learning_options
 @vw_learner_options
+@bandit_options
 @click.pass_context
 def train(ctx: click.Context, files, **kw) -> None:
     """Train a model on FILEs or stdin ('-' or no FILE).
@@ -378,7 +380,9 @@ def train(ctx: click.Context, files, **kw) -> None:
       sl train --algo tg --l1 1e-6 --passes 3 data.vw -f model.sl
       sl train --algo tg --l1 0,1e-5,1e-4 data.vw -f 'tg-{l1}.sl' --report sweep.json
       sl train --dask local:2 a.vw b.vw c.vw d.vw --passes 3 -f model.sl
+      sl train --cb-adf --explore epsilon --epsilon 0.1 logged.vw -f policy.sl
     """
+    bandit = bandit_of(kw)
     inputs, outputs, console = run_parts(
         files,
         kw,
@@ -400,8 +404,22 @@ def train(ctx: click.Context, files, **kw) -> None:
     )
     from streamlearn import api
 
+    if bandit or _bandit_model(kw["initial_model"]):
+        if kw["dask"] is not None:
+            raise click.UsageError("--dask with a bandit (--cb-adf, --cb, --csoaa-ldf): not yet")
+        api.train_bandit(learning_options(ctx, kw), bandit, inputs, outputs, console)
+        return
     api.train(learning_options(ctx, kw), inputs, outputs, console, dask=kw["dask"],
               sync_every=kw["sync_every"])  # fmt: skip
+
+
+def _bandit_model(path: str | None) -> bool:
+    """Whether ``path`` holds a bandit model (sl's format, :mod:`streamlearn.run.bandit`)."""
+    if path is None or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    return head.startswith(b"SLMODEL\0") and b'"multiline": {' in head
 
 
 @cli.command(cls=GroupedCommand, context_settings=CONTEXT, epilog=EXIT_TEXT)

@@ -11,6 +11,7 @@ import re
 
 import click
 
+from streamlearn.cli.bandit import bandit_of, bandit_options
 from streamlearn.cli.options import run_parts
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -72,10 +73,12 @@ def save_every(text: str | None) -> tuple[int | None, float | None]:
               "(MODEL.lock, as sl train) until its last save; wait at most this long for "
               "another run that holds it, then exit 9 ('inf': no limit).")
 @click.option("--quiet", is_flag=True, help="Only errors and the stats line on stderr.")
+@bandit_options
 def serve(model_path: str | None, port: int, host: str, port_file: str | None,
           pid_file: str | None, learn: bool, final_model: str | None, save_text: str | None,
           reload_every: float, stats_every: float, max_line_bytes: str, max_connections: int,
-          link: str, probabilities: bool, lock_timeout: float, quiet: bool) -> None:
+          link: str, probabilities: bool, lock_timeout: float, quiet: bool,
+          **bandit_kw) -> None:  # fmt: skip
     """Serve a model over TCP: each example line in, its prediction line out (VW's daemon).
 
     \b
@@ -83,7 +86,16 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
       sl serve -i model.sl --port 26542 &
       printf '|f a b\\n' | nc -q1 127.0.0.1 26542
       sl serve -i model.sl --learn -f model.sl --save-every 30s --port 0 --port-file port
+      sl serve --cb-adf --explore epsilon --learn -f policy.sl   (multiline examples in,
+        each answered with its pmf line and a blank line, as VW's --cb_explore_adf daemon)
     """
+    from streamlearn.errors import UsageError
+    from streamlearn.run.bandit_options import multiline_of
+
+    try:
+        bandit = multiline_of(bandit_of(bandit_kw)) or None
+    except UsageError as e:
+        raise click.UsageError(e.message) from None
     n, secs = save_every(save_text)
     parts = {"strict": False, "examples": None, "predictions": None, "report": None,
              "link": link, "raw_predictions": None, "probabilities": probabilities,
@@ -98,7 +110,7 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
                         foreground=True, learn=learn, save_every=n, save_seconds=secs,
                         reload_seconds=reload_every, max_line_bytes=inputs.max_line_bytes,
                         max_connections=max_connections, stats_seconds=stats_every,
-                        probabilities=probabilities, link=link)  # fmt: skip
+                        probabilities=probabilities, link=link, bandit=bandit)  # fmt: skip
     api.serve({}, inputs, outputs, opts, console)
 
 
@@ -139,5 +151,5 @@ def daemon(t, inputs, outputs, console) -> None:  # noqa: ANN001 - cli.vw's Tran
     opts = ServeOptions(port=port, port_file=d.get("port_file"), pid_file=d.get("pid_file"),
                         foreground=bool(d.get("foreground")), learn=learn, save_paths=True,
                         save_every=n, save_seconds=secs, probabilities=t.probabilities,
-                        link=t.link)  # fmt: skip
+                        link=t.link, bandit=dict(t.multiline) or None)  # fmt: skip
     api.serve(explicit, inputs, outputs, opts, console)

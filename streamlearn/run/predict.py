@@ -119,6 +119,10 @@ def predict(
         raise ValueError("predict needs a model: Inputs(initial_model=PATH)")
     check(inputs, outputs)
     m = model_io.load(model_path)
+    if isinstance(m.meta.get("multiline"), dict):  # a bandit's model (run/bandit.py)
+        from streamlearn.run import bandit
+
+        return bandit.train({}, {}, inputs, outputs, console, start_model=m, test_only=True)
     outputs = model_io.with_link(m, outputs)  # a VW model's --link
     config = m.config
     check_probabilities(config, outputs.probabilities, outputs.link)

@@ -115,6 +115,10 @@ class ServeOptions:
     """Print the ``stats`` line this often (0: on SIGUSR1 and at the exit only)."""
     probabilities: bool = False
     link: str = "identity"
+    bandit: dict | None = None
+    """A bandit's options (:class:`~streamlearn.run.multiline.Multiline`'s fields): requests
+    are multiline examples (:class:`~streamlearn.run.bandit.BanditServed`); a bandit model
+    (``-i``) is served so without them."""
     vw_format: bool = False
     """Answer lines as VW writes them (``sl vw --daemon``: ``Outputs.vw_format``), else as
     ``sl predict -p`` writes them."""
@@ -212,6 +216,16 @@ class Served:
         model = self.learner.snapshot()
         check_model(model)
         return model
+
+
+def _served(m: model_io.Model | None, config: TrainConfig, opts: ServeOptions,
+            console: Console):  # noqa: ANN202 - Served or run.bandit.BanditServed
+    """The served model: a bandit's (multiline requests) or a single-line model's."""
+    if opts.bandit or (m is not None and isinstance(m.meta.get("multiline"), dict)):
+        from streamlearn.run.bandit import BanditServed
+
+        return BanditServed(m, config, opts, console, opts.bandit)
+    return Served(m, config, opts, console)
 
 
 def _log(console: Console, text: str) -> None:
@@ -353,6 +367,8 @@ class Server:
             self.open -= 1
             self.clients.discard(task)
             writer.close()
+            if hasattr(self.served, "closed"):  # a bandit's unended example
+                self.served.closed(name)
 
     async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                         name: str) -> None:  # fmt: skip
@@ -460,8 +476,9 @@ class Server:
                 model = self.served.snapshot()
             else:
                 model = self.served.model  # -t: the served model, unchanged
-            # as the command's -f writes it (sl vw: VW's model file)
-            model_io.save(model, target, self.outputs.model_format, self.outputs.link)
+            # as the command's -f writes it (sl vw: VW's model file; a bandit: sl's)
+            fmt = getattr(self.served, "model_format", None) or self.outputs.model_format
+            model_io.save(model, target, fmt, self.outputs.link)
         except (SlError, OSError) as e:
             self.counts["save_failures"] += 1
             msg = e.format_message() if isinstance(e, SlError) else str(e)
@@ -481,7 +498,7 @@ class Server:
             config = m.config
             if config.test_only is False:
                 config = config.replace(test_only=True)
-            served = Served(m, config, self.opts, self.console)
+            served = _served(m, config, self.opts, self.console)
         except (SlError, OSError, ValueError) as e:
             self.counts["reload_failures"] += 1
             self.refused_id = ident
@@ -572,7 +589,7 @@ def _serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
     why = model_io.writable_as(config, outputs.model_format) if outputs.final_model else None
     if why:
         raise UsageError(f"-f {outputs.final_model}: {why}")
-    served = Served(m, config, opts, console)
+    served = _served(m, config, opts, console)
     served.warm_up()
     _raise_fd_limit(opts.max_connections)
     server = Server(served, inputs, outputs, opts, console)

@@ -1,0 +1,68 @@
+"""``sl train``'s contextual-bandit options (sl's names for VW's ``--cb_adf``,
+``--cb_explore_adf`` and its explorers, ``--cb K``, ``--csoaa_ldf``): see
+:mod:`streamlearn.run.bandit`."""
+
+from __future__ import annotations
+
+import click
+
+from streamlearn.run.bandit_options import BANDIT_OPTIONS
+
+OPTIONS = [
+    click.option("--cb-adf", "cb_adf", is_flag=True, default=None,
+                 help="Contextual bandit with action features (VW's --cb_adf): multiline "
+                 "examples, an optional 'shared' line, one line per action, 'a:cost:prob' on "
+                 "the logged action, a blank line after each."),
+    click.option("--cb", "cb", type=click.IntRange(min=1), default=None, metavar="K",
+                 help="Contextual bandit over K actions, one line per example "
+                 "(VW's --cb K: 'a:cost:prob |features', a in 1..K)."),
+    click.option("--csoaa-ldf", "csoaa_ldf", type=click.Choice(["m", "mc"]), default=None,
+                 help="Cost-sensitive multiline examples, 'k:cost' per line (VW's --csoaa_ldf: "
+                 "m ranks, mc classifies)."),
+    click.option("--cb-type", "cb_type", type=click.Choice(["mtr", "ips", "dm", "dr"]),
+                 default=None, help="How a logged cost is learned [default: mtr, as VW]."),
+    click.option("--clip-p", "clip_p", type=float, default=None,
+                 help="Clip logged probabilities below this (importance weights) [0]."),
+    click.option("--rank-all", "rank_all", is_flag=True, default=None,
+                 help="--cb-adf without --explore: predict every action's score."),
+    click.option("--csoaa-rank", "csoaa_rank", is_flag=True, default=None,
+                 help="--csoaa-ldf: predict every class's score."),
+    click.option("--explore", "explore",
+                 type=click.Choice(["epsilon", "first", "softmax", "bag", "squarecb"]),
+                 default=None,
+                 help="Explore (VW's --cb_explore_adf): predictions are each example's "
+                 "probabilities over its actions [epsilon-greedy, --epsilon 0.05]."),
+    click.option("--epsilon", "epsilon", type=float, default=None,
+                 help="--explore: the probability spread over all actions [epsilon: 0.05, "
+                 "others: 0]."),
+    click.option("--first-only", "first_only", is_flag=True, default=None,
+                 help="--explore epsilon/bag: ties get no share (only the first action)."),
+    click.option("--tau", "tau", type=click.IntRange(min=0), default=None, metavar="T",
+                 help="--explore first: explore uniformly for the first T learned examples "
+                 "(VW's --first T)."),
+    click.option("--lambda", "lam", type=float, default=None,
+                 help="--explore softmax: the inverse temperature [1]."),
+    click.option("--bags", "bags", type=click.IntRange(min=1), default=None, metavar="B",
+                 help="--explore bag: the number of bootstrapped policies (VW's --bag B)."),
+    click.option("--greedify", "greedify", is_flag=True, default=None,
+                 help="--explore bag: the first policy learns every example once."),
+    click.option("--gamma-scale", "gamma_scale", type=float, default=None,
+                 help="--explore squarecb: gamma = scale * t^exponent [10]."),
+    click.option("--gamma-exponent", "gamma_exponent", type=float, default=None,
+                 help="--explore squarecb [0.5]."),
+]  # fmt: skip
+
+NAMES = tuple(BANDIT_OPTIONS)
+"""click's parameter names of these options (help group "Contextual bandits")."""
+
+
+def bandit_options(f):  # noqa: ANN001, ANN201
+    """The options above, on a click command."""
+    for option in reversed(OPTIONS):
+        f = option(f)
+    return f
+
+
+def bandit_of(kw: dict) -> dict:
+    """The bandit options given (popped from ``kw``), sl's names."""
+    return {k: v for k in NAMES if (v := kw.pop(k, None)) is not None and v is not False}

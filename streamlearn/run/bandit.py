@@ -1,0 +1,712 @@
+"""Contextual bandits through sl's own interface: ``sl train``/``sl predict``, the Python
+API (:meth:`streamlearn.api.Model.choose`, :meth:`~streamlearn.api.Model.learn`) and the
+server, over the kernels ``sl vw`` runs (:mod:`streamlearn.run.multiline`).
+
+:class:`Bandit` is one live learner of a multiline reduction -- ``--cb-adf`` (VW's
+``--cb_adf``, with ``--explore``: ``--cb_explore_adf``), ``--cb K``, ``--csoaa-ldf`` --
+whose whole state (gd's table and global state, cb_adf's counters, the explorer's
+counters and VW's random generator) is kept between calls and in sl's model file
+(:func:`Bandit.to_model`, the reduction and that state in the file's ``meta``), so that
+continuing a saved model (``-i``), N calls of one example or one call of N examples learn
+exactly what one uninterrupted run over the same examples learns.
+
+Predictions (``-p``, sl's format: one line per example, no blank line between them):
+
+* ``--explore``: the pmf, VW's ``action:probability`` list in the explorer's order
+  (``1:0.9625,0:0.0125,...``), 0-based actions among the action lines, then the tag;
+* ``--cb-adf`` without an explorer: the top-ranked action (0-based), then the tag
+  (``--rank-all``: VW's ``action:score`` list);
+* ``--csoaa-ldf``: the predicted class (``--csoaa-rank``: VW's ``class:score`` list).
+
+``sl vw -p`` writes the same lines each followed by a blank line (VW's multiline
+``-p``); the server answers VW's way (:class:`BanditServed`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.config import TrainConfig
+from streamlearn.errors import MalformedData, ModelError, UsageError
+from streamlearn.io.batch import Block
+from streamlearn.io.labels import LABEL_CB, LABEL_CS
+from streamlearn.learners import cb_adf, csoaa_ldf
+from streamlearn.run.bandit_options import BANDIT_OPTIONS, EXPLORE_NAMES, multiline_of  # noqa: F401
+from streamlearn.run.multiline import Multiline, _Explore, _g, _Part
+
+META = "multiline"
+"""The key of a bandit model's reduction in the model file's ``meta`` (its state: ``bandit``)."""
+
+def is_bandit(m: model_io.Model | None) -> bool:
+    """Whether ``m`` is a multiline reduction's model (:meth:`Bandit.to_model`)."""
+    return m is not None and isinstance(m.meta.get(META), dict)
+
+
+class _Capture(_Explore):
+    """The explorer of ``sl vw``, its pmf kept instead of written."""
+
+    last: tuple = ()
+
+    def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
+        self.last = (acts, probs)
+
+
+@dataclass
+class Step:
+    """What one batch of examples gave (before each was learned)."""
+
+    part: _Part
+    actions: np.ndarray | None = None  # explore: the pmf's actions, per action line
+    probs: np.ndarray | None = None  # explore: their probabilities
+    scores: np.ndarray | None = None  # cb_adf/csoaa_ldf: each line's score
+    order: np.ndarray | None = None  # per example, its actions sorted by (score, action)
+    pred: np.ndarray | None = None  # csoaa_ldf: each example's predicted class
+
+
+class Bandit:
+    """A multiline reduction's live learner: its weights, counters and explorer state."""
+
+    def __init__(self, config: TrainConfig, ml: Multiline,
+                 start: model_io.Model | None = None) -> None:  # fmt: skip
+        from streamlearn.io.interactions import compile_interactions
+        from streamlearn.learners.base import fresh_table
+
+        if config.algo != "gd":
+            raise UsageError(f"bandits run on gd (VW's default learner), not {config.algo}")
+        if ml.cb_type not in cb_adf.CB_TYPES:
+            raise UsageError(f"--cb-type {ml.cb_type}: one of {', '.join(cb_adf.CB_TYPES)}")
+        self.config = config
+        self.ml = ml
+        self.params = config.params()
+        self.loss_id = config.loss_id
+        self.cb_type = cb_adf.CB_TYPES[ml.cb_type]
+        self.step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
+        self.kind = LABEL_CS if ml.reduction == "csoaa_ldf" else LABEL_CB
+        self.full = config.namespaces() or compile_interactions()
+        full = self.full
+        self.parse_inter = dataclasses.replace(
+            full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
+            drop_linear=np.zeros_like(full.drop_linear), label_kind=self.kind,
+        )  # fmt: skip
+        if ml.reduction == "cb" and full.crosses_or_filters:
+            raise UsageError("--cb K with interactions or namespace filters is not supported yet "
+                             "(VW crosses its rewritten indices); use --cb-adf")  # fmt: skip
+        self.xp = _Capture(ml, config) if ml.explore else None
+        gstate = csoaa_ldf.init_gstate(self.params)
+        if self.xp is not None:
+            gstate = self.xp.grow(gstate, self.cb_type)  # (sets the bag's layout too)
+        if start is None:
+            self.table = fresh_table(config.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+            self.gstate = gstate
+            self.stats = np.zeros(cb_adf.STATS)
+            self.dr_prev = np.zeros(257)
+        else:
+            st = start.meta.get("bandit") or {}
+            try:
+                self.table = start.table((0.0, 0.0, 0.0, 0.0), np.float32)
+                self.gstate = np.array(start.gstate, dtype=np.float64)
+                self.stats = np.array(st["stats"], dtype=np.float64)
+                self.dr_prev = np.array(st["dr_prev"], dtype=np.float64)
+                if self.xp is not None:
+                    self.xp.xstats = np.array(st["xstats"], dtype=np.float64)
+                    self.xp.rng = np.array([int(st["rng"])], dtype=np.uint64)
+                    self.xp.counts = np.array(st["counts"], dtype=np.float64)
+            except (KeyError, TypeError, ValueError) as e:
+                raise ModelError(f"a bandit model without its state ({e})") from None
+            xs = self.xp.xstats.shape if self.xp is not None else (self.xp_size(),)
+            if (self.gstate.shape != gstate.shape or self.stats.shape != (cb_adf.STATS,)
+                    or xs != (self.xp_size(),)):  # fmt: skip
+                raise ModelError("the bandit model's state does not fit its options")
+        self.tables = cb_adf.tables_of(self.table)
+        self.parsed: dict = {}
+        """The API's recently parsed examples (:func:`api_part`)."""
+        self.draws = int((start.meta.get("bandit") or {}).get("draws", 0)) if start else 0
+        """Actions sampled by :meth:`choose` (the next one's seed: ``seed + draws``)."""
+
+    def xp_size(self) -> int:
+        return self.xp.ex.XSTATS if self.xp is not None else 0
+
+    # -- examples ---------------------------------------------------------------------------
+
+    def parse(self, block: Block) -> _Part:
+        """A block of whole multiline examples (``--cb K``: single lines) made ready."""
+        from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
+        from streamlearn.run.multiline import _cb_part, _prepare
+
+        cfg = self.config
+        if self.ml.reduction == "cb":
+            return _cb_part(self.ml, cfg, block, self.parse_inter)
+        ex = parse_examples(block, cfg.bits, cfg.constant, self.parse_inter, self.kind)
+        mg = cross_merged(merge_shared(ex), self.full, cfg.bits)
+        return _prepare(self.ml, ex, mg)
+
+    def run(self, part: _Part, holdout: np.ndarray | None = None) -> Step:
+        """Score each example of ``part`` (the pmf with an explorer) and learn the labeled
+        ones (unless ``test_only``), as ``sl vw`` does a batch."""
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        out = Step(part)
+        if m == 0:
+            return out
+        ho = np.zeros(m, dtype=np.bool_) if holdout is None else holdout
+        rows = mg.row.shape[0]
+        scores = np.zeros(rows, dtype=np.float32)
+        order = np.zeros(rows, dtype=np.int64)
+        sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
+        if self.ml.reduction == "csoaa_ldf":
+            pred = np.zeros(m, dtype=np.int64)
+            s6 = np.zeros(6)
+            csoaa_ldf.train_examples(
+                self.tables, sub, self.gstate, self.params, self.loss_id, self.ml.classifier,
+                mg.act_ptr, mg.indptr, mg.indices, mg.values, part.lab_n, part.lab_cls,
+                part.lab_cost, ho, s6, scores, order, pred,
+            )  # fmt: skip
+            self.stats[:6] += s6
+            out.scores, out.order, out.pred = scores, order, pred
+            return out
+        need = int(np.diff(mg.act_ptr).max()) + 1
+        if need > self.dr_prev.shape[0]:
+            self.dr_prev = np.concatenate([self.dr_prev, np.zeros(need - self.dr_prev.shape[0])])
+        if self.xp is not None:
+            self.xp.batch((self.tables, sub, self.step), self.table, self.gstate, self.params,
+                          self.loss_id, self.cb_type, part, ho, self.stats, self.dr_prev,
+                          None)  # fmt: skip
+            out.actions, out.probs = self.xp.last
+            return out
+        cb_adf.train_examples(
+            self.tables, sub, self.step, self.gstate, self.params, self.loss_id, self.cb_type,
+            self.ml.clip_p, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost,
+            part.prob, ho, self.stats, self.dr_prev, scores, order, np.zeros(m),
+        )  # fmt: skip
+        out.scores, out.order = scores, order
+        return out
+
+    def lines(self, step: Step, vw: bool = False) -> list[str]:
+        """The ``-p`` lines of a step: sl's (one per example, module doc), or with ``vw``
+        VW's (each example's then a blank line; ``--csoaa-ldf``: one per action line)."""
+        from streamlearn.learners.explore import pmf_text
+
+        part = step.part
+        ptr = part.mg.act_ptr
+        out = []
+        end = "\n\n" if vw else "\n"
+        for e in range(ptr.shape[0] - 1):
+            lo, hi = int(ptr[e]), int(ptr[e + 1])
+            tag = part.tags[e].decode("utf-8", "replace")
+            t = " " + tag if tag else ""
+            if step.probs is not None:
+                out.append(pmf_text(step.actions[lo:hi], step.probs[lo:hi], tag)[:-1]
+                           + ("\n" if vw else ""))  # fmt: skip
+            elif step.pred is None:
+                order, scores = step.order, step.scores
+                if self.ml.rank_all:
+                    out.append(",".join(f"{int(order[i])}:{_g(float(scores[lo + order[i]]))}"
+                                        for i in range(lo, hi)) + t + end)  # fmt: skip
+                else:
+                    out.append(f"{int(order[lo])}{t}{end}")
+            elif self.ml.csoaa_rank:
+                order, scores = step.order, step.scores
+                out.append(",".join(f"{int(part.lab_cls[lo + order[i]])}:"
+                                    f"{_g(float(scores[lo + order[i]]))}"
+                                    for i in range(lo, hi)) + end)  # fmt: skip
+            elif vw:
+                done = False
+                for r in range(lo, hi):
+                    if not done and part.lab_cls[r] == step.pred[e] and part.lab_n[r] > 0:
+                        out.append(f"{int(step.pred[e])}\n")
+                        done = True
+                    else:
+                        out.append("0\n")
+                out.append("\n")
+            else:
+                out.append(f"{int(step.pred[e])}\n")
+        return out
+
+    # -- the model --------------------------------------------------------------------------
+
+    def state(self) -> dict:
+        xp = self.xp
+        return {
+            "dr_prev": self.dr_prev.tolist(),
+            "xstats": xp.xstats.tolist() if xp is not None else [],
+            "rng": int(xp.rng[0]) if xp is not None else 0,
+            "counts": xp.counts.tolist() if xp is not None else [],
+            "stats": self.stats.tolist(),
+            "draws": self.draws,
+        }
+
+    def to_model(self) -> model_io.Model:
+        """sl's model of the learner as it stands (copies: the learner goes on)."""
+        from streamlearn.learners import gd
+        from streamlearn.learners.base import S_N, STATS_SIZE
+
+        stats = np.zeros(STATS_SIZE)  # (sl's counters of a single-line model: examples)
+        stats[S_N] = self.stats[cb_adf.N_EX]
+        table = self.table
+        slots = np.flatnonzero((table != 0).any(axis=1)).astype(np.uint32)
+        weights = np.empty(slots.shape[0])
+        gd.SPEC.current_weights(table, self.gstate, self.params, slots, weights)
+        ml = {f.name: getattr(self.ml, f.name) for f in dataclasses.fields(Multiline)
+              if f.name != "notes"}  # fmt: skip
+        return model_io.Model(
+            config=self.config, learner="gd", slots=slots,
+            state=np.take(table, slots, axis=0), weights=weights, gstate=self.gstate.copy(),
+            stats=stats, meta={META: ml, "bandit": self.state()},
+        )  # fmt: skip
+
+    @classmethod
+    def from_model(cls, m: model_io.Model, config: TrainConfig | None = None,
+                   overrides: dict | None = None) -> Bandit:  # fmt: skip
+        """The learner of a saved model (``overrides``: Multiline fields given again)."""
+        saved = dict(m.meta[META])
+        for k, v in (overrides or {}).items():
+            if k in ("reduction", "actions", "classifier", "cb_type", "explore", "bag") \
+                    and saved.get(k) != v:  # fmt: skip
+                raise UsageError(f"the model was trained with {k} {saved.get(k)!r}, not {v!r}")
+            saved[k] = v
+        known = {f.name for f in dataclasses.fields(Multiline)}
+        ml = Multiline(**{k: v for k, v in saved.items() if k in known})
+        return cls(config or m.config, ml, m)
+
+    # -- the numbers ------------------------------------------------------------------------
+
+    def summary(self, since: np.ndarray | None = None) -> dict:
+        """The counts and progressive loss (``since``: of the examples after those counts)."""
+        s = self.stats if since is None else self.stats - since
+        return {"examples": int(s[cb_adf.N_EX]), "labeled": int(s[cb_adf.N_LAB]),
+                "loss": float(s[cb_adf.LOSS] / s[cb_adf.N_LAB]) if s[cb_adf.N_LAB] else None,
+                "features": int(s[cb_adf.FEATURES])}  # fmt: skip
+
+
+# --------------------------------------------------------------------------- sl train / predict
+
+
+def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
+          test_only: bool = False) -> dict:  # noqa: ANN001  # fmt: skip
+    """``sl train`` (and ``sl predict``: ``test_only``) of a bandit: every pass over
+    ``inputs.sources``, ``-p`` in sl's format, ``-f`` in sl's model format; the summary."""
+    from streamlearn.run.multiline import _config
+    from streamlearn.run.train import merge_config
+
+    start = start_model
+    if start is None and inputs.initial_model is not None:
+        start = model_io.load(inputs.initial_model)
+    if start is not None and not is_bandit(start):
+        raise UsageError(f"{inputs.initial_model}: not a bandit model (--cb-adf, --cb, "
+                         "--csoaa-ldf): sl train -i continues one")  # fmt: skip
+    if start is not None:
+        config = merge_config(start.config, dict(learn))
+        if test_only:
+            config = config.replace(test_only=True)
+        _config({"algo": config.algo})
+        b = Bandit.from_model(start, config, bandit)
+    else:
+        if not bandit.get("reduction"):
+            raise UsageError("a bandit needs --cb-adf, --cb K or --csoaa-ldf")
+        config = _config(dict(learn))
+        b = Bandit(config, Multiline(**bandit))
+    say = console.say
+    since = b.stats.copy()
+    passes = max(1, config.passes)
+    period = config.effective_holdout if passes > 1 else 0
+    preds: list[str] = []
+    want = bool(outputs.predictions)
+    kept: list = []
+    malformed = 0
+    best = np.inf
+    no_win = 0
+    used = 0
+    for npass in range(passes):
+        used = npass + 1
+        ho_before = (b.stats[cb_adf.HO_N], b.stats[cb_adf.HO_LOSS])
+        src = _blocks(b, inputs) if npass == 0 else iter(kept)
+        n = 0
+        for part in src:
+            if npass == 0:
+                for msg in part.bad:
+                    malformed += 1
+                    if inputs.strict:
+                        raise MalformedData(f"{msg} (--strict)")
+                    if malformed <= 10:
+                        say(f"warning: {msg}")
+                if passes > 1:
+                    kept.append(part)
+            m = part.mg.act_ptr.shape[0] - 1
+            ho = None
+            if period:
+                ho = (n + 1 + np.arange(m)) % period == 0
+            n += m
+            step = b.run(part, ho)
+            if want and npass == 0:
+                preds.extend(b.lines(step))
+        if period:
+            n_ho = b.stats[cb_adf.HO_N] - ho_before[0]
+            this = (b.stats[cb_adf.HO_LOSS] - ho_before[1]) / n_ho if n_ho > 0 else np.inf
+            if this < best:
+                best, no_win = this, 0
+            elif np.isfinite(this) or np.isfinite(best):
+                no_win += 1
+                if no_win >= config.early_terminate:
+                    break
+    if b.stats[cb_adf.N_EX] == since[cb_adf.N_EX] and not inputs.allow_empty:
+        from streamlearn.errors import NoExamples
+
+        raise NoExamples("no usable multiline example in the input")
+    if want:
+        from streamlearn.run.multiline import _write
+
+        _write(outputs.predictions, "".join(preds))
+    out = {**b.summary(since), "passes": used, "malformed": malformed,
+           "best_holdout": float(best) if np.isfinite(best) else None}  # fmt: skip
+    final = getattr(outputs, "final_model", None)
+    if final and not test_only:
+        model_io.save(b.to_model(), final)
+    if outputs.report:
+        import json
+
+        from streamlearn.system.outputs import write_bytes
+
+        write_bytes(outputs.report, json.dumps(out, indent=2).encode() + b"\n", "report")
+    loss = out["loss"]
+    say(f"{'scored' if test_only else 'trained'}: {out['examples']} examples, "
+        f"average loss {'n.a.' if loss is None else f'{loss:.6f}'}")  # fmt: skip
+    return out
+
+
+def _blocks(b: Bandit, inputs):  # noqa: ANN001, ANN202
+    from streamlearn.io.multiline import example_blocks
+    from streamlearn.io.reader import iter_blocks
+
+    blocks = iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes)
+    if b.ml.reduction != "cb":
+        blocks = example_blocks(blocks)
+    for block in blocks:
+        yield b.parse(block)
+
+
+# --------------------------------------------------------------------------- the Python API
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An action chosen for a context: its index among the actions, the probability it was
+    chosen with (to log beside its cost), and the pmf over all the actions."""
+
+    action: int
+    probability: float
+    pmf: np.ndarray
+    """float64[K]: each action's probability, by index (VW's pmf, float32 numbers)."""
+
+
+_M64 = (1 << 64) - 1
+
+
+def _uniform(seed: int) -> np.float32:
+    """VW's ``merand48_noadvance(seed)``: one step of its generator, as a float32 in [0, 1)."""
+    s = (0xEECE66D5DEECE66D * (seed & _M64) + 2147483647) & _M64
+    return np.float32(((s >> 25) & 0x7FFFFF) / 8388608.0)
+
+
+def sample(actions: np.ndarray, probs: np.ndarray, seed: int) -> tuple[int, float]:
+    """VW's ``sample_after_normalizing``: an action of the pmf (in its order) with one draw
+    from ``seed``; the action and its normalised probability."""
+    p = np.maximum(probs.astype(np.float32), np.float32(0.0))
+    run = np.cumsum(p, dtype=np.float32)  # (sequential float32 sums, as VW's loop)
+    total = run[-1]
+    if total == 0.0:
+        return int(actions[0]), 1.0
+    draw = min(np.float32(total * _uniform(seed)), total)
+    above = run > draw
+    pick = int(above.argmax()) if above.any() else p.shape[0] - 1
+    return int(actions[pick]), float(np.float32(p[pick] / total))
+
+
+def _token(name: object, value: object) -> str:
+    key = str(name)
+    if not key or any(c in key for c in " \t\n|:"):
+        raise ValueError(f"feature name {key!r}: no spaces, '|' or ':'")
+    if value is True or value is None:
+        return key
+    if isinstance(value, str):
+        if any(c in value for c in " \t\n|:"):
+            raise ValueError(f"feature {key}={value!r}: no spaces, '|' or ':' in a value")
+        return f"{key}={value}"
+    v = float(value)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"feature {key}: not a finite number ({value!r})")
+    return f"{key}:{v!r}"
+
+
+def feature_text(x: object) -> str:
+    """A context or an action as the features of a VW text line.
+
+    * a string: VW's text after the label (``"|user a b |time c:2"``; without a leading
+      ``|``, the default namespace's features);
+    * a dict of namespace -> features, each a string (``"a b c:2"``), a list of names, or a
+      dict of name -> value (a number: ``name:value``; a string: ``name=value``; True:
+      ``name``).
+    """
+    if isinstance(x, str):
+        if "\n" in x or "\r" in x:
+            raise ValueError("a context or action holds no newline")
+        t = x.strip()
+        return t if t.startswith("|") else ("| " + t if t else "|")
+    if isinstance(x, dict):
+        parts = []
+        for ns, feats in x.items():
+            name = str(ns)
+            if any(c in name for c in " \t\n|:"):
+                raise ValueError(f"namespace {name!r}: no spaces, '|' or ':'")
+            if isinstance(feats, str):
+                if "\n" in feats or "|" in feats:
+                    raise ValueError(f"namespace {name}: no newline or '|' in its features")
+                body = feats.strip()
+            elif isinstance(feats, dict):
+                body = " ".join(_token(k, v) for k, v in feats.items())
+            elif isinstance(feats, list | tuple):
+                body = " ".join(_token(k, True) for k in feats)
+            else:
+                raise TypeError(f"namespace {name}: features as a str, a list or a dict, "
+                                f"not {type(feats).__name__}")  # fmt: skip
+            parts.append(f"|{name} {body}" if body else f"|{name}")
+        return " ".join(parts) if parts else "|"
+    if x is None:
+        return "|"
+    raise TypeError(f"a context or action is a str or a dict, not {type(x).__name__}")
+
+
+def example_text(context: object, actions: list, label: tuple | None = None,
+                 write_label: bool = True) -> str:  # fmt: skip
+    """One multiline example (``label``: the logged (action index, cost, probability),
+    checked, and written on its line unless ``write_label`` is false)."""
+    if not isinstance(actions, list | tuple) or not actions:
+        raise ValueError("an example needs a non-empty list of actions")
+    lines = []
+    ctx = feature_text(context) if context is not None else "|"
+    if ctx != "|":
+        lines.append("shared " + ctx)
+    k = -1
+    if label is not None:
+        k, cost, prob = label
+        k = int(k)
+        if not 0 <= k < len(actions):
+            raise ValueError(f"chosen action {k}: not an index of the {len(actions)} actions")
+        cost, prob = float(cost), float(prob)
+        if not (cost == cost and abs(cost) != float("inf")):
+            raise ValueError(f"cost {cost}: not a finite number")
+        if not 0.0 < prob <= 1.0:
+            raise ValueError(f"probability {prob}: must be in (0, 1]")
+    for i, a in enumerate(actions):
+        t = feature_text(a)
+        lines.append(f"0:{cost!r}:{prob!r} {t}" if i == k and write_label else t)
+    return "\n".join(lines) + "\n\n"
+
+
+PARSED = 256
+"""Parsed examples kept by the API (by their text): ``learn`` after ``choose`` of the same
+context and actions does not parse them again."""
+
+
+def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> _Part:
+    """The examples of the API's lists, parsed and made ready (errors: ``ValueError``)."""
+    if len(actions) != len(contexts) or (labels is not None and len(labels) != len(contexts)):
+        raise ValueError("contexts, actions (and labels) of different lengths")
+    from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
+    from streamlearn.io.parse import describe_errors
+
+    # the labels go to the kernels as given (parsed from text they are the same float32s)
+    text = "".join(example_text(c, a, labels[i] if labels is not None else None, False)
+                   for i, (c, a) in enumerate(zip(contexts, actions, strict=True)))  # fmt: skip
+    m = len(contexts)
+    hit = b.parsed.get(text)
+    if hit is None:
+        data = np.frombuffer(bytearray(text.encode("utf-8")), dtype=np.uint8)
+        cfg = b.config
+        ex = parse_examples(Block(data, "<api>", 1), cfg.bits, cfg.constant, b.parse_inter,
+                            b.kind)  # fmt: skip
+        if ex.batch.status.any():
+            raise ValueError("; ".join(describe_errors(ex.batch, limit=3)))
+        mg = cross_merged(merge_shared(ex), b.full, cfg.bits)
+        if mg.act_ptr.shape[0] - 1 != m:
+            raise ValueError("an example was not read whole (an action without features?)")
+        hit = (mg, ex.batch.line[ex.ex_ptr[:-1]])
+        if len(b.parsed) >= PARSED:
+            b.parsed.pop(next(iter(b.parsed)))
+        b.parsed[text] = hit
+    mg, lines = hit
+    if labels is None:
+        chosen, cost, prob = np.full(m, -1, dtype=np.int64), np.zeros(m), np.ones(m)
+    else:
+        chosen = np.array([lab[0] for lab in labels], dtype=np.int64)
+        cost = np.array([lab[1] for lab in labels], dtype=np.float64)
+        prob = np.array([lab[2] for lab in labels], dtype=np.float64)
+    none = np.zeros(0)
+    return _Part(mg, chosen, cost, prob, none, none, none, [b""] * m, lines, [])
+
+
+def _pmfs(b: Bandit, step: Step) -> list[np.ndarray]:
+    ptr = step.part.mg.act_ptr
+    out = []
+    for e in range(ptr.shape[0] - 1):
+        lo, hi = int(ptr[e]), int(ptr[e + 1])
+        pmf = np.zeros(hi - lo)
+        if step.probs is not None:
+            pmf[step.actions[lo:hi]] = step.probs[lo:hi]
+        else:
+            pmf[step.order[lo]] = 1.0
+        out.append(pmf)
+    return out
+
+
+def choose(b: Bandit, contexts: list, actions: list, seeds: list | None = None) -> list[Choice]:
+    """An action for each (context, actions), sampled from the explorer's pmf (nothing is
+    learned; VW's sampling, seeded with ``seeds`` or the model's ``seed + draws``)."""
+    if b.ml.reduction != "cb_adf":
+        raise ValueError("choose() needs a contextual bandit with action features (cb_adf=True)")
+    part = api_part(b, contexts, actions, None)
+    xp = b.xp
+    saved = b.stats.copy(), (xp.xstats.copy() if xp is not None else None)
+    try:
+        step = b.run(part)
+    finally:
+        b.stats[:] = saved[0]
+        if xp is not None:
+            xp.xstats[:] = saved[1]
+    ptr = part.mg.act_ptr
+    out = []
+    for e, pmf in enumerate(_pmfs(b, step)):
+        lo, hi = int(ptr[e]), int(ptr[e + 1])
+        if seeds is not None and seeds[e] is not None:
+            seed = int(seeds[e])
+        else:
+            seed = b.config.seed + b.draws
+            b.draws += 1
+        if step.probs is not None:
+            a, p = sample(step.actions[lo:hi], step.probs[lo:hi], seed)
+        else:
+            a, p = int(step.order[lo]), 1.0
+        out.append(Choice(a, p, pmf))
+    return out
+
+
+def learn(b: Bandit, contexts: list, actions: list, labels: list) -> list[np.ndarray]:
+    """Learn each (context, actions, (chosen, cost, probability)); each example's pmf as it
+    was before it was learned (what ``sl vw -p`` writes for it)."""
+    if b.ml.reduction != "cb_adf":
+        raise ValueError("learn() needs a contextual bandit with action features (cb_adf=True)")
+    part = api_part(b, contexts, actions, labels)
+    return _pmfs(b, b.run(part))
+
+
+# --------------------------------------------------------------------------- the server
+
+
+class BanditServed:
+    """The server's model (:mod:`streamlearn.run.serve`) when it is a bandit: requests are
+    multiline examples, each answered once its blank line has come, with VW's ``-p`` text
+    for it (``--explore``: the pmf line, then a blank line, as VW's daemon answers
+    ``--cb_explore_adf``), in order, per connection; learning (no ``-t``) the labeled ones.
+    A malformed example is answered ``nan`` and a blank line (the connection stays)."""
+
+    model_format = "sl"
+    """What a save writes: sl's model file (a bandit's state has no VW form here)."""
+
+    def __init__(self, m: model_io.Model | None, config: TrainConfig, opts, console,
+                 bandit: dict | None = None) -> None:  # noqa: ANN001  # fmt: skip
+        if is_bandit(m):
+            b = Bandit.from_model(m, config, bandit or {})
+        elif m is not None:
+            raise UsageError("the model is not a bandit's: serve it without bandit options")
+        elif not bandit or not bandit.get("reduction"):
+            raise UsageError("a bandit server needs --cb-adf or --csoaa-ldf (or a bandit model)")
+        else:
+            b = Bandit(config, Multiline(**bandit))
+        if b.ml.reduction == "cb":
+            raise UsageError("serving --cb K: not yet (serve --cb-adf examples)")
+        self.bandit = b
+        self.config = config
+        self.opts = opts
+        self.console = console
+        self.learner = b if opts.learn else None
+        self.model = m
+        self.carry: dict[str, tuple[bytes, int]] = {}
+        """Per connection, the lines of an example not ended yet, and its first line."""
+
+    def warm_up(self) -> None:
+        """Compile or load the kernels with one unlabeled example (the counts put back)."""
+        b = self.bandit
+        xp = b.xp
+        saved = b.stats.copy(), (xp.xstats.copy() if xp is not None else None)
+        self._run(b"shared |s w\n|a x\n|a y\n\n", "<warm-up>", 1)
+        b.stats[:] = saved[0]
+        if xp is not None:
+            xp.xstats[:] = saved[1]
+
+    def answer(self, data: bytes, source: str, first_line: int,
+               long_lines: tuple = ()) -> tuple[bytes, int, int]:  # fmt: skip
+        """The answers of the examples ``data`` completes (whole lines); their number and
+        the malformed ones'."""
+        from streamlearn.io.multiline import last_example_end
+
+        carry, start = self.carry.pop(source, (b"", first_line))
+        buf = carry + data if carry else data
+        end = int(last_example_end(np.frombuffer(buf, dtype=np.uint8)))
+        if end < 0:
+            if len(buf) > self.opts.max_line_bytes * 64:
+                self.console.warn_once("long example", "sl serve: a multiline example of more "
+                                       "than 64 x --max-line-bytes dropped")  # fmt: skip
+                return b"nan\n\n", 1, 1
+            self.carry[source] = (buf, start)
+            return b"", 0, 0
+        done, rest = buf[:end], buf[end:]
+        if rest:
+            self.carry[source] = (rest, start + done.count(b"\n"))
+        return self._run(done, source, start)
+
+    def _run(self, data: bytes, source: str, start: int) -> tuple[bytes, int, int]:
+        from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
+        from streamlearn.run.multiline import _prepare
+
+        b = self.bandit
+        cfg = b.config
+        block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start, live=True)
+        ex = parse_examples(block, cfg.bits, cfg.constant, b.parse_inter, b.kind)
+        if ex.m == 0:
+            return b"", 0, 0
+        mg = cross_merged(merge_shared(ex), b.full, cfg.bits)
+        part = _prepare(b.ml, ex, mg)
+        for msg in part.bad[:3]:
+            self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
+        step = b.run(part)
+        lines = b.lines(step, vw=True)
+        good = part.mg.example
+        if good.shape[0] == ex.m:
+            return "".join(lines).encode(), ex.m, 0
+        # a malformed example's answer in its place
+        per: list[str] = []
+        at = 0
+        i = 0
+        for e in range(ex.m):
+            if i < good.shape[0] and good[i] == e:
+                n = 1 if step.pred is None or self.bandit.ml.csoaa_rank else \
+                    int(part.mg.act_ptr[i + 1] - part.mg.act_ptr[i]) + 1  # fmt: skip
+                per.extend(lines[at : at + n])
+                at += n
+                i += 1
+            else:
+                per.append("nan\n\n")
+        return "".join(per).encode(), ex.m, ex.m - good.shape[0]
+
+    def closed(self, source: str) -> None:
+        """A connection ended: an example it left unended is dropped."""
+        self.carry.pop(source, None)
+
+    def examples(self) -> int:
+        return int(self.bandit.stats[cb_adf.N_EX])
+
+    def snapshot(self) -> model_io.Model:
+        return self.bandit.to_model()

@@ -1,0 +1,125 @@
+"""A bandit behind the server (``sl serve --cb-adf --explore ...``, ``sl vw --daemon
+--cb_explore_adf``) on the loopback address: multiline requests answered with VW's pmf
+line and a blank line, in order, per connection; learning labeled examples (no ``-t``)
+gives the weights and pmfs of ``sl vw`` over the same examples.  Every request loop is
+bounded in count and time; every server is stopped in a ``finally``."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.api import Console, Inputs
+from streamlearn.run.multiline import Multiline, fit
+from tests.cb_logs import adf_log
+from tests.run.test_serve import Server, connect
+
+
+def _recv_examples(s, n: int, timeout: float = 60.0) -> bytes:  # noqa: ANN001
+    """Answers of ``n`` examples (each ends with a blank line), or what came in time."""
+    import select
+
+    buf = b""
+    end = time.monotonic() + timeout
+    while buf.count(b"\n\n") < n and time.monotonic() < end:
+        r, _, _ = select.select([s], [], [], max(0.0, end - time.monotonic()))
+        if not r:
+            break
+        data = s.recv(1 << 20)
+        if not data:
+            break
+        buf += data
+    return buf
+
+
+def _vw(ml: dict, path: Path):  # noqa: ANN202
+    return fit({}, Multiline(reduction="cb_adf", **ml), Inputs(sources=[str(path)]),
+               Console(True), predictions=True)  # fmt: skip
+
+
+def test_learning_server_answers_and_learns_as_sl_vw(tmp_path: Path) -> None:
+    text = adf_log(41, 150)
+    (tmp_path / "a.txt").write_text(text)
+    ref = _vw({"explore": "greedy", "epsilon": 0.1}, tmp_path / "a.txt")
+    want = "".join(ref.predictions).encode()
+    data = text.encode()
+    srv = Server(["serve", "--cb-adf", "--explore", "epsilon", "--epsilon", "0.1", "--learn",
+                  "-f", "m.sl"], tmp_path)  # fmt: skip
+    try:
+        s = connect(srv.port)
+        try:
+            for i in range(0, len(data), 333):  # pieces that cut examples and lines
+                s.sendall(data[i : i + 333])
+            got = _recv_examples(s, 150)
+        finally:
+            s.close()
+        assert got == want
+        assert srv.stop(signal.SIGTERM) == 143
+    finally:
+        srv.stop(signal.SIGKILL)
+    m = model_io.load(tmp_path / "m.sl")
+    assert np.array_equal(m.table((0.0,) * 4, np.float32), ref.table)
+
+
+def test_interactive_requests_in_order_with_a_malformed_example(tmp_path: Path) -> None:
+    exs = adf_log(42, 12, unlabeled=0.0).strip("\n").split("\n\n")
+    bad = "shared |s a\n0:1:0.5 |a x\n0:2:0.5 |a y"  # two labeled lines: refused
+    (tmp_path / "good.txt").write_text("\n\n".join(exs) + "\n\n")
+    ref = _vw({"cb_type": "ips", "explore": "softmax", "lam": 1.5}, tmp_path / "good.txt")
+    want = "".join(ref.predictions).encode().split(b"\n\n")[:-1]
+    srv = Server(["serve", "--cb-adf", "--cb-type", "ips", "--explore", "softmax", "--lambda",
+                  "1.5", "--learn"], tmp_path)  # fmt: skip
+    try:
+        s = connect(srv.port)
+        try:
+            answers = []
+            for i, ex in enumerate(exs[:12]):
+                if i == 5:
+                    s.sendall(bad.encode() + b"\n\n")
+                    assert _recv_examples(s, 1, 30) == b"nan\n\n"
+                lines = (ex + "\n\n").encode()
+                s.sendall(lines[:7])  # half a line: no answer yet
+                time.sleep(0.01)
+                s.sendall(lines[7:])
+                got = _recv_examples(s, 1, 30)
+                assert got.count(b"\n\n") == 1, got
+                answers.append(got[:-2])
+        finally:
+            s.close()
+        assert answers == want
+        assert "two" in srv.log() or "labeled" in srv.log()
+    finally:
+        srv.stop(signal.SIGKILL)
+
+
+def test_vw_daemon_scores_a_saved_bandit(tmp_path: Path) -> None:
+    text = adf_log(43, 40)
+    (tmp_path / "a.txt").write_text(text)
+    from streamlearn import api
+    from streamlearn.api import Outputs
+
+    api.train_bandit({}, {"cb_adf": True, "explore": "squarecb"},
+                     Inputs(sources=[str(tmp_path / "a.txt")]),
+                     Outputs(final_model=str(tmp_path / "m.sl")), Console(True))  # fmt: skip
+    before = (tmp_path / "m.sl").read_bytes()
+    srv = Server(["vw", "--daemon", "--foreground", "-t", "-i", "m.sl", "--port", "0",
+                  "--port_file", "s.port"], tmp_path)  # fmt: skip
+    try:
+        s = connect(srv.port)
+        try:
+            s.sendall(text.encode())
+            got = _recv_examples(s, 40)
+        finally:
+            s.close()
+    finally:
+        srv.stop(signal.SIGTERM)
+    (tmp_path / "q.txt").unlink(missing_ok=True)
+    api.predict(Inputs(sources=[str(tmp_path / "a.txt")], initial_model=str(tmp_path / "m.sl")),
+                Outputs(predictions=str(tmp_path / "q.txt")), Console(True))  # fmt: skip
+    sl_lines = (tmp_path / "q.txt").read_text().splitlines()
+    assert got.decode().split("\n\n")[:-1] == sl_lines  # -t: nothing learned, same pmfs
+    assert (tmp_path / "m.sl").read_bytes() == before
