@@ -142,6 +142,16 @@ COMMANDS: list[tuple[str, list[str]]] = [
         "cli.main(['vw', '--csoaa', '3', '-d', T + '/cs1', '--quiet'], standalone_mode=False) "
         "if open(T + '/cs1', 'w').write(''.join('1:%d 2:1 3:0 |f a%d\\n' % (i % 2, i % 5) for i "
         "in range(300))) else None\n"
+        "cli.main(['vw', '--cb_explore_adf', '-d', T + '/cb', '--quiet',"
+        " '--report', T + '/r.json'],"
+        " standalone_mode=False)\n"
+        "cli.main(['train', '--cb-adf', '--explore', 'epsilon', T + '/cb', '-f', T + '/b.sl',"
+        " '--quiet'], standalone_mode=False)\n"
+        "cli.main(['predict', '-i', T + '/b.sl', T + '/cb', '-p', T + '/b.p'],"
+        " standalone_mode=False)\n"
+        "import streamlearn as sl\n"
+        "m = sl.Model(cb_adf=True, explore='epsilon')\n"
+        "m.learn('|u a', ['|a x', '|a y'], 1, 0.0, 0.5); m.choose('|u a', ['|a x', '|a y'])\n"
     ]),
     ("py", [
         "import numpy as np, streamlearn as sl\n"
