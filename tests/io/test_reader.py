@@ -174,7 +174,7 @@ def test_read_batches_detects_vw_after_blank_lines(tmp_path) -> None:
 
 def test_read_batches_rejects_bad_options(tmp_path) -> None:
     with pytest.raises(ValueError, match="format"):
-        list(read_batches([], fmt="csv"))
+        list(read_batches([], fmt="parquet"))
     with pytest.raises(ValueError, match="bits"):
         list(read_batches([], bits=0))
 
