@@ -39,6 +39,8 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.learners.cb_to_adf import copy_to_adf, index_mask
     from streamlearn.run.multiline import _config, _Explore, _summary, _write
 
+    if inputs.initial_model:
+        raise UsageError("-i with --cbify: not supported yet")
     cfg = _config(learn)
     k = ml.cbify
     if cfg.passes > 1:
@@ -154,6 +156,8 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
                "loss": n_wrong / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
     _summary(say, summary, stats, False)
+    if outputs.final_model:
+        say("sl vw: -f with --cbify is not written yet (no model saved)")
     return summary
 
 

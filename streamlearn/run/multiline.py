@@ -444,6 +444,11 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
 
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr")
+    if ml.explore and inputs.initial_model:
+        # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
+        # copies); sl's does not yet: a continued run would explore differently
+        raise UsageError("-i with --cb_explore_adf/--cb_explore: the explorer's state is not "
+                         "in sl's model yet")  # fmt: skip
     start = initial(inputs.initial_model, ml, learn) if inputs.initial_model else None
     cfg = _config(start[0] if start else learn)
     params = cfg.params()
