@@ -88,3 +88,20 @@ def test_stderr_as_vw(tmp_path: Path, kind: str, args: str) -> None:
     sl = _stderr(["streamlearn", "vw"], argv, tmp_path)
     assert "average  since" in vw
     assert sl == vw
+
+
+def test_later_passes_read_the_cache(tmp_path: Path) -> None:
+    """--passes 3 -c: passes 2 and 3 read the cache back (nothing kept in memory), and
+    learn as the passes that replay the batches in memory (no cache) and as a rerun on
+    the cache."""
+    (tmp_path / "d.txt").write_text(_adf(11, 400))
+    base = ["--cb_adf", "--passes", "3", "-d", "d.txt", "--holdout_off"]
+    _stderr(["streamlearn", "vw"], [*base, "-p", "mem.txt"], tmp_path)
+    a = _stderr(["streamlearn", "vw"], [*base, "-c", "--cache_file", "c.cache", "-p", "a.txt"],
+                tmp_path)  # fmt: skip
+    assert (tmp_path / "c.cache").exists() and not (tmp_path / "c.cache.sl-tmp").exists()
+    b = _stderr(["streamlearn", "vw"], [*base, "-c", "--cache_file", "c.cache", "-p", "b.txt"],
+                tmp_path)  # fmt: skip
+    mem = (tmp_path / "mem.txt").read_text()
+    assert (tmp_path / "a.txt").read_text() == mem == (tmp_path / "b.txt").read_text()
+    assert a.split("finished run")[1] == b.split("finished run")[1]
