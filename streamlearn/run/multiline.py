@@ -738,12 +738,25 @@ class _Explore:
         return acts, probs
 
     def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
-        if pred_lines is not None:
-            ptr = part.mg.act_ptr
-            for e in range(ptr.shape[0] - 1):
-                tag = part.tags[e].decode("utf-8", "replace")
-                lo, hi = ptr[e], ptr[e + 1]
-                pred_lines.append(self.ex.pmf_text(acts[lo:hi], probs[lo:hi], tag))
+        if pred_lines is None:
+            return
+        # as explore.pmf_text, each distinct probability's text made once per batch (the
+        # pmfs take few values): 200k examples x 8 actions took 2.3 s one by one
+        ptr = part.mg.act_ptr.tolist()
+        uniq, inv = np.unique(probs, return_inverse=True)
+        ptext = [self.ex.prob_text(float(p)) for p in uniq]
+        top = int(acts.max()) + 1 if acts.shape[0] else 0
+        atext = [f"{a}:" for a in range(top)]
+        cells = [atext[a] + ptext[i] for a, i in zip(acts.tolist(), inv.tolist(), strict=True)]
+        tags = part.tags
+        tagged = bool(np.any(tags.end > tags.start))
+        for e in range(len(ptr) - 1):
+            body = ",".join(cells[ptr[e] : ptr[e + 1]])
+            if tagged:
+                tag = tags[e].decode("utf-8", "replace")
+                if tag:
+                    body += " " + tag
+            pred_lines.append(body + "\n\n")
 
 
 def _cb_labeled(part: _Part) -> np.ndarray:
