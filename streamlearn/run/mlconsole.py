@@ -14,7 +14,9 @@ VW's counts of features (``current features``, ``total feature number``):
   constant (``print_update_cb``, ``cs_count_features``): the merged rows' entries;
 * the summary of ``--cb_adf`` (``cb_adf::update_statistics``) counts each line once, the
   shared line with its constant; ``--cb_explore_adf``, ``--cb K`` and ``--csoaa_ldf``
-  count as the column.
+  count as the column;
+* interactions add each example's crossed features to both (VW counts the crosses of the
+  merged action lines).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def _config(learn: dict) -> TrainConfig:
 def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
            max_line: int, tee=None):  # noqa: ANN001, ANN202  # fmt: skip
     from streamlearn.io.interactions import compile_interactions
-    from streamlearn.io.multiline import cross_merged, example_blocks, merge_shared, parse_examples
+    from streamlearn.io.multiline import example_blocks, merge_shared, parse_examples
     from streamlearn.io.reader import iter_blocks
 
     full = cfg.namespaces() or compile_interactions()
@@ -137,17 +137,17 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             ex = parse_examples(text, cfg.bits, cfg.constant, parse_inter, kind)
             ex = restore_examples(ex, tr)
             part = _prepare(ml, ex, merge_shared(ex))
-            part.mg = cross_merged(part.mg, full, cfg.bits)
+            _crossed(part, full, cfg.bits)
             yield part
             continue
         if ml.reduction == "cb":
             part = _cb_part(ml, cfg, block, parse_inter)
-            part.mg = cross_merged(part.mg, full, cfg.bits)
+            _crossed(part, full, cfg.bits)
             yield part
             continue
         ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
         part = _prepare(ml, ex, merge_shared(ex))
-        part.mg = cross_merged(part.mg, full, cfg.bits)
+        _crossed(part, full, cfg.bits)
         yield part
 
 
@@ -283,6 +283,20 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
         feat_total = own + np.where(has_shared, row_nnz[head], 0)
     return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad,
                  None, feat_row, feat_total)  # fmt: skip
+
+
+def _crossed(part: _Part, full, bits: int) -> None:  # noqa: ANN001
+    """``part.mg`` with its interactions; VW's feature counts take the crossed features."""
+    from streamlearn.io.multiline import cross_merged
+
+    before = part.mg
+    part.mg = cross_merged(part.mg, full, bits)
+    if part.mg is before or part.feat_row is None:
+        return
+    extra = _example_nnz(part.mg) - _example_nnz(before)
+    same = part.feat_total is part.feat_row
+    part.feat_row = part.feat_row + extra
+    part.feat_total = part.feat_row if same else part.feat_total + extra
 
 
 def _example_sums(per_row: np.ndarray, act_ptr: np.ndarray) -> np.ndarray:
