@@ -11,12 +11,14 @@ then one kernel call per batch that walks it example by example
 :func:`streamlearn.learners.csoaa_ldf.train_examples`).  ``--cb K`` examples are single
 lines turned into K action lines first (:mod:`streamlearn.learners.cb_to_adf`).
 
-Passes replay the parsed, merged batches kept in memory; holdout, passes and counts are
+Later passes read the cache (``-c``) back, or without one replay the parsed, merged
+batches kept in memory; holdout, passes and counts are
 in examples.  Output as VW's: ``-p`` per example, the summary on stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import os
@@ -86,6 +88,8 @@ class _Part:
     ex_lines: np.ndarray
     bad: list
     sub: np.ndarray | None = None  # each action line's weight window (--cb K), else 0
+    feat_row: np.ndarray | None = None  # VW's "current features" of each example
+    feat_total: np.ndarray | None = None  # what VW's total feature number adds for it
 
 
 def _config(learn: dict) -> TrainConfig:
@@ -102,7 +106,7 @@ def _config(learn: dict) -> TrainConfig:
 def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
            max_line: int, tee=None):  # noqa: ANN001, ANN202  # fmt: skip
     from streamlearn.io.interactions import compile_interactions
-    from streamlearn.io.multiline import cross_merged, example_blocks, merge_shared, parse_examples
+    from streamlearn.io.multiline import example_blocks, merge_shared, parse_examples
     from streamlearn.io.reader import iter_blocks
 
     full = cfg.namespaces() or compile_interactions()
@@ -133,19 +137,19 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
                 raise UsageError("--json/--dsjson with --cb K: not yet (use --cb_adf)")
             ex = parse_examples(text, cfg.bits, cfg.constant, parse_inter, kind)
             ex = restore_examples(ex, tr)
-            mg = merge_shared(ex)
-            mg = cross_merged(mg, full, cfg.bits)
-            yield _prepare(ml, ex, mg)
+            part = _prepare(ml, ex, merge_shared(ex))
+            _crossed(part, full, cfg.bits)
+            yield part
             continue
         if ml.reduction == "cb":
             part = _cb_part(ml, cfg, block, parse_inter)
-            part.mg = cross_merged(part.mg, full, cfg.bits)
+            _crossed(part, full, cfg.bits)
             yield part
             continue
         ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
-        mg = merge_shared(ex)
-        mg = cross_merged(mg, full, cfg.bits)
-        yield _prepare(ml, ex, mg)
+        part = _prepare(ml, ex, merge_shared(ex))
+        _crossed(part, full, cfg.bits)
+        yield part
 
 
 CACHE_NAME = b"sl-multiline-cache"
@@ -218,7 +222,9 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
     tags = _Tags(b.block.data, np.zeros(n_ok, dtype=np.int64), np.zeros(n_ok, dtype=np.int64))
     none = np.zeros(0)
-    return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub)
+    feats = _example_nnz(mg)
+    return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub, feats,
+                 feats)  # fmt: skip
 
 
 def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
@@ -265,7 +271,44 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
     first_rows = mg.row[mg.act_ptr[:-1]] if mg.row.shape[0] else np.zeros(0, dtype=np.int64)
     shared_rows = ex.ex_ptr[mg.example] if hasattr(ex, "ex_ptr") else first_rows
     tags = _Tags(data, b.tag_start[shared_rows], b.tag_end[shared_rows])
-    return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad)
+    feat_row = _example_nnz(mg)
+    feat_total = feat_row
+    if ml.reduction == "cb_adf" and not ml.explore:
+        # cb_adf's update_statistics: each line once, the shared line with its constant
+        from streamlearn.io.labels import ROW_SHARED
+
+        row_nnz = np.diff(b.indptr)
+        own = _example_sums(row_nnz[mg.row], mg.act_ptr)
+        head = ex.ex_ptr[mg.example]
+        has_shared = (ex.labels.flags[head] & ROW_SHARED) != 0
+        feat_total = own + np.where(has_shared, row_nnz[head], 0)
+    return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad,
+                 None, feat_row, feat_total)  # fmt: skip
+
+
+def _crossed(part: _Part, full, bits: int) -> None:  # noqa: ANN001
+    """``part.mg`` with its interactions; VW's feature counts take the crossed features."""
+    from streamlearn.io.multiline import cross_merged
+
+    before = part.mg
+    part.mg = cross_merged(part.mg, full, bits)
+    if part.mg is before or part.feat_row is None:
+        return
+    extra = _example_nnz(part.mg) - _example_nnz(before)
+    same = part.feat_total is part.feat_row
+    part.feat_row = part.feat_row + extra
+    part.feat_total = part.feat_row if same else part.feat_total + extra
+
+
+def _example_sums(per_row: np.ndarray, act_ptr: np.ndarray) -> np.ndarray:
+    """Each example's sum of ``per_row`` over its action rows."""
+    c = np.concatenate([[0], np.cumsum(per_row, dtype=np.int64)])
+    return c[act_ptr[1:]] - c[act_ptr[:-1]]
+
+
+def _example_nnz(mg) -> np.ndarray:  # noqa: ANN001
+    """Each example's entries over its merged action rows (before crosses)."""
+    return mg.indptr[mg.act_ptr[1:]] - mg.indptr[mg.act_ptr[:-1]]
 
 
 def _drop(mg, keep, chosen, cost, prob, lab_n, lab_cls, lab_cost):  # noqa: ANN001, ANN202
@@ -313,13 +356,17 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     start = inputs.initial_model
     in_place = outputs.final_model if (
         start and outputs.final_model and same_file(outputs.final_model, start)) else None
+    progress = None
+    if getattr(outputs, "vw_format", False):
+        progress = _vw_header(learn, ml, inputs, outputs, say)
     with model_lock(start, in_place, outputs.lock_timeout, console.say):
-        fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions))
+        fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
+                     progress=progress)  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
         if outputs.predictions:
             _write(outputs.predictions, "".join(fitted.predictions))
-        _summary(say, fitted.summary, fitted.stats, fitted.holdout)
+        _summary(say, fitted.summary, fitted.stats, fitted.holdout, progress)
         if fitted.off_policy is not None:
             if ml.ope:
                 for line in fitted.off_policy.lines():
@@ -334,6 +381,22 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
             say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format for "
                 "multiline reductions is not written yet)")  # fmt: skip
     return fitted.summary
+
+
+def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say):  # noqa: ANN001, ANN202
+    """Print VW's header lines; the progress table to fill (:mod:`streamlearn.run.mlconsole`)."""
+    from streamlearn.run import mlconsole
+
+    cfg = _config(learn)
+    sources = list(inputs.sources or ["-"])
+    cache = None
+    if inputs.cache:
+        reused = (os.path.exists(inputs.cache) and not inputs.rebuild_cache
+                  and is_cache(inputs.cache))  # fmt: skip
+        cache = (inputs.cache, reused)
+    say(mlconsole.header(ml, cfg, inputs, outputs, cache, sources))
+    holdout_on = bool(cfg.effective_holdout) and max(1, cfg.passes) > 1
+    return mlconsole.Progress(say, holdout_on)
 
 
 def _spec(ml: Multiline):  # noqa: ANN202
@@ -414,8 +477,10 @@ class Fitted:
     off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
 
 
-def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) -> Fitted:  # noqa: ANN001
-    """Learn from ``inputs.sources`` (every pass); see :func:`run`."""
+def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
+        progress=None) -> Fitted:  # noqa: ANN001  # fmt: skip
+    """Learn from ``inputs.sources`` (every pass); see :func:`run`.  ``progress``: a
+    :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table)."""
     from streamlearn.learners.base import fresh_table
 
     if ml.cb_type not in cb_adf.CB_TYPES:
@@ -440,32 +505,71 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False) 
     dr_prev = np.zeros(257)
     say = console.say
     # -c / --cache_file: the input's bytes, gzipped, replayed by later runs (as VW's cache)
-    sources, tee, raw = inputs.sources, None, None
+    sources = inputs.sources
+    cache = _Cache(None)
     if inputs.cache:
         if os.path.exists(inputs.cache) and not inputs.rebuild_cache and is_cache(inputs.cache):
             sources = [inputs.cache]
-            say(f"sl vw: reading the cache {inputs.cache}")
+            cache.sealed = [inputs.cache]
+            if progress is None:  # (VW's header says it)
+                say(f"sl vw: reading the cache {inputs.cache}")
         else:
-            raw = open(inputs.cache + ".sl-tmp", "wb")  # noqa: SIM115 - closed below
-            tee = gzip.GzipFile(filename=CACHE_NAME.decode(), mode="wb", fileobj=raw, mtime=0)
+            cache = _Cache(inputs.cache)
     try:
-        fitted = _passes(ml, cfg, inputs, say, sources, tee, predictions, params, table, tables,
-                         step, gstate, stats, dr_prev)  # fmt: skip
-    finally:
-        if tee is not None:
-            tee.close()
-            raw.close()
-    if tee is not None:
-        os.replace(inputs.cache + ".sl-tmp", inputs.cache)
+        fitted = _passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
+                         tables, step, gstate, stats, dr_prev, progress)  # fmt: skip
+    except BaseException:
+        cache.drop()
+        raise
+    cache.seal()
     return fitted
 
 
-def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], tee,
+class _Cache:
+    """The cache a run writes (``-c``): the input's bytes gzipped into ``PATH.sl-tmp``,
+    renamed to ``PATH`` once the first pass has read all of them (:meth:`seal`); later
+    passes read it back, so memory does not grow with the examples.  A run that fails
+    first leaves no cache (the temporary file is removed)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.raw = None
+        self.tee = None
+        self.sealed: list[str] | None = None
+        if path is not None:
+            self.raw = open(path + ".sl-tmp", "wb")  # noqa: SIM115 - closed by seal/drop
+            # level 1: level 9 (gzip's default) took 12 s of a 65 MB input's 14 s run
+            self.tee = gzip.GzipFile(filename=CACHE_NAME.decode(), mode="wb", fileobj=self.raw,
+                                     compresslevel=1, mtime=0)  # fmt: skip
+
+    def seal(self) -> list[str] | None:
+        """Close and commit the cache; the sources later passes read (None: no cache)."""
+        if self.tee is not None:
+            self.tee.close()
+            self.raw.close()
+            self.tee = None
+            os.replace(self.path + ".sl-tmp", self.path)
+            self.sealed = [self.path]
+        return self.sealed
+
+    def drop(self) -> None:
+        if self.tee is not None:
+            try:
+                self.tee.close()
+                self.raw.close()
+            finally:
+                self.tee = None
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path + ".sl-tmp")
+
+
+def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cache: _Cache,
             predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
-            step: int, gstate: np.ndarray, stats: np.ndarray,
-            dr_prev: np.ndarray) -> Fitted:  # noqa: ANN001  # fmt: skip
+            step: int, gstate: np.ndarray, stats: np.ndarray, dr_prev: np.ndarray,
+            progress=None) -> Fitted:  # noqa: ANN001  # fmt: skip
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
-    to ``tee``, the cache being written), the others replay the batches kept."""
+    to the cache being written, if any), the others read the cache back (with no cache:
+    replay the batches kept in memory)."""
     loss_id = cfg.loss_id
     passes = max(1, cfg.passes)
     period = cfg.effective_holdout
@@ -484,11 +588,17 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
     best = np.inf
     no_win = 0
     used = 0
+    again: list[str] | None = None
     for npass in range(passes):
         ho_before = (stats[cb_adf.HO_N], stats[cb_adf.HO_LOSS])
         used = npass + 1
-        source = _parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes, tee) \
-            if npass == 0 else iter(kept)  # fmt: skip
+        if npass == 0:
+            source = _parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes,
+                            cache.tee)  # fmt: skip
+        elif again is not None:
+            source = _parts(ml, cfg, again, inputs.block_size, inputs.max_line_bytes)
+        else:
+            source = iter(kept)
         pass_n = 0
         if opp is not None:
             opp.begin_pass(npass + 1)
@@ -502,7 +612,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                         raise MalformedData(f"{msg} (--strict)")
                     if malformed <= 10:
                         say(f"warning: {msg}")
-                if passes > 1:
+                if passes > 1 and cache.path is None and cache.sealed is None:
                     kept.append(part)
             mg = part.mg
             m = mg.act_ptr.shape[0] - 1
@@ -526,6 +636,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                     scores, order, pred,
                 )  # fmt: skip
                 stats[:6] += s6
+                if progress is not None:
+                    _ldf_progress(progress, npass, part, pred, scores, order, ho, ml)
                 if predictions:
                     _ldf_predictions(pred_lines, part, pred, scores, order, ml)
             else:
@@ -538,6 +650,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                                     cb_type, part, ho, stats, dr_prev,
                                     pred_lines if predictions else None)  # fmt: skip
                     opp.explored(part, ho, *seen)
+                    if progress is not None:
+                        _explore_progress(progress, npass, part, seen[0], seen[1], ho)
                     continue
                 cb_adf.train_examples(
                     tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
@@ -545,10 +659,13 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], te
                     dr_prev, scores, order, loss_out,
                 )  # fmt: skip
                 opp.greedy(part, ho, scores, order)
+                if progress is not None:
+                    _cb_progress(progress, npass, part, scores, order, ho, loss_out)
                 if predictions:
                     _cb_predictions(pred_lines, part, scores, order, ml)
         if npass == 0:
             per_pass = int(stats[cb_adf.N_EX])
+            again = cache.seal() if passes > 1 else None
         if period and passes > 1:
             # VW's summarize_holdout_set: the best pass's holdout loss; early termination
             n_ho = stats[cb_adf.HO_N] - ho_before[0]
@@ -669,12 +786,113 @@ class _Explore:
         return acts, probs, scores
 
     def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
-        if pred_lines is not None:
-            ptr = part.mg.act_ptr
-            for e in range(ptr.shape[0] - 1):
-                tag = part.tags[e].decode("utf-8", "replace")
-                lo, hi = ptr[e], ptr[e + 1]
-                pred_lines.append(self.ex.pmf_text(acts[lo:hi], probs[lo:hi], tag))
+        if pred_lines is None:
+            return
+        # as explore.pmf_text, each distinct probability's text made once per batch (the
+        # pmfs take few values): 200k examples x 8 actions took 2.3 s one by one
+        ptr = part.mg.act_ptr.tolist()
+        uniq, inv = np.unique(probs, return_inverse=True)
+        ptext = [self.ex.prob_text(float(p)) for p in uniq]
+        top = int(acts.max()) + 1 if acts.shape[0] else 0
+        atext = [f"{a}:" for a in range(top)]
+        cells = [atext[a] + ptext[i] for a, i in zip(acts.tolist(), inv.tolist(), strict=True)]
+        tags = part.tags
+        tagged = bool(np.any(tags.end > tags.start))
+        for e in range(len(ptr) - 1):
+            body = ",".join(cells[ptr[e] : ptr[e + 1]])
+            if tagged:
+                tag = tags[e].decode("utf-8", "replace")
+                if tag:
+                    body += " " + tag
+            pred_lines.append(body + "\n\n")
+
+
+def _cb_labeled(part: _Part) -> np.ndarray:
+    return (part.chosen >= 0) & (part.prob > 0)
+
+
+def _cb_label_of(part: _Part, labeled: np.ndarray):  # noqa: ANN202
+    from streamlearn.run.mlconsole import cb_label
+
+    def label(e: int) -> str:
+        if not labeled[e]:
+            return "unknown"
+        return cb_label(int(part.chosen[e]), float(part.cost[e]), float(part.prob[e]))
+
+    return label
+
+
+def _cb_progress(progress, npass: int, part: _Part, scores, order, ho, loss_out) -> None:  # noqa: ANN001
+    """VW's table for cb_adf: the top action and its score."""
+    from streamlearn.run.mlconsole import fmt_float
+
+    ptr = part.mg.act_ptr
+    labeled = _cb_labeled(part)
+
+    def pred(e: int) -> str:
+        top = int(order[ptr[e]])
+        return f"{top}:{fmt_float(float(scores[ptr[e] + top]))}"
+
+    progress.batch(npass, labeled, ho, np.where(labeled, loss_out, 0.0), part.feat_row,
+                   part.feat_total, _cb_label_of(part, labeled), pred)  # fmt: skip
+
+
+def _explore_progress(progress, npass: int, part: _Part, acts, probs, ho) -> None:  # noqa: ANN001
+    """VW's table for cb_explore_adf: the pmf's first action and its probability; the loss
+    of an example is the pmf's weight on the logged action times its cost over its
+    probability (float32, as VW's)."""
+    from streamlearn.run.mlconsole import fmt_float
+
+    ptr = part.mg.act_ptr
+    m = ptr.shape[0] - 1
+    labeled = _cb_labeled(part)
+    ex_of_row = np.repeat(np.arange(m), np.diff(ptr))
+    hit = acts == part.chosen[ex_of_row]
+    ips = (part.cost.astype(np.float32) / part.prob.astype(np.float32)).astype(np.float32)
+    contrib = (ips[ex_of_row[hit]] * probs[hit].astype(np.float32)).astype(np.float32)
+    loss = np.zeros(m)
+    loss[ex_of_row[hit]] = contrib
+    loss = np.where(labeled, loss, 0.0)
+
+    def pred(e: int) -> str:
+        return f"{int(acts[ptr[e]])}:{fmt_float(float(probs[ptr[e]]))}"
+
+    progress.batch(npass, labeled, ho, loss, part.feat_row, part.feat_total,
+                   _cb_label_of(part, labeled), pred)  # fmt: skip
+
+
+def _ldf_progress(progress, npass: int, part: _Part, pred, scores, order, ho, ml) -> None:  # noqa: ANN001
+    """VW's table for csoaa_ldf: ``known`` when the predicted class is among the example's
+    labels (its cost is the loss), the predicted class (``.....`` after it with
+    ``--csoaa_rank``).  csoaa_ldf counts held-out examples as the others (VW's)."""
+    ptr = part.mg.act_ptr
+    m = ptr.shape[0] - 1
+    sizes = np.diff(ptr)
+    ex_of_row = np.repeat(np.arange(m), sizes)
+    cls = part.lab_cls
+    if ml.csoaa_rank:
+        top = cls[ptr[:-1] + order[ptr[:-1]]] if m else np.zeros(0, dtype=np.int64)
+    else:
+        top = np.asarray(pred, dtype=np.int64)
+    match = (cls == top[ex_of_row]) & (part.lab_n > 0)
+    first = np.full(m, -1, dtype=np.int64)
+    rows = np.flatnonzero(match)[::-1]
+    first[ex_of_row[rows]] = rows
+    known = first >= 0
+    loss = np.where(known, part.lab_cost[np.maximum(first, 0)], 0.0) if m else np.zeros(0)
+    loss = np.nan_to_num(loss, nan=0.0)
+    costed = (part.lab_n > 0) & ~np.isnan(part.lab_cost)
+    labeled = np.bincount(ex_of_row[costed], minlength=m) > 0 if m else np.zeros(0, dtype=bool)
+    tail = "....." if ml.csoaa_rank else ""
+
+    def label(e: int) -> str:
+        return "known" if known[e] else "unknown"
+
+    def guess(e: int) -> str:
+        return f"{int(top[e])}{tail}"
+
+    progress.batch(npass, labeled, np.zeros(m, dtype=bool), loss, part.feat_row,
+                   part.feat_total, label, guess)  # fmt: skip
 
 
 def _cb_predictions(out: list[str], part: _Part, scores, order, ml: Multiline) -> None:  # noqa: ANN001
@@ -743,15 +961,23 @@ def _report(learn: dict, ml: Multiline, fitted: Fitted) -> dict:
     return out
 
 
-def _summary(say, s: dict, stats, holdout: bool) -> None:  # noqa: ANN001
+def _summary(say, s: dict, stats, holdout: bool, progress=None) -> None:  # noqa: ANN001
+    """VW's summary; with ``progress`` (:class:`~streamlearn.run.mlconsole.Progress`) its
+    counts, which leave held-out examples out as VW's."""
+    examples, weighted = s["examples"], stats[cb_adf.N_EX]
+    per_pass = s["per_pass"]
+    if progress is not None:
+        examples = progress.example_number
+        weighted = progress.wlab + progress.wunl
+        per_pass = examples // max(1, s["passes"])
     say("")
     say("finished run")
     if s["passes"] > 1:
-        say(f"number of examples per pass = {s['per_pass']}")
+        say(f"number of examples per pass = {per_pass}")
         say(f"passes used = {s['passes']}")
     else:
-        say(f"number of examples = {s['examples']}")
-    say(f"weighted example sum = {stats[cb_adf.N_EX]:.6f}")
+        say(f"number of examples = {examples}")
+    say(f"weighted example sum = {weighted:.6f}")
     say("weighted label sum = 0.000000")
     if holdout:
         best = s["best_holdout"]
@@ -761,4 +987,5 @@ def _summary(say, s: dict, stats, holdout: bool) -> None:  # noqa: ANN001
         say("average loss = n.a.")
     else:
         say(f"average loss = {s['loss']:.6f}")
-    say(f"total feature number = {int(stats[cb_adf.FEATURES])}")
+    total = int(stats[cb_adf.FEATURES]) if progress is None else progress.total_features
+    say(f"total feature number = {total}")
