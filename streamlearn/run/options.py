@@ -103,6 +103,10 @@ def check_cache_file(path: str) -> None:
         return  # a new file (or one check_outputs reports)
     if not head or is_cache(head):  # an sl cache, of any version: rebuilt when stale
         return
+    from streamlearn.run.multiline import is_cache as is_multiline_cache
+
+    if is_multiline_cache(path):  # sl's cache of multiline input (its bytes, gzipped)
+        return
     what = not_data(head) or "not an sl cache"
     raise UsageError(f"cache {path} is {what}; sl would replace it with its own cache: "
                      "name another cache file, or remove it")  # fmt: skip
