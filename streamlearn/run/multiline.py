@@ -23,6 +23,7 @@ import dataclasses
 import gzip
 import os
 import sys
+import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -521,7 +522,11 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     except BaseException:
         cache.drop()
         raise
-    cache.seal()
+    finally:
+        cache.seal()  # (a one-pass run's cache is committed here)
+        if cache.held is not None:
+            os.close(cache.held)
+            cache.held = None
     return fitted
 
 
@@ -536,8 +541,13 @@ class _Cache:
         self.raw = None
         self.tee = None
         self.sealed: list[str] | None = None
+        self.held: int | None = None
         if path is not None:
-            self.raw = open(path + ".sl-tmp", "wb")  # noqa: SIM115 - closed by seal/drop
+            # a name of this run's own: two runs naming one cache never write one file
+            fd, self.tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".",
+                                            prefix=os.path.basename(path) + ".",
+                                            suffix=".sl-tmp")  # fmt: skip
+            self.raw = os.fdopen(fd, "wb")  # noqa: SIM115 - closed by seal/drop
             # level 1: level 9 (gzip's default) took 12 s of a 65 MB input's 14 s run
             self.tee = gzip.GzipFile(filename=CACHE_NAME.decode(), mode="wb", fileobj=self.raw,
                                      compresslevel=1, mtime=0)  # fmt: skip
@@ -548,8 +558,12 @@ class _Cache:
             self.tee.close()
             self.raw.close()
             self.tee = None
-            os.replace(self.path + ".sl-tmp", self.path)
-            self.sealed = [self.path]
+            # later passes read this run's file through a descriptor held from before the
+            # rename: another run replacing PATH meanwhile cannot feed them its bytes
+            # (as run/passes.py holds single-line caches)
+            self.held = os.open(self.tmp, os.O_RDONLY)
+            os.replace(self.tmp, self.path)
+            self.sealed = [f"/dev/fd/{self.held}"]
         return self.sealed
 
     def drop(self) -> None:
@@ -560,7 +574,7 @@ class _Cache:
             finally:
                 self.tee = None
                 with contextlib.suppress(OSError):
-                    os.unlink(self.path + ".sl-tmp")
+                    os.unlink(self.tmp)
 
 
 def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cache: _Cache,
