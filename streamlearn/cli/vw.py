@@ -96,6 +96,14 @@ def _int(name: str, text: str) -> int:
         raise VWUsage(f"--{name} {text!r}: an integer is expected") from None
 
 
+def _count(name: str, text: str, flag: str, what: str) -> int:
+    """An integer of at least 1 (classes, actions); otherwise ``FLAG TEXT: WHAT``."""
+    k = _int(name, text)
+    if k < 1:
+        raise VWUsage(f"{flag} {text}: {what}")
+    return k
+
+
 def _path(text: str) -> str:
     """VW's ``stdout`` for the standard output."""
     return "-" if text == "stdout" else text
@@ -179,9 +187,7 @@ def _algo(t: Translation, name: str, _: str | None) -> None:
 
 
 def _oaa(t: Translation, name: str, value: str) -> None:
-    k = _int(name, value)
-    if k < 1:
-        raise VWUsage(f"--oaa {value}: one-against-all needs at least one class")
+    k = _count(name, value, "--oaa", "one-against-all needs at least one class")
     t.learn["oaa"] = k
 
 
@@ -202,25 +208,19 @@ def _csoaa_ldf(t: Translation, name: str, value: str) -> None:
 
 
 def _cb(t: Translation, name: str, value: str) -> None:
-    k = _int(name, value)
-    if k < 1:
-        raise VWUsage(f"--cb {value}: at least one action")
+    k = _count(name, value, "--cb", "at least one action")
     t.multiline["reduction"] = "cb"
     t.multiline["actions"] = k
 
 
 def _csoaa(t: Translation, name: str, value: str) -> None:
-    k = _int(name, value)
-    if k < 1:
-        raise VWUsage(f"--csoaa {value}: cost-sensitive one-against-all needs at least one class")
+    k = _count(name, value, "--csoaa", "cost-sensitive one-against-all needs at least one class")
     t.learn["oaa"] = k
     t.learn["csoaa"] = True
 
 
 def _multilabel(t: Translation, name: str, value: str) -> None:
-    k = _int(name, value)
-    if k < 1:
-        raise VWUsage(f"--multilabel_oaa {value}: at least one class is needed")
+    k = _count(name, value, "--multilabel_oaa", "at least one class is needed")
     t.learn["oaa"] = k
     t.learn["multilabel"] = True
 
@@ -238,9 +238,7 @@ def _cb_explore(t: Translation, name: str, value: str) -> None:
 
 
 def _cbify(t: Translation, name: str, value: str) -> None:
-    k = _int(name, value)
-    if k < 1:
-        raise VWUsage(f"--cbify {value}: at least one class")
+    k = _count(name, value, "--cbify", "at least one class")
     t.multiline["reduction"] = "cbify"
     t.multiline["cbify"] = k
     t.multiline.setdefault("explore", "greedy")
