@@ -62,6 +62,10 @@ class Translation:
     cache_files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """One line each on stderr before the run (options accepted with a difference)."""
+    explorer_options: list[str] = field(default_factory=list)
+    """The explorers named (--first, --bag, ...): VW ignores them without an exploring
+    reduction (--cb_explore, --cb_explore_adf, --cbify)."""
+    exploring: bool = False
     help: bool = False
     version: bool = False
     rate_zero: bool = False
@@ -226,6 +230,7 @@ def _multilabel(t: Translation, name: str, value: str) -> None:
 
 
 def _cb_explore_adf(t: Translation, name: str, value: str | None) -> None:
+    t.exploring = True
     if t.multiline.get("reduction") != "cbify":  # --cbify runs on --cb_explore_adf anyway
         t.multiline["reduction"] = "cb_adf"
     t.multiline.setdefault("explore", "greedy")
@@ -233,11 +238,13 @@ def _cb_explore_adf(t: Translation, name: str, value: str | None) -> None:
 
 def _cb_explore(t: Translation, name: str, value: str) -> None:
     """``--cb_explore K``: VW 9 runs it as ``--cb K`` on ``--cb_explore_adf``."""
+    t.exploring = True
     _cb(t, name, value)
     t.multiline.setdefault("explore", "greedy")
 
 
 def _cbify(t: Translation, name: str, value: str) -> None:
+    t.exploring = True
     k = _count(name, value, "--cbify", "at least one class")
     t.multiline["reduction"] = "cbify"
     t.multiline["cbify"] = k
@@ -249,6 +256,7 @@ def _explorer(kind: str, key: str | None = None, conv: Callable | None = None) -
     not: two explorers are refused when the run starts)."""
 
     def apply(t: Translation, name: str, value: str | None) -> None:
+        t.explorer_options.append(name)
         prev = t.multiline.get("explore")
         if prev not in (None, "greedy", kind):
             raise VWUsage(f"--{name} and --{prev}: one explorer at a time")
@@ -675,6 +683,12 @@ def _resolve(t: Translation) -> None:
                           "--sgd/--adaptive/--normalized/--invariant")  # fmt: skip
         for rule in ("adaptive", "normalized", "invariant"):
             t.learn[rule] = rule in rules
+    if t.explorer_options and not t.exploring and "initial_model" not in t.inputs:
+        # VW warns that the option depends on one not given, and runs without it
+        t.multiline.pop("explore", None)
+        for name in dict.fromkeys(t.explorer_options):
+            t.notes.append(f"--{name}: an option of --cb_explore/--cb_explore_adf/--cbify, "
+                           "ignored without them (as VW)")  # fmt: skip
     if t.rate_zero:
         t.learn["test_only"] = True  # VW: a learning rate of 0 only tests
     if t.noop:  # VW's noop learner: predicts 0 and learns nothing

@@ -67,8 +67,8 @@ STATS = 8
 
 @jit
 def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr, indptr,
-                   indices, values, chosen, cost, prob, holdout, stats, dr_prev, scores, order,
-                   loss_out):  # fmt: skip
+                   indices, values, chosen, cost, prob, holdout, holdout_learns, stats, dr_prev,
+                   scores, order, loss_out):  # fmt: skip
     """Score, account and learn the examples of a batch; the entry point explorers use.
 
     Parameters
@@ -84,7 +84,11 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
     chosen, cost, prob : per example
         The logged action (0-based line, -1: unlabeled), its cost and probability.
     holdout : bool[m]
-        Held-out examples (scored and accounted apart, not learned).
+        Held-out examples (scored and accounted apart).
+    holdout_learns : bool
+        Whether held-out examples are learned all the same: VW learns held-out multiline
+        examples (``--cb_adf``) but only predicts held-out single-line ones (``--cb K``,
+        ``--cb_explore K``, whose examples VW turns into multiline ones after its holdout).
     stats : float64[:data:`STATS`]
         Running counts (see the module's slots), updated.
     dr_prev : float64[K + 1]
@@ -120,7 +124,7 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
         labeled = k >= 0
         # VW learns held-out multiline examples too (only single-line ones are predicted):
         # they count apart, and not in gd's t
-        learn = labeled and learning
+        learn = labeled and learning and (holdout_learns or not holdout[e])
         counted = 1.0 if labeled and not holdout[e] else 0.0
         stats[N_EX] += 1.0
         stats[FEATURES] += indptr[r1] - indptr[r0]

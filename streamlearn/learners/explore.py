@@ -482,8 +482,8 @@ XSTATS = 6
 
 @jit
 def explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, act_ptr,
-                     scores, order, chosen, cost, prob, holdout, learning, xstats, out_actions,
-                     out_probs):  # fmt: skip
+                     scores, order, chosen, cost, prob, holdout, holdout_learns, learning, xstats,
+                     out_actions, out_probs):  # fmt: skip
     """The pmf of each example of a batch from cb_adf's pre-learning scores, and its loss.
 
     ``scores``/``order`` are :func:`streamlearn.learners.cb_adf.train_examples`' outputs
@@ -508,8 +508,9 @@ def explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent
             out_probs[lo + i] = F32(scores[lo + a])
         p = out_probs[lo:hi]
         labeled = chosen[e] >= 0
-        # VW learns held-out multiline examples too: the explorers count them
-        learn = labeled and learning
+        # VW learns held-out multiline examples too: the explorers count them (not
+        # held-out single-line ones: ``holdout_learns`` as in cb_adf.train_examples)
+        learn = labeled and learning and (holdout_learns or not holdout[e])
         if kind == GREEDY:
             greedy_pmf(p, epsilon, first_only)
         elif kind == FIRST:

@@ -180,7 +180,8 @@ class Bandit:
         cb_adf.train_examples(
             self.tables, sub, self.step, self.gstate, self.params, self.loss_id, self.cb_type,
             self.ml.clip_p, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost,
-            part.prob, ho, self.stats, self.dr_prev, scores, order, np.zeros(m),
+            part.prob, ho, self.ml.reduction != "cb", self.stats, self.dr_prev, scores, order,
+            np.zeros(m),
         )  # fmt: skip
         out.scores, out.order = scores, order
         return out

@@ -182,17 +182,17 @@ def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, 
         learn_p = np.array([1.0])  # squarecb learns with probability 1 (not on the last line)
     cb_adf.train_examples(
         tables, sub, 1, gstate, params, loss_id, cb_type, xp.clip_p, ap, out_ptr, out_idx,
-        out_val, chosen, c, learn_p, ho, stats, dr_prev, scores, order, np.zeros(1),
+        out_val, chosen, c, learn_p, ho, False, stats, dr_prev, scores, order, np.zeros(1),
     )  # fmt: skip
     if chosen[0] < 0:
         ex.explore_examples(
             xp.kind, xp.eps, xp.ml.first_only, np.float32(xp.ml.lam),
             np.float32(xp.ml.gamma_scale), np.float32(xp.ml.gamma_exponent), ap, scores, order,
-            chosen, c, p, ho, xp.learning, xp.xstats, acts, probs,
+            chosen, c, p, ho, False, xp.learning, xp.xstats, acts, probs,
         )  # fmt: skip
     else:  # the explorer's counts (tau, squarecb's counter) after learning
         ex.explore_examples(
             xp.kind, xp.eps, xp.ml.first_only, np.float32(xp.ml.lam),
             np.float32(xp.ml.gamma_scale), np.float32(xp.ml.gamma_exponent), ap, scores, order,
-            chosen, c, p, ho, xp.learning, xp.xstats, acts.copy(), probs.copy(),
+            chosen, c, p, ho, False, xp.learning, xp.xstats, acts.copy(), probs.copy(),
         )  # fmt: skip

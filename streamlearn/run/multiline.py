@@ -669,8 +669,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                     continue
                 cb_adf.train_examples(
                     tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
-                    mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho, stats,
-                    dr_prev, scores, order, loss_out,
+                    mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
+                    ml.reduction != "cb", stats, dr_prev, scores, order, loss_out,
                 )  # fmt: skip
                 opp.greedy(part, ho, scores, order)
                 if progress is not None:
@@ -715,6 +715,7 @@ class _Explore:
         self.xstats = np.zeros(ex.XSTATS)
         self.xstats[ex.X_TAU] = ml.tau
         self.learning = cfg.params()[10] != 0.0  # P_LEARN
+        self.ho_learns = ml.reduction != "cb"  # VW predicts held-out single-line examples
         self.clip_p = ml.clip_p
         self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
         self.counts = np.zeros(2 * max(1, ml.bag))
@@ -782,8 +783,8 @@ class _Explore:
         tables, sub, step = weights
         cb_adf.train_examples(
             tables, sub, step, gstate, params, loss_id, cb_type, self.clip_p, mg.act_ptr,
-            mg.indptr, mg.indices, mg.values, part.chosen, part.cost, prob, ho, stats, dr_prev,
-            scores, order, np.zeros(m),
+            mg.indptr, mg.indices, mg.values, part.chosen, part.cost, prob, ho, self.ho_learns,
+            stats, dr_prev, scores, order, np.zeros(m),
         )  # fmt: skip
         x = self.xstats
         before = x[ex.X_LOSS], x[ex.X_HO_LOSS]
@@ -792,7 +793,8 @@ class _Explore:
         ex.explore_examples(
             self.kind, self.eps, self.ml.first_only, np.float32(self.ml.lam),
             np.float32(self.ml.gamma_scale), np.float32(self.ml.gamma_exponent), mg.act_ptr,
-            scores, order, part.chosen, part.cost, part.prob, ho, self.learning, x, acts, probs,
+            scores, order, part.chosen, part.cost, part.prob, ho, self.ho_learns, self.learning,
+            x, acts, probs,
         )  # fmt: skip
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])

@@ -422,3 +422,17 @@ def test_table_lines_with_importance_weights_land_on_vws_examples(tmp_path):
             return [ln.split()[2:4] for ln in text.splitlines() if ln[:1].isdigit()]
 
         assert table(ours.output) == table(vw.stderr), extra
+
+
+def test_an_explorer_without_an_exploring_reduction_is_ignored_as_vw() -> None:
+    """VW warns that --first depends on --cb_explore(_adf) and runs --cb K without it; sl used
+    to explore (its -p held pmfs where VW's held actions)."""
+    from streamlearn.cli.vw import _resolve
+
+    t = parse_argv(["--cb", "3", "--first", "10"])
+    _resolve(t)
+    assert "explore" not in t.multiline
+    assert any("--first" in n for n in t.notes)
+    t = parse_argv(["--cb_explore", "3", "--first", "10"])
+    _resolve(t)
+    assert t.multiline["explore"] == "first" and not t.notes

@@ -107,8 +107,12 @@ def test_cbify_equals_vw(tmp_path: Path, k: int, flags: str) -> None:
     assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
 
 
-@pytest.mark.parametrize("flags", ["", "--first 10", "--squarecb", "--cb_type dr --epsilon 0.2"])
+@pytest.mark.parametrize("flags", ["", "--first 10", "--squarecb", "--cb_type dr --epsilon 0.2",
+                                   "--passes 3 -c -k", "--first 10 --passes 2 -c -k",
+                                   "--squarecb --passes 2 -c -k"])  # fmt: skip
 def test_cb_explore_k_equals_vw(tmp_path: Path, flags: str) -> None:
+    """With passes, VW holds out every 10th single-line example and only predicts it (the
+    held-out examples of ``--cb_explore_adf`` are learned: suite line 400 differed)."""
     pytest.importorskip("vowpalwabbit")
     rng = np.random.default_rng(len(flags))
     lines = []
@@ -120,6 +124,10 @@ def test_cb_explore_k_equals_vw(tmp_path: Path, flags: str) -> None:
     data.write_text("\n".join(lines) + "\n")
     args = ["--cb_explore", "3", *flags.split(), "-d", str(data)]
     assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
+    if flags == "--passes 3 -c -k":  # and --cb K's learner alone
+        args = ["--cb", "3", *flags.split(), "-d", str(data)]
+        sl = _run(["streamlearn", "vw"], args, tmp_path)
+        assert sl == _run(["vowpalwabbit"], args, tmp_path)
 
 
 @pytest.mark.parametrize("flags", ["", "--bag 3", "--squarecb --loss0 -1 --loss1 1"])
