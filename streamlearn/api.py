@@ -121,13 +121,22 @@ def train_multiline(options: dict, multiline: dict, inputs: Inputs, outputs: Out
 
 
 def train_bandit(options: dict, bandit: dict, inputs: Inputs, outputs: Outputs,
-                 console: Console | None = None) -> dict:  # fmt: skip
+                 console: Console | None = None, dask: str | None = None,
+                 client=None) -> dict:  # noqa: ANN001  # fmt: skip
     """``sl train --cb-adf/--cb K/--csoaa-ldf [--explore ...]``: ``bandit`` holds sl's
     bandit options (:data:`streamlearn.run.bandit.BANDIT_OPTIONS`), ``options`` the
-    learning options; a bandit model ``-i`` is continued.  Returns the run's summary."""
+    learning options; a bandit model ``-i`` is continued.  ``dask``/``client``: on a Dask
+    cluster (:mod:`streamlearn.distributed.bandit`).  Returns the run's summary."""
     from streamlearn.run import bandit as run
     from streamlearn.run.bandit_options import multiline_of
 
+    if dask is not None or client is not None:
+        from streamlearn.distributed import bandit as dist
+
+        if options.get("test_only"):
+            raise UsageError("--dask trains: score a bandit model with sl predict")
+        return dist.train(options, multiline_of(bandit), inputs, outputs, address=dask,
+                          client=client, console=console)  # fmt: skip
     test_only = bool(options.get("test_only"))
     return run.train(options, multiline_of(bandit), inputs, outputs,
                      console or Console(False), test_only=test_only)  # fmt: skip

@@ -405,9 +405,11 @@ def train(ctx: click.Context, files, **kw) -> None:
     from streamlearn import api
 
     if bandit or _bandit_model(kw["initial_model"]):
-        if kw["dask"] is not None:
-            raise click.UsageError("--dask with a bandit (--cb-adf, --cb, --csoaa-ldf): not yet")
-        api.train_bandit(learning_options(ctx, kw), bandit, inputs, outputs, console)
+        if kw["sync_every"] is not None:
+            raise click.UsageError("--sync-every with a bandit: its ranks are averaged after "
+                                   "every pass")  # fmt: skip
+        api.train_bandit(learning_options(ctx, kw), bandit, inputs, outputs, console,
+                         dask=kw["dask"])  # fmt: skip
         return
     api.train(learning_options(ctx, kw), inputs, outputs, console, dask=kw["dask"],
               sync_every=kw["sync_every"])  # fmt: skip

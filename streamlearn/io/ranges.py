@@ -91,6 +91,54 @@ def cut(path: str, pieces: int) -> list[Shard]:
     return [Shard(path, bounds[k], bounds[k + 1], False) for k in range(pieces)]
 
 
+def cut_examples(path: str, pieces: int) -> list[Shard]:
+    """``path`` as up to ``pieces`` byte ranges that each hold whole multiline examples.
+
+    As :func:`cut`, but each cut is moved on to the end of the first blank line at or
+    after it (a line of only spaces, tabs or a carriage return: where VW ends an example),
+    so no example is split; a cut that finds none before the end of the file is dropped.
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "a.vw")
+    >>> data = b"shared |s a\\n0:1:0.5 |x b\\n|x c\\n\\n|x d\\n0:0:1 |x e\\n\\n"
+    >>> _ = open(p, "wb").write(data)
+    >>> [(s.start, s.end) for s in cut_examples(p, 4)]
+    [(0, 31), (31, 48)]
+    """
+    import re
+
+    shards = cut(path, pieces)
+    if len(shards) == 1:
+        return shards
+    size = os.path.getsize(path)
+    blank = re.compile(rb"\n[ \t\r]*\n")
+    bounds = [0]
+    with open(path, "rb") as f:
+        for shard in shards[1:]:
+            at = max(shard.start, bounds[-1])
+            f.seek(max(0, at - 1))
+            pos = max(0, at - 1)
+            tail = b""
+            end = size
+            while True:
+                chunk = f.read(_SCAN)
+                if not chunk:
+                    break
+                buf = tail + chunk
+                m = blank.search(buf)
+                if m is not None:
+                    end = pos - len(tail) + m.end()
+                    break
+                tail = buf[-256:]  # (a blank line of spaces longer than this: no cut)
+                pos += len(chunk)
+            if end >= size:
+                break
+            if end > bounds[-1]:
+                bounds.append(end)
+    bounds.append(size)
+    return [Shard(path, a, b, False) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
 def owned_start(f, start: int) -> int:
     """The offset of the first line that starts at or after ``start`` in open file ``f``."""
     if start <= 0:
