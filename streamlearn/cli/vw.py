@@ -447,6 +447,7 @@ OPTIONS: dict[str, Opt] = {
     "initial_regressor": Opt("i", True, _initial_model),
     "final_regressor": Opt("f", True, _output("final_model")),
     "readable_model": Opt(None, True, _output("readable_model")),
+    "extra_metrics": Opt(None, True, _output("extra_metrics")),
     "invert_hash": Opt(None, True, _output("invert_hash")),
     "save_per_pass": Opt(None, False, _save_per_pass),
     "predictions": Opt("p", True, _predictions),
@@ -562,7 +563,7 @@ OTHER_VW_OPTIONS = frozenset("""
     dump_json_weights_include_feature_names_experimental elim emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level error eval exclude_eval experimental_igl
-    explore_eval extra_metrics fixed_significance_level flip_loss_sign
+    explore_eval fixed_significance_level flip_loss_sign
     gamma get_pmf global_only graph_feedback
     hessian_on ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
@@ -777,6 +778,7 @@ def vw(argv: tuple[str, ...]) -> None:
 
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
+    from streamlearn.run import vwmetrics
 
     if t.multiline and t.learn.get("csoaa") and set(t.multiline) == {"csoaa_rank"}:
         # VW: --csoaa_rank is csoaa_ldf's; beside --csoaa K it changes nothing
@@ -787,6 +789,16 @@ def vw(argv: tuple[str, ...]) -> None:
 
         t.multiline = {**(multiline_of_model(inputs.initial_model) or {}), **t.multiline}
     if t.multiline:
-        return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
-    api.train(t.learn, inputs, outputs, console)
+        summary = api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
+        if outputs.extra_metrics:
+            vwmetrics.write(outputs.extra_metrics, vwmetrics.multiline(
+                summary, test_only=bool(t.learn.get("test_only")),
+                predicts_first=t.multiline.get("reduction") == "csoaa_ldf"
+                or "explore" in t.multiline))  # fmt: skip
+        return summary
+    report = api.train(t.learn, inputs, outputs, console)
+    if outputs.extra_metrics:
+        vwmetrics.write(outputs.extra_metrics, vwmetrics.single_line(
+            report, test_only=bool(t.learn.get("test_only")), oaa=bool(t.learn.get("oaa")),
+            csoaa=bool(t.learn.get("csoaa") or t.learn.get("multilabel"))))  # fmt: skip
 

