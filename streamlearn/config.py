@@ -202,6 +202,10 @@ class TrainConfig:
     """VW's --binary: the progressive loss is the 0/1 loss of sign(p), predictions -1/+1."""
     initial_weight: float = 0.0
     """gd: every weight starts at this value (VW's --initial_weight)."""
+    initial_weights: str = "zero"
+    """gd: VW's random initial weights, ``random`` (--random_weights), ``normal``
+    (--normal_weights) or ``truncated_normal`` (--truncated_normal_weights), drawn as VW
+    draws them (:mod:`streamlearn.learners.initial`); ``--initial_weight`` wins."""
     initial_constant: float = 0.0
     """gd: the constant feature's weight starts at this value (VW's --constant, -C)."""
     decay_learning_rate: float = 1.0
@@ -453,6 +457,11 @@ class TrainConfig:
              "--initial-weight and --constant must be finite"),
             (self.algo == "gd" or (self.initial_weight == 0 and self.initial_constant == 0),
              "--initial-weight and --constant (-C) apply to --algo gd only"),
+            (self.initial_weights in ("zero", "random", "normal", "truncated_normal"),
+             "initial_weights must be one of zero, random, normal, truncated_normal"),
+            (self.algo == "gd" or self.initial_weights == "zero",
+             "--random_weights, --normal_weights and --truncated_normal_weights apply to "
+             "gd only"),
             (online or not (self.test_only or self.holdout_after or self.binary),
              f"-t, --holdout-after and --binary do not apply to --algo {self.algo}"),
             (online or self.loss in ("squared", "logistic", "hinge"),

@@ -422,4 +422,10 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
             words += ["--learning_rate", repr(float(F32(config.learning_rate)))]
         if F32(config.power_t) != F32(0.5):
             words += ["--power_t", repr(float(F32(config.power_t)))]
+    from streamlearn.learners.initial import random_state
+
+    state = (random_state(config.initial_weights, config.bits, config.seed)
+             if config.algo == "gd" else config.seed)  # fmt: skip
+    if state:  # VW keeps its random state last (advanced by --random_weights)
+        words += ["--random_seed", str(state)]
     return (" " + " ".join(words)) if words else ""

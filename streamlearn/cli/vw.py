@@ -259,6 +259,19 @@ def _explorer(kind: str, key: str | None = None, conv: Callable | None = None) -
     return apply
 
 
+def _initial_weights(kind: str) -> Callable[[Translation, str, str | None], None]:
+    """VW's random initial weights; of several, VW takes random, then normal, then
+    truncated normal."""
+    order = ("random", "normal", "truncated_normal")
+
+    def apply(t: Translation, name: str, _: str | None) -> None:
+        prev = t.learn.get("initial_weights")
+        if prev is None or order.index(kind) < order.index(prev):
+            t.learn["initial_weights"] = kind
+
+    return apply
+
+
 def _progress(t: Translation, name: str, value: str) -> None:
     t.progress = value
 
@@ -425,6 +438,9 @@ OPTIONS: dict[str, Opt] = {
     "classweight": Opt(None, True, _repeat("classweight")),
     "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
     "constant": Opt("C", True, _learn("initial_constant", _float)),
+    "random_weights": Opt(None, False, _initial_weights("random")),
+    "normal_weights": Opt(None, False, _initial_weights("normal")),
+    "truncated_normal_weights": Opt(None, False, _initial_weights("truncated_normal")),
     "random_seed": Opt(None, True, _learn("seed", _int)),
     # features
     "noconstant": Opt(None, False, _flag("constant", False)),
@@ -516,9 +532,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "feature_mask": "none",
     "no_bias_regularization": "none",
     "initial_pass_length": "--examples N (the first N examples of each pass)",
-    "random_weights": "--initial_weight",
-    "normal_weights": "--initial_weight",
-    "truncated_normal_weights": "--initial_weight",
     "input_feature_regularizer": "none",
     "output_feature_regularizer_binary": "none",
     "output_feature_regularizer_text": "none",
@@ -768,7 +781,8 @@ def vw(argv: tuple[str, ...]) -> None:
                                               "vw_resume": t.outputs.get("model_format")
                                               != "vw_predict_only"},
                                              progress=t.progress,
-                                             tiny=not t.daemon)  # fmt: skip
+                                             tiny=not t.daemon  # an O(2^b) draw: compiled
+                                             and "initial_weights" not in t.learn)  # fmt: skip
     except click.BadParameter as e:
         raise VWUsage(e.format_message()) from None
     for note in t.notes:

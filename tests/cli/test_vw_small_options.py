@@ -84,3 +84,39 @@ def test_extra_metrics_never_replaces_an_input(small):
     r = invoke(["vw", "-d", str(small / "d.vw"), "--extra_metrics", str(small / "d.vw")])
     assert r.exit_code != 0
     assert (small / "d.vw").read_text().startswith(("0", "|", " "))
+
+
+# --- --random_weights, --normal_weights, --truncated_normal_weights ----------------
+
+
+@pytest.mark.parametrize("kind", ["--random_weights", "--normal_weights",
+                                  "--truncated_normal_weights"])  # fmt: skip
+@pytest.mark.parametrize("extra", [["--random_seed", "42"], ["--sgd", "-b", "10"],
+                                   ["--oaa", "3", "-b", "12"]])  # fmt: skip
+def test_random_initial_weights_are_vws(small, kind, extra):
+    if "--oaa" in extra:
+        text = (small / "d.vw").read_text().splitlines()
+        (small / "d.vw").write_text("\n".join(f"{1 + i % 3} {ln.partition(' ')[2] or ln}"
+                                              for i, ln in enumerate(text)) + "\n")  # fmt: skip
+    a, b = both(["-d", "d.vw", kind, *extra, "-p", "{out}.p", "--readable_model", "{out}.txt"],
+                small, files=("{out}.p", "{out}.txt"))  # fmt: skip
+    assert a == b
+
+
+def test_initial_weights_of_each_kind():
+    from streamlearn.learners.initial import initial_weights
+
+    u = initial_weights("random", 12, 0, 42)
+    assert u.dtype == np.float32 and (np.abs(u) <= 0.5).all() and len(np.unique(u)) > 4000
+    n = initial_weights("normal", 12, 2, 0)
+    assert abs(float(n.mean())) < 0.1 and 0.9 < float(n.std()) < 1.1
+    t = initial_weights("truncated_normal", 12, 2, 0)
+    bound = 2 * float(n.astype(np.float64).std())
+    assert (np.abs(t) <= bound + 1e-6).all()
+    assert (t[np.abs(n) <= bound] == n[np.abs(n) <= bound]).all()
+
+
+def test_random_weights_are_refused_for_multiline(small):
+    (small / "cb.txt").write_text("shared | s\n0:1:0.5 | a\n | b\n\n")
+    r = invoke(["vw", "-d", str(small / "cb.txt"), "--cb_explore_adf", "--random_weights"])
+    assert r.exit_code == 2 and "not with multiline" in r.output
