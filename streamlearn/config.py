@@ -18,7 +18,7 @@ FORMATS = ("auto", "vw", "svmlight", "csv", "json", "dsjson")
 # model keeps them (see streamlearn/io/interactions.py).
 NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
                      "ngram", "skips")  # fmt: skip
-FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions", "chain_hash")
+FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions", "chain_hash", "permutations")
 """The on/off options that, with :data:`NAMESPACE_OPTIONS`, decide which features exist."""
 HASHES = ("strings", "all")
 """VW's ``--hash``: ``strings`` reads an all-digit name as its number; ``all`` hashes every name."""
@@ -222,6 +222,9 @@ class TrainConfig:
     """Each namespace's features sorted by slot, duplicates dropped (VW's --sort_features)."""
     leave_duplicate_interactions: bool = False
     """Keep interactions equal up to order (VW's --leave_duplicate_interactions)."""
+    permutations: bool = False
+    """A namespace crossed with itself makes every ordered tuple of its features, not only
+    their combinations (VW's --permutations)."""
     hash_seed: int = 0
     """VW's ``--hash_seed``: the seed of the namespaces' hashes, so the slots of every
     namespaced feature (0: VW's default); fixed by the model, as ``hash``."""

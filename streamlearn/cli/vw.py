@@ -459,6 +459,7 @@ OPTIONS: dict[str, Opt] = {
     "skips": Opt(None, True, _repeat("skips")),
     "sort_features": Opt(None, False, _flag("sort_features")),
     "leave_duplicate_interactions": Opt(None, False, _flag("leave_duplicate_interactions")),
+    "permutations": Opt(None, False, _flag("permutations")),
     # outputs
     "initial_regressor": Opt("i", True, _initial_model),
     "final_regressor": Opt("f", True, _output("final_model")),
@@ -523,7 +524,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "dictionary": "none",
     "dictionary_path": "none",
     "feature_limit": "none",
-    "permutations": "none (crosses of a namespace with itself are combinations, as VW's default)",
     "experimental_full_name_interactions": "--interactions (first characters of the names)",
     "adax": "--adaptive",
     "sparse_l2": "--l2",

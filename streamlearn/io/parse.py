@@ -352,7 +352,7 @@ def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
         buf_idx, buf_val = _BUFFERS.take() if budget is not None else (_NO_IDX, _NO_VALS)
         ptr, idx, val, end = expand_batch(
             indptr, indices, values, ns, mask, inter.terms, inter.lengths, inter.drop,
-            inter.drop_linear, inter.dedupe, inter.f32, status, lo, room, inter.max_crosses,
+            inter.drop_linear, inter.dedupe, inter.cross_mode, status, lo, room, inter.max_crosses,
             buf_idx, buf_val,
         )  # fmt: skip
         del buf_idx, buf_val  # the batch's views keep them from the pool while it lives

@@ -120,3 +120,33 @@ def test_random_weights_are_refused_for_multiline(small):
     (small / "cb.txt").write_text("shared | s\n0:1:0.5 | a\n | b\n\n")
     r = invoke(["vw", "-d", str(small / "cb.txt"), "--cb_explore_adf", "--random_weights"])
     assert r.exit_code == 2 and "not with multiline" in r.output
+
+
+# --- --permutations ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cross", [["-q", "aa"], ["--cubic", "aab"], ["--cubic", "aba"],
+                                   ["--interactions", "aaaa", "-b", "20"], ["-q", "::"],
+                                   ["--cubic", ":::"], ["-q", "aa", "--sgd"],
+                                   ["-q", "::", "--leave_duplicate_interactions"]])  # fmt: skip
+def test_permutations_cross_every_tuple_as_vw(small, cross):
+    a, b = both(["-d", "d.vw", "--permutations", *cross, "-p", "{out}.p"], small,
+                files=("{out}.p",))  # fmt: skip
+    assert a == b
+
+
+def test_permutations_audit_names_are_vws(small):
+    (small / "a.vw").write_text("1 |a x:2 y |b z\n0 |a y w:0.5 |b q\n")
+    args = ["-d", "a.vw", "-q", "aa", "--cubic", "aab", "--permutations", "--audit"]
+    r = vw(args, small)
+    import os
+
+    here = os.getcwd()
+    os.chdir(small)
+    try:
+        s = invoke(["vw", *args, "--quiet"])
+    finally:
+        os.chdir(here)
+    theirs = [ln for ln in r.stdout.splitlines() if not ln.startswith("[warning]")]
+    assert "a^x*a^y" in r.stdout and "a^y*a^x" in r.stdout
+    assert s.output.splitlines()[: len(theirs)] == theirs
