@@ -191,6 +191,8 @@ class TrainConfig:
     # -- VW's command-line options (sl vw; streamlearn/cli/vw.py) --------------------------
     quantile_tau: float = 0.5
     """--loss quantile: the level tau (VW's --quantile_tau)."""
+    expectile_q: float = 0.5
+    """--loss expectile: the level q in (0, 0.5] (VW's --expectile_q)."""
     zero_label: str = "negative"
     """Logistic and hinge losses: a label 0 read as -1 ("negative") or as VW does ("vw")."""
     numbers: str = "exact"
@@ -451,6 +453,9 @@ class TrainConfig:
              f"--zero-label must be one of {', '.join(ZERO_LABELS)}"),
             (self.numbers in NUMBERS, f"numbers must be one of {', '.join(NUMBERS)}"),
             (0.0 < self.quantile_tau < 1.0, "--quantile-tau must be in (0, 1)"),
+            (0.0 < self.expectile_q <= 0.5, "--expectile_q must be in (0, 0.5]"),
+            (self.expectile_q == 0.5 or self.loss == "expectile",
+             "--expectile_q applies to --loss expectile only"),
             (self.quantile_tau == 0.5 or self.loss == "quantile",
              "--quantile-tau applies to --loss quantile only"),
             (self.decay_learning_rate > 0 and math.isfinite(self.decay_learning_rate),
@@ -519,7 +524,7 @@ class TrainConfig:
             min_prediction=self.min_prediction,
             max_prediction=self.max_prediction,
             minibatch=self.minibatch,
-            quantile_tau=self.quantile_tau,
+            quantile_tau=self.expectile_q if self.loss == "expectile" else self.quantile_tau,
             holdout_after=self.holdout_after,
             binary=self.binary,
             oaa=self.oaa,

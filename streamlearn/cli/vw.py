@@ -160,13 +160,11 @@ def _data(t: Translation, name: str, value: str) -> None:
 def _loss(t: Translation, name: str, value: str) -> None:
     names = {"squared": "squared", "classic": "classic", "hinge": "hinge",
              "logistic": "logistic", "quantile": "quantile", "pinball": "quantile",
-             "absolute": "quantile", "poisson": "poisson", "Huber": "squared"}  # fmt: skip
-    if value == "expectile":
-        raise VWUsage("--loss_function expectile is not supported (nearest in sl: "
-                      "--loss_function quantile)")  # fmt: skip
+             "absolute": "quantile", "poisson": "poisson", "Huber": "squared",
+             "expectile": "expectile"}  # fmt: skip
     if value not in names:
         raise VWUsage(f"--loss_function {value!r}: one of squared, classic, hinge, logistic, "
-                      "quantile, poisson")  # fmt: skip
+                      "quantile, expectile, poisson")  # fmt: skip
     t.learn["loss"] = names[value]
 
 
@@ -385,6 +383,7 @@ OPTIONS: dict[str, Opt] = {
     "l2": Opt(None, True, _learn("l2", _float)),
     "loss_function": Opt(None, True, _loss),
     "quantile_tau": Opt(None, True, _learn("quantile_tau", _float)),
+    "expectile_q": Opt(None, True, _learn("expectile_q", _float)),
     "min_prediction": Opt(None, True, _learn("min_prediction", _float)),
     "max_prediction": Opt(None, True, _learn("max_prediction", _float)),
     "binary": Opt(None, False, _flag("binary")),
@@ -515,7 +514,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "autolink": "none",
     "marginal": "none",
     "confidence": "none",
-    "expectile_q": "--loss_function quantile with --quantile_tau",
     "logistic_min": "none (logistic labels are -1/+1; --zero-label for 0)",
     "logistic_max": "none (logistic labels are -1/+1; --zero-label for 0)",
     "redefine": "none",

@@ -10,6 +10,10 @@ Conventions (as in Vowpal Wabbit and the truncated-gradient paper):
   ``--loss_function classic``: no importance-invariant closed form).
 * quantile (pinball) at level ``tau``: ``tau (y - p)`` when ``y > p``, else
   ``(1 - tau)(p - y)``; derivative ``-tau`` or ``1 - tau`` (0 at ``p = y``).
+* expectile at level ``q`` (VW's ``--expectile_q``, in (0, 0.5]): the squared loss
+  weighted by ``q`` where ``y < p`` and ``1 - q`` elsewhere, and so its derivative and
+  its (importance-invariant) update, whose scale is weighted the same way.  ``q``
+  travels as ``tau``, as the quantile level does.
 * poisson: VW's deviance ``2 (y (log(y + 1e-6) - p) - (y - e^p))`` of the
   log-rate ``p``, reported; learned from its half (the negative log-likelihood),
   derivative ``e^p - y``, as VW does.  ``p`` is clamped to [-44, 44] in ``exp``.
@@ -46,14 +50,15 @@ HINGE = 2
 CLASSIC = 3
 QUANTILE = 4
 POISSON = 5
+EXPECTILE = 6
 
 NAMES: dict[str, int] = {
     "squared": SQUARED, "logistic": LOGISTIC, "hinge": HINGE, "classic": CLASSIC,
-    "quantile": QUANTILE, "poisson": POISSON,
+    "quantile": QUANTILE, "poisson": POISSON, "expectile": EXPECTILE,
 }  # fmt: skip
 CLASSIFICATION = frozenset({LOGISTIC, HINGE})
 CURVATURE: dict[int, float] = {SQUARED: 2.0, LOGISTIC: 0.25, HINGE: 0.0, CLASSIC: 2.0,
-                               QUANTILE: 0.0, POISSON: math.inf}  # fmt: skip
+                               QUANTILE: 0.0, POISSON: math.inf, EXPECTILE: 2.0}  # fmt: skip
 """Upper bound on the second derivative in ``p`` (0 for the non-smooth hinge and
 quantile losses; none for poisson, whose curvature ``e^p`` grows without bound)."""
 WIDE_RANGE = frozenset({LOGISTIC, POISSON})
@@ -99,6 +104,8 @@ def loss(loss_id: int, p: float, y: float, tau: float = 0.5) -> float:
         c = min(max(p, -POISSON_CLAMP), POISSON_CLAMP)
         return 2.0 * (y * (math.log(y + 1e-6) - c) - (y - math.exp(c)))
     d = p - y
+    if loss_id == EXPECTILE:
+        return d * d * (tau if y - p < 0.0 else 1.0 - tau)
     return d * d
 
 
@@ -119,6 +126,8 @@ def dloss(loss_id: int, p: float, y: float, tau: float = 0.5) -> float:
         return -tau if e > 0.0 else 1.0 - tau
     if loss_id == POISSON:
         return math.exp(min(max(p, -POISSON_CLAMP), POISSON_CLAMP)) - y
+    if loss_id == EXPECTILE:
+        return 2.0 * (p - y) * (tau if y - p < 0.0 else 1.0 - tau)
     return 2.0 * (p - y)
 
 
@@ -132,7 +141,7 @@ def best_constant(loss_id: int, w: float, label_sum: float, pos_w: float) -> tup
     """
     if w <= 0:
         return 0.0, 0.0
-    if loss_id in (SQUARED, CLASSIC):
+    if loss_id in (SQUARED, CLASSIC, EXPECTILE):
         return label_sum / w, float("nan")
     if loss_id == QUANTILE:  # a weighted quantile of every label: not kept
         return float("nan"), float("nan")
@@ -246,7 +255,15 @@ def loss32(loss_id, p, y, tau=0.5):
         c = _clamp32(p)
         return F32(2.0) * (y * (logf(y + F32(1e-6)) - c) - (y - expf(c)))
     d = p - y
+    if loss_id == EXPECTILE:
+        return d * d * _expectile_weight(p, y, tau)
     return d * d
+
+
+@jit_inline
+def _expectile_weight(p, y, tau):
+    """VW's expectile weight: q where the label is below the prediction, else 1 - q."""
+    return F32(tau) if y - p < F32(0.0) else F32(1.0) - F32(tau)
 
 
 @jit_inline
@@ -271,6 +288,8 @@ def dloss32(loss_id, p, y, tau=0.5):
         return -F32(tau) if e > F32(0.0) else F32(1.0) - F32(tau)
     if loss_id == POISSON:
         return expf(_clamp32(p)) - y
+    if loss_id == EXPECTILE:
+        return F32(2.0) * (p - y) * _expectile_weight(p, y, tau)
     return F32(2.0) * (p - y)
 
 
@@ -279,6 +298,9 @@ def square_grad32(loss_id, p, y, tau=0.5):
     """Squared derivative (VW's ``get_square_grad``): what the adaptive sums add, per x²."""
     if loss_id == SQUARED or loss_id == CLASSIC:
         return F32(4.0) * (p - y) * (p - y)
+    if loss_id == EXPECTILE:
+        w = _expectile_weight(p, y, tau)
+        return F32(4.0) * (p - y) * (p - y) * (w * w)
     d = dloss32(loss_id, p, y, tau)
     return d * d
 
@@ -360,6 +382,9 @@ def update32(loss_id, p, y, scale, ppu, tau=0.5):
         if not math.isfinite(inner):
             return -(c + logf(scale * ppu)) / ppu
         return -log1pf(inner) / ppu
+    if loss_id == EXPECTILE:
+        scale = _expectile_weight(p, y, tau) * scale
+        small = np.float64(scale * ppu) < 1e-6
     if small:
         return F32(2.0) * (y - p) * scale
     return (y - p) * (F32(1.0) - expf(F32(-2.0) * scale * ppu)) / ppu
@@ -391,4 +416,6 @@ def unsafe_update32(loss_id, p, y, scale, tau=0.5):
         return -(F32(1.0) - F32(tau)) * scale
     if loss_id == POISSON:
         return (y - expf(_clamp32(p))) * scale
+    if loss_id == EXPECTILE:
+        return F32(2.0) * (y - p) * (_expectile_weight(p, y, tau) * scale)
     return F32(2.0) * (y - p) * scale

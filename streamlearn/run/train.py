@@ -310,6 +310,7 @@ def _vw_extras(c: TrainConfig) -> list[str]:
     shown = [
         (c.test_only, "testing only: nothing learned"),
         (c.loss == "quantile", f"quantile_tau = {c.quantile_tau:g}"),
+        (c.loss == "expectile", f"expectile_q = {c.expectile_q:g}"),
         (c.binary, "binary"),
         (c.zero_label != "negative" and c.loss in ("logistic", "hinge"),
          "label 0 read as VW reads it"),

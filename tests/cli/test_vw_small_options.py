@@ -150,3 +150,31 @@ def test_permutations_audit_names_are_vws(small):
     theirs = [ln for ln in r.stdout.splitlines() if not ln.startswith("[warning]")]
     assert "a^x*a^y" in r.stdout and "a^y*a^x" in r.stdout
     assert s.output.splitlines()[: len(theirs)] == theirs
+
+
+# --- --loss_function expectile --------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra", [["--expectile_q", "0.5"], ["--expectile_q", "0.25", "-b", "7"],
+                                   ["--expectile_q", "0.1", "--sgd"],
+                                   ["--expectile_q", "0.3", "--adaptive"],
+                                   ["--expectile_q", "0.3", "--normalized"]])  # fmt: skip
+def test_expectile_loss_is_vws(small, extra):
+    a, b = both(["-d", "d.vw", "--loss_function", "expectile", *extra, "-p", "{out}.p"], small,
+                files=("{out}.p",))  # fmt: skip
+    assert a == b
+
+
+def test_expectile_loss_values():
+    from streamlearn.learners.losses import EXPECTILE, dloss, dloss32, loss, loss32
+
+    assert loss(EXPECTILE, 1.0, 0.0, 0.25) == 0.25 and loss(EXPECTILE, 0.0, 1.0, 0.25) == 0.75
+    assert dloss(EXPECTILE, 1.0, 0.0, 0.25) == 0.5
+    assert float(loss32(EXPECTILE, np.float32(1.0), np.float32(0.0), 0.25)) == 0.25
+    assert float(dloss32(EXPECTILE, np.float32(0.0), np.float32(1.0), 0.25)) == -1.5
+
+
+@pytest.mark.parametrize("argv", [["--expectile_q", "0.7"], ["--expectile_q", "0"]])
+def test_expectile_q_out_of_range_is_refused(small, argv):
+    r = invoke(["vw", "-d", str(small / "d.vw"), "--loss_function", "expectile", *argv])
+    assert r.exit_code == 2 and "expectile_q" in r.output
