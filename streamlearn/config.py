@@ -192,6 +192,11 @@ class TrainConfig:
     quantile_tau: float = 0.5
     """--loss quantile: the level tau (VW's --quantile_tau)."""
     expectile_q: float = 0.5
+    logistic_min: float = -1.0
+    """--loss logistic: the label read as certainly negative (VW's --logistic_min); a label
+    between the two is the mixture of both losses by its position, as VW reads it."""
+    logistic_max: float = 1.0
+    """--loss logistic: the label read as certainly positive (VW's --logistic_max)."""
     """--loss expectile: the level q in (0, 0.5] (VW's --expectile_q)."""
     zero_label: str = "negative"
     """Logistic and hinge losses: a label 0 read as -1 ("negative") or as VW does ("vw")."""
@@ -454,6 +459,9 @@ class TrainConfig:
             (self.numbers in NUMBERS, f"numbers must be one of {', '.join(NUMBERS)}"),
             (0.0 < self.quantile_tau < 1.0, "--quantile-tau must be in (0, 1)"),
             (0.0 < self.expectile_q <= 0.5, "--expectile_q must be in (0, 0.5]"),
+            (math.isfinite(self.logistic_min) and math.isfinite(self.logistic_max)
+             and self.logistic_min < self.logistic_max,
+             "--logistic_min must be below --logistic_max"),
             (self.expectile_q == 0.5 or self.loss == "expectile",
              "--expectile_q applies to --loss expectile only"),
             (self.quantile_tau == 0.5 or self.loss == "quantile",
@@ -525,6 +533,8 @@ class TrainConfig:
             max_prediction=self.max_prediction,
             minibatch=self.minibatch,
             quantile_tau=self.expectile_q if self.loss == "expectile" else self.quantile_tau,
+            logistic_min=self.logistic_min,
+            logistic_max=self.logistic_max,
             holdout_after=self.holdout_after,
             binary=self.binary,
             oaa=self.oaa,

@@ -231,18 +231,26 @@ def _clamp32(p):
 
 
 @jit_inline
-def _std_label(y):
+def _std_label(y, lo, hi):
     """VW's logistic ``std_label``: (y − logistic_min) / (logistic_max − logistic_min)."""
-    return (y - F32(-1.0)) / (F32(1.0) - F32(-1.0))
+    return (y - lo) / (hi - lo)
 
 
 @jit_inline
-def loss32(loss_id, p, y, tau=0.5):
+def _pure(y, lo, hi):
+    """A logistic label read as itself, not as VW's mixture: a label of ±1 or beyond, with
+    VW's default range [-1, 1] (VW mixes always; for these labels the mixture is the
+    label's own loss, and beyond them sl keeps log(1 + e^(-yp)))."""
+    return lo == F32(-1.0) and hi == F32(1.0) and (y >= F32(1.0) or y <= F32(-1.0))
+
+
+@jit_inline
+def loss32(loss_id, p, y, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
     """Loss of ``p`` for ``y`` in float32 (VW's ``get_loss``; what its zero-loss gate tests)."""
     if loss_id == LOGISTIC:
-        if y >= F32(1.0) or y <= F32(-1.0):
+        if _pure(y, lo, hi):
             return logf(F32(1.0) + expf(-y * p))
-        s = _std_label(y)
+        s = _std_label(y, lo, hi)
         return s * logf(F32(1.0) + expf(-p)) + (F32(1.0) - s) * logf(F32(1.0) + expf(p))
     if loss_id == HINGE:
         e = F32(1.0) - y * p
@@ -272,12 +280,12 @@ def _dlogistic32(p, y):
 
 
 @jit_inline
-def dloss32(loss_id, p, y, tau=0.5):
+def dloss32(loss_id, p, y, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
     """Derivative of :func:`loss32` in ``p`` (VW's ``first_derivative``)."""
     if loss_id == LOGISTIC:
-        if y >= F32(1.0) or y <= F32(-1.0):
+        if _pure(y, lo, hi):
             return _dlogistic32(p, y)
-        s = _std_label(y)
+        s = _std_label(y, lo, hi)
         return s * _dlogistic32(p, F32(1.0)) + (F32(1.0) - s) * _dlogistic32(p, F32(-1.0))
     if loss_id == HINGE:
         return F32(0.0) if y * p >= F32(1.0) else -y
@@ -294,14 +302,14 @@ def dloss32(loss_id, p, y, tau=0.5):
 
 
 @jit_inline
-def square_grad32(loss_id, p, y, tau=0.5):
+def square_grad32(loss_id, p, y, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
     """Squared derivative (VW's ``get_square_grad``): what the adaptive sums add, per x²."""
     if loss_id == SQUARED or loss_id == CLASSIC:
         return F32(4.0) * (p - y) * (p - y)
     if loss_id == EXPECTILE:
         w = _expectile_weight(p, y, tau)
         return F32(4.0) * (p - y) * (p - y) * (w * w)
-    d = dloss32(loss_id, p, y, tau)
+    d = dloss32(loss_id, p, y, tau, lo, hi)
     return d * d
 
 
@@ -331,7 +339,7 @@ def _logistic_update32(p, y, scale, ppu):
 
 
 @jit_inline
-def update32(loss_id, p, y, scale, ppu, tau=0.5):
+def update32(loss_id, p, y, scale, ppu, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
     """Importance-invariant step (VW's ``get_update``) in units of the rate-weighted x.
 
     The closed form of following the gradient flow of the loss for an
@@ -346,9 +354,9 @@ def update32(loss_id, p, y, scale, ppu, tau=0.5):
     """
     small = np.float64(scale * ppu) < 1e-6
     if loss_id == LOGISTIC:
-        if y >= F32(1.0) or y <= F32(-1.0):
+        if _pure(y, lo, hi):
             return _logistic_update32(p, y, scale, ppu)
-        s = _std_label(y)
+        s = _std_label(y, lo, hi)
         return s * _logistic_update32(p, F32(1.0), scale, ppu) + (
             F32(1.0) - s
         ) * _logistic_update32(p, F32(-1.0), scale, ppu)
@@ -396,12 +404,12 @@ def _logistic_unsafe32(p, y, scale):
 
 
 @jit_inline
-def unsafe_update32(loss_id, p, y, scale, tau=0.5):
+def unsafe_update32(loss_id, p, y, scale, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
     """Plain gradient step (VW's ``get_unsafe_update``): −scale·ℓ'(p, y)."""
     if loss_id == LOGISTIC:
-        if y >= F32(1.0) or y <= F32(-1.0):
+        if _pure(y, lo, hi):
             return _logistic_unsafe32(p, y, scale)
-        s = _std_label(y)
+        s = _std_label(y, lo, hi)
         return s * _logistic_unsafe32(p, F32(1.0), scale) + (
             F32(1.0) - s
         ) * _logistic_unsafe32(p, F32(-1.0), scale)

@@ -178,3 +178,36 @@ def test_expectile_loss_values():
 def test_expectile_q_out_of_range_is_refused(small, argv):
     r = invoke(["vw", "-d", str(small / "d.vw"), "--loss_function", "expectile", *argv])
     assert r.exit_code == 2 and "expectile_q" in r.output
+
+
+# --- --logistic_min, --logistic_max ---------------------------------------------------
+
+
+@pytest.mark.parametrize("extra", [["--logistic_min", "0", "--logistic_max", "1"],
+                                   ["--logistic_min", "0", "--logistic_max", "1", "--sgd"],
+                                   ["--logistic_min", "-2", "--logistic_max", "3"]])  # fmt: skip
+def test_logistic_label_range_is_vws(small, extra):
+    text = (small / "d.vw").read_text().splitlines()
+    (small / "d.vw").write_text("\n".join(f"{i % 2} {ln.partition(' ')[2] or ln}"
+                                          for i, ln in enumerate(text)) + "\n")  # fmt: skip
+    a, b = both(["-d", "d.vw", "--loss_function", "logistic", *extra, "-p", "{out}.p"], small,
+                files=("{out}.p",))  # fmt: skip
+    assert a == b
+
+
+@pytest.mark.parametrize("extra", [["--logistic_min", "-1", "--logistic_max", "2"],
+                                   ["--logistic_min", "0", "--logistic_max", "1"]])  # fmt: skip
+def test_logistic_label_range_over_cb_costs_is_vws(tmp_path, extra):
+    rng = np.random.default_rng(5)
+    blocks = []
+    for e in range(40):
+        k = int(rng.integers(0, 3))
+        lines = [f"shared |s u{e % 4}"]
+        for a in range(3):
+            label = f"{a}:{rng.choice([0.0, 0.5, 1.0, 2.0])}:0.5 " if a == k else ""
+            lines.append(f"{label}|a x{a} y{(a + e) % 5}")
+        blocks.append("\n".join(lines))
+    (tmp_path / "cb.txt").write_text("\n\n".join(blocks) + "\n\n")
+    a, b = both(["-d", "cb.txt", "--cb_explore_adf", "--loss_function", "logistic", *extra,
+                 "-p", "{out}.p"], tmp_path, files=("{out}.p",))  # fmt: skip
+    assert a == b
