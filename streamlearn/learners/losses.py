@@ -218,6 +218,9 @@ else:
 
 
 CLAMP32 = F32(POISSON_CLAMP)
+_LO = F32(-1.0)
+_HI = F32(1.0)
+"""VW's default logistic label range (``--logistic_min``, ``--logistic_max``)."""
 
 
 @jit_inline
@@ -245,7 +248,7 @@ def _pure(y, lo, hi):
 
 
 @jit_inline
-def loss32(loss_id, p, y, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
+def loss32(loss_id, p, y, tau=0.5, lo=_LO, hi=_HI):
     """Loss of ``p`` for ``y`` in float32 (VW's ``get_loss``; what its zero-loss gate tests)."""
     if loss_id == LOGISTIC:
         if _pure(y, lo, hi):
@@ -280,7 +283,7 @@ def _dlogistic32(p, y):
 
 
 @jit_inline
-def dloss32(loss_id, p, y, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
+def dloss32(loss_id, p, y, tau=0.5, lo=_LO, hi=_HI):
     """Derivative of :func:`loss32` in ``p`` (VW's ``first_derivative``)."""
     if loss_id == LOGISTIC:
         if _pure(y, lo, hi):
@@ -302,7 +305,7 @@ def dloss32(loss_id, p, y, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
 
 
 @jit_inline
-def square_grad32(loss_id, p, y, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
+def square_grad32(loss_id, p, y, tau=0.5, lo=_LO, hi=_HI):
     """Squared derivative (VW's ``get_square_grad``): what the adaptive sums add, per x²."""
     if loss_id == SQUARED or loss_id == CLASSIC:
         return F32(4.0) * (p - y) * (p - y)
@@ -339,7 +342,7 @@ def _logistic_update32(p, y, scale, ppu):
 
 
 @jit_inline
-def update32(loss_id, p, y, scale, ppu, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
+def update32(loss_id, p, y, scale, ppu, tau=0.5, lo=_LO, hi=_HI):
     """Importance-invariant step (VW's ``get_update``) in units of the rate-weighted x.
 
     The closed form of following the gradient flow of the loss for an
@@ -404,7 +407,7 @@ def _logistic_unsafe32(p, y, scale):
 
 
 @jit_inline
-def unsafe_update32(loss_id, p, y, scale, tau=0.5, lo=F32(-1.0), hi=F32(1.0)):
+def unsafe_update32(loss_id, p, y, scale, tau=0.5, lo=_LO, hi=_HI):
     """Plain gradient step (VW's ``get_unsafe_update``): −scale·ℓ'(p, y)."""
     if loss_id == LOGISTIC:
         if _pure(y, lo, hi):
