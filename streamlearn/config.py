@@ -17,7 +17,7 @@ FORMATS = ("auto", "vw", "svmlight", "csv", "json", "dsjson")
 # Interactions and namespace filters: they decide which features exist, so a
 # model keeps them (see streamlearn/io/interactions.py).
 NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
-                     "ngram", "skips")  # fmt: skip
+                     "ngram", "skips", "feature_limit")  # fmt: skip
 FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions", "chain_hash", "permutations")
 """The on/off options that, with :data:`NAMESPACE_OPTIONS`, decide which features exist."""
 HASHES = ("strings", "all")
@@ -229,6 +229,9 @@ class TrainConfig:
     """Each namespace's features sorted by slot, duplicates dropped (VW's --sort_features)."""
     leave_duplicate_interactions: bool = False
     """Keep interactions equal up to order (VW's --leave_duplicate_interactions)."""
+    feature_limit: tuple[str, ...] = ()
+    """VW's --feature_limit: ``aN`` keeps at most N features of namespace a (sorted, unique),
+    ``N`` of every namespace."""
     permutations: bool = False
     """A namespace crossed with itself makes every ordered tuple of its features, not only
     their combinations (VW's --permutations)."""

@@ -43,6 +43,7 @@ COLUMNS = {"ftrl": 3, "pistol": 4, "coin": 6, "freegrad": 6}
 """Floats per slot in the resume state of VW's ftrl-family learners (its ``ftrl_size``) and
 of ``--freegrad`` (its ``freegrad_size``), in sl's column order."""
 UNRECORDED = ("loss", "sort_features", "leave_duplicate_interactions", "permutations",
+              "feature_limit",
               "initial_t")  # fmt: skip
 """Options an sl model records and a VW model does not: the command line's hold (their
 defaults resolved with the run's other options, as VW resolves them)."""

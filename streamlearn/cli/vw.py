@@ -461,6 +461,7 @@ OPTIONS: dict[str, Opt] = {
     "sort_features": Opt(None, False, _flag("sort_features")),
     "leave_duplicate_interactions": Opt(None, False, _flag("leave_duplicate_interactions")),
     "permutations": Opt(None, False, _flag("permutations")),
+    "feature_limit": Opt(None, True, _repeat("feature_limit")),
     # outputs
     "initial_regressor": Opt("i", True, _initial_model),
     "final_regressor": Opt("f", True, _output("final_model")),
@@ -521,7 +522,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "spelling": "none",
     "dictionary": "none",
     "dictionary_path": "none",
-    "feature_limit": "none",
     "experimental_full_name_interactions": "--interactions (first characters of the names)",
     "adax": "--adaptive",
     "sparse_l2": "--l2",
@@ -660,7 +660,8 @@ def parse_argv(argv: list[str]) -> Translation:
 
 
 REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
-                        "keep", "ngram", "skips", "cache_file", "classweight"})  # fmt: skip
+                        "keep", "ngram", "skips", "cache_file", "classweight",
+                        "feature_limit"})  # fmt: skip
 """VW's options that may be given several times, each adding a value."""
 
 

@@ -50,7 +50,7 @@ import numpy as np
 
 from streamlearn.io._scan import CONSTANT_NS
 from streamlearn.io.batch import TOO_MANY_CROSSES
-from streamlearn.io.grams import compile_grams
+from streamlearn.io.grams import NO_LIMIT, compile_grams, compile_limits
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
 FNV_PRIME = np.uint64(16777619)
@@ -129,6 +129,8 @@ class Interactions:
     csv: object = field(default=None, compare=False)
     """VW's ``--csv``: the run's :class:`~streamlearn.io.csv.CsvReader` (options, each
     source's header), a parsing option that travels with the others."""
+    limits: np.ndarray = field(default_factory=lambda: np.full(257, NO_LIMIT, dtype=np.int64))
+    """VW's ``--feature_limit``: each namespace's most features (:mod:`streamlearn.io.grams`)."""
     permutations: bool = False
     """VW's ``--permutations``: a namespace crossed with itself makes every ordered pair
     (tuple) of its features, not their combinations."""
@@ -152,7 +154,7 @@ class Interactions:
     @cached_property
     def regroups(self) -> bool:
         """N-grams or sorted features: rows are rebuilt namespace by namespace."""
-        return self.sort or self.gram_lengths.shape[0] > 0
+        return self.sort or self.gram_lengths.shape[0] > 0 or bool((self.limits < NO_LIMIT).any())
 
 
 def _bytes(spec: str, option: str) -> list[int]:
@@ -195,6 +197,7 @@ def compile_interactions(
     hash_seed: int = 0,
     chain_hash: bool = False,
     permutations: bool = False,
+    feature_limit: tuple[str, ...] = (),
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
@@ -262,7 +265,8 @@ def compile_interactions(
                         not leave_duplicate_interactions, gram_ptr, gram_masks, gram_lengths,
                         bool(sort_features), bool(hash_all), bool(f32),
                         int(max_crosses), bool(vw_numbers), int(hash_seed),
-                        bool(chain_hash), permutations=bool(permutations))  # fmt: skip
+                        bool(chain_hash), limits=compile_limits(tuple(feature_limit)),
+                        permutations=bool(permutations))  # fmt: skip
 
 
 @jit

@@ -298,7 +298,7 @@ def parse_block_parts(
     if inter is not None and inter.regroups:
         indptr, indices, values, ns = expand_grams(
             indptr, indices, values, ns, mask, inter.gram_ptr, inter.gram_masks,
-            inter.gram_lengths, inter.sort,
+            inter.gram_lengths, inter.sort, inter.limits,
         )  # fmt: skip
     if inter is not None and inter.crosses_or_filters and crossed < rows:
         return _crossed(block, data, fmt, rows, arrays, indptr, indices, values, ns, mask, inter,

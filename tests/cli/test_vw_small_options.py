@@ -211,3 +211,27 @@ def test_logistic_label_range_over_cb_costs_is_vws(tmp_path, extra):
     a, b = both(["-d", "cb.txt", "--cb_explore_adf", "--loss_function", "logistic", *extra,
                  "-p", "{out}.p"], tmp_path, files=("{out}.p",))  # fmt: skip
     assert a == b
+
+
+# --- --feature_limit ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", [["--feature_limit", "a2"], ["--feature_limit", "a:2"],
+                                   ["--feature_limit", "1"],
+                                   ["--feature_limit", "a3", "--feature_limit", "b0"],
+                                   ["--feature_limit", "a2", "-q", "ab"],
+                                   ["--feature_limit", "a3", "--ngram", "a2"],
+                                   ["--feature_limit", "a1", "--sort_features"]])  # fmt: skip
+def test_feature_limit_is_vws(small, limit):
+    a, b = both(["-d", "d.vw", *limit, "-p", "{out}.p"], small, files=("{out}.p",))
+    assert a == b
+
+
+def test_feature_limit_values_read_as_vw():
+    from streamlearn.io.grams import NO_LIMIT, compile_limits
+
+    lim = compile_limits(("a3", "b:7", "c-1"))
+    assert (int(lim[97]), int(lim[98]), int(lim[99])) == (3, 0, (1 << 32) - 1)
+    assert lim[100] == NO_LIMIT and lim[256] == NO_LIMIT
+    with pytest.raises(ValueError):
+        compile_limits(("a",))
