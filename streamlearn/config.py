@@ -17,8 +17,8 @@ FORMATS = ("auto", "vw", "svmlight", "csv", "json", "dsjson")
 # Interactions and namespace filters: they decide which features exist, so a
 # model keeps them (see streamlearn/io/interactions.py).
 NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
-                     "ngram", "skips")  # fmt: skip
-FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions", "chain_hash")
+                     "ngram", "skips", "feature_limit")  # fmt: skip
+FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions", "chain_hash", "permutations")
 """The on/off options that, with :data:`NAMESPACE_OPTIONS`, decide which features exist."""
 HASHES = ("strings", "all")
 """VW's ``--hash``: ``strings`` reads an all-digit name as its number; ``all`` hashes every name."""
@@ -191,6 +191,13 @@ class TrainConfig:
     # -- VW's command-line options (sl vw; streamlearn/cli/vw.py) --------------------------
     quantile_tau: float = 0.5
     """--loss quantile: the level tau (VW's --quantile_tau)."""
+    expectile_q: float = 0.5
+    logistic_min: float = -1.0
+    """--loss logistic: the label read as certainly negative (VW's --logistic_min); a label
+    between the two is the mixture of both losses by its position, as VW reads it."""
+    logistic_max: float = 1.0
+    """--loss logistic: the label read as certainly positive (VW's --logistic_max)."""
+    """--loss expectile: the level q in (0, 0.5] (VW's --expectile_q)."""
     zero_label: str = "negative"
     """Logistic and hinge losses: a label 0 read as -1 ("negative") or as VW does ("vw")."""
     numbers: str = "exact"
@@ -202,6 +209,10 @@ class TrainConfig:
     """VW's --binary: the progressive loss is the 0/1 loss of sign(p), predictions -1/+1."""
     initial_weight: float = 0.0
     """gd: every weight starts at this value (VW's --initial_weight)."""
+    initial_weights: str = "zero"
+    """gd: VW's random initial weights, ``random`` (--random_weights), ``normal``
+    (--normal_weights) or ``truncated_normal`` (--truncated_normal_weights), drawn as VW
+    draws them (:mod:`streamlearn.learners.initial`); ``--initial_weight`` wins."""
     initial_constant: float = 0.0
     """gd: the constant feature's weight starts at this value (VW's --constant, -C)."""
     decay_learning_rate: float = 1.0
@@ -218,6 +229,12 @@ class TrainConfig:
     """Each namespace's features sorted by slot, duplicates dropped (VW's --sort_features)."""
     leave_duplicate_interactions: bool = False
     """Keep interactions equal up to order (VW's --leave_duplicate_interactions)."""
+    feature_limit: tuple[str, ...] = ()
+    """VW's --feature_limit: ``aN`` keeps at most N features of namespace a (sorted, unique),
+    ``N`` of every namespace."""
+    permutations: bool = False
+    """A namespace crossed with itself makes every ordered tuple of its features, not only
+    their combinations (VW's --permutations)."""
     hash_seed: int = 0
     """VW's ``--hash_seed``: the seed of the namespaces' hashes, so the slots of every
     namespaced feature (0: VW's default); fixed by the model, as ``hash``."""
@@ -444,6 +461,12 @@ class TrainConfig:
              f"--zero-label must be one of {', '.join(ZERO_LABELS)}"),
             (self.numbers in NUMBERS, f"numbers must be one of {', '.join(NUMBERS)}"),
             (0.0 < self.quantile_tau < 1.0, "--quantile-tau must be in (0, 1)"),
+            (0.0 < self.expectile_q <= 0.5, "--expectile_q must be in (0, 0.5]"),
+            (math.isfinite(self.logistic_min) and math.isfinite(self.logistic_max)
+             and self.logistic_min < self.logistic_max,
+             "--logistic_min must be below --logistic_max"),
+            (self.expectile_q == 0.5 or self.loss == "expectile",
+             "--expectile_q applies to --loss expectile only"),
             (self.quantile_tau == 0.5 or self.loss == "quantile",
              "--quantile-tau applies to --loss quantile only"),
             (self.decay_learning_rate > 0 and math.isfinite(self.decay_learning_rate),
@@ -453,6 +476,11 @@ class TrainConfig:
              "--initial-weight and --constant must be finite"),
             (self.algo == "gd" or (self.initial_weight == 0 and self.initial_constant == 0),
              "--initial-weight and --constant (-C) apply to --algo gd only"),
+            (self.initial_weights in ("zero", "random", "normal", "truncated_normal"),
+             "initial_weights must be one of zero, random, normal, truncated_normal"),
+            (self.algo == "gd" or self.initial_weights == "zero",
+             "--random_weights, --normal_weights and --truncated_normal_weights apply to "
+             "gd only"),
             (online or not (self.test_only or self.holdout_after or self.binary),
              f"-t, --holdout-after and --binary do not apply to --algo {self.algo}"),
             (online or self.loss in ("squared", "logistic", "hinge"),
@@ -507,7 +535,9 @@ class TrainConfig:
             min_prediction=self.min_prediction,
             max_prediction=self.max_prediction,
             minibatch=self.minibatch,
-            quantile_tau=self.quantile_tau,
+            quantile_tau=self.expectile_q if self.loss == "expectile" else self.quantile_tau,
+            logistic_min=self.logistic_min,
+            logistic_max=self.logistic_max,
             holdout_after=self.holdout_after,
             binary=self.binary,
             oaa=self.oaa,

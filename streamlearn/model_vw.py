@@ -42,7 +42,9 @@ VW_LEARNERS = ("gd", "ftrl", "coin", "pistol", "freegrad")
 COLUMNS = {"ftrl": 3, "pistol": 4, "coin": 6, "freegrad": 6}
 """Floats per slot in the resume state of VW's ftrl-family learners (its ``ftrl_size``) and
 of ``--freegrad`` (its ``freegrad_size``), in sl's column order."""
-UNRECORDED = ("loss", "sort_features", "leave_duplicate_interactions", "initial_t")
+UNRECORDED = ("loss", "sort_features", "leave_duplicate_interactions", "permutations",
+              "feature_limit",
+              "initial_t")  # fmt: skip
 """Options an sl model records and a VW model does not: the command line's hold (their
 defaults resolved with the run's other options, as VW resolves them)."""
 NOT_RESUMED = (*UPDATE_RULE, "learning_rate", "power_t")
@@ -422,4 +424,10 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
             words += ["--learning_rate", repr(float(F32(config.learning_rate)))]
         if F32(config.power_t) != F32(0.5):
             words += ["--power_t", repr(float(F32(config.power_t)))]
+    from streamlearn.learners.initial import random_state
+
+    state = (random_state(config.initial_weights, config.bits, config.seed)
+             if config.algo == "gd" else config.seed)  # fmt: skip
+    if state:  # VW keeps its random state last (advanced by --random_weights)
+        words += ["--random_seed", str(state)]
     return (" " + " ".join(words)) if words else ""

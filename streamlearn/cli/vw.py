@@ -164,13 +164,11 @@ def _data(t: Translation, name: str, value: str) -> None:
 def _loss(t: Translation, name: str, value: str) -> None:
     names = {"squared": "squared", "classic": "classic", "hinge": "hinge",
              "logistic": "logistic", "quantile": "quantile", "pinball": "quantile",
-             "absolute": "quantile", "poisson": "poisson", "Huber": "squared"}  # fmt: skip
-    if value == "expectile":
-        raise VWUsage("--loss_function expectile is not supported (nearest in sl: "
-                      "--loss_function quantile)")  # fmt: skip
+             "absolute": "quantile", "poisson": "poisson", "Huber": "squared",
+             "expectile": "expectile"}  # fmt: skip
     if value not in names:
         raise VWUsage(f"--loss_function {value!r}: one of squared, classic, hinge, logistic, "
-                      "quantile, poisson")  # fmt: skip
+                      "quantile, expectile, poisson")  # fmt: skip
     t.learn["loss"] = names[value]
 
 
@@ -263,6 +261,19 @@ def _explorer(kind: str, key: str | None = None, conv: Callable | None = None) -
         t.multiline["explore"] = kind
         if key is not None:
             t.multiline[key] = conv(name, value) if conv else value
+
+    return apply
+
+
+def _initial_weights(kind: str) -> Callable[[Translation, str, str | None], None]:
+    """VW's random initial weights; of several, VW takes random, then normal, then
+    truncated normal."""
+    order = ("random", "normal", "truncated_normal")
+
+    def apply(t: Translation, name: str, _: str | None) -> None:
+        prev = t.learn.get("initial_weights")
+        if prev is None or order.index(kind) < order.index(prev):
+            t.learn["initial_weights"] = kind
 
     return apply
 
@@ -380,6 +391,9 @@ OPTIONS: dict[str, Opt] = {
     "l2": Opt(None, True, _learn("l2", _float)),
     "loss_function": Opt(None, True, _loss),
     "quantile_tau": Opt(None, True, _learn("quantile_tau", _float)),
+    "expectile_q": Opt(None, True, _learn("expectile_q", _float)),
+    "logistic_min": Opt(None, True, _learn("logistic_min", _float)),
+    "logistic_max": Opt(None, True, _learn("logistic_max", _float)),
     "min_prediction": Opt(None, True, _learn("min_prediction", _float)),
     "max_prediction": Opt(None, True, _learn("max_prediction", _float)),
     "binary": Opt(None, False, _flag("binary")),
@@ -433,6 +447,9 @@ OPTIONS: dict[str, Opt] = {
     "classweight": Opt(None, True, _repeat("classweight")),
     "initial_weight": Opt(None, True, _learn("initial_weight", _float)),
     "constant": Opt("C", True, _learn("initial_constant", _float)),
+    "random_weights": Opt(None, False, _initial_weights("random")),
+    "normal_weights": Opt(None, False, _initial_weights("normal")),
+    "truncated_normal_weights": Opt(None, False, _initial_weights("truncated_normal")),
     "random_seed": Opt(None, True, _learn("seed", _int)),
     # features
     "noconstant": Opt(None, False, _flag("constant", False)),
@@ -451,10 +468,13 @@ OPTIONS: dict[str, Opt] = {
     "skips": Opt(None, True, _repeat("skips")),
     "sort_features": Opt(None, False, _flag("sort_features")),
     "leave_duplicate_interactions": Opt(None, False, _flag("leave_duplicate_interactions")),
+    "permutations": Opt(None, False, _flag("permutations")),
+    "feature_limit": Opt(None, True, _repeat("feature_limit")),
     # outputs
     "initial_regressor": Opt("i", True, _initial_model),
     "final_regressor": Opt("f", True, _output("final_model")),
     "readable_model": Opt(None, True, _output("readable_model")),
+    "extra_metrics": Opt(None, True, _output("extra_metrics")),
     "invert_hash": Opt(None, True, _output("invert_hash")),
     "save_per_pass": Opt(None, False, _save_per_pass),
     "predictions": Opt("p", True, _predictions),
@@ -505,16 +525,11 @@ NOT_SUPPORTED: dict[str, str] = {
     "autolink": "none",
     "marginal": "none",
     "confidence": "none",
-    "expectile_q": "--loss_function quantile with --quantile_tau",
-    "logistic_min": "none (logistic labels are -1/+1; --zero-label for 0)",
-    "logistic_max": "none (logistic labels are -1/+1; --zero-label for 0)",
     "redefine": "none",
     "affix": "--ngram",
     "spelling": "none",
     "dictionary": "none",
     "dictionary_path": "none",
-    "feature_limit": "none",
-    "permutations": "none (crosses of a namespace with itself are combinations, as VW's default)",
     "experimental_full_name_interactions": "--interactions (first characters of the names)",
     "adax": "--adaptive",
     "sparse_l2": "--l2",
@@ -523,9 +538,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "feature_mask": "none",
     "no_bias_regularization": "none",
     "initial_pass_length": "--examples N (the first N examples of each pass)",
-    "random_weights": "--initial_weight",
-    "normal_weights": "--initial_weight",
-    "truncated_normal_weights": "--initial_weight",
     "input_feature_regularizer": "none",
     "output_feature_regularizer_binary": "none",
     "output_feature_regularizer_text": "none",
@@ -570,7 +582,7 @@ OTHER_VW_OPTIONS = frozenset("""
     dump_json_weights_include_feature_names_experimental elim emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level error eval exclude_eval experimental_igl
-    explore_eval extra_metrics fixed_significance_level flip_loss_sign
+    explore_eval fixed_significance_level flip_loss_sign
     gamma get_pmf global_only graph_feedback
     hessian_on ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
@@ -656,7 +668,8 @@ def parse_argv(argv: list[str]) -> Translation:
 
 
 REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
-                        "keep", "ngram", "skips", "cache_file", "classweight"})  # fmt: skip
+                        "keep", "ngram", "skips", "cache_file", "classweight",
+                        "feature_limit"})  # fmt: skip
 """VW's options that may be given several times, each adding a value."""
 
 
@@ -781,7 +794,8 @@ def vw(argv: tuple[str, ...]) -> None:
                                               "vw_resume": t.outputs.get("model_format")
                                               != "vw_predict_only"},
                                              progress=t.progress,
-                                             tiny=not t.daemon)  # fmt: skip
+                                             tiny=not t.daemon  # an O(2^b) draw: compiled
+                                             and "initial_weights" not in t.learn)  # fmt: skip
     except click.BadParameter as e:
         raise VWUsage(e.format_message()) from None
     for note in t.notes:
@@ -791,6 +805,7 @@ def vw(argv: tuple[str, ...]) -> None:
 
         return daemon(t, inputs, outputs, console)
     from streamlearn import api
+    from streamlearn.run import vwmetrics
 
     if t.multiline and t.learn.get("csoaa") and set(t.multiline) == {"csoaa_rank"}:
         # VW: --csoaa_rank is csoaa_ldf's; beside --csoaa K it changes nothing
@@ -801,6 +816,16 @@ def vw(argv: tuple[str, ...]) -> None:
 
         t.multiline = {**(multiline_of_model(inputs.initial_model) or {}), **t.multiline}
     if t.multiline:
-        return api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
-    api.train(t.learn, inputs, outputs, console)
+        summary = api.train_multiline(t.learn, t.multiline, inputs, outputs, console)
+        if outputs.extra_metrics:
+            vwmetrics.write(outputs.extra_metrics, vwmetrics.multiline(
+                summary, test_only=bool(t.learn.get("test_only")),
+                predicts_first=t.multiline.get("reduction") == "csoaa_ldf"
+                or "explore" in t.multiline))  # fmt: skip
+        return summary
+    report = api.train(t.learn, inputs, outputs, console)
+    if outputs.extra_metrics:
+        vwmetrics.write(outputs.extra_metrics, vwmetrics.single_line(
+            report, test_only=bool(t.learn.get("test_only")), oaa=bool(t.learn.get("oaa")),
+            csoaa=bool(t.learn.get("csoaa") or t.learn.get("multilabel"))))  # fmt: skip
 

@@ -7,6 +7,10 @@ call per batch, on the parser's thread), as VW's ``setup_example`` does:
 * ``--sort_features``: each namespace's features sorted by slot (then value),
   and of features sharing a slot only the first kept (VW's
   ``unique_sort_features``).
+* ``--feature_limit aN`` (or ``N`` for every namespace): a namespace with more than N
+  features (its grams included) is sorted and deduplicated as ``--sort_features`` does
+  and keeps its first N slots (VW's ``feature_limit``, applied after the grams and the
+  constant; VW reads N with ``atoi``, so ``a:10`` is a limit of 0: namespace a dropped).
 * ``--ngram N`` (or ``--ngram aN`` for namespace ``a`` alone) appends to each
   namespace the 2- to N-grams of its features in line order; ``--skips K``
   lets the terms of a gram skip up to K features between them.  A gram of the
@@ -118,6 +122,42 @@ def compile_grams(ngram: tuple[str, ...], skips: tuple[str, ...]) -> tuple[np.nd
     return ptr, masks, lengths
 
 
+NO_LIMIT = 1 << 62
+"""A namespace's feature limit when none is given."""
+
+
+def compile_limits(specs: tuple[str, ...]) -> np.ndarray:
+    """VW's ``--feature_limit`` values: the limit of each namespace byte (257 entries).
+
+    >>> lim = compile_limits(("a3", "b:7"))
+    >>> int(lim[97]), int(lim[98]), lim[99] == NO_LIMIT
+    (3, 0, True)
+    >>> int(compile_limits(("5",))[32])
+    5
+    """
+    limits = np.full(257, NO_LIMIT, dtype=np.int64)
+
+    def atoi(text: str) -> int:  # C's: leading digits after an optional sign, else 0
+        t = text.lstrip()
+        sign = -1 if t[:1] == "-" else 1
+        t = t[1:] if t[:1] in "+-" else t
+        digits = len(t) - len(t.lstrip("0123456789"))
+        n = sign * int(t[:digits]) if digits else 0
+        return n if n >= 0 else n % (1 << 32)  # VW keeps them as uint32
+
+    for spec in specs:
+        if not spec:
+            raise ValueError("--feature_limit: an empty value")
+        if spec[0].isdigit():
+            limits[:256] = atoi(spec)
+        elif len(spec) == 1:
+            raise ValueError(f"--feature_limit {spec}: the namespace comes before the number "
+                             "(e.g. a10)")  # fmt: skip
+        else:
+            limits[spec.encode("latin-1")[0]] = atoi(spec[1:])
+    return limits
+
+
 @jit
 def _sort_unique(idx: np.ndarray, val: np.ndarray, n: int) -> int:
     """Sort ``idx[:n], val[:n]`` by (slot, value); keep the first of equal slots; the count."""
@@ -164,9 +204,10 @@ def _row_room(ns, lo, hi, ptr, masks, lengths, count):
 
 
 @jit
-def expand_grams(indptr, indices, values, ns, mask, ptr, masks, lengths, sort):
+def expand_grams(indptr, indices, values, ns, mask, ptr, masks, lengths, sort, limits):
     """New CSR arrays and namespace bytes: each row grouped by namespace, sorted and
-    deduplicated (``sort``), with its n-grams (see the module's docstring)."""
+    deduplicated (``sort``), with its n-grams, each namespace within its ``limits``
+    (see the module's docstring)."""
     n = indptr.shape[0] - 1
     count = np.zeros(257, dtype=np.int64)
     cap = 0
@@ -207,10 +248,13 @@ def expand_grams(indptr, indices, values, ns, mask, ptr, masks, lengths, sort):
                     out_idx[k] = np.uint32(acc & mask)
                     out_val[k] = 1.0
                     k += 1
+            if limits[c] < k - start:  # VW's feature_limit: sorted, unique, the first n
+                kept = _sort_unique(out_idx[start:k], out_val[start:k], k - start)
+                k = start + min(kept, limits[c])
             for q2 in range(start, k):
                 out_ns[q2] = c
         for q in range(lo, hi):  # the constant, last
-            if ns[q] == CONSTANT_NS:
+            if ns[q] == CONSTANT_NS and limits[CONSTANT_NS] > 0:
                 out_idx[k] = indices[q]
                 out_val[k] = values[q]
                 out_ns[k] = CONSTANT_NS

@@ -50,7 +50,7 @@ import numpy as np
 
 from streamlearn.io._scan import CONSTANT_NS
 from streamlearn.io.batch import TOO_MANY_CROSSES
-from streamlearn.io.grams import compile_grams
+from streamlearn.io.grams import NO_LIMIT, compile_grams, compile_limits
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
 FNV_PRIME = np.uint64(16777619)
@@ -129,6 +129,16 @@ class Interactions:
     csv: object = field(default=None, compare=False)
     """VW's ``--csv``: the run's :class:`~streamlearn.io.csv.CsvReader` (options, each
     source's header), a parsing option that travels with the others."""
+    limits: np.ndarray = field(default_factory=lambda: np.full(257, NO_LIMIT, dtype=np.int64))
+    """VW's ``--feature_limit``: each namespace's most features (:mod:`streamlearn.io.grams`)."""
+    permutations: bool = False
+    """VW's ``--permutations``: a namespace crossed with itself makes every ordered pair
+    (tuple) of its features, not their combinations."""
+
+    @property
+    def cross_mode(self) -> int:
+        """What the cross kernels are told: 1 for float32 products, 2 for permutations."""
+        return int(self.f32) | (2 if self.permutations else 0)
 
     @property
     def active(self) -> bool:
@@ -144,7 +154,7 @@ class Interactions:
     @cached_property
     def regroups(self) -> bool:
         """N-grams or sorted features: rows are rebuilt namespace by namespace."""
-        return self.sort or self.gram_lengths.shape[0] > 0
+        return self.sort or self.gram_lengths.shape[0] > 0 or bool((self.limits < NO_LIMIT).any())
 
 
 def _bytes(spec: str, option: str) -> list[int]:
@@ -186,6 +196,8 @@ def compile_interactions(
     vw_numbers: bool = False,
     hash_seed: int = 0,
     chain_hash: bool = False,
+    permutations: bool = False,
+    feature_limit: tuple[str, ...] = (),
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
@@ -224,6 +236,11 @@ def compile_interactions(
             t = sorted(t)
         kept.append(t)
     rows = kept
+    if permutations and leave_duplicate_interactions and any(
+            t.count(WILDCARD) and len(t) > 2 for t in rows):  # fmt: skip
+        raise ValueError("--permutations with --leave_duplicate_interactions: wildcards in "
+                         "interactions of more than two namespaces are not expanded as VW "
+                         "yet")  # fmt: skip
     terms = np.full((len(rows), MAX_TERMS), -1, dtype=np.int64)
     for i, t in enumerate(rows):
         terms[i, : len(t)] = t
@@ -248,7 +265,8 @@ def compile_interactions(
                         not leave_duplicate_interactions, gram_ptr, gram_masks, gram_lengths,
                         bool(sort_features), bool(hash_all), bool(f32),
                         int(max_crosses), bool(vw_numbers), int(hash_seed),
-                        bool(chain_hash))  # fmt: skip
+                        bool(chain_hash), limits=compile_limits(tuple(feature_limit)),
+                        permutations=bool(permutations))  # fmt: skip
 
 
 @jit
@@ -471,13 +489,16 @@ def _fill(out, out_len, n, terms, i, m, vals) -> int:
 
 
 @jit_inline
-def _term_count(bucket_cnt, terms, t: int, m: int) -> float:
+def _term_count(bucket_cnt, terms, t: int, m: int, mode: int) -> float:
     """How many crosses term ``t`` of ``m`` namespaces makes for an example whose namespace
     c has ``bucket_cnt[c]`` features: a run of L equal namespaces with n features
-    crosses their multisets, C(n + L - 1, L).  A float: it can pass int64 (the caller
-    compares it with a cap first)."""
-    if m == 2 and terms[t, 0] != terms[t, 1]:  # the common case: n1 n2
-        return float(bucket_cnt[terms[t, 0]] * bucket_cnt[terms[t, 1]])
+    crosses their multisets, C(n + L - 1, L), or with permutations (``mode & 2``) their
+    tuples, n^L.  A float: it can pass int64 (the caller compares it with a cap first)."""
+    if (m == 2 and terms[t, 0] != terms[t, 1]) or mode & 2:  # n1 n2 ...
+        total = 1.0
+        for a in range(m):
+            total *= bucket_cnt[terms[t, a]]
+        return total
     total = 1.0
     a = 0
     while a < m:
@@ -567,7 +588,7 @@ def _filters(drop: np.ndarray, drop_linear: np.ndarray) -> bool:
 
 def expand_batch(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns: np.ndarray,
                  mask: np.uint64, terms: np.ndarray, lengths: np.ndarray, drop: np.ndarray,
-                 drop_linear: np.ndarray, dedupe: bool, f32: bool, status: np.ndarray, lo: int,
+                 drop_linear: np.ndarray, dedupe: bool, f32: int, status: np.ndarray, lo: int,
                  budget: int, max_crosses: int, buf_idx: np.ndarray, buf_val: np.ndarray,
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
     """CSR arrays for rows ``lo, lo + 1, ...``: each row's own features (filtered),
@@ -580,7 +601,8 @@ def expand_batch(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns
 
     ``mask`` is ``2**bits - 1`` (uint64).  Rows keep their order; the feature
     order within a row is: the example's features in line order (the constant
-    last), then the interactions in VW's order.  With ``f32`` a cross's value
+    last), then the interactions in VW's order.  ``f32`` is a cross mode
+    (:attr:`Interactions.cross_mode`: bit 2 for --permutations); with bit 1 a cross's value
     is the product of the values rounded to float32, in float32, term by term:
     what VW's single-precision learners multiply (the float32 learners then
     see VW's very values).
@@ -707,7 +729,7 @@ def _place(r, k, nruns, nnamed, indptr, indices, values, ns, ex_terms, ex_len, n
     lo, budget, cap, max_crosses = limits[0], limits[1], limits[2], limits[3]
     mask = np.uint64(limits[4])
     write = limits[5] != 0
-    f32 = limits[6] != 0
+    mode = limits[6]
     filters = limits[7] != 0
     rlo = indptr[r]
     rhi = indptr[r + 1]
@@ -719,7 +741,7 @@ def _place(r, k, nruns, nnamed, indptr, indices, values, ns, ex_terms, ex_len, n
                 own -= 1
     crosses = np.inf if nt < 0 else 0.0
     for t in range(nt):
-        crosses += _term_count(counts[0], ex_terms, t, ex_len[t])
+        crosses += _term_count(counts[0], ex_terms, t, ex_len[t], mode)
     out = k
     if crosses > max_crosses:
         status[r] = TOO_MANY_CROSSES
@@ -734,13 +756,13 @@ def _place(r, k, nruns, nnamed, indptr, indices, values, ns, ex_terms, ex_len, n
             for a in range(nruns):
                 counts[1, runs[0, a]] = runs[1, a]
             for t in range(nt):
-                out = _cross(ex_terms, ex_len[t], t, counts, indices, values, mask, f32, odometer,
-                             acc, val, out_idx, out_val, out)  # fmt: skip
+                out = _cross(ex_terms, ex_len[t], t, counts, indices, values, mask, mode,
+                             odometer, acc, val, out_idx, out_val, out)  # fmt: skip
         elif nnamed:
             _gather(indices, values, counts, runs, nnamed, nruns, bidx, bval)
             for t in range(nt):
-                out = _cross(ex_terms, ex_len[t], t, counts, bidx, bval, mask, f32, odometer, acc,
-                             val, out_idx, out_val, out)  # fmt: skip
+                out = _cross(ex_terms, ex_len[t], t, counts, bidx, bval, mask, mode, odometer,
+                             acc, val, out_idx, out_val, out)  # fmt: skip
     else:
         out = k + own + np.int64(crosses)
     named = counts[2]
@@ -792,11 +814,14 @@ def _gather(indices, values, counts, runs, nnamed, nruns, bidx, bval):
 
 
 @jit_inline
-def _cross(ex_terms, m, t, counts, bidx, bval, mask, f32, odometer, acc, val, out_idx, out_val,
+def _cross(ex_terms, m, t, counts, bidx, bval, mask, mode, odometer, acc, val, out_idx, out_val,
            k):  # fmt: skip
     """Interaction ``t`` (``m`` namespaces) of a row whose namespace c has ``counts[0, c]``
     features from ``bidx[counts[1, c]]``/``bval[counts[1, c]]`` on, in VW's order, at
-    ``out_*[k:]``; the next k."""
+    ``out_*[k:]``; the next k.  ``mode``: 1 float32 products, 2 permutations (a
+    namespace crossed with itself makes every tuple, not only the combinations)."""
+    f32 = (mode & 1) != 0
+    combine = (mode & 2) == 0
     at, base, cnt = odometer[0], odometer[1], odometer[2]
     for a in range(m):
         c = ex_terms[t, a]
@@ -805,7 +830,7 @@ def _cross(ex_terms, m, t, counts, bidx, bval, mask, f32, odometer, acc, val, ou
         if cnt[a] == 0:
             return k
     if m == 2:  # the common case, as two plain loops
-        same = ex_terms[t, 1] == ex_terms[t, 0]
+        same = combine and ex_terms[t, 1] == ex_terms[t, 0]
         b0 = base[0]
         b1 = base[1]
         n1 = cnt[1]
@@ -857,7 +882,7 @@ def _cross(ex_terms, m, t, counts, bidx, bval, mask, f32, odometer, acc, val, ou
             at[lvl] += 1
         else:
             nxt = lvl + 1
-            at[nxt] = at[lvl] if ex_terms[t, nxt] == ex_terms[t, lvl] else 0
+            at[nxt] = at[lvl] if combine and ex_terms[t, nxt] == ex_terms[t, lvl] else 0
             lvl = nxt
     return k
 
@@ -898,7 +923,7 @@ def _row_crosser(inter: Interactions | None, mask: np.uint64, budget: int) -> tu
     terms = inter.terms if nt else np.empty((0, MAX_TERMS), dtype=np.int64)
     lengths = inter.lengths if nt else np.empty(0, dtype=np.int64)
     used = _used(terms, lengths, False)
-    limits = np.array([nt, int(mask), int(nt and inter.f32), nt and inter.max_crosses, budget],
+    limits = np.array([nt, int(mask), nt and inter.cross_mode, nt and inter.max_crosses, budget],
                       dtype=np.int64)  # fmt: skip
     return (terms, lengths, used, np.zeros((3, 257), dtype=np.int64), limits,
             np.zeros((3, MAX_TERMS), dtype=np.int64), np.zeros(MAX_TERMS, dtype=np.uint64),
@@ -948,18 +973,18 @@ def cross_row(indices, values, ns, lo, hi, room, crosser):
         counts[2, nnamed] = c
         nnamed += 1
     if out >= 0:
+        mode = limits[2]
         crosses = 0.0
         for t in range(nt):
-            crosses += _term_count(counts[0], terms, t, lengths[t])
+            crosses += _term_count(counts[0], terms, t, lengths[t], mode)
         if crosses > limits[3]:
             out = CROSS_CROWDED
         elif hi + crosses > min(room, limits[4]):
             out = CROSS_NONE
         else:
             mask = np.uint64(limits[1])
-            f32 = limits[2] != 0
             for t in range(nt):
-                out = _cross(terms, lengths[t], t, counts, indices, values, mask, f32, odometer,
+                out = _cross(terms, lengths[t], t, counts, indices, values, mask, mode, odometer,
                              acc, val, indices, values, out)  # fmt: skip
     for a in range(nnamed):
         counts[0, counts[2, a]] = 0

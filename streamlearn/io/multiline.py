@@ -279,7 +279,7 @@ def cross_merged(mg: Merged, inter: Interactions | None, bits: int) -> Merged:
     no_val = np.empty(0, dtype=np.float64)
     ptr, idx, val, _ = expand_batch(
         mg.indptr, mg.indices, mg.values, mg.ns, mask, inter.terms, inter.lengths, inter.drop,
-        inter.drop_linear, inter.dedupe, inter.f32, status, 0, np.iinfo(np.int64).max,
+        inter.drop_linear, inter.dedupe, inter.cross_mode, status, 0, np.iinfo(np.int64).max,
         inter.max_crosses, no_idx, no_val,
     )  # fmt: skip
     return dataclasses.replace(mg, indptr=ptr, indices=idx, values=val)

@@ -178,6 +178,7 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
     n = _example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
                        len(present), out_terms, out_len, inter.dedupe)  # fmt: skip
     out: list[tuple[int, str]] = []
+    perm = inter.permutations
 
     def walk(term: list[int], lists: list, lvl: int, start: int, acc: int,
              names: list[str]) -> None:  # fmt: skip
@@ -188,7 +189,7 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
             if lvl == len(term) - 1:
                 out.append((h & mask, "*".join([*names, name])))
             else:
-                nxt = i if term[lvl + 1] == term[lvl] else 0
+                nxt = i if term[lvl + 1] == term[lvl] and not perm else 0
                 walk(term, lists, lvl + 1, nxt, h, [*names, name])
 
     for t in range(n):

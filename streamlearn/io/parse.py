@@ -298,7 +298,7 @@ def parse_block_parts(
     if inter is not None and inter.regroups:
         indptr, indices, values, ns = expand_grams(
             indptr, indices, values, ns, mask, inter.gram_ptr, inter.gram_masks,
-            inter.gram_lengths, inter.sort,
+            inter.gram_lengths, inter.sort, inter.limits,
         )  # fmt: skip
     if inter is not None and inter.crosses_or_filters and crossed < rows:
         return _crossed(block, data, fmt, rows, arrays, indptr, indices, values, ns, mask, inter,
@@ -352,7 +352,7 @@ def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
         buf_idx, buf_val = _BUFFERS.take() if budget is not None else (_NO_IDX, _NO_VALS)
         ptr, idx, val, end = expand_batch(
             indptr, indices, values, ns, mask, inter.terms, inter.lengths, inter.drop,
-            inter.drop_linear, inter.dedupe, inter.f32, status, lo, room, inter.max_crosses,
+            inter.drop_linear, inter.dedupe, inter.cross_mode, status, lo, room, inter.max_crosses,
             buf_idx, buf_val,
         )  # fmt: skip
         del buf_idx, buf_val  # the batch's views keep them from the pool while it lives

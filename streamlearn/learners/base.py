@@ -103,7 +103,9 @@ P_INDEXING = 32  # one-against-all: labels 0..K-1 (0), 1..K (1), or 2: not known
 # here (VW's runtime_state.indexing: it holds for the rest of the run, not in the model)
 INDEXING_AUTO = 2.0  # params[P_INDEXING] before a label has decided
 P_INDEXING_AT = 33  # one-against-all: the kernel writes 1 + the row that decided, 0 if none
-PARAMS_SIZE = 34
+P_LOGISTIC_MIN = 34  # logistic loss: the label read as "certainly -1" (VW's --logistic_min)
+P_LOGISTIC_MAX = 35  # ... and as "certainly +1" (VW's --logistic_max)
+PARAMS_SIZE = 36
 
 # ---- gstate layout --------------------------------------------------------
 G_T = 0
@@ -186,6 +188,8 @@ def make_params(
     freegrad_restart: bool = False,
     freegrad_project: bool = False,
     freegrad_radius: float | None = None,
+    logistic_min: float = -1.0,
+    logistic_max: float = 1.0,
 ) -> np.ndarray:
     """Pack hyperparameters into the ``params`` array kernels read.
 
@@ -219,6 +223,8 @@ def make_params(
     params[P_CLIP_HI] = max_prediction or 0.0
     params[P_MINIBATCH] = minibatch
     params[P_QUANTILE_TAU] = quantile_tau
+    params[P_LOGISTIC_MIN] = logistic_min
+    params[P_LOGISTIC_MAX] = logistic_max
     params[P_HOLDOUT_AFTER] = holdout_after
     params[P_BINARY] = 1.0 if binary else 0.0
     params[P_PROGRESS] = progress
@@ -535,7 +541,8 @@ def score32(stats, rows, gstate, params, loss_id, p, y, a, nfeat):
     """
     p, labeled, holdout, learn = _counted(stats, gstate, params, loss_id, p, y)
     tau = np.float32(params[P_QUANTILE_TAU])
-    lv = loss32(loss_id, np.float32(p), np.float32(y), tau) if labeled else np.float32(0.0)
+    lo, hi = np.float32(params[P_LOGISTIC_MIN]), np.float32(params[P_LOGISTIC_MAX])
+    lv = loss32(loss_id, np.float32(p), np.float32(y), tau, lo, hi) if labeled else np.float32(0.0)
     shown = np.float64(lv)
     if labeled and params[P_BINARY] != 0.0:
         shown = binary_loss(p if params[P_BINARY] == 1.0 else 1.0, y, shown)

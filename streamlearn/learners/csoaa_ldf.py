@@ -132,7 +132,7 @@ def learn_line(table, gstate, params, loss_id, rule, slots, indices, values, lo,
     if not a > 0.0:
         return p
     y32 = F32(y)
-    if not loss32(loss_id, p, y32) > F32(0.0):
+    if not loss32(loss_id, p, y32, rule[12], rule[13], rule[14]) > F32(0.0):
         return p  # gd's zero-loss gate
     for t in range(lo, hi):
         slots[t] = (np.uint64(indices[t]) * np.uint64(width) + np.uint64(offset)) & mask

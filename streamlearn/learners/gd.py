@@ -56,6 +56,8 @@ from streamlearn.learners.base import (
     P_INVARIANT,
     P_L1,
     P_L2,
+    P_LOGISTIC_MAX,
+    P_LOGISTIC_MIN,
     P_NORMALIZED,
     P_POWER_T,
     P_QUANTILE_TAU,
@@ -142,8 +144,10 @@ def rule_of(params):
     l1 = F32(params[P_L1])
     l2 = F32(params[P_L2])
     reg = l1 > F32(0.0) or l2 > F32(0.0)
+    lmin = F32(params[P_LOGISTIC_MIN])
+    lmax = F32(params[P_LOGISTIC_MAX])
     return (adaptive, normalized, invariant, sqrt_rate, neg_q, neg_norm_power, t0, g0, eta, l1,
-            l2, reg, tau)  # fmt: skip
+            l2, reg, tau, lmin, lmax)  # fmt: skip
 
 
 @jit_inline
@@ -157,9 +161,9 @@ def step(table, gstate, g_norm, g_total, slots, values, lo, hi, p, y, a32, loss_
     gravity and contraction when they leave their range (:func:`rebase`).
     """
     (adaptive, normalized, invariant, sqrt_rate, neg_q, neg_norm_power, t0, g0, eta, l1, l2,
-     reg, tau) = rule  # fmt: skip
+     reg, tau, lmin, lmax) = rule  # fmt: skip
     # (2) the adaptive and normalizer state, and π = how far a unit update moves p
-    gamma = a32 * square_grad32(loss_id, p, y, tau)
+    gamma = a32 * square_grad32(loss_id, p, y, tau, lmin, lmax)
     if not adaptive and not normalized:
         ppu = F32(0.0)
         for k in range(lo, hi):
@@ -246,11 +250,11 @@ def step(table, gstate, g_norm, g_total, slots, values, lo, hi, p, y, a32, loss_
     if not adaptive:
         scale = scale * F32(F32(F64(t0) + gstate[G_T]) ** neg_q)
     if invariant:
-        u = update32(loss_id, p, y, scale, ppu, tau)
+        u = update32(loss_id, p, y, scale, ppu, tau, lmin, lmax)
     else:
-        u = unsafe_update32(loss_id, p, y, scale, tau)
+        u = unsafe_update32(loss_id, p, y, scale, tau, lmin, lmax)
     if reg and abs(F64(u)) > 1e-8:
-        dev1 = F64(dloss32(loss_id, p, y, tau))
+        dev1 = F64(dloss32(loss_id, p, y, tau, lmin, lmax))
         if abs(dev1) > 1e-8:
             eta_bar = -F64(u) / dev1
             gstate[G_CONTRACTION] *= 1.0 - F64(l2) * eta_bar

@@ -10,6 +10,10 @@ Conventions (as in Vowpal Wabbit and the truncated-gradient paper):
   ``--loss_function classic``: no importance-invariant closed form).
 * quantile (pinball) at level ``tau``: ``tau (y - p)`` when ``y > p``, else
   ``(1 - tau)(p - y)``; derivative ``-tau`` or ``1 - tau`` (0 at ``p = y``).
+* expectile at level ``q`` (VW's ``--expectile_q``, in (0, 0.5]): the squared loss
+  weighted by ``q`` where ``y < p`` and ``1 - q`` elsewhere, and so its derivative and
+  its (importance-invariant) update, whose scale is weighted the same way.  ``q``
+  travels as ``tau``, as the quantile level does.
 * poisson: VW's deviance ``2 (y (log(y + 1e-6) - p) - (y - e^p))`` of the
   log-rate ``p``, reported; learned from its half (the negative log-likelihood),
   derivative ``e^p - y``, as VW does.  ``p`` is clamped to [-44, 44] in ``exp``.
@@ -46,14 +50,15 @@ HINGE = 2
 CLASSIC = 3
 QUANTILE = 4
 POISSON = 5
+EXPECTILE = 6
 
 NAMES: dict[str, int] = {
     "squared": SQUARED, "logistic": LOGISTIC, "hinge": HINGE, "classic": CLASSIC,
-    "quantile": QUANTILE, "poisson": POISSON,
+    "quantile": QUANTILE, "poisson": POISSON, "expectile": EXPECTILE,
 }  # fmt: skip
 CLASSIFICATION = frozenset({LOGISTIC, HINGE})
 CURVATURE: dict[int, float] = {SQUARED: 2.0, LOGISTIC: 0.25, HINGE: 0.0, CLASSIC: 2.0,
-                               QUANTILE: 0.0, POISSON: math.inf}  # fmt: skip
+                               QUANTILE: 0.0, POISSON: math.inf, EXPECTILE: 2.0}  # fmt: skip
 """Upper bound on the second derivative in ``p`` (0 for the non-smooth hinge and
 quantile losses; none for poisson, whose curvature ``e^p`` grows without bound)."""
 WIDE_RANGE = frozenset({LOGISTIC, POISSON})
@@ -99,6 +104,8 @@ def loss(loss_id: int, p: float, y: float, tau: float = 0.5) -> float:
         c = min(max(p, -POISSON_CLAMP), POISSON_CLAMP)
         return 2.0 * (y * (math.log(y + 1e-6) - c) - (y - math.exp(c)))
     d = p - y
+    if loss_id == EXPECTILE:
+        return d * d * (tau if y - p < 0.0 else 1.0 - tau)
     return d * d
 
 
@@ -119,6 +126,8 @@ def dloss(loss_id: int, p: float, y: float, tau: float = 0.5) -> float:
         return -tau if e > 0.0 else 1.0 - tau
     if loss_id == POISSON:
         return math.exp(min(max(p, -POISSON_CLAMP), POISSON_CLAMP)) - y
+    if loss_id == EXPECTILE:
+        return 2.0 * (p - y) * (tau if y - p < 0.0 else 1.0 - tau)
     return 2.0 * (p - y)
 
 
@@ -132,7 +141,7 @@ def best_constant(loss_id: int, w: float, label_sum: float, pos_w: float) -> tup
     """
     if w <= 0:
         return 0.0, 0.0
-    if loss_id in (SQUARED, CLASSIC):
+    if loss_id in (SQUARED, CLASSIC, EXPECTILE):
         return label_sum / w, float("nan")
     if loss_id == QUANTILE:  # a weighted quantile of every label: not kept
         return float("nan"), float("nan")
@@ -209,6 +218,9 @@ else:
 
 
 CLAMP32 = F32(POISSON_CLAMP)
+_LO = F32(-1.0)
+_HI = F32(1.0)
+"""VW's default logistic label range (``--logistic_min``, ``--logistic_max``)."""
 
 
 @jit_inline
@@ -222,18 +234,26 @@ def _clamp32(p):
 
 
 @jit_inline
-def _std_label(y):
+def _std_label(y, lo, hi):
     """VW's logistic ``std_label``: (y − logistic_min) / (logistic_max − logistic_min)."""
-    return (y - F32(-1.0)) / (F32(1.0) - F32(-1.0))
+    return (y - lo) / (hi - lo)
 
 
 @jit_inline
-def loss32(loss_id, p, y, tau=0.5):
+def _pure(y, lo, hi):
+    """A logistic label read as itself, not as VW's mixture: a label of ±1 or beyond, with
+    VW's default range [-1, 1] (VW mixes always; for these labels the mixture is the
+    label's own loss, and beyond them sl keeps log(1 + e^(-yp)))."""
+    return lo == F32(-1.0) and hi == F32(1.0) and (y >= F32(1.0) or y <= F32(-1.0))
+
+
+@jit_inline
+def loss32(loss_id, p, y, tau=0.5, lo=_LO, hi=_HI):
     """Loss of ``p`` for ``y`` in float32 (VW's ``get_loss``; what its zero-loss gate tests)."""
     if loss_id == LOGISTIC:
-        if y >= F32(1.0) or y <= F32(-1.0):
+        if _pure(y, lo, hi):
             return logf(F32(1.0) + expf(-y * p))
-        s = _std_label(y)
+        s = _std_label(y, lo, hi)
         return s * logf(F32(1.0) + expf(-p)) + (F32(1.0) - s) * logf(F32(1.0) + expf(p))
     if loss_id == HINGE:
         e = F32(1.0) - y * p
@@ -246,7 +266,15 @@ def loss32(loss_id, p, y, tau=0.5):
         c = _clamp32(p)
         return F32(2.0) * (y * (logf(y + F32(1e-6)) - c) - (y - expf(c)))
     d = p - y
+    if loss_id == EXPECTILE:
+        return d * d * _expectile_weight(p, y, tau)
     return d * d
+
+
+@jit_inline
+def _expectile_weight(p, y, tau):
+    """VW's expectile weight: q where the label is below the prediction, else 1 - q."""
+    return F32(tau) if y - p < F32(0.0) else F32(1.0) - F32(tau)
 
 
 @jit_inline
@@ -255,12 +283,12 @@ def _dlogistic32(p, y):
 
 
 @jit_inline
-def dloss32(loss_id, p, y, tau=0.5):
+def dloss32(loss_id, p, y, tau=0.5, lo=_LO, hi=_HI):
     """Derivative of :func:`loss32` in ``p`` (VW's ``first_derivative``)."""
     if loss_id == LOGISTIC:
-        if y >= F32(1.0) or y <= F32(-1.0):
+        if _pure(y, lo, hi):
             return _dlogistic32(p, y)
-        s = _std_label(y)
+        s = _std_label(y, lo, hi)
         return s * _dlogistic32(p, F32(1.0)) + (F32(1.0) - s) * _dlogistic32(p, F32(-1.0))
     if loss_id == HINGE:
         return F32(0.0) if y * p >= F32(1.0) else -y
@@ -271,15 +299,20 @@ def dloss32(loss_id, p, y, tau=0.5):
         return -F32(tau) if e > F32(0.0) else F32(1.0) - F32(tau)
     if loss_id == POISSON:
         return expf(_clamp32(p)) - y
+    if loss_id == EXPECTILE:
+        return F32(2.0) * (p - y) * _expectile_weight(p, y, tau)
     return F32(2.0) * (p - y)
 
 
 @jit_inline
-def square_grad32(loss_id, p, y, tau=0.5):
+def square_grad32(loss_id, p, y, tau=0.5, lo=_LO, hi=_HI):
     """Squared derivative (VW's ``get_square_grad``): what the adaptive sums add, per x²."""
     if loss_id == SQUARED or loss_id == CLASSIC:
         return F32(4.0) * (p - y) * (p - y)
-    d = dloss32(loss_id, p, y, tau)
+    if loss_id == EXPECTILE:
+        w = _expectile_weight(p, y, tau)
+        return F32(4.0) * (p - y) * (p - y) * (w * w)
+    d = dloss32(loss_id, p, y, tau, lo, hi)
     return d * d
 
 
@@ -309,7 +342,7 @@ def _logistic_update32(p, y, scale, ppu):
 
 
 @jit_inline
-def update32(loss_id, p, y, scale, ppu, tau=0.5):
+def update32(loss_id, p, y, scale, ppu, tau=0.5, lo=_LO, hi=_HI):
     """Importance-invariant step (VW's ``get_update``) in units of the rate-weighted x.
 
     The closed form of following the gradient flow of the loss for an
@@ -324,9 +357,9 @@ def update32(loss_id, p, y, scale, ppu, tau=0.5):
     """
     small = np.float64(scale * ppu) < 1e-6
     if loss_id == LOGISTIC:
-        if y >= F32(1.0) or y <= F32(-1.0):
+        if _pure(y, lo, hi):
             return _logistic_update32(p, y, scale, ppu)
-        s = _std_label(y)
+        s = _std_label(y, lo, hi)
         return s * _logistic_update32(p, F32(1.0), scale, ppu) + (
             F32(1.0) - s
         ) * _logistic_update32(p, F32(-1.0), scale, ppu)
@@ -360,6 +393,9 @@ def update32(loss_id, p, y, scale, ppu, tau=0.5):
         if not math.isfinite(inner):
             return -(c + logf(scale * ppu)) / ppu
         return -log1pf(inner) / ppu
+    if loss_id == EXPECTILE:
+        scale = _expectile_weight(p, y, tau) * scale
+        small = np.float64(scale * ppu) < 1e-6
     if small:
         return F32(2.0) * (y - p) * scale
     return (y - p) * (F32(1.0) - expf(F32(-2.0) * scale * ppu)) / ppu
@@ -371,12 +407,12 @@ def _logistic_unsafe32(p, y, scale):
 
 
 @jit_inline
-def unsafe_update32(loss_id, p, y, scale, tau=0.5):
+def unsafe_update32(loss_id, p, y, scale, tau=0.5, lo=_LO, hi=_HI):
     """Plain gradient step (VW's ``get_unsafe_update``): −scale·ℓ'(p, y)."""
     if loss_id == LOGISTIC:
-        if y >= F32(1.0) or y <= F32(-1.0):
+        if _pure(y, lo, hi):
             return _logistic_unsafe32(p, y, scale)
-        s = _std_label(y)
+        s = _std_label(y, lo, hi)
         return s * _logistic_unsafe32(p, F32(1.0), scale) + (
             F32(1.0) - s
         ) * _logistic_unsafe32(p, F32(-1.0), scale)
@@ -391,4 +427,6 @@ def unsafe_update32(loss_id, p, y, scale, tau=0.5):
         return -(F32(1.0) - F32(tau)) * scale
     if loss_id == POISSON:
         return (y - expf(_clamp32(p))) * scale
+    if loss_id == EXPECTILE:
+        return F32(2.0) * (y - p) * (_expectile_weight(p, y, tau) * scale)
     return F32(2.0) * (y - p) * scale

@@ -101,6 +101,9 @@ def _config(learn: dict) -> TrainConfig:
     cfg = TrainConfig(**learn)
     if cfg.algo != "gd":
         raise UsageError(f"--csoaa_ldf/--cb_adf run on gd (VW's default learner), not {cfg.algo}")
+    if cfg.initial_weights != "zero":
+        raise UsageError(f"--{cfg.initial_weights}_weights: not with multiline examples yet "
+                         "(VW draws them as its sparse or dense table is first read)")  # fmt: skip
     return cfg
 
 

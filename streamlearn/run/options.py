@@ -152,6 +152,8 @@ class Outputs:
     (``--predict_only_model``).  See :data:`streamlearn.model.FORMATS`."""
     readable_model: str | None = None
     invert_hash: str | None = None
+    extra_metrics: str | None = None
+    """VW's ``--extra_metrics FILE``: the run's counters (:mod:`streamlearn.run.vwmetrics`)."""
     lock_timeout: float = 3600.0
     """A model continued in place is locked; wait at most this long for another run."""
 
@@ -164,6 +166,7 @@ class Outputs:
             (self.report, "report"),
             (self.readable_model, "readable model"),
             (self.invert_hash, "invert-hash model"),
+            (self.extra_metrics, "extra metrics"),
         ]
 
     def pass_models(self, passes: int) -> list[tuple[str, str]]:
@@ -182,6 +185,7 @@ class Outputs:
             report=fill(self.report),
             readable_model=fill(self.readable_model),
             invert_hash=fill(self.invert_hash),
+            extra_metrics=fill(self.extra_metrics),
         )
 
 

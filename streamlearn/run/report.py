@@ -28,6 +28,7 @@ from streamlearn.learners.base import (
     S_N,
     S_NROWS,
     S_POS_W,
+    S_UNLABELED,
     S_WEX,
     S_WLAB,
 )
@@ -147,6 +148,7 @@ def summary(stats: np.ndarray, loss_id: int, nnz: int, classes: int = 0,
         const_loss = max(0.0, stats[S_LABEL_SQ] / wlab - mean * mean)
     out = {
         "examples": int(stats[S_N]),
+        "unlabeled_examples": int(stats[S_UNLABELED]),
         # as VW: held-out examples are not part of the weighted example sum
         "weighted_example_sum": float(stats[S_WEX] - stats[S_HO_W]),
         "weighted_label_sum": float(stats[S_LABEL_SUM]),
@@ -174,6 +176,7 @@ def _multiclass_summary(stats: np.ndarray, nnz: int, probabilities: bool) -> dic
     wlab = stats[S_WLAB]
     out = {
         "examples": int(stats[S_N]),
+        "unlabeled_examples": int(stats[S_UNLABELED]),
         "weighted_example_sum": float(stats[S_WEX] - stats[S_HO_W]),
         "weighted_label_sum": 0.0,
         "average_loss": float(stats[S_LOSS] / wlab) if wlab > 0 else None,

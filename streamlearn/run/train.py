@@ -149,6 +149,12 @@ class Learner:
         table = spec.new_table(config.bits)
         if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
             table[:, 0] = config.initial_weight
+        elif config.initial_weights != "zero":  # VW's random initial weights (gd only)
+            from streamlearn.learners.initial import initial_weights
+
+            shift = 2 if config.adaptive or config.normalized else 0  # VW's stride shift
+            table[:, 0] = initial_weights(config.initial_weights, config.bits, shift,
+                                          config.seed)  # fmt: skip
         if config.initial_constant != 0.0:  # VW's -C: the constant's slot
             table[CONSTANT_HASH & ((1 << config.bits) - 1), 0] = config.initial_constant
         return cls(config, spec, table, spec.init_gstate(params), new_stats())
@@ -304,12 +310,15 @@ def _vw_extras(c: TrainConfig) -> list[str]:
     shown = [
         (c.test_only, "testing only: nothing learned"),
         (c.loss == "quantile", f"quantile_tau = {c.quantile_tau:g}"),
+        (c.loss == "expectile", f"expectile_q = {c.expectile_q:g}"),
         (c.binary, "binary"),
         (c.zero_label != "negative" and c.loss in ("logistic", "hinge"),
          "label 0 read as VW reads it"),
         (c.holdout_after > 0, f"holdout after {c.holdout_after} examples"),
         (c.decay_learning_rate != 1.0, f"decay_learning_rate = {c.decay_learning_rate:g}"),
         (c.initial_weight != 0.0, f"initial_weight = {c.initial_weight:g}"),
+        (c.initial_weight == 0.0 and c.initial_weights != "zero",
+         f"initial weights = {c.initial_weights}"),
         (c.initial_constant != 0.0, f"constant = {c.initial_constant:g}"),
         (c.hash != "strings", f"hash = {c.hash}"),
         (c.numbers == "vw", "decimals read as VW reads them"),

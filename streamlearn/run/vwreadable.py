@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.hashing import murmur3_32
+from streamlearn.learners.initial import random_state
 
 VW_VERSION = "9.11.9"
 """The VW version whose layout this is (``vowpalwabbit`` 9.11.9 wrote the references)."""
@@ -75,6 +76,9 @@ def kept_options(config, link: str = "identity") -> str:
     order = sorted(range(len(opts)), key=lambda i: (opts[i][0], i))
     text = "".join(f" --{opts[i][0]}" + (f" {opts[i][1]}" if opts[i][1] is not None else "")
                    for i in order)  # fmt: skip
+    state = random_state(c.initial_weights, c.bits, c.seed) if c.algo == "gd" else c.seed
+    if state:  # VW keeps its random state last (advanced by --random_weights)
+        text += f" --random_seed {state}"
     for name in ("ignore", "ignore_linear", "keep"):
         chars = sorted(set("".join(getattr(c, name))), key=lambda ch: ch.encode("latin-1"))
         if chars:

@@ -58,7 +58,6 @@ def test_vws_grammar():
         (["--passes"], "--passes needs a value"),
         (["--passes", "x"], "an integer is expected"),
         (["--binary=1"], "--binary takes no value"),
-        (["--loss_function", "expectile"], "nearest in sl: --loss_function quantile"),
         (["--link", "probit"], "--link 'probit'"),
         (["--cache_file", "a", "--cache_file", "b"], "one cache"),
     ],
