@@ -467,8 +467,9 @@ FIRST = 1
 SOFTMAX = 2
 SQUARECB = 3
 BAG = 4
+COVER = 5
 EXPLORERS = {"greedy": GREEDY, "first": FIRST, "softmax": SOFTMAX, "squarecb": SQUARECB,
-             "bag": BAG}  # fmt: skip
+             "bag": BAG, "cover": COVER}  # fmt: skip
 
 # xstats slots
 X_LOSS = 0
@@ -476,7 +477,7 @@ X_N = 1
 X_HO_LOSS = 2
 X_HO_N = 3
 X_TAU = 4  # --first: learned examples still to explore
-X_COUNTER = 5  # --squarecb: examples learned
+X_COUNTER = 5  # --squarecb, --cover: examples learned
 XSTATS = 6
 
 

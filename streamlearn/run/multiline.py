@@ -46,12 +46,15 @@ class Multiline:
     csoaa_rank: bool = False
     actions: int = 0  # --cb K
     notes: list[str] = field(default_factory=list)
-    explore: str = ""  # --cb_explore_adf: greedy, first, softmax, squarecb, bag
+    explore: str = ""  # --cb_explore_adf: greedy, first, softmax, squarecb, bag, cover
     epsilon: float | None = None  # None: the explorer's default (greedy 0.05, others 0)
     first_only: bool = False
     tau: int = 0  # --first T
     lam: float = 1.0  # --softmax --lambda
     bag: int = 0  # --bag B
+    cover: int = 0  # --cover N
+    psi: float = 1.0  # --cover's --psi
+    nounif: bool = False  # --cover's --nounif
     greedify: bool = False
     gamma_scale: float = 10.0  # --squarecb
     gamma_exponent: float = 0.5
@@ -182,6 +185,16 @@ def is_cache(path: str) -> bool:
     return head[:2] == b"\x1f\x8b" and bool(head[3] & 8) and head[10:-1] == CACHE_NAME
 
 
+def feature_width(ml: Multiline) -> int:
+    """The feature width below ``--cb K``'s copies (VW's ``feature_width_below``): cb_adf's
+    (2 for ``dr``, else 1), or the explorer's that keeps several models (``--cover``)."""
+    if ml.explore == "cover":
+        from streamlearn.learners import cb_cover
+
+        return cb_cover.layout(ml.cover, cb_adf.CB_TYPES[ml.cb_type])[1]
+    return 2 if ml.cb_type == "dr" else 1
+
+
 def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # noqa: ANN001
     """``--cb K``: each line copied to K action lines (:mod:`streamlearn.learners.cb_to_adf`)."""
     from streamlearn.io.labels import read_labels
@@ -198,7 +211,7 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
         a, _, _ = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
         if a > k:
             b.status[r] = 27
-    width = 2 if ml.cb_type == "dr" else 1
+    width = feature_width(ml)
     n_ok = int(np.count_nonzero(b.status == 0))
     nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
     act_ptr = np.empty(n_ok + 1, dtype=np.int64)
@@ -711,6 +724,10 @@ class _Explore:
         self.ml = ml
         self.kind = ex.EXPLORERS[ml.explore]
         default = 0.05 if ml.explore == "greedy" else 0.0
+        # --cover without --epsilon: epsilon 1, decaying with the examples learned
+        self.decay = ml.explore == "cover" and ml.epsilon is None
+        if self.decay:
+            default = 1.0
         self.eps = np.float32(default if ml.epsilon is None else ml.epsilon)
         self.xstats = np.zeros(ex.XSTATS)
         self.xstats[ex.X_TAU] = ml.tau
@@ -720,14 +737,23 @@ class _Explore:
         self.counts = np.zeros(2 * max(1, ml.bag))
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
-        """gd's global state with room for the bag's models (one per offset)."""
-        if self.kind != self.ex.BAG:
-            return gstate
-        from streamlearn.learners import cb_bag
+        """gd's global state with room for the bag's or cover's models (one per offset)."""
+        if self.kind == self.ex.COVER:
+            from streamlearn.learners import cb_cover
 
-        w, s = cb_bag.layout(self.ml.bag, cb_type)
-        self.w, self.width = w, s
-        out = np.zeros(gstate.shape[0] + 2 * max(0, self.ml.bag * w - csoaa_ldf.MODELS))
+            _, s = cb_cover.layout(self.ml.cover, cb_type)
+            # --cb K's copies carry VW's rewritten indices: step 1 (see feature_width)
+            self.width = 1 if self.ml.reduction in ("cb", "cbify") else s
+            models = s
+        elif self.kind == self.ex.BAG:
+            from streamlearn.learners import cb_bag
+
+            w, s = cb_bag.layout(self.ml.bag, cb_type)
+            self.w, self.width = w, s
+            models = self.ml.bag * w
+        else:
+            return gstate
+        out = np.zeros(gstate.shape[0] + 2 * max(0, models - csoaa_ldf.MODELS))
         out[: gstate.shape[0]] = gstate
         return out
 
@@ -756,6 +782,31 @@ class _Explore:
         stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
         return acts, probs
 
+    def cover(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
+        from streamlearn.learners import cb_cover
+
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        rows = mg.row.shape[0]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        x = self.xstats
+        before = x.copy()
+        cb_cover.train_cover(
+            table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.cover,
+            self.width, np.float32(self.ml.psi), self.eps, self.decay, self.ml.nounif,
+            self.ml.first_only, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen,
+            part.cost, part.prob, ho, self.learning, self.counts, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.N_EX] += m
+        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
+        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
+        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
+        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
+        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
+        return acts, probs
+
     def batch(self, weights, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
               pred_lines) -> tuple:  # noqa: ANN001  # fmt: skip
         """One batch: cb_adf scores and learns (``weights`` = its tables, sub, step), the
@@ -765,8 +816,9 @@ class _Explore:
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
-        if self.kind == ex.BAG:
-            acts, probs = self.bag(table, gstate, params, loss_id, cb_type, part, ho, stats)
+        if self.kind in (ex.BAG, ex.COVER):
+            run = self.bag if self.kind == ex.BAG else self.cover
+            acts, probs = run(table, gstate, params, loss_id, cb_type, part, ho, stats)
             self.write(part, acts, probs, pred_lines)
             return acts, probs, None
         rows = mg.row.shape[0]
