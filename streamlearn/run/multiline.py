@@ -185,6 +185,13 @@ def is_cache(path: str) -> bool:
     return head[:2] == b"\x1f\x8b" and bool(head[3] & 8) and head[10:-1] == CACHE_NAME
 
 
+def cover_cb_type(ml: Multiline, say) -> None:  # noqa: ANN001
+    """``--cover`` takes ips, dr, mtr (VW 9.11.9 refuses the others)."""
+    if ml.explore == "cover" and ml.cb_type not in ("ips", "dr", "mtr"):
+        raise UsageError(f"'{ml.cb_type}' is not a valid choice for option --cb_type with "
+                         "--cover. Please select from {dr, ips, mtr}")  # fmt: skip
+
+
 def feature_width(ml: Multiline) -> int:
     """The feature width below ``--cb K``'s copies (VW's ``feature_width_below``): cb_adf's
     (2 for ``dr``, else 1), or the explorer's that keeps several models (``--cover``)."""
@@ -499,6 +506,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
 
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
+    cover_cb_type(ml, console.say)
     if ml.explore and inputs.initial_model:
         # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
         # copies); sl's does not yet: a continued run would explore differently
