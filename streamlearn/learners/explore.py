@@ -468,8 +468,9 @@ SOFTMAX = 2
 SQUARECB = 3
 BAG = 4
 COVER = 5
+REGCB = 6  # --regcb, --regcbopt, --squarecb --elim (learners/cb_regcb.py)
 EXPLORERS = {"greedy": GREEDY, "first": FIRST, "softmax": SOFTMAX, "squarecb": SQUARECB,
-             "bag": BAG, "cover": COVER}  # fmt: skip
+             "bag": BAG, "cover": COVER, "regcb": REGCB}  # fmt: skip
 
 # xstats slots
 X_LOSS = 0

@@ -184,6 +184,15 @@ def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, 
             out_val, chosen, c, p, ho, xp.learning, xp.counts, np.zeros(ex.XSTATS), acts, probs,
         )  # fmt: skip
         return
+    if xp.kind == ex.REGCB:
+        from streamlearn.learners import cb_regcb
+
+        cb_regcb.train_regcb(
+            table, gstate, params, loss_id, np.float32(xp.clip_p), *xp.regcb_args(), xp.width,
+            ap, out_ptr, out_idx, out_val, chosen, c, p, ho, xp.learning, xp.counts, xp.xstats,
+            acts, probs,
+        )  # fmt: skip
+        return
     if xp.kind == ex.COVER:
         from streamlearn.learners import cb_cover
 

@@ -55,6 +55,11 @@ class Multiline:
     cover: int = 0  # --cover N
     psi: float = 1.0  # --cover's --psi
     nounif: bool = False  # --cover's --nounif
+    regcbopt: bool = False  # --regcb --regcbopt
+    elim: bool = False  # --squarecb --elim
+    mellowness: float | None = None  # None: --regcb's 0.1, --squarecb's 0.001
+    cb_min_cost: float | None = None  # None: 0 (--cbify: --loss0)
+    cb_max_cost: float | None = None  # None: 1 (--cbify: --loss1)
     greedify: bool = False
     gamma_scale: float = 10.0  # --squarecb
     gamma_exponent: float = 0.5
@@ -186,10 +191,14 @@ def is_cache(path: str) -> bool:
 
 
 def cover_cb_type(ml: Multiline, say) -> None:  # noqa: ANN001
-    """``--cover`` takes ips, dr, mtr (VW 9.11.9 refuses the others)."""
+    """The cost types VW 9.11.9 takes with the explorer: ``--cover`` ips, dr, mtr;
+    ``--regcb`` and ``--squarecb`` only mtr."""
     if ml.explore == "cover" and ml.cb_type not in ("ips", "dr", "mtr"):
         raise UsageError(f"'{ml.cb_type}' is not a valid choice for option --cb_type with "
                          "--cover. Please select from {dr, ips, mtr}")  # fmt: skip
+    if ml.explore in ("regcb", "squarecb") and ml.cb_type != "mtr":
+        raise UsageError(f"'{ml.cb_type}' is not a valid choice for option --cb_type with "
+                         f"--{ml.explore}. Please select from {{mtr}}")  # fmt: skip
 
 
 def feature_width(ml: Multiline) -> int:
@@ -731,6 +740,8 @@ class _Explore:
         self.ex = ex
         self.ml = ml
         self.kind = ex.EXPLORERS[ml.explore]
+        if ml.explore == "squarecb" and ml.elim:
+            self.kind = ex.REGCB
         default = 0.05 if ml.explore == "greedy" else 0.0
         # --cover without --epsilon: epsilon 1, decaying with the examples learned
         self.decay = ml.explore == "cover" and ml.epsilon is None
@@ -760,6 +771,8 @@ class _Explore:
             self.w, self.width = w, s
             models = self.ml.bag * w
         else:
+            # --regcb, --squarecb --elim: cb_adf's one model (step 1 for --cb K's copies)
+            self.width = 1
             return gstate
         out = np.zeros(gstate.shape[0] + 2 * max(0, models - csoaa_ldf.MODELS))
         out[: gstate.shape[0]] = gstate
@@ -781,6 +794,49 @@ class _Explore:
             self.width, self.w, self.eps, self.ml.first_only, self.ml.greedify, self.rng,
             mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
             self.learning, self.counts, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.N_EX] += m
+        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
+        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
+        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
+        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
+        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
+        return acts, probs
+
+    def regcb_args(self) -> tuple:
+        """cb_regcb.train_regcb's explorer arguments (variant .. first_only)."""
+        from streamlearn.learners import cb_regcb
+
+        ml = self.ml
+        if ml.explore == "squarecb":
+            variant, c0 = cb_regcb.ELIM, 0.001
+        else:
+            variant, c0 = (cb_regcb.REGCBOPT if ml.regcbopt else cb_regcb.REGCB), 0.1
+        if ml.mellowness is not None:
+            c0 = ml.mellowness
+        lo = ml.cb_min_cost
+        hi = ml.cb_max_cost
+        if ml.reduction == "cbify":  # VW's cbify passes its loss0/loss1
+            lo, hi = ml.loss0, ml.loss1
+        return (variant, np.float32(c0), np.float32(0.0 if lo is None else lo),
+                np.float32(1.0 if hi is None else hi), np.float32(ml.gamma_scale),
+                np.float32(ml.gamma_exponent), ml.first_only)  # fmt: skip
+
+    def regcb(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
+        from streamlearn.learners import cb_regcb
+
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        rows = mg.row.shape[0]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        x = self.xstats
+        before = x.copy()
+        cb_regcb.train_regcb(
+            table, gstate, params, loss_id, np.float32(self.clip_p), *self.regcb_args(),
+            self.width, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost,
+            part.prob, ho, self.learning, self.counts, x, acts, probs,
         )  # fmt: skip
         stats[cb_adf.N_EX] += m
         stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
@@ -824,8 +880,8 @@ class _Explore:
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
-        if self.kind in (ex.BAG, ex.COVER):
-            run = self.bag if self.kind == ex.BAG else self.cover
+        if self.kind in (ex.BAG, ex.COVER, ex.REGCB):
+            run = {ex.BAG: self.bag, ex.COVER: self.cover, ex.REGCB: self.regcb}[self.kind]
             acts, probs = run(table, gstate, params, loss_id, cb_type, part, ho, stats)
             self.write(part, acts, probs, pred_lines)
             return acts, probs, None
