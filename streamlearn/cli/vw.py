@@ -427,6 +427,9 @@ OPTIONS: dict[str, Opt] = {
     "nounif": Opt(None, False, _ml("nounif")),
     "squarecb": Opt(None, False, _explorer("squarecb")),
     "elim": Opt(None, False, _ml("elim")),
+    "synthcover": Opt(None, False, _explorer("synthcover")),
+    "synthcoverpsi": Opt(None, True, _ml("synthcoverpsi", _float)),
+    "synthcoversize": Opt(None, True, _ml("synthcoversize", _int)),
     "regcb": Opt(None, False, _explorer("regcb")),
     "regcbopt": Opt(None, False, _regcbopt),
     "mellowness": Opt(None, True, _ml("mellowness", _float)),
@@ -601,7 +604,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
     sketch_size slates spanner_c stage_size subsample svrg
-    swap_resistance synthcover synthcoverpsi synthcoversize target_rate termination
+    swap_resistance target_rate termination
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update

@@ -210,6 +210,13 @@ def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, 
         tables, sub, 1, gstate, params, loss_id, cb_type, xp.clip_p, ap, out_ptr, out_idx,
         out_val, chosen, c, learn_p, ho, stats, dr_prev, scores, order, np.zeros(1),
     )  # fmt: skip
+    if xp.kind == ex.SYNTHCOVER:
+        ex.synthcover_examples(
+            ap, scores, order, chosen, c, p, ho, xp.learning, xp.eps,
+            np.float32(xp.ml.synthcoverpsi), xp.ml.synthcoversize, xp.costs, np.zeros(ex.XSTATS),
+            acts if chosen[0] < 0 else acts.copy(), probs if chosen[0] < 0 else probs.copy(),
+        )  # fmt: skip
+        return
     if chosen[0] < 0:
         ex.explore_examples(
             xp.kind, xp.eps, xp.ml.first_only, np.float32(xp.ml.lam),

@@ -55,6 +55,8 @@ class Multiline:
     cover: int = 0  # --cover N
     psi: float = 1.0  # --cover's --psi
     nounif: bool = False  # --cover's --nounif
+    synthcoverpsi: float = 0.1  # --synthcover
+    synthcoversize: int = 100
     regcbopt: bool = False  # --regcb --regcbopt
     elim: bool = False  # --squarecb --elim
     mellowness: float | None = None  # None: --regcb's 0.1, --squarecb's 0.001
@@ -754,6 +756,7 @@ class _Explore:
         self.clip_p = ml.clip_p
         self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
         self.counts = np.zeros(2 * max(1, ml.bag))
+        self.costs = np.zeros(2)  # --synthcover: the lowest and highest cost seen (from 0)
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
         """gd's global state with room for the bag's or cover's models (one per offset)."""
@@ -905,11 +908,19 @@ class _Explore:
         before = x[ex.X_LOSS], x[ex.X_HO_LOSS]
         acts = np.zeros(rows, dtype=np.int64)
         probs = np.zeros(rows, dtype=np.float32)
-        ex.explore_examples(
-            self.kind, self.eps, self.ml.first_only, np.float32(self.ml.lam),
-            np.float32(self.ml.gamma_scale), np.float32(self.ml.gamma_exponent), mg.act_ptr,
-            scores, order, part.chosen, part.cost, part.prob, ho, self.learning, x, acts, probs,
-        )  # fmt: skip
+        if self.kind == ex.SYNTHCOVER:
+            ex.synthcover_examples(
+                mg.act_ptr, scores, order, part.chosen, part.cost, part.prob, ho, self.learning,
+                self.eps, np.float32(self.ml.synthcoverpsi), self.ml.synthcoversize, self.costs,
+                x, acts, probs,
+            )  # fmt: skip
+        else:
+            ex.explore_examples(
+                self.kind, self.eps, self.ml.first_only, np.float32(self.ml.lam),
+                np.float32(self.ml.gamma_scale), np.float32(self.ml.gamma_exponent),
+                mg.act_ptr, scores, order, part.chosen, part.cost, part.prob, ho, self.learning,
+                x, acts, probs,
+            )  # fmt: skip
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
         self.write(part, acts, probs, pred_lines)
