@@ -249,6 +249,12 @@ def _cbify(t: Translation, name: str, value: str) -> None:
     t.multiline.setdefault("explore", "greedy")
 
 
+def _regcbopt(t: Translation, name: str, value: str | None) -> None:
+    """``--regcbopt``: RegCB's optimistic variant (alone, VW still enables ``--regcb``)."""
+    _explorer("regcb")(t, name, value)
+    t.multiline["regcbopt"] = True
+
+
 def _explorer(kind: str, key: str | None = None, conv: Callable | None = None) -> Callable:
     """An explorer of ``--cb_explore_adf`` (the last one named wins, as VW's setup order does
     not: two explorers are refused when the run starts)."""
@@ -438,7 +444,19 @@ OPTIONS: dict[str, Opt] = {
     "lambda": Opt(None, True, _ml("lam", _float)),
     "bag": Opt(None, True, _explorer("bag", "bag", _int)),
     "greedify": Opt(None, False, _ml("greedify")),
+    "cover": Opt(None, True, _explorer("cover", "cover", _int)),
+    "psi": Opt(None, True, _ml("psi", _float)),
+    "nounif": Opt(None, False, _ml("nounif")),
     "squarecb": Opt(None, False, _explorer("squarecb")),
+    "elim": Opt(None, False, _ml("elim")),
+    "synthcover": Opt(None, False, _explorer("synthcover")),
+    "synthcoverpsi": Opt(None, True, _ml("synthcoverpsi", _float)),
+    "synthcoversize": Opt(None, True, _ml("synthcoversize", _int)),
+    "regcb": Opt(None, False, _explorer("regcb")),
+    "regcbopt": Opt(None, False, _regcbopt),
+    "mellowness": Opt(None, True, _ml("mellowness", _float)),
+    "cb_min_cost": Opt(None, True, _ml("cb_min_cost", _float)),
+    "cb_max_cost": Opt(None, True, _ml("cb_max_cost", _float)),
     "gamma_scale": Opt(None, True, _ml("gamma_scale", _float)),
     "gamma_exponent": Opt(None, True, _ml("gamma_exponent", _float)),
     "indexing": Opt(None, True, _learn("indexing", _int)),
@@ -571,15 +589,15 @@ OTHER_VW_OPTIONS = frozenset("""
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
-    cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf
+    cb_force_legacy cb_sample cb_to_cbadf
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
     check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
-    cover cs_absolute_loss cs_active csa_debug
+    cs_absolute_loss cs_active csa_debug
     csv_trace debug_reversed_learn decay
     default_lease degree direct domination dont_output_best_constant dream_at_update
     dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
-    dump_json_weights_include_feature_names_experimental elim emt emt_initial emt_leaf
+    dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level error eval exclude_eval experimental_igl
     explore_eval fixed_significance_level flip_loss_sign
@@ -590,13 +608,13 @@ OTHER_VW_OPTIONS = frozenset("""
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
     leaf_example_multiplier learn learn_at_leaf learning_rate_cnt
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
-    max_depth max_labels max_number_of_labels max_value meanfield mellowness mem
+    max_depth max_labels max_number_of_labels max_value meanfield mem
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
     model_count multiplier multitask multiworld_test no_predict no_progress node_only
-    normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
+    normalize oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
-    pool_greedy pool_size print priority_challengers priority_type psi random_init
-    randomized_routing range_c recall_tree regcb regcbopt replay_b
+    pool_greedy pool_size print priority_challengers priority_type random_init
+    randomized_routing range_c recall_tree replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
     reward_as_cost rnd rnd_alpha rnd_invlambda sample_pdf sched_exponent scores
     search_active_verify search_allowed_transitions search_alpha search_beta
@@ -606,7 +624,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
     sketch_size slates spanner_c stage_size subsample svrg
-    swap_resistance synthcover synthcoverpsi synthcoversize target_rate termination
+    swap_resistance target_rate termination
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update

@@ -467,8 +467,11 @@ FIRST = 1
 SOFTMAX = 2
 SQUARECB = 3
 BAG = 4
+COVER = 5
+REGCB = 6  # --regcb, --regcbopt, --squarecb --elim (learners/cb_regcb.py)
+SYNTHCOVER = 7
 EXPLORERS = {"greedy": GREEDY, "first": FIRST, "softmax": SOFTMAX, "squarecb": SQUARECB,
-             "bag": BAG}  # fmt: skip
+             "bag": BAG, "cover": COVER, "regcb": REGCB, "synthcover": SYNTHCOVER}  # fmt: skip
 
 # xstats slots
 X_LOSS = 0
@@ -476,7 +479,7 @@ X_N = 1
 X_HO_LOSS = 2
 X_HO_N = 3
 X_TAU = 4  # --first: learned examples still to explore
-X_COUNTER = 5  # --squarecb: examples learned
+X_COUNTER = 5  # --squarecb, --cover: examples learned
 XSTATS = 6
 
 
@@ -524,6 +527,111 @@ def explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent
             squarecb_pmf(p, g, epsilon)
             if learn:
                 xstats[X_COUNTER] += 1.0
+        if labeled and prob[e] > 0.0:
+            loss = explore_loss(out_actions[lo:hi], p, ones[:n], chosen[e], F32(cost[e]),
+                                F32(prob[e]))  # fmt: skip
+            if holdout[e]:
+                xstats[X_HO_LOSS] += np.float64(loss)
+                xstats[X_HO_N] += 1.0
+            else:
+                xstats[X_LOSS] += np.float64(loss)
+                xstats[X_N] += 1.0
+
+
+# --------------------------------------------------------------------------- synthetic cover
+
+
+@jit_inline
+def _as_less(s1, a1, s2, a2):
+    """VW's ``action_score`` order: by score, then action."""
+    return s1 < s2 or (s1 == s2 and a1 < a2)
+
+
+@jit_inline
+def synthcover_pmf(actions, scores, lo_cost, hi_cost, psi, size, epsilon, out_actions, out_probs):
+    """``--synthcover``: ``size`` synthetic policies, each the cheapest action of costs that
+    grow by ``psi/size`` each time an action is picked (VW's heap of scores clamped to the
+    costs seen); the pmf is the picks' share, floored at ``epsilon``, sorted by probability
+    then action, both descending.  ``actions``/``scores``: cb_adf's ranking (changed)."""
+    n = scores.shape[0]
+    if n == 1:
+        out_actions[0] = actions[0]
+        out_probs[0] = _ONE
+        return
+    for i in range(n):
+        s = scores[i]
+        if s < lo_cost:
+            s = lo_cost
+        if s > hi_cost:
+            s = hi_cost
+        scores[i] = s
+        out_probs[i] = _ZERO
+    unit = _ONE / F32(size)
+    step = unit * F32(psi)
+    i = 0
+    while i < size:
+        # the heap's smallest (by score, action), then the smallest of the others
+        m = 0
+        for j in range(1, n):
+            if _as_less(scores[j], actions[j], scores[m], actions[m]):
+                m = j
+        s2 = -1
+        for j in range(n):
+            if j != m and (s2 < 0 or _as_less(scores[j], actions[j], scores[s2], actions[s2])):
+                s2 = j
+        second = scores[s2]
+        while second >= scores[m] and i < size:
+            out_probs[actions[m]] += unit
+            scores[m] += step
+            i += 1
+    enforce_minimum_probability(epsilon, True, out_probs[:n])
+    for j in range(n):
+        out_actions[j] = j
+    # descending by (probability, action)
+    for j in range(1, n):
+        a = out_actions[j]
+        p = out_probs[j]
+        t = j - 1
+        while t >= 0 and _as_less(out_probs[t], out_actions[t], p, a):
+            out_actions[t + 1] = out_actions[t]
+            out_probs[t + 1] = out_probs[t]
+            t -= 1
+        out_actions[t + 1] = a
+        out_probs[t + 1] = p
+
+
+@jit
+def synthcover_examples(act_ptr, scores, order, chosen, cost, prob, holdout, learning, epsilon,
+                        psi, size, costs, xstats, out_actions, out_probs):  # fmt: skip
+    """The synthetic cover's pmf of each example of a batch from cb_adf's pre-learning
+    ranking, and VW's loss.  ``costs`` = [lowest, highest] logged cost seen (from 0), grown
+    by each learned example after its pmf (the pmf VW outputs is its predict's, made with
+    the label hidden)."""
+    ones = np.ones(64, dtype=np.float32)
+    acts = np.empty(64, dtype=np.int64)
+    sc = np.empty(64, dtype=np.float32)
+    for e in range(act_ptr.shape[0] - 1):
+        lo = act_ptr[e]
+        hi = act_ptr[e + 1]
+        n = hi - lo
+        if n == 0:
+            continue
+        if n > ones.shape[0]:
+            ones = np.ones(2 * n, dtype=np.float32)
+            acts = np.empty(2 * n, dtype=np.int64)
+            sc = np.empty(2 * n, dtype=np.float32)
+        labeled = chosen[e] >= 0
+        for i in range(n):
+            a = order[lo + i]
+            acts[i] = a
+            sc[i] = F32(scores[lo + a])
+        p = out_probs[lo:hi]
+        synthcover_pmf(acts[:n], sc[:n], F32(costs[0]), F32(costs[1]), psi, size, epsilon,
+                       out_actions[lo:hi], p)  # fmt: skip
+        if labeled and learning:
+            c = F32(cost[e])
+            costs[0] = min(F32(costs[0]), c)
+            costs[1] = max(F32(costs[1]), c)
         if labeled and prob[e] > 0.0:
             loss = explore_loss(out_actions[lo:hi], p, ones[:n], chosen[e], F32(cost[e]),
                                 F32(prob[e]))  # fmt: skip

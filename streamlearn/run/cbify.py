@@ -4,7 +4,7 @@ VW 9 runs ``--cbify K`` on ``--cb_explore_adf`` (its "adf" mode).  Per line ``y 
 
 1. the line is copied to K action lines (:func:`streamlearn.learners.cb_to_adf.copy_to_adf`,
    VW's ``copy_example_to_adf``, with the feature width below: 1, 2 for ``--cb_type dr``,
-   times B under ``--bag B``);
+   times B under ``--bag B``, cover's width under ``--cover N``);
 2. cb_explore_adf predicts a pmf (:mod:`streamlearn.learners.explore`,
    :mod:`streamlearn.learners.cb_bag`);
 3. an action is drawn with ``sample_after_normalizing(uniform_hash("vw") + n, pmf)``, n the
@@ -51,6 +51,9 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.io.labels import LABEL_CS, read_labels
 
     parse_inter = dataclasses.replace(full, label_kind=LABEL_CS if ml.cbify_cs else 0)
+    from streamlearn.run.multiline import cover_cb_type
+
+    cover_cb_type(ml, console.say)
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     params = cfg.params()
     loss_id = cfg.loss_id
@@ -61,6 +64,10 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     gstate = xp.grow(gstate, cb_type)
     w = 2 if cb_type == cb_adf.DR else 1
     below = w * ml.bag if xp.kind == ex.BAG else w
+    if xp.kind == ex.COVER:
+        from streamlearn.run.multiline import feature_width
+
+        below = feature_width(ml)  # (xp.width is 1: the copies' indices are VW's)
     if xp.kind == ex.BAG:
         xp.width, xp.w = 1, w  # the copies' indices are VW's rewritten ones: step 1
     cim = index_mask(k, below)
@@ -177,6 +184,25 @@ def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, 
             out_val, chosen, c, p, ho, xp.learning, xp.counts, np.zeros(ex.XSTATS), acts, probs,
         )  # fmt: skip
         return
+    if xp.kind == ex.REGCB:
+        from streamlearn.learners import cb_regcb
+
+        cb_regcb.train_regcb(
+            table, gstate, params, loss_id, np.float32(xp.clip_p), *xp.regcb_args(), xp.width,
+            ap, out_ptr, out_idx, out_val, chosen, c, p, ho, xp.learning, xp.counts, xp.xstats,
+            acts, probs,
+        )  # fmt: skip
+        return
+    if xp.kind == ex.COVER:
+        from streamlearn.learners import cb_cover
+
+        cb_cover.train_cover(
+            table, gstate, params, loss_id, cb_type, np.float32(xp.clip_p), xp.ml.cover,
+            xp.width, np.float32(xp.ml.psi), xp.eps, xp.decay, xp.ml.nounif, xp.ml.first_only,
+            ap, out_ptr, out_idx, out_val, chosen, c, p, ho, xp.learning, xp.counts, xp.xstats,
+            acts, probs,
+        )  # fmt: skip
+        return
     learn_p = p
     if xp.kind == ex.SQUARECB and chosen[0] >= 0 and chosen[0] != ap[1] - ap[0] - 1:
         learn_p = np.array([1.0])  # squarecb learns with probability 1 (not on the last line)
@@ -184,6 +210,13 @@ def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, 
         tables, sub, 1, gstate, params, loss_id, cb_type, xp.clip_p, ap, out_ptr, out_idx,
         out_val, chosen, c, learn_p, ho, False, stats, dr_prev, scores, order, np.zeros(1),
     )  # fmt: skip
+    if xp.kind == ex.SYNTHCOVER:
+        ex.synthcover_examples(
+            ap, scores, order, chosen, c, p, ho, xp.learning, xp.eps,
+            np.float32(xp.ml.synthcoverpsi), xp.ml.synthcoversize, xp.costs, np.zeros(ex.XSTATS),
+            acts if chosen[0] < 0 else acts.copy(), probs if chosen[0] < 0 else probs.copy(),
+        )  # fmt: skip
+        return
     if chosen[0] < 0:
         ex.explore_examples(
             xp.kind, xp.eps, xp.ml.first_only, np.float32(xp.ml.lam),

@@ -46,12 +46,22 @@ class Multiline:
     csoaa_rank: bool = False
     actions: int = 0  # --cb K
     notes: list[str] = field(default_factory=list)
-    explore: str = ""  # --cb_explore_adf: greedy, first, softmax, squarecb, bag
+    explore: str = ""  # --cb_explore_adf: greedy, first, softmax, squarecb, bag, cover
     epsilon: float | None = None  # None: the explorer's default (greedy 0.05, others 0)
     first_only: bool = False
     tau: int = 0  # --first T
     lam: float = 1.0  # --softmax --lambda
     bag: int = 0  # --bag B
+    cover: int = 0  # --cover N
+    psi: float = 1.0  # --cover's --psi
+    nounif: bool = False  # --cover's --nounif
+    synthcoverpsi: float = 0.1  # --synthcover
+    synthcoversize: int = 100
+    regcbopt: bool = False  # --regcb --regcbopt
+    elim: bool = False  # --squarecb --elim
+    mellowness: float | None = None  # None: --regcb's 0.1, --squarecb's 0.001
+    cb_min_cost: float | None = None  # None: 0 (--cbify: --loss0)
+    cb_max_cost: float | None = None  # None: 1 (--cbify: --loss1)
     greedify: bool = False
     gamma_scale: float = 10.0  # --squarecb
     gamma_exponent: float = 0.5
@@ -185,6 +195,27 @@ def is_cache(path: str) -> bool:
     return head[:2] == b"\x1f\x8b" and bool(head[3] & 8) and head[10:-1] == CACHE_NAME
 
 
+def cover_cb_type(ml: Multiline, say) -> None:  # noqa: ANN001
+    """The cost types VW 9.11.9 takes with the explorer: ``--cover`` ips, dr, mtr;
+    ``--regcb`` and ``--squarecb`` only mtr."""
+    if ml.explore == "cover" and ml.cb_type not in ("ips", "dr", "mtr"):
+        raise UsageError(f"'{ml.cb_type}' is not a valid choice for option --cb_type with "
+                         "--cover. Please select from {dr, ips, mtr}")  # fmt: skip
+    if ml.explore in ("regcb", "squarecb") and ml.cb_type != "mtr":
+        raise UsageError(f"'{ml.cb_type}' is not a valid choice for option --cb_type with "
+                         f"--{ml.explore}. Please select from {{mtr}}")  # fmt: skip
+
+
+def feature_width(ml: Multiline) -> int:
+    """The feature width below ``--cb K``'s copies (VW's ``feature_width_below``): cb_adf's
+    (2 for ``dr``, else 1), or the explorer's that keeps several models (``--cover``)."""
+    if ml.explore == "cover":
+        from streamlearn.learners import cb_cover
+
+        return cb_cover.layout(ml.cover, cb_adf.CB_TYPES[ml.cb_type])[1]
+    return 2 if ml.cb_type == "dr" else 1
+
+
 def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # noqa: ANN001
     """``--cb K``: each line copied to K action lines (:mod:`streamlearn.learners.cb_to_adf`)."""
     from streamlearn.io.labels import read_labels
@@ -201,7 +232,7 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
         a, _, _ = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
         if a > k:
             b.status[r] = 27
-    width = 2 if ml.cb_type == "dr" else 1
+    width = feature_width(ml)
     n_ok = int(np.count_nonzero(b.status == 0))
     nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
     act_ptr = np.empty(n_ok + 1, dtype=np.int64)
@@ -489,6 +520,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
 
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
+    cover_cb_type(ml, console.say)
     if ml.explore and inputs.initial_model:
         # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
         # copies); sl's does not yet: a continued run would explore differently
@@ -713,7 +745,13 @@ class _Explore:
         self.ex = ex
         self.ml = ml
         self.kind = ex.EXPLORERS[ml.explore]
+        if ml.explore == "squarecb" and ml.elim:
+            self.kind = ex.REGCB
         default = 0.05 if ml.explore == "greedy" else 0.0
+        # --cover without --epsilon: epsilon 1, decaying with the examples learned
+        self.decay = ml.explore == "cover" and ml.epsilon is None
+        if self.decay:
+            default = 1.0
         self.eps = np.float32(default if ml.epsilon is None else ml.epsilon)
         self.xstats = np.zeros(ex.XSTATS)
         self.xstats[ex.X_TAU] = ml.tau
@@ -722,16 +760,28 @@ class _Explore:
         self.clip_p = ml.clip_p
         self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
         self.counts = np.zeros(2 * max(1, ml.bag))
+        self.costs = np.zeros(2)  # --synthcover: the lowest and highest cost seen (from 0)
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
-        """gd's global state with room for the bag's models (one per offset)."""
-        if self.kind != self.ex.BAG:
-            return gstate
-        from streamlearn.learners import cb_bag
+        """gd's global state with room for the bag's or cover's models (one per offset)."""
+        if self.kind == self.ex.COVER:
+            from streamlearn.learners import cb_cover
 
-        w, s = cb_bag.layout(self.ml.bag, cb_type)
-        self.w, self.width = w, s
-        out = np.zeros(gstate.shape[0] + 2 * max(0, self.ml.bag * w - csoaa_ldf.MODELS))
+            _, s = cb_cover.layout(self.ml.cover, cb_type)
+            # --cb K's copies carry VW's rewritten indices: step 1 (see feature_width)
+            self.width = 1 if self.ml.reduction in ("cb", "cbify") else s
+            models = s
+        elif self.kind == self.ex.BAG:
+            from streamlearn.learners import cb_bag
+
+            w, s = cb_bag.layout(self.ml.bag, cb_type)
+            self.w, self.width = w, s
+            models = self.ml.bag * w
+        else:
+            # --regcb, --squarecb --elim: cb_adf's one model (step 1 for --cb K's copies)
+            self.width = 1
+            return gstate
+        out = np.zeros(gstate.shape[0] + 2 * max(0, models - csoaa_ldf.MODELS))
         out[: gstate.shape[0]] = gstate
         return out
 
@@ -760,6 +810,74 @@ class _Explore:
         stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
         return acts, probs
 
+    def regcb_args(self) -> tuple:
+        """cb_regcb.train_regcb's explorer arguments (variant .. first_only)."""
+        from streamlearn.learners import cb_regcb
+
+        ml = self.ml
+        if ml.explore == "squarecb":
+            variant, c0 = cb_regcb.ELIM, 0.001
+        else:
+            variant, c0 = (cb_regcb.REGCBOPT if ml.regcbopt else cb_regcb.REGCB), 0.1
+        if ml.mellowness is not None:
+            c0 = ml.mellowness
+        lo = ml.cb_min_cost
+        hi = ml.cb_max_cost
+        if ml.reduction == "cbify":  # VW's cbify passes its loss0/loss1
+            lo, hi = ml.loss0, ml.loss1
+        return (variant, np.float32(c0), np.float32(0.0 if lo is None else lo),
+                np.float32(1.0 if hi is None else hi), np.float32(ml.gamma_scale),
+                np.float32(ml.gamma_exponent), ml.first_only)  # fmt: skip
+
+    def regcb(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
+        from streamlearn.learners import cb_regcb
+
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        rows = mg.row.shape[0]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        x = self.xstats
+        before = x.copy()
+        cb_regcb.train_regcb(
+            table, gstate, params, loss_id, np.float32(self.clip_p), *self.regcb_args(),
+            self.width, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost,
+            part.prob, ho, self.learning, self.counts, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.N_EX] += m
+        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
+        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
+        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
+        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
+        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
+        return acts, probs
+
+    def cover(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
+        from streamlearn.learners import cb_cover
+
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        rows = mg.row.shape[0]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        x = self.xstats
+        before = x.copy()
+        cb_cover.train_cover(
+            table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.cover,
+            self.width, np.float32(self.ml.psi), self.eps, self.decay, self.ml.nounif,
+            self.ml.first_only, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen,
+            part.cost, part.prob, ho, self.learning, self.counts, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.N_EX] += m
+        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
+        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
+        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
+        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
+        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
+        return acts, probs
+
     def batch(self, weights, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
               pred_lines) -> tuple:  # noqa: ANN001  # fmt: skip
         """One batch: cb_adf scores and learns (``weights`` = its tables, sub, step), the
@@ -769,8 +887,9 @@ class _Explore:
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
-        if self.kind == ex.BAG:
-            acts, probs = self.bag(table, gstate, params, loss_id, cb_type, part, ho, stats)
+        if self.kind in (ex.BAG, ex.COVER, ex.REGCB):
+            run = {ex.BAG: self.bag, ex.COVER: self.cover, ex.REGCB: self.regcb}[self.kind]
+            acts, probs = run(table, gstate, params, loss_id, cb_type, part, ho, stats)
             self.write(part, acts, probs, pred_lines)
             return acts, probs, None
         rows = mg.row.shape[0]
@@ -793,12 +912,19 @@ class _Explore:
         before = x[ex.X_LOSS], x[ex.X_HO_LOSS]
         acts = np.zeros(rows, dtype=np.int64)
         probs = np.zeros(rows, dtype=np.float32)
-        ex.explore_examples(
-            self.kind, self.eps, self.ml.first_only, np.float32(self.ml.lam),
-            np.float32(self.ml.gamma_scale), np.float32(self.ml.gamma_exponent), mg.act_ptr,
-            scores, order, part.chosen, part.cost, part.prob, ho, self.ho_learns, self.learning,
-            x, acts, probs,
-        )  # fmt: skip
+        if self.kind == ex.SYNTHCOVER:
+            ex.synthcover_examples(
+                mg.act_ptr, scores, order, part.chosen, part.cost, part.prob, ho, self.learning,
+                self.eps, np.float32(self.ml.synthcoverpsi), self.ml.synthcoversize, self.costs,
+                x, acts, probs,
+            )  # fmt: skip
+        else:
+            ex.explore_examples(
+                self.kind, self.eps, self.ml.first_only, np.float32(self.ml.lam),
+                np.float32(self.ml.gamma_scale), np.float32(self.ml.gamma_exponent),
+                mg.act_ptr, scores, order, part.chosen, part.cost, part.prob, ho, self.ho_learns,
+                self.learning, x, acts, probs,
+            )  # fmt: skip
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
         self.write(part, acts, probs, pred_lines)
