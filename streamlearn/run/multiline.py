@@ -60,6 +60,8 @@ class Multiline:
     cbify_cs: bool = False
     loss0: float = 0.0
     loss1: float = 1.0
+    legacy: bool = False  # --cb_force_legacy: VW's single-line cb_algs (run/cblegacy.py)
+    evaluate: bool = False  # --eval (legacy): a logged policy's actions evaluated
 
 
 @dataclass
@@ -91,6 +93,7 @@ class _Part:
     sub: np.ndarray | None = None  # each action line's weight window (--cb K), else 0
     feat_row: np.ndarray | None = None  # VW's "current features" of each example
     feat_total: np.ndarray | None = None  # what VW's total feature number adds for it
+    legacy: object = None  # --cb_force_legacy: the label entries (run/cblegacy.py: Entries)
 
 
 def _config(learn: dict) -> TrainConfig:
@@ -122,7 +125,7 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         blocks = _tee(blocks, tee)
     if ml.reduction != "cb" and not json_fmt:
         blocks = example_blocks(blocks)
-    if ml.reduction == "cb" and full.crosses_or_filters:
+    if ml.reduction == "cb" and full.crosses_or_filters and not ml.legacy:
         # VW's copies keep the namespaces of earlier lines: a line without namespace g
         # still crosses f with the last g seen (--audit shows f^x*g^y on such lines)
         raise UsageError(
@@ -143,7 +146,12 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             yield part
             continue
         if ml.reduction == "cb":
-            part = _cb_part(ml, cfg, block, parse_inter)
+            if ml.legacy:
+                from streamlearn.run import cblegacy
+
+                part = cblegacy.part(ml, cfg, block, parse_inter)
+            else:
+                part = _cb_part(ml, cfg, block, parse_inter)
             _crossed(part, full, cfg.bits)
             yield part
             continue
@@ -338,13 +346,21 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
     if ml.reduction == "cbify":
+        if ml.legacy:
+            raise UsageError("--cbify with --cb_force_legacy: not supported yet (sl runs --cbify "
+                             "on --cb_explore_adf, as VW 9 does without it)")  # fmt: skip
         from streamlearn.run import cbify
 
         return cbify.run(learn, ml, inputs, outputs, console)
+    if ml.legacy or ml.evaluate:
+        from streamlearn.run import cblegacy
+
+        cblegacy.check(ml)
+    raw_ok = ("raw_predictions",) if ml.legacy else ()
     for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
                        ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
                        ("probabilities", "--probabilities")):  # fmt: skip
-        if getattr(outputs, attr, None):
+        if getattr(outputs, attr, None) and attr not in raw_ok:
             console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
     # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
     # destroy an input, the initial model or another output refused before any work, and a
@@ -362,11 +378,14 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         progress = _vw_header(learn, ml, inputs, outputs, say)
     with model_lock(start, in_place, outputs.lock_timeout, console.say):
         fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
-                     progress=progress)  # fmt: skip
+                     progress=progress,
+                     raw=bool(getattr(outputs, "raw_predictions", None)))  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
         if outputs.predictions:
             _write(outputs.predictions, "".join(fitted.predictions))
+        if fitted.raw is not None and getattr(outputs, "raw_predictions", None):
+            _write(outputs.raw_predictions, "".join(fitted.raw))
         _summary(say, fitted.summary, fitted.stats, fitted.holdout, progress)
         if fitted.off_policy is not None:
             if ml.ope:
@@ -476,16 +495,19 @@ class Fitted:
     summary: dict
     holdout: bool
     off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
+    raw: list | None = None  # -r lines (--cb_force_legacy)
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
-        progress=None) -> Fitted:  # noqa: ANN001  # fmt: skip
+        progress=None, raw: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """Learn from ``inputs.sources`` (every pass); see :func:`run`.  ``progress``: a
     :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table)."""
     from streamlearn.learners.base import fresh_table
 
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
+    if ml.legacy and inputs.initial_model:
+        raise UsageError("-i with --cb_force_legacy: not supported yet")
     if ml.explore and inputs.initial_model:
         # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
         # copies); sl's does not yet: a continued run would explore differently
@@ -500,6 +522,10 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     else:
         table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
         gstate = csoaa_ldf.init_gstate(params)
+    if ml.legacy:
+        from streamlearn.run.cblegacy import Legacy
+
+        gstate = Legacy.gstate_for(ml, params)
     tables = cb_adf.tables_of(table)
     # --cb K's indices are VW's rewritten ones (learners/cb_to_adf.py): read with step 1
     step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
@@ -518,7 +544,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
             cache = _Cache(inputs.cache)
     try:
         fitted = _passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
-                         tables, step, gstate, stats, dr_prev, progress)  # fmt: skip
+                         tables, step, gstate, stats, dr_prev, progress, raw)  # fmt: skip
     except BaseException:
         cache.drop()
         raise
@@ -580,7 +606,7 @@ class _Cache:
 def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cache: _Cache,
             predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
             step: int, gstate: np.ndarray, stats: np.ndarray, dr_prev: np.ndarray,
-            progress=None) -> Fitted:  # noqa: ANN001  # fmt: skip
+            progress=None, raw: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
@@ -591,10 +617,16 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
     pred_lines: list[str] = []
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     malformed = 0
-    xp = _Explore(ml, cfg) if ml.explore else None
+    xp = _Explore(ml, cfg) if ml.explore and not ml.legacy else None
     from streamlearn.run.offpolicy import OffPolicy
 
-    opp = OffPolicy() if ml.reduction != "csoaa_ldf" else None
+    opp = OffPolicy() if ml.reduction != "csoaa_ldf" and not ml.legacy else None
+    lg = None
+    if ml.legacy:
+        from streamlearn.run.cblegacy import Legacy
+
+        lg = Legacy(ml, cfg, table, gstate)
+
     if xp is not None and ml.reduction == "cb" and ml.explore == "bag":
         raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
     if xp is not None:
@@ -641,7 +673,10 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
             scores = np.zeros(rows, dtype=np.float32)
             sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
             order = np.zeros(rows, dtype=np.int64)
-            if ml.reduction == "csoaa_ldf":
+            if lg is not None:
+                lg.batch(part, ho, params, loss_id, stats, npass, progress,
+                         pred_lines if predictions else None, raw)  # fmt: skip
+            elif ml.reduction == "csoaa_ldf":
                 pred = np.zeros(m, dtype=np.int64)
                 s6 = np.zeros(6)
                 csoaa_ldf.train_examples(
@@ -697,7 +732,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
-    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp)
+    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp,
+                  lg.raw_lines if lg is not None else None)  # fmt: skip
 
 
 class _Explore:
