@@ -97,7 +97,7 @@ def _cost_pred(table, gstate, params, loss_id, rule, slots, indices, values, lo,
     return clipped(gstate, params, loss_id, raw)
 
 
-@jit_inline
+@jit
 def _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi, step, mask,
                 truncate, cb_type, k, base, learn, ka, kc, kp, acts, n_act, no_entry, use_cs,
                 cs_x, ps_x, pp):  # fmt: skip
@@ -148,6 +148,47 @@ def _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo
 
 
 @jit
+def _explore_once(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi, step, mask,
+                  truncate, cb_type, k, explore, epsilon, bags, per_bag, xstate, rng, learn,
+                  first_p, ka, kc, kp, acts, n_act, no_entry, cs_x, ps_x, pp, pmf):  # fmt: skip
+    """One call of VW's cb_explore (predict, or learn): the pmf in ``pmf``; returns the
+    prediction of cb_algs (the last bag's under ``--bag``)."""
+    for j in range(k):
+        pmf[j] = 0.0
+    if explore == BAG:
+        share = F32(1.0) / F32(bags)
+        p = 1
+        for b in range(bags):
+            count = poisson_draw(rng)
+            p = _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
+                            step, mask, truncate, cb_type, k, b * per_bag, learn and count > 0,
+                            ka, kc, kp, acts, n_act, no_entry, True, cs_x, ps_x, pp)  # fmt: skip
+            pmf[p - 1] += share
+            if learn:
+                for _ in range(1, count):
+                    _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo,
+                                hi, step, mask, truncate, cb_type, k, b * per_bag, True, ka, kc,
+                                kp, acts, n_act, no_entry, True, cs_x, ps_x, pp)  # fmt: skip
+        return p
+    if explore == FIRST and learn and not F32(first_p) < F32(1.0):
+        learn = False
+    p = _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi, step,
+                    mask, truncate, cb_type, k, 0, learn, ka, kc, kp, acts, n_act, no_entry,
+                    cb_type != DM, cs_x, ps_x, pp)  # fmt: skip
+    if explore == GREEDY:
+        for j in range(k):
+            pmf[j] = epsilon / F32(k)
+        pmf[p - 1] += F32(1.0) - epsilon
+    elif xstate[0] > 0.0:  # --first
+        for j in range(k):
+            pmf[j] = F32(1.0) / F32(k)
+        xstate[0] -= 1.0
+    else:
+        pmf[p - 1] = 1.0
+    return p
+
+
+@jit
 def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon, bags, xstate,
                    rng, indptr, indices, values, lab_ptr, lab_cls, lab_cost, lab_prob, policy,
                    holdout, stats, pred, raw, pmf, loss_out):  # fmt: skip
@@ -194,6 +235,7 @@ def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon,
     cs_x = np.empty(k + 1, dtype=np.float32)
     ps_x = np.empty(k + 1, dtype=np.float32)
     pp = np.empty(k + 1, dtype=np.float32)
+    scratch = np.zeros(k, dtype=np.float32)
     for e in range(indptr.shape[0] - 1):
         lo = indptr[e]
         hi = indptr[e + 1]
@@ -226,47 +268,28 @@ def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon,
         stats[FEATURES] += hi - lo
         evaluating = policy[e] > 0
         use_cs = cb_type != DM and not evaluating
-        for j in range(k):
-            pmf[e, j] = 0.0
-        if explore == BAG:
-            share = F32(1.0) / F32(bags)
-            p = 1
-            for b in range(bags):
-                count = poisson_draw(rng)
-                p = _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo,
-                                hi, step, mask, truncate, cb_type, k, b * per_bag,
-                                learn and count > 0, ka, kc, kp, acts, n_act, no_entry, use_cs,
-                                cs_x, ps_x, pp)  # fmt: skip
-                pmf[e, p - 1] += share
-                if learn:
-                    for _ in range(1, count):
-                        _cb_example(table, gstate, params, loss_id, rule, slots, indices, values,
-                                    lo, hi, step, mask, truncate, cb_type, k, b * per_bag, True,
-                                    ka, kc, kp, acts, n_act, no_entry, use_cs, cs_x, ps_x,
-                                    pp)  # fmt: skip
-        else:
-            first_learn = learn
-            if explore == FIRST and learn and not F32(lab_prob[q0]) < F32(1.0):
-                first_learn = False
+        if explore == NONE:
             p = _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
-                            step, mask, truncate, cb_type, k, 0, first_learn, ka, kc, kp, acts,
-                            n_act, no_entry, use_cs, cs_x, ps_x, pp)  # fmt: skip
+                            step, mask, truncate, cb_type, k, 0, learn, ka, kc, kp, acts, n_act,
+                            no_entry, use_cs, cs_x, ps_x, pp)  # fmt: skip
+        else:
+            # VW predicts, keeps that pmf, then learns (cb_explore's learn does not return
+            # its prediction): --first counts both calls down, --bag draws for both
+            first_p = lab_prob[q0] if n_ent > 0 else 1.0
+            p = _explore_once(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
+                              step, mask, truncate, cb_type, k, explore, epsilon, bags, per_bag,
+                              xstate, rng, False, first_p, ka, kc, kp, acts, n_act, no_entry,
+                              cs_x, ps_x, pp, pmf[e])  # fmt: skip
+            if learn:
+                _explore_once(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
+                              step, mask, truncate, cb_type, k, explore, epsilon, bags, per_bag,
+                              xstate, rng, True, first_p, ka, kc, kp, acts, n_act, no_entry,
+                              cs_x, ps_x, pp, scratch)  # fmt: skip
         if evaluating:
             p = policy[e]
         pred[e] = p
         for i in range(n_ent):
             raw[q0 + i] = pp[i] if i < n_act and use_cs else F32(0.0)
-        if explore == GREEDY:
-            for j in range(k):
-                pmf[e, j] = epsilon / F32(k)
-            pmf[e, p - 1] += F32(1.0) - epsilon
-        elif explore == FIRST:
-            if xstate[0] > 0.0:
-                for j in range(k):
-                    pmf[e, j] = F32(1.0) / F32(k)
-                xstate[0] -= 1.0
-            else:
-                pmf[e, p - 1] = 1.0
         loss = np.nan
         if labeled:
             if explore != NONE:
