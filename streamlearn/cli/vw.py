@@ -404,6 +404,9 @@ OPTIONS: dict[str, Opt] = {
     "clip_p": Opt(None, True, _ml("clip_p", _float)),
     "cb_force_legacy": Opt(None, False, _ml("legacy")),  # VW's single-line cb (run/cblegacy.py)
     "eval": Opt(None, False, _ml("evaluate")),
+    "cover": Opt(None, True, _explorer("cover", "cover", _int)),  # (legacy --cb_explore K)
+    "psi": Opt(None, True, _ml("psi", _float)),
+    "nounif": Opt(None, False, _ml("nounif")),
     # exploration (--cb_explore_adf, learners/explore.py)
     "cb_explore_adf": Opt(None, False, _cb_explore_adf),
     "cbify": Opt(None, True, _cbify),
@@ -557,7 +560,7 @@ OTHER_VW_OPTIONS = frozenset("""
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
     check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
-    cover cs_absolute_loss cs_active csa_debug
+    cs_absolute_loss cs_active csa_debug
     csv_trace debug_reversed_learn decay
     default_lease degree direct domination dont_output_best_constant dream_at_update
     dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
@@ -575,9 +578,9 @@ OTHER_VW_OPTIONS = frozenset("""
     max_depth max_labels max_number_of_labels max_value meanfield mellowness mem
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
     model_count multiplier multitask multiworld_test no_predict no_progress node_only
-    normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
+    normalize oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
-    pool_greedy pool_size print priority_challengers priority_type psi random_init
+    pool_greedy pool_size print priority_challengers priority_type random_init
     randomized_routing range_c recall_tree regcb regcbopt replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
     reward_as_cost rnd rnd_alpha rnd_invlambda sample_pdf sched_exponent scores

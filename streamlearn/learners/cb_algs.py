@@ -35,11 +35,17 @@ Explorers (``cb_explore.cc``; cb_type dr, offsets per bag ``i · 2K``): ``greedy
 (uniform while ``tau`` > 0, counting down on every example, then all on the prediction;
 an example learns only when its first entry's probability is < 1), ``bag`` (B copies at
 offsets ``i · 2K``, each learning a Poisson(1) number of times drawn from VW's global
-generator, ``1/B`` to each copy's prediction).  Their loss is ``c/p`` times the pmf's
-probability of the logged action.
+generator, ``1/B`` to each copy's prediction), ``cover`` (:func:`_cover_once`: N
+policies' predictions, a minimum probability, pseudo-cost learning).  VW predicts before
+it learns (the pmf is the prediction's; ``--first`` counts down and ``--bag`` draws in
+both calls), except under ``--cbify`` which predicts itself (``predict_first`` False).
+Their loss is ``c/p`` times the pmf's probability of the logged action (``cover``: dr's
+estimate of every action, weighed by the pmf).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -47,7 +53,7 @@ from streamlearn.learners import gd
 from streamlearn.learners.base import G_N, GSTATE_SIZE, P_LEARN, P_T0
 from streamlearn.learners.cb_adf import DM, DR, FEATURES, HO_LOSS, HO_N, IPS, LOSS, N_EX, N_LAB
 from streamlearn.learners.csoaa_ldf import G_MODEL, clipped, learn_line, line_score
-from streamlearn.learners.explore import poisson_draw
+from streamlearn.learners.explore import enforce_minimum_probability, poisson_draw
 from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
@@ -58,7 +64,8 @@ NONE = 0
 GREEDY = 1
 FIRST = 2
 BAG = 3
-EXPLORERS = {"": NONE, "greedy": GREEDY, "first": FIRST, "bag": BAG}
+COVER = 4
+EXPLORERS = {"": NONE, "greedy": GREEDY, "first": FIRST, "bag": BAG, "cover": COVER}
 
 LEGACY_TYPES = ("ips", "dm", "dr")
 
@@ -189,9 +196,76 @@ def _explore_once(table, gstate, params, loss_id, rule, slots, indices, values, 
 
 
 @jit
+def _cover_once(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi, step, mask,
+                truncate, k, cover, psi, nounif, epsilon, decay, xstate, learn, ka, kc, kp, acts,
+                n_act, no_entry, cs_x, ps_x, pp, pmf, preds, spent, ys):  # fmt: skip
+    """One call of VW's cb_explore ``--cover N`` (``predict_or_learn_cover``): policy 0 is
+    cb_algs's csoaa (offset 0), policies 1..N-1 csoaa's at offsets ``(i + 1)·K``; each adds
+    ``1/N`` to the class it predicts, then the minimum probability is enforced.  Learning
+    (``xstate[0]`` VW's counter): cb_algs learns (dr), the regressors predict each action's
+    dr cost again, and policies 1..N-1 learn the pseudo-costs that push toward actions the
+    cover has given little probability.  Fills ``pmf`` and, when learning, ``ps_x`` (the
+    regressors' predictions the loss reads); returns the first policy's class."""
+    if decay:
+        sq = F32(math.sqrt(F64(xstate[0] * k)))
+        min_prob = min(F32(epsilon) / F32(k), F32(epsilon) / sq)
+    else:
+        min_prob = F32(epsilon) / F32(k)
+    add = F32(1.0) / F32(cover)
+    for j in range(k):
+        pmf[j] = 0.0
+    for i in range(cover):
+        off = 0 if i == 0 else (i + 1) * k
+        best = FLT_MAX
+        pr = 1
+        for c in range(1, k + 1):
+            raw = line_score(table, gstate, indices, values, lo, hi, step, off + c - 1, mask,
+                             truncate)  # fmt: skip
+            if raw < best or (raw == best and c < pr):
+                best = raw
+                pr = c
+        pmf[pr - 1] += add
+        preds[i] = pr
+    enforce_minimum_probability(min_prob * F32(k), not nounif, pmf)
+    p0 = preds[0]
+    if not learn:
+        return p0
+    xstate[0] += 1.0
+    _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi, step, mask,
+                truncate, DR, k, 0, True, ka, kc, kp, acts, n_act, no_entry, True, cs_x, ps_x,
+                pp)  # fmt: skip
+    norm = min_prob * F32(k)
+    for i in range(n_act):  # gen_cs_example<false> (dr), after cb_algs learned
+        a = acts[i]
+        raw = line_score(table, gstate, indices, values, lo, hi, step, k + a - 1, mask, truncate)
+        x = clipped(gstate, params, loss_id, raw)
+        ps_x[i] = x
+        if a == ka:
+            x += (kc - x) / kp
+        cs_x[i] = x
+    for j in range(k):
+        spent[j] = 0.0
+    for i in range(cover):
+        pr = preds[i] - 1
+        for j in range(k):
+            ys[j] = cs_x[j] - F32(psi) * min_prob / (max(spent[j], min_prob) / norm) + F32(1.0)
+        if i != 0:
+            off = (i + 1) * k
+            for c in range(k):
+                learn_line(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
+                           F64(ys[c]), 1.0, step, off + c, mask, truncate)  # fmt: skip
+        if spent[pr] < min_prob:
+            norm += max(F32(0.0), add - (min_prob - spent[pr]))
+        else:
+            norm += add
+        spent[pr] += add
+    return p0
+
+
+@jit
 def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon, bags, xstate,
-                   rng, indptr, indices, values, lab_ptr, lab_cls, lab_cost, lab_prob, policy,
-                   holdout, stats, pred, raw, pmf, loss_out):  # fmt: skip
+                   rng, predict_first, indptr, indices, values, lab_ptr, lab_cls, lab_cost,
+                   lab_prob, policy, holdout, stats, pred, raw, pmf, loss_out, cover):  # fmt: skip
     """Score, account and learn the single-line examples of a batch (rows of the CSR arrays).
 
     Parameters
@@ -205,6 +279,11 @@ def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon,
         ``first``'s tau (counted down).
     rng : uint64[1]
         VW's global generator (``--bag``'s Poisson draws).
+    predict_first : bool
+        An explorer's learned example is predicted first (VW's ``workspace::learn``: that
+        pmf is the example's; False under ``--cbify``, which predicts itself).
+    cover : float64[4]
+        ``--cover``: N, psi, nounif, and 1 when epsilon decays.
     lab_ptr, lab_cls, lab_cost, lab_prob
         Row ``e``'s label entries ``lab_ptr[e]:lab_ptr[e+1]`` (cost NaN: none given).
     policy : int64[m]
@@ -225,8 +304,11 @@ def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon,
     mask = np.uint64(table.shape[0] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     learning = params[P_LEARN] != 0.0
-    w = (2 * k if cb_type == DR else k) * max(1, bags) if explore == BAG else (
-        2 * k if cb_type == DR else k)  # fmt: skip
+    w = 2 * k if cb_type == DR else k
+    if explore == BAG:
+        w *= max(1, bags)
+    elif explore == COVER:
+        w = 2 * k * (int(cover[0]) + 1)
     step = 1
     while step < w:
         step *= 2
@@ -236,6 +318,10 @@ def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon,
     ps_x = np.empty(k + 1, dtype=np.float32)
     pp = np.empty(k + 1, dtype=np.float32)
     scratch = np.zeros(k, dtype=np.float32)
+    n_cover = int(cover[0])
+    preds = np.zeros(max(1, n_cover), dtype=np.int64)
+    spent = np.zeros(k, dtype=np.float32)
+    ys = np.zeros(k, dtype=np.float32)
     for e in range(indptr.shape[0] - 1):
         lo = indptr[e]
         hi = indptr[e + 1]
@@ -272,19 +358,29 @@ def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon,
             p = _cb_example(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
                             step, mask, truncate, cb_type, k, 0, learn, ka, kc, kp, acts, n_act,
                             no_entry, use_cs, cs_x, ps_x, pp)  # fmt: skip
+        elif explore == COVER:
+            # (VW's predict before learning makes the same pmf: nothing changes in between)
+            p = _cover_once(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
+                            step, mask, truncate, k, n_cover, cover[1], cover[2] != 0.0, epsilon,
+                            cover[3] != 0.0, xstate, learn, ka, kc, kp, acts, n_act, no_entry,
+                            cs_x, ps_x, pp, pmf[e], preds, spent, ys)  # fmt: skip
         else:
             # VW predicts, keeps that pmf, then learns (cb_explore's learn does not return
             # its prediction): --first counts both calls down, --bag draws for both
             first_p = lab_prob[q0] if n_ent > 0 else 1.0
-            p = _explore_once(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
-                              step, mask, truncate, cb_type, k, explore, epsilon, bags, per_bag,
-                              xstate, rng, False, first_p, ka, kc, kp, acts, n_act, no_entry,
-                              cs_x, ps_x, pp, pmf[e])  # fmt: skip
+            if predict_first or not learn:
+                p = _explore_once(table, gstate, params, loss_id, rule, slots, indices, values,
+                                  lo, hi, step, mask, truncate, cb_type, k, explore, epsilon, bags,
+                                  per_bag, xstate, rng, False, first_p, ka, kc, kp, acts, n_act,
+                                  no_entry, cs_x, ps_x, pp, pmf[e])  # fmt: skip
             if learn:
-                _explore_once(table, gstate, params, loss_id, rule, slots, indices, values, lo, hi,
-                              step, mask, truncate, cb_type, k, explore, epsilon, bags, per_bag,
-                              xstate, rng, True, first_p, ka, kc, kp, acts, n_act, no_entry,
-                              cs_x, ps_x, pp, scratch)  # fmt: skip
+                out = scratch if predict_first else pmf[e]
+                q = _explore_once(table, gstate, params, loss_id, rule, slots, indices, values,
+                                  lo, hi, step, mask, truncate, cb_type, k, explore, epsilon, bags,
+                                  per_bag, xstate, rng, True, first_p, ka, kc, kp, acts, n_act,
+                                  no_entry, cs_x, ps_x, pp, out)  # fmt: skip
+                if not predict_first:
+                    p = q
         if evaluating:
             p = policy[e]
         pred[e] = p
@@ -292,7 +388,18 @@ def train_examples(table, gstate, params, loss_id, cb_type, k, explore, epsilon,
             raw[q0 + i] = pp[i] if i < n_act and use_cs else F32(0.0)
         loss = np.nan
         if labeled:
-            if explore != NONE:
+            if explore == COVER:  # dr's estimate of each action, weighed by the pmf
+                total = F32(0.0)
+                for j in range(k):
+                    est = kc / kp if j + 1 == ka else F32(0.0)
+                    for i in range(n_act):
+                        if acts[i] == j + 1 and ps_x[i] == ps_x[i]:
+                            x = ps_x[i]
+                            est = (kc - x) / kp + x if j + 1 == ka else x
+                            break
+                    total += est * pmf[e, j]
+                loss = F64(total)
+            elif explore != NONE:
                 loss = F64(kc / kp * pmf[e, ka - 1])
             else:
                 x = F32(0.0)

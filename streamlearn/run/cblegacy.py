@@ -1,4 +1,6 @@
-"""``sl vw --cb K --cb_force_legacy``, ``--eval``, ``--cb_explore K --cb_force_legacy``: VW's
+"""``sl vw --cb K --cb_force_legacy``, ``--eval``, ``--cb_explore K --cb_force_legacy`` (greedy,
+``--first``, ``--bag``, ``--cover``; ``--cbify K --cb_force_legacy`` is
+:func:`streamlearn.run.cbify.run_legacy`): VW's
 single-line contextual bandits (:mod:`streamlearn.learners.cb_algs`) inside the multiline
 driver (:mod:`streamlearn.run.multiline`, which reads, caches and replays ``--cb K``'s lines
 and prints VW's stderr).
@@ -45,7 +47,9 @@ def check(ml) -> None:  # noqa: ANN001
         raise UsageError("--eval evaluates a logged policy: no explorer")
     if ml.explore not in cb_algs.EXPLORERS:
         raise UsageError(f"--cb_explore K --cb_force_legacy with --{ml.explore}: not supported "
-                         "yet (greedy, --first, --bag)")  # fmt: skip
+                         "yet (greedy, --first, --bag, --cover)")  # fmt: skip
+    if ml.explore == "cover" and (ml.cover < 1 or ml.cb_type != "dr"):
+        raise UsageError("--cover N: N >= 1, with --cb_type dr (VW's cover estimates dr costs)")
     if ml.explore == "bag" and ml.bag < 1:
         raise UsageError("--bag needs at least one bag")
     if ml.epsilon is not None and not 0.0 <= ml.epsilon <= 1.0:
@@ -137,6 +141,11 @@ class Legacy:
         self.explore = cb_algs.EXPLORERS[ml.explore]
         default = 0.05 if ml.explore == "greedy" else 0.0
         self.eps = np.float32(default if ml.epsilon is None else ml.epsilon)
+        decay = ml.explore == "cover" and ml.epsilon is None  # VW: epsilon 1, decaying
+        if decay:
+            self.eps = np.float32(1.0)
+        self.cover = np.array([float(ml.cover), float(np.float32(ml.psi)), float(ml.nounif),
+                               float(decay)])  # fmt: skip
         self.bags = max(1, ml.bag)
         self.xstate = np.array([float(ml.tau)])
         self.rng = np.array([cfg.seed], dtype=np.uint64)
@@ -149,6 +158,8 @@ class Legacy:
         cb_type = cb_adf.CB_TYPES.get(ml.cb_type, cb_adf.DR)
         bags = ml.bag if ml.explore == "bag" else 1
         w = cb_algs.stride(cb_algs.width(cb_type, ml.actions, bags))
+        if ml.explore == "cover":
+            w = cb_algs.stride(2 * ml.actions * (ml.cover + 1))
         return cb_algs.init_gstate(params, w)
 
     def batch(self, part, ho: np.ndarray, params: np.ndarray, loss_id: int, stats: np.ndarray,
@@ -162,8 +173,9 @@ class Legacy:
         loss = np.zeros(m)
         cb_algs.train_examples(
             self.table, self.gstate, params, loss_id, self.cb_type, self.k, self.explore,
-            self.eps, self.bags, self.xstate, self.rng, mg.indptr, mg.indices, mg.values,
+            self.eps, self.bags, self.xstate, self.rng, True, mg.indptr, mg.indices, mg.values,
             en.ptr, en.cls, en.cost, en.prob, en.policy, ho, stats, pred, raw_out, pmf, loss,
+            self.cover,
         )  # fmt: skip
         labeled = ~np.isnan(loss)
         if progress is not None:

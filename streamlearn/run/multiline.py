@@ -62,6 +62,9 @@ class Multiline:
     loss1: float = 1.0
     legacy: bool = False  # --cb_force_legacy: VW's single-line cb_algs (run/cblegacy.py)
     evaluate: bool = False  # --eval (legacy): a logged policy's actions evaluated
+    cover: int = 0  # --cover N (legacy --cb_explore K only)
+    psi: float = 1.0  # --psi
+    nounif: bool = False  # --nounif
 
 
 @dataclass
@@ -346,12 +349,13 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
     if ml.reduction == "cbify":
-        if ml.legacy:
-            raise UsageError("--cbify with --cb_force_legacy: not supported yet (sl runs --cbify "
-                             "on --cb_explore_adf, as VW 9 does without it)")  # fmt: skip
         from streamlearn.run import cbify
 
+        if ml.legacy:
+            return cbify.run_legacy(learn, ml, inputs, outputs, console)
         return cbify.run(learn, ml, inputs, outputs, console)
+    if ml.explore == "cover" and not ml.legacy:
+        raise UsageError("--cover: only with --cb_explore K --cb_force_legacy in sl so far")
     if ml.legacy or ml.evaluate:
         from streamlearn.run import cblegacy
 

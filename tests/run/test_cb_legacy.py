@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).parents[2]
 
 
-def _log(seed: int, k: int, n: int = 150, evaluate: bool = False) -> str:
+def _log(seed: int, k: int, n: int = 150, evaluate: bool = False, subsets: bool = True) -> str:
     """Single-line cb logs: ``a:c:p`` (70%), allowed subsets with one logged entry
     (``1:1 2:0.5:0.25 3:2``, 15%), unlabeled lines, tags, a second namespace."""
     rng = np.random.default_rng(seed)
@@ -30,7 +30,7 @@ def _log(seed: int, k: int, n: int = 150, evaluate: bool = False) -> str:
             lab = f"{int(rng.integers(1, k + 1))} {a}:{c}:{p}"
         elif u < 0.7:
             lab = f"{a}:{c}:{p}"
-        elif u < 0.85 and k > 1:
+        elif u < 0.85 and k > 1 and subsets:
             acts = sorted(rng.choice(np.arange(1, k + 1), size=int(rng.integers(2, k + 1)),
                                      replace=False).tolist())  # fmt: skip
             logged = acts[int(rng.integers(0, len(acts)))]
@@ -73,6 +73,9 @@ CASES = [
     ("--cb_explore 3 --cb_force_legacy --first 7", False),
     ("--cb_explore 3 --cb_force_legacy --bag 3", False),
     ("--cb_explore 2 --cb_force_legacy --bag 2 --random_seed 4", False),
+    ("--cb_explore 3 --cb_force_legacy --cover 3", False),
+    ("--cb_explore 3 --cb_force_legacy --cover 2 --epsilon 0.2 --psi 0.5", False),
+    ("--cb_explore 2 --cb_force_legacy --cover 4 --nounif", False),
 ]
 
 
@@ -80,7 +83,10 @@ CASES = [
 def test_legacy_matches_vw(tmp_path: Path, args: str, evaluate: bool) -> None:
     pytest.importorskip("vowpalwabbit")
     k = int(args.split()[1])
-    (tmp_path / "d.txt").write_text(_log(zlib.crc32(args.encode()) % 1000, k, evaluate=evaluate))
+    # (VW's --cover reads K costs past the end of an allowed subset's: no subsets there)
+    text = _log(zlib.crc32(args.encode()) % 1000, k, evaluate=evaluate,
+                subsets="--cover" not in args)  # fmt: skip
+    (tmp_path / "d.txt").write_text(text)
     argv = ["-d", "d.txt", *args.split()]
     sl = _run(["streamlearn", "vw"], argv, tmp_path)
     vw = _run(["vowpalwabbit"], argv, tmp_path)
@@ -88,6 +94,45 @@ def test_legacy_matches_vw(tmp_path: Path, args: str, evaluate: bool) -> None:
     assert sl[1] == vw[1]
     if "--cb_explore" not in args:
         assert sl[2] == vw[2]
+
+
+def _multiclass(seed: int, k: int, n: int = 120, cs: bool = False) -> str:
+    """Multiclass (or ``--cbify_cs`` cost-sensitive) lines for ``--cbify K``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        y = int(rng.integers(1, k + 1))
+        lab = (" ".join(f"{c}:{rng.choice([0, 0.5, 1])}" for c in range(1, k + 1)) if cs
+               else str(y))  # fmt: skip
+        if rng.random() < 0.1:
+            lab = ""
+        feats = " ".join(f"x{rng.integers(0, 20)}" for _ in range(int(rng.integers(1, 5))))
+        out.append(f"{lab} |f {feats} c{y}")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--cbify 4 --cb_force_legacy",
+        "--cbify 4 --cb_force_legacy --epsilon 0.2 --cb_type ips",
+        "--cbify 3 --cb_force_legacy --first 6",
+        "--cbify 3 --cb_force_legacy --bag 4",
+        "--cbify 3 --cb_force_legacy --cbify_cs",
+        "--cbify 3 --cb_force_legacy --cover 3",
+        "--cbify 3 --cb_force_legacy --loss0 -1 --loss1 2",
+    ],
+)
+def test_cbify_legacy_matches_vw(tmp_path: Path, args: str) -> None:
+    pytest.importorskip("vowpalwabbit")
+    k = int(args.split()[1])
+    text = _multiclass(zlib.crc32(args.encode()) % 1000, k, cs="--cbify_cs" in args)
+    (tmp_path / "d.txt").write_text(text)
+    argv = ["-d", "d.txt", *args.split()]
+    sl = _run(["streamlearn", "vw"], argv, tmp_path)
+    vw = _run(["vowpalwabbit"], argv, tmp_path)
+    assert sl[0] == vw[0], (sl[3][-1500:], vw[3][-1500:])
+    assert sl[1] == vw[1]
 
 
 def test_table_matches_vw(tmp_path: Path) -> None:
@@ -134,7 +179,7 @@ def test_eval_needs_the_policy_action(tmp_path: Path) -> None:
     ("args", "text"),
     [
         (["--cb", "2", "--eval", "--cb_type", "dm"], "biased"),
-        (["--cbify", "3", "--cb_force_legacy"], "--cb_force_legacy"),
+        (["--cb_explore_adf", "--cover", "3"], "--cover"),
         (["--cb_explore", "2", "--cb_force_legacy", "--softmax"], "not supported"),
     ],
 )
