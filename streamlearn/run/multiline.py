@@ -69,7 +69,7 @@ class Multiline:
 
 @dataclass
 class _Tags:
-    """Each example's tag: a span of its block's bytes (none for --cb K's copies)."""
+    """Each example's tag: a span of its block's bytes."""
 
     data: np.ndarray
     start: np.ndarray
@@ -210,6 +210,8 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
         if a > k:
             b.status[r] = 27
     width = 2 if ml.cb_type == "dr" else 1
+    if ml.explore == "bag":
+        width *= max(1, ml.bag)  # each bag's models (cb_explore_adf_bag's feature width)
     n_ok = int(np.count_nonzero(b.status == 0))
     nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
     act_ptr = np.empty(n_ok + 1, dtype=np.int64)
@@ -232,7 +234,7 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
             chosen[e], cost[e], prob[e] = a - 1, c, p
     mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val, out_ns)
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
-    tags = _Tags(b.block.data, np.zeros(n_ok, dtype=np.int64), np.zeros(n_ok, dtype=np.int64))
+    tags = _Tags(b.block.data, b.tag_start[rows], b.tag_end[rows])  # (VW's copies keep it)
     none = np.zeros(0)
     feats = _example_nnz(mg)
     return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub, feats,
@@ -631,10 +633,12 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
 
         lg = Legacy(ml, cfg, table, gstate)
 
-    if xp is not None and ml.reduction == "cb" and ml.explore == "bag":
-        raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
     if xp is not None:
         gstate = xp.grow(gstate, cb_type)
+        if ml.reduction == "cb" and xp.kind == xp.ex.BAG:
+            # --cb_explore K --bag B: the copies' indices are VW's rewritten ones, with the
+            # bags' width below (as --cbify's, run/cbify.py): read with step 1
+            xp.width, xp.w = 1, 2 if cb_type == cb_adf.DR else 1
     best = np.inf
     no_win = 0
     used = 0

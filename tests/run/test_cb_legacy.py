@@ -195,3 +195,21 @@ def test_mtr_becomes_dr(tmp_path: Path) -> None:
     r = _sl(["-d", "d.txt", "--cb", "2", "--cb_force_legacy", "--cb_type", "mtr"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert "resetting to dr" in r.stderr and "cb_type = dr" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    ["--cb_explore 3 --bag 3", "--cb_explore 2 --bag 2 --cb_type dr --random_seed 3", "--cb 3"],
+)
+def test_adf_bag_and_tags_match_vw(tmp_path: Path, args: str) -> None:
+    """``--cb_explore K --bag B`` (VW 9: on cb_explore_adf, the copies' width times B) and
+    ``--cb K``'s tags in ``-p`` (VW's copies keep the line's tag)."""
+    pytest.importorskip("vowpalwabbit")
+    k = int(args.split()[1])
+    (tmp_path / "d.txt").write_text(_log(zlib.crc32(args.encode()) % 1000, k, subsets=False))
+    argv = ["-d", "d.txt", *args.split()]
+    sl = _run(["streamlearn", "vw"], argv, tmp_path)
+    vw = _run(["vowpalwabbit"], argv, tmp_path)
+    assert sl[0] == vw[0], (sl[3][-1500:], vw[3][-1500:])
+    assert sl[1] == vw[1]
+    assert " t" in sl[1]  # some lines are tagged
