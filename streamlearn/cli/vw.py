@@ -430,6 +430,11 @@ OPTIONS: dict[str, Opt] = {
     "cb_type": Opt(None, True, _ml("cb_type")),
     "rank_all": Opt(None, False, _ml("rank_all")),
     "clip_p": Opt(None, True, _ml("clip_p", _float)),
+    "cb_force_legacy": Opt(None, False, _ml("legacy")),  # VW's single-line cb (run/cblegacy.py)
+    "eval": Opt(None, False, _ml("evaluate")),
+    "cover": Opt(None, True, _explorer("cover", "cover", _int)),  # (legacy --cb_explore K)
+    "psi": Opt(None, True, _ml("psi", _float)),
+    "nounif": Opt(None, False, _ml("nounif")),
     # exploration (--cb_explore_adf, learners/explore.py)
     "cb_explore_adf": Opt(None, False, _cb_explore_adf),
     "cbify": Opt(None, True, _cbify),
@@ -589,7 +594,7 @@ OTHER_VW_OPTIONS = frozenset("""
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
-    cb_force_legacy cb_sample cb_to_cbadf
+    cb_sample cb_to_cbadf
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
     check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
@@ -599,7 +604,7 @@ OTHER_VW_OPTIONS = frozenset("""
     dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
-    epsilon_decay_significance_level error eval exclude_eval experimental_igl
+    epsilon_decay_significance_level error exclude_eval experimental_igl
     explore_eval fixed_significance_level flip_loss_sign
     gamma get_pmf global_only graph_feedback
     hessian_on ignore_features_dsjson_experimental initial_denominator
@@ -753,6 +758,27 @@ def _resolve(t: Translation) -> None:
     if "initial_model" not in t.inputs:
         t.learn.setdefault("numbers", "vw")  # VW's decimals; a model read with -i keeps its own
     t.learn.setdefault("preserve_performance_counters", False)
+    _legacy(t)
+
+
+def _legacy(t: Translation) -> None:
+    """``--cb_force_legacy`` and ``--eval``: VW's single-line cb_algs (``--eval`` runs it
+    whatever else is given, as VW's cb_to_cb_adf steps aside); its cb_type defaults to dr,
+    and mtr or sm become dr with VW's warning."""
+    ml = t.multiline
+    if not (ml.get("legacy") or ml.get("evaluate")):
+        return
+    if ml.get("reduction") not in ("cb", "cbify"):
+        if ml.get("evaluate"):
+            raise VWUsage("--eval needs --cb K")
+        ml.pop("legacy", None)  # VW: without --cb/--cb_explore/--cbify it changes nothing
+        return
+    ml["legacy"] = True
+    kind = ml.setdefault("cb_type", "dr")
+    if kind in ("mtr", "sm"):
+        t.notes.append(f"--cb_type {kind}: cb_type must be in {{'ips','dm','dr'}}; resetting to "
+                       f"dr (as VW with --cb_force_legacy)")  # fmt: skip
+        ml["cb_type"] = "dr"
 
 
 HELP = """Usage: sl vw [VW OPTIONS] [FILE]

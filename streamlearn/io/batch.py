@@ -45,6 +45,7 @@ REASONS: dict[int, str] = {
     25: "a shared line that is not the first of its example",
     26: "an example without action lines",
     27: "a logged action outside 1..K (--cb K)",
+    28: "--eval: the policy's action, then a logged action:cost:probability expected",
     # VW's CSV (io/csv.py)
     30: "CSV line with another number of cells than the header",
     31: "CSV quotes: an unescaped quote in a quoted cell, or a quote left open",

@@ -229,3 +229,118 @@ def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, 
             np.float32(xp.ml.gamma_scale), np.float32(xp.ml.gamma_exponent), ap, scores, order,
             chosen, c, p, ho, False, xp.learning, xp.xstats, acts.copy(), probs.copy(),
         )  # fmt: skip
+
+
+def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
+    """``--cbify K --cb_force_legacy``: VW's cbify over the single-line cb_explore (its
+    ``predict_or_learn``): per line, cb_explore predicts a pmf over the K actions (in action
+    order), an action is drawn as in adf mode, and cb_explore learns ``a:cost:p`` from it
+    (no second prediction: cbify's learn returns its prediction).  Loss and ``-p`` as above."""
+    from streamlearn.io.interactions import compile_interactions
+    from streamlearn.io.labels import LABEL_CS, read_labels
+    from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
+    from streamlearn.io.reader import iter_blocks
+    from streamlearn.learners import cb_adf, cb_algs
+    from streamlearn.learners import explore as ex
+    from streamlearn.learners.base import fresh_table
+    from streamlearn.run.cblegacy import Legacy
+    from streamlearn.run.multiline import _config, _summary, _write
+
+    if inputs.initial_model:
+        raise UsageError("-i with --cbify: not supported yet")
+    cfg = _config(learn)
+    k = ml.cbify
+    if cfg.passes > 1:
+        raise UsageError("--cbify with --passes: not supported yet")
+    full = cfg.namespaces() or compile_interactions()
+    parse_inter = dataclasses.replace(full, label_kind=LABEL_CS if ml.cbify_cs else 0)
+    ml = dataclasses.replace(ml, actions=k, reduction="cb")
+    params = cfg.params()
+    loss_id = cfg.loss_id
+    table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    lg = Legacy(ml, cfg, table, Legacy.gstate_for(ml, params))
+    stats = np.zeros(cb_adf.STATS)
+    scratch = np.zeros(cb_adf.STATS)
+    loss0, loss1 = np.float32(ml.loss0), np.float32(ml.loss1)
+    counter = 0
+    n_lab = 0.0
+    n_wrong = 0.0
+    preds: list[str] = []
+    malformed = 0
+    say = console.say
+    none_i = np.zeros(0, dtype=np.int64)
+    none_f = np.zeros(0)
+    zero = np.zeros(1, dtype=np.int64)
+    zero2 = np.zeros(2, dtype=np.int64)
+    ho = np.zeros(1, dtype=np.bool_)
+    pred = np.zeros(1, dtype=np.int64)
+    pmf = np.zeros((1, k), dtype=np.float32)
+    loss_out = np.zeros(1)
+    raw = np.zeros(1, dtype=np.float32)
+    one_ptr = np.array([0, 1], dtype=np.int64)
+    for block in iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes):
+        b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
+        for msg in describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []:
+            malformed += 1
+            if inputs.strict:
+                from streamlearn.errors import MalformedData
+
+                raise MalformedData(f"{msg} (--strict)")
+            if malformed <= 10:
+                say(f"warning: {msg}")
+        lab = read_labels(b, LABEL_CS, parse_inter.vw_numbers) if ml.cbify_cs else None
+        for r in np.flatnonzero(b.status == 0):
+            lo, hi = int(b.indptr[r]), int(b.indptr[r + 1])
+            ptr = np.array([0, hi - lo], dtype=np.int64)
+            idx, val = b.indices[lo:hi], b.values[lo:hi]
+            y = b.labels[r]
+            labeled = not math.isnan(y)
+            if lab is not None:
+                cls = lab.cls[lab.ptr[r] : lab.ptr[r + 1]]
+                costs = lab.cost[lab.ptr[r] : lab.ptr[r + 1]].astype(np.float32)
+                labeled = costs.shape[0] > 0 and not np.isnan(costs).all()
+            # cb_explore predicts with no label
+            cb_algs.train_examples(
+                lg.table, lg.gstate, params, loss_id, lg.cb_type, k, lg.explore, lg.eps,
+                lg.bags, lg.xstate, lg.rng, False, ptr, idx, val, zero2, none_i, none_f, none_f,
+                zero, ho, scratch, pred, raw, pmf, loss_out, lg.cover,
+            )  # fmt: skip
+            stats[cb_adf.N_EX] += 1.0
+            stats[cb_adf.FEATURES] += hi - lo
+            probs = pmf[0].copy()
+            idx_a = ex.sample_after_normalizing(np.uint64(ex.APP_SEED + counter), probs)
+            counter += 1
+            action = int(idx_a) + 1
+            preds.append(f"{action}\n")
+            if not labeled:
+                continue
+            if lab is not None:
+                hit = np.flatnonzero(cls == action)
+                c_act = costs[hit[0]] if hit.shape[0] else np.float32(0.0)
+                cost = float(loss0 + (loss1 - loss0) * c_act)
+                chosen_loss = costs[hit[-1]] if hit.shape[0] else np.finfo(np.float32).max
+                n_lab += 1.0
+                n_wrong += float(np.float32(chosen_loss - np.nanmin(costs)))
+            else:
+                wrong = action != int(y)
+                n_lab += 1.0
+                n_wrong += 1.0 if wrong else 0.0
+                cost = float(loss1 if wrong else loss0)
+            cb_algs.train_examples(
+                lg.table, lg.gstate, params, loss_id, lg.cb_type, k, lg.explore, lg.eps,
+                lg.bags, lg.xstate, lg.rng, False, ptr, idx, val, one_ptr,
+                np.array([action], dtype=np.int64), np.array([cost]),
+                np.array([float(probs[idx_a])]), zero, ho, scratch, pred, raw, pmf, loss_out,
+                lg.cover,
+            )  # fmt: skip
+    if outputs.predictions:
+        _write(outputs.predictions, "".join(preds))
+    stats[cb_adf.N_LAB] = n_lab
+    stats[cb_adf.LOSS] = n_wrong
+    n_ex = int(stats[cb_adf.N_EX])
+    summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
+               "loss": n_wrong / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
+    _summary(say, summary, stats, False)
+    if outputs.final_model:
+        say("sl vw: -f with --cbify is not written yet (no model saved)")
+    return summary

@@ -47,6 +47,10 @@ def cb_label(index: int, cost: float, prob: float) -> str:
 def learners(ml) -> tuple[str, str, str]:  # noqa: ANN001
     """(Enabled learners, Input label, Output pred) of VW's header for ``ml``."""
     base = "gd, scorer-identity"
+    if getattr(ml, "legacy", False):
+        from streamlearn.run.cblegacy import learners as legacy
+
+        return legacy(ml)
     if ml.reduction == "csoaa_ldf":
         if ml.csoaa_rank:
             return f"{base}, csoaa_ldf-rank, shared_feature_merger", "CS", "ACTION_SCORES"

@@ -70,11 +70,16 @@ class Multiline:
     cbify_cs: bool = False
     loss0: float = 0.0
     loss1: float = 1.0
+    legacy: bool = False  # --cb_force_legacy: VW's single-line cb_algs (run/cblegacy.py)
+    evaluate: bool = False  # --eval (legacy): a logged policy's actions evaluated
+    cover: int = 0  # --cover N (legacy --cb_explore K only)
+    psi: float = 1.0  # --psi
+    nounif: bool = False  # --nounif
 
 
 @dataclass
 class _Tags:
-    """Each example's tag: a span of its block's bytes (none for --cb K's copies)."""
+    """Each example's tag: a span of its block's bytes."""
 
     data: np.ndarray
     start: np.ndarray
@@ -101,6 +106,7 @@ class _Part:
     sub: np.ndarray | None = None  # each action line's weight window (--cb K), else 0
     feat_row: np.ndarray | None = None  # VW's "current features" of each example
     feat_total: np.ndarray | None = None  # what VW's total feature number adds for it
+    legacy: object = None  # --cb_force_legacy: the label entries (run/cblegacy.py: Entries)
 
 
 def _config(learn: dict) -> TrainConfig:
@@ -135,7 +141,7 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         blocks = _tee(blocks, tee)
     if ml.reduction != "cb" and not json_fmt:
         blocks = example_blocks(blocks)
-    if ml.reduction == "cb" and full.crosses_or_filters:
+    if ml.reduction == "cb" and full.crosses_or_filters and not ml.legacy:
         # VW's copies keep the namespaces of earlier lines: a line without namespace g
         # still crosses f with the last g seen (--audit shows f^x*g^y on such lines)
         raise UsageError(
@@ -156,7 +162,12 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             yield part
             continue
         if ml.reduction == "cb":
-            part = _cb_part(ml, cfg, block, parse_inter)
+            if ml.legacy:
+                from streamlearn.run import cblegacy
+
+                part = cblegacy.part(ml, cfg, block, parse_inter)
+            else:
+                part = _cb_part(ml, cfg, block, parse_inter)
             _crossed(part, full, cfg.bits)
             yield part
             continue
@@ -233,6 +244,8 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
         if a > k:
             b.status[r] = 27
     width = feature_width(ml)
+    if ml.explore == "bag":
+        width *= max(1, ml.bag)  # each bag's models (cb_explore_adf_bag's feature width)
     n_ok = int(np.count_nonzero(b.status == 0))
     nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
     act_ptr = np.empty(n_ok + 1, dtype=np.int64)
@@ -255,7 +268,7 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
             chosen[e], cost[e], prob[e] = a - 1, c, p
     mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val, out_ns)
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
-    tags = _Tags(b.block.data, np.zeros(n_ok, dtype=np.int64), np.zeros(n_ok, dtype=np.int64))
+    tags = _Tags(b.block.data, b.tag_start[rows], b.tag_end[rows])  # (VW's copies keep it)
     none = np.zeros(0)
     feats = _example_nnz(mg)
     return _Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], bad, sub, feats,
@@ -374,11 +387,20 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     if ml.reduction == "cbify":
         from streamlearn.run import cbify
 
+        if ml.legacy:
+            return cbify.run_legacy(learn, ml, inputs, outputs, console)
         return cbify.run(learn, ml, inputs, outputs, console)
+    if ml.explore == "cover" and not ml.legacy:
+        raise UsageError("--cover: only with --cb_explore K --cb_force_legacy in sl so far")
+    if ml.legacy or ml.evaluate:
+        from streamlearn.run import cblegacy
+
+        cblegacy.check(ml)
+    raw_ok = ("raw_predictions",) if ml.legacy else ()
     for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
                        ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
                        ("probabilities", "--probabilities")):  # fmt: skip
-        if getattr(outputs, attr, None):
+        if getattr(outputs, attr, None) and attr not in raw_ok:
             console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
     # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
     # destroy an input, the initial model or another output refused before any work, and a
@@ -396,11 +418,14 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         progress = _vw_header(learn, ml, inputs, outputs, say)
     with model_lock(start, in_place, outputs.lock_timeout, console.say):
         fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
-                     progress=progress)  # fmt: skip
+                     progress=progress,
+                     raw=bool(getattr(outputs, "raw_predictions", None)))  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
         if outputs.predictions:
             _write(outputs.predictions, "".join(fitted.predictions))
+        if fitted.raw is not None and getattr(outputs, "raw_predictions", None):
+            _write(outputs.raw_predictions, "".join(fitted.raw))
         _summary(say, fitted.summary, fitted.stats, fitted.holdout, progress)
         if fitted.off_policy is not None:
             if ml.ope:
@@ -510,10 +535,11 @@ class Fitted:
     summary: dict
     holdout: bool
     off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
+    raw: list | None = None  # -r lines (--cb_force_legacy)
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
-        progress=None) -> Fitted:  # noqa: ANN001  # fmt: skip
+        progress=None, raw: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """Learn from ``inputs.sources`` (every pass); see :func:`run`.  ``progress``: a
     :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table)."""
     from streamlearn.learners.base import fresh_table
@@ -521,6 +547,8 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
     cover_cb_type(ml, console.say)
+    if ml.legacy and inputs.initial_model:
+        raise UsageError("-i with --cb_force_legacy: not supported yet")
     if ml.explore and inputs.initial_model:
         # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
         # copies); sl's does not yet: a continued run would explore differently
@@ -535,6 +563,10 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     else:
         table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
         gstate = csoaa_ldf.init_gstate(params)
+    if ml.legacy:
+        from streamlearn.run.cblegacy import Legacy
+
+        gstate = Legacy.gstate_for(ml, params)
     tables = cb_adf.tables_of(table)
     # --cb K's indices are VW's rewritten ones (learners/cb_to_adf.py): read with step 1
     step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
@@ -553,7 +585,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
             cache = _Cache(inputs.cache)
     try:
         fitted = _passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
-                         tables, step, gstate, stats, dr_prev, progress)  # fmt: skip
+                         tables, step, gstate, stats, dr_prev, progress, raw)  # fmt: skip
     except BaseException:
         cache.drop()
         raise
@@ -615,7 +647,7 @@ class _Cache:
 def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cache: _Cache,
             predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
             step: int, gstate: np.ndarray, stats: np.ndarray, dr_prev: np.ndarray,
-            progress=None) -> Fitted:  # noqa: ANN001  # fmt: skip
+            progress=None, raw: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
@@ -626,14 +658,22 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
     pred_lines: list[str] = []
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     malformed = 0
-    xp = _Explore(ml, cfg) if ml.explore else None
+    xp = _Explore(ml, cfg) if ml.explore and not ml.legacy else None
     from streamlearn.run.offpolicy import OffPolicy
 
-    opp = OffPolicy() if ml.reduction != "csoaa_ldf" else None
-    if xp is not None and ml.reduction == "cb" and ml.explore == "bag":
-        raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
+    opp = OffPolicy() if ml.reduction != "csoaa_ldf" and not ml.legacy else None
+    lg = None
+    if ml.legacy:
+        from streamlearn.run.cblegacy import Legacy
+
+        lg = Legacy(ml, cfg, table, gstate)
+
     if xp is not None:
         gstate = xp.grow(gstate, cb_type)
+        if ml.reduction == "cb" and xp.kind == xp.ex.BAG:
+            # --cb_explore K --bag B: the copies' indices are VW's rewritten ones, with the
+            # bags' width below (as --cbify's, run/cbify.py): read with step 1
+            xp.width, xp.w = 1, 2 if cb_type == cb_adf.DR else 1
     best = np.inf
     no_win = 0
     used = 0
@@ -676,7 +716,10 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
             scores = np.zeros(rows, dtype=np.float32)
             sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
             order = np.zeros(rows, dtype=np.int64)
-            if ml.reduction == "csoaa_ldf":
+            if lg is not None:
+                lg.batch(part, ho, params, loss_id, stats, npass, progress,
+                         pred_lines if predictions else None, raw)  # fmt: skip
+            elif ml.reduction == "csoaa_ldf":
                 pred = np.zeros(m, dtype=np.int64)
                 s6 = np.zeros(6)
                 csoaa_ldf.train_examples(
@@ -732,7 +775,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
-    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp)
+    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp,
+                  lg.raw_lines if lg is not None else None)  # fmt: skip
 
 
 class _Explore:
