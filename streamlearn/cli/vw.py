@@ -647,6 +647,50 @@ def parse_argv(argv: list[str]) -> Translation:
     return t
 
 
+CB_REDUCTIONS = ("cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf")
+"""The multiline reductions a VW model may name, the one VW runs first: a model's
+``--cb 4 --cb_adf --csoaa_ldf multiline`` is ``--cb 4`` to sl vw."""
+IMPLIED = {"csoaa_ldf", "csoaa_rank", "cb_adf"}
+"""Options VW's cb reductions add below themselves (not options of sl vw's --cb_adf)."""
+
+
+def _given(argv: list[str]) -> set[str]:
+    """The long names of the options in ``argv``."""
+    names = set()
+    for tok in argv:
+        if tok.startswith("--") and len(tok) > 2:
+            names.add(tok[2:].partition("=")[0].replace("-", "_"))
+        elif tok.startswith("-") and len(tok) > 1 and tok[1:2] in SHORT:
+            names.add(SHORT[tok[1:2]])
+    return names
+
+
+def _model_argv(path: str, argv: list[str]) -> list[str]:
+    """The options a multiline VW model at ``path`` keeps that ``argv`` does not give, as
+    VW merges them (the command line's value wins where both give one, as suite test
+    207's ``--epsilon 0.3`` over the model's); [] for other models."""
+    from streamlearn.run.mlmodel import kept_options
+
+    pairs = kept_options(path)
+    if not pairs:
+        return []
+    names = {n for n, _ in pairs}
+    top = next(r for r in CB_REDUCTIONS if r in names)
+    given = _given(argv)
+    out: list[str] = []
+    for name, value in pairs:
+        if name in CB_REDUCTIONS and name != top:
+            continue  # (the reductions VW stacks below the first)
+        if name in IMPLIED and name != top and top != "csoaa_ldf":
+            continue
+        if name in given:
+            continue
+        out.append(f"--{name}")
+        if value is not None:
+            out.append(value)
+    return out
+
+
 REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
                         "keep", "ngram", "skips", "cache_file", "classweight"})  # fmt: skip
 """VW's options that may be given several times, each adding a value."""
@@ -747,6 +791,10 @@ def vw(argv: tuple[str, ...]) -> None:
       sl vw -t -i m.vw -d test.vw -p preds.txt
     """
     t = parse_argv(list(argv))
+    if t.inputs.get("initial_model") and not t.help and not t.version:
+        kept = _model_argv(t.inputs["initial_model"], list(argv))
+        if kept:
+            t = parse_argv([*kept, *argv])
     if t.help:
         click.echo(HELP, nl=False)
         return

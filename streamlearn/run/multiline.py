@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from streamlearn.config import TrainConfig
-from streamlearn.errors import UsageError
+from streamlearn.errors import ModelError, UsageError
 from streamlearn.io.labels import LABEL_CB, LABEL_CS
 from streamlearn.learners import cb_adf, csoaa_ldf
 
@@ -378,9 +378,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
 
             write_json(outputs.report, _report(learn, ml, fitted))
         if outputs.final_model:
-            save(fitted, ml, learn, outputs.final_model)
-            say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format for "
-                "multiline reductions is not written yet)")  # fmt: skip
+            save(fitted, ml, learn, outputs.final_model,
+                 getattr(outputs, "model_format", "sl"))  # fmt: skip
     return fitted.summary
 
 
@@ -406,17 +405,56 @@ def _spec(ml: Multiline):  # noqa: ANN202
     return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
 
 
-def save(fitted: Fitted, ml: Multiline, learn: dict, path: str) -> None:
-    """Write the run's weights in sl's model format; ``meta["multiline"]`` records the
-    reduction (and mtr's running counts), which ``-i`` reads back (:func:`initial`)."""
+def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | None, tuple, int]:
+    """(counter, mtr sums, generator state) of a run's explorer, as VW saves them: the
+    counter of --first (examples still to explore) or --squarecb (examples learned);
+    bagging's copy 0 mtr sums (VW's per-model state 0)."""
+    xp = fitted.explorer
+    counter = None
+    sums = (float(fitted.stats[cb_adf.EVENTS]), float(fitted.stats[cb_adf.ACTIONS]))
+    seed = 0
+    if xp is not None:
+        from streamlearn.learners import explore as ex
+
+        if ml.explore == "first":
+            counter = int(xp.xstats[ex.X_TAU])
+        elif ml.explore == "squarecb":
+            counter = int(xp.xstats[ex.X_COUNTER])
+        elif ml.explore == "bag":
+            sums = (float(xp.counts[0]), float(xp.counts[1]))
+            seed = int(xp.rng[0])
+    return counter, sums, seed
+
+
+def save(fitted: Fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl") -> None:
+    """Write the run's model: VW's format (``fmt`` "vw" or "vw_predict_only",
+    :mod:`streamlearn.run.mlmodel`), or sl's, whose ``meta["multiline"]`` records the
+    reduction (and mtr's running counts, the explorer's counter), which ``-i`` reads
+    back (:func:`initial`)."""
     from streamlearn import model as model_io
 
     cfg = _config(learn)
+    counter, sums, seed = _explorer_state(fitted, ml)
+    if fmt in ("vw", "vw_predict_only"):
+        from streamlearn.run import mlmodel
+        from streamlearn.system.outputs import write_bytes
+
+        stats = fitted.stats.copy()
+        stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS] = sums
+        try:
+            parts = mlmodel.encode(ml, cfg, fitted.table, fitted.gstate, stats, counter, seed,
+                                   weights_only=fmt == "vw_predict_only")  # fmt: skip
+        except ValueError as e:
+            raise ModelError(f"cannot write {path} as a VW model: {e}") from None
+        write_bytes(str(path), parts, "model")
+        return
     # --ope is the run's, not the model's: a later -i run prints VW's stderr unless asked
     recorded = {k: v for k, v in dataclasses.asdict(ml).items() if k != "ope"}
-    meta = {"multiline": recorded,
-            "mtr_events": float(fitted.stats[cb_adf.EVENTS]),
-            "mtr_actions": float(fitted.stats[cb_adf.ACTIONS])}  # fmt: skip
+    meta = {"multiline": recorded, "mtr_events": sums[0], "mtr_actions": sums[1]}
+    if counter is not None:
+        meta["explore_counter"] = counter
+    if seed:
+        meta["explore_seed"] = seed
     from streamlearn.learners.base import new_stats
 
     # the counters start afresh in a continued run (as VW's); mtr's sums ride in meta
@@ -461,7 +499,15 @@ def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
     # VW's model keeps gd's normalizer sums of model 0 only: dr's regressor starts afresh
     gstate[csoaa_ldf.G_MODEL + 2 : csoaa_ldf.G_MODEL + 4] = 0.0
     counts = (float(model.meta.get("mtr_events", 0.0)), float(model.meta.get("mtr_actions", 0.0)))
-    return options, table, gstate, counts
+    counter = model.meta.get("explore_counter")
+    if ml.explore in ("first", "squarecb") and counter is None:
+        # a model of sl before the explorers' state was kept: a continued run would explore
+        # differently
+        raise UsageError(f"-i {path}: the model keeps no --{ml.explore} counter (an older "
+                         "sl model): train it again")  # fmt: skip
+    if model.meta.get("explore_seed"):
+        options["seed"] = int(model.meta["explore_seed"])
+    return options, table, gstate, counts, counter
 
 
 @dataclass
@@ -476,6 +522,7 @@ class Fitted:
     summary: dict
     holdout: bool
     off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
+    explorer: object = None  # _Explore (its counter, bagging's counts and generator)
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
@@ -486,17 +533,13 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
 
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
-    if ml.explore and inputs.initial_model:
-        # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
-        # copies); sl's does not yet: a continued run would explore differently
-        raise UsageError("-i with --cb_explore_adf/--cb_explore: the explorer's state is not "
-                         "in sl's model yet")  # fmt: skip
-    start = initial(inputs.initial_model, ml, learn) if inputs.initial_model else None
+    start = _start(inputs.initial_model, ml, learn) if inputs.initial_model else None
     cfg = _config(start[0] if start else learn)
     params = cfg.params()
     stats = np.zeros(cb_adf.STATS)
+    counter = None
     if start:
-        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]) = start
+        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]), counter = start
     else:
         table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
         gstate = csoaa_ldf.init_gstate(params)
@@ -518,7 +561,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
             cache = _Cache(inputs.cache)
     try:
         fitted = _passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
-                         tables, step, gstate, stats, dr_prev, progress)  # fmt: skip
+                         tables, step, gstate, stats, dr_prev, progress, counter)  # fmt: skip
     except BaseException:
         cache.drop()
         raise
@@ -580,7 +623,7 @@ class _Cache:
 def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cache: _Cache,
             predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
             step: int, gstate: np.ndarray, stats: np.ndarray, dr_prev: np.ndarray,
-            progress=None) -> Fitted:  # noqa: ANN001  # fmt: skip
+            progress=None, counter: int | None = None) -> Fitted:  # noqa: ANN001  # fmt: skip
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
@@ -599,6 +642,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
         raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
     if xp is not None:
         gstate = xp.grow(gstate, cb_type)
+        xp.resume(counter, stats)
     best = np.inf
     no_win = 0
     used = 0
@@ -697,7 +741,26 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
-    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp)
+    return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp,
+                  xp)  # fmt: skip
+
+
+def _start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
+    """``-i``: (config options, table, gstate, mtr counts, explorer counter) of a VW model
+    (:mod:`streamlearn.run.mlmodel`) or of sl's (:func:`initial`)."""
+    from streamlearn.run import mlmodel
+
+    if mlmodel.kept_options(path) is None:
+        return initial(path, ml, learn)
+    options = dict(learn)
+    options.setdefault("numbers", "vw")  # (VW's model: its inputs read as VW reads them)
+    options.pop("bits", None)
+    got = mlmodel.read(path, ml, _config(options))
+    options["bits"] = got["bits"]
+    if ml.explore in ("first", "squarecb") and got["counter"] is None:
+        # (VW before 8.11 kept no counter: VW reads such a model with a fresh one)
+        got["counter"] = ml.tau if ml.explore == "first" else 0
+    return options, got["table"], got["gstate"], got["counts"], got["counter"]
 
 
 class _Explore:
@@ -718,6 +781,16 @@ class _Explore:
         self.clip_p = ml.clip_p
         self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
         self.counts = np.zeros(2 * max(1, ml.bag))
+
+    def resume(self, counter: int | None, stats: np.ndarray) -> None:
+        """Continue a model's explorer: its counter, and bagging's copy 0 mtr sums."""
+        ex = self.ex
+        if counter is not None and self.kind == ex.FIRST:
+            self.xstats[ex.X_TAU] = float(counter)
+        elif counter is not None and self.kind == ex.SQUARECB:
+            self.xstats[ex.X_COUNTER] = float(counter)
+        if self.kind == ex.BAG:
+            self.counts[0], self.counts[1] = stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
         """gd's global state with room for the bag's models (one per offset)."""
