@@ -237,6 +237,12 @@ def _cb_explore(t: Translation, name: str, value: str) -> None:
     t.multiline.setdefault("explore", "greedy")
 
 
+def _explore_eval(t: Translation, name: str, value: str | None) -> None:
+    """``--explore_eval``: VW adds --cb_explore_adf below it when not given."""
+    _cb_explore_adf(t, name, value)
+    t.multiline["explore_eval"] = True
+
+
 def _cbify(t: Translation, name: str, value: str) -> None:
     k = _count(name, value, "--cbify", "at least one class")
     t.multiline["reduction"] = "cbify"
@@ -416,6 +422,9 @@ OPTIONS: dict[str, Opt] = {
     "lambda": Opt(None, True, _ml("lam", _float)),
     "bag": Opt(None, True, _explorer("bag", "bag", _int)),
     "greedify": Opt(None, False, _ml("greedify")),
+    "explore_eval": Opt(None, False, _explore_eval),
+    "multiplier": Opt(None, True, _ml("multiplier", _float)),
+    "target_rate": Opt(None, True, _ml("target_rate", _float)),
     "squarecb": Opt(None, False, _explorer("squarecb")),
     "gamma_scale": Opt(None, True, _ml("gamma_scale", _float)),
     "gamma_exponent": Opt(None, True, _ml("gamma_exponent", _float)),
@@ -562,7 +571,7 @@ OTHER_VW_OPTIONS = frozenset("""
     dump_json_weights_include_feature_names_experimental elim emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level error eval exclude_eval experimental_igl
-    explore_eval extra_metrics fixed_significance_level flip_loss_sign
+     extra_metrics fixed_significance_level flip_loss_sign
     gamma get_pmf global_only graph_feedback
     hessian_on ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
@@ -572,7 +581,7 @@ OTHER_VW_OPTIONS = frozenset("""
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
     max_depth max_labels max_number_of_labels max_value meanfield mellowness mem
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
-    model_count multiplier multitask multiworld_test no_predict no_progress node_only
+    model_count  multitask multiworld_test no_predict no_progress node_only
     normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type psi random_init
@@ -586,7 +595,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
     sketch_size slates spanner_c stage_size subsample svrg
-    swap_resistance synthcover synthcoverpsi synthcoversize target_rate termination
+    swap_resistance synthcover synthcoverpsi synthcoversize  termination
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update

@@ -156,6 +156,8 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
             words += ["--clip_p", _num(ml.clip_p)]
     if ml.explore:
         words.append("--cb_explore_adf")
+        if ml.explore_eval:
+            words.append("--explore_eval")
         if ml.epsilon is not None:
             words += ["--epsilon", _num(ml.epsilon)]
         if ml.first_only:
@@ -181,7 +183,7 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
 
 
 def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  # noqa: ANN001
-           counter: int | None, seed: int = 0, weights_only: bool = False) -> list:
+           counter: int | None, seed: int = 0, weights_only: bool = False) -> list:  # fmt: skip
     """The VW model file of a run's state, in pieces (``weights_only``: VW's
     ``--predict_only_model``)."""
     from streamlearn.learners import cb_adf, csoaa_ldf
@@ -193,8 +195,9 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
         raise ValueError(f"VW's multiline reductions run on gd, not --{cfg.algo}")
     if cfg.ngram or cfg.skips:
         raise ValueError("n-grams and skips are not written in a multiline VW model")
-    lo, hi = (float(gstate[G_LABEL_MIN]), float(gstate[G_LABEL_MAX])) if gstate[G_CLIP] else (
-        0.0, 0.0)
+    lo, hi = 0.0, 0.0
+    if gstate[G_CLIP]:
+        lo, hi = float(gstate[G_LABEL_MIN]), float(gstate[G_LABEL_MAX])
     h = vwmodel.Header(id=cfg.model_id, min_label=lo, max_label=hi, bits=cfg.bits,
                        options=options_string(ml, cfg, seed, not weights_only))  # fmt: skip
     cb = ml.reduction != "csoaa_ldf"

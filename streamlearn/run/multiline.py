@@ -60,6 +60,9 @@ class Multiline:
     cbify_cs: bool = False
     loss0: float = 0.0
     loss1: float = 1.0
+    explore_eval: bool = False  # --explore_eval (learners/explore_eval.py)
+    multiplier: float | None = None
+    target_rate: float | None = None
 
 
 @dataclass
@@ -274,15 +277,16 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
     tags = _Tags(data, b.tag_start[shared_rows], b.tag_end[shared_rows])
     feat_row = _example_nnz(mg)
     feat_total = feat_row
-    if ml.reduction == "cb_adf" and not ml.explore:
-        # cb_adf's update_statistics: each line once, the shared line with its constant
+    if ml.reduction == "cb_adf" and (not ml.explore or ml.explore_eval):
+        # cb_adf's update_statistics: each line once, the shared line with its constant;
+        # explore_eval's: the action lines' own features only
         from streamlearn.io.labels import ROW_SHARED
 
         row_nnz = np.diff(b.indptr)
         own = _example_sums(row_nnz[mg.row], mg.act_ptr)
         head = ex.ex_ptr[mg.example]
         has_shared = (ex.labels.flags[head] & ROW_SHARED) != 0
-        feat_total = own + np.where(has_shared, row_nnz[head], 0)
+        feat_total = own if ml.explore_eval else own + np.where(has_shared, row_nnz[head], 0)
     return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad,
                  None, feat_row, feat_total)  # fmt: skip
 
@@ -368,6 +372,9 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         if outputs.predictions:
             _write(outputs.predictions, "".join(fitted.predictions))
         _summary(say, fitted.summary, fitted.stats, fitted.holdout, progress)
+        if fitted.explorer is not None and progress is not None:
+            for line in fitted.explorer.closing_lines():
+                say(line)
         if fitted.off_policy is not None:
             if ml.ope:
                 for line in fitted.off_policy.lines():
@@ -640,6 +647,11 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
     opp = OffPolicy() if ml.reduction != "csoaa_ldf" else None
     if xp is not None and ml.reduction == "cb" and ml.explore == "bag":
         raise UsageError("--cb_explore K with --bag: not supported yet (use --cb_explore_adf)")
+    if ml.explore_eval and (ml.reduction != "cb_adf" or ml.explore == "bag"):
+        raise UsageError("--explore_eval runs over --cb_explore_adf's greedy, first, softmax "
+                         "and squarecb explorers (not --cb K, not --bag yet)")  # fmt: skip
+    if not ml.explore_eval and (ml.multiplier is not None or ml.target_rate is not None):
+        raise UsageError("--multiplier and --target_rate are --explore_eval's")
     if xp is not None:
         gstate = xp.grow(gstate, cb_type)
         xp.resume(counter, stats)
@@ -709,7 +721,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                                     pred_lines if predictions else None)  # fmt: skip
                     opp.explored(part, ho, *seen)
                     if progress is not None:
-                        _explore_progress(progress, npass, part, seen[0], seen[1], ho)
+                        _explore_progress(progress, npass, part, seen[0], seen[1], ho,
+                                          known=ml.explore_eval)  # fmt: skip
                     continue
                 cb_adf.train_examples(
                     tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
@@ -781,6 +794,7 @@ class _Explore:
         self.clip_p = ml.clip_p
         self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
         self.counts = np.zeros(2 * max(1, ml.bag))
+        self.ee = None  # --explore_eval's counts (learners/explore_eval.py)
 
     def resume(self, counter: int | None, stats: np.ndarray) -> None:
         """Continue a model's explorer: its counter, and bagging's copy 0 mtr sums."""
@@ -842,6 +856,9 @@ class _Explore:
             acts, probs = self.bag(table, gstate, params, loss_id, cb_type, part, ho, stats)
             self.write(part, acts, probs, pred_lines)
             return acts, probs, None
+        if self.ml.explore_eval:
+            return self.explore_eval(weights, gstate, params, loss_id, cb_type, part, stats,
+                                     dr_prev, pred_lines)  # fmt: skip
         rows = mg.row.shape[0]
         scores = np.zeros(rows, dtype=np.float32)
         order = np.zeros(rows, dtype=np.int64)
@@ -871,6 +888,68 @@ class _Explore:
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
         self.write(part, acts, probs, pred_lines)
         return acts, probs, scores
+
+    def explore_eval(self, weights, gstate, params, loss_id, cb_type, part, stats, dr_prev,
+                     pred_lines) -> tuple:  # noqa: ANN001  # fmt: skip
+        """``--explore_eval``: each example predicted, then learned when the rejection
+        sampler accepts it (:mod:`streamlearn.learners.explore_eval`)."""
+        from streamlearn.learners import explore_eval as ee
+
+        ex = self.ex
+        ml = self.ml
+        if self.ee is None:
+            self.ee = ee.new_state(ml.multiplier)
+        mg = part.mg
+        rows = mg.row.shape[0]
+        scores = np.zeros(rows, dtype=np.float32)
+        order = np.zeros(rows, dtype=np.int64)
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        tables, sub, step = weights
+        predict_only = params.copy()
+        predict_only[10] = 0.0  # P_LEARN
+        saved = stats[cb_adf.LOSS], stats[cb_adf.HO_LOSS]
+        x = self.xstats
+        before = x[ex.X_LOSS], x[ex.X_HO_LOSS]
+        target = ml.target_rate is not None
+        ee.explore_eval_examples(
+            tables, sub, step, gstate, params, predict_only, loss_id, cb_type, self.clip_p,
+            mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob,
+            stats, dr_prev, self.kind, self.eps, ml.first_only, np.float32(ml.lam),
+            np.float32(ml.gamma_scale), np.float32(ml.gamma_exponent), x,
+            ml.multiplier is not None, target, np.float32(ml.target_rate if target else 1.0),
+            self.ee, self.rng, scores, order, acts, probs,
+        )  # fmt: skip
+        if self.ee[ee.E_STOPPED]:
+            line = int(part.ex_lines[int(self.ee[ee.E_STOPPED]) - 1])
+            raise UsageError(f"--explore_eval: example at line {line} was accepted with a "
+                             "threshold above 1 (--multiplier/--target_rate): VW learns it with "
+                             "that weight, which sl does not do yet")  # fmt: skip
+        stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
+        stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
+        self.write(part, acts, probs, pred_lines)
+        return acts, probs, scores
+
+    def closing_lines(self) -> list[str]:
+        """VW's lines after the summary (``--explore_eval``'s counts)."""
+        if not self.ml.explore_eval or self.ee is None:
+            return []
+        from streamlearn.learners import explore_eval as ee
+
+        s = self.ee
+        upd = s[ee.E_UPDATES]
+        avg = float(np.float32(s[ee.E_WEIGHT]) / np.float32(upd)) if upd else float("nan")
+        out = [f"weighted update count = {s[ee.E_WEIGHT]:.6f}",
+               f"average accepted example weight = {avg:.6f}"]  # fmt: skip
+        if s[ee.E_VIOLATIONS]:
+            out.append(f"violation count = {int(s[ee.E_VIOLATIONS])}")
+        if self.ml.multiplier is None:
+            out.append(f"final multiplier = {s[ee.E_MULTIPLIER]:.6f}")
+        if self.ml.target_rate is not None:
+            tr = np.float32(self.ml.target_rate)
+            out.append(f"targeted update count = {float(np.float32(s[ee.E_EXAMPLES]) * tr):.6f}")
+            out.append(f"final rate = {s[ee.E_RATE]:.6f}")
+        return out
 
     def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
         if pred_lines is None:
@@ -924,10 +1003,12 @@ def _cb_progress(progress, npass: int, part: _Part, scores, order, ho, loss_out)
                    part.feat_total, _cb_label_of(part, labeled), pred)  # fmt: skip
 
 
-def _explore_progress(progress, npass: int, part: _Part, acts, probs, ho) -> None:  # noqa: ANN001
+def _explore_progress(progress, npass: int, part: _Part, acts, probs, ho,  # noqa: ANN001
+                      known: bool = False) -> None:  # fmt: skip
     """VW's table for cb_explore_adf: the pmf's first action and its probability; the loss
     of an example is the pmf's weight on the logged action times its cost over its
-    probability (float32, as VW's)."""
+    probability (float32, as VW's).  ``known``: a labeled example's label shows as
+    ``known`` (--explore_eval's table)."""
     from streamlearn.run.mlconsole import fmt_float
 
     ptr = part.mg.act_ptr
@@ -944,8 +1025,10 @@ def _explore_progress(progress, npass: int, part: _Part, acts, probs, ho) -> Non
     def pred(e: int) -> str:
         return f"{int(acts[ptr[e]])}:{fmt_float(float(probs[ptr[e]]))}"
 
-    progress.batch(npass, labeled, ho, loss, part.feat_row, part.feat_total,
-                   _cb_label_of(part, labeled), pred)  # fmt: skip
+    label = _cb_label_of(part, labeled)
+    if known:
+        label = lambda e: "known" if labeled[e] else "unknown"  # noqa: E731
+    progress.batch(npass, labeled, ho, loss, part.feat_row, part.feat_total, label, pred)
 
 
 def _ldf_progress(progress, npass: int, part: _Part, pred, scores, order, ho, ml) -> None:  # noqa: ANN001
