@@ -13,9 +13,10 @@ Each example of a log (the logged action ``k``, its cost ``c`` and probability `
   before this one, 1 while the sum is 0) multiplies it again under ``--target_rate``.
   One draw of VW's global generator (``--random_seed``) below the threshold accepts.
 * **Learn** (accepted): cb_adf and the explorer learn the example with its probability
-  replaced by ``pmf(k)`` (the explorer's counters advance then only); VW would also
-  multiply the example's weight by a threshold above 1, which sl does not do yet: the
-  kernel stops there (``ee[E_STOPPED]``) and the run says so.
+  replaced by ``pmf(k)`` (the explorer's counters advance then only) and its weight
+  multiplied by a threshold above 1 (``--multiplier``, ``--target_rate``); under
+  ``--cb_type dr`` or ``sm`` sl does not weigh an example yet: the kernel stops there
+  (``ee[E_STOPPED]``) and the run says so.
 
 ``ee`` holds VW's closing counts: examples, updates, their weight, violations (a
 threshold above 1), the multiplier, the rate tracker's sum, count and latest rate.
@@ -26,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners.base import G_N
-from streamlearn.learners.cb_adf import ACTIONS, EVENTS, train_examples
+from streamlearn.learners.cb_adf import ACTIONS, DR, EVENTS, SM, train_examples, train_weighted
 from streamlearn.learners.explore import SQUARECB, X_COUNTER, X_TAU, explore_examples, merand48
 from streamlearn.system.jit import jit
 
@@ -87,8 +88,8 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
         explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, ap,
                          scores[r0:r1], order[r0:r1], ch, co, prob[e : e + 1], no_ho, False,
                          xstats, acts[r0:r1], probs[r0:r1])  # fmt: skip
-        if k < 0 or not learning:
-            continue
+        if k < 0 or not learning or not prob[e] > 0.0:
+            continue  # (VW's probability 0 is no label: its loss above is none either)
         ee[E_EXAMPLES] += 1.0
         found = False
         pk = F32(0.0)
@@ -98,8 +99,8 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
                 found = True
         threshold = F32(pk / F32(prob[e]))
         mult = F32(ee[E_MULTIPLIER])
-        if not fixed and not target_on and found:
-            mult = min(mult, F32(1.0) / threshold)
+        if not fixed and not target_on and found and threshold > F32(0.0):
+            mult = min(mult, F32(1.0) / threshold)  # (VW's 1/0 is inf: no change)
             ee[E_MULTIPLIER] = mult
         threshold = F32(threshold * mult)
         sum_p = F32(ee[E_SUM_P])
@@ -116,11 +117,14 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
         if target_on:
             threshold = F32(threshold * rate)
         if merand48(rng) < threshold:
+            weight = F32(1.0)
             if threshold > F32(1.0):
-                ee[E_STOPPED] = e + 1
-                return e
+                if cb_type == DR or cb_type == SM:
+                    ee[E_STOPPED] = e + 1
+                    return e
+                weight = threshold
             ee[E_UPDATES] += 1.0
-            ee[E_WEIGHT] += 1.0
+            ee[E_WEIGHT] = F32(F32(ee[E_WEIGHT]) + weight)
             # learn with pmf(k) as the logged probability (gd's t counted once: the
             # prediction above counted the example)
             pr[0] = pk
@@ -130,9 +134,10 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
             scratch[:] = 0.0
             scratch[EVENTS] = stats[EVENTS]
             scratch[ACTIONS] = stats[ACTIONS]
-            train_examples(tables, sub[r0:r1], step, gstate, params, loss_id, cb_type, clip_p,
+            train_weighted(tables, sub[r0:r1], step, gstate, params, loss_id, cb_type, clip_p,
                            ap, indptr[r0 : r1 + 1], indices, values, ch, co, pr, no_ho,
-                           scratch, dr_prev, scores[r0:r1], order[r0:r1], loss_out)  # fmt: skip
+                           scratch, dr_prev, scores[r0:r1], order[r0:r1], loss_out,
+                           weight)  # fmt: skip
             stats[EVENTS] = scratch[EVENTS]
             stats[ACTIONS] = scratch[ACTIONS]
             # the explorer learns: its counters advance (the pmf is the one above)

@@ -923,8 +923,9 @@ class _Explore:
         if self.ee[ee.E_STOPPED]:
             line = int(part.ex_lines[int(self.ee[ee.E_STOPPED]) - 1])
             raise UsageError(f"--explore_eval: example at line {line} was accepted with a "
-                             "threshold above 1 (--multiplier/--target_rate): VW learns it with "
-                             "that weight, which sl does not do yet")  # fmt: skip
+                             "threshold above 1 (--multiplier/--target_rate): VW learns it "
+                             "with that weight, which sl does under --cb_type mtr, ips and dm "
+                             "only")  # fmt: skip
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
         self.write(part, acts, probs, pred_lines)
