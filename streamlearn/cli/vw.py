@@ -241,6 +241,12 @@ def _cb_explore(t: Translation, name: str, value: str) -> None:
     t.multiline.setdefault("explore", "greedy")
 
 
+def _explore_eval(t: Translation, name: str, value: str | None) -> None:
+    """``--explore_eval``: VW adds --cb_explore_adf below it when not given."""
+    _cb_explore_adf(t, name, value)
+    t.multiline["explore_eval"] = True
+
+
 def _cbify(t: Translation, name: str, value: str) -> None:
     t.exploring = True
     k = _count(name, value, "--cbify", "at least one class")
@@ -452,6 +458,9 @@ OPTIONS: dict[str, Opt] = {
     "cover": Opt(None, True, _explorer("cover", "cover", _int)),
     "psi": Opt(None, True, _ml("psi", _float)),
     "nounif": Opt(None, False, _ml("nounif")),
+    "explore_eval": Opt(None, False, _explore_eval),
+    "multiplier": Opt(None, True, _ml("multiplier", _float)),
+    "target_rate": Opt(None, True, _ml("target_rate", _float)),
     "squarecb": Opt(None, False, _explorer("squarecb")),
     "elim": Opt(None, False, _ml("elim")),
     "synthcover": Opt(None, False, _explorer("synthcover")),
@@ -605,7 +614,7 @@ OTHER_VW_OPTIONS = frozenset("""
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level error exclude_eval experimental_igl
-    explore_eval fixed_significance_level flip_loss_sign
+    fixed_significance_level flip_loss_sign
     gamma get_pmf global_only graph_feedback
     hessian_on ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
@@ -615,8 +624,8 @@ OTHER_VW_OPTIONS = frozenset("""
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
     max_depth max_labels max_number_of_labels max_value meanfield mem
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
-    model_count multiplier multitask multiworld_test no_predict no_progress node_only
-    normalize oas online opt_func oracle_type oracular ot overwrite_label
+    model_count multitask multiworld_test no_predict no_progress node_only normalize oas
+    online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type random_init
     randomized_routing range_c recall_tree replay_b
@@ -629,7 +638,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
     sketch_size slates spanner_c stage_size subsample svrg
-    swap_resistance target_rate termination
+    swap_resistance termination
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update
@@ -688,6 +697,50 @@ def parse_argv(argv: list[str]) -> Translation:
             _agree(given, name, value)
         opt.apply(t, name, value)
     return t
+
+
+CB_REDUCTIONS = ("cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf")
+"""The multiline reductions a VW model may name, the one VW runs first: a model's
+``--cb 4 --cb_adf --csoaa_ldf multiline`` is ``--cb 4`` to sl vw."""
+IMPLIED = {"csoaa_ldf", "csoaa_rank", "cb_adf"}
+"""Options VW's cb reductions add below themselves (not options of sl vw's --cb_adf)."""
+
+
+def _given(argv: list[str]) -> set[str]:
+    """The long names of the options in ``argv``."""
+    names = set()
+    for tok in argv:
+        if tok.startswith("--") and len(tok) > 2:
+            names.add(tok[2:].partition("=")[0].replace("-", "_"))
+        elif tok.startswith("-") and len(tok) > 1 and tok[1:2] in SHORT:
+            names.add(SHORT[tok[1:2]])
+    return names
+
+
+def _model_argv(path: str, argv: list[str]) -> list[str]:
+    """The options a multiline VW model at ``path`` keeps that ``argv`` does not give, as
+    VW merges them (the command line's value wins where both give one, as suite test
+    207's ``--epsilon 0.3`` over the model's); [] for other models."""
+    from streamlearn.run.mlmodel import kept_options
+
+    pairs = kept_options(path)
+    if not pairs:
+        return []
+    names = {n for n, _ in pairs}
+    top = next(r for r in CB_REDUCTIONS if r in names)
+    given = _given(argv)
+    out: list[str] = []
+    for name, value in pairs:
+        if name in CB_REDUCTIONS and name != top:
+            continue  # (the reductions VW stacks below the first)
+        if name in IMPLIED and name != top and top != "csoaa_ldf":
+            continue
+        if name in given:
+            continue
+        out.append(f"--{name}")
+        if value is not None:
+            out.append(value)
+    return out
 
 
 REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
@@ -818,6 +871,10 @@ def vw(argv: tuple[str, ...]) -> None:
       sl vw -t -i m.vw -d test.vw -p preds.txt
     """
     t = parse_argv(list(argv))
+    if t.inputs.get("initial_model") and not t.help and not t.version:
+        kept = _model_argv(t.inputs["initial_model"], list(argv))
+        if kept:
+            t = parse_argv([*kept, *argv])
     if t.help:
         click.echo(HELP, nl=False)
         return

@@ -69,6 +69,16 @@ STATS = 8
 def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr, indptr,
                    indices, values, chosen, cost, prob, holdout, holdout_learns, stats, dr_prev,
                    scores, order, loss_out):  # fmt: skip
+    """:func:`train_weighted` with every example's weight 1 (VW's default)."""
+    train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr, indptr,
+                   indices, values, chosen, cost, prob, holdout, holdout_learns, stats, dr_prev,
+                   scores, order, loss_out, F32(1.0))  # fmt: skip
+
+
+@jit
+def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr, indptr,
+                   indices, values, chosen, cost, prob, holdout, holdout_learns, stats, dr_prev,
+                   scores, order, loss_out, weight):  # fmt: skip
     """Score, account and learn the examples of a batch; the entry point explorers use.
 
     Parameters
@@ -102,6 +112,10 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
         the predicted action.
     loss_out : float64[m]
         Out: each example's loss (NaN: unlabeled).
+    weight : float32
+        The examples' weight, as VW's ``ec.weight`` multiplies mtr's importance and is the
+        importance of ips's and dm's lines (``--explore_eval`` learns an example with a
+        threshold above 1 so); dr's and sm's learning take 1 whatever it is.
     """
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
@@ -176,7 +190,7 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
         if cb_type == MTR:
             stats[EVENTS] += 1.0
             stats[ACTIONS] += n
-            w = F32(1.0) / pc * (F32(stats[EVENTS]) / F32(stats[ACTIONS]))
+            w = F32(weight * (F32(1.0) / pc * (F32(stats[EVENTS]) / F32(stats[ACTIONS]))))
             r = r0 + k
             learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
                        indptr[r], indptr[r + 1], c, F64(w), width, 0, mask, truncate)  # fmt: skip
@@ -197,10 +211,11 @@ def train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
                 if i == k:
                     y += (c - y) / pc
                 ys[i] = y
+        a = F64(weight) if cb_type != DR else 1.0
         for i in range(n):
             r = r0 + i
             learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
-                       indptr[r], indptr[r + 1], ys[i], 1.0, width, 0, mask, truncate)  # fmt: skip
+                       indptr[r], indptr[r + 1], ys[i], a, width, 0, mask, truncate)  # fmt: skip
         gstate[G_N] += counted  # VW's t, after the example (csoaa_ldf.learn_line)
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from streamlearn.config import TrainConfig
-from streamlearn.errors import UsageError
+from streamlearn.errors import ModelError, UsageError
 from streamlearn.io.labels import LABEL_CB, LABEL_CS
 from streamlearn.learners import cb_adf, csoaa_ldf
 
@@ -75,6 +75,9 @@ class Multiline:
     cover: int = 0  # --cover N (legacy --cb_explore K only)
     psi: float = 1.0  # --psi
     nounif: bool = False  # --nounif
+    explore_eval: bool = False  # --explore_eval (learners/explore_eval.py)
+    multiplier: float | None = None
+    target_rate: float | None = None
 
 
 @dataclass
@@ -321,15 +324,16 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
     tags = _Tags(data, b.tag_start[shared_rows], b.tag_end[shared_rows])
     feat_row = _example_nnz(mg)
     feat_total = feat_row
-    if ml.reduction == "cb_adf" and not ml.explore:
-        # cb_adf's update_statistics: each line once, the shared line with its constant
+    if ml.reduction == "cb_adf" and (not ml.explore or ml.explore_eval):
+        # cb_adf's update_statistics: each line once, the shared line with its constant;
+        # explore_eval's: the action lines' own features only
         from streamlearn.io.labels import ROW_SHARED
 
         row_nnz = np.diff(b.indptr)
         own = _example_sums(row_nnz[mg.row], mg.act_ptr)
         head = ex.ex_ptr[mg.example]
         has_shared = (ex.labels.flags[head] & ROW_SHARED) != 0
-        feat_total = own + np.where(has_shared, row_nnz[head], 0)
+        feat_total = own if ml.explore_eval else own + np.where(has_shared, row_nnz[head], 0)
     return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad,
                  None, feat_row, feat_total)  # fmt: skip
 
@@ -427,6 +431,9 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         if fitted.raw is not None and getattr(outputs, "raw_predictions", None):
             _write(outputs.raw_predictions, "".join(fitted.raw))
         _summary(say, fitted.summary, fitted.stats, fitted.holdout, progress)
+        if fitted.explorer is not None and progress is not None:
+            for line in fitted.explorer.closing_lines():
+                say(line)
         if fitted.off_policy is not None:
             if ml.ope:
                 for line in fitted.off_policy.lines():
@@ -437,9 +444,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
 
             write_json(outputs.report, _report(learn, ml, fitted))
         if outputs.final_model:
-            save(fitted, ml, learn, outputs.final_model)
-            say(f"sl vw: -f {outputs.final_model}: written in sl's model format (VW's format for "
-                "multiline reductions is not written yet)")  # fmt: skip
+            save(fitted, ml, learn, outputs.final_model,
+                 getattr(outputs, "model_format", "sl"))  # fmt: skip
     return fitted.summary
 
 
@@ -465,17 +471,56 @@ def _spec(ml: Multiline):  # noqa: ANN202
     return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
 
 
-def save(fitted: Fitted, ml: Multiline, learn: dict, path: str) -> None:
-    """Write the run's weights in sl's model format; ``meta["multiline"]`` records the
-    reduction (and mtr's running counts), which ``-i`` reads back (:func:`initial`)."""
+def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | None, tuple, int]:
+    """(counter, mtr sums, generator state) of a run's explorer, as VW saves them: the
+    counter of --first (examples still to explore) or --squarecb (examples learned);
+    bagging's copy 0 mtr sums (VW's per-model state 0)."""
+    xp = fitted.explorer
+    counter = None
+    sums = (float(fitted.stats[cb_adf.EVENTS]), float(fitted.stats[cb_adf.ACTIONS]))
+    seed = 0
+    if xp is not None:
+        from streamlearn.learners import explore as ex
+
+        if ml.explore == "first":
+            counter = int(xp.xstats[ex.X_TAU])
+        elif ml.explore == "squarecb":
+            counter = int(xp.xstats[ex.X_COUNTER])
+        elif ml.explore == "bag":
+            sums = (float(xp.counts[0]), float(xp.counts[1]))
+            seed = int(xp.rng[0])
+    return counter, sums, seed
+
+
+def save(fitted: Fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl") -> None:
+    """Write the run's model: VW's format (``fmt`` "vw" or "vw_predict_only",
+    :mod:`streamlearn.run.mlmodel`), or sl's, whose ``meta["multiline"]`` records the
+    reduction (and mtr's running counts, the explorer's counter), which ``-i`` reads
+    back (:func:`initial`)."""
     from streamlearn import model as model_io
 
     cfg = _config(learn)
+    counter, sums, seed = _explorer_state(fitted, ml)
+    if fmt in ("vw", "vw_predict_only"):
+        from streamlearn.run import mlmodel
+        from streamlearn.system.outputs import write_bytes
+
+        stats = fitted.stats.copy()
+        stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS] = sums
+        try:
+            parts = mlmodel.encode(ml, cfg, fitted.table, fitted.gstate, stats, counter, seed,
+                                   weights_only=fmt == "vw_predict_only")  # fmt: skip
+        except ValueError as e:
+            raise ModelError(f"cannot write {path} as a VW model: {e}") from None
+        write_bytes(str(path), parts, "model")
+        return
     # --ope is the run's, not the model's: a later -i run prints VW's stderr unless asked
     recorded = {k: v for k, v in dataclasses.asdict(ml).items() if k != "ope"}
-    meta = {"multiline": recorded,
-            "mtr_events": float(fitted.stats[cb_adf.EVENTS]),
-            "mtr_actions": float(fitted.stats[cb_adf.ACTIONS])}  # fmt: skip
+    meta = {"multiline": recorded, "mtr_events": sums[0], "mtr_actions": sums[1]}
+    if counter is not None:
+        meta["explore_counter"] = counter
+    if seed:
+        meta["explore_seed"] = seed
     from streamlearn.learners.base import new_stats
 
     # the counters start afresh in a continued run (as VW's); mtr's sums ride in meta
@@ -520,7 +565,15 @@ def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
     # VW's model keeps gd's normalizer sums of model 0 only: dr's regressor starts afresh
     gstate[csoaa_ldf.G_MODEL + 2 : csoaa_ldf.G_MODEL + 4] = 0.0
     counts = (float(model.meta.get("mtr_events", 0.0)), float(model.meta.get("mtr_actions", 0.0)))
-    return options, table, gstate, counts
+    counter = model.meta.get("explore_counter")
+    if ml.explore in ("first", "squarecb") and counter is None:
+        # a model of sl before the explorers' state was kept: a continued run would explore
+        # differently
+        raise UsageError(f"-i {path}: the model keeps no --{ml.explore} counter (an older "
+                         "sl model): train it again")  # fmt: skip
+    if model.meta.get("explore_seed"):
+        options["seed"] = int(model.meta["explore_seed"])
+    return options, table, gstate, counts, counter
 
 
 @dataclass
@@ -536,6 +589,7 @@ class Fitted:
     holdout: bool
     off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
     raw: list | None = None  # -r lines (--cb_force_legacy)
+    explorer: object = None  # _Explore (its counter, bagging's counts and generator)
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
@@ -549,17 +603,13 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     cover_cb_type(ml, console.say)
     if ml.legacy and inputs.initial_model:
         raise UsageError("-i with --cb_force_legacy: not supported yet")
-    if ml.explore and inputs.initial_model:
-        # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
-        # copies); sl's does not yet: a continued run would explore differently
-        raise UsageError("-i with --cb_explore_adf/--cb_explore: the explorer's state is not "
-                         "in sl's model yet")  # fmt: skip
-    start = initial(inputs.initial_model, ml, learn) if inputs.initial_model else None
+    start = _start(inputs.initial_model, ml, learn) if inputs.initial_model else None
     cfg = _config(start[0] if start else learn)
     params = cfg.params()
     stats = np.zeros(cb_adf.STATS)
+    counter = None
     if start:
-        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]) = start
+        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]), counter = start
     else:
         table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
         gstate = csoaa_ldf.init_gstate(params)
@@ -585,7 +635,8 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
             cache = _Cache(inputs.cache)
     try:
         fitted = _passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
-                         tables, step, gstate, stats, dr_prev, progress, raw)  # fmt: skip
+                         tables, step, gstate, stats, dr_prev, progress, raw,
+                         counter)  # fmt: skip
     except BaseException:
         cache.drop()
         raise
@@ -647,7 +698,8 @@ class _Cache:
 def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cache: _Cache,
             predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
             step: int, gstate: np.ndarray, stats: np.ndarray, dr_prev: np.ndarray,
-            progress=None, raw: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
+            progress=None, raw: bool = False,
+            counter: int | None = None) -> Fitted:  # noqa: ANN001  # fmt: skip
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
@@ -667,13 +719,18 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
         from streamlearn.run.cblegacy import Legacy
 
         lg = Legacy(ml, cfg, table, gstate)
-
+    if ml.explore_eval and (ml.reduction != "cb_adf" or ml.explore == "bag"):
+        raise UsageError("--explore_eval runs over --cb_explore_adf's greedy, first, softmax "
+                         "and squarecb explorers (not --cb K, not --bag yet)")  # fmt: skip
+    if not ml.explore_eval and (ml.multiplier is not None or ml.target_rate is not None):
+        raise UsageError("--multiplier and --target_rate are --explore_eval's")
     if xp is not None:
         gstate = xp.grow(gstate, cb_type)
         if ml.reduction == "cb" and xp.kind == xp.ex.BAG:
             # --cb_explore K --bag B: the copies' indices are VW's rewritten ones, with the
             # bags' width below (as --cbify's, run/cbify.py): read with step 1
             xp.width, xp.w = 1, 2 if cb_type == cb_adf.DR else 1
+        xp.resume(counter, stats)
     best = np.inf
     no_win = 0
     used = 0
@@ -743,7 +800,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                                     pred_lines if predictions else None)  # fmt: skip
                     opp.explored(part, ho, *seen)
                     if progress is not None:
-                        _explore_progress(progress, npass, part, seen[0], seen[1], ho)
+                        _explore_progress(progress, npass, part, seen[0], seen[1], ho,
+                                          known=ml.explore_eval)  # fmt: skip
                     continue
                 cb_adf.train_examples(
                     tables, sub, step, gstate, params, loss_id, cb_type, ml.clip_p, mg.act_ptr,
@@ -776,7 +834,25 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
     return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp,
-                  lg.raw_lines if lg is not None else None)  # fmt: skip
+                  raw=lg.raw_lines if lg is not None else None, explorer=xp)  # fmt: skip
+
+
+def _start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
+    """``-i``: (config options, table, gstate, mtr counts, explorer counter) of a VW model
+    (:mod:`streamlearn.run.mlmodel`) or of sl's (:func:`initial`)."""
+    from streamlearn.run import mlmodel
+
+    if mlmodel.kept_options(path) is None:
+        return initial(path, ml, learn)
+    options = dict(learn)
+    options.setdefault("numbers", "vw")  # (VW's model: its inputs read as VW reads them)
+    options.pop("bits", None)
+    got = mlmodel.read(path, ml, _config(options))
+    options["bits"] = got["bits"]
+    if ml.explore in ("first", "squarecb") and got["counter"] is None:
+        # (VW before 8.11 kept no counter: VW reads such a model with a fresh one)
+        got["counter"] = ml.tau if ml.explore == "first" else 0
+    return options, got["table"], got["gstate"], got["counts"], got["counter"]
 
 
 class _Explore:
@@ -805,6 +881,17 @@ class _Explore:
         self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
         self.counts = np.zeros(2 * max(1, ml.bag))
         self.costs = np.zeros(2)  # --synthcover: the lowest and highest cost seen (from 0)
+        self.ee = None  # --explore_eval's counts (learners/explore_eval.py)
+
+    def resume(self, counter: int | None, stats: np.ndarray) -> None:
+        """Continue a model's explorer: its counter, and bagging's copy 0 mtr sums."""
+        ex = self.ex
+        if counter is not None and self.kind == ex.FIRST:
+            self.xstats[ex.X_TAU] = float(counter)
+        elif counter is not None and self.kind == ex.SQUARECB:
+            self.xstats[ex.X_COUNTER] = float(counter)
+        if self.kind == ex.BAG:
+            self.counts[0], self.counts[1] = stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
         """gd's global state with room for the bag's or cover's models (one per offset)."""
@@ -936,6 +1023,9 @@ class _Explore:
             acts, probs = run(table, gstate, params, loss_id, cb_type, part, ho, stats)
             self.write(part, acts, probs, pred_lines)
             return acts, probs, None
+        if self.ml.explore_eval:
+            return self.explore_eval(weights, gstate, params, loss_id, cb_type, part, stats,
+                                     dr_prev, pred_lines)  # fmt: skip
         rows = mg.row.shape[0]
         scores = np.zeros(rows, dtype=np.float32)
         order = np.zeros(rows, dtype=np.int64)
@@ -973,6 +1063,69 @@ class _Explore:
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
         self.write(part, acts, probs, pred_lines)
         return acts, probs, scores
+
+    def explore_eval(self, weights, gstate, params, loss_id, cb_type, part, stats, dr_prev,
+                     pred_lines) -> tuple:  # noqa: ANN001  # fmt: skip
+        """``--explore_eval``: each example predicted, then learned when the rejection
+        sampler accepts it (:mod:`streamlearn.learners.explore_eval`)."""
+        from streamlearn.learners import explore_eval as ee
+
+        ex = self.ex
+        ml = self.ml
+        if self.ee is None:
+            self.ee = ee.new_state(ml.multiplier)
+        mg = part.mg
+        rows = mg.row.shape[0]
+        scores = np.zeros(rows, dtype=np.float32)
+        order = np.zeros(rows, dtype=np.int64)
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        tables, sub, step = weights
+        predict_only = params.copy()
+        predict_only[10] = 0.0  # P_LEARN
+        saved = stats[cb_adf.LOSS], stats[cb_adf.HO_LOSS]
+        x = self.xstats
+        before = x[ex.X_LOSS], x[ex.X_HO_LOSS]
+        target = ml.target_rate is not None
+        ee.explore_eval_examples(
+            tables, sub, step, gstate, params, predict_only, loss_id, cb_type, self.clip_p,
+            mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob,
+            stats, dr_prev, self.kind, self.eps, ml.first_only, np.float32(ml.lam),
+            np.float32(ml.gamma_scale), np.float32(ml.gamma_exponent), x,
+            ml.multiplier is not None, target, np.float32(ml.target_rate if target else 1.0),
+            self.ee, self.rng, scores, order, acts, probs,
+        )  # fmt: skip
+        if self.ee[ee.E_STOPPED]:
+            line = int(part.ex_lines[int(self.ee[ee.E_STOPPED]) - 1])
+            raise UsageError(f"--explore_eval: example at line {line} was accepted with a "
+                             "threshold above 1 (--multiplier/--target_rate): VW learns it "
+                             "with that weight, which sl does under --cb_type mtr, ips and dm "
+                             "only")  # fmt: skip
+        stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
+        stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
+        self.write(part, acts, probs, pred_lines)
+        return acts, probs, scores
+
+    def closing_lines(self) -> list[str]:
+        """VW's lines after the summary (``--explore_eval``'s counts)."""
+        if not self.ml.explore_eval or self.ee is None:
+            return []
+        from streamlearn.learners import explore_eval as ee
+
+        s = self.ee
+        upd = s[ee.E_UPDATES]
+        avg = float(np.float32(s[ee.E_WEIGHT]) / np.float32(upd)) if upd else float("nan")
+        out = [f"weighted update count = {s[ee.E_WEIGHT]:.6f}",
+               f"average accepted example weight = {avg:.6f}"]  # fmt: skip
+        if s[ee.E_VIOLATIONS]:
+            out.append(f"violation count = {int(s[ee.E_VIOLATIONS])}")
+        if self.ml.multiplier is None:
+            out.append(f"final multiplier = {s[ee.E_MULTIPLIER]:.6f}")
+        if self.ml.target_rate is not None:
+            tr = np.float32(self.ml.target_rate)
+            out.append(f"targeted update count = {float(np.float32(s[ee.E_EXAMPLES]) * tr):.6f}")
+            out.append(f"final rate = {s[ee.E_RATE]:.6f}")
+        return out
 
     def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
         if pred_lines is None:
@@ -1026,10 +1179,12 @@ def _cb_progress(progress, npass: int, part: _Part, scores, order, ho, loss_out)
                    part.feat_total, _cb_label_of(part, labeled), pred)  # fmt: skip
 
 
-def _explore_progress(progress, npass: int, part: _Part, acts, probs, ho) -> None:  # noqa: ANN001
+def _explore_progress(progress, npass: int, part: _Part, acts, probs, ho,  # noqa: ANN001
+                      known: bool = False) -> None:  # fmt: skip
     """VW's table for cb_explore_adf: the pmf's first action and its probability; the loss
     of an example is the pmf's weight on the logged action times its cost over its
-    probability (float32, as VW's)."""
+    probability (float32, as VW's).  ``known``: a labeled example's label shows as
+    ``known`` (--explore_eval's table)."""
     from streamlearn.run.mlconsole import fmt_float
 
     ptr = part.mg.act_ptr
@@ -1046,8 +1201,10 @@ def _explore_progress(progress, npass: int, part: _Part, acts, probs, ho) -> Non
     def pred(e: int) -> str:
         return f"{int(acts[ptr[e]])}:{fmt_float(float(probs[ptr[e]]))}"
 
-    progress.batch(npass, labeled, ho, loss, part.feat_row, part.feat_total,
-                   _cb_label_of(part, labeled), pred)  # fmt: skip
+    label = _cb_label_of(part, labeled)
+    if known:
+        label = lambda e: "known" if labeled[e] else "unknown"  # noqa: E731
+    progress.batch(npass, labeled, ho, loss, part.feat_row, part.feat_total, label, pred)
 
 
 def _ldf_progress(progress, npass: int, part: _Part, pred, scores, order, ho, ml) -> None:  # noqa: ANN001

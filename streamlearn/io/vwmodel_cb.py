@@ -1,0 +1,88 @@
+"""VW's model files for the multiline reductions (``--csoaa_ldf``, ``--cb_adf``,
+``--cb_explore_adf`` and what VW 9 runs on them: ``--cb K``, ``--cb_explore K``): bytes only.
+
+Facts read from VW 9.11's reductions' ``save_load`` (each reduction writes its part, the
+top of the stack first, gd last) and ``vw_versions.h``; little-endian throughout::
+
+    header                 io/vwmodel.py (its options: " --cb_adf --cb_explore_adf ...")
+    u64                    the explorer's counter, only under --first (tau: learned examples
+                           still to explore) or --squarecb (examples learned); from 8.11.0
+    u64 u64                cb_adf's mtr sums (event_sum, action_sum), under --cb_adf
+                           (whatever --cb_type); from 8.3.2
+    gd                     io/vwmodel.py: read_body (resume flag, state, slot records)
+
+``--csoaa_ldf`` and the greedy, softmax and bagging explorers write nothing of their own
+(bagging's copies are interleaved in gd's slots; its generator's state is the header's
+``--random_seed``).  Every field is checked against the bytes that remain before it is
+read; nothing is allocated from a count the file gives.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from streamlearn.io import vwmodel
+
+FIRST_COUNTER = (8, 11, 0)
+"""The first version whose --first and --squarecb models hold the explorer's counter."""
+CB_ADF_SUMS = (8, 3, 2)
+"""The first version whose --cb_adf models hold mtr's sums."""
+MAX_COUNT = 1 << 53
+"""The largest counter or sum taken (a float64 counts exactly below it)."""
+
+_U64 = struct.Struct("<Q")
+
+
+@dataclass
+class CbBody:
+    """The reductions' part of a multiline model and gd's body after it."""
+
+    counter: int | None
+    """The explorer's counter (None: the file keeps none)."""
+    event_sum: int | None
+    action_sum: int | None
+    body: vwmodel.Body
+
+
+def layout(h: vwmodel.Header, explorer: str, cb_adf: bool) -> tuple[bool, bool]:
+    """(counter, sums): which of the reductions' fields a model of header ``h`` holds,
+    for ``explorer`` (first, squarecb, greedy, ...; "" for none) and ``cb_adf``."""
+    ver = h.version_tuple
+    counter = explorer in ("first", "squarecb") and ver >= FIRST_COUNTER
+    sums = cb_adf and ver >= CB_ADF_SUMS
+    return counter, sums
+
+
+def read_cb_body(data: bytes, h: vwmodel.Header, counter: bool, sums: bool, cols: int,
+                 models: int = 1) -> CbBody:  # fmt: skip
+    """The part after header ``h``: the counter (if ``counter``), mtr's sums (if ``sums``),
+    then gd's body of ``cols`` floats per slot (:func:`streamlearn.io.vwmodel.read_body`)."""
+    pos = h.end
+    fields = []
+    for what, present in (("explorer's counter", counter), ("cb_adf's event sum", sums),
+                          ("cb_adf's action sum", sums)):  # fmt: skip
+        if not present:
+            fields.append(None)
+            continue
+        if pos + 8 > len(data):
+            raise ValueError(f"it ends inside its {what} (truncated)")
+        (v,) = _U64.unpack_from(data, pos)
+        if v > MAX_COUNT:
+            raise ValueError(f"its {what} is {v} (corrupt)")
+        fields.append(v)
+        pos += 8
+    gd_h = vwmodel.Header(**{**h.__dict__, "end": pos})
+    body = vwmodel.read_body(data, gd_h, cols, models)
+    return CbBody(fields[0], fields[1], fields[2], body)
+
+
+def encode_cb_body(counter: int | None, sums: tuple[int, int] | None, gd_parts: list) -> list:
+    """The bytes after the header: the counter and mtr's sums (each when not None), then
+    gd's parts (:func:`streamlearn.io.vwmodel.encode_body`)."""
+    head = b""
+    if counter is not None:
+        head += _U64.pack(int(counter))
+    if sums is not None:
+        head += _U64.pack(int(sums[0])) + _U64.pack(int(sums[1]))
+    return [head, *gd_parts] if head else list(gd_parts)

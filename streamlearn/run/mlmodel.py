@@ -1,0 +1,229 @@
+"""VW's model files for ``sl vw``'s multiline reductions: read (``-i``) and written (``-f``).
+
+The bytes are :mod:`streamlearn.io.vwmodel` (header, gd's body) and
+:mod:`streamlearn.io.vwmodel_cb` (the explorer's counter, cb_adf's mtr sums); this module
+says what they mean for :mod:`streamlearn.run.multiline`:
+
+* **Options.** VW keeps the reductions' options in the header (`` --cb_adf
+  --cb_explore_adf --cb_type mtr --csoaa_ldf multiline --csoaa_rank --epsilon 0.3``);
+  :func:`kept_options` returns them, and ``sl vw`` (``cli/vw.py``) adds those the command
+  line does not give, as VW merges a model's options (``--epsilon 0.3`` on the command
+  line over a model's ``--epsilon 0.1``, suite test 207).
+* **State.** gd's slots are sl's table rows (VW's index over its stride, sl's layout);
+  the resume state gives gd's ``t``, model 0's normalizer sums, the label range and l1/l2
+  state; cb_adf's mtr sums and the explorer's counter (``--first``'s examples still to
+  explore, ``--squarecb``'s examples learned) ride beside them.  Bagging's copies are
+  interleaved in the slots as VW's; its generator's state is ``--random_seed``.
+
+A model of another reduction (``--cover``, ``--regcb``, VW's legacy ``--cb`` before 8.11,
+...) is refused by name before anything is read from its body.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamlearn.errors import ModelError
+from streamlearn.io import vwmodel, vwmodel_cb
+
+REDUCTIONS = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf")
+"""Options that make a VW model a multiline one (read here, not by model_vw)."""
+REFUSED = {
+    "cover": "--cover", "regcb": "--regcb", "regcbopt": "--regcbopt", "rnd": "--rnd",
+    "synthcover": "--synthcover", "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
+    "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
+    "epsilon_decay": "--epsilon_decay", "elim": "--squarecb --elim", "wap_ldf": "--wap_ldf",
+    "cb_dro": "--cb_dro", "automl": "--automl",
+}  # fmt: skip
+"""Reductions a multiline VW model may name that sl does not run."""
+
+
+def _header(path: str) -> tuple[bytes, vwmodel.Header] | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None  # (the run's own checks report an unreadable -i)
+    if not vwmodel.sniff(data[:16]):
+        return None
+    try:
+        return data, vwmodel.read_header(data)
+    except ValueError as e:
+        raise ModelError(f"-i {path}: {e}") from None
+
+
+def kept_options(path: str) -> list[tuple[str, str | None]] | None:
+    """The options kept in the VW model at ``path`` when it is a multiline reduction's
+    (None: not a VW model, or a single-line one); ModelError when sl cannot run it."""
+    got = _header(path)
+    if got is None:
+        return None
+    h = got[1]
+    try:
+        pairs = vwmodel.split_options(h.options)
+    except ValueError as e:
+        raise ModelError(f"-i {path}: {e}") from None
+    names = {n for n, _ in pairs}
+    if not names & set(REDUCTIONS):
+        return None
+    bad = [REFUSED[n] for n in sorted(names & set(REFUSED))]
+    if bad:
+        raise ModelError(f"-i {path}: a VW model of {', '.join(bad)}, which sl does not run")
+    if names & {"cb", "cb_explore"} and "cb_adf" not in names:
+        raise ModelError(f"-i {path}: a VW {h.version} --cb model of VW's legacy cb (cb_algs, "
+                         "before 8.11), which sl does not run")  # fmt: skip
+    if h.lda or h.ngram or h.skips:
+        raise ModelError(f"-i {path}: n-grams, skips or --lda in a multiline VW model "
+                         "(not supported)")  # fmt: skip
+    return pairs
+
+
+def explorer_of(ml) -> str:  # noqa: ANN001 - a run.multiline.Multiline
+    return ml.explore or ""
+
+
+def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
+    """``-i``: the state of the VW model at ``path`` for a run of ``ml`` and ``cfg`` (whose
+    options already hold the model's, :func:`kept_options`): ``table`` (2^bits rows, 4
+    float32 columns), ``gstate``, ``counts`` (mtr's event and action sums) and
+    ``counter`` (the explorer's, or None)."""
+    from streamlearn.learners import csoaa_ldf
+    from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, G_N, G_T, fresh_table
+    from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
+    from streamlearn.model_vw import gd_columns
+
+    got = _header(path)
+    if got is None:
+        raise ModelError(f"-i {path}: not a VW model")
+    data, h = got
+    if h.bits > 30 or h.bits < 1:
+        raise ModelError(f"-i {path}: {h.bits} bits (sl's tables take 1 to 30)")
+    cb = ml.reduction != "csoaa_ldf"
+    counter, sums = vwmodel_cb.layout(h, explorer_of(ml), cb)
+    cols = gd_columns(cfg)
+    try:
+        got_body = vwmodel_cb.read_cb_body(data, h, counter, sums, len(cols))
+    except ValueError as e:
+        raise ModelError(f"-i {path}: {e}") from None
+    body = got_body.body
+    table = fresh_table(h.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    use = cols if body.resume is not None else (0,)
+    for k, c in enumerate(use):
+        table[body.slots, c] = body.values[:, k]
+    gstate = csoaa_ldf.init_gstate(cfg.params())
+    gstate[G_CLIP] = 1.0
+    gstate[G_LABEL_MIN] = h.min_label
+    gstate[G_LABEL_MAX] = h.max_label
+    r = body.resume
+    if r is not None:
+        # sl's G_N is VW's t less the unlabeled weight (learners/csoaa_ldf.py)
+        t = max(0.0, float(r["t"]) - float(r["weighted_unlabeled_examples"]))
+        gstate[G_N] = gstate[G_T] = t
+        gstate[csoaa_ldf.G_MODEL] = r["norm"][0]
+        gstate[csoaa_ldf.G_MODEL + 1] = r["total_weight"][0]
+        gstate[G_LABEL_MIN] = r["min_label"]
+        gstate[G_LABEL_MAX] = r["max_label"]
+        gstate[G_GRAVITY] = r.get("l1_state", 0.0)
+        gstate[G_CONTRACTION] = r.get("l2_state", 1.0)
+    counts = (float(got_body.event_sum or 0), float(got_body.action_sum or 0))
+    return {"table": table, "gstate": gstate, "counts": counts, "counter": got_body.counter,
+            "bits": h.bits, "resume": r is not None}  # fmt: skip
+
+
+def _num(x: float) -> str:
+    return repr(float(np.float32(x)))
+
+
+def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa: ANN001
+    """The options VW keeps with a model of ``ml`` over gd with ``cfg``."""
+    from streamlearn.model_vw import options_string as gd_options
+
+    words: list[str] = []
+    if ml.reduction == "csoaa_ldf":
+        words += ["--csoaa_ldf", "mc" if ml.classifier else "m"]
+        if ml.csoaa_rank:
+            words.append("--csoaa_rank")
+    else:
+        if ml.reduction == "cb" and ml.explore:
+            words += ["--cb_explore", str(ml.actions)]
+        elif ml.reduction == "cb":
+            words += ["--cb", str(ml.actions)]
+        words += ["--cb_adf", "--cb_type", ml.cb_type, "--csoaa_ldf", "multiline",
+                  "--csoaa_rank"]  # fmt: skip
+        if ml.rank_all:
+            words.append("--rank_all")
+        if ml.clip_p:
+            words += ["--clip_p", _num(ml.clip_p)]
+    if ml.explore:
+        words.append("--cb_explore_adf")
+        if ml.explore_eval:
+            words.append("--explore_eval")
+        if ml.epsilon is not None:
+            words += ["--epsilon", _num(ml.epsilon)]
+        if ml.first_only:
+            words.append("--first_only")
+        if ml.explore == "first":
+            words += ["--first", str(ml.tau)]
+        elif ml.explore == "softmax":
+            words += ["--softmax", "--lambda", _num(ml.lam)]
+        elif ml.explore == "squarecb":
+            words.append("--squarecb")
+            if ml.gamma_scale != 10.0:
+                words += ["--gamma_scale", _num(ml.gamma_scale)]
+            if ml.gamma_exponent != 0.5:
+                words += ["--gamma_exponent", _num(ml.gamma_exponent)]
+        elif ml.explore == "bag":
+            words += ["--bag", str(ml.bag)]
+            if ml.greedify:
+                words.append("--greedify")
+    text = " " + " ".join(words) + gd_options(cfg, resume)
+    if seed:
+        text += f" --random_seed {int(seed)}"
+    return text
+
+
+def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  # noqa: ANN001
+           counter: int | None, seed: int = 0, weights_only: bool = False) -> list:  # fmt: skip
+    """The VW model file of a run's state, in pieces (``weights_only``: VW's
+    ``--predict_only_model``)."""
+    from streamlearn.learners import cb_adf, csoaa_ldf
+    from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, G_N
+    from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
+    from streamlearn.model_vw import gd_columns
+
+    if cfg.algo != "gd":
+        raise ValueError(f"VW's multiline reductions run on gd, not --{cfg.algo}")
+    if cfg.ngram or cfg.skips:
+        raise ValueError("n-grams and skips are not written in a multiline VW model")
+    lo, hi = 0.0, 0.0
+    if gstate[G_CLIP]:
+        lo, hi = float(gstate[G_LABEL_MIN]), float(gstate[G_LABEL_MAX])
+    h = vwmodel.Header(id=cfg.model_id, min_label=lo, max_label=hi, bits=cfg.bits,
+                       options=options_string(ml, cfg, seed, not weights_only))  # fmt: skip
+    cb = ml.reduction != "csoaa_ldf"
+    want_counter, sums = vwmodel_cb.layout(h, ml.explore or "", cb)
+    cols = (0,) if weights_only else gd_columns(cfg)
+    values = np.ascontiguousarray(table[:, list(cols)], dtype=np.float32)
+    keep = np.flatnonzero(np.any(values != 0.0, axis=1)).astype(np.uint32)
+    values = values[keep]
+    resume = None
+    if not weights_only:
+        n_ex, n_lab = float(stats[cb_adf.N_EX]), float(stats[cb_adf.N_LAB])
+        unlabeled = max(0.0, n_ex - n_lab)
+        resume = {
+            "initial_t": float(np.float32(cfg.initial_t)),
+            "norm": [float(gstate[csoaa_ldf.G_MODEL])],
+            "t": float(gstate[G_N]) + unlabeled, "sum_loss": float(stats[cb_adf.LOSS]),
+            "sum_loss_since_last_dump": 0.0, "dump_interval": 1.0, "min_label": lo,
+            "max_label": hi, "weighted_labeled_examples": n_lab, "weighted_labels": 0.0,
+            "weighted_unlabeled_examples": unlabeled, "example_number": int(n_ex),
+            "total_features": int(stats[cb_adf.FEATURES]),
+            "total_weight": [float(gstate[csoaa_ldf.G_MODEL + 1])],
+            "old_weighted_labeled_examples": 0.0, "current_pass": 1 if n_ex else 0,
+            "l1_state": float(gstate[G_GRAVITY]), "l2_state": float(gstate[G_CONTRACTION]),
+        }  # fmt: skip
+    gd_parts = vwmodel.encode_body(resume, keep, values)
+    mtr = (int(stats[cb_adf.EVENTS]), int(stats[cb_adf.ACTIONS])) if sums else None
+    return [vwmodel.encode_header(h),
+            *vwmodel_cb.encode_cb_body(int(counter or 0) if want_counter else None, mtr,
+                                       gd_parts)]  # fmt: skip
