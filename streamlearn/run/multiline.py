@@ -38,7 +38,7 @@ from streamlearn.learners import cb_adf, csoaa_ldf
 class Multiline:
     """What a multiline reduction asks for (from VW's options)."""
 
-    reduction: str  # "csoaa_ldf", "cb_adf", "cb"
+    reduction: str  # "csoaa_ldf", "cb_adf", "cb", "cbify", "ccb", "slates"
     classifier: bool = False  # csoaa_ldf mc
     cb_type: str = "mtr"
     clip_p: float = 0.0
@@ -60,6 +60,8 @@ class Multiline:
     cbify_cs: bool = False
     loss0: float = 0.0
     loss1: float = 1.0
+    all_slots_loss: bool = False  # --ccb_explore_adf (run/ccb.py)
+    ccb_no_slot_index: bool = False
 
 
 @dataclass
@@ -584,6 +586,11 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
+    if ml.reduction in ("ccb", "slates"):
+        from streamlearn.run import ccb
+
+        return ccb.passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
+                          tables, step, gstate, stats, dr_prev, progress)  # fmt: skip
     loss_id = cfg.loss_id
     passes = max(1, cfg.passes)
     period = cfg.effective_holdout
