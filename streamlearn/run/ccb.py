@@ -342,7 +342,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
 
     if max(1, cfg.passes) > 1:
         raise UsageError(f"--{ml.reduction} with --passes: not supported yet (one pass)")
-    if cfg.format not in ("vw", "auto", None) and cfg.format not in ("json", "dsjson"):
+    if cfg.format not in ("vw", "auto", "json", "dsjson"):
         raise UsageError(f"--{ml.reduction} reads VW's text or JSON, not --format {cfg.format}")
     run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
     full = cfg.namespaces() or compile_interactions()
@@ -361,16 +361,24 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     n_lab = 0
     loss_sum = 0.0
     total_features = 0
+    json_inter = dataclasses.replace(parse_inter, label_kind=ml.reduction)
     for block in blocks:
+        tr = None
         if json_fmt:
-            from streamlearn.io.vwjson import ccb_json_block
+            from streamlearn.io.vwjson import json_block
 
-            block = ccb_json_block(block, cfg.format == "dsjson", run.slates)
+            block, tr = json_block(block, cfg.format == "dsjson", json_inter)
         b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
         if b.err_pos is None:
             b.err_pos = np.full(b.n, -1, dtype=np.int64)
-        labels = cl.read_rows(b, run.slates)
         ex_ptr = example_starts(b.line)
+        if tr is not None and b.n:
+            # the JSON lines' numbers and refusals (the examples were cut at the text's)
+            k = b.line - 1
+            forced = tr.status[k]
+            b.status[forced != 0] = forced[forced != 0]
+            b.line = tr.lines[k]
+        labels = cl.read_rows(b, run.slates)
         out: list[_Row] = []
         for e in range(ex_ptr.shape[0] - 1):
             lo, hi = int(ex_ptr[e]), int(ex_ptr[e + 1])
