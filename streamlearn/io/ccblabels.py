@@ -93,8 +93,10 @@ def _other_prob(text: str) -> float:
     return p
 
 
-def parse_ccb(words: list[str]) -> RowLabel:
-    """A ``ccb ...`` label (its words); :class:`LabelError` when VW cannot read it."""
+def parse_ccb(words: list[str], check_sum: bool = True) -> RowLabel:
+    """A ``ccb ...`` label (its words); :class:`LabelError` when VW cannot read it.
+    ``check_sum``: VW's text reader wants a slot's probabilities to add up to 1 (its
+    JSON reader does not)."""
     if len(words) < 2 or words[0] != "ccb":
         raise LabelError(BAD_LABEL)
     kind = words[1]
@@ -124,14 +126,14 @@ def parse_ccb(words: list[str]) -> RowLabel:
                 _int(ap[0])
                 total = np.float32(total + np.float32(_other_prob(ap[1])))
             # VW's are_same(total, 1.f): within float epsilon
-            if len(parts) > 1 and abs(float(total) - 1.0) > 1.1920929e-07:
+            if check_sum and len(parts) > 1 and abs(float(total) - 1.0) > 1.1920929e-07:
                 raise LabelError(NOT_ONE)
         else:
             out.include.extend(_int(t) for t in w.split(",") if t != "")
     return out
 
 
-def parse_slates(words: list[str]) -> RowLabel:
+def parse_slates(words: list[str], check_sum: bool = True) -> RowLabel:
     """A ``slates ...`` label (its words); :class:`LabelError` when VW cannot read it."""
     if len(words) < 2 or words[0] != "slates":
         raise LabelError(BAD_LABEL)
@@ -165,7 +167,7 @@ def parse_slates(words: list[str]) -> RowLabel:
                 raise LabelError(BAD_LABEL)
             _int(ap[0])
             total = np.float32(total + np.float32(_prob(ap[1])))
-        if len(parts) > 1 and abs(float(total) - 1.0) > 1.1920929e-07:
+        if check_sum and len(parts) > 1 and abs(float(total) - 1.0) > 1.1920929e-07:
             raise LabelError(NOT_ONE)
     return out
 
@@ -180,9 +182,9 @@ def row_words(batch, r: int) -> list[str]:  # noqa: ANN001
     return buf[s:e].tobytes().decode("utf-8", "replace").split()
 
 
-def read_rows(batch, slates: bool) -> list[RowLabel | None]:  # noqa: ANN001
+def read_rows(batch, slates: bool, check_sum: bool = True) -> list[RowLabel | None]:  # noqa: ANN001
     """Each row's label (None for a row already malformed or whose label is; its status
-    and reason are set in ``batch.status``)."""
+    and reason are set in ``batch.status``).  ``check_sum``: see :func:`parse_ccb`."""
     parse = parse_slates if slates else parse_ccb
     out: list[RowLabel | None] = []
     for r in range(batch.n):
@@ -190,7 +192,7 @@ def read_rows(batch, slates: bool) -> list[RowLabel | None]:  # noqa: ANN001
             out.append(None)
             continue
         try:
-            out.append(parse(row_words(batch, r)))
+            out.append(parse(row_words(batch, r), check_sum))
         except LabelError as err:
             batch.status[r] = err.code
             batch.err_pos[r] = -1

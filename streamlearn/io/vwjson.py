@@ -649,6 +649,11 @@ def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
             if opts.kind == "slates":
                 raise JsonLineError("a labeled slates record (_outcomes): not supported yet")
             rd.outcomes(outcomes)
+        if opts.kind in ("ccb", "slates") and not actions and not any(
+                ex.out_actions and ex.out_probs for ex in rd.examples if ex.role == "slot"):
+            # VW reads on past a record without actions taken: for CCB and slates
+            # records, the first action of each slot's outcome (or 'a')
+            return None
         if pdrop != 0.0 and opts.kind in ("ccb", "slates"):
             raise JsonLineError("pdrop with --ccb_explore_adf/--slates: not supported yet")
         weight = float(F32(1.0) / (F32(1.0) - F32(pdrop)))

@@ -378,7 +378,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
             forced = tr.status[k]
             b.status[forced != 0] = forced[forced != 0]
             b.line = tr.lines[k]
-        labels = cl.read_rows(b, run.slates)
+        labels = cl.read_rows(b, run.slates, check_sum=not json_fmt)
         out: list[_Row] = []
         for e in range(ex_ptr.shape[0] - 1):
             lo, hi = int(ex_ptr[e]), int(ex_ptr[e + 1])
