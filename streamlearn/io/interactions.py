@@ -271,11 +271,13 @@ def with_ccb_slot_index(inter: Interactions | None) -> Interactions:
     if inter is None:
         inter = compile_interactions()
     rows = [inter.terms[i, : inter.lengths[i]].tolist() for i in range(inter.terms.shape[0])]
+    if any(len(t) >= MAX_TERMS for t in rows):
+        raise ValueError(f"--ccb_explore_adf: an interaction of {MAX_TERMS} namespaces cannot "
+                         "be crossed with the slot index")  # fmt: skip
     extra = [[*t, CCB_ID_NS] for t in rows] + [[WILDCARD, CCB_ID_NS]]
     terms = _term_array(rows + extra, not inter.dedupe)
-    if terms.shape[0] and np.sum(terms >= 0, axis=1).max() > MAX_TERMS:
-        raise ValueError(f"an interaction of more than {MAX_TERMS - 1} namespaces with --ccb_explore_adf")
-    return dataclasses.replace(inter, terms=terms, lengths=np.sum(terms >= 0, axis=1).astype(np.int64))
+    lengths = np.sum(terms >= 0, axis=1).astype(np.int64)
+    return dataclasses.replace(inter, terms=terms, lengths=lengths)
 
 
 @jit
@@ -542,11 +544,12 @@ def _runs(indptr, ns, r, drop, used, counts, runs):
     """Row ``r``'s runs of features of one namespace, for the namespaces ``used`` by the
     interactions (dropped ones never): run ``a`` is namespace ``runs[0, a]``, entries
     ``runs[1, a]..runs[2, a]``.  Counts each namespace's features (``counts[0]``) and
-    lists the namespaces with counts (``counts[2]``) and those of them not the
-    constant's (``counts[3]``, for wildcards).  Returns ``(nruns, nnamed, npresent)``;
-    the caller zeroes the counts.  A line's namespaces come in runs (``|u ... |i
-    ...``), so the scan compares neighbours and looks a namespace up only where a run
-    starts."""
+    lists the namespaces with counts (``counts[2]``) and those of them a wildcard
+    stands for (``counts[3]``: VW's ``is_interaction_ns``, ``' '`` to ``'~'`` and the
+    CCB slot's 139; not the constant, nor the CCB slot index's 140).  Returns
+    ``(nruns, nnamed, npresent)``; the caller zeroes the counts.  A line's namespaces
+    come in runs (``|u ... |i ...``), so the scan compares neighbours and looks a
+    namespace up only where a run starts."""
     nruns = 0
     nnamed = 0
     npresent = 0

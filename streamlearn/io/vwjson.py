@@ -458,7 +458,8 @@ class _Reader:
             if (self.kind == "ccb" and self.found_cb
                     and not any(ex.role == "slot" for ex in self.examples)):  # fmt: skip
                 slot = _Example(role="slot", out_cost=self.cb[1],
-                                out_actions=[(self.cb[0] - 1) & M32], out_probs=[self.cb[2]])  # fmt: skip
+                                out_actions=[(self.cb[0] - 1) & M32],
+                                out_probs=[self.cb[2]])  # fmt: skip
                 self.examples.append(slot)
             if self.kind == "slates" and self.found_cb:
                 raise JsonLineError("a labeled slates record: not supported yet")

@@ -328,8 +328,8 @@ class _Runner:
         return "".join(lines) + "\n"
 
 
-def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, params,  # noqa: ANN001
-           table, tables, step: int, gstate, stats, dr_prev, progress=None):  # noqa: ANN001, ANN201
+def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, params,
+           table, tables, step: int, gstate, stats, dr_prev, progress=None):  # noqa: ANN001, ANN201  # fmt: skip
     """:func:`streamlearn.run.multiline.fit`'s passes for ``--ccb_explore_adf`` and
     ``--slates`` (one pass); returns its :class:`~streamlearn.run.multiline.Fitted`."""
     from streamlearn.io.interactions import compile_interactions
@@ -410,7 +410,8 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
         total_features += int(feats.sum())
         if progress is not None:
             progress.batch(0, labeled, np.zeros(len(out), dtype=bool), loss, feats, feats,
-                           lambda i, out=out: out[i].label, lambda i, out=out: out[i].pred)  # fmt: skip
+                           lambda i, out=out: out[i].label,
+                           lambda i, out=out: out[i].pred)  # fmt: skip
     out_stats = np.zeros(cb_adf.STATS)
     out_stats[cb_adf.N_EX] = n_ex
     out_stats[cb_adf.N_LAB] = n_lab

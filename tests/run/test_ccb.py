@@ -33,7 +33,7 @@ def _ccb_logs(seed: int, n: int) -> str:
             if rng.random() < 0.2:
                 inc = sorted(set(rng.integers(0, k, size=2).tolist()))
                 label += " " + ",".join(map(str, inc))
-            feats = rng.choice(["|Slot s{}".format(s), "| d{}".format(rng.integers(0, 3)), "|"])
+            feats = rng.choice([f"|Slot s{s}", f"| d{rng.integers(0, 3)}", "|"])
             lines.append(f"ccb slot{label} {feats}")
         out.append("\n".join(lines) + "\n\n")
     return "".join(out)
@@ -109,7 +109,8 @@ def test_ccb_dsjson_equals_vw(tmp_path: Path) -> None:
     rec = ('{"c":{"shared":{"f":"%d"},"_multi":[{"action":{"f":"1"}},{"action":{"f":"2"}},'
            '{"action":{"f":"3"}}],"_slots":[{"_id":"a","sj":{"f":"1"}},{"_id":"b","_inc":[0,2],'
            '"sj":{"f":"2"}}]},"_outcomes":[{"_label_cost":-1.0,"_id":"a","_a":[%d,1],'
-           '"_p":[0.5,0.5]},{"_label_cost":%s,"_id":"b","_a":[2,0],"_p":[0.7,0.3]}]}\n')  # fmt: skip
+           '"_p":[0.5,0.5]},{"_label_cost":%s,"_id":"b","_a":[2,0],'
+           '"_p":[0.7,0.3]}]}\n')  # fmt: skip
     lines = [rec % (i % 3, (i * 7) % 3 if (i * 7) % 3 != 1 else 0, ["0", "-2"][i % 2])
              for i in range(30)]  # fmt: skip
     # a record without any slot outcome is passed over (VW: no actions taken)
@@ -124,14 +125,20 @@ def test_ccb_dsjson_equals_vw(tmp_path: Path) -> None:
 
 GOOD = "ccb shared |u a\nccb action |a x\nccb action |a y\nccb slot 1:-1:0.5 |s z\n\n"
 BAD = [
-    ("ccb shared |u a\nccb action |a x\nccb slot 3:-1:0.5 |s z\n\n", 3,
-     "logged action is not one of"),
+    (
+        "ccb shared |u a\nccb action |a x\nccb slot 3:-1:0.5 |s z\n\n",
+        3,
+        "logged action is not one of",
+    ),
     ("ccb shared |u a\nccb action |a x\nccb slot 0:-1:0 |s z\n\n", 3, "probability not in"),
     ("ccb shared |u a\nccb action |a x\nccb slot 0:-1:1.5 |s z\n\n", 3, "probability not in"),
     ("ccb shared |u a\nccb slot 0:-1:0.5 |s z\nccb action |a x\n\n", 3, "out of order"),
     ("ccb action |a x\nccb slot 0:-1:0.5 |s z\n\n", 1, "without its shared line"),
-    ("ccb shared |u a\nccb action |a x\nccb slot |s z\nccb slot |s w\n\n", 4,
-     "more slots than actions"),
+    (
+        "ccb shared |u a\nccb action |a x\nccb slot |s z\nccb slot |s w\n\n",
+        4,
+        "more slots than actions",
+    ),
     ("ccb shared |u a\nccb action |a x\nccb slot 0:1:0.5,1:0.2 |s z\n\n", 3, "add up to 1"),
     ("ccb shared |u a\nccb bogus |a x\nccb slot |s z\n\n", 2, "bad ccb/slates label"),
     ("ccb shared |u a\n1:0:0.5 |a x\nccb slot |s z\n\n", 2, "bad ccb/slates label"),
