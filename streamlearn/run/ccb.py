@@ -338,18 +338,15 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
     from streamlearn.io.reader import iter_blocks
     from streamlearn.learners import cb_adf
-    from streamlearn.run.multiline import Fitted, _tee
+    from streamlearn.run.multiline import Fitted, _tee, parse_options, report_bad
 
     if max(1, cfg.passes) > 1:
         raise UsageError(f"--{ml.reduction} with --passes: not supported yet (one pass)")
     if cfg.format not in ("vw", "auto", "json", "dsjson"):
         raise UsageError(f"--{ml.reduction} reads VW's text or JSON, not --format {cfg.format}")
     run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
-    full = cfg.namespaces() or compile_interactions()
-    parse_inter = dataclasses.replace(
-        full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
-        drop_linear=np.zeros_like(full.drop_linear), label_kind=LABEL_CB,
-    )  # fmt: skip
+    # the labels are read here (io/ccblabels.py): the parser leaves them as cb's
+    parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
     blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
     if cache.tee is not None:
         blocks = _tee(blocks, cache.tee)
@@ -391,14 +388,8 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
                 b.err_pos[lo + at] = -1
                 continue
             out.append(run.example(b, list(range(lo, hi)), labs))
-        for msg in describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []:
-            malformed += 1
-            if inputs.strict:
-                from streamlearn.errors import MalformedData
-
-                raise MalformedData(f"{msg} (--strict)")
-            if malformed <= 10:
-                say(f"warning: {msg}")
+        bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+        malformed = report_bad(bad, malformed, inputs.strict, say)
         if not out:
             continue
         labeled = np.array([r.labeled for r in out], dtype=bool)

@@ -114,10 +114,7 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
 
     full = cfg.namespaces() or compile_interactions()
     kind = LABEL_CS if ml.reduction == "csoaa_ldf" else LABEL_CB
-    parse_inter = dataclasses.replace(
-        full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
-        drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
-    )  # fmt: skip
+    parse_inter = parse_options(full, kind)
     blocks = iter_blocks(sources or ["-"], block_size, max_line)
     json_fmt = cfg.format in ("json", "dsjson")
     if tee is not None:
@@ -153,6 +150,30 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         part = _prepare(ml, ex, merge_shared(ex))
         _crossed(part, full, cfg.bits)
         yield part
+
+
+def parse_options(full, kind: int):  # noqa: ANN001, ANN201
+    """The parse options of multiline input: ``full``'s without crosses or namespace
+    filters (they come after the shared line is merged), the label part left to
+    the label reader of ``kind``."""
+    return dataclasses.replace(
+        full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
+        drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
+    )  # fmt: skip
+
+
+def report_bad(messages: list[str], malformed: int, strict: bool, say) -> int:  # noqa: ANN001
+    """Warn of malformed examples (the first ten of the run), or stop (``--strict``);
+    returns the run's count of them."""
+    for msg in messages:
+        malformed += 1
+        if strict:
+            from streamlearn.errors import MalformedData
+
+            raise MalformedData(f"{msg} (--strict)")
+        if malformed <= 10:
+            say(f"warning: {msg}")
+    return malformed
 
 
 CACHE_NAME = b"sl-multiline-cache"
@@ -625,14 +646,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
             opp.begin_pass(npass + 1)
         for part in source:
             if npass == 0:
-                for msg in part.bad:
-                    malformed += 1
-                    if inputs.strict:
-                        from streamlearn.errors import MalformedData
-
-                        raise MalformedData(f"{msg} (--strict)")
-                    if malformed <= 10:
-                        say(f"warning: {msg}")
+                malformed = report_bad(part.bad, malformed, inputs.strict, say)
                 if passes > 1 and cache.path is None and cache.sealed is None:
                     kept.append(part)
             mg = part.mg
