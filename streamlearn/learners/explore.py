@@ -535,11 +535,13 @@ def explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent
 
 
 @jit
-def cb_sample(state, actions, probs, logged):  # noqa: ANN001, ANN201
+def cb_sample(state, actions, probs, logged, tag_seed):  # noqa: ANN001, ANN201
     """VW's ``cb_sample`` over one pmf (``actions``/``probs``, the explorer's order): the
     logged action (``logged`` >= 0, a learned example) or else an action drawn with
     :func:`sample_after_normalizing` from ``state`` (VW's global generator, advanced one
-    step; ``probs`` normalised) is swapped to the front.  Returns the index it came from.
+    step; ``probs`` normalised) -- or from ``tag_seed`` when >= 0 (a ``seed=...`` tag:
+    the generator is left alone) -- is swapped to the front.  Returns the index it came
+    from.
     """
     n = actions.shape[0]
     if n == 0:
@@ -550,6 +552,8 @@ def cb_sample(state, actions, probs, logged):  # noqa: ANN001, ANN201
             if actions[i] == logged:
                 chosen = i
                 break
+    elif tag_seed >= 0:
+        chosen = sample_after_normalizing(U64(tag_seed), probs)
     else:
         chosen = sample_after_normalizing(state[0], probs)
         merand48(state)

@@ -191,7 +191,7 @@ class _Runner:
             act, cost, prob, _ = outcomes[k]
             logged = avail.index(act) if (act >= 0 and act in avail and self.learning) else -1
             acts, probs = self._explore(mg, logged, cost, prob)
-            ex.cb_sample(self.rng, acts, probs, logged)
+            ex.cb_sample(self.rng, acts, probs, logged, self._tag_seed(b, r))
             decision = [(avail[int(a)], float(p)) for a, p in zip(acts, probs, strict=True)]
             excluded[decision[0][0]] = True
             decisions.append(decision)
@@ -203,6 +203,17 @@ class _Runner:
         if self.pred_lines is not None:
             self.pred_lines.append(self._pred_text(decisions, labels, n_act))
         return row
+
+    @staticmethod
+    def _tag_seed(b, r: int) -> int:  # noqa: ANN001
+        """VW's ``try_extract_random_seed``: a slot tagged ``seed=<text>`` samples with
+        ``uniform_hash(text)`` (murmur3, seed 0); -1: no such tag."""
+        tag = b.block.data[int(b.tag_start[r]) : int(b.tag_end[r])].tobytes()
+        if len(tag) <= 5 or not tag.startswith(b"seed="):
+            return -1
+        import mmh3
+
+        return mmh3.hash(tag[5:], 0, signed=False)
 
     def _outcomes(self, labels, n_act: int, slot_labels) -> list:  # noqa: ANN001
         """Each slot's (logged action, cost, probability, included actions or None) in

@@ -34,7 +34,8 @@ def _ccb_logs(seed: int, n: int) -> str:
                 inc = sorted(set(rng.integers(0, k, size=2).tolist()))
                 label += " " + ",".join(map(str, inc))
             feats = rng.choice([f"|Slot s{s}", f"| d{rng.integers(0, 3)}", "|"])
-            lines.append(f"ccb slot{label} {feats}")
+            tag = f" 'seed=t{rng.integers(0, 9)}" if rng.random() < 0.2 else ""
+            lines.append(f"ccb slot{label}{tag} {feats}")
         out.append("\n".join(lines) + "\n\n")
     return "".join(out)
 
