@@ -39,22 +39,10 @@ import numpy as np
 
 from streamlearn.errors import UsageError
 from streamlearn.io import ccblabels as cl
-from streamlearn.io.interactions import CCB_ID_NS, CCB_SLOT_NS
 
 F32 = np.float32
 CONSTANT_NS = 128
 DEFAULT_NS = 32
-
-
-@dataclasses.dataclass
-class _Row:
-    """One example's figures for VW's table and summary."""
-
-    labeled: bool
-    loss: float
-    features: int
-    label: str
-    pred: str
 
 
 def _g(x: float) -> str:
@@ -113,101 +101,11 @@ class _Runner:
         return self.id_hashes[k] & int(self.mask)
 
     @staticmethod
-    def _entries(b, r: int, skip_constant: bool):  # noqa: ANN001, ANN205
-        lo, hi = int(b.indptr[r]), int(b.indptr[r + 1])
-        idx = b.indices[lo:hi]
-        val = b.values[lo:hi]
-        ns = b.ns[lo:hi] if b.ns is not None else np.zeros(hi - lo, dtype=np.uint8)
-        if skip_constant:
-            keep = ns != CONSTANT_NS
-            idx, val, ns = idx[keep], val[keep], ns[keep]
-        return idx, val, ns
-
-    def _slot_example(self, b, shared: int, actions: list[int], slot: int, k: int,  # noqa: ANN001
-                      augment: bool, inter):  # noqa: ANN001, ANN205  # fmt: skip
-        """The cb example of slot ``slot`` (its ``k``-th) over ``actions`` (batch rows)."""
-        from streamlearn.io.multiline import Merged, cross_merged
-
-        s_idx, s_val, s_ns = self._entries(b, shared, True)
-        t_idx, t_val, t_ns = self._entries(b, slot, True)
-        t_ns = np.where(t_ns == DEFAULT_NS, CCB_SLOT_NS, t_ns).astype(s_ns.dtype)
-        parts_idx = [s_idx, t_idx]
-        parts_val = [s_val, t_val]
-        parts_ns = [s_ns, t_ns]
-        if augment:
-            parts_idx.append(np.array([self._id_feature(k)], dtype=b.indices.dtype))
-            parts_val.append(np.ones(1, dtype=b.values.dtype))
-            parts_ns.append(np.array([CCB_ID_NS], dtype=s_ns.dtype))
-        tail_idx = np.concatenate(parts_idx)
-        tail_val = np.concatenate(parts_val)
-        tail_ns = np.concatenate(parts_ns)
-        rows_idx, rows_val, rows_ns, ptr = [], [], [], [0]
-        for r in actions:
-            a_idx, a_val, a_ns = self._entries(b, r, False)
-            rows_idx += [a_idx, tail_idx]
-            rows_val += [a_val, tail_val]
-            rows_ns += [a_ns.astype(s_ns.dtype), tail_ns]
-            ptr.append(ptr[-1] + a_idx.shape[0] + tail_idx.shape[0])
-        n = len(actions)
-        mg = Merged(np.array([0, n], dtype=np.int64), np.zeros(1, dtype=np.int64),
-                    np.arange(n, dtype=np.int64), np.array(ptr, dtype=np.int64),
-                    np.concatenate(rows_idx), np.concatenate(rows_val).astype(np.float64),
-                    np.concatenate(rows_ns))  # fmt: skip
-        return cross_merged(mg, inter, self.bits)
-
-    # ------------------------------------------------------------------ one example
-
-    def example(self, b, rows: list[int], labels: list) -> _Row:  # noqa: ANN001
-        """Learn from (or score) one well-formed example; its figures."""
-        ex = self.ex
-        n_act = sum(1 for lab in labels if lab.kind == cl.ACTION)
-        shared = rows[0]
-        act_rows = rows[1 : 1 + n_act]
-        slot_rows = rows[1 + n_act :]
-        slot_labels = labels[1 + n_act :]
-        n_slot = len(slot_rows)
-        outcomes = self._outcomes(labels, n_act, slot_labels)
-        prev = self.seen_multi
-        self.seen_multi = self.seen_multi or n_slot > 1
-        if not self.seen_multi and n_slot:
-            lo, hi = int(b.indptr[slot_rows[0]]), int(b.indptr[slot_rows[0] + 1])
-            ns = b.ns[lo:hi] if b.ns is not None else np.zeros(hi - lo, dtype=np.uint8)
-            self.seen_multi = bool(np.any(ns != CONSTANT_NS))
-        augment = self.seen_multi and not self.ml.ccb_no_slot_index
-        del prev
-        inter = self.with_index if augment else self.user
-        excluded = np.zeros(n_act, dtype=bool)
-        decisions: list[list[tuple[int, float]]] = []
-        features = 0
-        for k, r in enumerate(slot_rows):
-            include = outcomes[k][3]
-            avail = [i for i in range(n_act)
-                     if not excluded[i] and (include is None or i in include)]  # fmt: skip
-            if not avail:
-                decisions.append([])
-                features += int(b.indptr[r + 1] - b.indptr[r])
-                continue
-            mg = self._slot_example(b, shared, [act_rows[i] for i in avail], r, k, augment, inter)
-            act, cost, prob, _ = outcomes[k]
-            logged = avail.index(act) if (act >= 0 and act in avail and self.learning) else -1
-            acts, probs = self._explore(mg, logged, cost, prob)
-            ex.cb_sample(self.rng, acts, probs, logged, self._tag_seed(b, r))
-            decision = [(avail[int(a)], float(p)) for a, p in zip(acts, probs, strict=True)]
-            excluded[decision[0][0]] = True
-            decisions.append(decision)
-            features += int(mg.indptr[-1] - mg.indptr[0])
-        if self.slates:
-            row = self._slates_row(labels, n_act, slot_labels, decisions, features, b, rows)
-        else:
-            row = self._ccb_row(slot_labels, decisions, features)
-        if self.pred_lines is not None:
-            self.pred_lines.append(self._pred_text(decisions, labels, n_act))
-        return row
-
-    @staticmethod
     def _tag_seed(b, r: int) -> int:  # noqa: ANN001
         """VW's ``try_extract_random_seed``: a slot tagged ``seed=<text>`` samples with
         ``uniform_hash(text)`` (murmur3, seed 0); -1: no such tag."""
+        if b.tag_end[r] <= b.tag_start[r]:
+            return -1
         tag = b.block.data[int(b.tag_start[r]) : int(b.tag_end[r])].tobytes()
         if len(tag) <= 5 or not tag.startswith(b"seed="):
             return -1
@@ -216,88 +114,162 @@ class _Runner:
         return mmh3.hash(tag[5:], 0, signed=False)
 
     def _outcomes(self, labels, n_act: int, slot_labels) -> list:  # noqa: ANN001
-        """Each slot's (logged action, cost, probability, included actions or None) in
-        CCB terms (slates: each slot's actions are its pool, the cost the shared line's)."""
+        """Each slot's (logged action, cost, probability, included actions) in CCB terms
+        (slates: each slot's actions are its pool, the cost the shared line's)."""
         if not self.slates:
-            return [(lab.action, lab.cost, lab.prob, set(lab.include) if lab.include else None)
-                    for lab in slot_labels]  # fmt: skip
+            return [(lab.action, lab.cost, lab.prob, lab.include) for lab in slot_labels]
         pools: list[list[int]] = [[] for _ in slot_labels]
         for i, lab in enumerate(labels[1 : 1 + n_act]):
             pools[lab.slot].append(i)
         shared = labels[0]
         out = []
         for j, lab in enumerate(slot_labels):
-            inc = set(pools[j]) if pools[j] else None
             if shared.has_cost and lab.action >= 0:
-                out.append((pools[j][lab.action], shared.cost, lab.prob, inc))
+                out.append((pools[j][lab.action], shared.cost, lab.prob, pools[j]))
             else:
-                out.append((-1, 0.0, 0.0, inc))
+                out.append((-1, 0.0, 0.0, pools[j]))
         return out
 
-    def _explore(self, mg, logged: int, cost: float, prob: float) -> tuple:  # noqa: ANN001
-        ex = self.ex
-        cb_adf = self.cb_adf
-        n = mg.row.shape[0]
-        scores = np.zeros(n, dtype=np.float32)
-        order = np.zeros(n, dtype=np.int64)
-        need = n + 1
+    # ------------------------------------------------------------------ a block
+
+    def block(self, b, examples: list) -> tuple:  # noqa: ANN001
+        """Learn from (or score) the well-formed ``examples`` (first row, labels) of batch
+        ``b``, in order; their (labeled, loss, features, label text, prediction text)."""
+        out: list[tuple] = []
+        seg: list = []
+        seg_aug = None
+        for ex in examples:
+            aug = self._augment(b, ex)
+            if seg and aug != seg_aug:
+                out.append(self._segment(b, seg, seg_aug))
+                seg = []
+            seg.append(ex)
+            seg_aug = aug
+        if seg:
+            out.append(self._segment(b, seg, seg_aug))
+        labeled = np.concatenate([o[0] for o in out])
+        loss = np.concatenate([o[1] for o in out])
+        feats = np.concatenate([o[2] for o in out])
+        texts = [t for o in out for t in o[3]]
+        return labeled, loss, feats, texts
+
+    def _augment(self, b, ex) -> bool:  # noqa: ANN001
+        """VW's slot index from this example on: once an example of several slots (or a
+        first slot with features) has been seen, unless ``--ccb_no_slot_index``."""
+        lo, labels = ex
+        n_slot = sum(1 for lab in labels if lab.kind == cl.SLOT)
+        if not self.seen_multi:
+            self.seen_multi = n_slot > 1
+        if not self.seen_multi and n_slot:
+            r = lo + len(labels) - n_slot
+            ns = b.ns[b.indptr[r] : b.indptr[r + 1]] if b.ns is not None else np.zeros(0)
+            self.seen_multi = bool(np.any(ns != CONSTANT_NS))
+        return self.seen_multi and not self.ml.ccb_no_slot_index
+
+    def _segment(self, b, examples: list, augment: bool) -> tuple:  # noqa: ANN001
+        from streamlearn.io.multiline import Merged, cross_merged
+        from streamlearn.learners import ccb as kern
+
+        m = len(examples)
+        ex_nact = np.zeros(m, dtype=np.int64)
+        ex_slot_ptr = np.zeros(m + 1, dtype=np.int64)
+        shared_cost = np.zeros(m)
+        shared_labeled = np.zeros(m, dtype=np.bool_)
+        slot_row, slot_k, slot_shared, slot_first, slot_ex = [], [], [], [], []
+        s_act, s_cost, s_prob, s_seed, inc_ptr, inc_ids = [], [], [], [], [0], []
+        own = np.zeros(m, dtype=np.int64)
+        row_nnz = np.diff(b.indptr)
+        for e, (lo, labels) in enumerate(examples):
+            n_act = sum(1 for lab in labels if lab.kind == cl.ACTION)
+            slot_labels = labels[1 + n_act :]
+            ex_nact[e] = n_act
+            ex_slot_ptr[e + 1] = ex_slot_ptr[e] + len(slot_labels)
+            shared_cost[e] = labels[0].cost
+            shared_labeled[e] = labels[0].has_cost
+            if self.slates:
+                own[e] = int(row_nnz[lo : lo + 1 + n_act].sum())
+            for k, (act, cost, prob, inc) in enumerate(self._outcomes(labels, n_act, slot_labels)):
+                r = lo + 1 + n_act + k
+                slot_row.append(r)
+                slot_k.append(k)
+                slot_shared.append(lo)
+                slot_first.append(lo + 1)
+                slot_ex.append(e)
+                s_act.append(act)
+                s_cost.append(cost)
+                s_prob.append(prob)
+                s_seed.append(self._tag_seed(b, r))
+                inc_ids.extend(inc)
+                inc_ptr.append(len(inc_ids))
+        n_of_slot = ex_nact[np.array(slot_ex, dtype=np.int64)] if slot_ex else np.zeros(0, np.int64)
+        slot_pair0 = np.concatenate([[0], np.cumsum(n_of_slot)]).astype(np.int64)
+        total = int(slot_pair0[-1])
+        rep = lambda x: np.repeat(np.asarray(x, dtype=np.int64), n_of_slot)  # noqa: E731
+        p_action = rep(slot_first) + (np.arange(total) - rep(slot_pair0[:-1]))
+        ids = [self._id_feature(k) if augment else -1 for k in range(max(slot_k, default=-1) + 1)]
+        p_id = rep([ids[k] for k in slot_k])
+        ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+        args = (p_action, rep(slot_shared), rep(slot_row), p_id, b.indptr, b.indices, b.values, ns)
+        e0 = np.zeros(1, dtype=np.int64)
+        nnz = kern.pair_rows(True, *args, e0, b.indices[:0], b.values[:0], ns[:0])
+        ptr = np.empty(total + 1, dtype=np.int64)
+        idx = np.empty(nnz, dtype=b.indices.dtype)
+        val = np.empty(nnz, dtype=b.values.dtype)
+        pns = np.empty(nnz, dtype=ns.dtype)
+        kern.pair_rows(False, *args, ptr, idx, val, pns)
+        one = np.array([0, total], dtype=np.int64)  # (cross_merged reads the rows only)
+        mg = Merged(one, one[:1], np.arange(total, dtype=np.int64), ptr, idx,
+                    val.astype(np.float64), pns)  # fmt: skip
+        mg = cross_merged(mg, self.with_index if augment else self.user, self.bits)
+        need = int(ex_nact.max(initial=0)) + 1
         if need > self.dr_prev.shape[0]:
             self.dr_prev = np.concatenate([self.dr_prev, np.zeros(need - self.dr_prev.shape[0])])
-        chosen = np.array([logged], dtype=np.int64)
-        costs = np.array([cost if logged >= 0 else 0.0])
-        probs_in = np.array([prob if logged >= 0 else 1.0])
-        ho = np.zeros(1, dtype=np.bool_)
-        cb_adf.train_examples(
-            self.tables, np.zeros(n, dtype=np.int64), self.step, self.gstate, self.params,
-            self.cfg.loss_id, self.cb_type, self.ml.clip_p, mg.act_ptr, mg.indptr, mg.indices,
-            mg.values, chosen, costs, probs_in, ho, self.stats, self.dr_prev, scores, order,
-            np.zeros(1),
+        n_slots = len(slot_row)
+        dec_n = np.zeros(n_slots, dtype=np.int64)
+        dec_act = np.zeros(total, dtype=np.int64)
+        dec_prob = np.zeros(total, dtype=np.float32)
+        ex_loss = np.zeros(m)
+        ex_labeled = np.zeros(m, dtype=np.bool_)
+        ex_feat = np.zeros(m, dtype=np.int64)
+        slot_own = row_nnz[np.asarray(slot_row, dtype=np.int64)] if slot_row else e0[:0]
+        ml = self.ml
+        kern.run_slots(
+            kern.SLATES if self.slates else kern.CCB, ml.all_slots_loss, ex_slot_ptr, ex_nact,
+            shared_cost, shared_labeled, slot_pair0[:-1].copy(), np.array(s_act, dtype=np.int64),
+            np.array(s_cost), np.array(s_prob), np.array(s_seed, dtype=np.int64),
+            slot_own.astype(np.int64), np.array(inc_ptr, dtype=np.int64),
+            np.array(inc_ids, dtype=np.int64), mg.indptr, mg.indices, mg.values, self.tables,
+            self.step, self.gstate, self.params, self.cfg.loss_id, self.cb_type,
+            self.ml.clip_p, self.stats, self.dr_prev, self.kind, self.eps, ml.first_only,
+            F32(ml.lam), F32(ml.gamma_scale), F32(ml.gamma_exponent), self.learning,
+            self.xstats, self.rng, slot_pair0[:-1].copy(), dec_n, dec_act, dec_prob, ex_loss,
+            ex_labeled, ex_feat,
         )  # fmt: skip
-        acts = np.zeros(n, dtype=np.int64)
-        probs = np.zeros(n, dtype=np.float32)
-        ex.explore_examples(
-            self.kind, self.eps, self.ml.first_only, F32(self.ml.lam), F32(self.ml.gamma_scale),
-            F32(self.ml.gamma_exponent), mg.act_ptr, scores, order, chosen, costs, probs_in, ho,
-            self.learning, self.xstats, acts, probs,
-        )  # fmt: skip
-        return acts, probs
+        ex_feat = ex_feat + own
+        texts = []
+        for e, (_, labels) in enumerate(examples):
+            lo_s, hi_s = int(ex_slot_ptr[e]), int(ex_slot_ptr[e + 1])
+            decisions = [list(zip(dec_act[slot_pair0[s] : slot_pair0[s] + dec_n[s]].tolist(),
+                                  dec_prob[slot_pair0[s] : slot_pair0[s] + dec_n[s]].tolist(),
+                                  strict=True)) for s in range(lo_s, hi_s)]  # fmt: skip
+            texts.append((labels, decisions))
+            if self.pred_lines is not None:
+                self.pred_lines.append(self._pred_text(decisions))
+        return ex_labeled, np.where(ex_labeled, ex_loss, 0.0), ex_feat, texts
 
     # ------------------------------------------------------------------ accounting
 
-    def _ccb_row(self, slot_labels, decisions, features: int) -> _Row:  # noqa: ANN001
-        loss = F32(0.0)
-        n_lab = 0
-        for k, lab in enumerate(slot_labels):
-            if lab.action < 0:
-                continue
-            n_lab += 1
-            d = decisions[k]
-            if not d or not (k == 0 or self.ml.all_slots_loss):
-                continue
-            top, p = d[0]
-            est = F32(F32(lab.cost) / F32(lab.prob)) if top == lab.action else F32(0.0)
-            loss = F32(loss + F32(est * F32(p)))
-        label = self._label_text([(lab.action, lab.cost) if lab.action >= 0 else None
-                                  for lab in slot_labels])  # fmt: skip
-        return _Row(n_lab > 0, float(loss), features, label, self._top_text(decisions))
+    def label_text(self, labels) -> str:  # noqa: ANN001
+        n_act = sum(1 for lab in labels if lab.kind == cl.ACTION)
+        slots = labels[1 + n_act :]
+        if self.slates:
+            items = [(lab.action, None) if lab.action >= 0 else None for lab in slots]
+        else:
+            items = [(lab.action, lab.cost) if lab.action >= 0 else None for lab in slots]
+        return self._label_text(items)
 
-    def _slates_row(self, labels, n_act: int, slot_labels, decisions, features: int, b,  # noqa: ANN001
-                    rows) -> _Row:  # noqa: ANN001  # fmt: skip
-        shared = labels[0]
-        loss = F32(0.0)
-        if shared.has_cost:
-            ratio = F32(0.0)
-            for k, lab in enumerate(slot_labels):
-                top = decisions[k][0][1] if decisions[k] else 0.0
-                ratio = F32(ratio + F32(F32(top) / F32(lab.prob)))
-            ratio = F32(ratio - F32(len(slot_labels) - 1))
-            loss = F32(F32(shared.cost) * ratio)
-        # VW's count: every line of the example (the slots' as CCB counted them)
-        own = sum(int(b.indptr[r + 1] - b.indptr[r]) for r in rows[: 1 + n_act])
-        label = self._label_text([(lab.action, None) if lab.action >= 0 else None
-                                  for lab in slot_labels])  # fmt: skip
-        top = self._top_text(self._relative(decisions))
-        return _Row(shared.has_cost, float(loss), features + own, label, top)
+    def pred_text(self, decisions) -> str:  # noqa: ANN001
+        return self._top_text(self._relative(decisions) if self.slates else decisions)
 
     @staticmethod
     def _label_text(items: list) -> str:
@@ -330,7 +302,7 @@ class _Runner:
             size += len(d)
         return out
 
-    def _pred_text(self, decisions, labels, n_act: int) -> str:  # noqa: ANN001
+    def _pred_text(self, decisions) -> str:  # noqa: ANN001
         from streamlearn.learners.explore import prob_text
 
         if self.slates:
@@ -387,7 +359,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
             b.status[forced != 0] = forced[forced != 0]
             b.line = tr.lines[k]
         labels = cl.read_rows(b, run.slates, check_sum=not json_fmt)
-        out: list[_Row] = []
+        good: list = []
         for e in range(ex_ptr.shape[0] - 1):
             lo, hi = int(ex_ptr[e]), int(ex_ptr[e + 1])
             if (b.status[lo:hi] != 0).any():
@@ -398,22 +370,20 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
                 b.status[lo + at] = code
                 b.err_pos[lo + at] = -1
                 continue
-            out.append(run.example(b, list(range(lo, hi)), labs))
+            good.append((lo, labs))
         bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
         malformed = report_bad(bad, malformed, inputs.strict, say)
-        if not out:
+        if not good:
             continue
-        labeled = np.array([r.labeled for r in out], dtype=bool)
-        loss = np.array([r.loss if r.labeled else 0.0 for r in out])
-        feats = np.array([r.features for r in out], dtype=np.int64)
-        n_ex += len(out)
+        labeled, loss, feats, texts = run.block(b, good)
+        n_ex += len(good)
         n_lab += int(labeled.sum())
         loss_sum += float(loss.sum())
         total_features += int(feats.sum())
         if progress is not None:
-            progress.batch(0, labeled, np.zeros(len(out), dtype=bool), loss, feats, feats,
-                           lambda i, out=out: out[i].label,
-                           lambda i, out=out: out[i].pred)  # fmt: skip
+            progress.batch(0, labeled, np.zeros(len(good), dtype=bool), loss, feats, feats,
+                           lambda i, t=texts: run.label_text(t[i][0]),
+                           lambda i, t=texts: run.pred_text(t[i][1]))  # fmt: skip
     out_stats = np.zeros(cb_adf.STATS)
     out_stats[cb_adf.N_EX] = n_ex
     out_stats[cb_adf.N_LAB] = n_lab
