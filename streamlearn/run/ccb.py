@@ -328,6 +328,12 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     if cfg.format not in ("vw", "auto", "json", "dsjson"):
         raise UsageError(f"--{ml.reduction} reads VW's text or JSON, not --format {cfg.format}")
     run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
+    if inputs.initial_model:
+        # VW's model says whether the run had seen several slots (its interactions then)
+        from streamlearn import model as model_io
+
+        meta = model_io.load(inputs.initial_model).meta
+        run.seen_multi = bool(isinstance(meta, dict) and meta.get("ccb_seen_multi", False))
     # the labels are read here (io/ccblabels.py): the parser leaves them as cb's
     parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
     blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
@@ -394,6 +400,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
                "loss": loss_sum / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
+    summary["ccb_seen_multi"] = run.seen_multi
     return Fitted(table, run.gstate, out_stats, run.pred_lines or [], summary, False, None)
 
 

@@ -440,6 +440,8 @@ def save(fitted: Fitted, ml: Multiline, learn: dict, path: str) -> None:
     meta = {"multiline": recorded,
             "mtr_events": float(fitted.stats[cb_adf.EVENTS]),
             "mtr_actions": float(fitted.stats[cb_adf.ACTIONS])}  # fmt: skip
+    if "ccb_seen_multi" in fitted.summary:  # VW's has_seen_multi_slot_example
+        meta["ccb_seen_multi"] = bool(fitted.summary["ccb_seen_multi"])
     from streamlearn.learners.base import new_stats
 
     # the counters start afresh in a continued run (as VW's); mtr's sums ride in meta
@@ -466,7 +468,11 @@ def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
 
     model = model_io.load(path)
     rec = model.meta.get("multiline") if isinstance(model.meta, dict) else None
-    if not isinstance(rec, dict) or model.learner != _spec(ml).name:
+    # CCB and slates run on cb_adf: they continue a --cb_adf/--cb_explore_adf model too
+    names = {_spec(ml).name}
+    if ml.reduction in ("ccb", "slates"):
+        names |= {"cb_adf_gd", "ccb_gd", "slates_gd"}
+    if not isinstance(rec, dict) or model.learner not in names:
         raise UsageError(f"-i {path}: not a {ml.reduction} model written by sl vw "
                          f"(learner {model.learner!r})")  # fmt: skip
     if rec.get("cb_type", "mtr") != ml.cb_type:
@@ -509,7 +515,8 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
 
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
-    if ml.explore and inputs.initial_model:
+    stateless = ml.reduction in ("ccb", "slates") and ml.explore in ("greedy", "softmax")
+    if ml.explore and inputs.initial_model and not stateless:
         # VW's model keeps the explorer's state (--first's tau, squarecb's count, bagging's
         # copies); sl's does not yet: a continued run would explore differently
         raise UsageError("-i with --cb_explore_adf/--cb_explore: the explorer's state is not "

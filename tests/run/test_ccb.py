@@ -177,3 +177,38 @@ def test_bad_slates_example_is_skipped(tmp_path: Path) -> None:
     assert f"{data}:2: " in r.stderr and "slot is not one of" in r.stderr
     assert f"{data}:7: " in r.stderr and "a labeled slate" in r.stderr
     assert "number of examples = 1" in r.stderr
+
+
+def _one_slot_logs(seed: int, n: int) -> str:
+    """CCB logs of one slot without features: VW adds the slot index only after a model or
+    an example of several slots."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        k = int(rng.integers(2, 5))
+        acts = "".join(f"ccb action |Action a{a} t{rng.integers(0, 3)}\n" for a in range(k))
+        lab = f" {rng.integers(0, k)}:{rng.choice([0.0, -1.0])}:{rng.choice([0.25, 0.5])}"
+        out.append(f"ccb shared |User u{rng.integers(0, 5)}\n{acts}ccb slot{lab} |\n\n")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("first", ["--ccb_explore_adf", "--cb_explore_adf"])
+def test_ccb_continued_with_i_equals_vw(tmp_path: Path, first: str) -> None:
+    """A model of a first run (-f) continued by a CCB run (-i): VW's second loss and -p
+    (gd's state, mtr's counts and whether the first run had seen several slots)."""
+    pytest.importorskip("vowpalwabbit")
+    d1 = tmp_path / "d1.txt"
+    if first == "--ccb_explore_adf":
+        d1.write_text(_ccb_logs(5, 40))
+    else:
+        from tests.run.test_cb_explore import _logs
+
+        d1.write_text(_logs(5, 40))
+    d2 = tmp_path / "d2.txt"
+    d2.write_text(_one_slot_logs(6, 30))
+    got = []
+    for cmd, model in ((["vowpalwabbit"], "m.vw"), (["streamlearn", "vw"], "m.sl")):
+        _run(cmd, [first, "-d", str(d1), "-f", str(tmp_path / model)], tmp_path)
+        got.append(_run(cmd, ["--ccb_explore_adf", "-d", str(d2), "-i", str(tmp_path / model)],
+                        tmp_path))  # fmt: skip
+    assert got[1] == got[0]
