@@ -221,6 +221,15 @@ class _Runner:
         mg = Merged(one, one[:1], np.arange(total, dtype=np.int64), ptr, idx,
                     val.astype(np.float64), pns)  # fmt: skip
         mg = cross_merged(mg, self.with_index if augment else self.user, self.bits)
+        if self.slates and total:
+            # VW counts every line of a slate: the shared line (with the slot index's
+            # feature, once), and each action line with the crosses of its slot's row
+            incs = np.diff(np.asarray(inc_ptr, dtype=np.int64))
+            pairs = np.repeat(slot_pair0[:-1], incs) + np.asarray(inc_ids, dtype=np.int64)
+            extra = np.diff(mg.indptr) - np.diff(ptr)
+            who = np.repeat(np.asarray(slot_ex, dtype=np.int64), incs)
+            own += np.bincount(who, weights=extra[pairs], minlength=m).astype(np.int64)
+            own += 1 if augment else 0
         need = int(ex_nact.max(initial=0)) + 1
         if need > self.dr_prev.shape[0]:
             self.dr_prev = np.concatenate([self.dr_prev, np.zeros(need - self.dr_prev.shape[0])])

@@ -59,7 +59,7 @@ def _slates_logs(seed: int, n: int) -> str:
     return "".join(out)
 
 
-def _run(cmd: list[str], args: list[str], cwd: Path) -> tuple[str, str, str]:
+def _run(cmd: list[str], args: list[str], cwd: Path) -> tuple[str, str, str, str]:
     pred = cwd / "p.txt"
     pred.unlink(missing_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -68,7 +68,9 @@ def _run(cmd: list[str], args: list[str], cwd: Path) -> tuple[str, str, str]:
     m = re.search(r"average loss = (\S+)", r.stderr)
     assert m, r.stderr[-1000:]
     n = re.search(r"number of examples = (\d+)", r.stderr)
-    return m.group(1), n.group(1) if n else "", pred.read_text()
+    # VW's progress table and summary (labels, predictions, feature counts)
+    table = r.stderr[r.stderr.find("average  since") :]
+    return m.group(1), n.group(1) if n else "", pred.read_text(), table
 
 
 CCB_CASES = [
