@@ -45,6 +45,11 @@ CONSTANT_NS = 128
 DEFAULT_NS = 32
 
 
+def _option(ml) -> str:  # noqa: ANN001
+    """The VW option of the run's reduction."""
+    return "slates" if ml.reduction == "slates" else "ccb_explore_adf"
+
+
 def _g(x: float) -> str:
     """A float as C++'s ostream writes it (6 significant digits)."""
     s = f"{float(F32(x)):g}"
@@ -61,7 +66,7 @@ class _Runner:
         from streamlearn.learners import explore as ex
 
         if ml.explore not in ("greedy", "first", "softmax"):
-            raise UsageError(f"--{ml.reduction} with --{ml.explore}: not supported yet "
+            raise UsageError(f"--{_option(ml)} with --{ml.explore}: not supported yet "
                              "(epsilon-greedy, --first, --softmax)")  # fmt: skip
         self.ml = ml
         self.cfg = cfg
@@ -333,9 +338,9 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     from streamlearn.run.multiline import Fitted, _tee, parse_options, report_bad
 
     if max(1, cfg.passes) > 1:
-        raise UsageError(f"--{ml.reduction} with --passes: not supported yet (one pass)")
+        raise UsageError(f"--{_option(ml)} with --passes: not supported yet (one pass)")
     if cfg.format not in ("vw", "auto", "json", "dsjson"):
-        raise UsageError(f"--{ml.reduction} reads VW's text or JSON, not --format {cfg.format}")
+        raise UsageError(f"--{_option(ml)} reads VW's text or JSON, not --format {cfg.format}")
     run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
     if inputs.initial_model:
         # VW's model says whether the run had seen several slots (its interactions then)
