@@ -53,8 +53,7 @@ REASONS: dict[int, str] = {
     34: "multilabel label: classes are integers c1,c2,... (--multilabel_oaa K, at most K)",
     35: "a JSON line VW cannot read",
     # --ccb_explore_adf and --slates examples (io/ccblabels.py)
-    40: "bad ccb/slates label (ccb shared|action|slot [a:cost:p[,a:p...]] [ids], "
-        "slates shared [cost]|action <slot>|slot [a:p[,a:p...]])",
+    40: "bad ccb/slates label (ccb shared|action|slot [a:cost:p,...] [ids], slates ...)",
     41: "a slot's logged action is not one of the example's (or its slot's) actions",
     42: "a ccb/slates example's lines out of order (shared, then actions, then slots)",
     43: "a ccb/slates example without its shared line first",

@@ -136,6 +136,7 @@ class _Example:
     out_probs: list[float] = field(default_factory=list)
     include: list[int] = field(default_factory=list)  # ccb: _inc
     slot_id: int = 0  # slates: _slot_id
+    labeled: bool = False  # slates: the shared line's cost (out_cost) given
 
 
 def _expressible(name: bytes) -> bool:
@@ -375,8 +376,10 @@ class _Reader:
 
     @staticmethod
     def uints(v: object, key: str) -> list[int]:
-        if not isinstance(v, list) or any(
-                isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= M32 for x in v):
+        bad = not isinstance(v, list) or any(
+            isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= M32 for x in v
+        )
+        if bad:
             raise JsonLineError(f"{key} must be an array of non-negative integers")
         return list(v)
 
@@ -404,6 +407,12 @@ class _Reader:
             self.examples.append(self.ex)
             self.obj(item, b" ")
         self.ex = shared
+
+    def slates_cost(self) -> None:
+        """A slates record's ``_label_cost``: the slate's cost, on the shared line."""
+        shared = self.examples[0]
+        shared.labeled = True
+        shared.out_cost = self.cb[1]
 
     def outcomes(self, v: object) -> None:
         """DSJSON ``_outcomes``: the n-th object is the n-th slot's outcome."""
@@ -462,7 +471,7 @@ class _Reader:
                                 out_probs=[self.cb[2]])  # fmt: skip
                 self.examples.append(slot)
             if self.kind == "slates" and self.found_cb:
-                raise JsonLineError("a labeled slates record: not supported yet")
+                self.slates_cost()
             self.found_cb = False
             return
         target = self.ex
@@ -514,6 +523,8 @@ def _ccb_head(ex: _Example, opts: JsonOptions) -> bytes:
     """The CCB or slates label of a translated example."""
     word = "ccb" if opts.kind == "ccb" else "slates"
     if ex.role == "shared":
+        if ex.labeled:
+            return f"slates shared {value_text(ex.out_cost, opts.numbers)}".encode()
         return f"{word} shared".encode()
     if ex.role == "action":
         return f"{word} action{f' {ex.slot_id}' if opts.kind == 'slates' else ''}".encode()
@@ -647,11 +658,14 @@ def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
         if not seen_c:
             raise JsonLineError("a DSJSON record without its context 'c'")
         if outcomes is not None:
-            if opts.kind == "slates":
-                raise JsonLineError("a labeled slates record (_outcomes): not supported yet")
             rd.outcomes(outcomes)
-        if opts.kind in ("ccb", "slates") and not actions and not any(
-                ex.out_actions and ex.out_probs for ex in rd.examples if ex.role == "slot"):
+        if opts.kind == "slates" and rd.found_cb:  # (a _label_cost after 'c')
+            rd.slates_cost()
+        taken = any(ex.out_actions and ex.out_probs for ex in rd.examples if ex.role == "slot")
+        if opts.kind == "slates":
+            # VW's slates reader: the slots are labeled when the record has a _label_cost
+            taken = rd.examples[0].labeled
+        if opts.kind in ("ccb", "slates") and not actions and not taken:
             # VW reads on past a record without actions taken: for CCB and slates
             # records, the first action of each slot's outcome (or 'a')
             return None

@@ -52,8 +52,10 @@ def learners(ml) -> tuple[str, str, str]:  # noqa: ANN001
             return f"{base}, csoaa_ldf-rank, shared_feature_merger", "CS", "ACTION_SCORES"
         return f"{base}, csoaa_ldf, shared_feature_merger", "CS", "MULTICLASS"
     if ml.reduction in ("ccb", "slates"):
-        chain = (f"gd, generate_interactions, scorer-identity, csoaa_ldf-rank, cb_adf, "
-                 f"cb_explore_adf_{ml.explore}, cb_sample, shared_feature_merger, ccb_explore_adf")
+        chain = (
+            f"gd, generate_interactions, scorer-identity, csoaa_ldf-rank, cb_adf, "
+            f"cb_explore_adf_{ml.explore}, cb_sample, shared_feature_merger, ccb_explore_adf"
+        )
         if ml.reduction == "slates":
             return f"{chain}, slates", "SLATES", "DECISION_PROBS"
         return chain, "CCB", "DECISION_PROBS"

@@ -214,3 +214,28 @@ def test_ccb_continued_with_i_equals_vw(tmp_path: Path, first: str) -> None:
         got.append(_run(cmd, ["--ccb_explore_adf", "-d", str(d2), "-i", str(tmp_path / model)],
                         tmp_path))  # fmt: skip
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("flags", ["", "--chain_hash -q ::"])
+def test_slates_dsjson_equals_vw(tmp_path: Path, flags: str) -> None:
+    """Slates DSJSON records: _slot_id, _slots, _outcomes and the slate's _label_cost (a
+    record without it is passed over, as VW does)."""
+    pytest.importorskip("vowpalwabbit")
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(30):
+        sizes = rng.integers(1, 4, size=int(rng.integers(2, 4))).tolist()
+        multi = ",".join(f'{{"_slot_id":{s},"feature":"a{s}{a}"}}'
+                         for s, m in enumerate(sizes) for a in range(m))  # fmt: skip
+        slots = ",".join(f'{{"sf":"s{s}"}}' for s in range(len(sizes)))
+        outs = ",".join(f'{{"_a":[{rng.integers(0, m)}],"_p":[{rng.choice([0.5, 0.8, 1.0])}]}}'
+                        for m in sizes)  # fmt: skip
+        lab = f'"_label_cost":{rng.choice([0, -1, 0.5])},' if i % 5 else ""
+        lines.append(f'{{{lab}"c":{{"shared_feature":"u{i % 3}","_multi":[{multi}],'
+                     f'"_slots":[{slots}]}},"_outcomes":[{outs}]}}\n')  # fmt: skip
+    data = tmp_path / "d.json"
+    data.write_text("".join(lines))
+    args = ["--slates", "--dsjson", *flags.split(), "-d", str(data)]
+    want = _run(["vowpalwabbit"], args, tmp_path)
+    got = _run(["streamlearn", "vw"], args, tmp_path)
+    assert got == want
