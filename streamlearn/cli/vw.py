@@ -426,6 +426,7 @@ OPTIONS: dict[str, Opt] = {
     "slates": Opt(None, False, _ccb("slates")),
     "all_slots_loss": Opt(None, False, _ml("all_slots_loss")),
     "ccb_no_slot_index": Opt(None, False, _ml("ccb_no_slot_index")),
+    "no_predict": Opt(None, False, _ml("no_predict")),
     "example_queue_limit": Opt(None, True, lambda t, n, v: _int(n, v)),  # a queue's size
     "loss0": Opt(None, True, _ml("loss0", _float)),
     "loss1": Opt(None, True, _ml("loss1", _float)),
@@ -591,7 +592,7 @@ OTHER_VW_OPTIONS = frozenset("""
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
     max_depth max_labels max_number_of_labels max_value meanfield mellowness mem
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
-    model_count multiplier multitask multiworld_test no_predict no_progress node_only
+    model_count multiplier multitask multiworld_test no_progress node_only
     normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type psi random_init

@@ -72,12 +72,12 @@ def pair_rows(count_only, p_action, p_shared, p_slot, p_id, indptr, indices, val
 
 
 @jit
-def run_slots(mode, all_slots, ex_slot_ptr, ex_nact, shared_cost, shared_labeled, slot_pair0,
-              slot_act, slot_cost, slot_prob, slot_seed, slot_own, inc_ptr, inc_ids, indptr,
-              indices, values, tables, step, gstate, params, loss_id, cb_type, clip_p, stats,
-              dr_prev, kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, learning,
-              xstats, rng, dec_ptr, dec_n, dec_act, dec_prob, ex_loss, ex_labeled,
-              ex_feat):  # noqa: ANN001, ANN201  # fmt: skip
+def run_slots(mode, all_slots, no_pred, ex_slot_ptr, ex_nact, shared_cost, shared_labeled,
+              slot_pair0, slot_act, slot_cost, slot_prob, slot_seed, slot_own, inc_ptr,
+              inc_ids, indptr, indices, values, tables, step, gstate, params, loss_id, cb_type,
+              clip_p, stats, dr_prev, kind, epsilon, first_only, lam, gamma_scale,
+              gamma_exponent, learning, xstats, rng, dec_ptr, dec_n, dec_act, dec_prob, ex_loss,
+              ex_labeled, ex_feat):  # noqa: ANN001, ANN201  # fmt: skip
     """Every slot of every example, in order (see the module's docstring).
 
     Per slot ``s``: its first pair row ``slot_pair0[s]`` (action ``i``'s is the next
@@ -87,6 +87,8 @@ def run_slots(mode, all_slots, ex_slot_ptr, ex_nact, shared_cost, shared_labeled
     all).  Writes each slot's decision (``dec_n[s]`` actions and probabilities at
     ``dec_ptr[s]``, the first the slot's), and per example VW's loss, whether it counts
     as labeled and its features.  ``mode``: :data:`CCB` or :data:`SLATES` (the loss).
+    ``no_pred`` (VW's ``--no_predict``): no pmf and no ``cb_sample``; a slot takes its
+    logged action when it was learned (else none).
     """
     act_ptr = np.zeros(2, dtype=np.int64)
     chosen = np.zeros(1, dtype=np.int64)
@@ -154,6 +156,10 @@ def run_slots(mode, all_slots, ex_slot_ptr, ex_nact, shared_cost, shared_labeled
                                   loss_id, cb_type, clip_p, act_ptr, s_ptr, s_idx, s_val, chosen,
                                   cost, prob, ho, stats, dr_prev, scores, order,
                                   loss_out)  # fmt: skip
+            if no_pred:
+                if logged >= 0:
+                    excluded[avail[logged]] = True
+                continue
             acts = np.zeros(n, dtype=np.int64)
             probs = np.zeros(n, dtype=np.float32)
             explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, act_ptr,

@@ -248,7 +248,8 @@ class _Runner:
         slot_own = row_nnz[np.asarray(slot_row, dtype=np.int64)] if slot_row else e0[:0]
         ml = self.ml
         kern.run_slots(
-            kern.SLATES if self.slates else kern.CCB, ml.all_slots_loss, ex_slot_ptr, ex_nact,
+            kern.SLATES if self.slates else kern.CCB, ml.all_slots_loss, ml.no_predict,
+            ex_slot_ptr, ex_nact,
             shared_cost, shared_labeled, slot_pair0[:-1].copy(), np.array(s_act, dtype=np.int64),
             np.array(s_cost), np.array(s_prob), np.array(s_seed, dtype=np.int64),
             slot_own.astype(np.int64), np.array(inc_ptr, dtype=np.int64),
@@ -267,7 +268,7 @@ class _Runner:
                                   dec_prob[slot_pair0[s] : slot_pair0[s] + dec_n[s]].tolist(),
                                   strict=True)) for s in range(lo_s, hi_s)]  # fmt: skip
             texts.append((labels, decisions))
-            if self.pred_lines is not None:
+            if self.pred_lines is not None and not self.ml.no_predict:
                 self.pred_lines.append(self._pred_text(decisions))
         return ex_labeled, np.where(ex_labeled, ex_loss, 0.0), ex_feat, texts
 
@@ -341,6 +342,9 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
         raise UsageError(f"--{_option(ml)} with --passes: not supported yet (one pass)")
     if cfg.format not in ("vw", "auto", "json", "dsjson"):
         raise UsageError(f"--{_option(ml)} reads VW's text or JSON, not --format {cfg.format}")
+    if ml.no_predict and (predictions or ml.cb_type != "mtr" or ml.reduction == "slates"):
+        raise UsageError("--no_predict: with --ccb_explore_adf and --cb_type mtr only, "
+                         "and not with -p (as VW)")  # fmt: skip
     run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
     if inputs.initial_model:
         # VW's model says whether the run had seen several slots (its interactions then)
@@ -396,6 +400,15 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
         if not good:
             continue
         labeled, loss, feats, texts = run.block(b, good)
+        if ml.no_predict:
+            # VW's update_stats and print_update are skipped: nothing counted (VW's table
+            # has its head only)
+            if progress is not None and not progress.started:
+                from streamlearn.run.mlconsole import TABLE_HEAD
+
+                progress.say(TABLE_HEAD)
+                progress.started = True
+            continue
         n_ex += len(good)
         n_lab += int(labeled.sum())
         loss_sum += float(loss.sum())

@@ -62,6 +62,7 @@ class Multiline:
     loss1: float = 1.0
     all_slots_loss: bool = False  # --ccb_explore_adf (run/ccb.py)
     ccb_no_slot_index: bool = False
+    no_predict: bool = False  # --ccb_explore_adf: learn only (no pmf, loss or -p)
 
 
 @dataclass

@@ -59,11 +59,13 @@ def _slates_logs(seed: int, n: int) -> str:
     return "".join(out)
 
 
-def _run(cmd: list[str], args: list[str], cwd: Path) -> tuple[str, str, str, str]:
+def _run(cmd: list[str], args: list[str], cwd: Path, p: bool = True) -> tuple[str, str, str, str]:
     pred = cwd / "p.txt"
     pred.unlink(missing_ok=True)
+    pred.write_text("")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, "-m", *cmd, *args, "-p", str(pred)], capture_output=True,
+    out = ["-p", str(pred)] if p else []
+    r = subprocess.run([sys.executable, "-m", *cmd, *args, *out], capture_output=True,
                        text=True, cwd=cwd, env=env, check=False)  # fmt: skip
     m = re.search(r"average loss = (\S+)", r.stderr)
     assert m, r.stderr[-1000:]
@@ -194,13 +196,15 @@ def _one_slot_logs(seed: int, n: int) -> str:
     return "".join(out)
 
 
-@pytest.mark.parametrize("first", ["--ccb_explore_adf", "--cb_explore_adf"])
+@pytest.mark.parametrize(
+    "first", ["--ccb_explore_adf", "--cb_explore_adf", "--ccb_explore_adf --no_predict"]
+)
 def test_ccb_continued_with_i_equals_vw(tmp_path: Path, first: str) -> None:
     """A model of a first run (-f) continued by a CCB run (-i): VW's second loss and -p
     (gd's state, mtr's counts and whether the first run had seen several slots)."""
     pytest.importorskip("vowpalwabbit")
     d1 = tmp_path / "d1.txt"
-    if first == "--ccb_explore_adf":
+    if first.startswith("--ccb_explore_adf"):
         d1.write_text(_ccb_logs(5, 40))
     else:
         from tests.run.test_cb_explore import _logs
@@ -210,9 +214,12 @@ def test_ccb_continued_with_i_equals_vw(tmp_path: Path, first: str) -> None:
     d2.write_text(_one_slot_logs(6, 30))
     got = []
     for cmd, model in ((["vowpalwabbit"], "m.vw"), (["streamlearn", "vw"], "m.sl")):
-        _run(cmd, [first, "-d", str(d1), "-f", str(tmp_path / model)], tmp_path)
-        got.append(_run(cmd, ["--ccb_explore_adf", "-d", str(d2), "-i", str(tmp_path / model)],
-                        tmp_path))  # fmt: skip
+        # (--no_predict: nothing counted, no -p; VW's loss n.a. and 0 examples)
+        once = _run(cmd, [*first.split(), "-d", str(d1), "-f", str(tmp_path / model)], tmp_path,
+                    "--no_predict" not in first)  # fmt: skip
+        then = _run(cmd, ["--ccb_explore_adf", "-d", str(d2), "-i", str(tmp_path / model)],
+                    tmp_path)  # fmt: skip
+        got.append((once[:3], then))  # (sl's -f adds a line to the first run's stderr)
     assert got[1] == got[0]
 
 
