@@ -229,9 +229,24 @@ def _multilabel(t: Translation, name: str, value: str) -> None:
 
 def _cb_explore_adf(t: Translation, name: str, value: str | None) -> None:
     t.exploring = True
-    if t.multiline.get("reduction") != "cbify":  # --cbify runs on --cb_explore_adf anyway
+    # --cbify runs on --cb_explore_adf anyway, as --ccb_explore_adf and --slates do
+    if t.multiline.get("reduction") not in ("cbify", "ccb", "slates"):
         t.multiline["reduction"] = "cb_adf"
     t.multiline.setdefault("explore", "greedy")
+
+
+def _ccb(reduction: str) -> Callable:
+    """``--ccb_explore_adf`` and ``--slates`` (run/ccb.py): on ``--cb_explore_adf``; slates
+    runs through ccb, so the one named last of the two does not change the other."""
+
+    def apply(t: Translation, name: str, value: str | None) -> None:
+        if t.multiline.get("reduction") not in (None, "cb_adf", "ccb", "slates"):
+            raise VWUsage(f"--{name} with --{t.multiline['reduction']}: one reduction at a time")
+        if t.multiline.get("reduction") != "slates":
+            t.multiline["reduction"] = reduction
+        t.multiline.setdefault("explore", "greedy")
+
+    return apply
 
 
 def _cb_explore(t: Translation, name: str, value: str) -> None:
@@ -446,6 +461,12 @@ OPTIONS: dict[str, Opt] = {
     "cbify": Opt(None, True, _cbify),
     "cb_explore": Opt(None, True, _cb_explore),
     "cbify_cs": Opt(None, False, _ml("cbify_cs")),
+    "ccb_explore_adf": Opt(None, False, _ccb("ccb")),
+    "slates": Opt(None, False, _ccb("slates")),
+    "all_slots_loss": Opt(None, False, _ml("all_slots_loss")),
+    "ccb_no_slot_index": Opt(None, False, _ml("ccb_no_slot_index")),
+    "no_predict": Opt(None, False, _ml("no_predict")),
+    "example_queue_limit": Opt(None, True, lambda t, n, v: _int(n, v)),  # a queue's size
     "loss0": Opt(None, True, _ml("loss0", _float)),
     "loss1": Opt(None, True, _ml("loss1", _float)),
     "epsilon": Opt(None, True, _ml("epsilon", _float)),
@@ -588,7 +609,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "log_level": "--quiet",
     "log_output": "--quiet",
     "ring_size": "none",
-    "example_queue_limit": "none",
     "lrq": "-q on the same pair of namespaces (full crosses, not a low-rank factorisation)",
     "lrqfa": "-q on the same namespaces (full crosses, not a low-rank factorisation)",
     "lrqdropout": "none",
@@ -598,13 +618,12 @@ NOT_SUPPORTED: dict[str, str] = {
 """VW's options sl does not take, with the nearest thing sl has."""
 
 OTHER_VW_OPTIONS = frozenset("""
-    OjaNewton action_cache_slack active_cover alg all_slots_loss alpha alpha_inverse
+    OjaNewton action_cache_slack active_cover alg alpha alpha_inverse
     audit_regressor automl automl_significance_level bandwidth baseline
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
-    cb_sample cb_to_cbadf
-    cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
+    cb_sample cb_to_cbadf cbify_ldf cbify_reg cbzo challenger_epsilon
     check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
     cs_absolute_loss cs_active csa_debug
@@ -624,8 +643,8 @@ OTHER_VW_OPTIONS = frozenset("""
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
     max_depth max_labels max_number_of_labels max_value meanfield mem
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
-    model_count multitask multiworld_test no_predict no_progress node_only normalize oas
-    online opt_func oracle_type oracular ot overwrite_label
+    model_count multitask multiworld_test no_progress node_only normalize oas online
+    opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type random_init
     randomized_routing range_c recall_tree replay_b
@@ -637,8 +656,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_perturb_oracle search_rollin search_rollout search_rollout_num_steps
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
-    sketch_size slates spanner_c stage_size subsample svrg
-    swap_resistance termination
+    sketch_size spanner_c stage_size subsample svrg swap_resistance termination
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update

@@ -53,6 +53,15 @@ REASONS: dict[int, str] = {
     33: "label is not one of --named_labels",
     34: "multilabel label: classes are integers c1,c2,... (--multilabel_oaa K, at most K)",
     35: "a JSON line VW cannot read",
+    # --ccb_explore_adf and --slates examples (io/ccblabels.py)
+    40: "bad ccb/slates label (ccb shared|action|slot [a:cost:p,...] [ids], slates ...)",
+    41: "a slot's logged action is not one of the example's (or its slot's) actions",
+    42: "a ccb/slates example's lines out of order (shared, then actions, then slots)",
+    43: "a ccb/slates example without its shared line first",
+    44: "a ccb example with more slots than actions",
+    45: "a slot's probabilities do not add up to 1",
+    46: "a slates action's slot is not one of the example's slots",
+    47: "a slot without its action:probability in a labeled slate (a cost on the shared line)",
 }
 TOO_LARGE = 15
 CSV_CELLS = 30

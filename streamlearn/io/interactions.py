@@ -219,31 +219,12 @@ def compile_interactions(
                 f"--interactions {spec!r}: 2 to {MAX_TERMS} namespace characters expected"
             )
         rows.append(t)
-    # VW: the list sorted (shorter first, then bytewise, ':' as its byte), duplicates
-    # equal up to order dropped (the first kept), and an interaction with a repeated
-    # and a different namespace ('aab', 'bab') sorted so its repeats are adjacent
-    key = rows
-    order = sorted(range(len(rows)), key=lambda i: (len(key[i]), key[i]))
-    kept: list[list[int]] = []
-    seen: set[tuple[int, ...]] = set()
-    for i in order:
-        k = tuple(sorted(key[i]))
-        if k in seen and not leave_duplicate_interactions:
-            continue
-        seen.add(k)
-        t = rows[i]
-        if _left_sorted(np.array(t, dtype=np.int64), len(t), np.empty(MAX_TERMS, np.int64)):
-            t = sorted(t)
-        kept.append(t)
-    rows = kept
     if permutations and leave_duplicate_interactions and any(
             t.count(WILDCARD) and len(t) > 2 for t in rows):  # fmt: skip
         raise ValueError("--permutations with --leave_duplicate_interactions: wildcards in "
                          "interactions of more than two namespaces are not expanded as VW "
                          "yet")  # fmt: skip
-    terms = np.full((len(rows), MAX_TERMS), -1, dtype=np.int64)
-    for i, t in enumerate(rows):
-        terms[i, : len(t)] = t
+    terms = _term_array(rows, leave_duplicate_interactions)
     drop = np.zeros(257, dtype=np.bool_)
     drop_linear = np.zeros(257, dtype=np.bool_)
     for spec in ignore:
@@ -261,12 +242,60 @@ def compile_interactions(
     if ngram and sort_features:
         raise ValueError("--ngram does not go with --sort_features (as in VW)")
     gram_ptr, gram_masks, gram_lengths = compile_grams(tuple(ngram), tuple(skips))
-    return Interactions(terms, np.array([len(t) for t in rows], dtype=np.int64), drop, drop_linear,
+    return Interactions(terms, np.sum(terms >= 0, axis=1).astype(np.int64), drop, drop_linear,
                         not leave_duplicate_interactions, gram_ptr, gram_masks, gram_lengths,
                         bool(sort_features), bool(hash_all), bool(f32),
                         int(max_crosses), bool(vw_numbers), int(hash_seed),
                         bool(chain_hash), limits=compile_limits(tuple(feature_limit)),
                         permutations=bool(permutations))  # fmt: skip
+
+
+def _term_array(rows: list[list[int]], leave_duplicate_interactions: bool) -> np.ndarray:
+    """VW's list of interactions as an array (rows padded with -1): sorted (shorter
+    first, then bytewise, ':' as its byte), duplicates equal up to order dropped (the
+    first kept), and an interaction with a repeated and a different namespace ('aab',
+    'bab') sorted so its repeats are adjacent."""
+    key = rows
+    order = sorted(range(len(rows)), key=lambda i: (len(key[i]), key[i]))
+    kept: list[list[int]] = []
+    seen: set[tuple[int, ...]] = set()
+    for i in order:
+        k = tuple(sorted(key[i]))
+        if k in seen and not leave_duplicate_interactions:
+            continue
+        seen.add(k)
+        t = rows[i]
+        if _left_sorted(np.array(t, dtype=np.int64), len(t), np.empty(MAX_TERMS, np.int64)):
+            t = sorted(t)
+        kept.append(t)
+    terms = np.full((len(kept), MAX_TERMS), -1, dtype=np.int64)
+    for i, t in enumerate(kept):
+        terms[i, : len(t)] = t
+    return terms
+
+
+CCB_SLOT_NS = 139
+"""VW's namespace of a CCB slot's default-namespace features (``CCB_SLOT_NAMESPACE``)."""
+CCB_ID_NS = 140
+"""VW's namespace of a CCB slot's index feature (``CCB_ID_NAMESPACE``)."""
+
+
+def with_ccb_slot_index(inter: Interactions | None) -> Interactions:
+    """``inter`` with the interactions VW's ``--ccb_explore_adf`` adds once it has seen
+    an example of several slots (``insert_ccb_interactions``): each interaction also
+    crossed with the slot index namespace, and every namespace (``:``) crossed with it."""
+    import dataclasses
+
+    if inter is None:
+        inter = compile_interactions()
+    rows = [inter.terms[i, : inter.lengths[i]].tolist() for i in range(inter.terms.shape[0])]
+    if any(len(t) >= MAX_TERMS for t in rows):
+        raise ValueError(f"--ccb_explore_adf: an interaction of {MAX_TERMS} namespaces cannot "
+                         "be crossed with the slot index")  # fmt: skip
+    extra = [[*t, CCB_ID_NS] for t in rows] + [[WILDCARD, CCB_ID_NS]]
+    terms = _term_array(rows + extra, not inter.dedupe)
+    lengths = np.sum(terms >= 0, axis=1).astype(np.int64)
+    return dataclasses.replace(inter, terms=terms, lengths=lengths)
 
 
 @jit
@@ -536,11 +565,12 @@ def _runs(indptr, ns, r, drop, used, counts, runs):
     """Row ``r``'s runs of features of one namespace, for the namespaces ``used`` by the
     interactions (dropped ones never): run ``a`` is namespace ``runs[0, a]``, entries
     ``runs[1, a]..runs[2, a]``.  Counts each namespace's features (``counts[0]``) and
-    lists the namespaces with counts (``counts[2]``) and those of them not the
-    constant's (``counts[3]``, for wildcards).  Returns ``(nruns, nnamed, npresent)``;
-    the caller zeroes the counts.  A line's namespaces come in runs (``|u ... |i
-    ...``), so the scan compares neighbours and looks a namespace up only where a run
-    starts."""
+    lists the namespaces with counts (``counts[2]``) and those of them a wildcard
+    stands for (``counts[3]``: VW's ``is_interaction_ns``, ``' '`` to ``'~'`` and the
+    CCB slot's 139; not the constant, nor the CCB slot index's 140).  Returns
+    ``(nruns, nnamed, npresent)``; the caller zeroes the counts.  A line's namespaces
+    come in runs (``|u ... |i ...``), so the scan compares neighbours and looks a
+    namespace up only where a run starts."""
     nruns = 0
     nnamed = 0
     npresent = 0
@@ -555,7 +585,7 @@ def _runs(indptr, ns, r, drop, used, counts, runs):
         if counts[0, c] == 0:
             counts[2, nnamed] = c
             nnamed += 1
-            if c != CONSTANT_NS:
+            if (c >= 32 and c <= 126) or c == CCB_SLOT_NS:  # VW's is_interaction_ns
                 counts[3, npresent] = c
                 npresent += 1
         counts[0, c] += q - start

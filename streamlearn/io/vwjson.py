@@ -130,6 +130,13 @@ class _Example:
     simple: list[float | None] = field(default_factory=lambda: [None, None, None])
     label_text: str | None = None
     tag: bytes = b""
+    role: str = ""  # --ccb_explore_adf/--slates: "shared", "action" or "slot"
+    out_cost: float = 0.0  # a slot's outcome: cost, actions, probabilities
+    out_actions: list[int] = field(default_factory=list)
+    out_probs: list[float] = field(default_factory=list)
+    include: list[int] = field(default_factory=list)  # ccb: _inc
+    slot_id: int = 0  # slates: _slot_id
+    labeled: bool = False  # slates: the shared line's cost (out_cost) given
 
 
 def _expressible(name: bytes) -> bool:
@@ -150,6 +157,8 @@ class _Reader:
         self.cb = [0, FLT_MAX, -1.0]
         self.found_cb = False
         self.label_index = -1
+        if kind in ("ccb", "slates"):
+            self.ex.role = "shared"
 
     # -- namespaces
     def push(self, name: bytes) -> None:
@@ -182,6 +191,9 @@ class _Reader:
         elif isinstance(v, bool) or not isinstance(v, int | float):
             raise JsonLineError(f"label property '{key}' is not a number")
         f = _f32(v)
+        if self.ex.role == "slot" and k == "cost":  # a CCB slot's (or outcome's) cost
+            self.ex.out_cost = f
+            return
         if k in ("label", "initial", "weight"):
             if self.kind not in ("simple",):
                 raise JsonLineError(f"label property '{key}' needs a simple label")
@@ -201,6 +213,8 @@ class _Reader:
             raise JsonLineError(f"unsupported label property '{key}'")
 
     def label_end(self, ex: _Example) -> None:
+        if self.kind in ("ccb", "slates"):
+            return  # a cb label becomes a slot's outcome (finish)
         if self.found_cb:
             if self.kind != "cb":
                 raise JsonLineError("a cb label (Action, Cost, Probability) needs a cb reduction")
@@ -337,6 +351,20 @@ class _Reader:
                 raise JsonLineError("_tag must be a string")
             self.ex.tag += v.encode()
             return
+        ccb = self.kind in ("ccb", "slates")
+        if key == "_slots" and ccb:
+            self.slots(v)
+            return
+        if key == "_inc" and self.kind == "ccb" and self.ex.role == "slot":
+            self.ex.include = self.uints(v, key)
+            return
+        if key == "_slot_id" and self.kind == "slates" and self.ex.role == "action":
+            ids = self.uints(v if isinstance(v, list) else [v], key)
+            self.ex.slot_id = ids[0] if ids else 0
+            return
+        if key in ("_a", "_p") and ccb and self.ex.role == "slot":
+            self.outcome_part(key, v)
+            return
         if key in ("_slots", "_graph", "_slot_id", "__aid", "_inc", "_definitely_bad"):
             raise JsonLineError(f"'{key}' (conditional bandits, slates, graphs) is not supported")
         # _a, _p (CCB outcomes) and any other key starting with '_': skipped with its value
@@ -346,10 +374,73 @@ class _Reader:
             raise JsonLineError("_labelIndex must be a non-negative integer")
         self.label_index = v
 
+    @staticmethod
+    def uints(v: object, key: str) -> list[int]:
+        bad = not isinstance(v, list) or any(
+            isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= M32 for x in v
+        )
+        if bad:
+            raise JsonLineError(f"{key} must be an array of non-negative integers")
+        return list(v)
+
+    def outcome_part(self, key: str, v: object) -> None:
+        """A CCB slot's ``_a`` (actions, the chosen first) or ``_p`` (their probabilities)."""
+        if key == "_a":
+            self.ex.out_actions = self.uints(v if isinstance(v, list) else [v], key)
+            return
+        vals = v if isinstance(v, list) else [v]
+        if any(isinstance(x, bool) or not isinstance(x, int | float) for x in vals):
+            raise JsonLineError("_p must be an array of numbers")
+        self.ex.out_probs = [_f32(x) for x in vals]
+
+    def slots(self, v: object) -> None:
+        """``_slots``: one slot example per object (CCB, slates)."""
+        if not isinstance(v, list):
+            raise JsonLineError("_slots must be an array of objects")
+        shared = self.ex
+        for item in v:
+            if item is None:
+                continue
+            if not isinstance(item, _Obj):
+                raise JsonLineError("_slots must be an array of objects")
+            self.ex = _Example(role="slot")
+            self.examples.append(self.ex)
+            self.obj(item, b" ")
+        self.ex = shared
+
+    def slates_cost(self) -> None:
+        """A slates record's ``_label_cost``: the slate's cost, on the shared line."""
+        shared = self.examples[0]
+        shared.labeled = True
+        shared.out_cost = self.cb[1]
+
+    def outcomes(self, v: object) -> None:
+        """DSJSON ``_outcomes``: the n-th object is the n-th slot's outcome."""
+        if not isinstance(v, list):
+            raise JsonLineError("_outcomes must be an array of objects")
+        slots = [ex for ex in self.examples if ex.role == "slot"]
+        if not slots:
+            raise JsonLineError("_outcomes without _slots")
+        for k, item in enumerate(x for x in v if x is not None):
+            if not isinstance(item, _Obj):
+                raise JsonLineError("_outcomes must be an array of objects")
+            if k >= len(slots):
+                raise JsonLineError("more _outcomes than _slots")
+            saved = self.ex
+            self.ex = slots[k]
+            for key, val in item:
+                if key.lower() == "_label_cost":
+                    self.label_property("cost", val)
+                elif key in ("_a", "_p"):
+                    self.outcome_part(key, val)
+                elif key == "_inc" and self.kind == "ccb":
+                    self.ex.include = self.uints(val, key)
+            self.ex = saved
+
     def multi(self, v: object) -> None:
         if len(self.examples) > 1:
             raise JsonLineError("nested _multi is not supported")
-        if self.kind != "cb":
+        if self.kind not in ("cb", "ccb", "slates"):
             raise JsonLineError("_multi needs a cb reduction (--cb_adf, --cb_explore_adf)")
         if not isinstance(v, list):
             raise JsonLineError("_multi must be an array of objects")
@@ -360,7 +451,7 @@ class _Reader:
                 continue
             if not isinstance(item, _Obj):
                 raise JsonLineError("_multi must be an array of objects")
-            self.ex = _Example()
+            self.ex = _Example(role="action" if self.kind in ("ccb", "slates") else "")
             self.examples.append(self.ex)
             self.obj(item, b" ")
         self.ex = shared
@@ -371,6 +462,18 @@ class _Reader:
         self.finish()
 
     def finish(self) -> None:
+        if self.kind in ("ccb", "slates"):
+            # VW: a CCB record with a cb label and no slots is one slot with that outcome
+            if (self.kind == "ccb" and self.found_cb
+                    and not any(ex.role == "slot" for ex in self.examples)):  # fmt: skip
+                slot = _Example(role="slot", out_cost=self.cb[1],
+                                out_actions=[(self.cb[0] - 1) & M32],
+                                out_probs=[self.cb[2]])  # fmt: skip
+                self.examples.append(slot)
+            if self.kind == "slates" and self.found_cb:
+                self.slates_cost()
+            self.found_cb = False
+            return
         target = self.ex
         if self.label_index >= 0:
             idx = self.label_index + 1
@@ -416,8 +519,34 @@ def _text_ns(name: bytes, group: int, seed: int) -> tuple[bytes, int]:
     return g, hashstring_py(g, seed)
 
 
+def _ccb_head(ex: _Example, opts: JsonOptions) -> bytes:
+    """The CCB or slates label of a translated example."""
+    word = "ccb" if opts.kind == "ccb" else "slates"
+    if ex.role == "shared":
+        if ex.labeled:
+            return f"slates shared {value_text(ex.out_cost, opts.numbers)}".encode()
+        return f"{word} shared".encode()
+    if ex.role == "action":
+        return f"{word} action{f' {ex.slot_id}' if opts.kind == 'slates' else ''}".encode()
+    head = f"{word} slot"
+    if ex.out_actions or ex.out_probs:
+        if len(ex.out_actions) != len(ex.out_probs):
+            raise JsonLineError("a slot's _a and _p must be the same length")
+        a, p = ex.out_actions, [value_text(x, opts.numbers) for x in ex.out_probs]
+        if opts.kind == "ccb":
+            first = f"{a[0]}:{value_text(ex.out_cost, opts.numbers)}:{p[0]}"
+        else:
+            first = f"{a[0]}:{p[0]}"
+        head += " " + ",".join([first] + [f"{x}:{q}" for x, q in zip(a[1:], p[1:], strict=True)])
+    if ex.include:
+        head += " " + ",".join(str(i) for i in ex.include)
+    return head.encode()
+
+
 def _render(ex: _Example, opts: JsonOptions) -> bytes:
-    if ex.shared:
+    if ex.role:
+        head = _ccb_head(ex, opts)
+    elif ex.shared:
         if ex.costs:
             raise JsonLineError("a cb label on the shared example (give _labelIndex)")
         head = b"shared"
@@ -494,6 +623,7 @@ def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
     if opts.dsjson:
         actions: list = []
         skip = False
+        outcomes = None
         pdrop = 0.0
         seen_c = False
         for key, v in doc:
@@ -509,6 +639,8 @@ def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
                     pdrop = _f32(v)
             elif key == "_skipLearn":
                 skip = v is True
+            elif key == "_outcomes" and opts.kind in ("ccb", "slates"):
+                outcomes = v
             elif key.startswith("_label"):
                 if len(key) >= 7 and key[6] == "_":
                     if isinstance(v, _Obj):
@@ -525,11 +657,25 @@ def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
             return None  # VW reads on: _skipLearn, or a record without actions taken
         if not seen_c:
             raise JsonLineError("a DSJSON record without its context 'c'")
+        if outcomes is not None:
+            rd.outcomes(outcomes)
+        if opts.kind == "slates" and rd.found_cb:  # (a _label_cost after 'c')
+            rd.slates_cost()
+        taken = any(ex.out_actions and ex.out_probs for ex in rd.examples if ex.role == "slot")
+        if opts.kind == "slates":
+            # VW's slates reader: the slots are labeled when the record has a _label_cost
+            taken = rd.examples[0].labeled
+        if opts.kind in ("ccb", "slates") and not actions and not taken:
+            # VW reads on past a record without actions taken: for CCB and slates
+            # records, the first action of each slot's outcome (or 'a')
+            return None
+        if pdrop != 0.0 and opts.kind in ("ccb", "slates"):
+            raise JsonLineError("pdrop with --ccb_explore_adf/--slates: not supported yet")
         weight = float(F32(1.0) / (F32(1.0) - F32(pdrop)))
     else:
         rd.root(doc)
     lines = [_render(ex, opts) for ex in rd.examples]
-    if len(rd.examples) > 1:
+    if len(rd.examples) > 1 or opts.kind in ("ccb", "slates"):
         lines.append(b"")
     return JsonRecord(lines, weight)
 
@@ -609,7 +755,7 @@ def json_block(block: Block, dsjson: bool, inter: object = None) -> tuple[Block,
         text_lines = tr.data.split(b"\n")[:-1] if tr.data else []
         for k, (n, line) in enumerate(zip(tr.lines.tolist(), text_lines, strict=True)):
             rows.append((n, k, line, float(tr.weights[k]), 0))
-        sep = [b""] if opts.kind == "cb" else []
+        sep = [b""] if opts.kind in ("cb", "ccb", "slates") else []
         for j, (n, reason, head) in enumerate(sorted(errors)):
             code = LONG_LINE if n in long else BAD_JSON
             stand_in = b"json-error: " + reason.encode(errors="replace") + b": " + head

@@ -641,3 +641,35 @@ def synthcover_examples(act_ptr, scores, order, chosen, cost, prob, holdout, lea
             else:
                 xstats[X_LOSS] += np.float64(loss)
                 xstats[X_N] += 1.0
+
+
+@jit
+def cb_sample(state, actions, probs, logged, tag_seed):  # noqa: ANN001, ANN201
+    """VW's ``cb_sample`` over one pmf (``actions``/``probs``, the explorer's order): the
+    logged action (``logged`` >= 0, a learned example) or else an action drawn with
+    :func:`sample_after_normalizing` from ``state`` (VW's global generator, advanced one
+    step; ``probs`` normalised) -- or from ``tag_seed`` when >= 0 (a ``seed=...`` tag:
+    the generator is left alone) -- is swapped to the front.  Returns the index it came
+    from.
+    """
+    n = actions.shape[0]
+    if n == 0:
+        return -1
+    chosen = 0
+    if logged >= 0:
+        for i in range(n):
+            if actions[i] == logged:
+                chosen = i
+                break
+    elif tag_seed >= 0:
+        chosen = sample_after_normalizing(U64(tag_seed), probs)
+    else:
+        chosen = sample_after_normalizing(state[0], probs)
+        merand48(state)
+    a = actions[0]
+    actions[0] = actions[chosen]
+    actions[chosen] = a
+    p = probs[0]
+    probs[0] = probs[chosen]
+    probs[chosen] = p
+    return chosen

@@ -55,6 +55,14 @@ def learners(ml) -> tuple[str, str, str]:  # noqa: ANN001
         if ml.csoaa_rank:
             return f"{base}, csoaa_ldf-rank, shared_feature_merger", "CS", "ACTION_SCORES"
         return f"{base}, csoaa_ldf, shared_feature_merger", "CS", "MULTICLASS"
+    if ml.reduction in ("ccb", "slates"):
+        chain = (
+            f"gd, generate_interactions, scorer-identity, csoaa_ldf-rank, cb_adf, "
+            f"cb_explore_adf_{ml.explore}, cb_sample, shared_feature_merger, ccb_explore_adf"
+        )
+        if ml.reduction == "slates":
+            return f"{chain}, slates", "SLATES", "DECISION_PROBS"
+        return chain, "CCB", "DECISION_PROBS"
     chain = f"{base}, csoaa_ldf-rank, cb_adf"
     if ml.explore:
         chain += f", cb_explore_adf_{ml.explore}"

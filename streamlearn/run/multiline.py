@@ -38,7 +38,7 @@ from streamlearn.learners import cb_adf, csoaa_ldf
 class Multiline:
     """What a multiline reduction asks for (from VW's options)."""
 
-    reduction: str  # "csoaa_ldf", "cb_adf", "cb"
+    reduction: str  # "csoaa_ldf", "cb_adf", "cb", "cbify", "ccb", "slates"
     classifier: bool = False  # csoaa_ldf mc
     cb_type: str = "mtr"
     clip_p: float = 0.0
@@ -78,6 +78,9 @@ class Multiline:
     explore_eval: bool = False  # --explore_eval (learners/explore_eval.py)
     multiplier: float | None = None
     target_rate: float | None = None
+    all_slots_loss: bool = False  # --ccb_explore_adf (run/ccb.py)
+    ccb_no_slot_index: bool = False
+    no_predict: bool = False  # --ccb_explore_adf: learn only (no pmf, loss or -p)
 
 
 @dataclass
@@ -134,10 +137,7 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
 
     full = cfg.namespaces() or compile_interactions()
     kind = LABEL_CS if ml.reduction == "csoaa_ldf" else LABEL_CB
-    parse_inter = dataclasses.replace(
-        full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
-        drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
-    )  # fmt: skip
+    parse_inter = parse_options(full, kind)
     blocks = iter_blocks(sources or ["-"], block_size, max_line)
     json_fmt = cfg.format in ("json", "dsjson")
     if tee is not None:
@@ -178,6 +178,30 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         part = _prepare(ml, ex, merge_shared(ex))
         _crossed(part, full, cfg.bits)
         yield part
+
+
+def parse_options(full, kind: int):  # noqa: ANN001, ANN201
+    """The parse options of multiline input: ``full``'s without crosses or namespace
+    filters (they come after the shared line is merged), the label part left to
+    the label reader of ``kind``."""
+    return dataclasses.replace(
+        full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
+        drop_linear=np.zeros_like(full.drop_linear), label_kind=kind,
+    )  # fmt: skip
+
+
+def report_bad(messages: list[str], malformed: int, strict: bool, say) -> int:  # noqa: ANN001
+    """Warn of malformed examples (the first ten of the run), or stop (``--strict``);
+    returns the run's count of them."""
+    for msg in messages:
+        malformed += 1
+        if strict:
+            from streamlearn.errors import MalformedData
+
+            raise MalformedData(f"{msg} (--strict)")
+        if malformed <= 10:
+            say(f"warning: {msg}")
+    return malformed
 
 
 CACHE_NAME = b"sl-multiline-cache"
@@ -521,6 +545,8 @@ def save(fitted: Fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl")
         meta["explore_counter"] = counter
     if seed:
         meta["explore_seed"] = seed
+    if "ccb_seen_multi" in fitted.summary:  # VW's has_seen_multi_slot_example
+        meta["ccb_seen_multi"] = bool(fitted.summary["ccb_seen_multi"])
     from streamlearn.learners.base import new_stats
 
     # the counters start afresh in a continued run (as VW's); mtr's sums ride in meta
@@ -547,7 +573,11 @@ def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
 
     model = model_io.load(path)
     rec = model.meta.get("multiline") if isinstance(model.meta, dict) else None
-    if not isinstance(rec, dict) or model.learner != _spec(ml).name:
+    # CCB and slates run on cb_adf: they continue a --cb_adf/--cb_explore_adf model too
+    names = {_spec(ml).name}
+    if ml.reduction in ("ccb", "slates"):
+        names |= {"cb_adf_gd", "ccb_gd", "slates_gd"}
+    if not isinstance(rec, dict) or model.learner not in names:
         raise UsageError(f"-i {path}: not a {ml.reduction} model written by sl vw "
                          f"(learner {model.learner!r})")  # fmt: skip
     if rec.get("cb_type", "mtr") != ml.cb_type:
@@ -703,6 +733,11 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
+    if ml.reduction in ("ccb", "slates"):
+        from streamlearn.run import ccb
+
+        return ccb.passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
+                          tables, step, gstate, stats, dr_prev, progress)  # fmt: skip
     loss_id = cfg.loss_id
     passes = max(1, cfg.passes)
     period = cfg.effective_holdout
@@ -750,14 +785,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
             opp.begin_pass(npass + 1)
         for part in source:
             if npass == 0:
-                for msg in part.bad:
-                    malformed += 1
-                    if inputs.strict:
-                        from streamlearn.errors import MalformedData
-
-                        raise MalformedData(f"{msg} (--strict)")
-                    if malformed <= 10:
-                        say(f"warning: {msg}")
+                malformed = report_bad(part.bad, malformed, inputs.strict, say)
                 if passes > 1 and cache.path is None and cache.sealed is None:
                     kept.append(part)
             mg = part.mg
