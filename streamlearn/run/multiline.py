@@ -129,7 +129,8 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             "--cb K with interactions or namespace filters is not supported: "
             "VW crosses namespaces left over from earlier lines; use --cb_adf"
         )
-    for block in blocks:
+
+    def part_of(block) -> _Part:  # noqa: ANN001
         if json_fmt:
             from streamlearn.io.vwjson import json_block, restore_examples
 
@@ -140,17 +141,51 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             ex = restore_examples(ex, tr)
             part = _prepare(ml, ex, merge_shared(ex))
             _crossed(part, full, cfg.bits)
-            yield part
-            continue
+            return part
         if ml.reduction == "cb":
             part = _cb_part(ml, cfg, block, parse_inter)
             _crossed(part, full, cfg.bits)
-            yield part
-            continue
+            return part
         ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, kind)
         part = _prepare(ml, ex, merge_shared(ex))
         _crossed(part, full, cfg.bits)
-        yield part
+        return part
+
+    yield from _ahead(part_of, blocks)
+
+
+PARSE_WORKERS = 2
+"""Blocks parsed at once beside the learner (the kernels release the GIL): parsing,
+merging and reading labels cost ~3x learning (200k examples of 8 actions: 0.4 s
+against 0.15 s)."""
+
+
+def _ahead(part_of, blocks, workers: int = PARSE_WORKERS):  # noqa: ANN001, ANN202
+    """``part_of(block)`` of each block, in order, ``workers`` blocks made on threads
+    while the caller learns from the earlier ones (as ``io.parse.read_batches``); a block
+    from a paused live input is handed on at once.  Interpreted kernels (tiny inputs)
+    run one after the other."""
+    from streamlearn.system.jit import INTERPRETED
+
+    if INTERPRETED or workers <= 0:
+        for block in blocks:
+            yield part_of(block)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    pending: deque = deque()
+    with ThreadPoolExecutor(workers, thread_name_prefix="sl-parse") as pool:
+        try:
+            for block in blocks:
+                pending.append(pool.submit(part_of, block))
+                while len(pending) > (0 if block.live else workers):
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
 
 
 CACHE_NAME = b"sl-multiline-cache"
