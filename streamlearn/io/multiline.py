@@ -183,7 +183,8 @@ def parse_examples(block: Block, bits: int, constant: bool, inter: Interactions,
 @jit
 def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_ex, out_row,
            out_ptr, out_idx, out_val, out_ns):  # fmt: skip
-    """Count (``count_only``) or write the merged rows; returns (examples, rows, entries)."""
+    """Count (``count_only``: sizes only, no entry visited) or write the merged rows;
+    returns (examples, rows, entries)."""
     m = 0
     rows = 0
     k = 0
@@ -202,28 +203,34 @@ def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_e
         first = lo + 1 if shared else lo
         if first >= hi:
             continue
-        if not count_only:
-            out_ex[m] = e
+        if count_only:  # the sizes only: each row's entries, plus the shared line's
+            m += 1
+            extra = 0
+            if shared:
+                for t in range(indptr[lo], indptr[lo + 1]):
+                    if ns[t] != CONSTANT_NS:
+                        extra += 1
+            k += indptr[hi] - indptr[first] + extra * (hi - first)
+            rows += hi - first
+            continue
+        out_ex[m] = e
         m += 1
         for r in range(first, hi):
             for t in range(indptr[r], indptr[r + 1]):
-                if not count_only:
-                    out_idx[k] = indices[t]
-                    out_val[k] = values[t]
-                    out_ns[k] = ns[t]
+                out_idx[k] = indices[t]
+                out_val[k] = values[t]
+                out_ns[k] = ns[t]
                 k += 1
             if shared:
                 for t in range(indptr[lo], indptr[lo + 1]):
                     if ns[t] == CONSTANT_NS:
                         continue
-                    if not count_only:
-                        out_idx[k] = indices[t]
-                        out_val[k] = values[t]
-                        out_ns[k] = ns[t]
+                    out_idx[k] = indices[t]
+                    out_val[k] = values[t]
+                    out_ns[k] = ns[t]
                     k += 1
-            if not count_only:
-                out_row[rows] = r
-                out_ptr[rows + 1] = k
+            out_row[rows] = r
+            out_ptr[rows + 1] = k
             rows += 1
     return m, rows, k
 
