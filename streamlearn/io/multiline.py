@@ -36,6 +36,7 @@ from streamlearn.io.labels import (
     ROW_SHARED,
     SHARED_ALONE,
     SHARED_NOT_FIRST,
+    TWO_LABELED_LINES,
     Labels,
     read_labels,
 )
@@ -235,6 +236,39 @@ def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_e
     return m, rows, k
 
 
+@jit
+def row_labels(rows, act_ptr, lab_ptr, lab_cls, lab_cost, lab_prob, logged, status, lab_n,
+               out_cls, out_cost, chosen, cost, prob, keep):  # fmt: skip
+    """Each merged row's first label entry (``lab_n`` entries, class 0 and cost NaN without
+    one); with ``logged`` (cb), each example's logged action: its one costed row's
+    position, cost and probability.  An example with a second costed row is not kept
+    (``keep``), that row marked (23: VW throws)."""
+    for e in range(act_ptr.shape[0] - 1):
+        seen = -1
+        for i in range(act_ptr[e], act_ptr[e + 1]):
+            r = rows[i]
+            f = lab_ptr[r]
+            lab_n[i] = lab_ptr[r + 1] - f
+            if lab_n[i] == 0:
+                out_cls[i] = 0
+                out_cost[i] = np.nan
+                continue
+            out_cls[i] = lab_cls[f]
+            out_cost[i] = lab_cost[f]
+            if not logged or lab_cost[f] != lab_cost[f]:
+                continue
+            if seen < 0:
+                seen = i
+            elif keep[e]:
+                status[r] = TWO_LABELED_LINES
+                keep[e] = False
+        if seen >= 0 and keep[e]:
+            f = lab_ptr[rows[seen]]
+            chosen[e] = seen - act_ptr[e]
+            cost[e] = lab_cost[f]
+            prob[e] = lab_prob[f]
+
+
 @dataclass
 class Merged:
     """The action rows of a block's well-formed examples, shared features merged.
@@ -293,4 +327,4 @@ def cross_merged(mg: Merged, inter: Interactions | None, bits: int) -> Merged:
 
 
 __all__ = ["NO_ACTIONS", "Examples", "Merged", "cross_merged", "example_blocks",
-           "last_example_end", "merge_shared", "parse_examples"]  # fmt: skip
+           "last_example_end", "merge_shared", "parse_examples", "row_labels"]  # fmt: skip

@@ -264,41 +264,23 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
 
 
 def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
-    from streamlearn.io.labels import TWO_LABELED_LINES
+    from streamlearn.io.multiline import row_labels
     from streamlearn.io.parse import describe_errors
 
     b = ex.batch
     lab = ex.labels
     rows = mg.row
-    lab_n = (lab.ptr[rows + 1] - lab.ptr[rows]).astype(np.int64)
-    first = lab.ptr[rows]
-    safe = np.minimum(first, max(lab.cls.shape[0] - 1, 0))
-    has = lab_n > 0
-    lab_cls = np.where(has, lab.cls[safe] if lab.cls.shape[0] else 0, 0).astype(np.int64)
-    lab_cost = np.where(has, lab.cost[safe] if lab.cost.shape[0] else np.nan, np.nan)
-    lab_prob = np.where(has, lab.prob[safe] if lab.prob.shape[0] else np.nan, np.nan)
+    lab_n = np.empty(rows.shape[0], dtype=np.int64)
+    lab_cls = np.empty(rows.shape[0], dtype=np.int64)
+    lab_cost = np.empty(rows.shape[0])
     m = mg.act_ptr.shape[0] - 1
     chosen = np.full(m, -1, dtype=np.int64)
     cost = np.zeros(m)
     prob = np.ones(m)
     keep = np.ones(m, dtype=bool)
-    if ml.reduction != "csoaa_ldf":
-        costed = has & ~np.isnan(lab_cost)
-        ex_of_row = np.repeat(np.arange(m), np.diff(mg.act_ptr))
-        counts = np.bincount(ex_of_row[costed], minlength=m) if m else np.zeros(0, dtype=np.int64)
-        many = np.flatnonzero(counts > 1)
-        for e in many:  # VW throws; sl skips the example with its reason
-            rs = np.flatnonzero(costed[mg.act_ptr[e] : mg.act_ptr[e + 1]])
-            r = int(rows[mg.act_ptr[e] + rs[1]])
-            b.status[r] = TWO_LABELED_LINES
-            keep[e] = False
-        idx = np.flatnonzero(costed)
-        e_idx = ex_of_row[idx]
-        ok = keep[e_idx]
-        idx, e_idx = idx[ok], e_idx[ok]
-        chosen[e_idx] = idx - mg.act_ptr[e_idx]
-        cost[e_idx] = lab_cost[idx]
-        prob[e_idx] = lab_prob[idx]
+    # (VW throws on an example with two logged actions; sl skips it with its reason)
+    row_labels(rows, mg.act_ptr, lab.ptr, lab.cls, lab.cost, lab.prob, ml.reduction != "csoaa_ldf",
+               b.status, lab_n, lab_cls, lab_cost, chosen, cost, prob, keep)  # fmt: skip
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
     if not keep.all():
         mg, chosen, cost, prob, lab_n, lab_cls, lab_cost = _drop(
