@@ -74,7 +74,12 @@ def last_example_end(data: np.ndarray) -> int:
 def _cut(block: Block, end: int) -> tuple[Block, Block | None]:
     """``block`` as its first ``end`` bytes and the rest (None when empty)."""
     head = block.data[:end]
-    nl = int(np.count_nonzero(head == 10))
+    if block.newlines >= 0:  # counted by the reader: count the (short) rest only
+        rest_nl = int(np.count_nonzero(block.data[end:] == 10))
+        nl = block.newlines - rest_nl
+    else:
+        nl = int(np.count_nonzero(head == 10))
+        rest_nl = -1
     split = block.first_line + nl
     mine = tuple(r for r in block.long_lines if r[0] < split)
     rest_long = tuple(r for r in block.long_lines if r[0] >= split)
@@ -82,7 +87,7 @@ def _cut(block: Block, end: int) -> tuple[Block, Block | None]:
                                 dropped=sum(r[1] for r in mine))  # fmt: skip
     if end >= block.data.shape[0]:
         return first, None
-    rest = dataclasses.replace(block, data=block.data[end:], first_line=split, newlines=-1,
+    rest = dataclasses.replace(block, data=block.data[end:], first_line=split, newlines=rest_nl,
                                long_lines=rest_long,
                                dropped=sum(r[1] for r in rest_long))  # fmt: skip
     return first, rest
@@ -103,9 +108,11 @@ def example_blocks(blocks: Iterable[Block]) -> Iterator[Block]:
                         f"{block.source}:{carry.first_line}: a multiline example longer than "
                         f"{MAX_EXAMPLE_BYTES} bytes (no blank line)"
                     )
+                known = carry.newlines >= 0 and block.newlines >= 0
                 block = dataclasses.replace(
                     block, data=np.concatenate([carry.data, block.data]),
-                    first_line=carry.first_line, newlines=-1,
+                    first_line=carry.first_line,
+                    newlines=carry.newlines + block.newlines if known else -1,
                     long_lines=carry.long_lines + block.long_lines,
                     dropped=carry.dropped + block.dropped,
                 )  # fmt: skip

@@ -140,3 +140,15 @@ def test_merge_sizes_match_what_is_written(tmp_path, constant):
     assert mg.indptr[-1] == mg.indices.shape[0] == sum(map(len, entries))
     got = [mg.indices[mg.indptr[i] : mg.indptr[i + 1]].tolist() for i in range(len(rows))]
     assert got == entries
+
+
+@pytest.mark.parametrize("block_size", [1, 7, 64, 500, 4096])
+def test_newline_counts_handed_to_the_parser_are_exact(tmp_path, block_size):
+    # the parser sizes its rows by a block's count: it must be the count of its bytes
+    p = tmp_path / "log.dat"
+    p.write_text(adf_log(5, n=200) + "shared |s a\n|a b")  # the last example unended
+    blocks = list(example_blocks(iter_blocks([str(p)], block_size)))
+    counted = [b for b in blocks if b.newlines >= 0]
+    assert len(counted) > len(blocks) // 2
+    for b in counted:
+        assert b.newlines == int(np.count_nonzero(b.data == 10))
