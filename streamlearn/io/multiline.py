@@ -36,6 +36,7 @@ from streamlearn.io.labels import (
     ROW_SHARED,
     SHARED_ALONE,
     SHARED_NOT_FIRST,
+    TWO_LABELED_LINES,
     Labels,
     read_labels,
 )
@@ -73,7 +74,12 @@ def last_example_end(data: np.ndarray) -> int:
 def _cut(block: Block, end: int) -> tuple[Block, Block | None]:
     """``block`` as its first ``end`` bytes and the rest (None when empty)."""
     head = block.data[:end]
-    nl = int(np.count_nonzero(head == 10))
+    if block.newlines >= 0:  # counted by the reader: count the (short) rest only
+        rest_nl = int(np.count_nonzero(block.data[end:] == 10))
+        nl = block.newlines - rest_nl
+    else:
+        nl = int(np.count_nonzero(head == 10))
+        rest_nl = -1
     split = block.first_line + nl
     mine = tuple(r for r in block.long_lines if r[0] < split)
     rest_long = tuple(r for r in block.long_lines if r[0] >= split)
@@ -81,7 +87,7 @@ def _cut(block: Block, end: int) -> tuple[Block, Block | None]:
                                 dropped=sum(r[1] for r in mine))  # fmt: skip
     if end >= block.data.shape[0]:
         return first, None
-    rest = dataclasses.replace(block, data=block.data[end:], first_line=split, newlines=-1,
+    rest = dataclasses.replace(block, data=block.data[end:], first_line=split, newlines=rest_nl,
                                long_lines=rest_long,
                                dropped=sum(r[1] for r in rest_long))  # fmt: skip
     return first, rest
@@ -102,9 +108,11 @@ def example_blocks(blocks: Iterable[Block]) -> Iterator[Block]:
                         f"{block.source}:{carry.first_line}: a multiline example longer than "
                         f"{MAX_EXAMPLE_BYTES} bytes (no blank line)"
                     )
+                known = carry.newlines >= 0 and block.newlines >= 0
                 block = dataclasses.replace(
                     block, data=np.concatenate([carry.data, block.data]),
-                    first_line=carry.first_line, newlines=-1,
+                    first_line=carry.first_line,
+                    newlines=carry.newlines + block.newlines if known else -1,
                     long_lines=carry.long_lines + block.long_lines,
                     dropped=carry.dropped + block.dropped,
                 )  # fmt: skip
@@ -183,7 +191,8 @@ def parse_examples(block: Block, bits: int, constant: bool, inter: Interactions,
 @jit
 def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_ex, out_row,
            out_ptr, out_idx, out_val, out_ns):  # fmt: skip
-    """Count (``count_only``) or write the merged rows; returns (examples, rows, entries)."""
+    """Count (``count_only``: sizes only, no entry visited) or write the merged rows;
+    returns (examples, rows, entries)."""
     m = 0
     rows = 0
     k = 0
@@ -202,30 +211,69 @@ def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_e
         first = lo + 1 if shared else lo
         if first >= hi:
             continue
-        if not count_only:
-            out_ex[m] = e
+        if count_only:  # the sizes only: each row's entries, plus the shared line's
+            m += 1
+            extra = 0
+            if shared:
+                for t in range(indptr[lo], indptr[lo + 1]):
+                    if ns[t] != CONSTANT_NS:
+                        extra += 1
+            k += indptr[hi] - indptr[first] + extra * (hi - first)
+            rows += hi - first
+            continue
+        out_ex[m] = e
         m += 1
         for r in range(first, hi):
             for t in range(indptr[r], indptr[r + 1]):
-                if not count_only:
-                    out_idx[k] = indices[t]
-                    out_val[k] = values[t]
-                    out_ns[k] = ns[t]
+                out_idx[k] = indices[t]
+                out_val[k] = values[t]
+                out_ns[k] = ns[t]
                 k += 1
             if shared:
                 for t in range(indptr[lo], indptr[lo + 1]):
                     if ns[t] == CONSTANT_NS:
                         continue
-                    if not count_only:
-                        out_idx[k] = indices[t]
-                        out_val[k] = values[t]
-                        out_ns[k] = ns[t]
+                    out_idx[k] = indices[t]
+                    out_val[k] = values[t]
+                    out_ns[k] = ns[t]
                     k += 1
-            if not count_only:
-                out_row[rows] = r
-                out_ptr[rows + 1] = k
+            out_row[rows] = r
+            out_ptr[rows + 1] = k
             rows += 1
     return m, rows, k
+
+
+@jit
+def row_labels(rows, act_ptr, lab_ptr, lab_cls, lab_cost, lab_prob, logged, status, lab_n,
+               out_cls, out_cost, chosen, cost, prob, keep):  # fmt: skip
+    """Each merged row's first label entry (``lab_n`` entries, class 0 and cost NaN without
+    one); with ``logged`` (cb), each example's logged action: its one costed row's
+    position, cost and probability.  An example with a second costed row is not kept
+    (``keep``), that row marked (23: VW throws)."""
+    for e in range(act_ptr.shape[0] - 1):
+        seen = -1
+        for i in range(act_ptr[e], act_ptr[e + 1]):
+            r = rows[i]
+            f = lab_ptr[r]
+            lab_n[i] = lab_ptr[r + 1] - f
+            if lab_n[i] == 0:
+                out_cls[i] = 0
+                out_cost[i] = np.nan
+                continue
+            out_cls[i] = lab_cls[f]
+            out_cost[i] = lab_cost[f]
+            if not logged or lab_cost[f] != lab_cost[f]:
+                continue
+            if seen < 0:
+                seen = i
+            elif keep[e]:
+                status[r] = TWO_LABELED_LINES
+                keep[e] = False
+        if seen >= 0 and keep[e]:
+            f = lab_ptr[rows[seen]]
+            chosen[e] = seen - act_ptr[e]
+            cost[e] = lab_cost[f]
+            prob[e] = lab_prob[f]
 
 
 @dataclass
@@ -286,4 +334,4 @@ def cross_merged(mg: Merged, inter: Interactions | None, bits: int) -> Merged:
 
 
 __all__ = ["NO_ACTIONS", "Examples", "Merged", "cross_merged", "example_blocks",
-           "last_example_end", "merge_shared", "parse_examples"]  # fmt: skip
+           "last_example_end", "merge_shared", "parse_examples", "row_labels"]  # fmt: skip

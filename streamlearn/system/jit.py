@@ -132,6 +132,22 @@ else:
     from streamlearn.system.pages import release_compiler_pages
 
     release_compiler_pages()  # before numba's import adds its 36 MB of objects
+    # numba's import also imports two optional packages the kernels never need: pyyaml,
+    # to read a .numba_config.yaml in the working directory (imported when there is one),
+    # and scipy, to check its version (numba's linear algebra imports it when compiling):
+    # ~15 ms of every start.  Both stay importable afterwards.
+    import sys
+
+    _skipped = [m for m in ("yaml", "scipy") if m not in sys.modules]
+    if os.path.isfile(".numba_config.yaml") and "yaml" in _skipped:
+        _skipped.remove("yaml")
+    sys.modules.update(dict.fromkeys(_skipped))  # None: an ImportError, which numba expects
+    try:
+        import numba  # noqa: F401
+    finally:
+        for _m in _skipped:
+            if _m in sys.modules and sys.modules[_m] is None:
+                del sys.modules[_m]
     from streamlearn.system.jit_numba import (  # noqa: F401
         QUICK_LOAD,
         _QuickLoad,

@@ -211,3 +211,26 @@ def test_an_edit_to_any_module_of_the_package_moves_the_cache(monkeypatch):
 
     monkeypatch.setattr(os, "stat", fake_stat)
     assert _jit_numba._cache_dir() != before
+
+
+_IMPORTS = """
+import sys
+from streamlearn.system import jit
+assert not jit.INTERPRETED
+print("yaml" in sys.modules, "scipy" in sys.modules)
+import scipy, yaml  # both importable afterwards
+print(bool(scipy.__version__), bool(yaml.safe_load("a: 1")))
+"""
+
+
+def test_numba_is_imported_without_yaml_and_scipy(tmp_path):
+    # (pyyaml and scipy are installed here; numba imports both when it is imported)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NUMBA_DISABLE_JIT", None)
+    run = [sys.executable, "-c", _IMPORTS]
+    out = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, env=env, check=True)
+    assert out.stdout.split() == ["False", "False", "True", "True"]
+    # a .numba_config.yaml in the working directory is read, with pyyaml, as numba reads it
+    (tmp_path / ".numba_config.yaml").write_text("opt: 3\n")
+    out = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, env=env, check=True)
+    assert out.stdout.split() == ["True", "False", "True", "True"]
