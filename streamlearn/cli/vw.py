@@ -191,6 +191,17 @@ def _oaa(t: Translation, name: str, value: str) -> None:
     t.learn["oaa"] = k
 
 
+def _bootstrap(t: Translation, name: str, value: str) -> None:
+    k = _count(name, value, "--bootstrap", "the bootstrap needs at least one copy")
+    t.learn["bootstrap"] = k
+
+
+def _bs_type(t: Translation, name: str, value: str) -> None:
+    if value not in ("mean", "vote"):
+        raise VWUsage(f"--bs_type {value}: mean or vote")
+    t.learn["bs_type"] = value
+
+
 def _ml(key: str, kind: Callable | None = None, value=True) -> Callable:  # noqa: ANN001
     """An option of the multiline reductions (``Translation.multiline``)."""
 
@@ -393,6 +404,8 @@ OPTIONS: dict[str, Opt] = {
     "radius": Opt(None, True, _learn("freegrad_radius", _float)),
     # multiclass
     "oaa": Opt(None, True, _oaa),
+    "bootstrap": Opt(None, True, _bootstrap),
+    "bs_type": Opt(None, True, _bs_type),
     "csoaa": Opt(None, True, _csoaa),
     "multilabel_oaa": Opt(None, True, _multilabel),
     "csoaa_ldf": Opt(None, True, _csoaa_ldf),
@@ -486,7 +499,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "nn": "none (sl learns linear models)",
     "ksvm": "none (sl learns linear models)",
     "boosting": "none",
-    "bootstrap": "none",
     "ect": "none",
     "log_multi": "none",
     "active": "none",

@@ -103,7 +103,10 @@ P_INDEXING = 32  # one-against-all: labels 0..K-1 (0), 1..K (1), or 2: not known
 # here (VW's runtime_state.indexing: it holds for the rest of the run, not in the model)
 INDEXING_AUTO = 2.0  # params[P_INDEXING] before a label has decided
 P_INDEXING_AT = 33  # one-against-all: the kernel writes 1 + the row that decided, 0 if none
-PARAMS_SIZE = 34
+P_BOOTSTRAP = 34  # --bootstrap K: the number of gd copies (0: none)
+P_BS_VOTE = 35  # --bootstrap: 1 = --bs_type vote, 0 = mean
+P_SEED = 36  # VW's --random_seed: the global generator's first state (--bootstrap's draws)
+PARAMS_SIZE = 37
 
 # ---- gstate layout --------------------------------------------------------
 G_T = 0
@@ -186,6 +189,9 @@ def make_params(
     freegrad_restart: bool = False,
     freegrad_project: bool = False,
     freegrad_radius: float | None = None,
+    bootstrap: int = 0,
+    bs_vote: bool = False,
+    seed: int = 0,
 ) -> np.ndarray:
     """Pack hyperparameters into the ``params`` array kernels read.
 
@@ -230,6 +236,9 @@ def make_params(
     params[P_FREEGRAD_RESTART] = 1.0 if freegrad_restart else 0.0
     params[P_FREEGRAD_PROJECT] = 1.0 if freegrad_project else 0.0
     params[P_FREEGRAD_RADIUS] = freegrad_radius or 0.0
+    params[P_BOOTSTRAP] = bootstrap
+    params[P_BS_VOTE] = 1.0 if bs_vote else 0.0
+    params[P_SEED] = seed
     return params
 
 
