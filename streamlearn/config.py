@@ -36,7 +36,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
                   *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
-                  "named_labels", "bootstrap", "bs_type")  # fmt: skip
+                  "named_labels", "bootstrap", "bs_type", "autolink")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -155,6 +155,9 @@ class TrainConfig:
     """Online bootstrap (VW's --bootstrap K): K copies of gd learning Poisson(1)-resampled
     importances, in one table (:mod:`streamlearn.learners.bootstrap`); 0 = none."""
     bs_type: str = "mean"
+    autolink: int = 0
+    """VW's --autolink d: gd also learns from the powers 1..d of its own prediction
+    (:mod:`streamlearn.learners.autolink`); 0 = none."""
     """--bootstrap: the copies' predictions combined by their ``mean`` or majority ``vote``."""
     indexing: int | None = None
     """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
@@ -410,6 +413,14 @@ class TrainConfig:
         elif self.oaa < 0:
             raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
         self._check_bootstrap()
+        if self.autolink < 0:
+            raise ConfigError(f"--autolink d needs d >= 0, got {self.autolink}")
+        if self.autolink and (self.algo != "gd" or self.oaa or self.bootstrap
+                              or self.minibatch > 1
+                              or not (self.adaptive and self.normalized and self.invariant)):
+            raise ConfigError("--autolink runs over gd with its default update rule (adaptive, "
+                              "normalized, invariant), alone: not with --oaa, --bootstrap, other "
+                              "learners or mini-batches")  # fmt: skip
         if self.indexing is not None:
             if self.indexing not in (0, 1):
                 raise ConfigError(f"--indexing is 0 (labels 0..K-1) or 1 (labels 1..K), "
@@ -547,6 +558,7 @@ class TrainConfig:
             bootstrap=self.bootstrap,
             bs_vote=self.bs_type == "vote",
             seed=self.seed,
+            autolink=self.autolink,
         )
 
     @property

@@ -80,6 +80,8 @@ def _options(h: vwmodel.Header) -> dict:
         elif name == "csoaa":
             learn["oaa"] = _int(name, value)
             learn["csoaa"] = True
+        elif name == "autolink":
+            learn["autolink"] = _int(name, value)
         elif name == "bootstrap":
             learn["bootstrap"] = _int(name, value)
         elif name == "bs_type" and value in ("mean", "vote"):
@@ -203,7 +205,7 @@ def decode(data: bytes) -> tuple:
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     body = vwmodel.read_body(data, h, len(cols), opts["models"])
     spec = resolve(algo, 0.0, 0.0, 1, config.oaa, config.csoaa, config.multilabel,
-                   config.bootstrap)
+                   config.bootstrap, config.autolink)
     r = body.resume
     if r is None:
         cols = (0,)  # the weights only
@@ -268,7 +270,7 @@ def decode(data: bytes) -> tuple:
 
 def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
     """gd's (and coin's) normalizer sums from the resume state: class c's under --oaa."""
-    if learner in ("gd", "coin"):
+    if learner in ("gd", "coin", "autolink_gd"):
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         gstate[G_NORM] = r["norm"][0]
@@ -370,7 +372,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
 def _sums(model) -> tuple[list[float], list[float]]:  # noqa: ANN001
     """The normalizer sums VW keeps (one model's: class 0's under --oaa)."""
     g = model.gstate
-    if model.learner in ("gd", "coin"):
+    if model.learner in ("gd", "coin", "autolink_gd"):
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         return [float(g[G_NORM])], [float(g[G_TOTAL])]
@@ -419,6 +421,8 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += ["--bootstrap", str(config.bootstrap)]
         if config.bs_type != "mean":  # (VW keeps it when it was given)
             words += ["--bs_type", config.bs_type]
+    if config.autolink:
+        words += ["--autolink", str(config.autolink)]
     if random_seed is not None:
         words += ["--random_seed", str(random_seed)]
     if config.named_labels:

@@ -22,7 +22,8 @@ MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
             oaa: int = 0, csoaa: bool = False,
-            multilabel: bool = False, bootstrap: int = 0) -> LearnerSpec:  # fmt: skip
+            multilabel: bool = False, bootstrap: int = 0,
+            autolink: int = 0) -> LearnerSpec:  # fmt: skip
     """The kernel variant that runs ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
@@ -30,8 +31,14 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
     say so (:func:`streamlearn.config.TrainConfig.params` does).  Mini-batches
     (``minibatch`` > 1) and ``subgrad`` run :mod:`streamlearn.learners.minibatch`.
     ``oaa`` = K > 0: one-against-all over K classes (:mod:`streamlearn.learners.oaa`).
+    ``autolink`` = d > 0: gd with its prediction's powers as features
+    (:mod:`streamlearn.learners.autolink`).
     ``bootstrap`` = K > 0: K resampled copies of gd (:mod:`streamlearn.learners.bootstrap`).
     """
+    if autolink:
+        from streamlearn.learners import autolink as al
+
+        return al.resolve(algo)
     if bootstrap:
         from streamlearn.learners import bootstrap as bs
 
@@ -109,7 +116,7 @@ def spec_by_name(name: str) -> LearnerSpec:
 
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
-        "cd", "coin", "pistol", "freegrad", "oaa", "csoaa", "bootstrap",
+        "cd", "coin", "pistol", "freegrad", "oaa", "csoaa", "bootstrap", "autolink",
         "multilabel",
     ):
         try:

@@ -106,7 +106,8 @@ P_INDEXING_AT = 33  # one-against-all: the kernel writes 1 + the row that decide
 P_BOOTSTRAP = 34  # --bootstrap K: the number of gd copies (0: none)
 P_BS_VOTE = 35  # --bootstrap: 1 = --bs_type vote, 0 = mean
 P_SEED = 36  # VW's --random_seed: the global generator's first state (--bootstrap's draws)
-PARAMS_SIZE = 37
+P_AUTOLINK = 37  # --autolink d: the degree of gd's polynomial link features (0: none)
+PARAMS_SIZE = 38
 
 # ---- gstate layout --------------------------------------------------------
 G_T = 0
@@ -192,6 +193,7 @@ def make_params(
     bootstrap: int = 0,
     bs_vote: bool = False,
     seed: int = 0,
+    autolink: int = 0,
 ) -> np.ndarray:
     """Pack hyperparameters into the ``params`` array kernels read.
 
@@ -239,6 +241,7 @@ def make_params(
     params[P_BOOTSTRAP] = bootstrap
     params[P_BS_VOTE] = 1.0 if bs_vote else 0.0
     params[P_SEED] = seed
+    params[P_AUTOLINK] = autolink
     return params
 
 

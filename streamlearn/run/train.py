@@ -145,7 +145,8 @@ class Learner:
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
-                       config.csoaa, config.multilabel, config.bootstrap)
+                       config.csoaa, config.multilabel, config.bootstrap,
+                       config.autolink)
         params = config.params()
         table = spec.new_table(config.bits)
         if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
@@ -157,7 +158,8 @@ class Learner:
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
-                       config.csoaa, config.multilabel, config.bootstrap)
+                       config.csoaa, config.multilabel, config.bootstrap,
+                       config.autolink)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
