@@ -561,7 +561,7 @@ OTHER_VW_OPTIONS = frozenset("""
     OjaNewton action_cache_slack active_cover alg all_slots_loss alpha alpha_inverse
     audit_regressor automl automl_significance_level bandwidth baseline
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
-    block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
+    block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
     cb_force_legacy cb_max_cost cb_min_cost cb_sample cb_to_cbadf
     cbify_ldf cbify_reg cbzo ccb_explore_adf ccb_no_slot_index challenger_epsilon
