@@ -712,6 +712,13 @@ def _resolve(t: Translation) -> None:
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"
+    if t.learn.get("bootstrap") and t.raw_predictions:
+        raise VWUsage("-r with --bootstrap is not supported by sl (VW writes each copy's "
+                      "score, 1:s1 2:s2 ...; -p has the prediction and the copies' range)")
+    for name in ("bootstrap", "autolink"):
+        if t.learn.get(name) and t.outputs.get("audit"):
+            raise VWUsage(f"--audit with --{name} is not supported by sl (VW audits each copy "
+                          "or the added features; sl's audit shows one gd model)")  # fmt: skip
     t.outputs.setdefault("model_format", "vw")  # -f writes VW's model format
     if t.learn.get("test_only") and "initial_model" in t.inputs:
         # VW keeps no loss in its models: -t -i reports squared loss unless told otherwise

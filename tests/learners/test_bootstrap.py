@@ -143,3 +143,11 @@ def test_models_cross_read(tmp_path):
                 assert r.returncode == 0, r.stderr
                 outs.add((tuple(test), (tmp_path / "o.p").read_bytes(), _loss(r.stderr)))
     assert len(outs) == 2  # one result with learning, one without
+
+
+@pytest.mark.parametrize("extra", [["--audit"], ["-r", "r.txt"]])
+def test_refused_outputs(tmp_path, extra):
+    (tmp_path / "d.vw").write_text("1 |f a\n0 |f b\n")
+    r = _run(["streamlearn", "vw", "-d", "d.vw", "--bootstrap", "2", *extra], tmp_path)
+    assert r.returncode == 2 and "not supported by sl" in r.stderr
+    assert not (tmp_path / "r.txt").exists()
