@@ -156,6 +156,13 @@ class TrainConfig:
     importances, in one table (:mod:`streamlearn.learners.bootstrap`); 0 = none."""
     bs_type: str = "mean"
     autolink: int = 0
+    bfgs: int = -1
+    """VW's --bfgs with --mem m (m >= 0): L-BFGS over passes instead of gd's online steps
+    (:mod:`streamlearn.learners.bfgs`); -1 = off."""
+    termination: float = 0.001
+    """--bfgs: stop when a pass lowers the loss by less than this fraction (VW's --termination)."""
+    hessian_on: bool = False
+    """--bfgs: a curvature pass before each step (VW's --hessian_on)."""
     """VW's --autolink d: gd also learns from the powers 1..d of its own prediction
     (:mod:`streamlearn.learners.autolink`); 0 = none."""
     """--bootstrap: the copies' predictions combined by their ``mean`` or majority ``vote``."""
@@ -413,6 +420,10 @@ class TrainConfig:
         elif self.oaa < 0:
             raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
         self._check_bootstrap()
+        if self.bfgs >= 0 and (self.algo != "gd" or self.oaa or self.bootstrap or self.autolink
+                               or self.minibatch > 1 or self.loss not in ("squared", "logistic",
+                                                                          "classic")):
+            raise ConfigError("--bfgs runs alone, with squared, classic or logistic loss")
         if self.autolink < 0:
             raise ConfigError(f"--autolink d needs d >= 0, got {self.autolink}")
         if self.autolink and (self.algo != "gd" or self.oaa or self.bootstrap
@@ -559,6 +570,7 @@ class TrainConfig:
             bs_vote=self.bs_type == "vote",
             seed=self.seed,
             autolink=self.autolink,
+            bfgs=(max(self.bfgs, 0), self.termination, self.hessian_on, self.passes),
         )
 
     @property

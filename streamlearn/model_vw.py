@@ -205,7 +205,7 @@ def decode(data: bytes) -> tuple:
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     body = vwmodel.read_body(data, h, len(cols), opts["models"])
     spec = resolve(algo, 0.0, 0.0, 1, config.oaa, config.csoaa, config.multilabel,
-                   config.bootstrap, config.autolink)
+                   config.bootstrap, config.autolink, config.bfgs)
     r = body.resume
     if r is None:
         cols = (0,)  # the weights only

@@ -407,6 +407,10 @@ OPTIONS: dict[str, Opt] = {
     "bootstrap": Opt(None, True, _bootstrap),
     "bs_type": Opt(None, True, _bs_type),
     "autolink": Opt(None, True, _learn("autolink", _int)),
+    "bfgs": Opt(None, False, lambda t, n, v: t.learn.setdefault("bfgs", 15)),
+    "mem": Opt(None, True, _learn("bfgs_mem_given", _int)),
+    "termination": Opt(None, True, _learn("termination", _float)),
+    "hessian_on": Opt(None, False, _flag("hessian_on")),
     "csoaa": Opt(None, True, _csoaa),
     "multilabel_oaa": Opt(None, True, _multilabel),
     "csoaa_ldf": Opt(None, True, _csoaa_ldf),
@@ -494,7 +498,6 @@ OPTIONS: dict[str, Opt] = {
 """VW's options ``sl vw`` takes, by VW's long name."""
 
 NOT_SUPPORTED: dict[str, str] = {
-    "bfgs": "--algo cd in sl train (batch coordinate descent over the data in memory)",
     "conjugate_gradient": "--algo cd in sl train",
     "lda": "none",
     "nn": "none (sl learns linear models)",
@@ -576,13 +579,13 @@ OTHER_VW_OPTIONS = frozenset("""
     epsilon_decay_significance_level error eval exclude_eval experimental_igl
     explore_eval extra_metrics fixed_significance_level flip_loss_sign
     gamma get_pmf global_only graph_feedback
-    hessian_on ignore_features_dsjson_experimental initial_denominator
+     ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
     interaction_update kary_tree kernel lambda_scheme large_action_space
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
     leaf_example_multiplier learn learn_at_leaf learning_rate_cnt
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
-    max_depth max_labels max_number_of_labels max_value meanfield mellowness mem
+    max_depth max_labels max_number_of_labels max_value meanfield mellowness
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
     model_count multiplier multitask multiworld_test no_predict no_progress node_only
     normalize nounif oas online opt_func oracle_type oracular ot overwrite_label
@@ -598,7 +601,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
     sketch_size slates spanner_c stage_size subsample svrg
-    swap_resistance synthcover synthcoverpsi synthcoversize target_rate termination
+    swap_resistance synthcover synthcoverpsi synthcoversize target_rate
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update
@@ -712,6 +715,16 @@ def _resolve(t: Translation) -> None:
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"
+    mem = t.learn.pop("bfgs_mem_given", None)
+    if "bfgs" in t.learn:
+        if mem is not None:
+            t.learn["bfgs"] = mem
+        if t.learn.get("passes", 1) < 2:
+            raise VWUsage("--bfgs needs at least 2 passes (as VW)")
+    elif mem is not None or "termination" in t.learn or t.learn.get("hessian_on"):
+        t.notes.append("--mem, --termination and --hessian_on are options of --bfgs: ignored")
+        t.learn.pop("termination", None)
+        t.learn.pop("hessian_on", None)
     if t.learn.get("bootstrap") and t.raw_predictions:
         raise VWUsage("-r with --bootstrap is not supported by sl (VW writes each copy's "
                       "score, 1:s1 2:s2 ...; -p has the prediction and the copies' range)")

@@ -23,7 +23,7 @@ MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
             oaa: int = 0, csoaa: bool = False,
             multilabel: bool = False, bootstrap: int = 0,
-            autolink: int = 0) -> LearnerSpec:  # fmt: skip
+            autolink: int = 0, bfgs: int = -1) -> LearnerSpec:  # fmt: skip
     """The kernel variant that runs ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
@@ -35,6 +35,10 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
     (:mod:`streamlearn.learners.autolink`).
     ``bootstrap`` = K > 0: K resampled copies of gd (:mod:`streamlearn.learners.bootstrap`).
     """
+    if bfgs >= 0:
+        from streamlearn.learners import bfgs as lbfgs
+
+        return lbfgs.spec(bfgs)
     if autolink:
         from streamlearn.learners import autolink as al
 

@@ -107,7 +107,11 @@ P_BOOTSTRAP = 34  # --bootstrap K: the number of gd copies (0: none)
 P_BS_VOTE = 35  # --bootstrap: 1 = --bs_type vote, 0 = mean
 P_SEED = 36  # VW's --random_seed: the global generator's first state (--bootstrap's draws)
 P_AUTOLINK = 37  # --autolink d: the degree of gd's polynomial link features (0: none)
-PARAMS_SIZE = 38
+P_BFGS_MEM = 38  # --bfgs: --mem m (the L-BFGS corrections kept)
+P_BFGS_TERM = 39  # --bfgs: --termination (relative decrease of the loss that stops it)
+P_BFGS_HESSIAN = 40  # --bfgs: 1 = --hessian_on (a curvature pass before each step)
+P_BFGS_PASSES = 41  # --bfgs: the passes (VW's final_pass)
+PARAMS_SIZE = 42
 
 # ---- gstate layout --------------------------------------------------------
 G_T = 0
@@ -194,6 +198,7 @@ def make_params(
     bs_vote: bool = False,
     seed: int = 0,
     autolink: int = 0,
+    bfgs: tuple = (15, 0.001, False, 1),
 ) -> np.ndarray:
     """Pack hyperparameters into the ``params`` array kernels read.
 
@@ -242,6 +247,10 @@ def make_params(
     params[P_BS_VOTE] = 1.0 if bs_vote else 0.0
     params[P_SEED] = seed
     params[P_AUTOLINK] = autolink
+    params[P_BFGS_MEM] = bfgs[0]
+    params[P_BFGS_TERM] = bfgs[1]
+    params[P_BFGS_HESSIAN] = 1.0 if bfgs[2] or bfgs[0] == 0 else 0.0
+    params[P_BFGS_PASSES] = bfgs[3]
     return params
 
 
@@ -291,6 +300,9 @@ class LearnerSpec:
     finish: Callable | None = None
     """``finish(table, gstate, params)``, run at the end of every pass: the
     mini-batch learners take the step of the examples still pending."""
+    stopped: Callable | None = None
+    """``stopped(gstate)``: True when the learner has finished before the passes asked for
+    (--bfgs: converged, or no curvature left; VW's ``set_done``)."""
 
     def warm_table(self, bits: int, slots: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """A table holding ``weights`` at ``slots``, each current at the initial global state.

@@ -146,7 +146,7 @@ class Learner:
     def fresh(cls, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
                        config.csoaa, config.multilabel, config.bootstrap,
-                       config.autolink)
+                       config.autolink, config.bfgs)
         params = config.params()
         table = spec.new_table(config.bits)
         if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
@@ -159,7 +159,7 @@ class Learner:
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
                        config.csoaa, config.multilabel, config.bootstrap,
-                       config.autolink)
+                       config.autolink, config.bfgs)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
@@ -823,6 +823,10 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 if run.log.end(run.learner.stats,
                                snapshot(run) if model is None else lambda m=model: m):
                     run.done = True
+                if run.learner.spec.stopped is not None and run.learner.spec.stopped(
+                    run.learner.gstate
+                ):
+                    run.done = True  # (--bfgs: converged)
                 if model is not None:
                     run.pass_models.append(_save_pass(model, run.outputs, pass_no))
                 _decay(run)

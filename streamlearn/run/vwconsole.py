@@ -143,6 +143,8 @@ def _learner_lines(c) -> list[str]:
 
 def _learners(c, outputs) -> list[str]:
     base = f"ftrl-{_FTRL_NAMES[c.algo]}" if c.algo in _FTRL_NAMES else c.algo
+    if c.bfgs >= 0:
+        base = "bfgs"
     out = [base, *(["autolink"] if c.autolink else []), f"scorer-{outputs.link}"]
     if c.bootstrap:
         out.append("bootstrap")
