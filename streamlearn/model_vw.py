@@ -80,6 +80,8 @@ def _options(h: vwmodel.Header) -> dict:
         elif name == "csoaa":
             learn["oaa"] = _int(name, value)
             learn["csoaa"] = True
+        elif name == "bfgs":
+            learn["bfgs"] = 15  # (VW keeps --bfgs, not --mem: the memory matters only to learn)
         elif name == "autolink":
             learn["autolink"] = _int(name, value)
         elif name == "bootstrap":
@@ -423,6 +425,8 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
             words += ["--bs_type", config.bs_type]
     if config.autolink:
         words += ["--autolink", str(config.autolink)]
+    if config.bfgs >= 0:
+        words.append("--bfgs")
     if random_seed is not None:
         words += ["--random_seed", str(random_seed)]
     if config.named_labels:
