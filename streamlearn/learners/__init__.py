@@ -118,6 +118,10 @@ def spec_by_name(name: str) -> LearnerSpec:
     """The variant stored in a model file under ``name`` (``LearnerSpec.name``)."""
     import importlib
 
+    if name.startswith("bfgs") and name[4:].isdigit():  # (its table is 4 + 2m columns wide)
+        from streamlearn.learners import bfgs
+
+        return bfgs.spec(int(name[4:]))
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
         "cd", "coin", "pistol", "freegrad", "oaa", "csoaa", "bootstrap", "autolink",
