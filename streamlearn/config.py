@@ -36,7 +36,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
                   *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
-                  "named_labels")  # fmt: skip
+                  "named_labels", "bootstrap", "bs_type", "autolink")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -151,6 +151,21 @@ class TrainConfig:
     multilabel: bool = False
     """The ``oaa`` K classes are labels of a multilabel problem (VW's --multilabel_oaa K):
     labels ``c1,c2,...`` (0-based), K binary problems (:mod:`streamlearn.learners.multilabel`)."""
+    bootstrap: int = 0
+    """Online bootstrap (VW's --bootstrap K): K copies of gd learning Poisson(1)-resampled
+    importances, in one table (:mod:`streamlearn.learners.bootstrap`); 0 = none."""
+    bs_type: str = "mean"
+    autolink: int = 0
+    bfgs: int = -1
+    """VW's --bfgs with --mem m (m >= 0): L-BFGS over passes instead of gd's online steps
+    (:mod:`streamlearn.learners.bfgs`); -1 = off."""
+    termination: float = 0.001
+    """--bfgs: stop when a pass lowers the loss by less than this fraction (VW's --termination)."""
+    hessian_on: bool = False
+    """--bfgs: a curvature pass before each step (VW's --hessian_on)."""
+    """VW's --autolink d: gd also learns from the powers 1..d of its own prediction
+    (:mod:`streamlearn.learners.autolink`); 0 = none."""
+    """--bootstrap: the copies' predictions combined by their ``mean`` or majority ``vote``."""
     indexing: int | None = None
     """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
     a learned label 0 (then 0..K-1) or K (then 1..K) decides, for the run."""
@@ -421,6 +436,19 @@ class TrainConfig:
                                   f"at least (each feature takes {self.oaa_stride} slots)")
         elif self.oaa < 0:
             raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
+        self._check_bootstrap()
+        if self.bfgs >= 0 and (self.algo != "gd" or self.oaa or self.bootstrap or self.autolink
+                               or self.minibatch > 1 or self.loss not in ("squared", "logistic",
+                                                                          "classic")):
+            raise ConfigError("--bfgs runs alone, with squared, classic or logistic loss")
+        if self.autolink < 0:
+            raise ConfigError(f"--autolink d needs d >= 0, got {self.autolink}")
+        if self.autolink and (self.algo != "gd" or self.oaa or self.bootstrap
+                              or self.minibatch > 1
+                              or not (self.adaptive and self.normalized and self.invariant)):
+            raise ConfigError("--autolink runs over gd with its default update rule (adaptive, "
+                              "normalized, invariant), alone: not with --oaa, --bootstrap, other "
+                              "learners or mini-batches")  # fmt: skip
         if self.indexing is not None:
             if self.indexing not in (0, 1):
                 raise ConfigError(f"--indexing is 0 (labels 0..K-1) or 1 (labels 1..K), "
@@ -428,6 +456,27 @@ class TrainConfig:
             if not self.oaa:
                 raise ConfigError("--indexing numbers the classes of --oaa K: it does "
                                   "nothing without --oaa")  # fmt: skip
+
+    def _check_bootstrap(self) -> None:
+        if self.bs_type not in ("mean", "vote"):
+            raise ConfigError(f"--bs_type is mean or vote, not {self.bs_type}")
+        if not self.bootstrap:
+            if self.bootstrap < 0:
+                raise ConfigError(f"--bootstrap K needs K >= 1 copies, got {self.bootstrap}")
+            return
+        if self.bootstrap < 1:
+            raise ConfigError(f"--bootstrap K needs K >= 1 copies, got {self.bootstrap}")
+        if self.algo != "gd" or self.oaa or self.minibatch > 1:
+            raise ConfigError("--bootstrap runs K copies of gd (VW's default learner); sl does not "
+                              "run it over --oaa, other learners or mini-batches")  # fmt: skip
+        if self.bootstrap_stride > 1 << self.bits:
+            raise ConfigError(f"--bootstrap {self.bootstrap} needs -b "
+                              f"{self.bootstrap_stride.bit_length() - 1} at least")  # fmt: skip
+
+    @property
+    def bootstrap_stride(self) -> int:
+        """With --bootstrap K: the slots each feature takes, K rounded up to a power of 2."""
+        return 1 << max(self.bootstrap - 1, 0).bit_length() if self.bootstrap else 1
 
     @property
     def oaa_stride(self) -> int:
@@ -547,6 +596,11 @@ class TrainConfig:
             freegrad_restart=self.freegrad_restart,
             freegrad_project=self.freegrad_project,
             freegrad_radius=self.freegrad_radius,
+            bootstrap=self.bootstrap,
+            bs_vote=self.bs_type == "vote",
+            seed=self.seed,
+            autolink=self.autolink,
+            bfgs=(max(self.bfgs, 0), self.termination, self.hessian_on, self.passes),
         )
 
     @property

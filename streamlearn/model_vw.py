@@ -82,6 +82,14 @@ def _options(h: vwmodel.Header) -> dict:
         elif name == "csoaa":
             learn["oaa"] = _int(name, value)
             learn["csoaa"] = True
+        elif name == "bfgs":
+            learn["bfgs"] = 15  # (VW keeps --bfgs, not --mem: the memory matters only to learn)
+        elif name == "autolink":
+            learn["autolink"] = _int(name, value)
+        elif name == "bootstrap":
+            learn["bootstrap"] = _int(name, value)
+        elif name == "bs_type" and value in ("mean", "vote"):
+            learn["bs_type"] = value
         elif name == "named_labels" and value:
             learn["named_labels"] = value
         elif name == "noconstant":
@@ -90,8 +98,10 @@ def _options(h: vwmodel.Header) -> dict:
             learn["hash"] = value
         elif name == "hash_seed":
             learn["hash_seed"] = _int(name, value)
-        elif name in ("random_seed", "bit_precision"):
-            pass  # (nothing random in sl's VW learners; the bits are the header's)
+        elif name == "random_seed":
+            facts["random_seed"] = _int(name, value)  # (VW's generator as it was saved)
+        elif name == "bit_precision":
+            pass  # (the bits are the header's)
         elif name in UPDATE_RULE or name == "sgd":
             facts["rules"].add(name)
         elif name in ("learning_rate", "power_t", "ftrl_alpha", "ftrl_beta"):
@@ -127,6 +137,8 @@ def _options(h: vwmodel.Header) -> dict:
             learn[rule] = rule in facts["rules"]
     if facts.get("per_model") and learn.get("oaa"):
         facts["models"] = learn["oaa"]
+    if facts.get("per_model") and learn.get("bootstrap"):
+        facts["models"] = learn["bootstrap"]
     return {"learn": learn, **facts}
 
 
@@ -196,12 +208,17 @@ def decode(data: bytes) -> tuple:
         raise Unsupported(f"it is a --{algo} model, which sl does not read in VW's format")
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     body = vwmodel.read_body(data, h, len(cols), opts["models"])
-    spec = resolve(algo, 0.0, 0.0, 1, config.oaa, config.csoaa, config.multilabel)
+    spec = resolve(algo, 0.0, 0.0, 1, config.oaa, config.csoaa, config.multilabel,
+                   config.bootstrap, config.autolink, config.bfgs)
     r = body.resume
     if r is None:
         cols = (0,)  # the weights only
     params = config.params()
     gstate = spec.init_gstate(params).astype(np.float64)
+    if config.bootstrap and opts.get("random_seed") is not None:
+        from streamlearn.learners.bootstrap import set_rng
+
+        set_rng(gstate, config.bootstrap, opts["random_seed"])
     state = np.zeros((body.slots.shape[0], spec.ncols), dtype=spec.dtype)
     for k, c in enumerate(cols):
         state[:, c] = body.values[:, k]
@@ -257,7 +274,7 @@ def decode(data: bytes) -> tuple:
 
 def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
     """gd's (and coin's) normalizer sums from the resume state: class c's under --oaa."""
-    if learner in ("gd", "coin"):
+    if learner in ("gd", "coin", "autolink_gd"):
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         gstate[G_NORM] = r["norm"][0]
@@ -266,8 +283,8 @@ def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
         from streamlearn.learners.freegrad import G_TOTAL
 
         gstate[G_TOTAL] = r["total_weight"][0]
-    elif learner in ("oaa_gd", "csoaa_gd", "multilabel_gd"):
-        from streamlearn.learners.oaa import G_CLASS
+    elif learner in ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd"):
+        from streamlearn.learners.oaa import G_CLASS  # (= bootstrap's G_COPY)
 
         for c, (n, t) in enumerate(zip(r["norm"], r["total_weight"], strict=True)):
             if G_CLASS + 2 * c + 1 < gstate.shape[0]:
@@ -316,7 +333,8 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         edge = 50.0 if config.loss_id == LOGISTIC else 0.0
         lo, hi = -edge, edge
     h = vwmodel.Header(id=config.model_id, min_label=lo, max_label=hi, bits=config.bits,
-                       options=options_string(config, not weights_only, link))
+                       options=options_string(config, not weights_only, link,
+                                              _rng_state(model)))
     _split_grams(config, h)
     algo = config.algo
     if weights_only:
@@ -358,12 +376,12 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
 def _sums(model) -> tuple[list[float], list[float]]:  # noqa: ANN001
     """The normalizer sums VW keeps (one model's: class 0's under --oaa)."""
     g = model.gstate
-    if model.learner in ("gd", "coin"):
+    if model.learner in ("gd", "coin", "autolink_gd"):
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         return [float(g[G_NORM])], [float(g[G_TOTAL])]
-    if model.learner in ("oaa_gd", "csoaa_gd", "multilabel_gd"):
-        from streamlearn.learners.oaa import G_CLASS
+    if model.learner in ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd"):
+        from streamlearn.learners.oaa import G_CLASS  # (= bootstrap's G_COPY)
 
         return [float(g[G_CLASS])], [float(g[G_CLASS + 1])]
     if model.learner == "freegrad":
@@ -383,15 +401,36 @@ def _split_grams(config: TrainConfig, h: vwmodel.Header) -> None:
         setattr(h, attr, tuple(values))
 
 
-def options_string(config: TrainConfig, resume: bool = True, link: str | None = None) -> str:
+def _rng_state(model) -> int | None:  # noqa: ANN001
+    """VW's generator's state (kept as ``--random_seed``): a ``--bootstrap`` model's."""
+    if model.learner != "bootstrap_gd":
+        return None
+    from streamlearn.learners.bootstrap import get_rng
+
+    return get_rng(model.gstate, model.config.bootstrap)
+
+
+def options_string(config: TrainConfig, resume: bool = True, link: str | None = None,
+                   random_seed: int | None = None) -> str:  # fmt: skip
     """The options VW keeps with a model of ``config`` (as VW writes them: long names,
-    each with its value)."""
+    each with its value); ``random_seed``: the state of VW's generator, which VW keeps
+    when a reduction draws from it (``--bootstrap``)."""
     words: list[str] = []
     if config.oaa:
         kind = "csoaa" if config.csoaa else "multilabel_oaa" if config.multilabel else "oaa"
         words += [f"--{kind}", str(config.oaa)]
         if config.indexing is not None:
             words += ["--indexing", str(config.indexing)]
+    if config.bootstrap:
+        words += ["--bootstrap", str(config.bootstrap)]
+        if config.bs_type != "mean":  # (VW keeps it when it was given)
+            words += ["--bs_type", config.bs_type]
+    if config.autolink:
+        words += ["--autolink", str(config.autolink)]
+    if config.bfgs >= 0:
+        words.append("--bfgs")
+    if random_seed is not None:
+        words += ["--random_seed", str(random_seed)]
     if config.named_labels:
         words += ["--named_labels", config.named_labels]
     for name in ("quadratic", "cubic", "interactions"):

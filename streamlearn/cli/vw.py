@@ -193,6 +193,17 @@ def _oaa(t: Translation, name: str, value: str) -> None:
     t.learn["oaa"] = k
 
 
+def _bootstrap(t: Translation, name: str, value: str) -> None:
+    k = _count(name, value, "--bootstrap", "the bootstrap needs at least one copy")
+    t.learn["bootstrap"] = k
+
+
+def _bs_type(t: Translation, name: str, value: str) -> None:
+    if value not in ("mean", "vote"):
+        raise VWUsage(f"--bs_type {value}: mean or vote")
+    t.learn["bs_type"] = value
+
+
 def _ml(key: str, kind: Callable | None = None, value=True) -> Callable:  # noqa: ANN001
     """An option of the multiline reductions (``Translation.multiline``)."""
 
@@ -442,6 +453,13 @@ OPTIONS: dict[str, Opt] = {
     "radius": Opt(None, True, _learn("freegrad_radius", _float)),
     # multiclass
     "oaa": Opt(None, True, _oaa),
+    "bootstrap": Opt(None, True, _bootstrap),
+    "bs_type": Opt(None, True, _bs_type),
+    "autolink": Opt(None, True, _learn("autolink", _int)),
+    "bfgs": Opt(None, False, lambda t, n, v: t.learn.setdefault("bfgs", 15)),
+    "mem": Opt(None, True, _learn("bfgs_mem_given", _int)),
+    "termination": Opt(None, True, _learn("termination", _float)),
+    "hessian_on": Opt(None, False, _flag("hessian_on")),
     "csoaa": Opt(None, True, _csoaa),
     "multilabel_oaa": Opt(None, True, _multilabel),
     "csoaa_ldf": Opt(None, True, _csoaa_ldf),
@@ -561,13 +579,11 @@ OPTIONS: dict[str, Opt] = {
 """VW's options ``sl vw`` takes, by VW's long name."""
 
 NOT_SUPPORTED: dict[str, str] = {
-    "bfgs": "--algo cd in sl train (batch coordinate descent over the data in memory)",
     "conjugate_gradient": "--algo cd in sl train",
     "lda": "none",
     "nn": "none (sl learns linear models)",
     "ksvm": "none (sl learns linear models)",
     "boosting": "none",
-    "bootstrap": "none",
     "ect": "none",
     "log_multi": "none",
     "active": "none",
@@ -575,7 +591,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "rank": "none",
     "new_mf": "none",
     "stage_poly": "none",
-    "autolink": "none",
     "marginal": "none",
     "confidence": "none",
     "redefine": "none",
@@ -621,7 +636,7 @@ OTHER_VW_OPTIONS = frozenset("""
     OjaNewton action_cache_slack active_cover alg alpha alpha_inverse
     audit_regressor automl automl_significance_level bandwidth baseline
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
-    block_size bonferroni_denominator bs_type cats cats_pdf cats_tree cb_c_alpha
+    block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
     cb_sample cb_to_cbadf cbify_ldf cbify_reg cbzo challenger_epsilon
     check_enabled choices_lambda compete confidence_after_training
@@ -635,13 +650,13 @@ OTHER_VW_OPTIONS = frozenset("""
     epsilon_decay_significance_level error exclude_eval experimental_igl
     fixed_significance_level flip_loss_sign
     gamma get_pmf global_only graph_feedback
-    hessian_on ignore_features_dsjson_experimental initial_denominator
+     ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
     interaction_update kary_tree kernel lambda_scheme large_action_space
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
     leaf_example_multiplier learn learn_at_leaf learning_rate_cnt
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
-    max_depth max_labels max_number_of_labels max_value meanfield mem
+    max_depth max_labels max_number_of_labels max_value meanfield
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
     model_count multitask multiworld_test no_progress node_only normalize oas online
     opt_func oracle_type oracular ot overwrite_label
@@ -656,7 +671,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_perturb_oracle search_rollin search_rollout search_rollout_num_steps
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
-    sketch_size spanner_c stage_size subsample svrg swap_resistance termination
+    sketch_size spanner_c stage_size subsample svrg swap_resistance
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update
@@ -821,6 +836,23 @@ def _resolve(t: Translation) -> None:
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"
+    mem = t.learn.pop("bfgs_mem_given", None)
+    if "bfgs" in t.learn:
+        if mem is not None:
+            t.learn["bfgs"] = mem
+        if t.learn.get("passes", 1) < 2:
+            raise VWUsage("--bfgs needs at least 2 passes (as VW)")
+    elif mem is not None or "termination" in t.learn or t.learn.get("hessian_on"):
+        t.notes.append("--mem, --termination and --hessian_on are options of --bfgs: ignored")
+        t.learn.pop("termination", None)
+        t.learn.pop("hessian_on", None)
+    if t.learn.get("bootstrap") and t.raw_predictions:
+        raise VWUsage("-r with --bootstrap is not supported by sl (VW writes each copy's "
+                      "score, 1:s1 2:s2 ...; -p has the prediction and the copies' range)")
+    for name in ("bootstrap", "autolink"):
+        if t.learn.get(name) and t.outputs.get("audit"):
+            raise VWUsage(f"--audit with --{name} is not supported by sl (VW audits each copy "
+                          "or the added features; sl's audit shows one gd model)")  # fmt: skip
     t.outputs.setdefault("model_format", "vw")  # -f writes VW's model format
     if t.learn.get("test_only") and "initial_model" in t.inputs:
         # VW keeps no loss in its models: -t -i reports squared loss unless told otherwise

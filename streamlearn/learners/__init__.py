@@ -22,7 +22,8 @@ MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
             oaa: int = 0, csoaa: bool = False,
-            multilabel: bool = False) -> LearnerSpec:  # fmt: skip
+            multilabel: bool = False, bootstrap: int = 0,
+            autolink: int = 0, bfgs: int = -1) -> LearnerSpec:  # fmt: skip
     """The kernel variant that runs ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
@@ -30,7 +31,22 @@ def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
     say so (:func:`streamlearn.config.TrainConfig.params` does).  Mini-batches
     (``minibatch`` > 1) and ``subgrad`` run :mod:`streamlearn.learners.minibatch`.
     ``oaa`` = K > 0: one-against-all over K classes (:mod:`streamlearn.learners.oaa`).
+    ``autolink`` = d > 0: gd with its prediction's powers as features
+    (:mod:`streamlearn.learners.autolink`).
+    ``bootstrap`` = K > 0: K resampled copies of gd (:mod:`streamlearn.learners.bootstrap`).
     """
+    if bfgs >= 0:
+        from streamlearn.learners import bfgs as lbfgs
+
+        return lbfgs.spec(bfgs)
+    if autolink:
+        from streamlearn.learners import autolink as al
+
+        return al.resolve(algo)
+    if bootstrap:
+        from streamlearn.learners import bootstrap as bs
+
+        return bs.resolve(algo)
     if oaa and multilabel:
         from streamlearn.learners import multilabel as multi
 
@@ -102,9 +118,13 @@ def spec_by_name(name: str) -> LearnerSpec:
     """The variant stored in a model file under ``name`` (``LearnerSpec.name``)."""
     import importlib
 
+    if name.startswith("bfgs") and name[4:].isdigit():  # (its table is 4 + 2m columns wide)
+        from streamlearn.learners import bfgs
+
+        return bfgs.spec(int(name[4:]))
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
-        "cd", "coin", "pistol", "freegrad", "oaa", "csoaa",
+        "cd", "coin", "pistol", "freegrad", "oaa", "csoaa", "bootstrap", "autolink",
         "multilabel",
     ):
         try:

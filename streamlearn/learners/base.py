@@ -105,7 +105,15 @@ INDEXING_AUTO = 2.0  # params[P_INDEXING] before a label has decided
 P_INDEXING_AT = 33  # one-against-all: the kernel writes 1 + the row that decided, 0 if none
 P_LOGISTIC_MIN = 34  # logistic loss: the label read as "certainly -1" (VW's --logistic_min)
 P_LOGISTIC_MAX = 35  # ... and as "certainly +1" (VW's --logistic_max)
-PARAMS_SIZE = 36
+P_BOOTSTRAP = 36  # --bootstrap K: the number of gd copies (0: none)
+P_BS_VOTE = 37  # --bootstrap: 1 = --bs_type vote, 0 = mean
+P_SEED = 38  # VW's --random_seed: the global generator's first state (--bootstrap's draws)
+P_AUTOLINK = 39  # --autolink d: the degree of gd's polynomial link features (0: none)
+P_BFGS_MEM = 40  # --bfgs: --mem m (the L-BFGS corrections kept)
+P_BFGS_TERM = 41  # --bfgs: --termination (relative decrease of the loss that stops it)
+P_BFGS_HESSIAN = 42  # --bfgs: 1 = --hessian_on (a curvature pass before each step)
+P_BFGS_PASSES = 43  # --bfgs: the passes (VW's final_pass)
+PARAMS_SIZE = 44
 
 # ---- gstate layout --------------------------------------------------------
 G_T = 0
@@ -190,6 +198,11 @@ def make_params(
     freegrad_radius: float | None = None,
     logistic_min: float = -1.0,
     logistic_max: float = 1.0,
+    bootstrap: int = 0,
+    bs_vote: bool = False,
+    seed: int = 0,
+    autolink: int = 0,
+    bfgs: tuple = (15, 0.001, False, 1),
 ) -> np.ndarray:
     """Pack hyperparameters into the ``params`` array kernels read.
 
@@ -236,6 +249,14 @@ def make_params(
     params[P_FREEGRAD_RESTART] = 1.0 if freegrad_restart else 0.0
     params[P_FREEGRAD_PROJECT] = 1.0 if freegrad_project else 0.0
     params[P_FREEGRAD_RADIUS] = freegrad_radius or 0.0
+    params[P_BOOTSTRAP] = bootstrap
+    params[P_BS_VOTE] = 1.0 if bs_vote else 0.0
+    params[P_SEED] = seed
+    params[P_AUTOLINK] = autolink
+    params[P_BFGS_MEM] = bfgs[0]
+    params[P_BFGS_TERM] = bfgs[1]
+    params[P_BFGS_HESSIAN] = 1.0 if bfgs[2] or bfgs[0] == 0 else 0.0
+    params[P_BFGS_PASSES] = bfgs[3]
     return params
 
 
@@ -285,6 +306,9 @@ class LearnerSpec:
     finish: Callable | None = None
     """``finish(table, gstate, params)``, run at the end of every pass: the
     mini-batch learners take the step of the examples still pending."""
+    stopped: Callable | None = None
+    """``stopped(gstate)``: True when the learner has finished before the passes asked for
+    (--bfgs: converged, or no curvature left; VW's ``set_done``)."""
 
     def warm_table(self, bits: int, slots: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """A table holding ``weights`` at ``slots``, each current at the initial global state.

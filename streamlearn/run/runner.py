@@ -322,11 +322,22 @@ class PredictionWriter:
 
     def write(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1,
               raw_first: int | np.ndarray | None = None,
-              raw: np.ndarray | None = None) -> None:  # fmt: skip
+              raw: np.ndarray | None = None,
+              bounds: np.ndarray | None = None) -> None:  # fmt: skip
         """``first``: with one-against-all, the number of the first class in each row's
         ``c:p`` texts (:meth:`ClassNumbering.after`); ``raw_first`` the same as each row
-        was predicted (VW's ``-r``: :attr:`ClassNumbering.predicted`), ``first`` if None."""
+        was predicted (VW's ``-r``: :attr:`ClassNumbering.predicted`), ``first`` if None.
+        ``bounds`` (``--bootstrap``, :func:`split_bounds`): VW writes ``-p`` as
+        ``prediction [tag] lowest highest``."""
         if not self.outs or self.broken:
+            return
+        if self.vw and bounds is not None:
+            out, transformed = self.outs[0]
+            if transformed:
+                shown = preds
+                if self.binary:  # (NaN stays NaN: a skipped line)
+                    shown = np.where(preds > 0, 1.0, np.where(preds <= 0, -1.0, preds))
+                self._write(out, _bootstrap_lines(batch, shown, bounds))
             return
         if self.multilabel:
             for out, transformed in self.outs:
@@ -558,6 +569,21 @@ def _multilabel_lines(batch: Batch, preds: np.ndarray, probabilities: bool) -> b
     return b"".join(out)
 
 
+def _bootstrap_lines(batch: Batch, preds: np.ndarray, bounds: np.ndarray) -> bytes:
+    """VW's ``-p`` of ``--bootstrap``: the prediction, the tag, the lowest and highest
+    copy's prediction (each as ``%f``, six decimals); under ``--binary`` the prediction is
+    its sign (-1 for 0, as VW's ``binary`` above the bootstrap)."""
+    data = batch.block.data
+    lines = []
+    rows = zip(preds.tolist(), (bounds + 0.0).tolist()[0], (bounds + 0.0).tolist()[1],
+               batch.tag_start.tolist(), batch.tag_end.tolist(), strict=True)  # fmt: skip
+    for v, lo, hi, a, b in rows:
+        tag = b" " + data[a:b].tobytes() if b > a else b""
+        lines.append(f"{v + 0.0:.6f}".encode("ascii") + tag
+                     + f" {lo:.6f} {hi:.6f}\n".encode("ascii"))  # fmt: skip
+    return b"".join(lines)
+
+
 def _lines(batch: Batch, texts: list[str]) -> bytes:
     """One line per row: the prediction as written, and the tag when there is one
     (the tag's bytes as they were, UTF-8 or not)."""
@@ -573,7 +599,7 @@ def _lines(batch: Batch, texts: list[str]) -> bytes:
 
 def run_kernel(
     train_batch, table, gstate, params, loss_id: int, batch: Batch, stats, rows, width: int = 0,
-    raw: bool = False,
+    raw: bool = False, bounds: bool = False,
 ) -> np.ndarray:
     """One call of a learner's ``train_batch`` kernel over ``batch``; its predictions.
 
@@ -582,8 +608,12 @@ def run_kernel(
     many columns per row (one-against-all: the class and the K scores).  ``raw``
     (one column): the predictions are followed by each row's score before clipping
     (VW's ``-r``; :func:`~streamlearn.learners.base.write_raw`), 2n values in all.
+    ``bounds`` (``--bootstrap``): followed by each row's lowest and highest copy's
+    prediction, 3n values in all (:func:`split_bounds`).
     """
-    if width == 0:
+    if bounds:
+        preds = np.empty(3 * batch.n)
+    elif width == 0:
         preds = np.empty(2 * batch.n) if raw else np.empty(batch.n)
     else:
         preds = np.empty((batch.n, width))
@@ -598,6 +628,14 @@ def run_kernel(
     else:
         train_batch(*args)
     return preds
+
+
+def split_bounds(preds: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A ``--bootstrap`` kernel's 3n values: the n predictions and the (2, n) lowest and
+    highest copies' predictions; other kernels' predictions as they are, and None."""
+    if preds.ndim == 1 and preds.shape[0] == 3 * n and n > 0:
+        return preds[:n], preds[n:].reshape(2, n)
+    return preds, None
 
 
 def prediction_width(config: TrainConfig) -> int:

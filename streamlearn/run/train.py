@@ -77,6 +77,7 @@ from streamlearn.run.runner import (
     prediction_width,
     prefetch,
     run_kernel,
+    split_bounds,
 )
 from streamlearn.system.locks import model_lock
 from streamlearn.system.outputs import check_outputs, same_file, staging
@@ -144,7 +145,8 @@ class Learner:
     @classmethod
     def fresh(cls, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
-                       config.csoaa, config.multilabel)
+                       config.csoaa, config.multilabel, config.bootstrap,
+                       config.autolink, config.bfgs)
         params = config.params()
         table = spec.new_table(config.bits)
         if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
@@ -162,7 +164,8 @@ class Learner:
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
         spec = resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa,
-                       config.csoaa, config.multilabel)
+                       config.csoaa, config.multilabel, config.bootstrap,
+                       config.autolink, config.bfgs)
         if spec.name == model.learner:
             if spec.name == "gd" and model.state.shape[1] == 3:
                 # written before gd kept each slot's last rate (VW's spare float): a zero
@@ -787,6 +790,7 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                     learned = pool.map(functools.partial(_learn_run, batch=batch), learning)
                 for run, preds in zip(learning, learned, strict=True):
                     raw = None
+                    preds, bounds = split_bounds(preds, batch.n)
                     if preds.ndim == 1 and preds.shape[0] == 2 * batch.n:  # VW's -r
                         preds, raw = preds[: batch.n], preds[batch.n :]
                         raw[batch.status != 0] = np.nan
@@ -802,7 +806,8 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                         run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no)
                     if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
                         run.writer.write(batch, preds, first,
-                                         run.classes.predicted if run.classes else None, raw)
+                                         run.classes.predicted if run.classes else None, raw,
+                                         bounds)
                 if board is not None:
                     board.emit()
                 if collector is not None and runs[0].outputs.vw_format:
@@ -827,6 +832,10 @@ def _learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: F
                 if run.log.end(run.learner.stats,
                                snapshot(run) if model is None else lambda m=model: m):
                     run.done = True
+                if run.learner.spec.stopped is not None and run.learner.spec.stopped(
+                    run.learner.gstate
+                ):
+                    run.done = True  # (--bfgs: converged)
                 if model is not None:
                     run.pass_models.append(_save_pass(model, run.outputs, pass_no))
                 _decay(run)
@@ -1007,6 +1016,7 @@ def _learn_run(run: Run, batch: Batch) -> np.ndarray:
     return _learn(run.learner, run.params, batch, run.rows, raw)
 
 
+
 def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray,
            raw: bool = False) -> np.ndarray:  # fmt: skip
     """Run the learner's kernel over one batch; return its predictions (``raw``: followed
@@ -1014,7 +1024,7 @@ def _learn(learner: Learner, params: np.ndarray, batch: Batch, rows: np.ndarray,
     return run_kernel(
         learner.spec.train_batch, learner.table, learner.gstate, params,
         learner.config.loss_id, batch, learner.stats, rows, prediction_width(learner.config),
-        raw,
+        raw, learner.config.bootstrap > 0,
     )  # fmt: skip
 
 

@@ -143,7 +143,11 @@ def _learner_lines(c) -> list[str]:
 
 def _learners(c, outputs) -> list[str]:
     base = f"ftrl-{_FTRL_NAMES[c.algo]}" if c.algo in _FTRL_NAMES else c.algo
-    out = [base, f"scorer-{outputs.link}"]
+    if c.bfgs >= 0:
+        base = "bfgs"
+    out = [base, *(["autolink"] if c.autolink else []), f"scorer-{outputs.link}"]
+    if c.bootstrap:
+        out.append("bootstrap")
     if c.binary:
         out.append("binary")
     if c.oaa:

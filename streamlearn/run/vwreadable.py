@@ -64,6 +64,12 @@ def kept_options(config, link: str = "identity") -> str:
         opts.append(("oaa", str(c.oaa)))
         if c.indexing is not None:
             opts.append(("indexing", str(c.indexing)))
+    if c.autolink:
+        opts.append(("autolink", str(c.autolink)))
+    if c.bootstrap:
+        opts.append(("bootstrap", str(c.bootstrap)))
+        if c.bs_type != "mean":
+            opts.append(("bs_type", c.bs_type))
     if link != "identity":
         opts.append(("link", link))
     if not c.constant:
