@@ -1,4 +1,4 @@
-"""sl vw's --cover, --regcb(opt), --squarecb --elim and --synthcover against VW 9.11.9 (the
+"""sl vw's --cover, --regcb(opt), --squarecb --elim, --synthcover and --rnd against VW 9.11.9 (the
 same progressive loss and -p file), and plain references of their pmf arithmetic."""
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ ADF_CASES = [
     "--squarecb --elim --mellowness 0.01 --gamma_scale 3",
     "--synthcover",
     "--synthcover --synthcoverpsi 0.3 --synthcoversize 17 --epsilon 0.05",
+    "--rnd 1",
+    "--rnd 3 --noconstant",
+    "--rnd 2 --rnd_alpha 0.3 --rnd_invlambda 0.5 --epsilon 0.02 --cb_type dr",
 ]
 
 
@@ -72,6 +75,25 @@ def test_cb_explore_k_equals_vw(tmp_path: Path, flags: str) -> None:
     data.write_text("\n".join(lines) + "\n")
     args = ["--cb_explore", "3", *flags.split(), "-d", str(data)]
     assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
+
+
+def test_boxmuller_is_vws_gaussian() -> None:
+    """merand48_boxmuller: polar Box-Muller on two merand48 draws, float32 (a plain copy)."""
+    from streamlearn.learners import cb_rnd
+
+    def ref(seed: int) -> float:
+        s = np.array([seed], dtype=np.uint64)
+        while True:
+            x1 = F32(2.0) * ex.merand48(s) - F32(1.0)
+            x2 = F32(2.0) * ex.merand48(s) - F32(1.0)
+            t = F32(x1 * x1 + x2 * x2)
+            if 0.0 < t < 1.0:
+                break
+        return float(x1 * F32(np.sqrt(F32(F32(-2.0) * np.log(t)) / t)))
+
+    for seed in (0, 1, 12345, 2**40 + 7):
+        got = cb_rnd.boxmuller(np.array([seed], dtype=np.uint64))
+        assert float(got) == pytest.approx(ref(seed), rel=1e-6)
 
 
 def test_cover_refuses_dm(tmp_path: Path) -> None:
