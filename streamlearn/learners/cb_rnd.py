@@ -91,8 +91,9 @@ def initial_prediction(indices, values, ns, lo, hi, mult, offset, sqrt_invlambda
 
 
 @jit  # (called twice: not inlined, which would double the kernel's compile time)
-def _learn_copy(table, gstate, params, loss_id, rule, slots, indices, values, indptr, r0, n, k,
-                c, p, clip_p, cb_type, width, base, mask, truncate, counts, cidx, xs, ys):  # fmt: skip
+def _learn_copy(table, gstate, params, loss_id, rule, slots, indices, values, indptr, r0, n,
+                k, c, p, clip_p, cb_type, width, base, mask, truncate, counts, cidx, xs,
+                ys):  # fmt: skip
     """cb_adf's learning of one labeled example at offset ``base`` (VW's per-model counts
     ``counts[2 cidx]``, ``+1`` for mtr)."""
     pc = max(p, F32(clip_p))
