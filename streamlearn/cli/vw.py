@@ -503,6 +503,9 @@ OPTIONS: dict[str, Opt] = {
     "squarecb": Opt(None, False, _explorer("squarecb")),
     "elim": Opt(None, False, _ml("elim")),
     "synthcover": Opt(None, False, _explorer("synthcover")),
+    "rnd": Opt(None, True, _explorer("rnd", "rnd", _int)),
+    "rnd_alpha": Opt(None, True, _ml("rnd_alpha", _float)),
+    "rnd_invlambda": Opt(None, True, _ml("rnd_invlambda", _float)),
     "synthcoverpsi": Opt(None, True, _ml("synthcoverpsi", _float)),
     "synthcoversize": Opt(None, True, _ml("synthcoversize", _int)),
     "regcb": Opt(None, False, _explorer("regcb")),
@@ -664,7 +667,7 @@ OTHER_VW_OPTIONS = frozenset("""
     pool_greedy pool_size print priority_challengers priority_type random_init
     randomized_routing range_c recall_tree replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
-    reward_as_cost rnd rnd_alpha rnd_invlambda sample_pdf sched_exponent scores
+    reward_as_cost sample_pdf sched_exponent scores
     search_active_verify search_allowed_transitions search_alpha search_beta
     search_history_length search_interpolation search_linear_ordering search_metatask
     search_neighbor_features search_no_caching search_passes_per_policy

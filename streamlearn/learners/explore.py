@@ -470,8 +470,10 @@ BAG = 4
 COVER = 5
 REGCB = 6  # --regcb, --regcbopt, --squarecb --elim (learners/cb_regcb.py)
 SYNTHCOVER = 7
+RND = 8  # learners/cb_rnd.py
 EXPLORERS = {"greedy": GREEDY, "first": FIRST, "softmax": SOFTMAX, "squarecb": SQUARECB,
-             "bag": BAG, "cover": COVER, "regcb": REGCB, "synthcover": SYNTHCOVER}  # fmt: skip
+             "bag": BAG, "cover": COVER, "regcb": REGCB, "synthcover": SYNTHCOVER,
+             "rnd": RND}  # fmt: skip
 
 # xstats slots
 X_LOSS = 0

@@ -32,6 +32,7 @@ from streamlearn.config import TrainConfig
 from streamlearn.errors import ModelError, UsageError
 from streamlearn.io.labels import LABEL_CB, LABEL_CS
 from streamlearn.learners import cb_adf, csoaa_ldf
+from streamlearn.learners.base import P_ADAPTIVE, P_NORMALIZED
 
 
 @dataclass
@@ -55,6 +56,9 @@ class Multiline:
     cover: int = 0  # --cover N
     psi: float = 1.0  # --cover's --psi
     nounif: bool = False  # --cover's --nounif
+    rnd: int = 0  # --rnd R
+    rnd_alpha: float = 0.1
+    rnd_invlambda: float = 0.1
     synthcoverpsi: float = 0.1  # --synthcover
     synthcoversize: int = 100
     regcbopt: bool = False  # --regcb --regcbopt
@@ -144,6 +148,9 @@ def _parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
         blocks = _tee(blocks, tee)
     if ml.reduction != "cb" and not json_fmt:
         blocks = example_blocks(blocks)
+    if ml.explore == "rnd" and full.crosses_or_filters:
+        # VW draws rnd's random targets from its crossed features' unmasked indices
+        raise UsageError("--rnd with interactions or namespace filters: not supported yet")
     if ml.reduction == "cb" and full.crosses_or_filters and not ml.legacy:
         # VW's copies keep the namespaces of earlier lines: a line without namespace g
         # still crosses f with the last g seen (--audit shows f^x*g^y on such lines)
@@ -924,7 +931,7 @@ class _Explore:
         self.ho_learns = ml.reduction != "cb"  # VW predicts held-out single-line examples
         self.clip_p = ml.clip_p
         self.rng = np.array([cfg.seed], dtype=np.uint64)  # VW's global generator
-        self.counts = np.zeros(2 * max(1, ml.bag))
+        self.counts = np.zeros(2 * max(1, ml.bag, ml.rnd + 1))
         self.costs = np.zeros(2)  # --synthcover: the lowest and highest cost seen (from 0)
         self.ee = None  # --explore_eval's counts (learners/explore_eval.py)
 
@@ -946,6 +953,15 @@ class _Explore:
             _, s = cb_cover.layout(self.ml.cover, cb_type)
             # --cb K's copies carry VW's rewritten indices: step 1 (see feature_width)
             self.width = 1 if self.ml.reduction in ("cb", "cbify") else s
+            models = s
+        elif self.kind == self.ex.RND:
+            from streamlearn.learners import cb_rnd
+
+            if self.ml.reduction != "cb_adf":
+                raise UsageError("--rnd with --cb K or --cbify: not supported yet (use "
+                                 "--cb_explore_adf)")  # fmt: skip
+            w, s = cb_rnd.layout(self.ml.rnd, cb_type)
+            self.w, self.width = w, s
             models = s
         elif self.kind == self.ex.BAG:
             from streamlearn.learners import cb_bag
@@ -977,6 +993,34 @@ class _Explore:
             self.width, self.w, self.eps, self.ml.first_only, self.ml.greedify, self.rng,
             mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
             self.learning, self.counts, x, acts, probs,
+        )  # fmt: skip
+        stats[cb_adf.N_EX] += m
+        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
+        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
+        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
+        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
+        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
+        return acts, probs
+
+    def rnd(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
+        from streamlearn.learners import cb_rnd
+
+        ex = self.ex
+        mg = part.mg
+        m = mg.act_ptr.shape[0] - 1
+        rows = mg.row.shape[0]
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        x = self.xstats
+        before = x.copy()
+        # gd's stride (floats per weight) in VW's raw feature indices: 4 with its state
+        stride = 4 if params[P_ADAPTIVE] or params[P_NORMALIZED] else 1
+        cb_rnd.train_rnd(
+            table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.rnd,
+            self.width, self.w, stride, np.float32(self.ml.rnd_alpha),
+            np.float32(self.ml.rnd_invlambda), self.eps, self.rng, mg.act_ptr, mg.indptr,
+            mg.indices, mg.values, mg.ns, part.chosen, part.cost, part.prob, ho, self.learning,
+            self.counts, x, acts, probs,
         )  # fmt: skip
         stats[cb_adf.N_EX] += m
         stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
@@ -1063,8 +1107,9 @@ class _Explore:
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
-        if self.kind in (ex.BAG, ex.COVER, ex.REGCB):
-            run = {ex.BAG: self.bag, ex.COVER: self.cover, ex.REGCB: self.regcb}[self.kind]
+        if self.kind in (ex.BAG, ex.COVER, ex.REGCB, ex.RND):
+            run = {ex.BAG: self.bag, ex.COVER: self.cover, ex.REGCB: self.regcb,
+                   ex.RND: self.rnd}[self.kind]  # fmt: skip
             acts, probs = run(table, gstate, params, loss_id, cb_type, part, ho, stats)
             self.write(part, acts, probs, pred_lines)
             return acts, probs, None
