@@ -114,6 +114,7 @@ KINDS = [
     ("--csoaa_ldf mc --csoaa_rank", "cs"),
     ("--cb 3", "cb"),
     ("--cb 3 --cb_type dr", "cb"),
+    ("--cb 3 --cb_type dm --ngram 2 --skips 1 -b 20", "cb"),  # (n-grams: the header's fields)
     ("--cb_explore 3 --first 20", "cb"),
     ("--cb_explore 3 --epsilon 0.2", "cb"),
 ]

@@ -72,10 +72,10 @@ def kept_options(path: str) -> list[tuple[str, str | None]] | None:
     if names & {"cb", "cb_explore"} and "cb_adf" not in names:
         raise ModelError(f"-i {path}: a VW {h.version} --cb model of VW's legacy cb (cb_algs, "
                          "before 8.11), which sl does not run")  # fmt: skip
-    if h.lda or h.ngram or h.skips:
-        raise ModelError(f"-i {path}: n-grams, skips or --lda in a multiline VW model "
-                         "(not supported)")  # fmt: skip
-    return pairs
+    if h.lda:
+        raise ModelError(f"-i {path}: an --lda model, which sl does not run")
+    # (VW keeps --ngram and --skips in the header's own fields)
+    return [*pairs, *(("ngram", v) for v in h.ngram), *(("skips", v) for v in h.skips)]
 
 
 def explorer_of(ml) -> str:  # noqa: ANN001 - a run.multiline.Multiline
@@ -193,13 +193,15 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
 
     if cfg.algo != "gd":
         raise ValueError(f"VW's multiline reductions run on gd, not --{cfg.algo}")
-    if cfg.ngram or cfg.skips:
-        raise ValueError("n-grams and skips are not written in a multiline VW model")
+    for name, values in (("ngram", cfg.ngram), ("skips", cfg.skips)):
+        if any(len(v.encode("latin-1", "replace")) > 3 for v in values):
+            raise ValueError(f"VW's header holds --{name} values of 3 bytes at most")
     lo, hi = 0.0, 0.0
     if gstate[G_CLIP]:
         lo, hi = float(gstate[G_LABEL_MIN]), float(gstate[G_LABEL_MAX])
     h = vwmodel.Header(id=cfg.model_id, min_label=lo, max_label=hi, bits=cfg.bits,
-                       options=options_string(ml, cfg, seed, not weights_only))  # fmt: skip
+                       options=options_string(ml, cfg, seed, not weights_only),
+                       ngram=tuple(cfg.ngram), skips=tuple(cfg.skips))  # fmt: skip
     cb = ml.reduction != "csoaa_ldf"
     want_counter, sums = vwmodel_cb.layout(h, ml.explore or "", cb)
     cols = (0,) if weights_only else gd_columns(cfg)
