@@ -196,9 +196,10 @@ against 0.15 s)."""
 
 def _ahead(part_of, blocks, workers: int = PARSE_WORKERS):  # noqa: ANN001, ANN202
     """``part_of(block)`` of each block, in order, ``workers`` blocks made on threads
-    while the caller learns from the earlier ones (as ``io.parse.read_batches``); a block
-    from a paused live input is handed on at once.  Interpreted kernels (tiny inputs)
-    run one after the other."""
+    while the caller learns from the earlier ones (as ``io.parse.read_batches``), the
+    blocks read on another (:func:`~streamlearn.run.runner.prefetch`, as ``sl train``); a
+    block from a paused live input is handed on at once.  Interpreted kernels (tiny
+    inputs) run one after the other."""
     from streamlearn.system.jit import INTERPRETED
 
     if INTERPRETED or workers <= 0:
@@ -208,7 +209,10 @@ def _ahead(part_of, blocks, workers: int = PARSE_WORKERS):  # noqa: ANN001, ANN2
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
+    from streamlearn.run.runner import prefetch
+
     pending: deque = deque()
+    blocks = prefetch(blocks)  # reading and re-cutting too: off the learner's thread
     with ThreadPoolExecutor(workers, thread_name_prefix="sl-parse") as pool:
         try:
             for block in blocks:
