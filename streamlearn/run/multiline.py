@@ -53,7 +53,7 @@ class Multiline:
     tau: int = 0  # --first T
     lam: float = 1.0  # --softmax --lambda
     bag: int = 0  # --bag B
-    cover: int = 0  # --cover N
+    cover: int = 0  # --cover N (and legacy --cb_explore K --cb_force_legacy)
     psi: float = 1.0  # --cover's --psi
     nounif: bool = False  # --cover's --nounif
     rnd: int = 0  # --rnd R
@@ -76,9 +76,6 @@ class Multiline:
     loss1: float = 1.0
     legacy: bool = False  # --cb_force_legacy: VW's single-line cb_algs (run/cblegacy.py)
     evaluate: bool = False  # --eval (legacy): a logged policy's actions evaluated
-    cover: int = 0  # --cover N (legacy --cb_explore K only)
-    psi: float = 1.0  # --psi
-    nounif: bool = False  # --nounif
     explore_eval: bool = False  # --explore_eval (learners/explore_eval.py)
     multiplier: float | None = None
     target_rate: float | None = None
