@@ -61,7 +61,7 @@ def step(table, gstate, slots, values, m, p, y, a32, loss_id, rule):
     written before the next feature's, which matters here because the autolink features'
     floats overlap (gd's kernel computes the rates of a chunk of features together)."""
     (adaptive, normalized, invariant, sqrt_rate, neg_q, neg_norm_power, t0, g0, eta, l1, l2,
-     reg, tau) = rule  # fmt: skip
+     reg, tau, _lmin, _lmax) = rule  # fmt: skip
     gamma = a32 * square_grad32(loss_id, p, y, tau)
     if not adaptive and not normalized:
         ppu = F32(0.0)

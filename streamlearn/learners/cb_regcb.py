@@ -62,7 +62,7 @@ def sensitivity(table, gstate, rule, loss_id, indices, values, lo, hi, width, of
     """gd's sensitivity of one line (importance 1) toward ``label`` from prediction
     ``pred``: VW's stateless ``get_pred_per_update`` times the rate, nothing changed."""
     (adaptive, normalized, invariant, sqrt_rate, neg_q, neg_norm_power, t0, g0, eta, l1, l2,
-     reg, tau) = rule  # fmt: skip
+     reg, tau, _lmin, _lmax) = rule  # fmt: skip
     if not adaptive and not normalized:
         sq = F32(0.0)
         for t in range(lo, hi):

@@ -154,7 +154,7 @@ def run_slots(mode, all_slots, no_pred, ex_slot_ptr, ex_nact, shared_cost, share
             order = np.zeros(n, dtype=np.int64)
             cb_adf.train_examples(tables, np.zeros(n, dtype=np.int64), step, gstate, params,
                                   loss_id, cb_type, clip_p, act_ptr, s_ptr, s_idx, s_val, chosen,
-                                  cost, prob, ho, stats, dr_prev, scores, order,
+                                  cost, prob, ho, True, stats, dr_prev, scores, order,
                                   loss_out)  # fmt: skip
             if no_pred:
                 if logged >= 0:
@@ -163,8 +163,8 @@ def run_slots(mode, all_slots, no_pred, ex_slot_ptr, ex_nact, shared_cost, share
             acts = np.zeros(n, dtype=np.int64)
             probs = np.zeros(n, dtype=np.float32)
             explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, act_ptr,
-                             scores, order, chosen, cost, prob, ho, learning, xstats, acts,
-                             probs)  # fmt: skip
+                             scores, order, chosen, cost, prob, ho, True, learning, xstats,
+                             acts, probs)  # fmt: skip
             cb_sample(rng, acts, probs, logged, slot_seed[s])
             o = dec_ptr[s]
             for j in range(n):

@@ -84,9 +84,9 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
         # predict: cb_adf's scores with learning off, then the explorer's pmf
         train_examples(tables, sub[r0:r1], step, gstate, params_pred, loss_id, cb_type, clip_p,
                        ap, indptr[r0 : r1 + 1], indices, values, ch, co, prob[e : e + 1], no_ho,
-                       stats, dr_prev, scores[r0:r1], order[r0:r1], loss_out)  # fmt: skip
+                       True, stats, dr_prev, scores[r0:r1], order[r0:r1], loss_out)  # fmt: skip
         explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, ap,
-                         scores[r0:r1], order[r0:r1], ch, co, prob[e : e + 1], no_ho, False,
+                         scores[r0:r1], order[r0:r1], ch, co, prob[e : e + 1], no_ho, True, False,
                          xstats, acts[r0:r1], probs[r0:r1])  # fmt: skip
         if k < 0 or not learning or not prob[e] > 0.0:
             continue  # (VW's probability 0 is no label: its loss above is none either)
@@ -135,7 +135,7 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
             scratch[EVENTS] = stats[EVENTS]
             scratch[ACTIONS] = stats[ACTIONS]
             train_weighted(tables, sub[r0:r1], step, gstate, params, loss_id, cb_type, clip_p,
-                           ap, indptr[r0 : r1 + 1], indices, values, ch, co, pr, no_ho,
+                           ap, indptr[r0 : r1 + 1], indices, values, ch, co, pr, no_ho, True,
                            scratch, dr_prev, scores[r0:r1], order[r0:r1], loss_out,
                            weight)  # fmt: skip
             stats[EVENTS] = scratch[EVENTS]
@@ -143,7 +143,7 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
             # the explorer learns: its counters advance (the pmf is the one above)
             xs[:] = xstats
             explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, ap,
-                             scores[r0:r1], order[r0:r1], ch, co, pr, no_ho, True, xs,
+                             scores[r0:r1], order[r0:r1], ch, co, pr, no_ho, True, True, xs,
                              acts2[r0:r1], probs2[r0:r1])  # fmt: skip
             xstats[X_TAU] = xs[X_TAU]
             xstats[X_COUNTER] = xs[X_COUNTER]

@@ -443,8 +443,6 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         if ml.legacy:
             return cbify.run_legacy(learn, ml, inputs, outputs, console)
         return cbify.run(learn, ml, inputs, outputs, console)
-    if ml.explore == "cover" and not ml.legacy:
-        raise UsageError("--cover: only with --cb_explore K --cb_force_legacy in sl so far")
     if ml.legacy or ml.evaluate:
         from streamlearn.run import cblegacy
 
