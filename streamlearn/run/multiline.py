@@ -976,58 +976,58 @@ class _Explore:
         out[: gstate.shape[0]] = gstate
         return out
 
-    def bag(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
-        from streamlearn.learners import cb_bag
-
+    def _own_walk(self, part: _Part, stats: np.ndarray, kernel) -> tuple:  # noqa: ANN001
+        """An explorer with its own kernel (bagging, cover, regcb, rnd): ``kernel(xstats,
+        acts, probs)`` walks the batch; cb_adf's counters follow its explorer counters.
+        Returns each row's action and probability."""
         ex = self.ex
         mg = part.mg
-        m = mg.act_ptr.shape[0] - 1
         rows = mg.row.shape[0]
         acts = np.zeros(rows, dtype=np.int64)
         probs = np.zeros(rows, dtype=np.float32)
         x = self.xstats
         before = x.copy()
-        cb_bag.train_bag(
-            table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.bag,
-            self.width, self.w, self.eps, self.ml.first_only, self.ml.greedify, self.rng,
-            mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
-            self.learning, self.counts, x, acts, probs,
-        )  # fmt: skip
-        stats[cb_adf.N_EX] += m
+        kernel(x, acts, probs)
+        stats[cb_adf.N_EX] += mg.act_ptr.shape[0] - 1
         stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
         stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
         stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
         stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
         stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
         return acts, probs
+
+    def bag(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
+        from streamlearn.learners import cb_bag
+
+        mg = part.mg
+
+        def kernel(x: np.ndarray, acts: np.ndarray, probs: np.ndarray) -> None:
+            cb_bag.train_bag(
+                table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.bag,
+                self.width, self.w, self.eps, self.ml.first_only, self.ml.greedify, self.rng,
+                mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
+                self.learning, self.counts, x, acts, probs,
+            )  # fmt: skip
+
+        return self._own_walk(part, stats, kernel)
 
     def rnd(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
         from streamlearn.learners import cb_rnd
 
-        ex = self.ex
         mg = part.mg
-        m = mg.act_ptr.shape[0] - 1
-        rows = mg.row.shape[0]
-        acts = np.zeros(rows, dtype=np.int64)
-        probs = np.zeros(rows, dtype=np.float32)
-        x = self.xstats
-        before = x.copy()
         # gd's stride (floats per weight) in VW's raw feature indices: 4 with its state
         stride = 4 if params[P_ADAPTIVE] or params[P_NORMALIZED] else 1
-        cb_rnd.train_rnd(
-            table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.rnd,
-            self.width, self.w, stride, np.float32(self.ml.rnd_alpha),
-            np.float32(self.ml.rnd_invlambda), self.eps, self.rng, mg.act_ptr, mg.indptr,
-            mg.indices, mg.values, mg.ns, part.chosen, part.cost, part.prob, ho, self.learning,
-            self.counts, x, acts, probs,
-        )  # fmt: skip
-        stats[cb_adf.N_EX] += m
-        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
-        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
-        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
-        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
-        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
-        return acts, probs
+
+        def kernel(x: np.ndarray, acts: np.ndarray, probs: np.ndarray) -> None:
+            cb_rnd.train_rnd(
+                table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.rnd,
+                self.width, self.w, stride, np.float32(self.ml.rnd_alpha),
+                np.float32(self.ml.rnd_invlambda), self.eps, self.rng, mg.act_ptr, mg.indptr,
+                mg.indices, mg.values, mg.ns, part.chosen, part.cost, part.prob, ho, self.learning,
+                self.counts, x, acts, probs,
+            )  # fmt: skip
+
+        return self._own_walk(part, stats, kernel)
 
     def regcb_args(self) -> tuple:
         """cb_regcb.train_regcb's explorer arguments (variant .. first_only)."""
@@ -1051,51 +1051,31 @@ class _Explore:
     def regcb(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
         from streamlearn.learners import cb_regcb
 
-        ex = self.ex
         mg = part.mg
-        m = mg.act_ptr.shape[0] - 1
-        rows = mg.row.shape[0]
-        acts = np.zeros(rows, dtype=np.int64)
-        probs = np.zeros(rows, dtype=np.float32)
-        x = self.xstats
-        before = x.copy()
-        cb_regcb.train_regcb(
-            table, gstate, params, loss_id, np.float32(self.clip_p), *self.regcb_args(),
-            self.width, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost,
-            part.prob, ho, self.learning, self.counts, x, acts, probs,
-        )  # fmt: skip
-        stats[cb_adf.N_EX] += m
-        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
-        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
-        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
-        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
-        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
-        return acts, probs
+
+        def kernel(x: np.ndarray, acts: np.ndarray, probs: np.ndarray) -> None:
+            cb_regcb.train_regcb(
+                table, gstate, params, loss_id, np.float32(self.clip_p), *self.regcb_args(),
+                self.width, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost,
+                part.prob, ho, self.learning, self.counts, x, acts, probs,
+            )  # fmt: skip
+
+        return self._own_walk(part, stats, kernel)
 
     def cover(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
         from streamlearn.learners import cb_cover
 
-        ex = self.ex
         mg = part.mg
-        m = mg.act_ptr.shape[0] - 1
-        rows = mg.row.shape[0]
-        acts = np.zeros(rows, dtype=np.int64)
-        probs = np.zeros(rows, dtype=np.float32)
-        x = self.xstats
-        before = x.copy()
-        cb_cover.train_cover(
-            table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.cover,
-            self.width, np.float32(self.ml.psi), self.eps, self.decay, self.ml.nounif,
-            self.ml.first_only, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen,
-            part.cost, part.prob, ho, self.learning, self.counts, x, acts, probs,
-        )  # fmt: skip
-        stats[cb_adf.N_EX] += m
-        stats[cb_adf.FEATURES] += mg.indptr[-1] - mg.indptr[0]
-        stats[cb_adf.N_LAB] += x[ex.X_N] - before[ex.X_N]
-        stats[cb_adf.LOSS] += x[ex.X_LOSS] - before[ex.X_LOSS]
-        stats[cb_adf.HO_N] += x[ex.X_HO_N] - before[ex.X_HO_N]
-        stats[cb_adf.HO_LOSS] += x[ex.X_HO_LOSS] - before[ex.X_HO_LOSS]
-        return acts, probs
+
+        def kernel(x: np.ndarray, acts: np.ndarray, probs: np.ndarray) -> None:
+            cb_cover.train_cover(
+                table, gstate, params, loss_id, cb_type, np.float32(self.clip_p), self.ml.cover,
+                self.width, np.float32(self.ml.psi), self.eps, self.decay, self.ml.nounif,
+                self.ml.first_only, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen,
+                part.cost, part.prob, ho, self.learning, self.counts, x, acts, probs,
+            )  # fmt: skip
+
+        return self._own_walk(part, stats, kernel)
 
     def batch(self, weights, table, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev,
               pred_lines) -> tuple:  # noqa: ANN001  # fmt: skip

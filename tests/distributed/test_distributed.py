@@ -113,20 +113,6 @@ def write_data(path, n, seed, bad_line=None):
     return str(path)
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    import logging
-
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0",
-                                       silence_logs=logging.ERROR)  # fmt: skip
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def make_data():
     """scripts/make_data.py (Zipf-distributed sparse features, one ground truth per seed)."""
     import importlib.util

@@ -50,20 +50,6 @@ def test_cuts_fall_between_examples(tmp_path, seed):
 
 
 @pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    import logging
-
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0",
-                                       silence_logs=logging.ERROR)  # fmt: skip
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def logs(tmp_path_factory):
     d = tmp_path_factory.mktemp("cbdask")
     p = d / "logs.txt"

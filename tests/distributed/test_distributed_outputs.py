@@ -12,20 +12,6 @@ from streamlearn.errors import NoExamples, OutputUnwritable
 from tests.unix import text_data
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    import logging
-
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0",
-                                       silence_logs=logging.ERROR)  # fmt: skip
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def _train(client, sources, out, **kw):
     from streamlearn.distributed.driver import train
 
