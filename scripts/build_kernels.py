@@ -153,8 +153,9 @@ COMMANDS: list[tuple[str, list[str]]] = [
         "m = sl.Model(cb_adf=True, explore='epsilon')\n"
         "m.learn('|u a', ['|a x', '|a y'], 1, 0.0, 0.5); m.choose('|u a', ['|a x', '|a y'])\n"
     ]),
-    # session 19: the other explorers, legacy cb, CCB and slates, VW's model files of the
-    # multiline reductions, --explore_eval, and VW's bootstrap, autolink, bfgs and options
+    # session 19: the other explorers, CCB and slates, VW's model files of the multiline
+    # reductions, --explore_eval, and VW's bootstrap, autolink, bfgs and options (not
+    # --cb_force_legacy's kernels: they compile on first use, about 6 CPU-minutes)
     ("py", [
         "import random\n"
         "from streamlearn.cli import cli\n"
@@ -187,11 +188,6 @@ COMMANDS: list[tuple[str, list[str]]] = [
         "        ['-d', T + '/cb', '-i', T + '/m.vw', '-t'],\n"
         "        ['-d', T + '/ccb', '--ccb_explore_adf'],\n"
         "        ['-d', T + '/sl8', '--slates'],\n"
-        "        ['-d', T + '/cbk', '--cb', '3', '--cb_force_legacy'],\n"
-        "        ['-d', T + '/cbk', '--cb', '3', '--cb_force_legacy', '--cb_type', 'dm'],\n"
-        "        ['-d', T + '/cbk', '--cb_explore', '3', '--cb_force_legacy'],\n"
-        "        ['-d', T + '/cbk', '--cb_explore', '3', '--cb_force_legacy', '--cover', '2'],\n"
-        "        ['-d', T + '/cbk', '--cb_explore', '3', '--cb_force_legacy', '--bag', '2'],\n"
         "        ['-d', T + '/cbk', '--cb_explore', '3', '--cover', '3'],\n"
         "        ['-d', T + '/cbk', '--cb_explore', '3', '--bag', '2'],\n"
         "        ['-d', T + '/cbk', '--cb_explore', '3', '--passes', '2', '-c', '-k'],\n"
@@ -317,7 +313,9 @@ def _subdirs() -> dict[str, Path]:
 
 
 def build(out: Path) -> None:
-    work = Path(tempfile.mkdtemp(prefix="sl-build-kernels-"))
+    keep = os.environ.get("SL_BUILD_WORK")  # a directory kept: a failed build resumes there
+    work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="sl-build-kernels-"))
+    work.mkdir(parents=True, exist_ok=True)
     try:
         cache = work / "cache"
         times = work / "times.jsonl"
@@ -351,7 +349,8 @@ def build(out: Path) -> None:
                 seconds[name] = round(max(seconds.get(name, 0.0), t), 2)
         _pack(cache, out, seconds)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _pack(cache: Path, out: Path, seconds: dict[str, float]) -> None:

@@ -206,11 +206,11 @@ def _cover_once(table, gstate, params, loss_id, rule, slots, indices, values, lo
     dr cost again, and policies 1..N-1 learn the pseudo-costs that push toward actions the
     cover has given little probability.  Fills ``pmf`` and, when learning, ``ps_x`` (the
     regressors' predictions the loss reads); returns the first policy's class."""
+    min_prob = F32(epsilon) / F32(k)
     if decay:
         sq = F32(math.sqrt(F64(xstate[0] * k)))
-        min_prob = min(F32(epsilon) / F32(k), F32(epsilon) / sq)
-    else:
-        min_prob = F32(epsilon) / F32(k)
+        if sq > F32(0.0):  # (VW's eps/0 is inf: the min keeps eps/K; numba would raise)
+            min_prob = min(min_prob, F32(epsilon) / sq)
     add = F32(1.0) / F32(cover)
     for j in range(k):
         pmf[j] = 0.0
