@@ -251,6 +251,7 @@ def _ccb(reduction: str) -> Callable:
     runs through ccb, so the one named last of the two does not change the other."""
 
     def apply(t: Translation, name: str, value: str | None) -> None:
+        t.exploring = True
         if t.multiline.get("reduction") not in (None, "cb_adf", "ccb", "slates"):
             raise VWUsage(f"--{name} with --{t.multiline['reduction']}: one reduction at a time")
         if t.multiline.get("reduction") != "slates":

@@ -350,8 +350,11 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
         # VW's model says whether the run had seen several slots (its interactions then)
         from streamlearn import model as model_io
 
-        meta = model_io.load(inputs.initial_model).meta
-        run.seen_multi = bool(isinstance(meta, dict) and meta.get("ccb_seen_multi", False))
+        from streamlearn.run import mlmodel
+
+        if mlmodel.kept_options(inputs.initial_model) is None:  # (sl's model; VW's: a cb one)
+            meta = model_io.load(inputs.initial_model).meta
+            run.seen_multi = bool(isinstance(meta, dict) and meta.get("ccb_seen_multi", False))
     # the labels are read here (io/ccblabels.py): the parser leaves them as cb's
     parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
     blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)

@@ -548,7 +548,8 @@ def save(fitted: Fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl")
 
     cfg = _config(learn)
     counter, sums, seed = _explorer_state(fitted, ml)
-    if fmt in ("vw", "vw_predict_only"):
+    if fmt in ("vw", "vw_predict_only") and ml.reduction not in ("ccb", "slates"):
+        # (CCB and slates: sl's model format, VW's ccb layout not written yet)
         from streamlearn.run import mlmodel
         from streamlearn.system.outputs import write_bytes
 

@@ -49,7 +49,7 @@ def test_vws_grammar():
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--bfgs"], "--bfgs is not supported by sl (nearest in sl: --algo cd"),
+        (["--lda", "5"], "--lda is not supported by sl"),
         (["--affix", "+2a"], "--affix is not supported"),
         (["--lrq", "ab5"], "--lrq is not supported by sl (nearest in sl: -q on the same"),
         (["--svrg"], "--svrg is not supported by sl (nearest in sl: none)"),

@@ -179,7 +179,6 @@ def test_eval_needs_the_policy_action(tmp_path: Path) -> None:
     ("args", "text"),
     [
         (["--cb", "2", "--eval", "--cb_type", "dm"], "biased"),
-        (["--cb_explore_adf", "--cover", "3"], "--cover"),
         (["--cb_explore", "2", "--cb_force_legacy", "--softmax"], "not supported"),
     ],
 )
