@@ -349,7 +349,6 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     if inputs.initial_model:
         # VW's model says whether the run had seen several slots (its interactions then)
         from streamlearn import model as model_io
-
         from streamlearn.run import mlmodel
 
         if mlmodel.kept_options(inputs.initial_model) is None:  # (sl's model; VW's: a cb one)
