@@ -97,6 +97,12 @@ def _bandit(config: TrainConfig, ml: dict, rows: Rows, gstate: np.ndarray, own: 
     from streamlearn.run.multiline import Multiline
 
     b = Bandit(config, Multiline(**ml))
+    _restore(b, rows, gstate, own)
+    return b
+
+
+def _restore(b, rows: Rows, gstate: np.ndarray, own: dict) -> None:  # noqa: ANN001
+    """Put ``rows`` (the weights), ``gstate`` and a rank's own state into learner ``b``."""
     b.table[:] = 0.0
     b.table[rows.slots] = rows.state
     b.gstate = gstate.copy()
@@ -105,7 +111,6 @@ def _bandit(config: TrainConfig, ml: dict, rows: Rows, gstate: np.ndarray, own: 
         b.xp.xstats = np.array(own["xstats"], dtype=np.float64)
         b.xp.rng = np.array([int(own["rng"])], dtype=np.uint64)
         b.xp.counts = np.array(own["counts"], dtype=np.float64)
-    return b
 
 
 def run_rank(task: RankTask, base: Rows) -> RankResult:
@@ -202,15 +207,8 @@ def train(learn: dict, bandit: dict, inputs: Inputs, outputs: Outputs, *,
         if close is not None:
             close()
     stats0 = b0.stats.copy()
-    b0.table[:] = 0.0
-    b0.table[out["base"].slots] = out["base"].state
-    b0.gstate, b0.stats = out["gstate"], b0.stats + out["stats"]
-    own = out["own"]
-    b0.dr_prev = np.array(own["dr_prev"], dtype=np.float64)
-    if b0.xp is not None and own.get("xstats"):
-        b0.xp.xstats = np.array(own["xstats"], dtype=np.float64)
-        b0.xp.rng = np.array([int(own["rng"])], dtype=np.uint64)
-        b0.xp.counts = np.array(own["counts"], dtype=np.float64)
+    _restore(b0, out["base"], out["gstate"], out["own"])
+    b0.stats = b0.stats + out["stats"]
     if b0.stats[cb_adf.N_EX] == stats0[cb_adf.N_EX] and not inputs.allow_empty:
         from streamlearn.errors import NoExamples
 
