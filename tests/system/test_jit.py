@@ -10,6 +10,7 @@ afterwards, must not notice.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -214,23 +215,30 @@ def test_an_edit_to_any_module_of_the_package_moves_the_cache(monkeypatch):
 
 
 _IMPORTS = """
-import sys
+import importlib.util, sys
 from streamlearn.system import jit
 assert not jit.INTERPRETED
 print("yaml" in sys.modules, "scipy" in sys.modules)
-import scipy, yaml  # both importable afterwards
-print(bool(scipy.__version__), bool(yaml.safe_load("a: 1")))
+# each that is installed is importable afterwards, and works
+if importlib.util.find_spec("scipy"):
+    import scipy
+    assert scipy.__version__
+if importlib.util.find_spec("yaml"):
+    import yaml
+    assert yaml.safe_load("a: 1") == {"a": 1}
 """
 
 
 def test_numba_is_imported_without_yaml_and_scipy(tmp_path):
-    # (pyyaml and scipy are installed here; numba imports both when it is imported)
+    # numba imports both when it is imported, if they are installed (the dev set-up has
+    # them; the README's may not, and then the second case below reads no config either)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("NUMBA_DISABLE_JIT", None)
     run = [sys.executable, "-c", _IMPORTS]
     out = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, env=env, check=True)
-    assert out.stdout.split() == ["False", "False", "True", "True"]
+    assert out.stdout.split() == ["False", "False"]
     # a .numba_config.yaml in the working directory is read, with pyyaml, as numba reads it
     (tmp_path / ".numba_config.yaml").write_text("opt: 3\n")
     out = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, env=env, check=True)
-    assert out.stdout.split() == ["True", "False", "True", "True"]
+    has_yaml = importlib.util.find_spec("yaml") is not None
+    assert out.stdout.split() == [str(has_yaml), "False"]
