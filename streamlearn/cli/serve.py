@@ -96,6 +96,14 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
         bandit = multiline_of(bandit_of(bandit_kw)) or None
     except UsageError as e:
         raise click.UsageError(e.message) from None
+    explicit: dict = {}
+    if bandit is None and model_path:
+        from streamlearn.cli.vw import model_translation
+
+        t = model_translation(model_path)  # VW's --cb_explore_adf model: its options
+        if t is not None:
+            bandit = dict(t.multiline)
+            explicit = {k: v for k, v in t.learn.items() if k != "test_only"}
     n, secs = save_every(save_text)
     parts = {"strict": False, "examples": None, "predictions": None, "report": None,
              "link": link, "raw_predictions": None, "probabilities": probabilities,
@@ -111,7 +119,7 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
                         reload_seconds=reload_every, max_line_bytes=inputs.max_line_bytes,
                         max_connections=max_connections, stats_seconds=stats_every,
                         probabilities=probabilities, link=link, bandit=bandit)  # fmt: skip
-    api.serve({}, inputs, outputs, opts, console)
+    api.serve(explicit, inputs, outputs, opts, console)
 
 
 def daemon(t, inputs, outputs, console) -> None:  # noqa: ANN001 - cli.vw's Translation, parts

@@ -777,6 +777,13 @@ def _model_argv(path: str, argv: list[str]) -> list[str]:
     return out
 
 
+def model_translation(path: str) -> Translation | None:
+    """What ``sl vw -i PATH`` runs when PATH is VW's model of a multiline reduction: its
+    kept options, translated (``sl serve -i`` of such a model); None for other models."""
+    argv = _model_argv(path, [])
+    return parse_argv(argv) if argv else None
+
+
 REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
                         "keep", "ngram", "skips", "cache_file", "classweight",
                         "feature_limit"})  # fmt: skip

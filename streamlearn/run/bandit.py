@@ -273,6 +273,23 @@ class Bandit:
         ml = Multiline(**{k: v for k, v in saved.items() if k in known})
         return cls(config or m.config, ml, m)
 
+    @classmethod
+    def from_vw(cls, path: str, learn: dict, bandit: dict) -> Bandit:
+        """The learner of VW's model file of a multiline reduction (``vw -f``, ``sl vw -f``;
+        :mod:`streamlearn.run.mlmodel`): ``bandit`` holds its options, the model's merged in
+        (``sl vw`` merges them, ``cli/vw.py``), ``learn`` the TrainConfig fields given."""
+        from streamlearn.run.multiline import _config, _start
+
+        ml = Multiline(**bandit)
+        options, table, gstate, counts, counter = _start(path, ml, learn)
+        b = cls(_config(options), ml)
+        b.table, b.tables = table, cb_adf.tables_of(table)
+        b.gstate = b.xp.grow(gstate, b.cb_type) if b.xp is not None else gstate
+        b.stats[cb_adf.EVENTS], b.stats[cb_adf.ACTIONS] = counts
+        if b.xp is not None:
+            b.xp.resume(counter, b.stats)
+        return b
+
     # -- the numbers ------------------------------------------------------------------------
 
     def summary(self, since: np.ndarray | None = None) -> dict:
@@ -613,12 +630,11 @@ class BanditServed:
     ``--cb_explore_adf``), in order, per connection; learning (no ``-t``) the labeled ones.
     A malformed example is answered ``nan`` and a blank line (the connection stays)."""
 
-    model_format = "sl"
-    """What a save writes: sl's model file (a bandit's state has no VW form here)."""
-
     def __init__(self, m: model_io.Model | None, config: TrainConfig, opts, console,
-                 bandit: dict | None = None) -> None:  # noqa: ANN001  # fmt: skip
-        if is_bandit(m):
+                 bandit: dict | None = None, learner: Bandit | None = None) -> None:  # noqa: ANN001  # fmt: skip
+        if learner is not None:  # (VW's model file: Bandit.from_vw)
+            b = learner
+        elif is_bandit(m):
             b = Bandit.from_model(m, config, bandit or {})
         elif m is not None:
             raise UsageError("the model is not a bandit's: serve it without bandit options")
@@ -629,7 +645,7 @@ class BanditServed:
         if b.ml.reduction == "cb":
             raise UsageError("serving --cb K: not yet (serve --cb-adf examples)")
         self.bandit = b
-        self.config = config
+        self.config = b.config if learner is not None else config
         self.opts = opts
         self.console = console
         self.learner = b if opts.learn else None
@@ -711,3 +727,15 @@ class BanditServed:
 
     def snapshot(self) -> model_io.Model:
         return self.bandit.to_model()
+
+    def save(self, target: str, fmt: str, link: str) -> None:  # noqa: ARG002 - Served's
+        """Write the model as the command's ``-f`` does: VW's model file (``sl vw --daemon``,
+        as ``sl vw -f`` writes a bandit's) or sl's, which keeps the whole explorer state."""
+        b = self.bandit
+        if fmt in ("vw", "vw_predict_only"):
+            from streamlearn.run.multiline import Fitted, save
+
+            fitted = Fitted(b.table, b.gstate, b.stats, [], {}, False, explorer=b.xp)
+            save(fitted, b.ml, dataclasses.asdict(b.config), target, fmt)
+        else:
+            model_io.save(b.to_model(), target, "sl")

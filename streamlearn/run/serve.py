@@ -217,10 +217,33 @@ class Served:
         check_model(model)
         return model
 
+    def save(self, target: str, fmt: str, link: str) -> None:
+        """Write the model learned so far (``-t``: the served model, unchanged)."""
+        model = self.snapshot() if self.learner is not None else self.model
+        model_io.save(model, target, fmt, link)
+
+
+def _vw_bandit(path: str | None) -> bool:
+    """Whether ``path`` is VW's model file of a multiline reduction (``--cb_explore_adf``,
+    ...), which :func:`_served` reads itself; ModelError for one sl does not run."""
+    from streamlearn.run import mlmodel
+
+    return path is not None and mlmodel.kept_options(path) is not None
+
 
 def _served(m: model_io.Model | None, config: TrainConfig, opts: ServeOptions,
-            console: Console):  # noqa: ANN202 - Served or run.bandit.BanditServed
-    """The served model: a bandit's (multiline requests) or a single-line model's."""
+            console: Console, vw_path: str | None = None, explicit: dict | None = None):  # noqa: ANN202 - Served or run.bandit.BanditServed  # fmt: skip
+    """The served model: a bandit's (multiline requests; ``vw_path``: read from VW's model
+    file, with ``explicit``'s options) or a single-line model's."""
+    if vw_path is not None:
+        from streamlearn.run.bandit import Bandit, BanditServed
+
+        if not opts.bandit or not opts.bandit.get("reduction"):
+            raise UsageError(f"{vw_path} is VW's model of a multiline reduction: serve it "
+                             "with sl vw --daemon -i, which reads its options")  # fmt: skip
+        learn = {**(explicit or {}), "test_only": not opts.learn}
+        b = Bandit.from_vw(vw_path, learn, opts.bandit)
+        return BanditServed(None, b.config, opts, console, opts.bandit, learner=b)
     if opts.bandit or (m is not None and isinstance(m.meta.get("multiline"), dict)):
         from streamlearn.run.bandit import BanditServed
 
@@ -246,8 +269,10 @@ class Server:
     """The listening socket, its connections, and the served model's life (saves, reloads)."""
 
     def __init__(self, served: Served, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
-                 console: Console) -> None:  # fmt: skip
+                 console: Console, explicit: dict | None = None) -> None:  # fmt: skip
         self.served = served
+        self.explicit = explicit or {}
+        """The learning options given (a reloaded VW bandit model's, as at the start)."""
         self.inputs = inputs
         self.outputs = outputs
         self.opts = opts
@@ -472,13 +497,8 @@ class Server:
             self.console.warn_once("no -f", f"sl serve: cannot save ({why}): no -f/--final-model")
             return False
         try:
-            if self.served.learner is not None:
-                model = self.served.snapshot()
-            else:
-                model = self.served.model  # -t: the served model, unchanged
-            # as the command's -f writes it (sl vw: VW's model file; a bandit: sl's)
-            fmt = getattr(self.served, "model_format", None) or self.outputs.model_format
-            model_io.save(model, target, fmt, self.outputs.link)
+            # as the command's -f writes it (sl vw: VW's model file)
+            self.served.save(target, self.outputs.model_format, self.outputs.link)
         except (SlError, OSError) as e:
             self.counts["save_failures"] += 1
             msg = e.format_message() if isinstance(e, SlError) else str(e)
@@ -494,11 +514,15 @@ class Server:
         """Load the model file again; keep the old model if the new one fails its checks."""
         ident = _identity(self.model_path)
         try:
-            m = model_io.load(self.model_path)
-            config = m.config
-            if config.test_only is False:
-                config = config.replace(test_only=True)
-            served = _served(m, config, self.opts, self.console)
+            if _vw_bandit(self.model_path):
+                served = _served(None, self.served.config, self.opts, self.console,
+                                 self.model_path, self.explicit)  # fmt: skip
+            else:
+                m = model_io.load(self.model_path)
+                config = m.config
+                if config.test_only is False:
+                    config = config.replace(test_only=True)
+                served = _served(m, config, self.opts, self.console)
         except (SlError, OSError, ValueError) as e:
             self.counts["reload_failures"] += 1
             self.refused_id = ident
@@ -578,7 +602,8 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
 
 def _serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
            console: Console, path: str | None) -> dict:  # fmt: skip
-    m = model_io.load(path) if path is not None else None
+    vw_path = path if _vw_bandit(path) else None
+    m = model_io.load(path) if path is not None and vw_path is None else None
     if m is not None:
         outputs = model_io.with_link(m, outputs)  # a VW model's --link, as sl predict
         if outputs.link != opts.link:
@@ -589,10 +614,10 @@ def _serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
     why = model_io.writable_as(config, outputs.model_format) if outputs.final_model else None
     if why:
         raise UsageError(f"-f {outputs.final_model}: {why}")
-    served = _served(m, config, opts, console)
+    served = _served(m, config, opts, console, vw_path, explicit)
     served.warm_up()
     _raise_fd_limit(opts.max_connections)
-    server = Server(served, inputs, outputs, opts, console)
+    server = Server(served, inputs, outputs, opts, console, explicit)
     port = server.bind()
     if not opts.foreground:
         _daemonize()

@@ -123,3 +123,68 @@ def test_vw_daemon_scores_a_saved_bandit(tmp_path: Path) -> None:
     sl_lines = (tmp_path / "q.txt").read_text().splitlines()
     assert got.decode().split("\n\n")[:-1] == sl_lines  # -t: nothing learned, same pmfs
     assert (tmp_path / "m.sl").read_bytes() == before
+
+
+def _serve_file(srv: Server, data: bytes, n: int) -> bytes:
+    s = connect(srv.port)
+    try:
+        s.sendall(data)
+        return _recv_examples(s, n)
+    finally:
+        s.close()
+
+
+def test_vw_daemon_serves_and_continues_a_vw_bandit_model(tmp_path: Path) -> None:
+    # a VW user's model file (VW's format, written by sl vw -f as vw -f writes it) behind
+    # sl vw --daemon: its options come from the file, the answers are sl vw -i's -p, and
+    # the model saved on SIGTERM is the one sl vw -i ... -f writes from the same examples
+    from tests.unix import sl
+
+    (tmp_path / "a.txt").write_text(adf_log(44, 120))
+    second = adf_log(45, 60)
+    (tmp_path / "b.txt").write_text(second)
+    opts = ["--cb_explore_adf", "--squarecb", "-q", "sa"]
+    assert sl(["vw", *opts, "-d", "a.txt", "-f", "m.vw", "--quiet"], tmp_path).returncode == 0
+    assert not (tmp_path / "m.vw").read_bytes().startswith(b"SLMODEL")  # (VW's format)
+    ref = sl(["vw", "-i", "m.vw", "-d", "b.txt", "-p", "ref.p", "-f", "ref.vw", "--quiet"],
+             tmp_path)  # fmt: skip
+    assert ref.returncode == 0, ref.stderr
+    srv = Server(["vw", "--daemon", "--foreground", "-i", "m.vw", "-f", "out.vw", "--port", "0",
+                  "--port_file", "s.port"], tmp_path)  # fmt: skip
+    try:
+        got = _serve_file(srv, second.encode(), 60)
+        assert srv.stop(signal.SIGTERM) == 143
+    finally:
+        srv.stop(signal.SIGKILL)
+    assert got == (tmp_path / "ref.p").read_bytes()
+    assert (tmp_path / "out.vw").read_bytes() == (tmp_path / "ref.vw").read_bytes()
+    # sl serve (sl's names) scores the same file, its options read from it too
+    srv = Server(["serve", "-i", "m.vw"], tmp_path, "t")
+    try:
+        got = _serve_file(srv, second.encode(), 60)
+    finally:
+        srv.stop(signal.SIGTERM)
+    t = sl(["vw", "-t", "-i", "m.vw", "-d", "b.txt", "-p", "t.p", "--quiet"], tmp_path)
+    assert t.returncode == 0, t.stderr
+    assert got == (tmp_path / "t.p").read_bytes()
+
+
+def test_vw_daemon_serves_a_model_vw_wrote(tmp_path: Path) -> None:
+    import pytest
+
+    vw = pytest.importorskip("vowpalwabbit")
+    text = adf_log(46, 80)
+    (tmp_path / "a.txt").write_text(text)
+    v = vw.Workspace(f"--cb_explore_adf --epsilon 0.2 -q sa -d {tmp_path / 'a.txt'} "
+                     f"-f {tmp_path / 'vw.model'} --quiet")  # fmt: skip
+    v.finish()
+    v = vw.Workspace(f"-t -i {tmp_path / 'vw.model'} -d {tmp_path / 'a.txt'} "
+                     f"-p {tmp_path / 'vw.p'} --quiet")  # fmt: skip
+    v.finish()
+    srv = Server(["vw", "--daemon", "--foreground", "-t", "-i", "vw.model", "--port", "0",
+                  "--port_file", "s.port"], tmp_path)  # fmt: skip
+    try:
+        got = _serve_file(srv, text.encode(), 80)
+    finally:
+        srv.stop(signal.SIGTERM)
+    assert got == (tmp_path / "vw.p").read_bytes()
