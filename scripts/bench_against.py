@@ -10,11 +10,15 @@ skipped when not given), sl from this checkout and ``python -m vowpalwabbit``
 the ratios to VW and each program's largest peak RSS (its ``ru_maxrss``;
 ``--save`` has each write its model, as a real run would).
 
+With ``--vw-args ARGS`` each round runs ``sl vw ARGS -d FILE`` and ``vw ARGS -d FILE``
+instead (a VW user's command line: the contextual bandit reductions, ``-p``, ...).
+
 Usage::
 
     git worktree add /tmp/old 024e847
     python scripts/bench_against.py bench-data/train-300000x32-x10.vw --other /tmp/old
     python scripts/bench_against.py FILE --sgd --rounds 3
+    python scripts/bench_against.py cb200k.txt --vw-args "--cb_explore_adf" --rounds 7
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import argparse
 import compileall
 import importlib.util
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -42,6 +47,8 @@ def main() -> None:
     ap.add_argument("--bits", type=int, default=22)
     ap.add_argument("--sgd", action="store_true", help="sl --algo sgd against vw --sgd")
     ap.add_argument("--save", action="store_true", help="each run writes its model (-f)")
+    ap.add_argument("--vw-args", metavar="ARGS",
+                    help="run sl vw ARGS -d FILE against vw ARGS -d FILE (-b: ARGS's)")
     args = ap.parse_args()
     out = tempfile.mkdtemp(prefix="bench-against-")
 
@@ -52,6 +59,11 @@ def main() -> None:
     vw = [sys.executable, "-m", "vowpalwabbit", "-d", path, "--quiet", "-b", str(args.bits),
           "--loss_function", "logistic", *(["--sgd"] if args.sgd else []),
           *(["-f", os.path.join(out, "vw.model")] if args.save else [])]  # fmt: skip
+    if args.vw_args is not None:
+        words = shlex.split(args.vw_args)
+        save = ["-f", os.path.join(out, "model")] if args.save else []
+        sl = [sys.executable, "-m", "streamlearn", "vw", *words, "-d", path, "--quiet", *save]
+        vw = [sys.executable, "-m", "vowpalwabbit", *words, "-d", path, "--quiet", *save]
     runs: dict[str, tuple[list[str], dict]] = {}
     for name, root in (("other", args.other), ("this", str(ROOT))):
         if root:
@@ -75,7 +87,9 @@ def main() -> None:
                 sys.exit(f"{name} failed: {' '.join(cmd)}")
             peaks[name] = max(peaks[name], usage.ru_maxrss)  # KiB on Linux
     shutil.rmtree(out, ignore_errors=True)
-    print(f"{path}, {args.rounds} rounds in rotation ({'--sgd' if args.sgd else 'default'})")
+    what = f"vw {args.vw_args}" if args.vw_args is not None else \
+        "--sgd" if args.sgd else "default"  # fmt: skip
+    print(f"{path}, {args.rounds} rounds in rotation ({what})")
     for name, ts in times.items():
         every = ", ".join(f"{t:.2f}" for t in ts)
         print(f"  {name:6s} best {min(ts):.2f} s  median {statistics.median(ts):.2f} s  "

@@ -145,7 +145,8 @@ def load_runs(paths: list[str]) -> list[Run]:
             learner = _entry_value(entry, "learner", path, lambda v: isinstance(v, str))
             typed = _entry_value(entry, "grid_values", path, lambda v: isinstance(v, dict))
             nonzero = _entry_value(entry, "nonzero_weights", path,
-                                   lambda v: _finite(v) and 0 <= v <= _MOST)  # fmt: skip
+                                   lambda v: _finite(v) and 0 <= v <= _MOST
+                                   and float(v).is_integer())  # (a count)  # fmt: skip
             average = _entry_value(entry, "average_loss", path, _number)
             hold = holdout(entry)
             held = hold is not None
@@ -334,8 +335,8 @@ def figure(runs: list[Run]):  # noqa: ANN201 - a matplotlib Figure
         ax.plot([pts[i][0] for i in front], [pts[i][1] for i in front], "-o", color="0.3",
                 linewidth=1, markersize=13, markerfacecolor="none", label="Pareto front",
                 zorder=0)  # fmt: skip
-        ax.set_xscale("log" if max(p[0] for p in pts) > 10 * max(1.0, min(p[0] for p in pts))
-                      else "linear")  # fmt: skip
+        low, high = min(p[0] for p in pts), max(p[0] for p in pts)
+        ax.set_xscale("log" if low > 0 and high > 10 * max(1.0, low) else "linear")
         ax.set_xlabel("non-zero weights")
         kind = "holdout" if all(r.holdout for r in runs) else "final"
         ax.set_ylabel(f"{kind} loss")

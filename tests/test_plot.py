@@ -151,6 +151,22 @@ def test_any_report_is_drawn_or_refused_in_one_line(tmp_path_factory, reports, d
 
 
 @pytest.mark.filterwarnings("error::UserWarning", "error::RuntimeWarning")  # nothing on stderr
+def test_the_sparsity_axis_takes_counts_and_zero(tmp_path, reports):
+    """hypothesis found nonzero_weights 2.2e-311 beside 11: the log axis it chose could not
+    be laid out (a UserWarning on stderr).  A count that is no whole number is refused; a
+    zero beside 11 is drawn on a linear axis."""
+    base = json.loads(reports["1e-3"].read_text())
+    for nonzero, code in ((2.225073858507e-311, 2), (0, 0)):
+        entries = [dict(base, nonzero_weights=n, average_loss=0.5) for n in (nonzero, 11)]
+        (tmp_path / "r.json").write_text(json.dumps({"configurations": entries}))
+        out = tmp_path / "p.png"
+        out.unlink(missing_ok=True)
+        r = invoke(["plot", str(tmp_path / "r.json"), "-o", str(out)])
+        assert r.exit_code == code, r.output
+        assert out.exists() == (code == 0)
+
+
+@pytest.mark.filterwarnings("error::UserWarning", "error::RuntimeWarning")  # nothing on stderr
 def test_numbers_no_axis_can_hold_are_left_out(tmp_path, reports):
     """hypothesis found a curve whose examples reached 6.6e285: matplotlib's log axis
     overflowed laying out its ticks (a RuntimeWarning on stderr); a loss of ±1.7e308

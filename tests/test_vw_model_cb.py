@@ -108,6 +108,8 @@ KINDS = [
     ("--cb_explore_adf --bag 3", "adf"),
     ("--cb_explore_adf --bag 2 --greedify --cb_type dr", "adf"),
     ("--cb_explore_adf --softmax --lambda 2", "adf"),
+    ("--cb_explore_adf --cover 3 -q UA", "adf"),
+    ("--cb_explore_adf --cover 2 --psi 0.5 --nounif --epsilon 0.1 --cb_type dr", "adf"),
     ("--cb_explore_adf --epsilon 0.3 --predict_only_model", "adf"),
     ("--cb_explore_adf --noconstant -b 12", "adf"),
     ("--csoaa_ldf m", "cs"),
@@ -117,6 +119,7 @@ KINDS = [
     ("--cb 3 --cb_type dm --ngram 2 --skips 1 -b 20", "cb"),  # (n-grams: the header's fields)
     ("--cb_explore 3 --first 20", "cb"),
     ("--cb_explore 3 --epsilon 0.2", "cb"),
+    ("--cb_explore 3 --cover 2", "cb"),
 ]
 
 
@@ -140,8 +143,10 @@ def test_cb_models_carry_over_both_ways(tmp_path, data, train, kind):
 
 
 def test_the_explorers_counter_is_written_as_vws(tmp_path, data):
-    """--first's examples still to explore and --squarecb's count sit before mtr's sums."""
-    for opts, counter in (("--first 200", 200 - 120), ("--first 30", 0), ("--squarecb", 120)):
+    """--first's examples still to explore and --squarecb's and --cover's counts sit before
+    mtr's sums."""
+    for opts, counter in (("--first 200", 200 - 120), ("--first 30", 0), ("--squarecb", 120),
+                          ("--cover 2", 120)):  # fmt: skip
         m = tmp_path / "m"
         slvw("--cb_explore_adf", *opts.split(), "-d", str(data / "a.adf"), "-f", str(m))
         raw = m.read_bytes()
@@ -224,7 +229,7 @@ def test_models_of_reductions_sl_does_not_run_are_refused_by_name(tmp_path, data
     r = invoke(["vw", "-i", str(VWMODELS / "cb_compat_test.vwmodel"), "-d",
                 str(tmp_path / "none")])  # fmt: skip
     assert r.exit_code == 5 and "legacy cb" in r.output
-    m = str(tmp_path / "cover")
-    vw("--cb_explore_adf", "--cover", "2", "-d", str(data / "a.adf"), "-f", m)
+    m = str(tmp_path / "regcb")
+    vw("--cb_explore_adf", "--regcb", "-d", str(data / "a.adf"), "-f", m)
     r = invoke(["vw", "-i", m, "-d", str(data / "b.adf")])
-    assert r.exit_code == 5 and "--cover" in r.output
+    assert r.exit_code == 5 and "--regcb" in r.output

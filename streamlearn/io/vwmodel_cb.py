@@ -26,6 +26,9 @@ from streamlearn.io import vwmodel
 
 FIRST_COUNTER = (8, 11, 0)
 """The first version whose --first and --squarecb models hold the explorer's counter."""
+COVER_COUNTER = (8, 9, 0)
+"""The first version whose --cover models hold its counter (VW's
+VERSION_FILE_WITH_CCB_MULTI_SLOTS_SEEN_FLAG)."""
 CB_ADF_SUMS = (8, 3, 2)
 """The first version whose --cb_adf models hold mtr's sums."""
 MAX_COUNT = 1 << 53
@@ -49,7 +52,9 @@ def layout(h: vwmodel.Header, explorer: str, cb_adf: bool) -> tuple[bool, bool]:
     """(counter, sums): which of the reductions' fields a model of header ``h`` holds,
     for ``explorer`` (first, squarecb, greedy, ...; "" for none) and ``cb_adf``."""
     ver = h.version_tuple
-    counter = explorer in ("first", "squarecb") and ver >= FIRST_COUNTER
+    counter = (explorer in ("first", "squarecb") and ver >= FIRST_COUNTER) or (
+        explorer == "cover" and ver >= COVER_COUNTER
+    )
     sums = cb_adf and ver >= CB_ADF_SUMS
     return counter, sums
 

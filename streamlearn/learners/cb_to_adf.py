@@ -2,10 +2,11 @@
 ``--cb_adf`` (VW's ``cb_to_cb_adf.cc`` and ``cbify_adf_data::copy_example_to_adf``).
 
 Action ``a`` (0-based) gets every feature of the line with VW's index rewritten
-literally: with ``W`` the feature width below (1; 2 for ``--cb_type dr``) a feature of hash
-``h`` has index ``i = h·W`` (in weights, not floats: VW's ``--audit`` shows it), and action
-``a`` reads ``i' = (i - (i & M)) + a·W`` with ``M = 2^bitlen(K·W) - 1`` (VW's
-``custom_index_mask``), the learner's offset ``o`` (dr's regressor: 1) added after, all
+literally: with ``W`` the feature width below (1; 2 for ``--cb_type dr``; ``--cover N``'s
+``(N + 1)·2`` with mtr or dr; ``--bag B`` times B) a feature of hash ``h`` has index
+``i = h·S``, ``S`` being ``W`` rounded up to a power of 2 (in weights, not floats: VW's
+``--audit`` shows it), and action ``a`` reads ``i' = (i - (i & M)) + a·W`` with
+``M = 2^bitlen(K·W) - 1`` (VW's ``custom_index_mask``), the learner's offset ``o`` (dr's regressor: 1) added after, all
 modulo the table's ``2^b`` rows.  So actions share the low bits of ``h``: two hashes that
 differ only in them meet on the same weights, as in VW.  VW crosses the rewritten indices
 (``-q`` after the copy), but its copies also keep the namespaces of earlier lines, which
@@ -28,10 +29,16 @@ def index_mask(k: int, width: int) -> int:
     return (1 << (k * width).bit_length()) - 1
 
 
+def index_scale(width: int) -> int:
+    """``S``: the feature width ``W`` rounded up to a power of 2 (VW's weights per feature)."""
+    return 1 << (width - 1).bit_length()
+
+
 @jit
-def copy_to_adf(indptr, indices, values, ns, status, k, width, bits, cim, act_ptr, rows, sub,
-                out_ptr, out_idx, out_val, out_ns):  # fmt: skip
-    """Write K action rows per usable row; returns the examples written.
+def copy_to_adf(indptr, indices, values, ns, status, k, width, scale, bits, cim, act_ptr, rows,
+                sub, out_ptr, out_idx, out_val, out_ns):  # fmt: skip
+    """Write K action rows per usable row (``width`` W, ``scale`` S: the module doc); returns
+    the examples written.
 
     ``act_ptr`` (int64[m + 1]), ``rows`` (each example's source row), ``sub`` (each action
     row's weight window: 0), ``out_ptr``/``out_idx``/``out_val`` (the action rows'
@@ -52,7 +59,7 @@ def copy_to_adf(indptr, indices, values, ns, status, k, width, bits, cim, act_pt
         for a in range(k):
             off = np.uint64(a * width)
             for t in range(indptr[r], indptr[r + 1]):
-                i = np.uint64(indices[t]) * np.uint64(width)
+                i = np.uint64(indices[t]) * np.uint64(scale)
                 out_idx[t_out] = ((i & keep) + off) & wmask
                 out_val[t_out] = values[t]
                 out_ns[t_out] = ns[t]

@@ -36,7 +36,7 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.learners import cb_adf, csoaa_ldf
     from streamlearn.learners import explore as ex
     from streamlearn.learners.base import fresh_table
-    from streamlearn.learners.cb_to_adf import copy_to_adf, index_mask
+    from streamlearn.learners.cb_to_adf import copy_to_adf, index_mask, index_scale
     from streamlearn.run.multiline import _config, _Explore, _summary, _write
 
     if inputs.initial_model:
@@ -104,8 +104,9 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         out_val = np.empty(nnz * k, dtype=np.float64)
         ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
         out_ns = np.empty(nnz * k, dtype=ns.dtype)
-        copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, below, cfg.bits, cim,
-                    act_ptr, rows, sub, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
+        copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, below, index_scale(below),
+                    cfg.bits, cim, act_ptr, rows, sub, out_ptr, out_idx, out_val,
+                    out_ns)  # fmt: skip
         total = n_ok * k
         scores = np.zeros(total, dtype=np.float32)
         order = np.zeros(total, dtype=np.int64)

@@ -12,10 +12,11 @@ says what they mean for :mod:`streamlearn.run.multiline`:
 * **State.** gd's slots are sl's table rows (VW's index over its stride, sl's layout);
   the resume state gives gd's ``t``, model 0's normalizer sums, the label range and l1/l2
   state; cb_adf's mtr sums and the explorer's counter (``--first``'s examples still to
-  explore, ``--squarecb``'s examples learned) ride beside them.  Bagging's copies are
+  explore, ``--squarecb``'s and ``--cover``'s examples learned) ride beside them.
+  ``--cover``'s policies are interleaved in the slots as VW's, as bagging's copies.  Bagging's copies are
   interleaved in the slots as VW's; its generator's state is ``--random_seed``.
 
-A model of another reduction (``--cover``, ``--regcb``, VW's legacy ``--cb`` before 8.11,
+A model of another reduction (``--regcb``, VW's legacy ``--cb`` before 8.11,
 ...) is refused by name before anything is read from its body.
 """
 
@@ -29,7 +30,7 @@ from streamlearn.io import vwmodel, vwmodel_cb
 REDUCTIONS = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf")
 """Options that make a VW model a multiline one (read here, not by model_vw)."""
 REFUSED = {
-    "cover": "--cover", "regcb": "--regcb", "regcbopt": "--regcbopt", "rnd": "--rnd",
+    "regcb": "--regcb", "regcbopt": "--regcbopt", "rnd": "--rnd",
     "synthcover": "--synthcover", "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
     "epsilon_decay": "--epsilon_decay", "elim": "--squarecb --elim", "wap_ldf": "--wap_ldf",
@@ -172,6 +173,12 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
                 words += ["--gamma_scale", _num(ml.gamma_scale)]
             if ml.gamma_exponent != 0.5:
                 words += ["--gamma_exponent", _num(ml.gamma_exponent)]
+        elif ml.explore == "cover":
+            words += ["--cover", str(ml.cover)]
+            if ml.psi != 1.0:
+                words += ["--psi", _num(ml.psi)]
+            if ml.nounif:
+                words.append("--nounif")
         elif ml.explore == "bag":
             words += ["--bag", str(ml.bag)]
             if ml.greedify:

@@ -293,7 +293,7 @@ def feature_width(ml: Multiline) -> int:
     if ml.explore == "cover":
         from streamlearn.learners import cb_cover
 
-        return cb_cover.layout(ml.cover, cb_adf.CB_TYPES[ml.cb_type])[1]
+        return cb_cover.layout(ml.cover, cb_adf.CB_TYPES[ml.cb_type])[0]
     return 2 if ml.cb_type == "dr" else 1
 
 
@@ -302,7 +302,7 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
     from streamlearn.io.labels import read_labels
     from streamlearn.io.multiline import Merged
     from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
-    from streamlearn.learners.cb_to_adf import chosen_of, copy_to_adf, index_mask
+    from streamlearn.learners.cb_to_adf import chosen_of, copy_to_adf, index_mask, index_scale
 
     b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
     if b.err_pos is None:
@@ -326,8 +326,8 @@ def _cb_part(ml: Multiline, cfg: TrainConfig, block, parse_inter) -> _Part:  # n
     out_val = np.empty(nnz * k, dtype=np.float64)
     ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
     out_ns = np.empty(nnz * k, dtype=ns.dtype)
-    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, width, cfg.bits,
-                index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val,
+    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, width, index_scale(width),
+                cfg.bits, index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val,
                 out_ns)  # fmt: skip
     chosen = np.full(n_ok, -1, dtype=np.int64)
     cost = np.zeros(n_ok)
@@ -531,10 +531,11 @@ def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | None, tuple, i
 
         if ml.explore == "first":
             counter = int(xp.xstats[ex.X_TAU])
-        elif ml.explore == "squarecb":
+        elif ml.explore in ("squarecb", "cover"):
             counter = int(xp.xstats[ex.X_COUNTER])
-        elif ml.explore == "bag":
+        if ml.explore in ("bag", "cover"):  # (their own walk keeps mtr's sums)
             sums = (float(xp.counts[0]), float(xp.counts[1]))
+        if ml.explore == "bag":
             seed = int(xp.rng[0])
     return counter, sums, seed
 
@@ -901,7 +902,7 @@ def _start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
     options.pop("bits", None)
     got = mlmodel.read(path, ml, _config(options))
     options["bits"] = got["bits"]
-    if ml.explore in ("first", "squarecb") and got["counter"] is None:
+    if ml.explore in ("first", "squarecb", "cover") and got["counter"] is None:
         # (VW before 8.11 kept no counter: VW reads such a model with a fresh one)
         got["counter"] = ml.tau if ml.explore == "first" else 0
     return options, got["table"], got["gstate"], got["counts"], got["counter"]
@@ -936,13 +937,14 @@ class _Explore:
         self.ee = None  # --explore_eval's counts (learners/explore_eval.py)
 
     def resume(self, counter: int | None, stats: np.ndarray) -> None:
-        """Continue a model's explorer: its counter, and bagging's copy 0 mtr sums."""
+        """Continue a model's explorer: its counter, and the mtr sums of bagging's copy 0
+        or cover's first policy."""
         ex = self.ex
         if counter is not None and self.kind == ex.FIRST:
             self.xstats[ex.X_TAU] = float(counter)
-        elif counter is not None and self.kind == ex.SQUARECB:
+        elif counter is not None and self.kind in (ex.SQUARECB, ex.COVER):
             self.xstats[ex.X_COUNTER] = float(counter)
-        if self.kind == ex.BAG:
+        if self.kind in (ex.BAG, ex.COVER):
             self.counts[0], self.counts[1] = stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
