@@ -10,7 +10,7 @@ skipped when not given), sl from this checkout and ``python -m vowpalwabbit``
 the ratios to VW and each program's largest peak RSS (its ``ru_maxrss``;
 ``--save`` has each write its model, as a real run would).
 
-With ``--vw-args ARGS`` each round runs ``sl vw ARGS -d FILE`` and ``vw ARGS -d FILE``
+With ``--vw-args=ARGS`` each round runs ``sl vw ARGS -d FILE`` and ``vw ARGS -d FILE``
 instead (a VW user's command line: the contextual bandit reductions, ``-p``, ...).
 
 Usage::
@@ -18,7 +18,7 @@ Usage::
     git worktree add /tmp/old 024e847
     python scripts/bench_against.py bench-data/train-300000x32-x10.vw --other /tmp/old
     python scripts/bench_against.py FILE --sgd --rounds 3
-    python scripts/bench_against.py cb200k.txt --vw-args "--cb_explore_adf" --rounds 7
+    python scripts/bench_against.py cb200k.txt --vw-args="--cb_explore_adf -p P" --rounds 7
 """
 
 from __future__ import annotations

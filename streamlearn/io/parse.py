@@ -38,7 +38,6 @@ from streamlearn.io.batch import (
     Batch,
     Block,
 )
-from streamlearn.io.csv import run_csv_kernel
 from streamlearn.io.grams import expand_grams
 from streamlearn.io.interactions import (
     CROSS_BUDGET,
@@ -270,6 +269,8 @@ def parse_block_parts(
                  np.uint32(inter.hash_seed if inter is not None else 0),
                  row_crosser(inter if fused else None, mask, budget or 0))  # fmt: skip
     if fmt == FMT_CSV:
+        from streamlearn.io.csv import run_csv_kernel  # (only CSV runs import its kernel)
+
         rows, k = run_csv_kernel(inter.csv, data, block.source, int(block.first_line), mask,
                                  bool(constant), float(limit), arrays)  # fmt: skip
         touching = first_touching = crossed = n_slow = 0

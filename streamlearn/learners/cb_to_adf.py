@@ -6,11 +6,12 @@ literally: with ``W`` the feature width below (1; 2 for ``--cb_type dr``; ``--co
 ``(N + 1)·2`` with mtr or dr; ``--bag B`` times B) a feature of hash ``h`` has index
 ``i = h·S``, ``S`` being ``W`` rounded up to a power of 2 (in weights, not floats: VW's
 ``--audit`` shows it), and action ``a`` reads ``i' = (i - (i & M)) + a·W`` with
-``M = 2^bitlen(K·W) - 1`` (VW's ``custom_index_mask``), the learner's offset ``o`` (dr's regressor: 1) added after, all
-modulo the table's ``2^b`` rows.  So actions share the low bits of ``h``: two hashes that
-differ only in them meet on the same weights, as in VW.  VW crosses the rewritten indices
-(``-q`` after the copy), but its copies also keep the namespaces of earlier lines, which
-sl does not reproduce: the driver refuses ``--cb K`` with interactions.
+``M = 2^bitlen(K·W) - 1`` (VW's ``custom_index_mask``), the learner's offset ``o`` (dr's
+regressor: 1) added after, all modulo the table's ``2^b`` rows.  So actions share the low
+bits of ``h``: two hashes that differ only in them meet on the same weights, as in VW.  VW
+crosses the rewritten indices (``-q`` after the copy), but its copies also keep the
+namespaces of earlier lines, which sl does not reproduce: the driver refuses ``--cb K``
+with interactions.
 
 Labels (:func:`chosen_of`): the first ``a:c:p`` with a cost and a probability > 0 when the
 line has several, else its only one (1-based action ``a``); the logged action is

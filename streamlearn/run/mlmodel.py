@@ -13,8 +13,8 @@ says what they mean for :mod:`streamlearn.run.multiline`:
   the resume state gives gd's ``t``, model 0's normalizer sums, the label range and l1/l2
   state; cb_adf's mtr sums and the explorer's counter (``--first``'s examples still to
   explore, ``--squarecb``'s and ``--cover``'s examples learned) ride beside them.
-  ``--cover``'s policies are interleaved in the slots as VW's, as bagging's copies.  Bagging's copies are
-  interleaved in the slots as VW's; its generator's state is ``--random_seed``.
+  ``--cover``'s policies and bagging's copies are interleaved in the slots as VW's;
+  bagging's generator's state is ``--random_seed``.
 
 A model of another reduction (``--regcb``, VW's legacy ``--cb`` before 8.11,
 ...) is refused by name before anything is read from its body.

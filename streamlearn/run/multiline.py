@@ -464,13 +464,14 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     start = inputs.initial_model
     in_place = outputs.final_model if (
         start and outputs.final_model and same_file(outputs.final_model, start)) else None
-    progress = None
-    if getattr(outputs, "vw_format", False):
+    progress = None  # (VW's table: not made under --quiet, where nothing shows it)
+    if getattr(outputs, "vw_format", False) and not getattr(outputs, "vw_quiet", False):
         progress = _vw_header(learn, ml, inputs, outputs, say)
     with model_lock(start, in_place, outputs.lock_timeout, console.say):
+        # the off-policy estimates cost a fifth of the learner's time: made when shown
         fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
-                     progress=progress,
-                     raw=bool(getattr(outputs, "raw_predictions", None)))  # fmt: skip
+                     progress=progress, raw=bool(getattr(outputs, "raw_predictions", None)),
+                     off_policy=bool(ml.ope or getattr(outputs, "report", None)))  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
         if outputs.predictions:
@@ -648,9 +649,10 @@ class Fitted:
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
-        progress=None, raw: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
+        progress=None, raw: bool = False, off_policy: bool = True) -> Fitted:  # noqa: ANN001  # fmt: skip
     """Learn from ``inputs.sources`` (every pass); see :func:`run`.  ``progress``: a
-    :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table)."""
+    :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table);
+    ``off_policy``: make the off-policy estimates (:mod:`streamlearn.run.offpolicy`)."""
     from streamlearn.learners.base import fresh_table
 
     if ml.cb_type not in cb_adf.CB_TYPES:
@@ -691,7 +693,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     try:
         fitted = _passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
                          tables, step, gstate, stats, dr_prev, progress, raw,
-                         counter)  # fmt: skip
+                         counter, off_policy)  # fmt: skip
     except BaseException:
         cache.drop()
         raise
@@ -753,8 +755,8 @@ class _Cache:
 def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cache: _Cache,
             predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
             step: int, gstate: np.ndarray, stats: np.ndarray, dr_prev: np.ndarray,
-            progress=None, raw: bool = False,
-            counter: int | None = None) -> Fitted:  # noqa: ANN001  # fmt: skip
+            progress=None, raw: bool = False, counter: int | None = None,
+            off_policy: bool = True) -> Fitted:  # noqa: ANN001  # fmt: skip
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
@@ -773,7 +775,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
     xp = _Explore(ml, cfg) if ml.explore and not ml.legacy else None
     from streamlearn.run.offpolicy import OffPolicy
 
-    opp = OffPolicy() if ml.reduction != "csoaa_ldf" and not ml.legacy else None
+    opp = OffPolicy() if off_policy and ml.reduction != "csoaa_ldf" and not ml.legacy else None
     lg = None
     if ml.legacy:
         from streamlearn.run.cblegacy import Legacy
@@ -851,7 +853,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                     seen = xp.batch((tables, sub, step), table, gstate, params, loss_id,
                                     cb_type, part, ho, stats, dr_prev,
                                     pred_lines if predictions else None)  # fmt: skip
-                    opp.explored(part, ho, *seen)
+                    if opp is not None:
+                        opp.explored(part, ho, *seen)
                     if progress is not None:
                         _explore_progress(progress, npass, part, seen[0], seen[1], ho,
                                           known=ml.explore_eval)  # fmt: skip
@@ -861,7 +864,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                     mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
                     ml.reduction != "cb", stats, dr_prev, scores, order, loss_out,
                 )  # fmt: skip
-                opp.greedy(part, ho, scores, order)
+                if opp is not None:
+                    opp.greedy(part, ho, scores, order)
                 if progress is not None:
                     _cb_progress(progress, npass, part, scores, order, ho, loss_out)
                 if predictions:
