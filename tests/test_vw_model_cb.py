@@ -110,6 +110,9 @@ KINDS = [
     ("--cb_explore_adf --softmax --lambda 2", "adf"),
     ("--cb_explore_adf --cover 3 -q UA", "adf"),
     ("--cb_explore_adf --cover 2 --psi 0.5 --nounif --epsilon 0.1 --cb_type dr", "adf"),
+    ("--cb_explore_adf --regcb -q UA", "adf"),
+    ("--cb_explore_adf --squarecb --elim", "adf"),
+    ("--cb_explore_adf --synthcover --synthcoverpsi 0.2 --synthcoversize 5", "adf"),
     ("--cb_explore_adf --epsilon 0.3 --predict_only_model", "adf"),
     ("--cb_explore_adf --noconstant -b 12", "adf"),
     ("--csoaa_ldf m", "cs"),
@@ -140,6 +143,24 @@ def test_cb_models_carry_over_both_ways(tmp_path, data, train, kind):
         assert outs["sl<vw"] == outs["vw<vw"], (extra, outs["sl<vw"][0], outs["vw<vw"][0])
         assert outs["vw<sl"] == outs["vw<vw"], (extra, outs["vw<sl"][0], outs["vw<vw"][0])
         assert outs["sl<sl"] == outs["vw<vw"]
+
+
+@pytest.mark.parametrize("opts", ["--regcbopt --mellowness 0.01",
+                                  "--regcb --mellowness 0.01 --cb_max_cost 2"])  # fmt: skip
+def test_regcb_models_carry_over_both_ways_when_learning(tmp_path, data, opts):
+    """--regcb's models (its counter, mtr's sums): each way, continuing one learns as VW.
+    (Scoring these with -t, sl gives other pmfs than VW from either model, VW's or sl's:
+    a difference of the regcb explorer under -t, not of the model file; not found yet.)"""
+    a, b = str(data / "a.adf"), str(data / "b.adf")
+    opts = ["--cb_explore_adf", *opts.split()]
+    vwm, slm = str(tmp_path / "vw.model"), str(tmp_path / "sl.model")
+    assert slvw(*opts, "-d", a, "-f", slm) == vw(*opts, "-d", a, "-f", vwm)
+    outs = {}
+    for who, model in (("vw<sl", slm), ("vw<vw", vwm), ("sl<vw", vwm), ("sl<sl", slm)):
+        p = tmp_path / f"{who}.p"
+        outs[who] = ((vw if who.startswith("vw") else slvw)("-d", b, "-i", model, "-p", str(p)),
+                     p.read_text())  # fmt: skip
+    assert outs["sl<vw"] == outs["vw<vw"] == outs["vw<sl"] == outs["sl<sl"]
 
 
 def test_the_explorers_counter_is_written_as_vws(tmp_path, data):
@@ -229,7 +250,7 @@ def test_models_of_reductions_sl_does_not_run_are_refused_by_name(tmp_path, data
     r = invoke(["vw", "-i", str(VWMODELS / "cb_compat_test.vwmodel"), "-d",
                 str(tmp_path / "none")])  # fmt: skip
     assert r.exit_code == 5 and "legacy cb" in r.output
-    m = str(tmp_path / "regcb")
-    vw("--cb_explore_adf", "--regcb", "-d", str(data / "a.adf"), "-f", m)
+    m = str(tmp_path / "rnd")
+    vw("--cb_explore_adf", "--rnd", "2", "-d", str(data / "a.adf"), "-f", m)
     r = invoke(["vw", "-i", m, "-d", str(data / "b.adf")])
-    assert r.exit_code == 5 and "--regcb" in r.output
+    assert r.exit_code == 5 and "--rnd" in r.output

@@ -19,6 +19,7 @@ read; nothing is allocated from a count the file gives.
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ MAX_COUNT = 1 << 53
 """The largest counter or sum taken (a float64 counts exactly below it)."""
 
 _U64 = struct.Struct("<Q")
+_F32X2 = struct.Struct("<ff")
 
 
 @dataclass
@@ -46,24 +48,41 @@ class CbBody:
     event_sum: int | None
     action_sum: int | None
     body: vwmodel.Body
+    costs: tuple[float, float] | None = None
+    """--synthcover's lowest and highest costs seen (None: the file keeps none)."""
 
 
 def layout(h: vwmodel.Header, explorer: str, cb_adf: bool) -> tuple[bool, bool]:
     """(counter, sums): which of the reductions' fields a model of header ``h`` holds,
     for ``explorer`` (first, squarecb, greedy, ...; "" for none) and ``cb_adf``."""
     ver = h.version_tuple
-    counter = (explorer in ("first", "squarecb") and ver >= FIRST_COUNTER) or (
+    counter = (explorer in ("first", "squarecb", "regcb") and ver >= FIRST_COUNTER) or (
         explorer == "cover" and ver >= COVER_COUNTER
     )
     sums = cb_adf and ver >= CB_ADF_SUMS
     return counter, sums
 
 
+def has_costs(h: vwmodel.Header, explorer: str) -> bool:
+    """Whether a model of header ``h`` keeps ``--synthcover``'s lowest and highest costs
+    seen (two float32 where the others keep a counter; from 8.9.0)."""
+    return explorer == "synthcover" and h.version_tuple >= COVER_COUNTER
+
+
 def read_cb_body(data: bytes, h: vwmodel.Header, counter: bool, sums: bool, cols: int,
-                 models: int = 1) -> CbBody:  # fmt: skip
-    """The part after header ``h``: the counter (if ``counter``), mtr's sums (if ``sums``),
-    then gd's body of ``cols`` floats per slot (:func:`streamlearn.io.vwmodel.read_body`)."""
+                 models: int = 1, costs: bool = False) -> CbBody:  # fmt: skip
+    """The part after header ``h``: the counter (if ``counter``) or --synthcover's costs (if
+    ``costs``), mtr's sums (if ``sums``), then gd's body of ``cols`` floats per slot
+    (:func:`streamlearn.io.vwmodel.read_body`)."""
     pos = h.end
+    low_high = None
+    if costs:
+        if pos + 8 > len(data):
+            raise ValueError("it ends inside --synthcover's costs (truncated)")
+        low_high = _F32X2.unpack_from(data, pos)
+        if not all(math.isfinite(c) for c in low_high):
+            raise ValueError(f"its --synthcover costs are {low_high} (corrupt)")
+        pos += 8
     fields = []
     for what, present in (("explorer's counter", counter), ("cb_adf's event sum", sums),
                           ("cb_adf's action sum", sums)):  # fmt: skip
@@ -79,13 +98,16 @@ def read_cb_body(data: bytes, h: vwmodel.Header, counter: bool, sums: bool, cols
         pos += 8
     gd_h = vwmodel.Header(**{**h.__dict__, "end": pos})
     body = vwmodel.read_body(data, gd_h, cols, models)
-    return CbBody(fields[0], fields[1], fields[2], body)
+    return CbBody(fields[0], fields[1], fields[2], body, low_high)
 
 
-def encode_cb_body(counter: int | None, sums: tuple[int, int] | None, gd_parts: list) -> list:
-    """The bytes after the header: the counter and mtr's sums (each when not None), then
-    gd's parts (:func:`streamlearn.io.vwmodel.encode_body`)."""
+def encode_cb_body(counter: int | None, sums: tuple[int, int] | None, gd_parts: list,
+                   costs: tuple[float, float] | None = None) -> list:  # fmt: skip
+    """The bytes after the header: the counter or --synthcover's costs, and mtr's sums (each
+    when not None), then gd's parts (:func:`streamlearn.io.vwmodel.encode_body`)."""
     head = b""
+    if costs is not None:
+        head += _F32X2.pack(*costs)
     if counter is not None:
         head += _U64.pack(int(counter))
     if sums is not None:

@@ -16,7 +16,7 @@ says what they mean for :mod:`streamlearn.run.multiline`:
   ``--cover``'s policies and bagging's copies are interleaved in the slots as VW's;
   bagging's generator's state is ``--random_seed``.
 
-A model of another reduction (``--regcb``, VW's legacy ``--cb`` before 8.11,
+A model of another reduction (``--rnd``, VW's legacy ``--cb`` before 8.11,
 ...) is refused by name before anything is read from its body.
 """
 
@@ -30,10 +30,9 @@ from streamlearn.io import vwmodel, vwmodel_cb
 REDUCTIONS = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf")
 """Options that make a VW model a multiline one (read here, not by model_vw)."""
 REFUSED = {
-    "regcb": "--regcb", "regcbopt": "--regcbopt", "rnd": "--rnd",
-    "synthcover": "--synthcover", "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
+    "rnd": "--rnd", "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
-    "epsilon_decay": "--epsilon_decay", "elim": "--squarecb --elim", "wap_ldf": "--wap_ldf",
+    "epsilon_decay": "--epsilon_decay", "wap_ldf": "--wap_ldf",
     "cb_dro": "--cb_dro", "automl": "--automl",
 }  # fmt: skip
 """Reductions a multiline VW model may name that sl does not run."""
@@ -101,9 +100,10 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
         raise ModelError(f"-i {path}: {h.bits} bits (sl's tables take 1 to 30)")
     cb = ml.reduction != "csoaa_ldf"
     counter, sums = vwmodel_cb.layout(h, explorer_of(ml), cb)
+    costs = vwmodel_cb.has_costs(h, explorer_of(ml))
     cols = gd_columns(cfg)
     try:
-        got_body = vwmodel_cb.read_cb_body(data, h, counter, sums, len(cols))
+        got_body = vwmodel_cb.read_cb_body(data, h, counter, sums, len(cols), costs=costs)
     except ValueError as e:
         raise ModelError(f"-i {path}: {e}") from None
     body = got_body.body
@@ -127,7 +127,9 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
         gstate[G_GRAVITY] = r.get("l1_state", 0.0)
         gstate[G_CONTRACTION] = r.get("l2_state", 1.0)
     counts = (float(got_body.event_sum or 0), float(got_body.action_sum or 0))
-    return {"table": table, "gstate": gstate, "counts": counts, "counter": got_body.counter,
+    # the explorer's state: its counter, or --synthcover's (lowest, highest) costs seen
+    state = got_body.costs if costs else got_body.counter
+    return {"table": table, "gstate": gstate, "counts": counts, "counter": state,
             "bits": h.bits, "resume": r is not None}  # fmt: skip
 
 
@@ -173,16 +175,32 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
                 words += ["--gamma_scale", _num(ml.gamma_scale)]
             if ml.gamma_exponent != 0.5:
                 words += ["--gamma_exponent", _num(ml.gamma_exponent)]
+            if ml.elim:
+                words.append("--elim")
         elif ml.explore == "cover":
             words += ["--cover", str(ml.cover)]
             if ml.psi != 1.0:
                 words += ["--psi", _num(ml.psi)]
             if ml.nounif:
                 words.append("--nounif")
+        elif ml.explore == "regcb":
+            words.append("--regcb")
+            if ml.regcbopt:
+                words.append("--regcbopt")
+        elif ml.explore == "synthcover":
+            words.append("--synthcover")
+            if ml.synthcoverpsi != 0.1:
+                words += ["--synthcoverpsi", _num(ml.synthcoverpsi)]
+            if ml.synthcoversize != 100:
+                words += ["--synthcoversize", str(ml.synthcoversize)]
         elif ml.explore == "bag":
             words += ["--bag", str(ml.bag)]
             if ml.greedify:
                 words.append("--greedify")
+        if ml.explore in ("regcb", "squarecb") and (ml.explore == "regcb" or ml.elim):
+            for name in ("mellowness", "cb_min_cost", "cb_max_cost"):
+                if getattr(ml, name) is not None:
+                    words += [f"--{name}", _num(getattr(ml, name))]
     text = " " + " ".join(words) + gd_options(cfg, resume)
     if seed:
         text += f" --random_seed {int(seed)}"
@@ -190,9 +208,11 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
 
 
 def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  # noqa: ANN001
-           counter: int | None, seed: int = 0, weights_only: bool = False) -> list:  # fmt: skip
+           counter: int | tuple | None, seed: int = 0,
+           weights_only: bool = False) -> list:  # fmt: skip
     """The VW model file of a run's state, in pieces (``weights_only``: VW's
-    ``--predict_only_model``)."""
+    ``--predict_only_model``); ``counter``: the explorer's (``--synthcover``: its lowest
+    and highest costs seen)."""
     from streamlearn.learners import cb_adf, csoaa_ldf
     from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, G_N
     from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
@@ -211,6 +231,9 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
                        ngram=tuple(cfg.ngram), skips=tuple(cfg.skips))  # fmt: skip
     cb = ml.reduction != "csoaa_ldf"
     want_counter, sums = vwmodel_cb.layout(h, ml.explore or "", cb)
+    costs = None
+    if vwmodel_cb.has_costs(h, ml.explore or ""):
+        costs, counter = (tuple(counter) if counter is not None else (0.0, 0.0)), None
     cols = (0,) if weights_only else gd_columns(cfg)
     values = np.ascontiguousarray(table[:, list(cols)], dtype=np.float32)
     keep = np.flatnonzero(np.any(values != 0.0, axis=1)).astype(np.uint32)
@@ -235,4 +258,4 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
     mtr = (int(stats[cb_adf.EVENTS]), int(stats[cb_adf.ACTIONS])) if sums else None
     return [vwmodel.encode_header(h),
             *vwmodel_cb.encode_cb_body(int(counter or 0) if want_counter else None, mtr,
-                                       gd_parts)]  # fmt: skip
+                                       gd_parts, costs)]  # fmt: skip

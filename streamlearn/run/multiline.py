@@ -519,10 +519,11 @@ def _spec(ml: Multiline):  # noqa: ANN202
     return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
 
 
-def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | None, tuple, int]:
-    """(counter, mtr sums, generator state) of a run's explorer, as VW saves them: the
-    counter of --first (examples still to explore) or --squarecb (examples learned);
-    bagging's copy 0 mtr sums (VW's per-model state 0)."""
+def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | tuple | None, tuple, int]:
+    """(state, mtr sums, generator state) of a run's explorer, as VW saves them: the
+    counter of --first (examples still to explore), --squarecb, --regcb or --cover
+    (examples learned), --synthcover's (lowest, highest) costs seen; bagging's copy 0
+    mtr sums (VW's per-model state 0), cover's and regcb's (their own walk keeps them)."""
     xp = fitted.explorer
     counter = None
     sums = (float(fitted.stats[cb_adf.EVENTS]), float(fitted.stats[cb_adf.ACTIONS]))
@@ -532,9 +533,11 @@ def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | None, tuple, i
 
         if ml.explore == "first":
             counter = int(xp.xstats[ex.X_TAU])
-        elif ml.explore in ("squarecb", "cover"):
+        elif ml.explore in ("squarecb", "cover", "regcb"):
             counter = int(xp.xstats[ex.X_COUNTER])
-        if ml.explore in ("bag", "cover"):  # (their own walk keeps mtr's sums)
+        elif ml.explore == "synthcover":
+            counter = (float(xp.costs[0]), float(xp.costs[1]))
+        if xp.kind in (ex.BAG, ex.COVER, ex.REGCB):
             sums = (float(xp.counts[0]), float(xp.counts[1]))
         if ml.explore == "bag":
             seed = int(xp.rng[0])
@@ -906,7 +909,7 @@ def _start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
     options.pop("bits", None)
     got = mlmodel.read(path, ml, _config(options))
     options["bits"] = got["bits"]
-    if ml.explore in ("first", "squarecb", "cover") and got["counter"] is None:
+    if ml.explore in ("first", "squarecb", "cover", "regcb") and got["counter"] is None:
         # (VW before 8.11 kept no counter: VW reads such a model with a fresh one)
         got["counter"] = ml.tau if ml.explore == "first" else 0
     return options, got["table"], got["gstate"], got["counts"], got["counter"]
@@ -941,14 +944,17 @@ class _Explore:
         self.ee = None  # --explore_eval's counts (learners/explore_eval.py)
 
     def resume(self, counter: int | None, stats: np.ndarray) -> None:
-        """Continue a model's explorer: its counter, and the mtr sums of bagging's copy 0
-        or cover's first policy."""
+        """Continue a model's explorer: its counter (``--synthcover``: its lowest and highest
+        costs seen), and the mtr sums its own walk keeps (bagging's copy 0, cover's first
+        policy, regcb's)."""
         ex = self.ex
         if counter is not None and self.kind == ex.FIRST:
             self.xstats[ex.X_TAU] = float(counter)
-        elif counter is not None and self.kind in (ex.SQUARECB, ex.COVER):
+        elif counter is not None and self.kind in (ex.SQUARECB, ex.COVER, ex.REGCB):
             self.xstats[ex.X_COUNTER] = float(counter)
-        if self.kind in (ex.BAG, ex.COVER):
+        elif counter is not None and self.kind == ex.SYNTHCOVER:
+            self.costs[:] = counter  # (its lowest and highest costs seen)
+        if self.kind in (ex.BAG, ex.COVER, ex.REGCB):
             self.counts[0], self.counts[1] = stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
