@@ -16,11 +16,13 @@ says what they mean for :mod:`streamlearn.run.multiline`:
   ``--cover``'s policies and bagging's copies are interleaved in the slots as VW's;
   bagging's generator's state is ``--random_seed``.
 
-A model of another reduction (``--rnd``, VW's legacy ``--cb`` before 8.11,
+A model of another reduction (``--cb_dro``, VW's legacy ``--cb`` before 8.11,
 ...) is refused by name before anything is read from its body.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -30,7 +32,7 @@ from streamlearn.io import vwmodel, vwmodel_cb
 REDUCTIONS = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf")
 """Options that make a VW model a multiline one (read here, not by model_vw)."""
 REFUSED = {
-    "rnd": "--rnd", "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
+    "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
     "epsilon_decay": "--epsilon_decay", "wap_ldf": "--wap_ldf",
     "cb_dro": "--cb_dro", "automl": "--automl",
@@ -197,13 +199,18 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
             words += ["--bag", str(ml.bag)]
             if ml.greedify:
                 words.append("--greedify")
+        elif ml.explore == "rnd":
+            words += ["--rnd", str(ml.rnd)]
+            for name in ("rnd_alpha", "rnd_invlambda"):
+                if getattr(ml, name) != 0.1:
+                    words += [f"--{name}", _num(getattr(ml, name))]
         if ml.explore in ("regcb", "squarecb") and (ml.explore == "regcb" or ml.elim):
             for name in ("mellowness", "cb_min_cost", "cb_max_cost"):
                 if getattr(ml, name) is not None:
                     words += [f"--{name}", _num(getattr(ml, name))]
     text = " " + " ".join(words) + gd_options(cfg, resume)
-    if seed:
-        text += f" --random_seed {int(seed)}"
+    if seed:  # (the generator's state now: the seed given, if any, is spent)
+        text = re.sub(r" --random_seed \S+", "", text) + f" --random_seed {int(seed)}"
     return text
 
 

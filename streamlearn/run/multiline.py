@@ -523,7 +523,8 @@ def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | tuple | None, 
     """(state, mtr sums, generator state) of a run's explorer, as VW saves them: the
     counter of --first (examples still to explore), --squarecb, --regcb or --cover
     (examples learned), --synthcover's (lowest, highest) costs seen; bagging's copy 0
-    mtr sums (VW's per-model state 0), cover's and regcb's (their own walk keeps them)."""
+    mtr sums (VW's per-model state 0), cover's, regcb's and rnd's first model's (their
+    own walk keeps them); bagging's and rnd's generator (VW's global one)."""
     xp = fitted.explorer
     counter = None
     sums = (float(fitted.stats[cb_adf.EVENTS]), float(fitted.stats[cb_adf.ACTIONS]))
@@ -537,9 +538,9 @@ def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | tuple | None, 
             counter = int(xp.xstats[ex.X_COUNTER])
         elif ml.explore == "synthcover":
             counter = (float(xp.costs[0]), float(xp.costs[1]))
-        if xp.kind in (ex.BAG, ex.COVER, ex.REGCB):
+        if xp.kind in (ex.BAG, ex.COVER, ex.REGCB, ex.RND):
             sums = (float(xp.counts[0]), float(xp.counts[1]))
-        if ml.explore == "bag":
+        if ml.explore in ("bag", "rnd"):  # (VW's generator: the header's --random_seed)
             seed = int(xp.rng[0])
     return counter, sums, seed
 
@@ -954,7 +955,7 @@ class _Explore:
             self.xstats[ex.X_COUNTER] = float(counter)
         elif counter is not None and self.kind == ex.SYNTHCOVER:
             self.costs[:] = counter  # (its lowest and highest costs seen)
-        if self.kind in (ex.BAG, ex.COVER, ex.REGCB):
+        if self.kind in (ex.BAG, ex.COVER, ex.REGCB, ex.RND):
             self.counts[0], self.counts[1] = stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
