@@ -282,6 +282,14 @@ def _cbify(t: Translation, name: str, value: str) -> None:
     t.multiline.setdefault("explore", "greedy")
 
 
+def _cbify_ldf(t: Translation, name: str, value: str | None) -> None:
+    """``--cbify_ldf``: cost-sensitive LDF examples played as a bandit (on --cb_explore_adf)."""
+    t.exploring = True
+    t.multiline["reduction"] = "cbify"
+    t.multiline["cbify_ldf"] = True
+    t.multiline.setdefault("explore", "greedy")
+
+
 def _regcbopt(t: Translation, name: str, value: str | None) -> None:
     """``--regcbopt``: RegCB's optimistic variant (alone, VW still enables ``--regcb``)."""
     _explorer("regcb")(t, name, value)
@@ -480,6 +488,7 @@ OPTIONS: dict[str, Opt] = {
     "cbify": Opt(None, True, _cbify),
     "cb_explore": Opt(None, True, _cb_explore),
     "cbify_cs": Opt(None, False, _ml("cbify_cs")),
+    "cbify_ldf": Opt(None, False, _cbify_ldf),
     "ccb_explore_adf": Opt(None, False, _ccb("ccb")),
     "slates": Opt(None, False, _ccb("slates")),
     "all_slots_loss": Opt(None, False, _ml("all_slots_loss")),
@@ -639,7 +648,7 @@ OTHER_VW_OPTIONS = frozenset("""
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
-    cb_sample cb_to_cbadf cbify_ldf cbify_reg cbzo challenger_epsilon
+    cb_sample cb_to_cbadf cbify_reg cbzo challenger_epsilon
     check_enabled choices_lambda compete confidence_after_training
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
     cs_absolute_loss cs_active csa_debug

@@ -124,9 +124,9 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
                 labeled = costs.shape[0] > 0 and not np.isnan(costs).all()
             # predict: no label, nothing learned or counted
             one[0] = -1
-            _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, ap, out_ptr,
-                  out_idx, out_val, one, 0.0, 1.0, ho, scratch, dr_prev, scores, order, acts,
-                  probs)  # fmt: skip
+            _step(xp, ex, cb_adf, (tables, sub, 1), table, gstate, params, loss_id, cb_type, ap,
+                  out_ptr, out_idx, out_val, one, 0.0, 1.0, ho, scratch, dr_prev, scores, order,
+                  acts, probs)  # fmt: skip
             stats[cb_adf.N_EX] += 1.0
             stats[cb_adf.FEATURES] += out_ptr[hi] - out_ptr[lo]
             pmf = probs[lo:hi].copy()
@@ -153,9 +153,9 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
                 cost = float(loss1 if wrong else loss0)
             p = float(pmf[idx])
             one[0] = action
-            _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, ap, out_ptr,
-                  out_idx, out_val, one, cost, p, ho, scratch, dr_prev, scores, order, acts,
-                  probs)  # fmt: skip
+            _step(xp, ex, cb_adf, (tables, sub, 1), table, gstate, params, loss_id, cb_type, ap,
+                  out_ptr, out_idx, out_val, one, cost, p, ho, scratch, dr_prev, scores, order,
+                  acts, probs)  # fmt: skip
     if outputs.predictions:
         _write(outputs.predictions, "".join(preds))
     stats[cb_adf.N_LAB] = n_lab
@@ -169,11 +169,174 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     return summary
 
 
-def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, ap, out_ptr,
+def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
+    """``--cbify_ldf``: cost-sensitive LDF examples (``class:cost |x`` per action line, an
+    optional ``shared`` line, a blank line to end) played as a contextual bandit (VW's
+    ``cbify.cc``: ``do_actual_predict_ldf`` and ``do_actual_learning_ldf``).  Per example:
+
+    1. cb_explore_adf predicts a pmf over its action lines;
+    2. an action is drawn as in :func:`run` (``uniform_hash("vw") + n``, the pmf's order);
+    3. its cost: the cost of the first line whose class is the drawn action's number
+       (1-based), scaled to ``[--loss0, --loss1]``, which also bound regcb's costs (VW
+       inserts ``--cb_min_cost``/``--cb_max_cost``); that label goes on the drawn line and
+       cb_explore_adf learns.  As VW's ``loss_csldf``, the lines searched are those of a
+       list kept across examples: this example's lines over the first ones of the
+       longest example before it (VW's ``cs_costs`` only grows), then 0.
+
+    The loss is the drawn line's own cost when its class is the drawn number (else 0);
+    ``-p`` writes a line per action line: the drawn number on the drawn line, 0 elsewhere.
+    A ``shared`` line is one more action, as in VW 9 (cbify_ldf gives every line an empty
+    cb label before ``shared_feature_merger`` looks for the shared one): action 0, with
+    the shared features only, never the cost of a class, and no ``-p`` line.
+    """
+    from streamlearn.errors import MalformedData
+    from streamlearn.learners import cb_adf, csoaa_ldf
+    from streamlearn.learners import explore as ex
+    from streamlearn.learners.base import fresh_table
+    from streamlearn.run.mlconsole import Progress
+    from streamlearn.run.multiline import _config, _Explore, _summary, _write, cover_cb_type
+
+    if inputs.initial_model:
+        raise UsageError("-i with --cbify_ldf: not supported yet")
+    cfg = _config(learn)
+    if cfg.passes > 1:
+        raise UsageError("--cbify_ldf with --passes: not supported yet")
+    ml = dataclasses.replace(ml, reduction="cb_adf", cb_min_cost=ml.loss0, cb_max_cost=ml.loss1)
+    cover_cb_type(ml, console.say)
+    cb_type = cb_adf.CB_TYPES[ml.cb_type]
+    step = 2 if ml.cb_type == "dr" else 1
+    params = cfg.params()
+    table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    tables = cb_adf.tables_of(table)
+    xp = _Explore(ml, cfg)
+    gstate = xp.grow(csoaa_ldf.init_gstate(params), cb_type)
+    stats = np.zeros(cb_adf.STATS)
+    scratch = np.zeros(cb_adf.STATS)
+    dr_prev = np.zeros(257)
+    loss0, loss1 = np.float32(ml.loss0), np.float32(ml.loss1)
+    say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    progress = Progress(say, False) if getattr(outputs, "vw_format", False) else None
+    one = np.zeros(1, dtype=np.int64)
+    ho = np.zeros(1, dtype=np.bool_)
+    counter = 0
+    malformed = 0
+    preds: list[str] = []
+    seen_cls = np.zeros(0, dtype=np.int64)  # VW's cs_costs: each row's first class, cost
+    seen_cost = np.zeros(0, dtype=np.float32)
+    for part, shared in _ldf_parts(cfg, inputs):
+        for msg in part.bad:
+            malformed += 1
+            if inputs.strict:
+                raise MalformedData(f"{msg} (--strict)")
+            if malformed <= 10:
+                say(f"warning: {msg}")
+        mg = part.mg
+        rows = mg.row.shape[0]
+        sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
+        sizes = np.diff(mg.act_ptr)
+        if sizes.shape[0] and int(sizes.max()) + 1 > dr_prev.shape[0]:
+            dr_prev = np.zeros(int(sizes.max()) + 1)
+        scores = np.zeros(rows, dtype=np.float32)
+        order = np.zeros(rows, dtype=np.int64)
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        weights = (tables, sub, step)
+        nnz = np.diff(mg.indptr)
+        for e in range(sizes.shape[0]):
+            lo, hi = int(mg.act_ptr[e]), int(mg.act_ptr[e + 1])
+            ap = np.array([lo, hi], dtype=np.int64)
+            one[0] = -1
+            _step(xp, ex, cb_adf, weights, table, gstate, params, cfg.loss_id, cb_type, ap,
+                  mg.indptr, mg.indices, mg.values, one, 0.0, 1.0, ho, scratch, dr_prev, scores,
+                  order, acts, probs)  # fmt: skip
+            pmf = probs[lo:hi].copy()
+            idx = ex.sample_after_normalizing(np.uint64(ex.APP_SEED + counter), pmf)
+            counter += 1
+            action = int(acts[lo + idx])
+            drawn = action + 1
+            preds.extend(f"{drawn}\n" if i == action else "0\n" for i in range(hi - lo)
+                         if not shared[lo + i])  # fmt: skip
+            has = part.lab_n[lo:hi] > 0
+            cls = part.lab_cls[lo:hi]
+            n = hi - lo
+            if n > seen_cls.shape[0]:
+                seen_cls = np.concatenate([seen_cls, np.zeros(n - seen_cls.shape[0], np.int64)])
+                seen_cost = np.concatenate([seen_cost, np.zeros(n - seen_cost.shape[0],
+                                                                np.float32)])  # fmt: skip
+            seen_cls[:n] = np.where(has, cls, 0)  # (a shared line: class 0, never drawn)
+            seen_cost[:n] = np.where(has, part.lab_cost[lo:hi], 0.0)
+            labeled = bool(has.any())
+            mine = has[action] and cls[action] == drawn
+            loss = float(np.float32(part.lab_cost[lo + action])) if mine else 0.0
+            stats[cb_adf.N_EX] += 1.0
+            stats[cb_adf.N_LAB] += 1.0
+            stats[cb_adf.LOSS] += loss
+            # VW counts the action lines' own features (none of a shared line's) in its
+            # total, and in its table each action line with the shared features merged
+            sh = shared[lo:hi]
+            own = int(nnz[lo:hi][~sh].sum())
+            merged = own + int(np.count_nonzero(~sh)) * max(
+                0, int(nnz[lo:hi][sh].sum()) - int(cfg.constant) * int(np.count_nonzero(sh)))
+            stats[cb_adf.FEATURES] += own
+            if progress is not None:
+                # (the first line VW's table shows: a shared line is skipped there)
+                first = f"{drawn}" if action == int(np.argmin(sh)) else "0"
+                progress.batch(0, np.ones(1, dtype=np.bool_), np.zeros(1, dtype=np.bool_),
+                               np.array([loss]), np.array([merged]), np.array([own]),
+                               lambda _e, k=labeled: "known" if k else "unknown",
+                               lambda _e, f=first: f)  # fmt: skip
+            if not labeled:
+                continue
+            hit = np.flatnonzero(seen_cls == drawn)
+            c = seen_cost[int(hit[0])] if hit.shape[0] else np.float32(0.0)
+            one[0] = action
+            _step(xp, ex, cb_adf, weights, table, gstate, params, cfg.loss_id, cb_type, ap,
+                  mg.indptr, mg.indices, mg.values, one, float(loss0 + (loss1 - loss0) * c),
+                  float(pmf[idx]), ho, scratch, dr_prev, scores, order, acts, probs)  # fmt: skip
+    if outputs.predictions:
+        _write(outputs.predictions, "".join(preds))
+    n_ex = int(stats[cb_adf.N_EX])
+    n_lab = stats[cb_adf.N_LAB]
+    summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
+               "loss": stats[cb_adf.LOSS] / n_lab if n_lab else None,
+               "malformed": malformed}  # fmt: skip
+    _summary(say, summary, stats, False, progress)
+    if outputs.final_model:
+        say("sl vw: -f with --cbify_ldf is not written yet (no model saved)")
+    return summary
+
+
+def _ldf_parts(cfg, inputs):  # noqa: ANN001, ANN202
+    """``--cbify_ldf``'s examples, parsed as ``--csoaa_ldf``'s but with a shared line kept
+    as an action row (:func:`run_ldf`); with each row, whether it was a shared line."""
+    from streamlearn.io.interactions import compile_interactions
+    from streamlearn.io.labels import LABEL_CS, ROW_SHARED
+    from streamlearn.io.multiline import example_blocks, merge_shared, parse_examples
+    from streamlearn.io.reader import iter_blocks
+    from streamlearn.run.multiline import Multiline, _crossed, _prepare, parse_options
+
+    full = cfg.namespaces() or compile_interactions()
+    parse_inter = parse_options(full, LABEL_CS)
+    ml = Multiline(reduction="csoaa_ldf")
+    blocks = iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes)
+    for block in example_blocks(blocks):
+        ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, LABEL_CS)
+        flags = ex.labels.flags
+        shared = (flags & ROW_SHARED) != 0
+        labels = dataclasses.replace(ex.labels, flags=flags & ~np.int64(ROW_SHARED))
+        ex = dataclasses.replace(ex, labels=labels)
+        part = _prepare(ml, ex, merge_shared(ex))
+        _crossed(part, full, cfg.bits)
+        yield part, shared[part.mg.row]
+
+
+def _step(xp, ex, cb_adf, tables, table, gstate, params, loss_id, cb_type, ap, out_ptr,
           out_idx, out_val, chosen, cost, prob, ho, stats, dr_prev, scores, order, acts,
           probs) -> None:  # noqa: ANN001  # fmt: skip
     """One example through cb_explore_adf: its pmf (``acts``/``probs``), and with a chosen
-    action its learning (and the explorer's counts)."""
+    action its learning (and the explorer's counts).  ``tables``: cb_adf's (tables, sub,
+    step); --cbify's copies carry VW's rewritten indices (step 1, window 0)."""
+    tables, sub, step = tables
     c = np.array([cost])
     p = np.array([prob])
     if xp.kind == ex.BAG:
@@ -208,7 +371,7 @@ def _step(xp, ex, cb_adf, tables, sub, table, gstate, params, loss_id, cb_type, 
     if xp.kind == ex.SQUARECB and chosen[0] >= 0 and chosen[0] != ap[1] - ap[0] - 1:
         learn_p = np.array([1.0])  # squarecb learns with probability 1 (not on the last line)
     cb_adf.train_examples(
-        tables, sub, 1, gstate, params, loss_id, cb_type, xp.clip_p, ap, out_ptr, out_idx,
+        tables, sub, step, gstate, params, loss_id, cb_type, xp.clip_p, ap, out_ptr, out_idx,
         out_val, chosen, c, learn_p, ho, False, stats, dr_prev, scores, order, np.zeros(1),
     )  # fmt: skip
     if xp.kind == ex.SYNTHCOVER:

@@ -72,6 +72,7 @@ class Multiline:
     ope: bool = False  # sl's own --ope: the off-policy estimates on stderr
     cbify: int = 0  # --cbify K (run/cbify.py)
     cbify_cs: bool = False
+    cbify_ldf: bool = False  # --cbify_ldf: cost-sensitive LDF examples (run/cbify.py)
     loss0: float = 0.0
     loss1: float = 1.0
     legacy: bool = False  # --cb_force_legacy: VW's single-line cb_algs (run/cblegacy.py)
@@ -442,6 +443,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
 
         if ml.legacy:
             return cbify.run_legacy(learn, ml, inputs, outputs, console)
+        if ml.cbify_ldf:
+            return cbify.run_ldf(learn, ml, inputs, outputs, console)
         return cbify.run(learn, ml, inputs, outputs, console)
     if ml.legacy or ml.evaluate:
         from streamlearn.run import cblegacy
