@@ -31,12 +31,12 @@ import numpy as np
 
 from streamlearn import model as model_io
 from streamlearn.config import TrainConfig
-from streamlearn.errors import MalformedData, ModelError, UsageError
+from streamlearn.errors import ModelError, UsageError
 from streamlearn.io.batch import Block
 from streamlearn.io.labels import LABEL_CB, LABEL_CS
 from streamlearn.learners import cb_adf, csoaa_ldf
 from streamlearn.run.bandit_options import BANDIT_OPTIONS, EXPLORE_NAMES, multiline_of  # noqa: F401
-from streamlearn.run.multiline import Multiline, _Explore, _g, _Part
+from streamlearn.run.multiline import Multiline, _Explore, _g, _Part, report_bad
 
 META = "multiline"
 """The key of a bandit model's reduction in the model file's ``meta`` (its state: ``bandit``)."""
@@ -345,12 +345,7 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
         n = 0
         for part in src:
             if npass == 0:
-                for msg in part.bad:
-                    malformed += 1
-                    if inputs.strict:
-                        raise MalformedData(f"{msg} (--strict)")
-                    if malformed <= 10:
-                        say(f"warning: {msg}")
+                malformed = report_bad(part.bad, malformed, inputs.strict, say)
                 if passes > 1:
                     kept.append(part)
             m = part.mg.act_ptr.shape[0] - 1

@@ -37,7 +37,7 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.learners import explore as ex
     from streamlearn.learners.base import fresh_table
     from streamlearn.learners.cb_to_adf import copy_to_adf, index_mask, index_scale
-    from streamlearn.run.multiline import _config, _Explore, _summary, _write
+    from streamlearn.run.multiline import _config, _Explore, _summary, _write, report_bad
 
     if inputs.initial_model:
         raise UsageError("-i with --cbify: not supported yet")
@@ -85,14 +85,8 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     ho = np.zeros(1, dtype=np.bool_)
     for block in iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes):
         b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
-        for msg in describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []:
-            malformed += 1
-            if inputs.strict:
-                from streamlearn.errors import MalformedData
-
-                raise MalformedData(f"{msg} (--strict)")
-            if malformed <= 10:
-                say(f"warning: {msg}")
+        bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+        malformed = report_bad(bad, malformed, inputs.strict, say)
         lab = read_labels(b, LABEL_CS, parse_inter.vw_numbers) if ml.cbify_cs else None
         n_ok = int(np.count_nonzero(b.status == 0))
         nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
@@ -189,12 +183,18 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     cb label before ``shared_feature_merger`` looks for the shared one): action 0, with
     the shared features only, never the cost of a class, and no ``-p`` line.
     """
-    from streamlearn.errors import MalformedData
     from streamlearn.learners import cb_adf, csoaa_ldf
     from streamlearn.learners import explore as ex
     from streamlearn.learners.base import fresh_table
     from streamlearn.run.mlconsole import Progress
-    from streamlearn.run.multiline import _config, _Explore, _summary, _write, cover_cb_type
+    from streamlearn.run.multiline import (
+        _config,
+        _Explore,
+        _summary,
+        _write,
+        cover_cb_type,
+        report_bad,
+    )
 
     if inputs.initial_model:
         raise UsageError("-i with --cbify_ldf: not supported yet")
@@ -224,12 +224,7 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     seen_cls = np.zeros(0, dtype=np.int64)  # VW's cs_costs: each row's first class, cost
     seen_cost = np.zeros(0, dtype=np.float32)
     for part, shared in _ldf_parts(cfg, inputs):
-        for msg in part.bad:
-            malformed += 1
-            if inputs.strict:
-                raise MalformedData(f"{msg} (--strict)")
-            if malformed <= 10:
-                say(f"warning: {msg}")
+        malformed = report_bad(part.bad, malformed, inputs.strict, say)
         mg = part.mg
         rows = mg.row.shape[0]
         sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
@@ -408,7 +403,7 @@ def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN0
     from streamlearn.learners import explore as ex
     from streamlearn.learners.base import fresh_table
     from streamlearn.run.cblegacy import Legacy
-    from streamlearn.run.multiline import _config, _summary, _write
+    from streamlearn.run.multiline import _config, _summary, _write, report_bad
 
     if inputs.initial_model:
         raise UsageError("-i with --cbify: not supported yet")
@@ -444,14 +439,8 @@ def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN0
     one_ptr = np.array([0, 1], dtype=np.int64)
     for block in iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes):
         b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
-        for msg in describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []:
-            malformed += 1
-            if inputs.strict:
-                from streamlearn.errors import MalformedData
-
-                raise MalformedData(f"{msg} (--strict)")
-            if malformed <= 10:
-                say(f"warning: {msg}")
+        bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+        malformed = report_bad(bad, malformed, inputs.strict, say)
         lab = read_labels(b, LABEL_CS, parse_inter.vw_numbers) if ml.cbify_cs else None
         for r in np.flatnonzero(b.status == 0):
             lo, hi = int(b.indptr[r]), int(b.indptr[r + 1])
