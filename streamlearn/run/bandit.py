@@ -115,6 +115,8 @@ class Bandit:
                     self.xp.xstats = np.array(st["xstats"], dtype=np.float64)
                     self.xp.rng = np.array([int(st["rng"])], dtype=np.uint64)
                     self.xp.counts = np.array(st["counts"], dtype=np.float64)
+                    if "costs" in st:  # (--explore synthcover's; models before it have none)
+                        self.xp.costs = np.array(st["costs"], dtype=np.float64)
             except (KeyError, TypeError, ValueError) as e:
                 raise ModelError(f"a bandit model without its state ({e})") from None
             xs = self.xp.xstats.shape if self.xp is not None else (self.xp_size(),)
@@ -236,6 +238,7 @@ class Bandit:
             "xstats": xp.xstats.tolist() if xp is not None else [],
             "rng": int(xp.rng[0]) if xp is not None else 0,
             "counts": xp.counts.tolist() if xp is not None else [],
+            "costs": xp.costs.tolist() if xp is not None else [],
             "stats": self.stats.tolist(),
             "draws": self.draws,
         }

@@ -10,13 +10,27 @@ CB_TYPES = ("mtr", "ips", "dm", "dr")
 """The cost types (:data:`streamlearn.learners.cb_adf.CB_TYPES`)."""
 
 EXPLORE_NAMES = {"epsilon": "greedy", "greedy": "greedy", "first": "first",
-                 "softmax": "softmax", "bag": "bag", "squarecb": "squarecb"}  # fmt: skip
+                 "softmax": "softmax", "bag": "bag", "squarecb": "squarecb", "cover": "cover",
+                 "regcb": "regcb", "synthcover": "synthcover", "rnd": "rnd"}  # fmt: skip
 """sl's ``--explore`` names and the explorer each runs (:mod:`streamlearn.learners.explore`)."""
 
 BANDIT_OPTIONS = ("cb_adf", "cb", "csoaa_ldf", "cb_type", "clip_p", "rank_all", "csoaa_rank",
                   "explore", "epsilon", "first_only", "tau", "lam", "bags", "greedify",
-                  "gamma_scale", "gamma_exponent")  # fmt: skip
+                  "gamma_scale", "gamma_exponent", "elim", "cover_policies", "psi", "nounif",
+                  "regcbopt", "mellowness", "cb_min_cost", "cb_max_cost", "synthcover_psi",
+                  "synthcover_size", "rnd_models", "rnd_alpha", "rnd_invlambda")  # fmt: skip
 """The options (sl's names, as ``sl train`` and ``Model(...)`` take them) of a bandit."""
+
+
+_OWN = (("cover_policies", "cover", ("cover",)), ("psi", "psi", ("cover",)),
+        ("nounif", "nounif", ("cover",)), ("regcbopt", "regcbopt", ("regcb",)),
+        ("elim", "elim", ("squarecb",)), ("mellowness", "mellowness", ("regcb", "squarecb")),
+        ("cb_min_cost", "cb_min_cost", ("regcb", "squarecb")),
+        ("cb_max_cost", "cb_max_cost", ("regcb", "squarecb")),
+        ("synthcover_psi", "synthcoverpsi", ("synthcover",)),
+        ("synthcover_size", "synthcoversize", ("synthcover",)),
+        ("rnd_models", "rnd", ("rnd",)), ("rnd_alpha", "rnd_alpha", ("rnd",)),
+        ("rnd_invlambda", "rnd_invlambda", ("rnd",)))  # fmt: skip
 
 
 def multiline_of(options: dict) -> dict:
@@ -60,6 +74,19 @@ def multiline_of(options: dict) -> dict:
             raise UsageError("--bags B (at least 1) goes with --explore bag")
     if out.get("explore") == "bag" and "bag" not in out:
         raise UsageError("--explore bag needs --bags B")
+    # each explorer's own options, VW's names: (sl's name, Multiline's, explorers it goes with)
+    for key, field, kinds in _OWN:
+        if key in o:
+            if out.get("explore") not in kinds:
+                raise UsageError(f"--{key.replace('_', '-')} goes with --explore "
+                                 f"{' or '.join(kinds)}")  # fmt: skip
+            out[field] = o.pop(key)
+    if out.get("explore") == "cover" and int(out.get("cover", 0)) < 1:
+        raise UsageError("--explore cover needs --cover-policies N (at least 1)")
+    if out.get("explore") == "rnd":
+        out.setdefault("rnd", 1)  # (VW's --rnd's default)
+        if int(out["rnd"]) < 1:
+            raise UsageError("--rnd-models R: at least 1")
     for key in ("tau", "lam", "first_only", "greedify", "gamma_scale", "gamma_exponent",
                 "epsilon"):  # fmt: skip
         if key in o and "explore" not in out:

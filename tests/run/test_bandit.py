@@ -26,6 +26,14 @@ SETS = {
     "softmax-ips": ({"explore": "softmax", "lam": 2.0, "cb_type": "ips"},
                     {"explore": "softmax", "lam": 2.0, "cb_type": "ips"}),
     "dr": ({"cb_type": "dr"}, {"cb_type": "dr"}),
+    "cover": ({"explore": "cover", "cover_policies": 2, "psi": 0.5},
+              {"explore": "cover", "cover": 2, "psi": 0.5}),
+    "regcbopt": ({"explore": "regcb", "regcbopt": True, "mellowness": 0.01},
+                 {"explore": "regcb", "regcbopt": True, "mellowness": 0.01}),
+    "squarecb-elim": ({"explore": "squarecb", "elim": True}, {"explore": "squarecb", "elim": True}),
+    "synthcover": ({"explore": "synthcover", "synthcover_size": 5},
+                   {"explore": "synthcover", "synthcoversize": 5}),
+    "rnd": ({"explore": "rnd", "rnd_models": 2}, {"explore": "rnd", "rnd": 2}),
 }  # fmt: skip
 
 
