@@ -215,7 +215,12 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     dr_prev = np.zeros(257)
     loss0, loss1 = np.float32(ml.loss0), np.float32(ml.loss1)
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
-    progress = Progress(say, False) if getattr(outputs, "vw_format", False) else None
+    progress = None
+    if getattr(outputs, "vw_format", False):
+        from streamlearn.run.mlconsole import header
+
+        say(header(ml, cfg, inputs, outputs, None, list(inputs.sources or ["-"])))
+        progress = Progress(say, False)
     one = np.zeros(1, dtype=np.int64)
     ho = np.zeros(1, dtype=np.bool_)
     counter = 0

@@ -67,6 +67,8 @@ def learners(ml) -> tuple[str, str, str]:  # noqa: ANN001
     if ml.explore:
         chain += f", cb_explore_adf_{ml.explore}"
     chain += ", shared_feature_merger"
+    if getattr(ml, "cbify_ldf", False):
+        return f"{chain}, cbify_ldf", "CS", "MULTICLASS"
     if ml.reduction == "cb":
         chain += ", cb_to_cbadf"
     if ml.explore:
@@ -86,6 +88,12 @@ def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
         lines.pop()
     lines.pop()
     chain, label, pred = learners(ml)
+    if getattr(ml, "explore", None) == "synthcover":  # (said as its reduction is set up)
+        at = next((i for i, ln in enumerate(lines) if ln.startswith(
+            ("using ", "creating cache", "Reading datafile"))), len(lines))  # fmt: skip
+        lines[at:at] = ["Using synthcover for CB exploration",
+                        f"synthcoversize = {ml.synthcoversize}",
+                        f"synthcoverpsi = {float(F32(ml.synthcoverpsi)):g}"]  # fmt: skip
     if ml.reduction != "csoaa_ldf":
         lines.append(f"cb_type = {ml.cb_type}")
     lines += [f"Enabled learners: {chain}", f"Input label = {label}", f"Output pred = {pred}"]
