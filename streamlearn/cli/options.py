@@ -14,6 +14,8 @@ import sys
 
 import click
 
+from streamlearn.run.bandit_options import BANDIT_OPTIONS
+
 # option name -> TrainConfig field
 _CONFIG_KEYS = {
     "bits": "bits",
@@ -88,9 +90,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                  "interactions", "leave_duplicate_interactions", "ignore", "ignore_linear",
                  "keep"),
     "Regularization": ("l1", "l2", "theta", "period", "top_k"),
-    "Contextual bandits": ("cb_adf", "cb", "csoaa_ldf", "cb_type", "clip_p", "rank_all",
-                           "csoaa_rank", "explore", "epsilon", "first_only", "tau", "lam",
-                           "bags", "greedify", "gamma_scale", "gamma_exponent"),
+    "Contextual bandits": BANDIT_OPTIONS,
     "Outputs": ("final_model", "predictions", "raw_predictions", "link", "binary",
                 "probabilities", "report", "readable_model", "invert_hash", "save_per_pass",
                 "lock_timeout"),
