@@ -113,6 +113,8 @@ KINDS = [
     ("--cb_explore_adf --regcb -q UA", "adf"),
     ("--cb_explore_adf --squarecb --elim", "adf"),
     ("--cb_explore_adf --synthcover --synthcoverpsi 0.2 --synthcoversize 5", "adf"),
+    ("--cb_explore_adf --rnd 2", "adf"),
+    ("--cb_explore_adf --rnd 1 --rnd_alpha 0.3 --epsilon 0.1 --random_seed 5", "adf"),
     ("--cb_explore_adf --epsilon 0.3 --predict_only_model", "adf"),
     ("--cb_explore_adf --noconstant -b 12", "adf"),
     ("--csoaa_ldf m", "cs"),
@@ -145,16 +147,14 @@ def test_cb_models_carry_over_both_ways(tmp_path, data, train, kind):
         assert outs["sl<sl"] == outs["vw<vw"]
 
 
-LEARNING_ONLY = ["--regcbopt --mellowness 0.01", "--regcb --mellowness 0.01 --cb_max_cost 2",
-                 "--rnd 2", "--rnd 1 --rnd_alpha 0.3 --epsilon 0.1 --random_seed 5"]  # fmt: skip
+LEARNING_ONLY = ["--regcbopt --mellowness 0.01", "--regcb --mellowness 0.01 --cb_max_cost 2"]
 
 
 @pytest.mark.parametrize("opts", LEARNING_ONLY)
-def test_regcb_and_rnd_models_carry_over_both_ways_when_learning(tmp_path, data, opts):
-    """--regcb's models (its counter, mtr's sums) and --rnd's (its copies, mtr's sums, VW's
-    generator as --random_seed): each way, continuing one learns as VW.  (Scoring with
-    -t, VW's pmfs differ from those it gives the same unlabeled examples learning, for
-    rnd even with no model; sl gives the latter: not found yet.)"""
+def test_regcb_models_carry_over_both_ways_when_learning(tmp_path, data, opts):
+    """--regcb's models (its counter, mtr's sums): each way, continuing one learns as VW.
+    (Under -t VW turns gd's adaptive and normalized rates off, so regcb's sensitivities
+    take the plain rate: sl's regcb kernel does not follow that yet.)"""
     a, b = str(data / "a.adf"), str(data / "b.adf")
     opts = ["--cb_explore_adf", *opts.split()]
     vwm, slm = str(tmp_path / "vw.model"), str(tmp_path / "sl.model")

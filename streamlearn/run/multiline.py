@@ -1032,8 +1032,9 @@ class _Explore:
         from streamlearn.learners import cb_rnd
 
         mg = part.mg
-        # gd's stride (floats per weight) in VW's raw feature indices: 4 with its state
-        stride = 4 if params[P_ADAPTIVE] or params[P_NORMALIZED] else 1
+        # gd's stride (floats per weight) in VW's raw feature indices: 4 with its state,
+        # which VW keeps only when it learns (-t turns adaptive and normalized off)
+        stride = 4 if (params[P_ADAPTIVE] or params[P_NORMALIZED]) and self.learning else 1
 
         def kernel(x: np.ndarray, acts: np.ndarray, probs: np.ndarray) -> None:
             cb_rnd.train_rnd(
