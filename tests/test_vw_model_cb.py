@@ -114,6 +114,8 @@ KINDS = [
     ("--cb_explore_adf --squarecb --elim", "adf"),
     ("--cb_explore_adf --synthcover --synthcoverpsi 0.2 --synthcoversize 5", "adf"),
     ("--cb_explore_adf --rnd 2", "adf"),
+    ("--cb_explore_adf --regcbopt --mellowness 0.01", "adf"),
+    ("--cb_explore_adf --regcb --mellowness 0.01 --cb_max_cost 2", "adf"),
     ("--cb_explore_adf --rnd 1 --rnd_alpha 0.3 --epsilon 0.1 --random_seed 5", "adf"),
     ("--cb_explore_adf --epsilon 0.3 --predict_only_model", "adf"),
     ("--cb_explore_adf --noconstant -b 12", "adf"),
@@ -145,26 +147,6 @@ def test_cb_models_carry_over_both_ways(tmp_path, data, train, kind):
         assert outs["sl<vw"] == outs["vw<vw"], (extra, outs["sl<vw"][0], outs["vw<vw"][0])
         assert outs["vw<sl"] == outs["vw<vw"], (extra, outs["vw<sl"][0], outs["vw<vw"][0])
         assert outs["sl<sl"] == outs["vw<vw"]
-
-
-LEARNING_ONLY = ["--regcbopt --mellowness 0.01", "--regcb --mellowness 0.01 --cb_max_cost 2"]
-
-
-@pytest.mark.parametrize("opts", LEARNING_ONLY)
-def test_regcb_models_carry_over_both_ways_when_learning(tmp_path, data, opts):
-    """--regcb's models (its counter, mtr's sums): each way, continuing one learns as VW.
-    (Under -t VW turns gd's adaptive and normalized rates off, so regcb's sensitivities
-    take the plain rate: sl's regcb kernel does not follow that yet.)"""
-    a, b = str(data / "a.adf"), str(data / "b.adf")
-    opts = ["--cb_explore_adf", *opts.split()]
-    vwm, slm = str(tmp_path / "vw.model"), str(tmp_path / "sl.model")
-    assert slvw(*opts, "-d", a, "-f", slm) == vw(*opts, "-d", a, "-f", vwm)
-    outs = {}
-    for who, model in (("vw<sl", slm), ("vw<vw", vwm), ("sl<vw", vwm), ("sl<sl", slm)):
-        p = tmp_path / f"{who}.p"
-        outs[who] = ((vw if who.startswith("vw") else slvw)("-d", b, "-i", model, "-p", str(p)),
-                     p.read_text())  # fmt: skip
-    assert outs["sl<vw"] == outs["vw<vw"] == outs["vw<sl"] == outs["sl<sl"]
 
 
 def test_the_explorers_counter_is_written_as_vws(tmp_path, data):

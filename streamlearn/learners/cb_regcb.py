@@ -58,16 +58,18 @@ FLT_MAX = F32(3.4028234663852886e38)
 
 @jit_inline
 def sensitivity(table, gstate, rule, loss_id, indices, values, lo, hi, width, offset, mask,
-                truncate, pred, label):  # fmt: skip
+                truncate, pred, label, plain):  # fmt: skip
     """gd's sensitivity of one line (importance 1) toward ``label`` from prediction
-    ``pred``: VW's stateless ``get_pred_per_update`` times the rate, nothing changed."""
+    ``pred``: VW's stateless ``get_pred_per_update`` times the rate, nothing changed.
+    ``plain``: without adaptive and normalized rates, as VW's gd is under ``-t`` (it turns
+    them off when it does not learn), with the run's own eta."""
     (adaptive, normalized, invariant, sqrt_rate, neg_q, neg_norm_power, t0, g0, eta, l1, l2,
      reg, tau, _lmin, _lmax) = rule  # fmt: skip
-    if not adaptive and not normalized:
+    if plain or (not adaptive and not normalized):
         sq = F32(0.0)
         for t in range(lo, hi):
-            x = F32(values[t])
-            sq += x * x
+            x2 = F32(values[t]) * F32(values[t])
+            sq += gd.X2_MIN if x2 < gd.X2_MIN else x2
         scale = eta * F32(F32(F64(t0) + gstate[G_N] + 1.0) ** neg_q)
         return scale * sq
     gamma = square_grad32(loss_id, pred, label, tau)
@@ -184,7 +186,7 @@ def train_regcb(table, gstate, params, loss_id, clip_p, variant, c0, cmin, cmax,
             s = sc[a]
             sens = sensitivity(table, gstate, rule, loss_id, indices, values, indptr[r],
                                indptr[r + 1], width, 0, mask, truncate, s,
-                               cmin - F32(1.0))  # fmt: skip
+                               cmin - F32(1.0), not learning)  # fmt: skip
             if s < cmin or not _finite(sens):
                 lo_c[a] = cmin
             else:
@@ -194,7 +196,7 @@ def train_regcb(table, gstate, params, loss_id, clip_p, variant, c0, cmin, cmax,
             if not min_only:
                 sens = sensitivity(table, gstate, rule, loss_id, indices, values, indptr[r],
                                    indptr[r + 1], width, 0, mask, truncate, s,
-                                   cmax + F32(1.0))  # fmt: skip
+                                   cmax + F32(1.0), not learning)  # fmt: skip
                 if s > cmax or not _finite(sens):
                     hi_c[a] = cmax
                 else:
