@@ -330,13 +330,13 @@ def _ldf_parts(cfg, inputs):  # noqa: ANN001, ANN202
         yield part, shared[part.mg.row]
 
 
-def _step(xp, ex, cb_adf, tables, table, gstate, params, loss_id, cb_type, ap, out_ptr,
+def _step(xp, ex, cb_adf, weights, table, gstate, params, loss_id, cb_type, ap, out_ptr,
           out_idx, out_val, chosen, cost, prob, ho, stats, dr_prev, scores, order, acts,
           probs) -> None:  # noqa: ANN001  # fmt: skip
     """One example through cb_explore_adf: its pmf (``acts``/``probs``), and with a chosen
-    action its learning (and the explorer's counts).  ``tables``: cb_adf's (tables, sub,
+    action its learning (and the explorer's counts).  ``weights``: cb_adf's (tables, sub,
     step); --cbify's copies carry VW's rewritten indices (step 1, window 0)."""
-    tables, sub, step = tables
+    tables, sub, step = weights
     c = np.array([cost])
     p = np.array([prob])
     if xp.kind == ex.BAG:

@@ -40,10 +40,18 @@ REFUSED = {
 """Reductions a multiline VW model may name that sl does not run."""
 
 
-def _header(path: str) -> tuple[bytes, vwmodel.Header] | None:
+HEAD_BYTES = 1 << 20
+"""What is read of a model to know its header (:func:`kept_options`): every header sl
+meets fits, and a model of 2^30 weights is not read whole once more to learn its options."""
+
+
+def _header(path: str, whole: bool = False) -> tuple[bytes, vwmodel.Header] | None:
+    """The bytes read of the VW model at ``path`` (all of them with ``whole``, else its
+    first :data:`HEAD_BYTES`) and its header; None when it is not a VW model."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read() if whole else f.read(HEAD_BYTES)
+            more = not whole and len(data) == HEAD_BYTES and f.read(1) != b""
     except OSError:
         return None  # (the run's own checks report an unreadable -i)
     if not vwmodel.sniff(data[:16]):
@@ -51,6 +59,8 @@ def _header(path: str) -> tuple[bytes, vwmodel.Header] | None:
     try:
         return data, vwmodel.read_header(data)
     except ValueError as e:
+        if more:  # (a header longer than the bytes read: as the whole file says)
+            return _header(path, whole=True)
         raise ModelError(f"-i {path}: {e}") from None
 
 
@@ -94,7 +104,7 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
     from streamlearn.model_vw import gd_columns
 
-    got = _header(path)
+    got = _header(path, whole=True)
     if got is None:
         raise ModelError(f"-i {path}: not a VW model")
     data, h = got
@@ -204,7 +214,7 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
             for name in ("rnd_alpha", "rnd_invlambda"):
                 if getattr(ml, name) != 0.1:
                     words += [f"--{name}", _num(getattr(ml, name))]
-        if ml.explore in ("regcb", "squarecb") and (ml.explore == "regcb" or ml.elim):
+        if ml.explore == "regcb" or (ml.explore == "squarecb" and ml.elim):
             for name in ("mellowness", "cb_min_cost", "cb_max_cost"):
                 if getattr(ml, name) is not None:
                     words += [f"--{name}", _num(getattr(ml, name))]
