@@ -437,10 +437,19 @@ def _g(x: float) -> str:
 
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
+    from streamlearn.run.options import check
+    from streamlearn.system.locks import model_lock
+    from streamlearn.system.outputs import same_file
+
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
+    # destroy an input, the initial model or another output refused before any work
+    check(inputs, outputs, int(learn.get("passes") or 1))
     if ml.reduction == "cbify":
         from streamlearn.run import cbify
 
+        if getattr(outputs, "report", None):
+            console.say("sl vw: --report is not written for --cbify yet (ignored)")
         if ml.legacy:
             return cbify.run_legacy(learn, ml, inputs, outputs, console)
         if ml.cbify_ldf:
@@ -456,14 +465,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                        ("probabilities", "--probabilities")):  # fmt: skip
         if getattr(outputs, attr, None) and attr not in raw_ok:
             console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
-    # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
-    # destroy an input, the initial model or another output refused before any work, and a
-    # model continued in place locked from reading -i to writing -f
-    from streamlearn.run.options import check
-    from streamlearn.system.locks import model_lock
-    from streamlearn.system.outputs import same_file
-
-    check(inputs, outputs, int(learn.get("passes") or 1))
+    # a model continued in place is locked from reading -i to writing -f
     start = inputs.initial_model
     in_place = outputs.final_model if (
         start and outputs.final_model and same_file(outputs.final_model, start)) else None

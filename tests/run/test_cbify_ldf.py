@@ -65,3 +65,16 @@ def test_a_malformed_example_is_skipped_with_its_line(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "d.txt:4" in r.output and "number of examples = 1" in r.output
     r = invoke(["vw", "-d", str(tmp_path / "d.txt"), "--cbify_ldf", "--strict_parse"])
     assert r.exit_code == 4
+
+
+@pytest.mark.parametrize("mode", [["--cbify_ldf"], ["--cbify", "3"]])
+def test_an_output_naming_the_input_is_refused(tmp_path: Path, mode: list[str]) -> None:
+    """--cbify runs left sl vw's check of its outputs out: -p data.txt wrote over the data."""
+    data = tmp_path / "d.txt"
+    text = "1:0 |a x\n2:1 |a y\n\n" if mode[0] == "--cbify_ldf" else "1 |a x\n2 |a y\n"
+    data.write_text(text)
+    (tmp_path / "link").symlink_to(data)
+    for out in (["-p", str(data)], ["-p", str(tmp_path / "link")], ["-f", str(data)]):
+        r = invoke(["vw", "-d", str(data), *mode, *out])
+        assert r.exit_code == 2 and "would destroy the data" in r.output
+    assert data.read_text() == text
