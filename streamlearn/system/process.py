@@ -105,6 +105,23 @@ def _unraisable(unraisable) -> None:  # noqa: ANN001 - sys.UnraisableHookArgs
 _previous_unraisablehook = sys.unraisablehook
 
 
+def _excepthook(kind, value, tb) -> None:  # noqa: ANN001 - sys.excepthook
+    """``sys.excepthook`` of the ``sl`` program: a :class:`Signalled` that C code printed
+    is no traceback; it stays pending (:func:`raise_pending`).
+
+    numba's ``_dispatcher`` imports ``numba._devicearray`` in its module init and, if
+    that fails, calls ``PyErr_Print()`` (which calls this hook) before raising an
+    ImportError: a signal that came at that import printed a traceback above the
+    run's one line.  The top level never gets here with a :class:`Signalled`:
+    :func:`run` catches it.
+    """
+    if not isinstance(value, Signalled):
+        _previous_excepthook(kind, value, tb)
+
+
+_previous_excepthook = sys.excepthook
+
+
 def _watch_commit(signum: int) -> None:
     """After a signal held while committing: end the program if the commit is still
     blocked :data:`COMMIT_GRACE` seconds later (only ``sl`` itself, not a library caller)."""
@@ -296,6 +313,7 @@ def run(command: click.Command, prog_name: str = "sl") -> int:
     reopen_closed_std_fds()
     install_signal_handlers()
     sys.unraisablehook = _unraisable
+    sys.excepthook = _excepthook
     guard_stdout()
     code = 0
     try:
