@@ -47,7 +47,7 @@ import numpy as np
 
 from streamlearn import model as model_io
 from streamlearn.config import TrainConfig
-from streamlearn.errors import Interrupted, SlError, UsageError
+from streamlearn.errors import Interrupted, ModelError, SlError, UsageError
 from streamlearn.io.batch import Block
 from streamlearn.io.interactions import capped
 from streamlearn.io.parse import FORMATS, parse_blocks
@@ -231,6 +231,34 @@ def _vw_bandit(path: str | None) -> bool:
     return path is not None and mlmodel.kept_options(path) is not None
 
 
+def _kept(path: str | None) -> list | None:
+    """The options kept in VW's model file of a multiline reduction at ``path``, in a
+    stable order (None: another model, or no file)."""
+    from streamlearn.run import mlmodel
+
+    if path is None:
+        return None
+    kept = mlmodel.kept_options(path)
+    return None if kept is None else sorted(kept, key=lambda kv: (kv[0], kv[1] or ""))
+
+
+def _other_options(served: list | None, new: list | None) -> str | None:
+    """What makes a reloaded model one the server cannot switch to (None: it can).
+
+    A VW bandit model is served with the options read from the first file (its kept
+    options and the command line's, merged as ``sl vw`` merges them, in the CLI); a
+    replacement made with other options (another explorer, ``-q``, ``--cb_type``) would be
+    read with the first file's, and answer wrongly: refused, naming what differs."""
+    if served == new:
+        return None
+    if served is None or new is None:
+        kinds = ("VW's model of a multiline reduction", "a model of another kind")
+        return (f"{kinds[new is None]}, where the server was started with "
+                f"{kinds[served is None]}")  # fmt: skip
+    names = sorted({n for n, _ in set(served) ^ set(new)})
+    return f"a VW model of other options ({', '.join('--' + n for n in names)})"
+
+
 def _served(m: model_io.Model | None, config: TrainConfig, opts: ServeOptions,
             console: Console, vw_path: str | None = None, explicit: dict | None = None):  # noqa: ANN202 - Served or run.bandit.BanditServed  # fmt: skip
     """The served model: a bandit's (multiline requests; ``vw_path``: read from VW's model
@@ -279,6 +307,8 @@ class Server:
         self.console = console
         self.model_path = inputs.initial_model
         self.model_id = _identity(self.model_path) if self.model_path else None
+        self.kept = _kept(self.model_path)
+        """The kept options of the VW bandit model served (a reload must keep them)."""
         self.refused_id: tuple | None = None
         self.signal: int | None = None
         self.stop: asyncio.Event | None = None  # made in the loop
@@ -514,7 +544,10 @@ class Server:
         """Load the model file again; keep the old model if the new one fails its checks."""
         ident = _identity(self.model_path)
         try:
-            if _vw_bandit(self.model_path):
+            other = _other_options(self.kept, _kept(self.model_path))
+            if other:
+                raise ModelError(f"{other}: restart the server to serve it")
+            if self.kept is not None:
                 served = _served(None, self.served.config, self.opts, self.console,
                                  self.model_path, self.explicit)  # fmt: skip
             else:

@@ -188,3 +188,44 @@ def test_vw_daemon_serves_a_model_vw_wrote(tmp_path: Path) -> None:
     finally:
         srv.stop(signal.SIGTERM)
     assert got == (tmp_path / "vw.p").read_bytes()
+
+
+def test_a_reloaded_vw_bandit_model_keeps_the_served_options(tmp_path: Path) -> None:
+    # a cron job replaces the served VW model: one made with the same options is served
+    # (its answers are sl vw -t -i's); one made with others (an explorer, -q) would be read
+    # with the first file's options and answer wrongly: refused, naming what differs
+    import os
+
+    from tests.run.test_serve import _until
+    from tests.unix import sl
+
+    text = adf_log(47, 40)
+    (tmp_path / "a.txt").write_text(adf_log(48, 80))
+    (tmp_path / "b.txt").write_text(adf_log(49, 80))
+    (tmp_path / "q.txt").write_text(text)
+    same = ["--cb_explore_adf", "--epsilon", "0.2", "-q", "sa"]
+    for name, data, opts in (("one", "a", same), ("two", "b", same),
+                             ("other", "b", ["--cb_explore_adf", "--softmax"])):  # fmt: skip
+        r = sl(["vw", *opts, "-d", f"{data}.txt", "-f", f"{name}.vw", "--quiet"], tmp_path)
+        assert r.returncode == 0, r.stderr
+        r = sl(["vw", "-t", "-i", f"{name}.vw", "-d", "q.txt", "-p", f"{name}.p", "--quiet"],
+               tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+    assert (tmp_path / "one.p").read_bytes() != (tmp_path / "two.p").read_bytes()
+
+    def answers() -> bytes:
+        return _serve_file(srv, text.encode(), 40)
+
+    served = tmp_path / "served.vw"
+    served.write_bytes((tmp_path / "one.vw").read_bytes())
+    srv = Server(["serve", "-i", "served.vw", "--reload-every", "0.2"], tmp_path)
+    try:
+        assert answers() == (tmp_path / "one.p").read_bytes()
+        os.replace(tmp_path / "two.vw", served)
+        assert _until(lambda: answers() == (tmp_path / "two.p").read_bytes())
+        os.replace(tmp_path / "other.vw", served)
+        assert _until(lambda: "refused" in srv.log())
+        assert "other options (--epsilon, --lambda, --quadratic, --softmax)" in srv.log(), srv.log()
+        assert answers() == (tmp_path / "two.p").read_bytes()
+    finally:
+        srv.stop(signal.SIGTERM)
