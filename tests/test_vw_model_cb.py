@@ -28,17 +28,19 @@ pytest.importorskip("vowpalwabbit")
 VWMODELS = ROOT / "tests" / "data" / "vwmodels"
 
 
-def adf_data(n: int, seed: int, actions: int = 4) -> str:
-    """cb ADF examples: a shared line, ``actions`` action lines, one labeled (cost, prob)."""
+def adf_data(n: int, seed: int, actions: int = 4, unlabeled: float = 0.0) -> str:
+    """cb ADF examples: a shared line, ``actions`` action lines, one labeled (cost, prob);
+    a share ``unlabeled`` of them with no label."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
         user = rng.integers(0, 5)
         lines = [f"shared |User u{user} t{rng.integers(0, 3)}"]
         chosen = rng.integers(0, actions)
+        labeled = rng.random() >= unlabeled
         for a in range(actions):
             label = ""
-            if a == chosen:
+            if a == chosen and labeled:
                 cost = -1.0 if (a + user) % actions == 0 else 0.0
                 label = f"0:{cost:g}:{[0.25, 0.5, 0.75][rng.integers(0, 3)]} "
             lines.append(f"{label}|Action a{a} k{(a * 7 + user) % 5}")
@@ -74,7 +76,9 @@ def data(tmp_path_factory):
     d = tmp_path_factory.mktemp("cbdata")
     for name, text in (("a.adf", adf_data(120, 1)), ("b.adf", adf_data(80, 2)),
                        ("a.cs", cs_data(100, 3)), ("b.cs", cs_data(60, 4)),
-                       ("a.cb", cb_data(150, 5)), ("b.cb", cb_data(90, 6))):  # fmt: skip
+                       ("a.cb", cb_data(150, 5)), ("b.cb", cb_data(90, 6)),
+                       ("a.u", adf_data(120, 7, unlabeled=0.2)),
+                       ("b.u", adf_data(80, 8, unlabeled=0.2))):  # fmt: skip
         (d / name).write_text(text)
     return d
 
@@ -127,6 +131,16 @@ KINDS = [
     ("--cb_explore 3 --first 20", "cb"),
     ("--cb_explore 3 --epsilon 0.2", "cb"),
     ("--cb_explore 3 --cover 2", "cb"),
+    # gd without adaptive rates reads VW's t, which starts at --initial_t (1 under --sgd)
+    # and counts unlabeled examples too
+    ("--cb_adf --sgd", "u"),
+    ("--cb_explore_adf -q UA", "u"),
+    ("--cb_explore_adf --regcb --sgd", "u"),
+    ("--cb_explore_adf --squarecb --sgd --initial_t 3 --power_t 0.3", "u"),
+    ("--cb_explore_adf --cover 2 --sgd", "u"),
+    ("--cb_explore_adf --bag 2 --normalized --initial_t 2", "u"),
+    ("--csoaa_ldf m --sgd", "cs"),
+    ("--cb 3 --sgd", "cb"),
 ]
 
 
@@ -240,3 +254,22 @@ def test_models_of_reductions_sl_does_not_run_are_refused_by_name(tmp_path, data
     vw("--cb_explore_adf", "--cb_dro", "-d", str(data / "a.adf"), "-f", m)
     r = invoke(["vw", "-i", m, "-d", str(data / "b.adf")])
     assert r.exit_code == 5 and "--cb_dro" in r.output
+
+
+@pytest.mark.parametrize("opts", ["--cb_explore_adf --sgd", "--cb_adf", "--csoaa_ldf m --sgd"])
+def test_a_continued_model_s_header_says_its_t_as_vw(tmp_path, data, opts):
+    """VW's "initial_t" line says the t of the model read with -i (the examples it learned
+    from, and 1 more under --sgd), not the option's (csoaa_ldf alone never moves t)."""
+    kind = "cs" if "csoaa" in opts else "u"
+    m = str(tmp_path / "m")
+    vw(*opts.split(), "-d", str(data / f"a.{kind}"), "-f", m)
+    lines = []
+    for cmd in (["vowpalwabbit"], ["streamlearn", "vw"]):
+        r = subprocess.run([sys.executable, "-m", *cmd, "-i", m, "-d", str(data / f"b.{kind}")],
+                           capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr[-2000:]
+        lines.append([ln for ln in r.stderr.splitlines() if ln.startswith("initial_t")])
+    assert lines[0] == lines[1]
+    assert lines[0] == ["initial_t = 1" if "csoaa" in opts else "initial_t = 121"] or \
+        "--sgd" not in opts, lines  # fmt: skip

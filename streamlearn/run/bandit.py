@@ -284,7 +284,7 @@ class Bandit:
         from streamlearn.run.multiline import _config, _start
 
         ml = Multiline(**bandit)
-        options, table, gstate, counts, counter = _start(path, ml, learn)
+        options, table, gstate, counts, counter, _ = _start(path, ml, learn)
         b = cls(_config(options), ml)
         b.table, b.tables = table, cb_adf.tables_of(table)
         b.gstate = b.xp.grow(gstate, b.cb_type) if b.xp is not None else gstate

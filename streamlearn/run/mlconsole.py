@@ -79,11 +79,12 @@ def learners(ml) -> tuple[str, str, str]:  # noqa: ANN001
 
 
 def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
-           sources: list[str]) -> str:  # noqa: ANN001  # fmt: skip
-    """VW's lines before the table for a multiline run."""
+           sources: list[str], model_t: float | None = None) -> str:  # noqa: ANN001  # fmt: skip
+    """VW's lines before the table for a multiline run (``model_t``: the t of VW's model
+    continued, which VW's "initial_t" line says)."""
     from streamlearn.run.vwconsole import header as single
 
-    lines = single(config, inputs, outputs, cache, None, sources).split("\n")
+    lines = single(config, inputs, outputs, cache, model_t, sources).split("\n")
     while lines and not lines[-1].startswith("Enabled learners"):
         lines.pop()
     lines.pop()

@@ -129,8 +129,12 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     gstate[G_LABEL_MAX] = h.max_label
     r = body.resume
     if r is not None:
-        # sl's G_N is VW's t less the unlabeled weight (learners/csoaa_ldf.py)
-        t = max(0.0, float(r["t"]) - float(r["weighted_unlabeled_examples"]))
+        # sl's G_N is VW's t less the run's unlabeled weight (learners/csoaa_ldf.py) and
+        # less its --initial_t, which gd's rate adds back (VW's t starts at it: 1 under
+        # --sgd).  VW's rate takes the file's t whole: its count of unlabeled examples
+        # starts again at 0 (the file's is not subtracted).
+        t0 = float(np.float32(cfg.initial_t))
+        t = max(0.0, float(r["t"]) - t0)
         gstate[G_N] = gstate[G_T] = t
         gstate[csoaa_ldf.G_MODEL] = r["norm"][0]
         gstate[csoaa_ldf.G_MODEL + 1] = r["total_weight"][0]
@@ -142,7 +146,8 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     # the explorer's state: its counter, or --synthcover's (lowest, highest) costs seen
     state = got_body.costs if costs else got_body.counter
     return {"table": table, "gstate": gstate, "counts": counts, "counter": state,
-            "bits": h.bits, "resume": r is not None}  # fmt: skip
+            "bits": h.bits, "resume": r is not None,
+            "t": float(r["t"]) if r is not None else None}  # fmt: skip
 
 
 def _num(x: float) -> str:
@@ -259,15 +264,23 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
     if not weights_only:
         n_ex, n_lab = float(stats[cb_adf.N_EX]), float(stats[cb_adf.N_LAB])
         unlabeled = max(0.0, n_ex - n_lab)
+        # gd's normalizer sums start at a given --initial_t, set before --sgd's default t0
+        # of 1: VW's stay 0 there (sl's hold the 1, which a rate without --normalized never
+        # reads; sl's configuration does not keep whether 1 was given)
+        norm = float(gstate[csoaa_ldf.G_MODEL])
+        total = float(gstate[csoaa_ldf.G_MODEL + 1])
+        if not (cfg.adaptive or cfg.normalized) and float(np.float32(cfg.initial_t)) == 1.0:
+            norm = total = 0.0
         resume = {
             "initial_t": float(np.float32(cfg.initial_t)),
-            "norm": [float(gstate[csoaa_ldf.G_MODEL])],
-            "t": float(gstate[G_N]) + unlabeled, "sum_loss": float(stats[cb_adf.LOSS]),
+            "norm": [norm],
+            "t": float(np.float32(cfg.initial_t)) + float(gstate[G_N]) + unlabeled,
+            "sum_loss": float(stats[cb_adf.LOSS]),
             "sum_loss_since_last_dump": 0.0, "dump_interval": 1.0, "min_label": lo,
             "max_label": hi, "weighted_labeled_examples": n_lab, "weighted_labels": 0.0,
             "weighted_unlabeled_examples": unlabeled, "example_number": int(n_ex),
             "total_features": int(stats[cb_adf.FEATURES]),
-            "total_weight": [float(gstate[csoaa_ldf.G_MODEL + 1])],
+            "total_weight": [total],
             "old_weighted_labeled_examples": 0.0, "current_pass": 1 if n_ex else 0,
             "l1_state": float(gstate[G_GRAVITY]), "l2_state": float(gstate[G_CONTRACTION]),
         }  # fmt: skip

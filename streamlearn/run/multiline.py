@@ -469,14 +469,17 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     start = inputs.initial_model
     in_place = outputs.final_model if (
         start and outputs.final_model and same_file(outputs.final_model, start)) else None
-    progress = None  # (VW's table: not made under --quiet, where nothing shows it)
-    if getattr(outputs, "vw_format", False) and not getattr(outputs, "vw_quiet", False):
-        progress = _vw_header(learn, ml, inputs, outputs, say)
     with model_lock(start, in_place, outputs.lock_timeout, console.say):
+        # a VW model is read before the header, which says its t (VW's "initial_t")
+        begun = _start(start, ml, learn) if start and not ml.legacy else None
+        progress = None  # (VW's table: not made under --quiet, where nothing shows it)
+        if getattr(outputs, "vw_format", False) and not getattr(outputs, "vw_quiet", False):
+            progress = _vw_header(learn, ml, inputs, outputs, say, begun[5] if begun else None)
         # the off-policy estimates cost a fifth of the learner's time: made when shown
         fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
                      progress=progress, raw=bool(getattr(outputs, "raw_predictions", None)),
-                     off_policy=bool(ml.ope or getattr(outputs, "report", None)))  # fmt: skip
+                     off_policy=bool(ml.ope or getattr(outputs, "report", None)),
+                     begun=begun)  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
         if outputs.predictions:
@@ -502,8 +505,10 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     return fitted.summary
 
 
-def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say):  # noqa: ANN001, ANN202
-    """Print VW's header lines; the progress table to fill (:mod:`streamlearn.run.mlconsole`)."""
+def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say,
+               model_t: float | None = None):  # noqa: ANN001, ANN202  # fmt: skip
+    """Print VW's header lines (``model_t``: the t of VW's model continued); the progress
+    table to fill (:mod:`streamlearn.run.mlconsole`)."""
     from streamlearn.run import mlconsole
 
     cfg = _config(learn)
@@ -513,7 +518,7 @@ def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say):  # noqa: ANN00
         reused = (os.path.exists(inputs.cache) and not inputs.rebuild_cache
                   and is_cache(inputs.cache))  # fmt: skip
         cache = (inputs.cache, reused)
-    say(mlconsole.header(ml, cfg, inputs, outputs, cache, sources))
+    say(mlconsole.header(ml, cfg, inputs, outputs, cache, sources, model_t))
     holdout_on = bool(cfg.effective_holdout) and max(1, cfg.passes) > 1
     return mlconsole.Progress(say, holdout_on)
 
@@ -638,7 +643,7 @@ def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
                          "sl model): train it again")  # fmt: skip
     if model.meta.get("explore_seed"):
         options["seed"] = int(model.meta["explore_seed"])
-    return options, table, gstate, counts, counter
+    return options, table, gstate, counts, counter, None
 
 
 @dataclass
@@ -658,10 +663,11 @@ class Fitted:
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
-        progress=None, raw: bool = False, off_policy: bool = True) -> Fitted:  # noqa: ANN001  # fmt: skip
+        progress=None, raw: bool = False, off_policy: bool = True, begun=None) -> Fitted:  # noqa: ANN001  # fmt: skip
     """Learn from ``inputs.sources`` (every pass); see :func:`run`.  ``progress``: a
     :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table);
-    ``off_policy``: make the off-policy estimates (:mod:`streamlearn.run.offpolicy`)."""
+    ``off_policy``: make the off-policy estimates (:mod:`streamlearn.run.offpolicy`);
+    ``begun``: what :func:`_start` read of ``inputs.initial_model`` already."""
     from streamlearn.learners.base import fresh_table
 
     if ml.cb_type not in cb_adf.CB_TYPES:
@@ -669,13 +675,15 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     cover_cb_type(ml, console.say)
     if ml.legacy and inputs.initial_model:
         raise UsageError("-i with --cb_force_legacy: not supported yet")
-    start = _start(inputs.initial_model, ml, learn) if inputs.initial_model else None
+    start = begun
+    if start is None and inputs.initial_model:
+        start = _start(inputs.initial_model, ml, learn)
     cfg = _config(start[0] if start else learn)
     params = cfg.params()
     stats = np.zeros(cb_adf.STATS)
     counter = None
     if start:
-        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]), counter = start
+        _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]), counter, _ = start
     else:
         table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
         gstate = csoaa_ldf.init_gstate(params)
@@ -904,8 +912,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
 
 
 def _start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
-    """``-i``: (config options, table, gstate, mtr counts, explorer counter) of a VW model
-    (:mod:`streamlearn.run.mlmodel`) or of sl's (:func:`initial`)."""
+    """``-i``: (config options, table, gstate, mtr counts, explorer counter, VW's t or
+    None) of a VW model (:mod:`streamlearn.run.mlmodel`) or of sl's (:func:`initial`)."""
     from streamlearn.run import mlmodel
 
     if mlmodel.kept_options(path) is None:
@@ -918,7 +926,7 @@ def _start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
     if ml.explore in ("first", "squarecb", "cover", "regcb") and got["counter"] is None:
         # (VW before 8.11 kept no counter: VW reads such a model with a fresh one)
         got["counter"] = ml.tau if ml.explore == "first" else 0
-    return options, got["table"], got["gstate"], got["counts"], got["counter"]
+    return options, got["table"], got["gstate"], got["counts"], got["counter"], got["t"]
 
 
 class _Explore:
