@@ -330,6 +330,8 @@ def build(out: Path) -> None:
                    PYTHONPATH=str(ROOT))  # fmt: skip
         for k in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK", "NUMBA_OPT", "NUMBA_DEBUGINFO"):
             env.pop(k, None)
+        if keep:
+            _purge(cache, work / RECORD)
         fill = {"D": str(ROOT / "data" / "sample.vw"), "S": str(svm), "Z": str(gz), "T": str(work)}
         started = time.perf_counter()
         for kind, args in COMMANDS:
@@ -347,13 +349,54 @@ def build(out: Path) -> None:
         for line in times.read_text().splitlines():
             for name, t in json.loads(line).items():
                 seconds[name] = round(max(seconds.get(name, 0.0), t), 2)
-        _pack(cache, out, seconds)
+        modules = _pack(cache, out, seconds)
+        (work / RECORD).write_text(json.dumps(modules, indent=1) + "\n")
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _pack(cache: Path, out: Path, seconds: dict[str, float]) -> None:
+RECORD = "modules.json"
+"""In a kept work directory: each kernel module's sources (its dependencies' SHA-256) when
+its cache entries were last packed."""
+
+
+def _purge(cache: Path, record: Path) -> None:
+    """Drop the entries of a kept work directory's numba cache that a change made stale.
+
+    numba checks an entry against its own module's file only, not against the helpers it
+    inlined from other modules: an edited ``csoaa_ldf.py`` left ``cb_adf``'s kernels, built
+    with the old helpers, in the cache, and they were shipped.  An entry stays only if its
+    module's dependencies are those recorded when it was last packed (no record: none
+    stays); an index of a function that moved, or of another tree's directory, goes too."""
+    try:
+        built = json.loads(record.read_text())
+    except (OSError, ValueError):
+        built = {}
+    subdirs = _subdirs()
+    dropped = 0
+    for index in sorted(cache.glob("*/*.nbi")):
+        base = index.name.removesuffix(".nbi")
+        pkg_dir = subdirs.get(index.parent.name)
+        module_file = pkg_dir / (base.split(".", 1)[0] + ".py") if pkg_dir else None
+        keep = False
+        if module_file is not None and module_file.is_file():
+            module = module_file.relative_to(PACKAGE).as_posix()
+            with open(index, "rb") as f:
+                pickle.load(f)  # numba's version
+                stamp, _ = pickle.loads(f.read())
+            keep = (built.get(module) == dependencies(module_file)
+                    and stamp == hashlib.sha256(module_file.read_bytes()).digest())  # fmt: skip
+        if not keep:
+            for f in index.parent.glob(f"{base}.*"):
+                f.unlink()
+            dropped += 1
+    if dropped:
+        print(f"{dropped} stale kernel entries dropped from {cache}", flush=True)
+
+
+def _pack(cache: Path, out: Path, seconds: dict[str, float]) -> dict[str, dict[str, str]]:
+    """Ship the kernels of ``cache`` into ``out``; each kernel module's dependencies."""
     subdirs = _subdirs()
     if out.exists():
         shutil.rmtree(out)
@@ -392,6 +435,7 @@ def _pack(cache: Path, out: Path, seconds: dict[str, float]) -> None:
     (out / prebuilt.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"{len(kernels)} kernels of {len(modules)} modules, {size / 1e6:.1f} MB in {out}")
+    return modules
 
 
 def claimed_versions() -> list[str]:

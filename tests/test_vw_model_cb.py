@@ -141,6 +141,12 @@ KINDS = [
     ("--cb_explore_adf --bag 2 --normalized --initial_t 2", "u"),
     ("--csoaa_ldf m --sgd", "cs"),
     ("--cb 3 --sgd", "cb"),
+    # the ftrl family's learners: their columns kept (3, 4, 6), their own sums not
+    ("--cb_explore_adf --coin -q UA", "u"),
+    ("--cb_adf --ftrl --cb_type dr", "adf"),
+    ("--csoaa_ldf m --pistol", "cs"),
+    ("--cb_explore_adf --coin --squarecb --predict_only_model", "adf"),
+    ("--cb 3 --ftrl --l1 0.001", "cb"),
 ]
 
 

@@ -28,26 +28,44 @@ its own gd normalizer sums (VW's ``gd_per_model_states``), at
 
 The line helpers (:func:`line_score`, :func:`learn_line`, :func:`rank`) are the
 building blocks of :mod:`streamlearn.learners.cb_adf`.
+
+**Other base learners** (VW's ``--ftrl``, ``--coin``, ``--pistol`` under these
+reductions; ``gstate[G_BASE]``): a line is scored as gd's, ``Σ w_j x_j`` (VW's ``predict``
+of the ftrl family reads the stored weight); a line learned runs the base's own learn on
+it (VW's ``learn_proximal``, ``learn_coin_betting``, ``learn_pistol``), as the single-line
+kernels (:mod:`streamlearn.learners.ftrl`, ``coin``, ``pistol``) run an example: its own
+prediction (coin's and pistol's from their state), clipped, then its update, with no
+zero-loss gate.  Coin's normalizer sums are the learner's own, one pair whatever the
+offset (VW's ``ftrl`` keeps one), at ``gstate[G_MODEL]`` and ``+ 1``.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from streamlearn.learners import gd
+from streamlearn.learners import coin, ftrl, gd, pistol
 from streamlearn.learners.base import (
     G_CLIP,
     G_LABEL_MAX,
     G_LABEL_MIN,
     G_N,
     G_T,
+    G_USER,
     GSTATE_SIZE,
     P_CLIP_FIXED,
     P_CLIP_HI,
     P_CLIP_LO,
+    P_FTRL_ALPHA,
+    P_FTRL_BETA,
+    P_L1,
+    P_L2,
+    P_QUANTILE_TAU,
     P_T0,
+    div32,
 )
-from streamlearn.learners.losses import LOGISTIC, POISSON, loss32
+from streamlearn.learners.losses import LOGISTIC, POISSON, dloss32, expf, loss32
 from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
@@ -58,14 +76,24 @@ G_MODEL = GSTATE_SIZE
 MODELS = 2
 """Offsets a multiline learner may use (cb_adf dr: the policy and the cost regressor)."""
 
+G_BASE = G_USER + 9
+"""The base learner the lines are learned with (one of :data:`BASES`' values; gd's slots end
+before it)."""
+GD, FTRL, COIN, PISTOL = 0.0, 1.0, 2.0, 3.0
+BASES = {"gd": GD, "ftrl": FTRL, "coin": COIN, "pistol": PISTOL}
+"""The base learners of the multiline reductions, by sl's ``algo`` name."""
+COLUMNS = {"gd": 4, "ftrl": 3, "coin": 6, "pistol": 4}
+"""The float32 columns of each base's table (gd's: the weight, its sums, and spare)."""
 
-def init_gstate(params: np.ndarray) -> np.ndarray:
-    """gd's global state with room for :data:`MODELS` models' normalizer sums (with
-    ``--initial-t`` t0 > 0 model 0's start at t0, as VW)."""
+
+def init_gstate(params: np.ndarray, algo: str = "gd") -> np.ndarray:
+    """The base learner's global state with room for :data:`MODELS` models' normalizer sums
+    (gd with ``--initial-t`` t0 > 0: model 0's start at t0, as VW)."""
     gstate = np.zeros(GSTATE_SIZE + 2 * MODELS)
     gstate[gd.G_CONTRACTION] = 1.0
+    gstate[G_BASE] = BASES[algo]
     t0 = F64(np.float32(params[P_T0]))
-    if t0 > 0.0:
+    if t0 > 0.0 and algo == "gd":
         gstate[G_MODEL] = t0
         gstate[G_MODEL + 1] = t0
     return gstate
@@ -97,6 +125,9 @@ def widen(gstate, params, loss_id, y):
 
 @jit_inline
 def clipped(gstate, params, loss_id, p):
+    """VW's ``finalize_prediction``: clipped to the prediction range; NaN is 0 (VW warns)."""
+    if p != p:
+        return F32(0.0)
     lo, hi = prediction_range(gstate, params, loss_id)
     if p > F32(hi):
         return F32(hi)
@@ -124,9 +155,12 @@ def learn_line(table, gstate, params, loss_id, rule, slots, indices, values, lo,
                offset, mask, truncate):  # fmt: skip
     """Learn one line toward ``y`` with importance ``a`` (VW's scorer, then gd's learn).
 
-    Returns gd's clipped prediction made before the step (what VW's learn leaves in
+    Returns the base's clipped prediction made before the step (what VW's learn leaves in
     ``pred.scalar``)."""
     widen(gstate, params, loss_id, F64(y))
+    if gstate[G_BASE] != GD:
+        return _learn_ftrl_line(table, gstate, params, loss_id, slots, indices, values, lo, hi,
+                                y, a, width, offset, mask)  # fmt: skip
     raw = line_score(table, gstate, indices, values, lo, hi, width, offset, mask, truncate)
     p = clipped(gstate, params, loss_id, raw)
     if not a > 0.0:
@@ -142,6 +176,93 @@ def learn_line(table, gstate, params, loss_id, rule, slots, indices, values, lo,
     gd.step(table, gstate, g, g + 1, slots, values, lo, hi, p, y32, F32(a), loss_id, rule)
     if gstate[gd.G_CONTRACTION] < 1e-9 or gstate[gd.G_GRAVITY] > 1e3:
         gd.rebase(table, gstate, params)
+    return p
+
+
+@jit_inline
+def _learn_ftrl_line(table, gstate, params, loss_id, slots, indices, values, lo, hi, y, a, width,
+                     offset, mask):  # fmt: skip
+    """:func:`learn_line` of the ftrl family (``gstate[G_BASE]``): the base's prediction
+    (clipped), then its update for the gradient ``a ℓ'(p, y)`` (none when ``a`` is 0)."""
+    base = gstate[G_BASE]
+    alpha = F32(params[P_FTRL_ALPHA])
+    beta = F32(params[P_FTRL_BETA])
+    for t in range(lo, hi):
+        slots[t] = (np.uint64(indices[t]) * np.uint64(width) + np.uint64(offset)) & mask
+    p = F32(0.0)
+    scale = F32(1.0)
+    if base == COIN:  # VW's coin_betting_predict: the bets of the state, normalized
+        nx = F32(0.0)
+        for t in range(lo, hi):
+            j = slots[t]
+            x = F32(values[t])
+            m = F32(table[j, coin.W_MX])
+            if abs(x) > m:
+                m = abs(x)
+            lm = F32(table[j, coin.W_MG]) * m
+            if lm > F32(0.0):
+                p += ((alpha + F32(table[j, coin.W_WE])) / (lm * (lm + F32(table[j, coin.W_G2])))
+                      ) * F32(table[j, coin.W_ZT]) * x  # fmt: skip
+            if m > F32(0.0):
+                xn = x / m
+                nx += xn * xn
+        gstate[G_MODEL] += F64(F32(a)) * F64(nx)
+        gstate[G_MODEL + 1] += F64(F32(a))
+        scale = F32((gstate[G_MODEL] + 1e-6) / gstate[G_MODEL + 1])
+        p = p / scale
+    elif base == PISTOL:  # VW's update_state_and_predict_pistol: the weights of the state
+        for t in range(lo, hi):
+            j = slots[t]
+            x = F32(values[t])
+            m = F32(table[j, pistol.W_MX])
+            if abs(x) > m:
+                m = abs(x)
+                table[j, pistol.W_MX] = m
+            theta = F32(table[j, pistol.W_ZT])
+            big_g = F32(table[j, pistol.W_G2])
+            tau = div32(F32(1.0), alpha * m * (big_g + m))
+            w = F32(math.sqrt(big_g)) * beta * theta * expf(theta * theta / F32(2.0) * tau) * tau
+            table[j, pistol.W_XT] = w
+            p += w * x
+    else:  # ftrl: VW's predict, the stored weights
+        for t in range(lo, hi):
+            p += F32(table[slots[t], 0]) * F32(values[t])
+    p = clipped(gstate, params, loss_id, p)
+    if not a > 0.0:
+        return p
+    g = dloss32(loss_id, p, F32(y), F32(params[P_QUANTILE_TAU])) * F32(a)
+    if base == FTRL:
+        ftrl.step(table, slots, values, lo, hi, g, alpha, beta, F32(params[P_L1]),
+                  F32(params[P_L2]))  # fmt: skip
+    elif base == PISTOL:
+        for t in range(lo, hi):
+            j = slots[t]
+            gx = g * F32(values[t])
+            table[j, pistol.W_ZT] = F32(table[j, pistol.W_ZT]) + (-gx)
+            table[j, pistol.W_G2] = F32(table[j, pistol.W_G2]) + abs(gx)
+    else:  # coin: VW's inner_coin_betting_update_after_prediction
+        ag = abs(g)
+        for t in range(lo, hi):
+            j = slots[t]
+            x = F32(values[t])
+            gx = g * x
+            m = F32(table[j, coin.W_MX])
+            if abs(x) > m:
+                m = abs(x)
+                table[j, coin.W_MX] = m
+            lip = F32(table[j, coin.W_MG])
+            if ag > lip:
+                lip = ag if ag > beta else beta
+                table[j, coin.W_MG] = lip
+            bet = F32(0.0)
+            lm = lip * m
+            if lm > F32(0.0):
+                bet = ((alpha + F32(table[j, coin.W_WE])) / (lm * (lm + F32(table[j, coin.W_G2])))
+                       ) * F32(table[j, coin.W_ZT])  # fmt: skip
+            table[j, coin.W_ZT] = F32(table[j, coin.W_ZT]) + (-gx)
+            table[j, coin.W_G2] = F32(table[j, coin.W_G2]) + abs(gx)
+            table[j, coin.W_WE] = F32(table[j, coin.W_WE]) + (-gx * bet)
+            table[j, coin.W_XT] = bet / scale
     return p
 
 

@@ -44,9 +44,13 @@ def cb_label(index: int, cost: float, prob: float) -> str:
     return f"{index}:{fmt_g2(cost)}:{fmt_g2(prob)}"
 
 
-def learners(ml) -> tuple[str, str, str]:  # noqa: ANN001
-    """(Enabled learners, Input label, Output pred) of VW's header for ``ml``."""
-    base = "gd, scorer-identity"
+def learners(ml, algo: str = "gd") -> tuple[str, str, str]:  # noqa: ANN001
+    """(Enabled learners, Input label, Output pred) of VW's header for ``ml`` over the base
+    learner ``algo``."""
+    from streamlearn.run.vwconsole import FTRL_NAMES
+
+    base = f"ftrl-{FTRL_NAMES[algo]}" if algo in FTRL_NAMES else "gd"
+    base += ", scorer-identity"
     if getattr(ml, "legacy", False):
         from streamlearn.run.cblegacy import learners as legacy
 
@@ -88,7 +92,7 @@ def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
     while lines and not lines[-1].startswith("Enabled learners"):
         lines.pop()
     lines.pop()
-    chain, label, pred = learners(ml)
+    chain, label, pred = learners(ml, config.algo)
     if getattr(ml, "explore", None) == "synthcover":  # (said as its reduction is set up)
         at = next((i for i, ln in enumerate(lines) if ln.startswith(
             ("using ", "creating cache", "Reading datafile"))), len(lines))  # fmt: skip

@@ -94,15 +94,31 @@ def explorer_of(ml) -> str:  # noqa: ANN001 - a run.multiline.Multiline
     return ml.explore or ""
 
 
+def _columns(cfg) -> tuple[int, ...]:  # noqa: ANN001
+    """The table columns of the floats VW keeps per slot: gd's for its update rule, or every
+    one of the ftrl family's learner (its ``ftrl_size``: 3, 4 or 6)."""
+    from streamlearn.learners import csoaa_ldf
+    from streamlearn.model_vw import gd_columns
+
+    if cfg.algo == "gd":
+        return gd_columns(cfg)
+    return tuple(range(csoaa_ldf.COLUMNS[cfg.algo]))
+
+
+def _t0(cfg) -> float:  # noqa: ANN001
+    """VW's t at the start (``--initial_t``; 0 for the ftrl family, whose configuration
+    holds 1 in sl)."""
+    return float(np.float32(cfg.initial_t)) if cfg.algo == "gd" else 0.0
+
+
 def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     """``-i``: the state of the VW model at ``path`` for a run of ``ml`` and ``cfg`` (whose
-    options already hold the model's, :func:`kept_options`): ``table`` (2^bits rows, 4
-    float32 columns), ``gstate``, ``counts`` (mtr's event and action sums) and
-    ``counter`` (the explorer's, or None)."""
+    options already hold the model's, :func:`kept_options`): ``table`` (2^bits rows, the
+    base learner's float32 columns), ``gstate``, ``counts`` (mtr's event and action sums),
+    ``counter`` (the explorer's, or None) and ``t`` (VW's, or None)."""
     from streamlearn.learners import csoaa_ldf
     from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, G_N, G_T, fresh_table
     from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
-    from streamlearn.model_vw import gd_columns
 
     got = _header(path, whole=True)
     if got is None:
@@ -113,17 +129,17 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     cb = ml.reduction != "csoaa_ldf"
     counter, sums = vwmodel_cb.layout(h, explorer_of(ml), cb)
     costs = vwmodel_cb.has_costs(h, explorer_of(ml))
-    cols = gd_columns(cfg)
+    cols = _columns(cfg)
     try:
         got_body = vwmodel_cb.read_cb_body(data, h, counter, sums, len(cols), costs=costs)
     except ValueError as e:
         raise ModelError(f"-i {path}: {e}") from None
     body = got_body.body
-    table = fresh_table(h.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    table = fresh_table(h.bits, (0.0,) * csoaa_ldf.COLUMNS[cfg.algo], np.float32)
     use = cols if body.resume is not None else (0,)
     for k, c in enumerate(use):
         table[body.slots, c] = body.values[:, k]
-    gstate = csoaa_ldf.init_gstate(cfg.params())
+    gstate = csoaa_ldf.init_gstate(cfg.params(), cfg.algo)
     gstate[G_CLIP] = 1.0
     gstate[G_LABEL_MIN] = h.min_label
     gstate[G_LABEL_MAX] = h.max_label
@@ -133,15 +149,15 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
         # less its --initial_t, which gd's rate adds back (VW's t starts at it: 1 under
         # --sgd).  VW's rate takes the file's t whole: its count of unlabeled examples
         # starts again at 0 (the file's is not subtracted).
-        t0 = float(np.float32(cfg.initial_t))
-        t = max(0.0, float(r["t"]) - t0)
+        t = max(0.0, float(r["t"]) - _t0(cfg))
         gstate[G_N] = gstate[G_T] = t
-        gstate[csoaa_ldf.G_MODEL] = r["norm"][0]
-        gstate[csoaa_ldf.G_MODEL + 1] = r["total_weight"][0]
         gstate[G_LABEL_MIN] = r["min_label"]
         gstate[G_LABEL_MAX] = r["max_label"]
-        gstate[G_GRAVITY] = r.get("l1_state", 0.0)
-        gstate[G_CONTRACTION] = r.get("l2_state", 1.0)
+        if cfg.algo == "gd":  # (the ftrl family's own sums are not kept: they start again)
+            gstate[csoaa_ldf.G_MODEL] = r["norm"][0]
+            gstate[csoaa_ldf.G_MODEL + 1] = r["total_weight"][0]
+            gstate[G_GRAVITY] = r.get("l1_state", 0.0)
+            gstate[G_CONTRACTION] = r.get("l2_state", 1.0)
     counts = (float(got_body.event_sum or 0), float(got_body.action_sum or 0))
     # the explorer's state: its counter, or --synthcover's (lowest, highest) costs seen
     state = got_body.costs if costs else got_body.counter
@@ -238,10 +254,10 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
     from streamlearn.learners import cb_adf, csoaa_ldf
     from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, G_N
     from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
-    from streamlearn.model_vw import gd_columns
 
-    if cfg.algo != "gd":
-        raise ValueError(f"VW's multiline reductions run on gd, not --{cfg.algo}")
+    if cfg.algo not in csoaa_ldf.BASES:
+        raise ValueError(f"VW's multiline reductions run on gd or the ftrl family, not "
+                         f"--{cfg.algo}")  # fmt: skip
     for name, values in (("ngram", cfg.ngram), ("skips", cfg.skips)):
         if any(len(v.encode("latin-1", "replace")) > 3 for v in values):
             raise ValueError(f"VW's header holds --{name} values of 3 bytes at most")
@@ -256,7 +272,7 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
     costs = None
     if vwmodel_cb.has_costs(h, ml.explore or ""):
         costs, counter = (tuple(counter) if counter is not None else (0.0, 0.0)), None
-    cols = (0,) if weights_only else gd_columns(cfg)
+    cols = (0,) if weights_only else _columns(cfg)
     values = np.ascontiguousarray(table[:, list(cols)], dtype=np.float32)
     keep = np.flatnonzero(np.any(values != 0.0, axis=1)).astype(np.uint32)
     values = values[keep]
@@ -269,12 +285,12 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
         # reads; sl's configuration does not keep whether 1 was given)
         norm = float(gstate[csoaa_ldf.G_MODEL])
         total = float(gstate[csoaa_ldf.G_MODEL + 1])
-        if not (cfg.adaptive or cfg.normalized) and float(np.float32(cfg.initial_t)) == 1.0:
-            norm = total = 0.0
+        if cfg.algo != "gd" or (not (cfg.adaptive or cfg.normalized) and _t0(cfg) == 1.0):
+            norm = total = 0.0  # (the ftrl family keeps gd's sums, at 0)
         resume = {
-            "initial_t": float(np.float32(cfg.initial_t)),
+            "initial_t": _t0(cfg),
             "norm": [norm],
-            "t": float(np.float32(cfg.initial_t)) + float(gstate[G_N]) + unlabeled,
+            "t": _t0(cfg) + float(gstate[G_N]) + unlabeled,
             "sum_loss": float(stats[cb_adf.LOSS]),
             "sum_loss_since_last_dump": 0.0, "dump_interval": 1.0, "min_label": lo,
             "max_label": hi, "weighted_labeled_examples": n_lab, "weighted_labels": 0.0,

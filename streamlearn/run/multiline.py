@@ -117,14 +117,19 @@ class _Part:
     legacy: object = None  # --cb_force_legacy: the label entries (run/cblegacy.py: Entries)
 
 
-def _config(learn: dict) -> TrainConfig:
+def _config(learn: dict, bases: bool = False) -> TrainConfig:
+    """The learning options of a multiline run; ``bases``: a path that runs the ftrl
+    family's learners too (``csoaa_ldf.BASES``: ``--cb_adf``, ``--cb_explore_adf``,
+    ``--csoaa_ldf``, ``--cb K`` of :func:`fit`), others run on gd only."""
     known = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(learn) - known)
     if unknown:
         raise UsageError(f"options not taken with multiline examples: {', '.join(unknown)}")
     cfg = TrainConfig(**learn)
-    if cfg.algo != "gd":
-        raise UsageError(f"--csoaa_ldf/--cb_adf run on gd (VW's default learner), not {cfg.algo}")
+    if cfg.algo != "gd" and not (bases and cfg.algo in csoaa_ldf.BASES):
+        also = " or --ftrl/--coin/--pistol" if bases else ""
+        raise UsageError(f"this multiline reduction runs on gd (VW's default learner){also}, "
+                         f"not {cfg.algo}")  # fmt: skip
     if cfg.initial_weights != "zero":
         raise UsageError(f"--{cfg.initial_weights}_weights: not with multiline examples yet "
                          "(VW draws them as its sparse or dense table is first read)")  # fmt: skip
@@ -459,6 +464,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         from streamlearn.run import cblegacy
 
         cblegacy.check(ml)
+    _check_base(learn, ml)
     raw_ok = ("raw_predictions",) if ml.legacy else ()
     for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
                        ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
@@ -505,13 +511,37 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     return fitted.summary
 
 
+def _check_base(learn: dict, ml: Multiline) -> None:
+    """The reductions and explorers that run on the ftrl family's learners (``--ftrl``,
+    ``--coin``, ``--pistol``, as VW's), and one line for those that do not yet."""
+    algo = learn.get("algo") or "gd"
+    if algo == "gd":
+        return
+    if algo not in csoaa_ldf.BASES:
+        _config(learn, bases=True)  # (its message)
+    what = None
+    if ml.legacy or ml.evaluate:
+        what = "--cb_force_legacy/--eval"
+    elif ml.reduction in ("ccb", "slates"):
+        what = f"--{ml.reduction}"
+    elif ml.explore in ("regcb", "regcbopt") or (ml.explore == "squarecb" and ml.elim):
+        what = "--regcb/--regcbopt/--squarecb --elim (VW's sensitivity of the ftrl family)"
+    elif algo == "pistol" and ml.explore == "cover":
+        # (pistol's learn returns its prediction, from its state: VW's cover then ranks by
+        # the predictions its learn made, where sl's kernel scores the stored weights)
+        what = "--cover"
+    if what:
+        raise UsageError(f"--{algo} under {what}: not supported yet (sl runs these on gd, "
+                         "VW's default learner)")  # fmt: skip
+
+
 def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say,
                model_t: float | None = None):  # noqa: ANN001, ANN202  # fmt: skip
     """Print VW's header lines (``model_t``: the t of VW's model continued); the progress
     table to fill (:mod:`streamlearn.run.mlconsole`)."""
     from streamlearn.run import mlconsole
 
-    cfg = _config(learn)
+    cfg = _config(learn, bases=True)
     sources = list(inputs.sources or ["-"])
     cache = None
     if inputs.cache:
@@ -562,7 +592,7 @@ def save(fitted: Fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl")
     back (:func:`initial`)."""
     from streamlearn import model as model_io
 
-    cfg = _config(learn)
+    cfg = _config(learn, bases=True)
     counter, sums, seed = _explorer_state(fitted, ml)
     if fmt in ("vw", "vw_predict_only") and ml.reduction not in ("ccb", "slates"):
         # (CCB and slates: sl's model format, VW's ccb layout not written yet)
@@ -678,15 +708,15 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     start = begun
     if start is None and inputs.initial_model:
         start = _start(inputs.initial_model, ml, learn)
-    cfg = _config(start[0] if start else learn)
+    cfg = _config(start[0] if start else learn, bases=True)
     params = cfg.params()
     stats = np.zeros(cb_adf.STATS)
     counter = None
     if start:
         _, table, gstate, (stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS]), counter, _ = start
     else:
-        table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
-        gstate = csoaa_ldf.init_gstate(params)
+        table = fresh_table(cfg.bits, (0.0,) * csoaa_ldf.COLUMNS[cfg.algo], np.float32)
+        gstate = csoaa_ldf.init_gstate(params, cfg.algo)
     if ml.legacy:
         from streamlearn.run.cblegacy import Legacy
 
@@ -921,7 +951,7 @@ def _start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
     options = dict(learn)
     options.setdefault("numbers", "vw")  # (VW's model: its inputs read as VW reads them)
     options.pop("bits", None)
-    got = mlmodel.read(path, ml, _config(options))
+    got = mlmodel.read(path, ml, _config(options, bases=True))
     options["bits"] = got["bits"]
     if ml.explore in ("first", "squarecb", "cover", "regcb") and got["counter"] is None:
         # (VW before 8.11 kept no counter: VW reads such a model with a fresh one)

@@ -129,12 +129,12 @@ def _vw_path(path: str) -> str:
     return "stdout" if path == "-" else path
 
 
-_FTRL_NAMES = {"ftrl": "Proximal-FTRL", "coin": "Coin Betting", "pistol": "PiSTOL"}
+FTRL_NAMES = {"ftrl": "Proximal-FTRL", "coin": "Coin Betting", "pistol": "PiSTOL"}
 
 
 def _learner_lines(c) -> list[str]:
-    if c.algo in _FTRL_NAMES:
-        return ["Enabling FTRL based optimization", f"Algorithm used: {_FTRL_NAMES[c.algo]}",
+    if c.algo in FTRL_NAMES:
+        return ["Enabling FTRL based optimization", f"Algorithm used: {FTRL_NAMES[c.algo]}",
                 f"ftrl_alpha = {general(c.ftrl_alpha)}", f"ftrl_beta = {general(c.ftrl_beta)}"]
     if c.algo == "freegrad":
         return ["Enabling FreeGrad based optimization", "Algorithm used: FreeGrad"]
@@ -142,7 +142,7 @@ def _learner_lines(c) -> list[str]:
 
 
 def _learners(c, outputs) -> list[str]:
-    base = f"ftrl-{_FTRL_NAMES[c.algo]}" if c.algo in _FTRL_NAMES else c.algo
+    base = f"ftrl-{FTRL_NAMES[c.algo]}" if c.algo in FTRL_NAMES else c.algo
     if c.bfgs >= 0:
         base = "bfgs"
     out = [base, *(["autolink"] if c.autolink else []), f"scorer-{outputs.link}"]
