@@ -106,9 +106,11 @@ def _columns(cfg) -> tuple[int, ...]:  # noqa: ANN001
 
 
 def _t0(cfg) -> float:  # noqa: ANN001
-    """VW's t at the start (``--initial_t``; 0 for the ftrl family, whose configuration
-    holds 1 in sl)."""
-    return float(np.float32(cfg.initial_t)) if cfg.algo == "gd" else 0.0
+    """VW's t at the start, float32 (:func:`streamlearn.run.vwconsole._initial_t`: 0 for the
+    ftrl family, whose configuration holds 1 in sl)."""
+    from streamlearn.run.vwconsole import _initial_t
+
+    return float(np.float32(_initial_t(cfg)))
 
 
 def read(path: str, ml, cfg) -> dict:  # noqa: ANN001

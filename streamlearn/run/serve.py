@@ -223,17 +223,10 @@ class Served:
         model_io.save(model, target, fmt, link)
 
 
-def _vw_bandit(path: str | None) -> bool:
-    """Whether ``path`` is VW's model file of a multiline reduction (``--cb_explore_adf``,
-    ...), which :func:`_served` reads itself; ModelError for one sl does not run."""
-    from streamlearn.run import mlmodel
-
-    return path is not None and mlmodel.kept_options(path) is not None
-
-
 def _kept(path: str | None) -> list | None:
     """The options kept in VW's model file of a multiline reduction at ``path``, in a
-    stable order (None: another model, or no file)."""
+    stable order (None: another model, or no file), which :func:`_served` reads itself;
+    ModelError for one sl does not run."""
     from streamlearn.run import mlmodel
 
     if path is None:
@@ -297,7 +290,8 @@ class Server:
     """The listening socket, its connections, and the served model's life (saves, reloads)."""
 
     def __init__(self, served: Served, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
-                 console: Console, explicit: dict | None = None) -> None:  # fmt: skip
+                 console: Console, explicit: dict | None = None,
+                 kept: list | None = None) -> None:  # fmt: skip
         self.served = served
         self.explicit = explicit or {}
         """The learning options given (a reloaded VW bandit model's, as at the start)."""
@@ -307,7 +301,7 @@ class Server:
         self.console = console
         self.model_path = inputs.initial_model
         self.model_id = _identity(self.model_path) if self.model_path else None
-        self.kept = _kept(self.model_path)
+        self.kept = kept
         """The kept options of the VW bandit model served (a reload must keep them)."""
         self.refused_id: tuple | None = None
         self.signal: int | None = None
@@ -635,7 +629,8 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
 
 def _serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
            console: Console, path: str | None) -> dict:  # fmt: skip
-    vw_path = path if _vw_bandit(path) else None
+    kept = _kept(path)  # (the model's header, read once: the server compares reloads with it)
+    vw_path = path if kept is not None else None
     m = model_io.load(path) if path is not None and vw_path is None else None
     if m is not None:
         outputs = model_io.with_link(m, outputs)  # a VW model's --link, as sl predict
@@ -650,7 +645,7 @@ def _serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
     served = _served(m, config, opts, console, vw_path, explicit)
     served.warm_up()
     _raise_fd_limit(opts.max_connections)
-    server = Server(served, inputs, outputs, opts, console, explicit)
+    server = Server(served, inputs, outputs, opts, console, explicit, kept)
     port = server.bind()
     if not opts.foreground:
         _daemonize()
