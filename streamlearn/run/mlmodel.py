@@ -23,6 +23,7 @@ A model of another reduction (``--cb_dro``, VW's legacy ``--cb`` before 8.11,
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -203,7 +204,9 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
         if ml.explore == "first":
             words += ["--first", str(ml.tau)]
         elif ml.explore == "softmax":
-            words += ["--softmax", "--lambda", _num(ml.lam)]
+            words.append("--softmax")
+            if ml.lam != 1.0:  # (VW keeps it when given: read as given when not the default)
+                words += ["--lambda", _num(ml.lam)]
         elif ml.explore == "squarecb":
             words.append("--squarecb")
             if ml.gamma_scale != 10.0:
@@ -244,7 +247,36 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
     text = " " + " ".join(words) + gd_options(cfg, resume)
     if seed:  # (the generator's state now: the seed given, if any, is spent)
         text = re.sub(r" --random_seed \S+", "", text) + f" --random_seed {int(seed)}"
-    return text
+    return _vw_order(text)
+
+
+_LAST = ("ignore", "ignore_linear", "keep", "random_seed")
+"""Options VW 9.11 keeps after the others (the namespace filters, then its generator)."""
+
+
+def _vw_order(text: str) -> str:
+    """``text`` as VW 9.11 writes its options: by name (an option given twice keeps its
+    order), then :data:`_LAST`; a float value with 15 significant digits of its float32
+    (``--epsilon 0.200000002980232``), as VW's option serializer writes it."""
+    groups: list[list[str]] = []
+    for w in text.split():
+        if w.startswith("--") or not groups:
+            groups.append([w])
+        else:
+            groups[-1].append(w)
+
+    def value(v: str) -> str:
+        if re.fullmatch(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)", v):
+            return f"{float(np.float32(float(v))):.15g}"
+        return v
+
+    def key(i: int) -> tuple:
+        name = groups[i][0][2:]
+        return (_LAST.index(name) + 1 if name in _LAST else 0, name if name not in _LAST else "",
+                i)  # fmt: skip
+
+    order = sorted(range(len(groups)), key=key)
+    return "".join(" " + " ".join([groups[i][0], *map(value, groups[i][1:])]) for i in order)
 
 
 def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  # noqa: ANN001
@@ -253,6 +285,32 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
     """The VW model file of a run's state, in pieces (``weights_only``: VW's
     ``--predict_only_model``); ``counter``: the explorer's (``--synthcover``: its lowest
     and highest costs seen)."""
+    m = model_state(ml, cfg, table, gstate, stats, counter, seed, weights_only)
+    gd_parts = vwmodel.encode_body(m.resume, m.keep, m.values)
+    return [vwmodel.encode_header(m.header),
+            *vwmodel_cb.encode_cb_body(m.counter, m.mtr, gd_parts, m.costs)]  # fmt: skip
+
+
+@dataclass
+class ModelState:
+    """What a multiline model file holds (:func:`model_state`): the header, the reductions'
+    state top first (the explorer's ``counter`` or ``--synthcover``'s ``costs``, None when
+    not kept; cb_adf's ``mtr`` sums), gd's ``resume`` state (None: weights only) and the
+    stored ``keep`` slots with their float32 ``values`` (VW's columns)."""
+
+    header: vwmodel.Header
+    counter: int | None
+    costs: tuple | None
+    mtr: tuple[int, int] | None
+    resume: dict | None
+    keep: np.ndarray
+    values: np.ndarray
+
+
+def model_state(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  # noqa: ANN001
+                counter: int | tuple | None, seed: int = 0,
+                weights_only: bool = False) -> ModelState:  # fmt: skip
+    """The state :func:`encode` writes as bytes, and :func:`readable` as VW's text."""
     from streamlearn.learners import cb_adf, csoaa_ldf
     from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, G_N
     from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
@@ -287,8 +345,10 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
         # reads; sl's configuration does not keep whether 1 was given)
         norm = float(gstate[csoaa_ldf.G_MODEL])
         total = float(gstate[csoaa_ldf.G_MODEL + 1])
-        if cfg.algo != "gd" or (not (cfg.adaptive or cfg.normalized) and _t0(cfg) == 1.0):
-            norm = total = 0.0  # (the ftrl family keeps gd's sums, at 0)
+        if cfg.algo == "coin":
+            pass  # (coin's own normalizer sums, one pair: VW writes them as gd's)
+        elif cfg.algo != "gd" or (not (cfg.adaptive or cfg.normalized) and _t0(cfg) == 1.0):
+            norm = total = 0.0  # (ftrl and pistol keep gd's sums, at 0)
         resume = {
             "initial_t": _t0(cfg),
             "norm": [norm],
@@ -302,8 +362,34 @@ def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  #
             "old_weighted_labeled_examples": 0.0, "current_pass": 1 if n_ex else 0,
             "l1_state": float(gstate[G_GRAVITY]), "l2_state": float(gstate[G_CONTRACTION]),
         }  # fmt: skip
-    gd_parts = vwmodel.encode_body(resume, keep, values)
     mtr = (int(stats[cb_adf.EVENTS]), int(stats[cb_adf.ACTIONS])) if sums else None
-    return [vwmodel.encode_header(h),
-            *vwmodel_cb.encode_cb_body(int(counter or 0) if want_counter else None, mtr,
-                                       gd_parts, costs)]  # fmt: skip
+    return ModelState(h, int(counter or 0) if want_counter else None, costs, mtr, resume, keep,
+                      values)  # fmt: skip
+
+
+_COUNTER_TEXT = {"first": "cb first adf", "cover": "cb cover adf", "squarecb": "cb squarecb adf",
+                 "regcb": "cb squarecb adf"}  # fmt: skip
+"""How VW's explorers name their counter in a text model (each its own ``save_load``)."""
+
+
+def readable(m: ModelState, ml, names: dict | None = None) -> bytes:  # noqa: ANN001
+    """``--readable_model`` (``names`` None) or ``--invert_hash`` (slot -> VW's name) of the
+    model :func:`model_state` describes, as VW writes it: the header, the reductions' state
+    as text (the explorer's, then cb_adf's ``event_sum``/``action_sum``), then gd's
+    (:mod:`streamlearn.run.vwreadable`)."""
+    from streamlearn.run.vwreadable import _f, header_of, resume_text, slot_lines
+
+    h = m.header  # (the text says VW's version, as VW's own: the bytes say sl's 9.0.0)
+    t = header_of(h.id, h.min_label, h.max_label, h.bits, h.ngram, h.skips, h.options)
+    if m.counter is not None:
+        t.add(f"{_COUNTER_TEXT[ml.explore]} storing example counter:  = {m.counter}\n")
+    if m.costs is not None:
+        t.add(f"_min_cost {_f(m.costs[0])}\n_max_cost {_f(m.costs[1])}\n")
+    if m.mtr is not None:
+        t.add(f"event_sum {m.mtr[0]}\naction_sum {m.mtr[1]}\n")
+    t.add(f":{0 if m.resume is None else 1}\n")
+    if m.resume is not None:
+        for line in resume_text(m.resume):
+            t.add(line)
+    slot_lines(t, m.keep.astype(np.int64), m.values, m.resume is not None, names)
+    return "".join(t.parts).encode("utf-8", "surrogateescape")

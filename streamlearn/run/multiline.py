@@ -450,6 +450,9 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
     # destroy an input, the initial model or another output refused before any work
     check(inputs, outputs, int(learn.get("passes") or 1))
+    from streamlearn.run import mloutputs
+
+    mloutputs.refuse(ml, outputs)  # (exit 2 for an output not written yet, before any data)
     if ml.reduction == "cbify":
         from streamlearn.run import cbify
 
@@ -465,12 +468,6 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
 
         cblegacy.check(ml)
     _check_base(learn, ml)
-    raw_ok = ("raw_predictions",) if ml.legacy else ()
-    for attr, name in (("audit", "--audit"), ("raw_predictions", "-r"),
-                       ("readable_model", "--readable_model"), ("invert_hash", "--invert_hash"),
-                       ("probabilities", "--probabilities")):  # fmt: skip
-        if getattr(outputs, attr, None) and attr not in raw_ok:
-            console.say(f"sl vw: {name} is not written for --{ml.reduction} yet (ignored)")
     # a model continued in place is locked from reading -i to writing -f
     start = inputs.initial_model
     in_place = outputs.final_model if (
@@ -481,6 +478,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         progress = None  # (VW's table: not made under --quiet, where nothing shows it)
         if getattr(outputs, "vw_format", False) and not getattr(outputs, "vw_quiet", False):
             progress = _vw_header(learn, ml, inputs, outputs, say, begun[5] if begun else None)
+        elif getattr(outputs, "vw_quiet", False):
+            progress = mloutputs.quiet_progress(outputs)  # (VW's counters a readable model says)
         # the off-policy estimates cost a fifth of the learner's time: made when shown
         fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
                      progress=progress, raw=bool(getattr(outputs, "raw_predictions", None)),
@@ -505,6 +504,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
             from streamlearn.run.report import write_json
 
             write_json(outputs.report, _report(learn, ml, fitted))
+        if getattr(outputs, "readable_model", None) or getattr(outputs, "invert_hash", None):
+            mloutputs.write_readable(fitted, learn, ml, outputs, progress)
         if outputs.final_model:
             save(fitted, ml, learn, outputs.final_model,
                  getattr(outputs, "model_format", "sl"))  # fmt: skip

@@ -112,23 +112,73 @@ def header(model, link: str = "identity") -> _Text:
     """The header's pieces, through ``Checksum``."""
     c = model.config
     lo, hi = _label_range(model)
+    return header_of("", lo, hi, c.bits, c.ngram, c.skips, kept_options(c, link))
+
+
+def header_of(model_id: str, lo: float, hi: float, bits: int, ngram, skips,
+              options: str) -> _Text:  # noqa: ANN001  # fmt: skip
+    """The header's pieces, through ``Checksum``, of any model (``options``: the text VW
+    keeps, as its binary header holds it: :func:`kept_options`, or
+    :func:`streamlearn.run.mlmodel.options_string` for the multiline reductions)."""
     t = _Text()
     t.add(f"Version {VW_VERSION}\n")
     t.hashing = True
-    t.add("Id \n")
+    t.add(f"Id {model_id}\n")
     t.add(f"Min label:{_f(lo + 0.0)}\n")  # (sl's kernels start the range at -0; VW at +0)
     t.add(f"Max label:{_f(hi + 0.0)}\n")
-    t.add(f"bits:{c.bits}\n")
+    t.add(f"bits:{bits}\n")
     t.add("lda:0\n")
-    for name, values in (("ngram", c.ngram), ("skip", c.skips)):
+    for name, values in (("ngram", ngram), ("skip", skips)):
         t.add(f"{len(values)} {name}:")
         for v in values:
             t.add(f"{v} ")
         t.add("\n")
-    t.add(f"options:{kept_options(c, link)}\n")
+    t.add(f"options:{options}\n")
     t.hashing = False
     t.add(f"Checksum: {t.hash}\n")
     return t
+
+
+def resume_text(r: dict) -> list[str]:
+    """gd's resume state as VW's text (``save_load_online_state``), from the fields VW's
+    binary model holds (:func:`streamlearn.io.vwmodel.encode_body`'s ``resume``)."""
+    return [
+        f"initial_t {_f(r['initial_t'])}\n",
+        f"norm normalizer {_g(r['norm'][0])}\n",
+        f"t {_g(r['t'])}\n",
+        f"sum_loss {_g(r['sum_loss'])}\n",
+        f"sum_loss_since_last_dump {_g(r['sum_loss_since_last_dump'])}\n",
+        f"dump_interval {_f(r['dump_interval'])}\n",
+        f"min_label {_f(r['min_label'] + 0.0)}\n",
+        f"max_label {_f(r['max_label'] + 0.0)}\n",
+        f"weighted_labeled_examples {_g(r['weighted_labeled_examples'])}\n",
+        f"weighted_labels {_g(r['weighted_labels'])}\n",
+        f"weighted_unlabeled_examples {_g(r['weighted_unlabeled_examples'])}\n",
+        f"example_number {int(r['example_number'])}\n",
+        f"total_features {int(r['total_features'])}\n",
+        f"total_weight {_g(r['total_weight'][0])}\n",
+        f"sd::oec.weighted_labeled_examples {_g(r['old_weighted_labeled_examples'])}\n",
+        f"current_pass {int(r['current_pass'])}\n",
+        f"l1_state {_g(r['l1_state'])}\n",
+        f"l2_state {_g(r['l2_state'])}\n",
+    ]
+
+
+def slot_lines(t: _Text, slots: np.ndarray, rows: np.ndarray, resume: bool,
+               names: dict | None = None) -> None:  # fmt: skip
+    """Add VW's ``slot:values`` lines (``names``: slot -> VW's invert-hash name, or None for
+    ``--readable_model``) of the stored ``slots`` (ascending) and their float32 ``rows``."""
+    for slot, row in zip(slots.tolist(), rows.tolist(), strict=True):
+        if not any(v != 0.0 for v in row[: len(row) if resume else 1]):
+            continue
+        name = names.get(slot) if names is not None else None
+        values = " ".join(_f(v) for v in row)
+        if names is not None and not resume:
+            t.add(f"{name or ''}:{slot}:{values}\n")
+        elif name is not None:
+            t.add(f"{name}:{slot}:{values}\n")
+        else:
+            t.add(f"{slot}:{values}\n")
 
 
 def _label_range(model) -> tuple[float, float]:
@@ -281,17 +331,12 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
         every[slots] = rows
         slots, rows = np.arange(every.shape[0]), every
     rank = {h: k for k, h in enumerate(model.names)} if with_names else {}
-    for slot, row in zip(slots.tolist(), rows.tolist(), strict=True):
-        if not any(v != 0.0 for v in row[: len(row) if resume else 1]):
-            continue
-        name = _name(model, slot, rank) if with_names else None
-        values = " ".join(_f(v) for v in row)
-        if with_names and not resume:
-            t.add(f"{name or ''}:{slot}:{values}\n")
-        elif with_names and name is not None:
-            t.add(f"{name}:{slot}:{values}\n")
-        else:
-            t.add(f"{slot}:{values}\n")
+
+    class _Names:  # each stored slot's name, asked for the non-zero ones only
+        def get(self, slot: int) -> str | None:
+            return _name(model, slot, rank)
+
+    slot_lines(t, slots, rows, resume, _Names() if with_names else None)
     return "".join(t.parts).encode("utf-8", "surrogateescape")
 
 
