@@ -36,7 +36,7 @@ import numpy as np
 
 from streamlearn._version import __version__
 from streamlearn.config import TrainConfig
-from streamlearn.errors import ModelError
+from streamlearn.errors import Diverged, ModelError
 from streamlearn.io import vwmodel
 from streamlearn.system.sources import describe
 
@@ -187,6 +187,10 @@ def save(model: Model, path: str | os.PathLike, format: str = "sl",  # noqa: A00
     """
     from streamlearn.system.outputs import write_bytes
 
+    bad = non_finite(model)
+    if bad is not None:  # every path that saves (sl train, the server, the API) comes here
+        raise Diverged(f"the model's {bad} holds a NaN or an inf: the training diverged "
+                       f"(no model written to {path})")  # fmt: skip
     if format == "sl":
         parts = _encode_parts(model)
     elif format in ("vw", "vw_predict_only"):

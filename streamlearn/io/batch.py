@@ -38,7 +38,7 @@ REASONS: dict[int, str] = {
     19: "more crosses than --max-crosses",
     # labels other than the simple one (io/labels.py) and multiline examples (io/multiline.py)
     20: "bad label (class:cost or action:cost:probability expected)",
-    21: "probability not in (0, 1]",
+    21: "probability not in (0, 1], or below 1e-18 (its importance weight 1/p above 1e18)",
     22: "a cost without its probability (action:cost:probability)",
     23: "a second labeled line in one example (one line may have a cost)",
     24: "a shared line without action lines",
@@ -68,6 +68,10 @@ CSV_CELLS = 30
 CSV_QUOTES = 31
 CSV_EMPTY = 32
 MAX_MAGNITUDE = 1e18
+MIN_PROBABILITY = 1.0 / MAX_MAGNITUDE
+"""The smallest logged probability a contextual-bandit label may hold: its importance weight
+1/p is bounded as an importance weight is (a probability of 1e-45 passed (0, 1] and made an
+importance weight that overflowed the learner's state)."""
 """The largest magnitude of a label, importance weight, base, namespace scale or
 feature value (after its scale) that a usable example may hold.
 

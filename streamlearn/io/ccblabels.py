@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from streamlearn.io.batch import MIN_PROBABILITY
+
 SHARED = 0
 ACTION = 1
 SLOT = 2
@@ -81,7 +83,7 @@ def _int(text: str) -> int:
 
 def _prob(text: str) -> float:
     p = _float(text)
-    if not 0.0 < p <= 1.0:
+    if not MIN_PROBABILITY <= p <= 1.0:  # (an importance weight 1/p of at most 1e18)
         raise LabelError(BAD_PROBABILITY)
     return p
 

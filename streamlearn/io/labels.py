@@ -42,6 +42,7 @@ import numpy as np
 
 from streamlearn.hashing import hashstring
 from streamlearn.io._numbers import NUM_NONE, NUM_OK, scan_number
+from streamlearn.io.batch import MIN_PROBABILITY
 from streamlearn.io.batch import REASONS as BATCH_REASONS
 from streamlearn.io.vwfloat import vw_number
 from streamlearn.system.jit import jit
@@ -224,7 +225,7 @@ def read_labels_kernel(buf, line_start, tag_start, tag_end, status, err_pos, kin
                         pr = 0.0
                     else:
                         pr, ok = _number(buf, c2 + 1, e, vw_numbers)
-                        if not ok or not (pr > 0.0 and pr <= 1.0):
+                        if not ok or not (pr >= MIN_PROBABILITY and pr <= 1.0):
                             code = BAD_PROBABILITY
                             err = c2 + 1
                             break

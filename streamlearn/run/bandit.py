@@ -310,8 +310,25 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
           test_only: bool = False) -> dict:  # noqa: ANN001  # fmt: skip
     """``sl train`` (and ``sl predict``: ``test_only``) of a bandit: every pass over
     ``inputs.sources``, ``-p`` in sl's format, ``-f`` in sl's model format; the summary."""
+    from streamlearn.run.options import check
+    from streamlearn.system.locks import model_lock
+    from streamlearn.system.outputs import same_file
+
+    # the rules of every run (run/options.py): unreadable inputs, and outputs that would
+    # destroy an input, the initial model or another output, refused before any work
+    check(inputs, outputs, max(1, int(learn.get("passes") or 1)))
+    begin = inputs.initial_model if start_model is None else None
+    final = None if test_only else getattr(outputs, "final_model", None)
+    in_place = final if begin and final and same_file(final, begin) else None
+    # a model continued in place is locked from reading -i to writing -f
+    with model_lock(begin, in_place, outputs.lock_timeout, console.say):
+        return _train(learn, bandit, inputs, outputs, console, start_model, test_only)
+
+
+def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
+           test_only: bool) -> dict:  # noqa: ANN001  # fmt: skip
     from streamlearn.run.multiline import _config
-    from streamlearn.run.train import merge_config
+    from streamlearn.run.train import check_model, merge_config
 
     start = start_model
     if start is None and inputs.initial_model is not None:
@@ -372,21 +389,29 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
         from streamlearn.errors import NoExamples
 
         raise NoExamples("no usable multiline example in the input")
-    if want:
-        from streamlearn.run.multiline import _write
-
-        _write(outputs.predictions, "".join(preds))
     out = {**b.summary(since), "passes": used, "malformed": malformed,
            "best_holdout": float(best) if np.isfinite(best) else None}  # fmt: skip
     final = getattr(outputs, "final_model", None)
-    if final and not test_only:
-        model_io.save(b.to_model(), final)
-    if outputs.report:
-        import json
+    model = b.to_model() if final and not test_only else None
+    if model is not None:
+        check_model(model)  # a diverged run writes nothing (exit 6)
+    from streamlearn.system.outputs import staging, write_bytes
+    from streamlearn.system.process import committing
 
-        from streamlearn.system.outputs import write_bytes
+    with staging() as stage:  # every output written in full before any is visible
+        if want:
+            from streamlearn.run.multiline import _write
 
-        write_bytes(outputs.report, json.dumps(out, indent=2).encode() + b"\n", "report")
+            _write(outputs.predictions, "".join(preds))
+        if outputs.report:
+            import json
+
+            write_bytes(outputs.report, json.dumps(out, indent=2).encode() + b"\n", "report")
+        if model is not None:
+            model_io.save(model, final)
+        stage.write()
+        with committing():
+            stage.commit()  # the model last: a failure before leaves the old one
     loss = out["loss"]
     say(f"{'scored' if test_only else 'trained'}: {out['examples']} examples, "
         f"average loss {'n.a.' if loss is None else f'{loss:.6f}'}")  # fmt: skip
@@ -507,19 +532,38 @@ def example_text(context: object, actions: list, label: tuple | None = None,
         lines.append("shared " + ctx)
     k = -1
     if label is not None:
-        k, cost, prob = label
-        k = int(k)
-        if not 0 <= k < len(actions):
-            raise ValueError(f"chosen action {k}: not an index of the {len(actions)} actions")
-        cost, prob = float(cost), float(prob)
-        if not (cost == cost and abs(cost) != float("inf")):
-            raise ValueError(f"cost {cost}: not a finite number")
-        if not 0.0 < prob <= 1.0:
-            raise ValueError(f"probability {prob}: must be in (0, 1]")
+        k, cost, prob = check_label(label, len(actions))
     for i, a in enumerate(actions):
         t = feature_text(a)
         lines.append(f"0:{cost!r}:{prob!r} {t}" if i == k and write_label else t)
     return "\n".join(lines) + "\n\n"
+
+
+def check_label(label: tuple, n_actions: int) -> tuple[int, float, float]:
+    """A logged (chosen action index, cost, probability), checked as the parser checks a
+    line's ``action:cost:probability``: the index an integer among the actions, the cost a
+    finite number of magnitude at most 1e18, the probability in [1e-18, 1] (its importance
+    weight 1/p at most 1e18).  Strings and booleans are refused, not converted."""
+    from streamlearn.io.batch import MAX_MAGNITUDE, MIN_PROBABILITY
+
+    try:
+        k, cost, prob = label
+    except (TypeError, ValueError):
+        raise ValueError(f"a label is (chosen, cost, probability), not {label!r}") from None
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise ValueError(f"chosen action {k!r}: an integer index of the actions")
+    if not 0 <= k < n_actions:
+        raise ValueError(f"chosen action {k}: not an index of the {n_actions} actions")
+    for name, v in (("cost", cost), ("probability", prob)):
+        if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+            raise ValueError(f"{name} {v!r}: a number")
+    cost, prob = float(cost), float(prob)
+    if not abs(cost) <= MAX_MAGNITUDE:
+        raise ValueError(f"cost {cost}: not a finite number of magnitude at most 1e18")
+    if not MIN_PROBABILITY <= prob <= 1.0:
+        raise ValueError(f"probability {prob}: must be in (0, 1] and at least 1e-18 (its "
+                         "importance weight 1/p at most 1e18)")  # fmt: skip
+    return int(k), cost, prob
 
 
 PARSED = 256
