@@ -20,7 +20,7 @@ from streamlearn.errors import UsageError
 
 BUILT: dict[str, frozenset[str]] = {
     "readable_model": frozenset({"csoaa_ldf", "cb_adf", "cb"}),
-    "invert_hash": frozenset(),
+    "invert_hash": frozenset({"csoaa_ldf", "cb_adf"}),
     "audit": frozenset(),
     "raw_predictions": frozenset(),
     "probabilities": frozenset(),
@@ -61,13 +61,23 @@ def built(ml, attr: str) -> bool:  # noqa: ANN001
     return ml.reduction in BUILT[attr]
 
 
-def refuse(ml, outputs) -> None:  # noqa: ANN001
+def refuse(ml, outputs, inputs=None, learn: dict | None = None) -> None:  # noqa: ANN001
     """Stop the run (exit 2) before any data is read when it asks for an output its
-    reduction does not write yet."""
+    reduction does not write yet (``--invert_hash``: names read again from VW text files,
+    not from stdin, JSON or CSV)."""
     for attr, name in NAMES.items():
         if getattr(outputs, attr, None) and not built(ml, attr):
             raise UsageError(f"sl vw: {name} is not written for {reduction_name(ml)} yet "
                              "(sl refuses it rather than skip it)")  # fmt: skip
+    if getattr(outputs, "invert_hash", None) and inputs is not None:
+        from streamlearn.system.sources import is_regular
+
+        fmt = (learn or {}).get("format") or "auto"
+        sources = list(inputs.sources or ["-"])
+        if fmt not in ("auto", "vw") or not all(is_regular(s) for s in sources):
+            raise UsageError(f"sl vw: --invert_hash under {reduction_name(ml)} names the "
+                             "features of VW text files (-d FILE), not of stdin, a pipe, "
+                             "--json, --dsjson or --csv yet")  # fmt: skip
 
 
 def quiet_progress(outputs):  # noqa: ANN001, ANN201
@@ -113,5 +123,85 @@ def write_readable(fitted, learn: dict, ml, outputs, progress) -> None:  # noqa:
     if outputs.readable_model:
         write_bytes(outputs.readable_model, mlmodel.readable(m, ml), "readable model")
     if outputs.invert_hash:
-        names = fitted.names if getattr(fitted, "names", None) is not None else {}
+        names = getattr(fitted, "names", None) or {}
         write_bytes(outputs.invert_hash, mlmodel.readable(m, ml, names), "invert-hash model")
+
+
+def _lines(path: str):  # noqa: ANN202
+    """The lines of a VW text file (gzip, bzip2 and xz read as the parser reads them)."""
+    import bz2
+    import gzip
+    import lzma
+
+    from streamlearn.system.sources import compression
+
+    with open(path, "rb") as f:
+        head = f.read(16)
+    opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}.get(compression(head) or "",
+                                                                         open)  # fmt: skip
+    with opener(path, "rb") as f:
+        yield from f
+
+
+def _examples(paths: list[str]):  # noqa: ANN202
+    """Each multiline example of the files: (its shared line or None, its other lines)."""
+    lines: list[bytes] = []
+    for path in paths:
+        for raw in _lines(path):
+            line = raw.rstrip(b"\r\n")
+            if line.strip():
+                lines.append(line)
+                continue
+            if lines:
+                yield _split(lines)
+            lines = []
+    if lines:
+        yield _split(lines)
+
+
+def _split(lines: list[bytes]) -> tuple[bytes | None, list[bytes]]:
+    head = lines[0].split(b"|", 1)[0].split()
+    if head and head[0] == b"shared":
+        return lines[0], lines[1:]
+    return None, lines
+
+
+def feature_names(ml, learn: dict, inputs, fitted) -> dict[int, str]:  # noqa: ANN001
+    """Table slot -> VW's ``--invert_hash`` name, as VW's gd records them (its first pass:
+    each action line with the shared line's features appended, its constant, its crosses;
+    the first name met at a slot), ``[o]`` after the name at offset o > 0 of the feature
+    width (``--cb_type dr``'s cost regressor, ``--cover``'s, ``--bag``'s, ``--rnd``'s
+    models)."""
+    from streamlearn.hashing import CONSTANT_HASH
+    from streamlearn.io.names import crossed_names, line_names, with_grams
+    from streamlearn.run.multiline import _config
+
+    cfg = _config(learn, bases=True)
+    inter = cfg.namespaces()
+    bits = cfg.bits
+    mask = (1 << bits) - 1
+    width = 2 if ml.cb_type == "dr" and ml.reduction != "csoaa_ldf" else 1
+    xp = fitted.explorer
+    if xp is not None and xp.kind in (xp.ex.COVER, xp.ex.RND, xp.ex.BAG):
+        width = int(xp.width)
+    found: dict[int, str] = {}
+    constant = [(CONSTANT_HASH & mask, "Constant")] if cfg.constant else []
+
+    def feats_of(line: bytes) -> list[tuple[int, str, int]]:
+        return with_grams(line_names(line, 32, inter), inter, bits)
+
+    for shared, actions in _examples(list(inputs.sources)):
+        common = feats_of(shared) if shared is not None else []
+        for line in actions:
+            feats = feats_of(line) + common
+            named = [(slot, name) for slot, name, nsb in feats if inter is None
+                     or not (inter.drop[nsb] or inter.drop_linear[nsb])]  # fmt: skip
+            named += constant
+            if inter is not None and inter.terms.shape[0]:
+                named += crossed_names(feats, inter, bits)
+            for slot, name in named:
+                for o in range(width):
+                    at = (slot * width + o) & mask
+                    if at not in found:
+                        found[at] = f"{name}[{o}]" if o else name
+    return found

@@ -452,7 +452,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     check(inputs, outputs, int(learn.get("passes") or 1))
     from streamlearn.run import mloutputs
 
-    mloutputs.refuse(ml, outputs)  # (exit 2 for an output not written yet, before any data)
+    mloutputs.refuse(ml, outputs, inputs, learn)  # (exit 2: an output not written yet)
     if ml.reduction == "cbify":
         from streamlearn.run import cbify
 
@@ -487,6 +487,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                      begun=begun)  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
+        if getattr(outputs, "invert_hash", None):
+            fitted.names = mloutputs.feature_names(ml, learn, inputs, fitted)
         if outputs.predictions:
             _write(outputs.predictions, "".join(fitted.predictions))
         if fitted.raw is not None and getattr(outputs, "raw_predictions", None):
