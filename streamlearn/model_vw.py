@@ -55,6 +55,117 @@ class Unsupported(ValueError):
     """A VW model sl cannot use (a reduction or option it does not have)."""
 
 
+def _table(text: str, value: bool) -> dict[str, bool]:
+    return dict.fromkeys(text.split(), value)
+
+
+MODEL_OPTIONS: dict[str, bool] = {
+    # the multiline reductions, their explorers and what they stack below themselves
+    **_table("csoaa_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first lambda "
+             "bag cover psi rnd rnd_alpha rnd_invlambda synthcoverpsi synthcoversize "
+             "mellowness cb_min_cost cb_max_cost gamma_scale gamma_exponent multiplier "
+             "target_rate", True),
+    **_table("csoaa_rank cb_adf cb_explore_adf rank_all eval cbify_cs cbify_ldf "
+             "ccb_explore_adf slates cb_sample all_slots_loss ccb_no_slot_index first_only "
+             "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif",
+             False),
+    # the single-line reductions
+    **_table("oaa csoaa multilabel_oaa indexing bootstrap bs_type autolink mem termination "
+             "named_labels classweight", True),
+    **_table("bfgs hessian_on per_model_save_load cb_force_legacy", False),
+    # features: crosses, namespaces, n-grams, hashing, bits
+    **_table("quadratic cubic interactions ignore ignore_linear keep ngram skips hash "
+             "hash_seed bit_precision feature_limit", True),
+    **_table("noconstant chain_hash sort_features leave_duplicate_interactions permutations",
+             False),
+    # the learner: rates, update rule, regularisers, loss, link, initial state, generator
+    **_table("learning_rate power_t initial_t decay_learning_rate l1 l2 loss_function "
+             "quantile_tau expectile_q logistic_min logistic_max min_prediction max_prediction "
+             "link ftrl_alpha ftrl_beta fepsilon flipschitz_const radius random_seed l1_state "
+             "l2_state constant initial_weight", True),
+    **_table("sgd adaptive normalized invariant ftrl coin pistol freegrad restart project "
+             "binary random_weights normal_weights truncated_normal_weights", False),
+}  # fmt: skip
+"""The options sl takes from a model (VW's long names; True: it takes a value), whatever the
+model's kind or format: learning and reduction options only.  A model's options are data:
+anything else (an output, an input, a server, a run's mode: ``--final_regressor``,
+``--data``, ``--daemon``, ``--testonly``, ``--passes``) is refused (exit 5) before any of
+them is used, named as it is written (:func:`check_options`)."""
+
+MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf")
+"""Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
+MULTILINE_REFUSED = {
+    "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
+    "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
+    "epsilon_decay": "--epsilon_decay", "wap_ldf": "--wap_ldf",
+    "cb_dro": "--cb_dro", "automl": "--automl",
+}  # fmt: skip
+"""Reductions a multiline VW model may name that sl does not run."""
+
+
+INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa csoaa "
+                     "multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
+                     "random_seed".split())  # fmt: skip
+"""The options of :data:`MODEL_OPTIONS` whose value is an integer."""
+WORDS = frozenset("csoaa_ldf cb_type bs_type named_labels classweight quadratic cubic "
+                  "interactions ignore ignore_linear keep ngram skips hash link loss_function "
+                  "feature_limit".split())  # fmt: skip
+"""The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
+by VW as 32-bit floats (``l1_state``, ``l2_state``: doubles)."""
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _bad_value(name: str, value: str) -> str | None:
+    """Why ``value`` cannot be option ``name``'s in a model, or None."""
+    if name in WORDS:
+        return None
+    if name in INTEGERS:
+        try:
+            int(value)
+        except ValueError:
+            return "not an integer"
+        return None
+    try:
+        x = float(value)
+    except ValueError:
+        return "not a number"
+    if not np.isfinite(x):
+        return "not a finite number"
+    if abs(x) > F32_MAX and name not in ("l1_state", "l2_state"):
+        return "beyond a 32-bit float (VW reads it as one)"
+    return None
+
+
+def _shown(spelled: str, value: str | None) -> str:
+    """An option as written in a model, its value cut short for a message."""
+    if value is None:
+        return spelled
+    return f"{spelled} {value[:60]}{'...' if len(value) > 60 else ''}"
+
+
+def check_options(items: list[tuple[str, str | None, str]]) -> None:
+    """Refuse (:class:`Unsupported`) a model's options (``vwmodel.option_items``) that sl
+    does not take from a model (:data:`MODEL_OPTIONS`), or that are malformed: a flag with
+    a value, an option without its value.  Names each as it is written (``-f``,
+    ``--final_regressor``), with its value."""
+    foreign = [_shown(s, v) for n, v, s in items if n not in MODEL_OPTIONS]
+    if foreign:
+        raise Unsupported(
+            f"its options name {', '.join(dict.fromkeys(foreign))}, which sl does not take "
+            "from a model: a model keeps learning and reduction options only (never an "
+            "output, an input or a server), and these are not ones sl runs"
+        )
+    for name, value, spelled in items:
+        if MODEL_OPTIONS[name] and value is None:
+            raise Unsupported(f"its options give {spelled} without its value (corrupt)")
+        if not MODEL_OPTIONS[name] and value is not None:
+            raise Unsupported(f"its options give {_shown(spelled, value)}: {spelled} takes no "
+                              "value (corrupt)")  # fmt: skip
+        why = _bad_value(name, value) if value is not None else None
+        if why is not None:
+            raise Unsupported(f"its options give {_shown(spelled, value)}: {why} (corrupt)")
+
+
 def _options(h: vwmodel.Header) -> dict:
     """The options string of header ``h`` read into TrainConfig fields and VW facts."""
     learn: dict = {"bits": h.bits}
@@ -62,7 +173,10 @@ def _options(h: vwmodel.Header) -> dict:
         learn["model_id"] = h.id  # VW's --id, in its header
     facts = {"rules": set(), "models": 1, "link": None, "l1_state": None, "l2_state": None}
     unknown: list[str] = []
-    items = vwmodel.split_options(h.options)
+    spelled = vwmodel.option_items(h.options)
+    check_options(spelled)
+    _multiline(spelled)
+    items = [(n, v) for n, v, _ in spelled]
     seen: set[str] = set()
     for name, value in items:
         if name in ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
@@ -140,6 +254,136 @@ def _options(h: vwmodel.Header) -> dict:
     if facts.get("per_model") and learn.get("bootstrap"):
         facts["models"] = learn["bootstrap"]
     return {"learn": learn, **facts}
+
+
+ACTION_BYTES = 64
+"""The least memory one action of one example takes under ``--cb K``/``--cbify K`` (its copy
+of the line's features, a feature and the constant at 13 bytes each; its row pointers; its
+score, order and probability)."""
+SIZES = ("actions", "cbify", "bag", "rnd", "cover", "synthcoversize", "tau")
+"""The counts a multiline reduction's options declare (:class:`Multiline`'s fields)."""
+
+
+def _pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length() if n > 1 else 1
+
+
+def reduction_need(ml: dict) -> list[tuple[str, int]]:
+    """What the counts of a multiline reduction ``ml`` (Multiline's fields: ``actions``,
+    ``bag``, ``rnd``, ``cover``, ``cb_type``, ...) take at least, before the first example
+    and for one example, each as (field, bytes): bagging's and rnd's sums and counters,
+    cover's policies' sums (16 bytes a model, the models a power of 2, as VW's feature
+    width), ``--cb K``'s K copies of a line (:data:`ACTION_BYTES` each); the legacy
+    ``cb_explore``'s sums of K actions' models."""
+
+    def n(key: str) -> int:
+        v = ml.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+    dr = 2 if ml.get("cb_type") == "dr" else 1
+    two = 2 if ml.get("cb_type", "mtr") in ("mtr", "dr") else 1
+    bag, rnd, cover = n("bag"), n("rnd"), n("cover")
+    key = "cbify" if n("cbify") > n("actions") else "actions"
+    k = n(key)
+    need = [(key, k * ACTION_BYTES), ("bag", 16 * bag + 16 * bag * dr),
+            ("rnd", 16 * (rnd + 1) + 16 * _pow2((rnd + 1) * dr) if rnd else 0),
+            ("cover", 16 * _pow2((cover + 1) * two) if cover else 0)]  # fmt: skip
+    if ml.get("legacy") and k:
+        need.append((key, 16 * _pow2(2 * k * max(1, bag) * (cover + 1)) + 4 * k))
+    return [(key, b) for key, b in need if b]
+
+
+def check_sizes(ml: dict, names: dict[str, str], max_memory: int | None = None,
+                origin: str = "") -> None:  # fmt: skip
+    """Refuse (exit 8, before anything is allocated) the counts of a multiline reduction
+    ``ml`` whose memory (:func:`reduction_need`) passes ``max_memory`` or the memory
+    available; ``names``: each field's option as the user writes it (``{"bag": "--bag"}``),
+    ``origin``: where the counts come from (``"-i m.vw: its options ask for "``)."""
+    from streamlearn.system.memory import refuse_above
+
+    parts = reduction_need(ml)
+    if not parts:
+        return
+    total = sum(b for _, b in parts)
+    key = max(parts, key=lambda p: p[1])[0]
+    flag = names.get(key, f"--{key}")
+    refuse_above(total, f"{origin}{flag} {ml[key]}", f"lower {flag}", max_memory)
+
+
+SL_FIELDS: dict[str, tuple[str | None, type]] = {
+    **{f: (o, bool) for f, o in (
+        ("classifier", None), ("rank_all", "rank_all"), ("csoaa_rank", "csoaa_rank"),
+        ("first_only", "first_only"), ("nounif", "nounif"), ("regcbopt", "regcbopt"),
+        ("elim", "elim"), ("greedify", "greedify"), ("ope", None), ("cbify_cs", "cbify_cs"),
+        ("cbify_ldf", "cbify_ldf"), ("legacy", "cb_force_legacy"), ("evaluate", "eval"),
+        ("explore_eval", "explore_eval"), ("all_slots_loss", "all_slots_loss"),
+        ("ccb_no_slot_index", "ccb_no_slot_index"), ("no_predict", None))},
+    **{f: (o, int) for f, o in (
+        ("actions", "cb"), ("tau", "first"), ("bag", "bag"), ("cover", "cover"), ("rnd", "rnd"),
+        ("synthcoversize", "synthcoversize"), ("cbify", "cbify"))},
+    **{f: (o, float) for f, o in (
+        ("clip_p", "clip_p"), ("lam", "lambda"), ("psi", "psi"), ("rnd_alpha", "rnd_alpha"),
+        ("rnd_invlambda", "rnd_invlambda"), ("synthcoverpsi", "synthcoverpsi"),
+        ("gamma_scale", "gamma_scale"), ("gamma_exponent", "gamma_exponent"),
+        ("loss0", "loss0"), ("loss1", "loss1"), ("epsilon", "epsilon"),
+        ("mellowness", "mellowness"), ("cb_min_cost", "cb_min_cost"),
+        ("cb_max_cost", "cb_max_cost"), ("multiplier", "multiplier"),
+        ("target_rate", "target_rate"))},
+    **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"),
+                                ("explore", None))},
+}  # fmt: skip
+"""What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
+``run.multiline.Multiline``), each with the VW option it stands for in
+:data:`MODEL_OPTIONS` (None: sl's own word for which reduction or explorer, or an option
+of sl's that writes nothing) and its type; the optional floats may be None.  An sl model
+holding anything else is refused, as a VW model's options are."""
+
+
+def check_sl_multiline(ml: object) -> None:
+    """Refuse (:class:`Unsupported`) what an sl bandit model records of its reduction when
+    it is not :data:`SL_FIELDS`' fields of their types (counts at least 0, numbers finite
+    and within a 32-bit float, words short)."""
+    if not isinstance(ml, dict):
+        raise Unsupported("its multiline options are not an object")
+    for key, value in ml.items():
+        if key not in SL_FIELDS:
+            raise Unsupported(f"its multiline options hold {str(key)[:40]!r}, which sl does not "
+                              "take from a model")  # fmt: skip
+        kind = SL_FIELDS[key][1]
+        shown = f"{key} {str(value)[:40]}"
+        if value is None and kind is float:
+            continue
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            what = {bool: "true or false", int: "an integer", float: "a number", str: "a word"}
+            raise Unsupported(f"its multiline option {shown} is not {what[kind]}")
+        if kind is int and value < 0:
+            raise Unsupported(f"its multiline option {shown} is negative")
+        if kind is float and not (np.isfinite(value) and abs(value) <= F32_MAX):
+            raise Unsupported(f"its multiline option {shown} is not a finite 32-bit float")
+        if kind is str and len(value) > 40:
+            raise Unsupported(f"its multiline option {key} is not a word")
+
+
+def _multiline(items: list[tuple[str, str | None, str]]) -> None:
+    """Refuse a multiline reduction's model, saying which command reads it (``sl vw -i``)
+    or that sl runs none of it."""
+    names = {n for n, _, _ in items}
+    if not names & set(MULTILINE):
+        return
+    top = next(r for r in ("cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf",
+                            "wap_ldf") if r in names)  # (the one VW runs first)
+    shown = next(_shown(s, v) for n, v, s in items if n == top)
+    bad = [MULTILINE_REFUSED[n] for n in sorted(names & set(MULTILINE_REFUSED))]
+    if bad:
+        raise Unsupported(f"it is a VW {shown} model of {', '.join(bad)}, which sl does not run")
+    if names & {"cb", "cb_explore"} and "cb_adf" not in names:
+        raise Unsupported(f"it is a VW {shown} model of VW's legacy cb (cb_algs, before 8.11), "
+                          "which sl does not run")  # fmt: skip
+    raise Unsupported(f"it is a VW {shown} model (a multiline reduction): sl vw -i reads it "
+                      "(sl vw -t -i MODEL -d DATA scores with it); sl predict, sl inspect and "
+                      "sl train read VW's single-line models")  # fmt: skip
 
 
 def _int(name: str, value: str | None) -> int:

@@ -80,6 +80,8 @@ OPTIONS = [
 ]  # fmt: skip
 
 NAMES = tuple(BANDIT_OPTIONS)
+F32_MAX = 3.4028234663852886e38
+"""The largest 32-bit float (the explorers' parameters are VW's floats)."""
 """click's parameter names of these options (help group "Contextual bandits")."""
 
 
@@ -90,6 +92,27 @@ def bandit_options(f):  # noqa: ANN001, ANN201
     return f
 
 
+SIZES = {"cb": ("actions", "--cb"), "bags": ("bag", "--bags"),
+         "cover_policies": ("cover", "--cover-policies"), "rnd_models": ("rnd", "--rnd-models")}
+"""The bandit options that declare a count the run allocates for (exit 8 above the memory)."""
+
+
 def bandit_of(kw: dict) -> dict:
-    """The bandit options given (popped from ``kw``), sl's names."""
-    return {k: v for k in NAMES if (v := kw.pop(k, None)) is not None and v is not False}
+    """The bandit options given (popped from ``kw``), sl's names; counts whose memory
+    passes ``--max-memory`` or the memory available are refused (exit 8) here, before any
+    is allocated (:func:`streamlearn.model_vw.check_sizes`)."""
+    from streamlearn.cli.options import size
+    from streamlearn.model_vw import check_sizes
+
+    got = {k: v for k in NAMES if (v := kw.pop(k, None)) is not None and v is not False}
+    for k, v in got.items():
+        if isinstance(v, float) and F32_MAX < abs(v) < float("inf"):
+            raise click.BadParameter(f"{v:g}: beyond a 32-bit float (the explorers compute in "
+                                     "float32, as VW)", param_hint="--lambda" if k == "lam"
+                                     else f"--{k.replace('_', '-')}")  # fmt: skip
+    fields = {SIZES[k][0]: v for k, v in got.items() if k in SIZES}
+    if fields:
+        fields["cb_type"] = got.get("cb_type", "mtr")
+        check_sizes(fields, {f: flag for f, flag in SIZES.values()},
+                    size(kw.get("max_memory")))  # fmt: skip
+    return got

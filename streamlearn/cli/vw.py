@@ -88,9 +88,16 @@ class Translation:
 
 def _float(name: str, text: str) -> float:
     try:
-        return float(text)
+        x = float(text)
     except ValueError:
         raise VWUsage(f"--{name} {text!r}: a number is expected") from None
+    if abs(x) > F32_MAX and abs(x) != float("inf"):  # (VW: "Failed to convert 1e308 to f")
+        raise VWUsage(f"--{name} {text}: beyond a 32-bit float, as VW reads it")
+    return x
+
+
+F32_MAX = 3.4028234663852886e38
+"""The largest 32-bit float: VW reads its options' numbers as such."""
 
 
 def _int(name: str, text: str) -> int:
@@ -220,10 +227,24 @@ def _csoaa_ldf(t: Translation, name: str, value: str) -> None:
     t.multiline["classifier"] = value in ("mc", "multiline-classifier")
 
 
+SIZE_NAMES = {"actions": "--cb", "cbify": "--cbify", "bag": "--bag", "rnd": "--rnd",
+              "cover": "--cover"}  # fmt: skip
+"""The options of sl vw that declare a count the run allocates for (model_vw.check_sizes)."""
+
+
+def _sized(t: Translation, key: str, name: str) -> None:
+    """Refuse (exit 8) a count whose memory passes what is available, before any is
+    allocated: ``--cb 4294967296``, ``--bag 100000000`` (a model's too: _model_argv)."""
+    from streamlearn.model_vw import check_sizes
+
+    check_sizes(t.multiline, {**SIZE_NAMES, key: f"--{name}"})
+
+
 def _cb(t: Translation, name: str, value: str) -> None:
     k = _count(name, value, "--cb", "at least one action")
     t.multiline["reduction"] = "cb"
     t.multiline["actions"] = k
+    _sized(t, "actions", name)
 
 
 def _csoaa(t: Translation, name: str, value: str) -> None:
@@ -279,6 +300,7 @@ def _cbify(t: Translation, name: str, value: str) -> None:
     k = _count(name, value, "--cbify", "at least one class")
     t.multiline["reduction"] = "cbify"
     t.multiline["cbify"] = k
+    _sized(t, "cbify", name)
     t.multiline.setdefault("explore", "greedy")
 
 
@@ -308,6 +330,8 @@ def _explorer(kind: str, key: str | None = None, conv: Callable | None = None) -
         t.multiline["explore"] = kind
         if key is not None:
             t.multiline[key] = conv(name, value) if conv else value
+        if key in SIZE_NAMES:
+            _sized(t, key, name)
 
     return apply
 
@@ -783,6 +807,14 @@ def _model_argv(path: str, argv: list[str]) -> list[str]:
         out.append(f"--{name}")
         if value is not None:
             out.append(value)
+    from streamlearn.errors import OutOfMemory
+
+    try:  # (the counts it declares, bounded before anything is allocated: exit 8)
+        parse_argv(out)
+    except OutOfMemory as e:
+        raise OutOfMemory(f"-i {path}: from its options, {e.message}") from None
+    except VWUsage:
+        pass  # (said when the whole line is read)
     return out
 
 

@@ -350,21 +350,41 @@ def split_options(text: str) -> list[tuple[str, str | None]]:
     >>> split_options(" --oaa 3 --noconstant --l1_state -0.5")
     [('oaa', '3'), ('noconstant', None), ('l1_state', '-0.5')]
     """
+    return [(name, value) for name, value, _ in option_items(text)]
+
+
+def _is_option(word: str) -> bool:
+    """Whether a word of an options string starts an option: ``--name``, or ``-x`` of a
+    letter (``-0.5`` and ``-.5`` are numbers, ``-`` alone a value), as VW's parser reads it."""
+    return word.startswith("--") or (len(word) >= 2 and word[0] == "-"
+                                     and not (word[1].isdigit() or word[1] == "."))  # fmt: skip
+
+
+def option_items(text: str) -> list[tuple[str, str | None, str]]:
+    """:func:`split_options` with each option as it is spelled (``-f``, ``--final_regressor``),
+    for messages: [(name, value, spelling)].  A word that starts an option is never taken
+    as the value of the one before it (``--squarecb -f x`` is two options).
+
+    >>> option_items(" -q ab --squarecb -f x")
+    [('quadratic', 'ab', '-q'), ('squarecb', None, '--squarecb'), ('f', 'x', '-f')]
+    """
     words = text.split()
-    out: list[tuple[str, str | None]] = []
+    out: list[tuple[str, str | None, str]] = []
     i = 0
     while i < len(words):
         w = words[i]
         i += 1
         if w.startswith("--"):
             name, eq, value = w[2:].partition("=")
-        elif w.startswith("-") and len(w) >= 2 and not w[1].isdigit():
+            spelled = "--" + name
+        elif _is_option(w):
             name, value = SHORT.get(w[1], w[1]), w[2:]
             eq = "=" if value else ""
+            spelled = w[:2]
         else:
             raise ValueError(f"its options hold a stray word {w[:40]!r}")
-        if not eq and i < len(words) and not words[i].startswith("--"):
+        if not eq and i < len(words) and not _is_option(words[i]):
             value, eq = words[i], "="
             i += 1
-        out.append((name, value if eq else None))
+        out.append((name, value if eq else None, spelled))
     return out

@@ -27,17 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from streamlearn import model_vw
 from streamlearn.errors import ModelError
 from streamlearn.io import vwmodel, vwmodel_cb
 
-REDUCTIONS = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf")
+REDUCTIONS = model_vw.MULTILINE
 """Options that make a VW model a multiline one (read here, not by model_vw)."""
-REFUSED = {
-    "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
-    "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
-    "epsilon_decay": "--epsilon_decay", "wap_ldf": "--wap_ldf",
-    "cb_dro": "--cb_dro", "automl": "--automl",
-}  # fmt: skip
+REFUSED = model_vw.MULTILINE_REFUSED
 """Reductions a multiline VW model may name that sl does not run."""
 
 
@@ -73,9 +69,10 @@ def kept_options(path: str) -> list[tuple[str, str | None]] | None:
         return None
     h = got[1]
     try:
-        pairs = vwmodel.split_options(h.options)
+        items = vwmodel.option_items(h.options)
     except ValueError as e:
         raise ModelError(f"-i {path}: {e}") from None
+    pairs = [(n, v) for n, v, _ in items]
     names = {n for n, _ in pairs}
     if not names & set(REDUCTIONS):
         return None
@@ -87,6 +84,14 @@ def kept_options(path: str) -> list[tuple[str, str | None]] | None:
                          "before 8.11), which sl does not run")  # fmt: skip
     if h.lda:
         raise ModelError(f"-i {path}: an --lda model, which sl does not run")
+    try:  # (the options are data: learning and reduction options only, one list for all)
+        model_vw.check_options(items)
+    except model_vw.Unsupported as e:
+        raise ModelError(f"-i {path}: {e}") from None
+    for name, value, spelled in items:
+        if name == "bit_precision" and value != str(h.bits):
+            raise ModelError(f"-i {path}: its options say {spelled} {value[:20]}, its header "
+                             f"{h.bits} bits (corrupt)")  # fmt: skip
     # (VW keeps --ngram and --skips in the header's own fields)
     return [*pairs, *(("ngram", v) for v in h.ngram), *(("skips", v) for v in h.skips)]
 

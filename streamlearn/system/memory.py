@@ -12,6 +12,7 @@ into the same message.
 from __future__ import annotations
 
 import os
+import resource
 
 import numpy as np
 
@@ -62,3 +63,32 @@ def zeros(shape: tuple[int, ...], what: str, dtype=np.float64) -> np.ndarray:
         raise OutOfMemory(
             f"the table needs {gib(need)} ({what}) and could not be allocated{has}: lower -b"
         ) from None
+
+
+def _mapped() -> int:
+    """Bytes of address space this process has mapped already (Linux), else 0."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def refuse_above(need: int, what: str, advice: str, max_memory: int | None = None) -> None:
+    """Refuse (:class:`OutOfMemory`, exit 8) a request of ``need`` bytes before anything is
+    allocated: above ``max_memory`` (a run's ``--max-memory``) or, without one, above the
+    memory available now (else the machine's).  ``what`` says what asks for it
+    (``"--bag 100000000"``), ``advice`` what to change."""
+    limit = max_memory or available() or physical()
+    try:  # (a process capped below that: ulimit -v)
+        cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (OSError, ValueError):
+        cap = resource.RLIM_INFINITY
+    if cap != resource.RLIM_INFINITY and not max_memory:
+        left = max(0, cap - _mapped())
+        limit = min(limit, left) if limit is not None else left
+    if limit is None or need <= limit:
+        return
+    where = "--max-memory" if max_memory else "the memory available"
+    raise OutOfMemory(f"{what} needs at least {gib(need)}, more than {where} ({gib(limit)}): "
+                      f"{advice}")  # fmt: skip
