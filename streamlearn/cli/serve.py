@@ -142,6 +142,10 @@ def daemon(t, inputs, outputs, console) -> None:  # noqa: ANN001 - cli.vw's Tran
     if t.predictions or t.raw_predictions or t.report:
         raise VWUsage("--daemon answers each line on its connection: -p/-r/--report "
                       "do not apply")  # fmt: skip
+    fmt = t.learn.get("format")
+    if fmt in ("json", "dsjson", "csv"):  # (requests would be parsed as VW text, wrongly)
+        raise VWUsage(f"--{fmt} with --daemon: the daemon reads VW text lines from its "
+                      "connections (a model learned from such data serves VW text requests)")
     port = d.get("port", 26542)
     if not 0 <= port <= 65535:
         raise VWUsage(f"--port {port}: 0 to 65535")
