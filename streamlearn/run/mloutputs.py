@@ -21,7 +21,7 @@ from streamlearn.errors import UsageError
 BUILT: dict[str, frozenset[str]] = {
     "readable_model": frozenset({"csoaa_ldf", "cb_adf", "cb"}),
     "invert_hash": frozenset({"csoaa_ldf", "cb_adf"}),
-    "audit": frozenset(),
+    "audit": frozenset({"csoaa_ldf", "cb_adf"}),
     "raw_predictions": frozenset(),
     "probabilities": frozenset(),
 }
@@ -69,6 +69,10 @@ def refuse(ml, outputs, inputs=None, learn: dict | None = None) -> None:  # noqa
         if getattr(outputs, attr, None) and not built(ml, attr):
             raise UsageError(f"sl vw: {name} is not written for {reduction_name(ml)} yet "
                              "(sl refuses it rather than skip it)")  # fmt: skip
+    if getattr(outputs, "audit", None):
+        from streamlearn.run.mlaudit import check
+
+        check(ml, learn or {})
     if getattr(outputs, "invert_hash", None) and inputs is not None:
         from streamlearn.system.sources import is_regular
 

@@ -115,6 +115,7 @@ class _Part:
     feat_row: np.ndarray | None = None  # VW's "current features" of each example
     feat_total: np.ndarray | None = None  # what VW's total feature number adds for it
     legacy: object = None  # --cb_force_legacy: the label entries (run/cblegacy.py: Entries)
+    src: object = None  # the rows' text and tags (run/mlaudit.py: Source; --audit reads them)
 
 
 def _config(learn: dict, bases: bool = False) -> TrainConfig:
@@ -389,8 +390,12 @@ def _prepare(ml: Multiline, ex, mg) -> _Part:  # noqa: ANN001
         head = ex.ex_ptr[mg.example]
         has_shared = (ex.labels.flags[head] & ROW_SHARED) != 0
         feat_total = own if ml.explore_eval else own + np.where(has_shared, row_nnz[head], 0)
+    from streamlearn.run.mlaudit import Source
+
+    src = Source(data, b.block.first_line, b.line[mg.row], b.tag_start[mg.row], b.tag_end[mg.row],
+                 b.line[shared_rows])  # fmt: skip
     return _Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad,
-                 None, feat_row, feat_total)  # fmt: skip
+                 None, feat_row, feat_total, src=src)  # fmt: skip
 
 
 def _crossed(part: _Part, full, bits: int) -> None:  # noqa: ANN001
@@ -484,7 +489,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
                      progress=progress, raw=bool(getattr(outputs, "raw_predictions", None)),
                      off_policy=bool(ml.ope or getattr(outputs, "report", None)),
-                     begun=begun)  # fmt: skip
+                     begun=begun, audit=bool(getattr(outputs, "audit", False)))  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
         if getattr(outputs, "invert_hash", None):
@@ -696,11 +701,13 @@ class Fitted:
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
-        progress=None, raw: bool = False, off_policy: bool = True, begun=None) -> Fitted:  # noqa: ANN001  # fmt: skip
+        progress=None, raw: bool = False, off_policy: bool = True, begun=None,
+        audit: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """Learn from ``inputs.sources`` (every pass); see :func:`run`.  ``progress``: a
     :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table);
     ``off_policy``: make the off-policy estimates (:mod:`streamlearn.run.offpolicy`);
-    ``begun``: what :func:`_start` read of ``inputs.initial_model`` already."""
+    ``begun``: what :func:`_start` read of ``inputs.initial_model`` already; ``audit``:
+    write VW's ``--audit`` (:mod:`streamlearn.run.mlaudit`)."""
     from streamlearn.learners.base import fresh_table
 
     if ml.cb_type not in cb_adf.CB_TYPES:
@@ -743,7 +750,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     try:
         fitted = _passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
                          tables, step, gstate, stats, dr_prev, progress, raw,
-                         counter, off_policy)  # fmt: skip
+                         counter, off_policy, audit)  # fmt: skip
     except BaseException:
         cache.drop()
         raise
@@ -806,7 +813,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
             predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
             step: int, gstate: np.ndarray, stats: np.ndarray, dr_prev: np.ndarray,
             progress=None, raw: bool = False, counter: int | None = None,
-            off_policy: bool = True) -> Fitted:  # noqa: ANN001  # fmt: skip
+            off_policy: bool = True, audit: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
@@ -831,6 +838,11 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
         from streamlearn.run.cblegacy import Legacy
 
         lg = Legacy(ml, cfg, table, gstate)
+    auditor = None
+    if audit:  # (one example per kernel call, its audit written before it is learned)
+        from streamlearn.run.mlaudit import Audit
+
+        auditor = Audit(ml, cfg)
     if ml.explore_eval and (ml.reduction != "cb_adf" or ml.explore == "bag"):
         raise UsageError("--explore_eval runs over --cb_explore_adf's greedy, first, softmax "
                          "and squarecb explorers (not --cb K, not --bag yet)")  # fmt: skip
@@ -857,6 +869,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
             source = _parts(ml, cfg, again, inputs.block_size, inputs.max_line_bytes)
         else:
             source = iter(kept)
+        if auditor is not None:  # (VW's cache keeps no feature names)
+            source = auditor.split(source, cached=npass > 0 or cache.sealed is not None)
         pass_n = 0
         if opp is not None:
             opp.begin_pass(npass + 1)
@@ -874,6 +888,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                 idx = pass_n + 1 + np.arange(m)
                 ho = idx % period == 0
             pass_n += m
+            if auditor is not None:
+                auditor.example(part, table, gstate)
             rows = mg.row.shape[0]
             scores = np.zeros(rows, dtype=np.float32)
             sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
