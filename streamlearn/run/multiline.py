@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from streamlearn.config import TrainConfig
-from streamlearn.errors import ModelError, UsageError
+from streamlearn.errors import Diverged, ModelError, NoExamples, UsageError
 from streamlearn.io.labels import LABEL_CB, LABEL_CS
 from streamlearn.learners import cb_adf, csoaa_ldf
 from streamlearn.learners.base import P_ADAPTIVE, P_NORMALIZED
@@ -449,7 +449,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
     from streamlearn.run.options import check
     from streamlearn.system.locks import model_lock
-    from streamlearn.system.outputs import same_file
+    from streamlearn.system.outputs import same_file, staging
+    from streamlearn.system.process import committing
 
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
     # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
@@ -461,13 +462,13 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     if ml.reduction == "cbify":
         from streamlearn.run import cbify
 
+        play = cbify.run_legacy if ml.legacy else cbify.run_ldf if ml.cbify_ldf else cbify.run
+        summary = play(learn, ml, inputs, outputs, console)
         if getattr(outputs, "report", None):
-            console.say("sl vw: --report is not written for --cbify yet (ignored)")
-        if ml.legacy:
-            return cbify.run_legacy(learn, ml, inputs, outputs, console)
-        if ml.cbify_ldf:
-            return cbify.run_ldf(learn, ml, inputs, outputs, console)
-        return cbify.run(learn, ml, inputs, outputs, console)
+            from streamlearn.run.report import write_json
+
+            write_json(outputs.report, _summary_report(learn, ml, summary))
+        return summary
     if ml.legacy or ml.evaluate:
         from streamlearn.run import cblegacy
 
@@ -494,29 +495,53 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
             learn = fitted.summary.pop("config")
         if getattr(outputs, "invert_hash", None):
             fitted.names = mloutputs.feature_names(ml, learn, inputs, fitted)
-        if outputs.predictions:
-            _write(outputs.predictions, "".join(fitted.predictions))
-        if fitted.raw is not None and getattr(outputs, "raw_predictions", None):
-            _write(outputs.raw_predictions, "".join(fitted.raw))
-        _summary(say, fitted.summary, fitted.stats, fitted.holdout, progress)
-        if fitted.explorer is not None and progress is not None:
-            for line in fitted.explorer.closing_lines():
-                say(line)
-        if fitted.off_policy is not None:
-            if ml.ope:
-                for line in fitted.off_policy.lines():
-                    console.say(line)
-            fitted.summary["off_policy"] = fitted.off_policy.report()
-        if getattr(outputs, "report", None):
-            from streamlearn.run.report import write_json
-
-            write_json(outputs.report, _report(learn, ml, fitted))
-        if getattr(outputs, "readable_model", None) or getattr(outputs, "invert_hash", None):
-            mloutputs.write_readable(fitted, learn, ml, outputs, progress)
-        if outputs.final_model:
-            save(fitted, ml, learn, outputs.final_model,
-                 getattr(outputs, "model_format", "sl"))  # fmt: skip
+        if not fitted.summary.get("examples") and not inputs.allow_empty:
+            raise NoExamples("no usable multiline example in the input (nothing written)")
+        with staging() as stage:  # every output written in full before any is visible
+            _write_outputs(fitted, learn, ml, outputs, console, say, progress)
+            stage.write()
+            with committing():
+                stage.commit()  # the model last: a failure before leaves the old one
     return fitted.summary
+
+
+def _write_outputs(fitted: Fitted, learn: dict, ml: Multiline, outputs, console, say,
+                   progress) -> None:  # noqa: ANN001  # fmt: skip
+    """The run's predictions, summary lines, report and model (the model last)."""
+    if outputs.final_model:
+        _check_finite(fitted, outputs.final_model)  # a diverged run writes nothing (exit 6)
+    if outputs.predictions:
+        _write(outputs.predictions, "".join(fitted.predictions))
+    if fitted.raw is not None and getattr(outputs, "raw_predictions", None):
+        _write(outputs.raw_predictions, "".join(fitted.raw))
+    _summary(say, fitted.summary, fitted.stats, fitted.holdout, progress)
+    if fitted.explorer is not None and progress is not None:
+        for line in fitted.explorer.closing_lines():
+            say(line)
+    if fitted.off_policy is not None:
+        if ml.ope:
+            for line in fitted.off_policy.lines():
+                console.say(line)
+        fitted.summary["off_policy"] = fitted.off_policy.report()
+    if getattr(outputs, "report", None):
+        from streamlearn.run.report import write_json
+
+        write_json(outputs.report, _report(learn, ml, fitted))
+    if getattr(outputs, "readable_model", None) or getattr(outputs, "invert_hash", None):
+        from streamlearn.run import mloutputs
+
+        mloutputs.write_readable(fitted, learn, ml, outputs, progress)
+    if outputs.final_model:
+        save(fitted, ml, learn, outputs.final_model,
+             getattr(outputs, "model_format", "sl"))  # fmt: skip
+
+
+def _check_finite(fitted: Fitted, path: str) -> None:
+    """Refuse (exit 6) a model holding a NaN or an inf: a diverged run writes no model."""
+    for a, what in ((fitted.table, "weights or per-slot state"), (fitted.gstate, "global state")):
+        if a.size and not (np.isfinite(a.min()) and np.isfinite(a.max())):
+            raise Diverged(f"the model's {what} holds a NaN or an inf: the training diverged "
+                           f"(no model written to {path})")  # fmt: skip
 
 
 def _check_base(learn: dict, ml: Multiline) -> None:
@@ -601,6 +626,7 @@ def save(fitted: Fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl")
     from streamlearn import model as model_io
 
     cfg = _config(learn, bases=True)
+    _check_finite(fitted, path)
     counter, sums, seed = _explorer_state(fitted, ml)
     if fmt in ("vw", "vw_predict_only") and ml.reduction not in ("ccb", "slates"):
         # (CCB and slates: sl's model format, VW's ccb layout not written yet)
@@ -1432,25 +1458,29 @@ def _write(path: str, text: str) -> None:
 def _report(learn: dict, ml: Multiline, fitted: Fitted) -> dict:
     """The JSON ``--report`` of a multiline run: the summary's figures, the options, and
     (contextual bandits) the off-policy estimates (:mod:`streamlearn.run.offpolicy`)."""
-    s = fitted.summary
     stats = fitted.stats
-    out = {
+    out = _summary_report(learn, ml, fitted.summary)
+    out["weighted_example_sum"] = float(stats[cb_adf.N_EX])
+    out["total_features"] = int(stats[cb_adf.FEATURES])
+    if fitted.off_policy is not None:
+        out["off_policy"] = fitted.off_policy.report()
+    return out
+
+
+def _summary_report(learn: dict, ml: Multiline, s: dict) -> dict:
+    """The report's fields that a run's summary ``s`` gives (``--cbify``'s whole report)."""
+    return {
         "examples": s["examples"],
         "examples_per_pass": s["per_pass"],
         "passes_run": s["passes"],
-        "weighted_example_sum": float(stats[cb_adf.N_EX]),
         "average_loss": s["loss"],
         "best_holdout_loss": s["best_holdout"],
-        "total_features": int(stats[cb_adf.FEATURES]),
         "skipped_lines": s["malformed"],
         "config": {k: v for k, v in learn.items() if isinstance(v, str | int | float | bool)},
         "learner": ml.reduction if not ml.explore else f"cb_explore_adf ({ml.explore})",
         "multiline": dataclasses.asdict(ml),
         "curve": [],
     }
-    if fitted.off_policy is not None:
-        out["off_policy"] = fitted.off_policy.report()
-    return out
 
 
 def _summary(say, s: dict, stats, holdout: bool, progress=None) -> None:  # noqa: ANN001
