@@ -46,15 +46,26 @@ What VW's reader does, and how the text keeps it:
 A line VW cannot read (not JSON, a string in a numeric array, an unknown
 ``_label_`` property, ``_labelIndex`` past the actions...) is reported with its
 reason and skipped; VW stops at such a line under ``--json`` and skips it under
-``--dsjson``.
+``--dsjson``.  So is a line VW reads but sl does not (``docs/input-formats.md``):
+one nested deeper than :data:`MAX_DEPTH` objects and arrays.  A ``\\u`` escape of a
+lone UTF-16 surrogate is refused as by VW's reader; other bytes are bytes: a line
+that is not UTF-8 keeps its bytes in names and values, as in VW.
+
+Memory: each feature is written out as VW text when it is read (nothing per
+feature is kept but its text), and each action of a multiline record keeps only
+its text and label, so a line costs about its parsed JSON (Python's objects,
+~6-15x its bytes) plus its text (:func:`read_record`; ``docs/input-formats.md``,
+"Memory per example").
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -63,6 +74,8 @@ from streamlearn.io.batch import BAD_JSON, LONG_LINE, Batch, Block
 
 F32 = np.float32
 FLT_MAX = float(np.finfo(np.float32).max)
+_F32_INF = 2.0**128 - 2.0**103  # the least double that float32 rounds to infinity
+_DBL_MAX = float(np.finfo(np.float64).max)
 M32 = 0xFFFFFFFF
 _ESCAPE = bytes.maketrans(b" \t|:", b"____")
 _TEXT_ESCAPE = bytes.maketrans(b":|", b"__")
@@ -74,20 +87,116 @@ class JsonLineError(ValueError):
     """A JSON line VW's reader refuses; the message is the reason."""
 
 
-class _Obj(list):
+class _Obj(tuple):
     """A JSON object as its (key, value) pairs, in order, duplicates kept."""
+
+    __slots__ = ()
+
+
+MAX_DEPTH = 100
+"""The deepest nesting of objects and arrays read (the line itself is depth 1); a
+deeper line is refused (VW reads any depth)."""
+
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_ESCAPE_SEQ = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def _depth_over(raw: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``raw`` nests objects and arrays deeper than ``limit`` (strings skipped).
+
+    Its memory is ~2 bytes per byte of ``raw`` plus 8 per ``"`` and bracket.
+    """
+    if raw.count(b"{") + raw.count(b"[") <= limit:
+        return False
+    b = np.frombuffer(raw, dtype=np.uint8)
+    quotes = np.flatnonzero(b == 0x22)
+    if quotes.size and b"\\" in raw:  # a quote after an odd run of backslashes is escaped
+        after = quotes[quotes > 0]
+        after = after[b[after - 1] == 0x5C]
+        escaped = [q for q in after.tolist() if _odd_run(raw, q)]
+        if escaped:
+            quotes = np.setdiff1d(quotes, np.array(escaped, dtype=np.int64), assume_unique=True)
+    opening = (b == 0x5B) | (b == 0x7B)
+    at = np.flatnonzero(opening | (b == 0x5D) | (b == 0x7D))
+    at = at[(np.searchsorted(quotes, at) & 1) == 0]  # outside strings: after an even count
+    steps = np.where(opening[at], 1, -1).astype(np.int32)
+    return steps.size > 0 and int(np.cumsum(steps, dtype=np.int32).max()) > limit
+
+
+def _odd_run(raw: bytes, q: int) -> bool:
+    """Whether an odd number of backslashes comes just before ``raw[q]``."""
+    k = q - 1
+    while k >= 0 and raw[k] == 0x5C:
+        k -= 1
+    return (q - 1 - k) % 2 == 1
+
+
+def _lone_surrogate(raw: bytes) -> bool:
+    """Whether a ``\\u`` escape of ``raw`` is a UTF-16 surrogate without its other half."""
+    if _SURROGATE.search(raw) is None:
+        return False
+    pending = -1  # where a high surrogate's escape ended, waiting for its low half
+    for m in _ESCAPE_SEQ.finditer(raw):
+        cp = int(m.group(1), 16) if m.group(1) else -1
+        if pending >= 0:
+            if m.start() != pending or not 0xDC00 <= cp <= 0xDFFF:
+                return True
+            pending = -1
+        elif 0xD800 <= cp <= 0xDBFF:
+            pending = m.end()
+        elif 0xDC00 <= cp <= 0xDFFF:
+            return True
+    return pending >= 0
+
+
+def _refuse_constant(name: str) -> object:
+    raise JsonLineError(f"{name} is not a JSON value")
 
 
 def _loads(text: str) -> object:
-    return json.loads(text, object_pairs_hook=_Obj)
+    return json.loads(text, object_pairs_hook=_Obj, parse_constant=_refuse_constant)
+
+
+def _decode(raw: bytes) -> object:
+    """The JSON value of one line, as VW's reader takes it (:class:`JsonLineError` if not)."""
+    if _depth_over(raw):
+        raise JsonLineError(f"nested deeper than {MAX_DEPTH} objects and arrays")
+    if _lone_surrogate(raw):
+        raise JsonLineError("a lone surrogate (\\uD800-\\uDFFF escape without its pair)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "surrogateescape")  # bytes are bytes, as in VW
+    try:
+        return _loads(text)
+    except JsonLineError:
+        raise
+    except (ValueError, RecursionError) as e:
+        raise JsonLineError(f"not JSON ({_printable(str(e))})") from None
+
+
+def _b(s: str) -> bytes:
+    """A JSON string's bytes (a line that was not UTF-8 keeps its own bytes)."""
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _printable(s: str) -> str:
+    return s.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 # --------------------------------------------------------------------------- numbers
 
 
 def _f32(v: object) -> float:
-    """A JSON number as VW keeps it: ``static_cast<float>`` of rapidjson's value."""
-    return float(F32(v))
+    """A JSON number as VW keeps it: ``static_cast<float>`` of rapidjson's value.
+
+    A number beyond a double (``1e999``, 400 digits) is refused, as by rapidjson.
+    """
+    if -_F32_INF < v < _F32_INF or v != v:
+        return float(F32(v))
+    if isinstance(v, float) and math.isinf(v) or abs(v) > _DBL_MAX:
+        raise JsonLineError("a number too big to be stored in a double")
+    return math.copysign(math.inf, v)  # (what float32 gives, without numpy's warning)
 
 
 def value_text(v: float, numbers: str = "vw") -> str:
@@ -97,46 +206,95 @@ def value_text(v: float, numbers: str = "vw") -> str:
     ('0.5', '0.125e+0', '0.03965697e+0')
     """
     v = float(F32(v))
+    if v == 0.0 or v != v:
+        return _value_text(v, numbers)  # (the cache would take -0.0 for 0.0)
+    return _value_text_cached(v, numbers)
+
+
+def _value_text(v: float, numbers: str) -> str:
     s = np.format_float_positional(F32(v), unique=True, trim="-")
     if "e" in s or len(s) > 24:
         s = np.format_float_scientific(F32(v), unique=True, trim="-")
-    if numbers != "vw":
-        return s
-    from streamlearn.io.vwfloat import vw_parse_float
-
-    if vw_parse_float(s) == v:
+    if numbers != "vw" or _vw_reads(s) == v:
         return s
     return s + ("e+0" if "e" not in s else "")
+
+
+_value_text_cached = functools.lru_cache(maxsize=1 << 14)(_value_text)
+_POW10: list[float] = []
+
+
+def _vw_reads(s: str) -> float:
+    """:func:`~streamlearn.io.vwfloat.vw_parse_float` of ``s`` (a number as
+    :func:`value_text` writes it), without its float32 loop when the digits fit a float32
+    exactly (then VW's value is ``digits * pow10[-fraction digits]``, one rounding).
+    """
+    from streamlearn.io.vwfloat import VW_POW10, vw_parse_float
+
+    body = s[1:] if s.startswith("-") else s
+    whole, _, frac = body.partition(".")
+    digits = whole + frac
+    if not digits.isdigit() or not digits.isascii() or len(frac) > 35 or len(digits) > 8:
+        return vw_parse_float(s)
+    d = int(digits)
+    if d + 48 >= 1 << 24:  # VW's accumulator (digit codes added) would round
+        return vw_parse_float(s)
+    if not _POW10:
+        _POW10.extend(float(x) for x in VW_POW10)
+    v = float(F32(d * _POW10[37 - len(frac)]))  # exact product of two float32, rounded once
+    return -v if s.startswith("-") else v
 
 
 # --------------------------------------------------------------------------- the example model
 
 
-@dataclass
+@dataclass(slots=True)
 class _Ns:
     name: bytes
     hash: int
     group: int
     count: int = 0
+    text: tuple[bytes, int] | None = None  # the text namespace writing it (:func:`_text_ns`)
 
 
-@dataclass
 class _Example:
-    feats: dict[int, list[tuple[bytes, int, float, bytes | None]]] = field(default_factory=dict)
-    """group -> [(json namespace name, hash, value, natural name or None)] in order"""
-    groups: list[int] = field(default_factory=list)
-    shared: bool = False
-    costs: list[tuple[int, float, float]] = field(default_factory=list)
-    simple: list[float | None] = field(default_factory=lambda: [None, None, None])
-    label_text: str | None = None
-    tag: bytes = b""
-    role: str = ""  # --ccb_explore_adf/--slates: "shared", "action" or "slot"
-    out_cost: float = 0.0  # a slot's outcome: cost, actions, probabilities
-    out_actions: list[int] = field(default_factory=list)
-    out_probs: list[float] = field(default_factory=list)
-    include: list[int] = field(default_factory=list)  # ccb: _inc
-    slot_id: int = 0  # slates: _slot_id
-    labeled: bool = False  # slates: the shared line's cost (out_cost) given
+    """One example of a line: its label, and its features already written as VW text.
+
+    ``feats``: group -> [the group's text so far (each namespace switch a ``" |name"``,
+    each feature a ``" token"``), the text namespace last written]; ``groups`` the
+    groups in VW's order.  :meth:`seal` joins them into ``body`` once the example's
+    object is closed, so that a record of many actions keeps little more than its text.
+    """
+
+    __slots__ = ("feats", "groups", "body", "shared", "costs", "simple", "label_text", "tag",
+                 "role", "out_cost", "out_actions", "out_probs", "include", "slot_id",
+                 "labeled")  # fmt: skip
+
+    def __init__(self, role: str = "", out_cost: float = 0.0, out_actions: list[int] | None = None,
+                 out_probs: list[float] | None = None) -> None:  # fmt: skip
+        self.feats: dict[int, list] | None = None
+        self.groups: list[int] | None = None
+        self.body: bytes | None = None
+        self.shared = False
+        self.costs: list[tuple[int, float, float]] | None = None
+        self.simple: list[float | None] | None = None  # label, weight, initial
+        self.label_text: str | None = None
+        self.tag = b""
+        self.role = role  # --ccb_explore_adf/--slates: "shared", "action" or "slot"
+        self.out_cost = out_cost  # a slot's outcome: cost, actions, probabilities
+        self.out_actions: list[int] | tuple = out_actions if out_actions is not None else ()
+        self.out_probs: list[float] | tuple = out_probs if out_probs is not None else ()
+        self.include: list[int] | tuple = ()  # ccb: _inc
+        self.slot_id = 0  # slates: _slot_id
+        self.labeled = False  # slates: the shared line's cost (out_cost) given
+
+    def seal(self) -> None:
+        """Join the features' text into ``body`` (no feature comes after)."""
+        if self.body is None:
+            feats = self.feats or {}
+            groups = self.groups or ()
+            self.body = b"".join([bytes(feats[g][0]) for g in groups]) if groups else b" |"
+            self.feats = self.groups = None
 
 
 def _expressible(name: bytes) -> bool:
@@ -146,10 +304,11 @@ def _expressible(name: bytes) -> bool:
 class _Reader:
     """VW's JSON state machine, over a parsed line (recursive instead of event-driven)."""
 
-    def __init__(self, kind: str, chain_hash: bool, hash_seed: int) -> None:
+    def __init__(self, kind: str, chain_hash: bool, hash_seed: int, numbers: str = "vw") -> None:
         self.kind = kind
         self.chain = chain_hash
         self.seed = hash_seed
+        self.numbers = numbers
         self.examples: list[_Example] = [_Example()]
         self.ex = self.examples[0]
         self.path: list[_Ns] = []
@@ -167,16 +326,38 @@ class _Reader:
 
     def pop(self) -> None:
         ns = self.path.pop()
-        if ns.count > 0 and ns.group not in self.ex.groups:
-            self.ex.groups.append(ns.group)
+        if ns.count > 0:
+            if self.ex.groups is None:
+                self.ex.groups = []
+            if ns.group not in self.ex.groups:
+                self.ex.groups.append(ns.group)
 
     def add(self, h: int, value: float, natural: bytes | None) -> None:
+        """The feature of hash ``h``, written now: ``natural`` (its name) where VW text
+        hashes it to ``h``, else the decimal that does (module docstring)."""
         ns = self.path[-1]
         if ns.group >= 0x80:
             # VW indexes its namespaces by a signed char: a name starting with a non-ASCII
             # byte writes its features before the example's arrays, and they are never read
             return
-        self.ex.feats.setdefault(ns.group, []).append((ns.name, h, value, natural))
+        if ns.text is None:
+            ns.text = _text_ns(ns.name, ns.group, self.seed)
+        tname, th = ns.text
+        ex = self.ex
+        if ex.feats is None:
+            ex.feats = {}
+        part = ex.feats.get(ns.group)
+        if part is None:
+            part = ex.feats[ns.group] = [bytearray(), None]
+        buf = part[0]
+        if part[1] != tname:
+            buf += b" |" + tname
+            part[1] = tname
+        if natural is None or not (tname == ns.name or (tname == b"" and ns.name == b" ")):
+            natural = str((h - th) & M32).encode()
+        buf += b" " + natural
+        if value != 1.0:
+            buf += b":" + value_text(value, self.numbers).encode()
         ns.count += 1
 
     # -- the label object (_label: {...} and _label_* keys)
@@ -197,6 +378,8 @@ class _Reader:
         if k in ("label", "initial", "weight"):
             if self.kind not in ("simple",):
                 raise JsonLineError(f"label property '{key}' needs a simple label")
+            if self.ex.simple is None:
+                self.ex.simple = [None, None, None]
             self.ex.simple[("label", "weight", "initial").index(k)] = f
         elif k == "action" and not isinstance(v, str):
             if math.isnan(f):
@@ -218,6 +401,8 @@ class _Reader:
         if self.found_cb:
             if self.kind != "cb":
                 raise JsonLineError("a cb label (Action, Cost, Probability) needs a cb reduction")
+            if ex.costs is None:
+                ex.costs = []
             ex.costs.append((self.cb[0], self.cb[1], self.cb[2]))
             self.found_cb = False
             self.cb = [0, FLT_MAX, -1.0]
@@ -225,8 +410,8 @@ class _Reader:
     def label_object(self, obj: object) -> None:
         if not isinstance(obj, _Obj):
             raise JsonLineError("_label object expected")
-        self.ex.costs.clear()
-        self.ex.simple = [None, None, None]
+        self.ex.costs = None
+        self.ex.simple = None
         for k, v in obj:
             if isinstance(v, _Obj | list):
                 raise JsonLineError("nested value in a _label object")
@@ -262,7 +447,7 @@ class _Reader:
         self.pop()
 
     def member(self, key: str, v: object) -> None:
-        kb = key.encode()
+        kb = _b(key)
         if kb.startswith(b"_"):
             self.special(key, kb, v)
             return
@@ -274,7 +459,7 @@ class _Reader:
                 self.add(hashstring_py(kb, ns.hash), 1.0, kb if _expressible(kb) else None)
             return
         if isinstance(v, str):
-            vb = v.encode().translate(_ESCAPE)
+            vb = _b(v).translate(_ESCAPE)
             ns = self.path[-1]
             if self.chain:
                 h = hashstring_py(vb, hashstring_py(kb, ns.hash))
@@ -317,6 +502,7 @@ class _Reader:
             if f != 0.0:
                 self.add(base + i, f, str(i).encode())
             i += 1
+        items.clear()  # (read: its text is kept, its numbers go)
         self.pop()
 
     def special(self, key: str, kb: bytes, v: object) -> None:
@@ -338,7 +524,7 @@ class _Reader:
             if not isinstance(v, str):
                 raise JsonLineError("_text must be a string")
             ns = self.path[-1]
-            for word in v.encode().translate(_TEXT_ESCAPE).replace(b"\t", b" ").split(b" "):
+            for word in _b(v).translate(_TEXT_ESCAPE).replace(b"\t", b" ").split(b" "):
                 if word:
                     ok = _expressible(word)
                     self.add(hashstring_py(word, ns.hash), 1.0, word if ok else None)
@@ -349,7 +535,7 @@ class _Reader:
         if key.lower() == "_tag":
             if not isinstance(v, str):
                 raise JsonLineError("_tag must be a string")
-            self.ex.tag += v.encode()
+            self.ex.tag += _b(v)
             return
         ccb = self.kind in ("ccb", "slates")
         if key == "_slots" and ccb:
@@ -398,7 +584,7 @@ class _Reader:
         if not isinstance(v, list):
             raise JsonLineError("_slots must be an array of objects")
         shared = self.ex
-        for item in v:
+        for k, item in enumerate(v):
             if item is None:
                 continue
             if not isinstance(item, _Obj):
@@ -406,6 +592,8 @@ class _Reader:
             self.ex = _Example(role="slot")
             self.examples.append(self.ex)
             self.obj(item, b" ")
+            self.ex.seal()
+            v[k] = None  # (read: its text is kept, its objects go)
         self.ex = shared
 
     def slates_cost(self) -> None:
@@ -446,7 +634,7 @@ class _Reader:
             raise JsonLineError("_multi must be an array of objects")
         shared = self.ex
         shared.shared = True
-        for item in v:
+        for k, item in enumerate(v):
             if item is None:
                 continue
             if not isinstance(item, _Obj):
@@ -454,6 +642,8 @@ class _Reader:
             self.ex = _Example(role="action" if self.kind in ("ccb", "slates") else "")
             self.examples.append(self.ex)
             self.obj(item, b" ")
+            self.ex.seal()
+            v[k] = None  # (read: its text is kept, its objects go)
         self.ex = shared
 
     # -- a whole line
@@ -551,7 +741,7 @@ def _render(ex: _Example, opts: JsonOptions) -> bytes:
             raise JsonLineError("a cb label on the shared example (give _labelIndex)")
         head = b"shared"
     elif ex.label_text is not None:
-        head = ex.label_text.encode()
+        head = _b(ex.label_text)
     elif ex.costs:
         parts = []
         for a, c, p in ex.costs:
@@ -562,7 +752,7 @@ def _render(ex: _Example, opts: JsonOptions) -> bytes:
                     raise JsonLineError("a cb label with a cost but no probability")
                 parts.append(f"{a}:{value_text(c, opts.numbers)}:{value_text(p, opts.numbers)}")
         head = " ".join(parts).encode()
-    elif ex.simple[0] is not None:
+    elif ex.simple is not None and ex.simple[0] is not None:
         lab, w, init = ex.simple
         toks = [value_text(lab, opts.numbers)]
         if w is not None or init is not None:
@@ -574,25 +764,8 @@ def _render(ex: _Example, opts: JsonOptions) -> bytes:
         head = b""
     if ex.tag and _expressible(ex.tag) and not ex.tag.startswith(b"'"):
         head = head + (b" '" if head else b"'") + ex.tag
-    out = [head] if head else []
-    for g in ex.groups:
-        current = None
-        for ns_name, h, value, natural in ex.feats[g]:
-            tname, th = _text_ns(ns_name, g, opts.hash_seed)
-            if tname != current:
-                out.append(b"|" + tname)
-                current = tname
-            same_ns = tname == ns_name or (tname == b"" and ns_name == b" ")
-            if natural is not None and same_ns:
-                tok = natural
-            else:
-                tok = str((h - th) & M32).encode()
-            if value != 1.0:
-                tok += b":" + value_text(value, opts.numbers).encode()
-            out.append(tok)
-    if not ex.groups:
-        out.append(b"|")
-    return b" ".join(out)
+    ex.seal()
+    return head + ex.body if head else ex.body[1:]
 
 
 def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
@@ -607,18 +780,22 @@ def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
     >>> r.lines
     [b'shared |shared f1', b'|action f1', b'0:-1:0.5 |action f2', b'']
     """
+    try:
+        return _read_record(line, opts)
+    except RecursionError:  # (MAX_DEPTH keeps the reader's recursion far from the limit)
+        raise JsonLineError(f"nested deeper than {MAX_DEPTH} objects and arrays") from None
+
+
+def _read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
     stripped = line.strip()
     if not stripped:
         return None
     if opts.dsjson and not stripped.startswith(b"{"):
         return None
-    try:
-        doc = _loads(stripped.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise JsonLineError(f"not JSON ({e})") from None
+    doc = _decode(stripped)
     if not isinstance(doc, _Obj):
         raise JsonLineError("a JSON line must be an object")
-    rd = _Reader(opts.kind, opts.chain_hash, opts.hash_seed)
+    rd = _Reader(opts.kind, opts.chain_hash, opts.hash_seed, opts.numbers)
     weight = 1.0
     if opts.dsjson:
         actions: list = []
@@ -674,7 +851,10 @@ def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
         weight = float(F32(1.0) / (F32(1.0) - F32(pdrop)))
     else:
         rd.root(doc)
-    lines = [_render(ex, opts) for ex in rd.examples]
+    lines = []
+    for k, ex in enumerate(rd.examples):
+        lines.append(_render(ex, opts))
+        rd.examples[k] = None  # type: ignore[call-overload]
     if len(rd.examples) > 1 or opts.kind in ("ccb", "slates"):
         lines.append(b"")
     return JsonRecord(lines, weight)
@@ -708,7 +888,7 @@ def translate(data: bytes, first_line: int, opts: JsonOptions) -> Translated:
         try:
             rec = read_record(raw, opts)
         except JsonLineError as e:
-            errors.append((n, str(e), raw[:60]))
+            errors.append((n, _printable(str(e)), raw[:60]))
             continue
         if rec is None:
             continue
