@@ -194,6 +194,7 @@ def test_a_reloaded_vw_bandit_model_keeps_the_served_options(tmp_path: Path) -> 
     # a cron job replaces the served VW model: one made with the same options is served
     # (its answers are sl vw -t -i's); one made with others (an explorer, -q) would be read
     # with the first file's options and answer wrongly: refused, naming what differs
+    # (VW 9.11 keeps no --lambda for a --softmax model trained with its default: nor does sl)
     import os
 
     from tests.run.test_serve import _until
@@ -225,7 +226,7 @@ def test_a_reloaded_vw_bandit_model_keeps_the_served_options(tmp_path: Path) -> 
         assert _until(lambda: answers() == (tmp_path / "two.p").read_bytes())
         os.replace(tmp_path / "other.vw", served)
         assert _until(lambda: "refused" in srv.log())
-        assert "other options (--epsilon, --lambda, --quadratic, --softmax)" in srv.log(), srv.log()
+        assert "other options (--epsilon, --quadratic, --softmax)" in srv.log(), srv.log()
         assert answers() == (tmp_path / "two.p").read_bytes()
     finally:
         srv.stop(signal.SIGTERM)
