@@ -588,7 +588,9 @@ def check_outputs(
             )
         if model is not None and what != "final model" and same_file(real, model):
             raise UsageError(f"{what} {path} is the initial model: choose another path")
-        key = ident or real
+        # a file not there yet: its directory (as the OS resolves it) and name, so that
+        # ``./m.sl`` and ``m.sl`` are one file
+        key = ident or ("new", _identity(parent), os.path.basename(real))
         if key in taken:
             raise UsageError(f"{what} and {taken[key]} name the same file {path}")
         taken[key] = what

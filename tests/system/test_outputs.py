@@ -439,3 +439,19 @@ def test_staging_is_this_thread_s_only(tmp_path):
         stage.write()
         stage.commit()
     assert (tmp_path / "mine").read_bytes() == b"y"
+
+
+@pytest.mark.parametrize("spelling", ["./x.sl", "sub/../x.sl", "{tmp}/x.sl", "link/x.sl"])
+def test_two_outputs_naming_one_new_file_are_refused_however_spelled(tmp_path, monkeypatch,
+                                                                      spelling):  # fmt: skip
+    """``-f ./x.sl --pid-file x.sl`` (neither there yet) was not caught: the paths were
+    compared as typed.  A new file is its directory, as the OS resolves it, and its name."""
+    from streamlearn.errors import UsageError
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link").symlink_to(".")
+    other = spelling.format(tmp=tmp_path)
+    with pytest.raises(UsageError, match="name the same file"):
+        outputs.check_outputs([("x.sl", "final model"), (other, "pid file")], ["d.vw"])
+    outputs.check_outputs([("x.sl", "final model"), ("y.sl", "pid file")], ["d.vw"])
