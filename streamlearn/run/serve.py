@@ -895,8 +895,11 @@ class Server:
     def _save_failed(self, target: str, why: str, e: BaseException) -> None:
         self.counts["save_failures"] += 1
         msg = e.format_message() if isinstance(e, SlError) else str(e)
-        _log(self.console, f"sl serve: saving to {printable(target[:300])} failed ({why}): "
-             f"{msg}")  # fmt: skip
+        # a client's path once, and cut short: the message would repeat a 5,000-byte path
+        shown = target if len(target) <= 200 else f"{target[:100]}... ({len(target)} bytes)"
+        msg = msg.replace(target, "it") if target else msg
+        _log(self.console, f"sl serve: saving to {printable(shown)} failed ({why}): "
+             f"{printable(msg)}")  # fmt: skip
 
     def _saved(self, target: str, why: str, examples: int, learned: int) -> None:
         self.counts["saves"] += 1

@@ -112,7 +112,7 @@ def test_a_clients_save_writes_only_model_files_and_blocks_no_one(files, tmp_pat
             assert time.monotonic() - t < 5
             assert len(ask(srv.port, one, 1)) == 1  # another client
             for bad in ("/dev/stdout", "notes.txt", "m.sl", "pid", "s.port", "tmpdir",
-                        "nodir/x.sl"):  # fmt: skip
+                        "nodir/x.sl", "/tmp/" + "x" * 5000):  # fmt: skip
                 s.sendall(f"save_{bad}\n".encode() + one)
                 assert len(recv_lines(s, 1, 10)) == 1, bad
             s.sendall(b"save_new.sl\nsave_old.sl\n" + one)
@@ -127,7 +127,8 @@ def test_a_clients_save_writes_only_model_files_and_blocks_no_one(files, tmp_pat
     finally:
         srv.stop(signal.SIGKILL)
     log = srv.log()
-    assert log.count("failed (save line)") == 8, log
+    assert log.count("failed (save line)") == 9, log
+    assert "x" * 101 not in log and "(5005 bytes)" in log  # (a long path once, cut short)
     assert "is not a regular file" in log and "not a model file" in log
     assert (tmp_path / "notes.txt").read_text() == "precious\n"
     assert (tmp_path / "m.sl").read_bytes() == (files / "m.sl").read_bytes()
