@@ -101,6 +101,12 @@ def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
                         f"synthcoverpsi = {float(F32(ml.synthcoverpsi)):g}"]  # fmt: skip
     if ml.reduction != "csoaa_ldf":
         lines.append(f"cb_type = {ml.cb_type}")
+    elif getattr(outputs, "probabilities", False) and not ml.csoaa_rank:
+        # VW's csoaa_ldf-prob (its --csoaa_rank wins); VW's warnings go to its stdout (not
+        # written, as its other warnings)
+        chain, pred = chain.replace(", csoaa_ldf,", ", csoaa_ldf-prob,"), "SCALARS"
+    elif getattr(outputs, "link", "identity") != "identity":
+        chain = chain.replace("scorer-identity", f"scorer-{outputs.link}")  # (VW's scorer)
     lines += [f"Enabled learners: {chain}", f"Input label = {label}", f"Output pred = {pred}"]
     return "\n".join(lines)
 

@@ -22,8 +22,8 @@ BUILT: dict[str, frozenset[str]] = {
     "readable_model": frozenset({"csoaa_ldf", "cb_adf", "cb"}),
     "invert_hash": frozenset({"csoaa_ldf", "cb_adf"}),
     "audit": frozenset({"csoaa_ldf", "cb_adf"}),
-    "raw_predictions": frozenset(),
-    "probabilities": frozenset(),
+    "raw_predictions": frozenset({"csoaa_ldf", "cb_adf", "cb"}),
+    "probabilities": frozenset({"csoaa_ldf"}),
 }
 """Each output's reductions (``Multiline.reduction``; ``cb_adf`` is ``--cb_adf`` and
 ``--cb_explore_adf``) whose runs write it as VW does; :func:`kind` says which explorers."""

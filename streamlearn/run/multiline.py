@@ -490,7 +490,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
                      progress=progress, raw=bool(getattr(outputs, "raw_predictions", None)),
                      off_policy=bool(ml.ope or getattr(outputs, "report", None)),
-                     begun=begun, audit=bool(getattr(outputs, "audit", False)))  # fmt: skip
+                     begun=begun, audit=bool(getattr(outputs, "audit", False)),
+                     probabilities=bool(getattr(outputs, "probabilities", False)))  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
         if getattr(outputs, "invert_hash", None):
@@ -722,18 +723,19 @@ class Fitted:
     summary: dict
     holdout: bool
     off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
-    raw: list | None = None  # -r lines (--cb_force_legacy)
+    raw: list | None = None  # -r lines (run/mlscores.py; --cb_force_legacy's)
     explorer: object = None  # _Explore (its counter, bagging's counts and generator)
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
         progress=None, raw: bool = False, off_policy: bool = True, begun=None,
-        audit: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
+        audit: bool = False, probabilities: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """Learn from ``inputs.sources`` (every pass); see :func:`run`.  ``progress``: a
     :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table);
     ``off_policy``: make the off-policy estimates (:mod:`streamlearn.run.offpolicy`);
     ``begun``: what :func:`_start` read of ``inputs.initial_model`` already; ``audit``:
-    write VW's ``--audit`` (:mod:`streamlearn.run.mlaudit`)."""
+    write VW's ``--audit`` (:mod:`streamlearn.run.mlaudit`); ``probabilities``, ``raw``:
+    VW's ``--probabilities`` and ``-r`` (:mod:`streamlearn.run.mlscores`)."""
     from streamlearn.learners.base import fresh_table
 
     if ml.cb_type not in cb_adf.CB_TYPES:
@@ -776,7 +778,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     try:
         fitted = _passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
                          tables, step, gstate, stats, dr_prev, progress, raw,
-                         counter, off_policy, audit)  # fmt: skip
+                         counter, off_policy, audit, probabilities)  # fmt: skip
     except BaseException:
         cache.drop()
         raise
@@ -839,7 +841,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
             predictions: bool, params: np.ndarray, table: np.ndarray, tables: np.ndarray,
             step: int, gstate: np.ndarray, stats: np.ndarray, dr_prev: np.ndarray,
             progress=None, raw: bool = False, counter: int | None = None,
-            off_policy: bool = True, audit: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
+            off_policy: bool = True, audit: bool = False,
+            probabilities: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
     to the cache being written, if any), the others read the cache back (with no cache:
     replay the batches kept in memory)."""
@@ -869,6 +872,14 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
         from streamlearn.run.mlaudit import Audit
 
         auditor = Audit(ml, cfg)
+    from streamlearn.run import mlscores
+
+    raws = None  # (-r: VW's lines)
+    if raw and lg is None:
+        raws = mlscores.Raw(ml, json=cfg.format in ("json", "dsjson"))
+    probs = None  # --probabilities: VW's csoaa_ldf-prob (--csoaa_rank's ranking wins)
+    if probabilities and ml.reduction == "csoaa_ldf" and not ml.csoaa_rank:
+        probs = mlscores.Probabilities()
     if ml.explore_eval and (ml.reduction != "cb_adf" or ml.explore == "bag"):
         raise UsageError("--explore_eval runs over --cb_explore_adf's greedy, first, softmax "
                          "and squarecb explorers (not --cb K, not --bag yet)")  # fmt: skip
@@ -932,10 +943,15 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                     scores, order, pred,
                 )  # fmt: skip
                 stats[:6] += s6
+                if probs is not None:
+                    pred = probs.batch(part, scores, pred, ho, stats,
+                                       pred_lines if predictions else None)  # fmt: skip
                 if progress is not None:
                     _ldf_progress(progress, npass, part, pred, scores, order, ho, ml)
-                if predictions:
+                if predictions and probs is None:
                     _ldf_predictions(pred_lines, part, pred, scores, order, ml)
+                if raws is not None:
+                    raws.ldf(part, scores)
             else:
                 need = int(np.diff(mg.act_ptr).max()) + 1
                 if need > dr_prev.shape[0]:
@@ -945,6 +961,8 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                     seen = xp.batch((tables, sub, step), table, gstate, params, loss_id,
                                     cb_type, part, ho, stats, dr_prev,
                                     pred_lines if predictions else None)  # fmt: skip
+                    if raws is not None:
+                        raws.cb(part)
                     if opp is not None:
                         opp.explored(part, ho, *seen)
                     if progress is not None:
@@ -982,8 +1000,11 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
+    if probabilities and ml.reduction == "csoaa_ldf":  # (the summary's multiclass log loss)
+        summary["log_loss"] = (probs.log_loss, probs.ho_log_loss) if probs else (0.0, 0.0)
+    raw_lines = lg.raw_lines if lg is not None else raws.lines if raws is not None else None
     return Fitted(table, gstate, stats, pred_lines, summary, bool(period and passes > 1), opp,
-                  raw=lg.raw_lines if lg is not None else None, explorer=xp)  # fmt: skip
+                  raw=raw_lines, explorer=xp)  # fmt: skip
 
 
 def _start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
@@ -1509,5 +1530,10 @@ def _summary(say, s: dict, stats, holdout: bool, progress=None) -> None:  # noqa
         say("average loss = n.a.")
     else:
         say(f"average loss = {s['loss']:.6f}")
+    if "log_loss" in s:  # (--csoaa_ldf --probabilities: run/mlscores.py)
+        from streamlearn.run.mlscores import log_loss_line
+
+        labeled = stats[cb_adf.N_LAB] if progress is None else progress.wlab
+        say(log_loss_line(*s["log_loss"], labeled, holdout))
     total = int(stats[cb_adf.FEATURES]) if progress is None else progress.total_features
     say(f"total feature number = {total}")

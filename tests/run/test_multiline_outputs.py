@@ -127,7 +127,7 @@ def test_both_readable_models_and_the_binary_one_in_one_run(tmp_path: Path) -> N
 REFUSED = [
     (["--cb_explore_adf", "--cover", "2", "--audit"], "--audit"),
     (["--cb", "3", "-a"], "--audit"),
-    (["--cb_adf", "-r", "raw.txt"], "-r/--raw_predictions"),
+    (["--ccb_explore_adf", "-r", "raw.txt"], "-r/--raw_predictions"),
     (["--cb_explore_adf", "--probabilities"], "--probabilities"),
     (["--ccb_explore_adf", "--invert_hash", "x.inv"], "--invert_hash"),
     (["--slates", "--readable_model", "x.txt"], "--readable_model"),
