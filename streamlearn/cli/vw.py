@@ -769,8 +769,9 @@ def parse_argv(argv: list[str]) -> Translation:
 CB_REDUCTIONS = ("cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf")
 """The multiline reductions a VW model may name, the one VW runs first: a model's
 ``--cb 4 --cb_adf --csoaa_ldf multiline`` is ``--cb 4`` to sl vw."""
-IMPLIED = {"csoaa_ldf", "csoaa_rank", "cb_adf"}
-"""Options VW's cb reductions add below themselves (not options of sl vw's --cb_adf)."""
+IMPLIED = {"csoaa_ldf", "csoaa_rank", "cb_adf", "cb_sample"}
+"""Options VW's cb reductions add below themselves (not options of sl vw's --cb_adf;
+``cb_sample``: VW's --ccb_explore_adf stacks it below itself)."""
 
 
 def _given(argv: list[str]) -> set[str]:
@@ -921,11 +922,17 @@ def _legacy(t: Translation) -> None:
     if not (ml.get("legacy") or ml.get("evaluate")):
         return
     if ml.get("reduction") not in ("cb", "cbify"):
-        if ml.get("evaluate"):
-            raise VWUsage("--eval needs --cb K")
+        if ml.pop("evaluate", None):
+            # VW warns that --eval depends on --cb, and runs without it (--cb_adf --eval is
+            # --cb_adf's run)
+            t.notes.append("--eval: an option of --cb K, ignored without it (as VW)")
         ml.pop("legacy", None)  # VW: without --cb/--cb_explore/--cbify it changes nothing
         return
     ml["legacy"] = True
+    if t.outputs.get("final_model"):
+        # (sl's legacy runs keep cb_algs' weights, which VW 9's cb_adf layout cannot hold)
+        raise VWUsage("-f with --cb_force_legacy or --eval: not supported yet (VW's legacy cb "
+                      "model is not written; without them --cb K writes VW 9's)")  # fmt: skip
     kind = ml.setdefault("cb_type", "dr")
     if kind in ("mtr", "sm"):
         t.notes.append(f"--cb_type {kind}: cb_type must be in {{'ips','dm','dr'}}; resetting to "

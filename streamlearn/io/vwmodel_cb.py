@@ -5,6 +5,8 @@ Facts read from VW 9.11's reductions' ``save_load`` (each reduction writes its p
 top of the stack first, gd last) and ``vw_versions.h``; little-endian throughout::
 
     header                 io/vwmodel.py (its options: " --cb_adf --cb_explore_adf ...")
+    u8                     --ccb_explore_adf's has_seen_multi_slot_example (CCB and slates
+                           models: options naming ccb_explore_adf); from 8.9.0
     u64                    the explorer's counter, only under --first (tau: learned examples
                            still to explore) or --squarecb (examples learned); from 8.11.0
     u64 u64                cb_adf's mtr sums (event_sum, action_sum), under --cb_adf
@@ -32,6 +34,9 @@ COVER_COUNTER = (8, 9, 0)
 VERSION_FILE_WITH_CCB_MULTI_SLOTS_SEEN_FLAG)."""
 CB_ADF_SUMS = (8, 3, 2)
 """The first version whose --cb_adf models hold mtr's sums."""
+CCB_SEEN_FLAG = (8, 9, 0)
+"""The first version whose --ccb_explore_adf models hold has_seen_multi_slot_example (VW's
+VERSION_FILE_WITH_CCB_MULTI_SLOTS_SEEN_FLAG)."""
 MAX_COUNT = 1 << 53
 """The largest counter or sum taken (a float64 counts exactly below it)."""
 
@@ -50,6 +55,8 @@ class CbBody:
     body: vwmodel.Body
     costs: tuple[float, float] | None = None
     """--synthcover's lowest and highest costs seen (None: the file keeps none)."""
+    seen_multi: bool | None = None
+    """--ccb_explore_adf's has_seen_multi_slot_example (None: the file keeps none)."""
 
 
 def layout(h: vwmodel.Header, explorer: str, cb_adf: bool) -> tuple[bool, bool]:
@@ -69,12 +76,27 @@ def has_costs(h: vwmodel.Header, explorer: str) -> bool:
     return explorer == "synthcover" and h.version_tuple >= COVER_COUNTER
 
 
+def has_ccb_flag(h: vwmodel.Header) -> bool:
+    """Whether a model of header ``h`` keeps --ccb_explore_adf's has_seen_multi_slot_example
+    (VW reads it when the model's options name ccb_explore_adf: CCB's and slates' models)."""
+    names = {w[2:] for w in h.options.split() if w.startswith("--")}
+    return "ccb_explore_adf" in names and h.version_tuple >= CCB_SEEN_FLAG
+
+
 def read_cb_body(data: bytes, h: vwmodel.Header, counter: bool, sums: bool, cols: int,
-                 models: int = 1, costs: bool = False) -> CbBody:  # fmt: skip
-    """The part after header ``h``: the counter (if ``counter``) or --synthcover's costs (if
-    ``costs``), mtr's sums (if ``sums``), then gd's body of ``cols`` floats per slot
-    (:func:`streamlearn.io.vwmodel.read_body`)."""
+                 models: int = 1, costs: bool = False, ccb: bool = False) -> CbBody:  # fmt: skip
+    """The part after header ``h``: CCB's flag (if ``ccb``), the counter (if ``counter``) or
+    --synthcover's costs (if ``costs``), mtr's sums (if ``sums``), then gd's body of ``cols``
+    floats per slot (:func:`streamlearn.io.vwmodel.read_body`)."""
     pos = h.end
+    seen = None
+    if ccb:
+        if pos + 1 > len(data):
+            raise ValueError("it ends inside --ccb_explore_adf's flag (truncated)")
+        if data[pos] > 1:
+            raise ValueError(f"its --ccb_explore_adf flag is {data[pos]} (corrupt)")
+        seen = bool(data[pos])
+        pos += 1
     low_high = None
     if costs:
         if pos + 8 > len(data):
@@ -98,14 +120,15 @@ def read_cb_body(data: bytes, h: vwmodel.Header, counter: bool, sums: bool, cols
         pos += 8
     gd_h = vwmodel.Header(**{**h.__dict__, "end": pos})
     body = vwmodel.read_body(data, gd_h, cols, models)
-    return CbBody(fields[0], fields[1], fields[2], body, low_high)
+    return CbBody(fields[0], fields[1], fields[2], body, low_high, seen)
 
 
 def encode_cb_body(counter: int | None, sums: tuple[int, int] | None, gd_parts: list,
-                   costs: tuple[float, float] | None = None) -> list:  # fmt: skip
-    """The bytes after the header: the counter or --synthcover's costs, and mtr's sums (each
-    when not None), then gd's parts (:func:`streamlearn.io.vwmodel.encode_body`)."""
-    head = b""
+                   costs: tuple[float, float] | None = None,
+                   seen_multi: bool | None = None) -> list:  # fmt: skip
+    """The bytes after the header: CCB's flag, the counter or --synthcover's costs, and mtr's
+    sums (each when not None), then gd's parts (:func:`streamlearn.io.vwmodel.encode_body`)."""
+    head = b"" if seen_multi is None else bytes([int(bool(seen_multi))])
     if costs is not None:
         head += _F32X2.pack(*costs)
     if counter is not None:

@@ -16,6 +16,13 @@ VW 9 runs ``--cbify K`` on ``--cb_explore_adf`` (its "adf" mode).  Per line ``y 
 The progressive loss is the 0/1 loss of the drawn action against y; ``-p`` writes the drawn
 action (1-based), one per line.  Lines without a label are only predicted (a draw all the
 same).
+
+Models (``-f``, ``-i``): VW's cbify keeps no state of its own (its ``example_counter`` starts
+again at 0 in a continued run); its model is cb_explore_adf's (the explorer's counter,
+cb_adf's mtr sums, gd's weights, :mod:`streamlearn.run.mlmodel`) with ``--cbify K`` (or
+``--cbify_ldf``) in the header's options, and ``--cb_min_cost``/``--cb_max_cost`` (``--loss0``
+and ``--loss1``) where VW inserts them: always under ``--cbify_ldf``, under ``--regcb`` and
+``--squarecb`` with ``--cbify K``.  ``--cb_force_legacy``'s (cb_algs) is not written.
 """
 
 from __future__ import annotations
@@ -39,9 +46,8 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.learners.cb_to_adf import copy_to_adf, index_mask, index_scale
     from streamlearn.run.multiline import _config, _Explore, _summary, _write, report_bad
 
-    if inputs.initial_model:
-        raise UsageError("-i with --cbify: not supported yet")
-    cfg = _config(learn)
+    begun = _begin(learn, ml, inputs)
+    cfg = _config(begun[0] if begun else learn)
     k = ml.cbify
     if cfg.passes > 1:
         raise UsageError("--cbify with --passes: not supported yet")
@@ -57,9 +63,9 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     params = cfg.params()
     loss_id = cfg.loss_id
-    table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    table = begun[1] if begun else fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
     tables = cb_adf.tables_of(table)
-    gstate = csoaa_ldf.init_gstate(params)
+    gstate = begun[2] if begun else csoaa_ldf.init_gstate(params)
     xp = _Explore(ml, cfg)
     gstate = xp.grow(gstate, cb_type)
     w = 2 if cb_type == cb_adf.DR else 1
@@ -73,6 +79,7 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     cim = index_mask(k, below)
     stats = np.zeros(cb_adf.STATS)
     scratch = np.zeros(cb_adf.STATS)
+    _resume(begun, xp, scratch)
     dr_prev = np.zeros(k + 2)
     loss0, loss1 = np.float32(ml.loss0), np.float32(ml.loss1)
     counter = 0
@@ -159,8 +166,50 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
                "loss": n_wrong / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
     _summary(say, summary, stats, False)
     if outputs.final_model:
-        say("sl vw: -f with --cbify is not written yet (no model saved)")
+        _save(outputs, ml, cfg, table, gstate, stats, scratch, xp, summary)
     return summary
+
+
+def _begin(learn: dict, ml, inputs):  # noqa: ANN001, ANN202
+    """``-i``: what :func:`streamlearn.run.multiline._start` reads of the initial model
+    (options, table, gstate, mtr's sums, the explorer's counter, VW's t), or None."""
+    # VW's cbify inserts --cb_min_cost/--cb_max_cost as --loss0/--loss1: a model's (or the
+    # command line's) other values disagree, and VW stops ("Disagreeing option values")
+    for name, value, loss in (("cb_min_cost", ml.cb_min_cost, ml.loss0),
+                              ("cb_max_cost", ml.cb_max_cost, ml.loss1)):  # fmt: skip
+        if value is not None and np.float32(value) != np.float32(loss):
+            raise UsageError(f"--{name} {value:g} (the model's, or given) disagrees with "
+                             f"--cbify's {loss:g} (--loss0/--loss1): give the same, "
+                             "as VW")  # fmt: skip
+    if not inputs.initial_model:
+        return None
+    from streamlearn.run.multiline import _start
+
+    return _start(inputs.initial_model, ml, learn)
+
+
+def _resume(begun, xp, scratch: np.ndarray) -> None:  # noqa: ANN001
+    """A continued model's mtr sums (cb_adf's, in ``scratch``, the stats the kernels count
+    in) and its explorer's counter."""
+    if begun is None:
+        return
+    from streamlearn.learners import cb_adf
+
+    scratch[cb_adf.EVENTS], scratch[cb_adf.ACTIONS] = begun[3]
+    xp.resume(begun[4], scratch)
+
+
+def _save(outputs, ml, cfg, table, gstate, stats, scratch, xp, summary: dict) -> None:  # noqa: ANN001
+    """``-f``: the run's model in VW's format (:func:`streamlearn.run.multiline.save`):
+    cb_explore_adf's state with cbify's options in the header."""
+    from streamlearn.learners import cb_adf
+    from streamlearn.run.multiline import Fitted, save
+
+    kept = stats.copy()  # (the run's counts; mtr's sums are those the kernels kept)
+    kept[cb_adf.EVENTS], kept[cb_adf.ACTIONS] = scratch[cb_adf.EVENTS], scratch[cb_adf.ACTIONS]
+    learn = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
+    fitted = Fitted(table, gstate, kept, [], summary, False, explorer=xp)
+    save(fitted, ml, learn, outputs.final_model, getattr(outputs, "model_format", "sl"))
 
 
 def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
@@ -185,7 +234,7 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     """
     from streamlearn.learners import cb_adf, csoaa_ldf
     from streamlearn.learners import explore as ex
-    from streamlearn.learners.base import fresh_table
+    from streamlearn.learners.base import G_N, fresh_table
     from streamlearn.run.mlconsole import Progress
     from streamlearn.run.multiline import (
         _config,
@@ -196,22 +245,24 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         report_bad,
     )
 
-    if inputs.initial_model:
-        raise UsageError("-i with --cbify_ldf: not supported yet")
-    cfg = _config(learn)
+    begun = _begin(learn, ml, inputs)
+    cfg = _config(begun[0] if begun else learn)
     if cfg.passes > 1:
         raise UsageError("--cbify_ldf with --passes: not supported yet")
+    cbify_ml = ml  # (the model's options: --cbify_ldf's)
     ml = dataclasses.replace(ml, reduction="cb_adf", cb_min_cost=ml.loss0, cb_max_cost=ml.loss1)
     cover_cb_type(ml, console.say)
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
     step = 2 if ml.cb_type == "dr" else 1
     params = cfg.params()
-    table = fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
+    table = begun[1] if begun else fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
     tables = cb_adf.tables_of(table)
     xp = _Explore(ml, cfg)
-    gstate = xp.grow(csoaa_ldf.init_gstate(params), cb_type)
+    gstate = xp.grow(begun[2] if begun else csoaa_ldf.init_gstate(params), cb_type)
     stats = np.zeros(cb_adf.STATS)
     scratch = np.zeros(cb_adf.STATS)
+    _resume(begun, xp, scratch)
+    t_start = float(gstate[G_N])
     dr_prev = np.zeros(257)
     loss0, loss1 = np.float32(ml.loss0), np.float32(ml.loss1)
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
@@ -293,6 +344,9 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
             _step(xp, ex, cb_adf, weights, table, gstate, params, cfg.loss_id, cb_type, ap,
                   mg.indptr, mg.indices, mg.values, one, float(loss0 + (loss1 - loss0) * c),
                   float(pmf[idx]), ho, scratch, dr_prev, scores, order, acts, probs)  # fmt: skip
+            # VW's cbify_ldf never updates its shared data's t (its update_stats counts the
+            # examples only): gd's rate, and the model's t, keep the t it started with
+            gstate[G_N] = t_start
     if outputs.predictions:
         _write(outputs.predictions, "".join(preds))
     n_ex = int(stats[cb_adf.N_EX])
@@ -302,7 +356,7 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
                "malformed": malformed}  # fmt: skip
     _summary(say, summary, stats, False, progress)
     if outputs.final_model:
-        say("sl vw: -f with --cbify_ldf is not written yet (no model saved)")
+        _save(outputs, cbify_ml, cfg, table, gstate, stats, scratch, xp, summary)
     return summary
 
 
@@ -412,6 +466,9 @@ def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN0
 
     if inputs.initial_model:
         raise UsageError("-i with --cbify: not supported yet")
+    if outputs.final_model:
+        raise UsageError("-f with --cbify --cb_force_legacy: not supported yet (VW's legacy cb "
+                         "model is not written; without --cb_force_legacy it is)")  # fmt: skip
     cfg = _config(learn)
     k = ml.cbify
     if cfg.passes > 1:
@@ -499,6 +556,4 @@ def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN0
     summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
                "loss": n_wrong / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
     _summary(say, summary, stats, False)
-    if outputs.final_model:
-        say("sl vw: -f with --cbify is not written yet (no model saved)")
     return summary

@@ -95,6 +95,10 @@ class _Runner:
         self.id_hashes: list[int] = []
         self.pred_lines: list[str] | None = [] if predictions else None
 
+    def closing_lines(self) -> list[str]:
+        """VW's lines after the summary: none for CCB and slates."""
+        return []
+
     # ------------------------------------------------------------------ features
 
     def _id_feature(self, k: int) -> int:
@@ -327,9 +331,13 @@ class _Runner:
 
 
 def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, params,
-           table, tables, step: int, gstate, stats, dr_prev, progress=None):  # noqa: ANN001, ANN201  # fmt: skip
+           table, tables, step: int, gstate, stats, dr_prev, progress=None,
+           counter: int | None = None):  # noqa: ANN001, ANN201  # fmt: skip
     """:func:`streamlearn.run.multiline.fit`'s passes for ``--ccb_explore_adf`` and
-    ``--slates`` (one pass); returns its :class:`~streamlearn.run.multiline.Fitted`."""
+    ``--slates`` (one pass); returns its :class:`~streamlearn.run.multiline.Fitted`, whose
+    ``explorer`` is the run (its explorer's counter and the generator's state, which a
+    model keeps).  ``counter``: a continued model's explorer's (``--first``'s examples
+    still to explore)."""
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.labels import LABEL_CB
     from streamlearn.io.multiline import example_blocks, example_starts
@@ -346,14 +354,18 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
         raise UsageError("--no_predict: with --ccb_explore_adf and --cb_type mtr only, "
                          "and not with -p (as VW)")  # fmt: skip
     run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
+    if counter is not None and ml.explore == "first":
+        run.xstats[run.ex.X_TAU] = counter
     if inputs.initial_model:
-        # VW's model says whether the run had seen several slots (its interactions then)
+        # the model says whether the run had seen several slots (its interactions then)
         from streamlearn import model as model_io
         from streamlearn.run import mlmodel
 
-        if mlmodel.kept_options(inputs.initial_model) is None:  # (sl's model; VW's: a cb one)
+        if mlmodel.kept_options(inputs.initial_model) is None:  # (sl's model)
             meta = model_io.load(inputs.initial_model).meta
             run.seen_multi = bool(isinstance(meta, dict) and meta.get("ccb_seen_multi", False))
+        else:  # (VW's: CCB's flag; a cb_adf model has none)
+            run.seen_multi = mlmodel.seen_multi(inputs.initial_model)
     # the labels are read here (io/ccblabels.py): the parser leaves them as cb's
     parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
     blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
@@ -430,7 +442,8 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
                "loss": loss_sum / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
     summary["ccb_seen_multi"] = run.seen_multi
-    return Fitted(table, run.gstate, out_stats, run.pred_lines or [], summary, False, None)
+    return Fitted(table, run.gstate, out_stats, run.pred_lines or [], summary, False, None,
+                  explorer=run)  # fmt: skip
 
 
 __all__ = ["passes"]

@@ -96,6 +96,17 @@ def kept_options(path: str) -> list[tuple[str, str | None]] | None:
     return [*pairs, *(("ngram", v) for v in h.ngram), *(("skips", v) for v in h.skips)]
 
 
+def seen_multi(path: str) -> bool:
+    """Whether the VW model at ``path`` had seen a CCB example of several slots (its
+    has_seen_multi_slot_example, the byte after the header; False when it keeps none: a
+    cb_adf model, or one before 8.9.0)."""
+    got = _header(path)
+    if got is None:
+        return False
+    data, h = got
+    return vwmodel_cb.has_ccb_flag(h) and len(data) > h.end and data[h.end] == 1
+
+
 def explorer_of(ml) -> str:  # noqa: ANN001 - a run.multiline.Multiline
     return ml.explore or ""
 
@@ -137,9 +148,13 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     cb = ml.reduction != "csoaa_ldf"
     counter, sums = vwmodel_cb.layout(h, explorer_of(ml), cb)
     costs = vwmodel_cb.has_costs(h, explorer_of(ml))
+    # CCB's and slates' models keep has_seen_multi_slot_example (VW reads it when the
+    # model's options name ccb_explore_adf: a cb_adf model continued by CCB has none)
+    ccb = ml.reduction in ("ccb", "slates") and vwmodel_cb.has_ccb_flag(h)
     cols = _columns(cfg)
     try:
-        got_body = vwmodel_cb.read_cb_body(data, h, counter, sums, len(cols), costs=costs)
+        got_body = vwmodel_cb.read_cb_body(data, h, counter, sums, len(cols), costs=costs,
+                                           ccb=ccb)  # fmt: skip
     except ValueError as e:
         raise ModelError(f"-i {path}: {e}") from None
     body = got_body.body
@@ -170,7 +185,7 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     # the explorer's state: its counter, or --synthcover's (lowest, highest) costs seen
     state = got_body.costs if costs else got_body.counter
     return {"table": table, "gstate": gstate, "counts": counts, "counter": state,
-            "bits": h.bits, "resume": r is not None,
+            "bits": h.bits, "resume": r is not None, "seen_multi": got_body.seen_multi,
             "t": float(r["t"]) if r is not None else None}  # fmt: skip
 
 
@@ -200,6 +215,16 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
             words += ["--clip_p", _num(ml.clip_p)]
     if ml.explore:
         words.append("--cb_explore_adf")
+        if ml.reduction == "cbify":  # (VW's cbify keeps K, and inserts regcb's cost range)
+            words += ["--cbify_ldf"] if ml.cbify_ldf else ["--cbify", str(ml.cbify)]
+            if ml.cbify_ldf or ml.explore in ("regcb", "squarecb"):
+                words += ["--cb_min_cost", _num(ml.loss0), "--cb_max_cost", _num(ml.loss1)]
+        if ml.reduction in ("ccb", "slates"):  # (ccb stacks cb_sample below itself)
+            words += ["--cb_sample", "--ccb_explore_adf"]
+            if ml.ccb_no_slot_index:
+                words.append("--ccb_no_slot_index")
+            if ml.reduction == "slates":
+                words.append("--slates")
         if ml.explore_eval:
             words.append("--explore_eval")
         if ml.epsilon is not None:
@@ -247,7 +272,8 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
                     words += [f"--{name}", _num(getattr(ml, name))]
         if ml.explore == "regcb" or (ml.explore == "squarecb" and ml.elim):
             for name in ("mellowness", "cb_min_cost", "cb_max_cost"):
-                if getattr(ml, name) is not None:
+                if getattr(ml, name) is not None and not (
+                        ml.reduction == "cbify" and name != "mellowness"):  # (cbify's: above)
                     words += [f"--{name}", _num(getattr(ml, name))]
     text = " " + " ".join(words) + gd_options(cfg, resume)
     if seed:  # (the generator's state now: the seed given, if any, is spent)
@@ -286,14 +312,16 @@ def _vw_order(text: str) -> str:
 
 def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  # noqa: ANN001
            counter: int | tuple | None, seed: int = 0,
-           weights_only: bool = False) -> list:  # fmt: skip
+           weights_only: bool = False, seen_multi: bool = False) -> list:  # fmt: skip
     """The VW model file of a run's state, in pieces (``weights_only``: VW's
     ``--predict_only_model``); ``counter``: the explorer's (``--synthcover``: its lowest
-    and highest costs seen)."""
+    and highest costs seen); ``seen_multi``: CCB's and slates' has_seen_multi_slot_example,
+    the byte VW's ccb writes above the explorer's state."""
     m = model_state(ml, cfg, table, gstate, stats, counter, seed, weights_only)
     gd_parts = vwmodel.encode_body(m.resume, m.keep, m.values)
+    flag = bool(seen_multi) if ml.reduction in ("ccb", "slates") else None
     return [vwmodel.encode_header(m.header),
-            *vwmodel_cb.encode_cb_body(m.counter, m.mtr, gd_parts, m.costs)]  # fmt: skip
+            *vwmodel_cb.encode_cb_body(m.counter, m.mtr, gd_parts, m.costs, flag)]  # fmt: skip
 
 
 @dataclass

@@ -614,8 +614,8 @@ def _explorer_state(fitted: Fitted, ml: Multiline) -> tuple[int | tuple | None, 
             counter = (float(xp.costs[0]), float(xp.costs[1]))
         if xp.kind in (ex.BAG, ex.COVER, ex.REGCB, ex.RND):
             sums = (float(xp.counts[0]), float(xp.counts[1]))
-        if ml.explore in ("bag", "rnd"):  # (VW's generator: the header's --random_seed)
-            seed = int(xp.rng[0])
+        if ml.explore in ("bag", "rnd") or ml.reduction in ("ccb", "slates"):
+            seed = int(xp.rng[0])  # (VW's generator, cb_sample's: the header's --random_seed)
     return counter, sums, seed
 
 
@@ -628,17 +628,21 @@ def save(fitted: Fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl")
 
     cfg = _config(learn, bases=True)
     _check_finite(fitted, path)
+    if ml.legacy:  # (cb_algs' weights: neither VW 9's cb_adf layout nor read back by sl)
+        raise ModelError(f"cannot write {path}: a --cb_force_legacy/--eval model is not "
+                         "written yet")  # fmt: skip
     counter, sums, seed = _explorer_state(fitted, ml)
-    if fmt in ("vw", "vw_predict_only") and ml.reduction not in ("ccb", "slates"):
-        # (CCB and slates: sl's model format, VW's ccb layout not written yet)
+    if fmt in ("vw", "vw_predict_only"):
         from streamlearn.run import mlmodel
         from streamlearn.system.outputs import write_bytes
 
         stats = fitted.stats.copy()
         stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS] = sums
         try:
+            multi = bool(fitted.summary.get("ccb_seen_multi"))  # (CCB's, slates')
             parts = mlmodel.encode(ml, cfg, fitted.table, fitted.gstate, stats, counter, seed,
-                                   weights_only=fmt == "vw_predict_only")  # fmt: skip
+                                   weights_only=fmt == "vw_predict_only",
+                                   seen_multi=multi)  # fmt: skip
         except ValueError as e:
             raise ModelError(f"cannot write {path} as a VW model: {e}") from None
         write_bytes(str(path), parts, "model")
@@ -850,7 +854,7 @@ def _passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], ca
         from streamlearn.run import ccb
 
         return ccb.passes(ml, cfg, inputs, say, sources, cache, predictions, params, table,
-                          tables, step, gstate, stats, dr_prev, progress)  # fmt: skip
+                          tables, step, gstate, stats, dr_prev, progress, counter)  # fmt: skip
     loss_id = cfg.loss_id
     passes = max(1, cfg.passes)
     period = cfg.effective_holdout
