@@ -96,4 +96,11 @@ def multiline_of(options: dict) -> dict:
         out["tau"] = int(out["tau"])
     if out.get("cb_type", "mtr") not in CB_TYPES:
         raise UsageError(f"--cb-type {out['cb_type']}: one of {', '.join(CB_TYPES)}")
+    for key, v in out.items():  # (the explorers take them as float32, as VW reads them)
+        if isinstance(v, float) and not abs(v) <= _F32_MAX:
+            name = {"lam": "lambda"}.get(key, key).replace("_", "-")
+            raise UsageError(f"--{name} {v}: not a number a float32 holds (at most 3.4e38)")
     return out
+
+
+_F32_MAX = 3.4028234663852886e38

@@ -118,3 +118,17 @@ def test_cbify_writes_its_report(tmp_path):
     assert "ignored" not in r.output
     got = json.loads(report.read_text())
     assert got["examples"] == 9 and got["multiline"]["reduction"] == "cbify"
+
+
+@pytest.mark.parametrize("opts", [{"explore": "softmax", "lam": 1e308},
+                                  {"explore": "epsilon", "epsilon": float("nan")},
+                                  {"explore": "squarecb", "gamma_scale": float("inf")}])
+def test_api_explorer_numbers_beyond_float32_are_refused(opts):
+    """Model(lam=1e308) leaked numpy's RuntimeWarning (overflow in cast) with its source
+    path, and explored with an infinite lambda."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="a float32 holds"):
+            sl.Model(cb_adf=True, **opts).learn({"u": "a"}, ["|a x", "|a y"], 0, 1.0, 0.5)
