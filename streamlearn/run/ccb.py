@@ -376,6 +376,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
         blocks = example_blocks(blocks)
     malformed = 0
     n_ex = 0
+    n_read = 0
     n_lab = 0
     loss_sum = 0.0
     total_features = 0
@@ -414,6 +415,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
         if not good:
             continue
         labeled, loss, feats, texts = run.block(b, good)
+        n_read += len(good)
         if ml.no_predict:
             # VW's update_stats and print_update are skipped: nothing counted (VW's table
             # has its head only)
@@ -442,6 +444,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
                "loss": loss_sum / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
     summary["ccb_seen_multi"] = run.seen_multi
+    summary["read"] = n_read  # (learned from, though --no_predict counts none)
     return Fitted(table, run.gstate, out_stats, run.pred_lines or [], summary, False, None,
                   explorer=run)  # fmt: skip
 

@@ -496,7 +496,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
             learn = fitted.summary.pop("config")
         if getattr(outputs, "invert_hash", None):
             fitted.names = mloutputs.feature_names(ml, learn, inputs, fitted)
-        if not fitted.summary.get("examples") and not inputs.allow_empty:
+        if not fitted.summary.get("read", fitted.summary.get("examples")) \
+                and not inputs.allow_empty:  # fmt: skip
             raise NoExamples("no usable multiline example in the input (nothing written)")
         with staging() as stage:  # every output written in full before any is visible
             _write_outputs(fitted, learn, ml, outputs, console, say, progress)
