@@ -20,6 +20,18 @@
   :mod:`~streamlearn.run.vwreadable` (``--readable_model``, ``--invert_hash``),
   :mod:`~streamlearn.run.vwconsole` (stderr: the header and the summary),
   :mod:`~streamlearn.run.vwaudit` (``--audit``).
+* Multiline examples (contextual bandits, cost-sensitive LDF):
+  :mod:`~streamlearn.run.multiline` (``sl vw``'s driver: passes, outputs, models),
+  :mod:`~streamlearn.run.bandit` (``sl train --cb-adf``, the API's ``choose``/``learn``,
+  the server's bandit), :mod:`~streamlearn.run.bandit_options`,
+  :mod:`~streamlearn.run.cbify`, :mod:`~streamlearn.run.cblegacy`, :mod:`~streamlearn.run.ccb`;
+  VW's outputs for them: :mod:`~streamlearn.run.mlconsole` (stderr),
+  :mod:`~streamlearn.run.mlmodel` (model files), :mod:`~streamlearn.run.mloutputs`
+  (readable models, and the refusal of an output not written yet),
+  :mod:`~streamlearn.run.mlaudit` (``--audit``), :mod:`~streamlearn.run.mlscores`
+  (``--probabilities``, ``-r``), :mod:`~streamlearn.run.offpolicy` (``--ope``).
+* :mod:`~streamlearn.run.serve` -- the server (VW's daemon protocol);
+  :mod:`~streamlearn.run.resident` -- the API's live learner.
 
 This layer uses :mod:`streamlearn.io`, :mod:`streamlearn.learners`,
 :mod:`streamlearn.model` and :mod:`streamlearn.config` below it; the
