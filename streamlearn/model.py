@@ -557,7 +557,8 @@ def decode(data: bytes, name: str = "<model>") -> Model:
             from streamlearn import model_vw
 
             model_vw.check_sl_multiline(meta["multiline"])
-            model_vw.check_sizes(meta["multiline"], SIZE_NAMES, origin=f"{name}: from its options, ")
+            model_vw.check_sizes(meta["multiline"], SIZE_NAMES,
+                                 origin=f"{name}: from its options, ")
         if learner == "l0" and config.algo == "l0":  # a heap the kernel indexes with
             from streamlearn.learners.l0 import check_state
 
