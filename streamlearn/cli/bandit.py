@@ -102,7 +102,6 @@ def bandit_of(kw: dict) -> dict:
     passes ``--max-memory`` or the memory available are refused (exit 8) here, before any
     is allocated (:func:`streamlearn.model_vw.check_sizes`)."""
     from streamlearn.cli.options import size
-    from streamlearn.model_vw import check_sizes
 
     got = {k: v for k in NAMES if (v := kw.pop(k, None)) is not None and v is not False}
     for k, v in got.items():
@@ -111,7 +110,9 @@ def bandit_of(kw: dict) -> dict:
                                      "float32, as VW)", param_hint="--lambda" if k == "lam"
                                      else f"--{k.replace('_', '-')}")  # fmt: skip
     fields = {SIZES[k][0]: v for k, v in got.items() if k in SIZES}
-    if fields:
+    if fields:  # (imported here: a tiny plain run must not import numba)
+        from streamlearn.model_vw import check_sizes
+
         fields["cb_type"] = got.get("cb_type", "mtr")
         check_sizes(fields, {f: flag for f, flag in SIZES.values()},
                     size(kw.get("max_memory")))  # fmt: skip
