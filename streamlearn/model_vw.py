@@ -366,6 +366,17 @@ def check_sl_multiline(ml: object) -> None:
             raise Unsupported(f"its multiline option {key} is not a word")
 
 
+def not_run(names: set[str]) -> str | None:
+    """What of a multiline VW model (its options' ``names``) sl does not run, as "a VW model
+    of ..." ends (``--cb K`` without ``cb_adf`` is VW's legacy cb_algs); None: sl runs it."""
+    bad = [MULTILINE_REFUSED[n] for n in sorted(names & set(MULTILINE_REFUSED))]
+    if bad:
+        return ", ".join(bad)
+    if names & {"cb", "cb_explore"} and "cb_adf" not in names:
+        return "VW's legacy cb (cb_algs, before 8.11)"
+    return None
+
+
 def _multiline(items: list[tuple[str, str | None, str]]) -> None:
     """Refuse a multiline reduction's model, saying which command reads it (``sl vw -i``)
     or that sl runs none of it."""
@@ -375,12 +386,9 @@ def _multiline(items: list[tuple[str, str | None, str]]) -> None:
     top = next(r for r in ("cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf",
                             "wap_ldf") if r in names)  # (the one VW runs first)
     shown = next(_shown(s, v) for n, v, s in items if n == top)
-    bad = [MULTILINE_REFUSED[n] for n in sorted(names & set(MULTILINE_REFUSED))]
-    if bad:
-        raise Unsupported(f"it is a VW {shown} model of {', '.join(bad)}, which sl does not run")
-    if names & {"cb", "cb_explore"} and "cb_adf" not in names:
-        raise Unsupported(f"it is a VW {shown} model of VW's legacy cb (cb_algs, before 8.11), "
-                          "which sl does not run")  # fmt: skip
+    unrun = not_run(names)
+    if unrun:
+        raise Unsupported(f"it is a VW {shown} model of {unrun}, which sl does not run")
     raise Unsupported(f"it is a VW {shown} model (a multiline reduction): sl vw -i reads it "
                       "(sl vw -t -i MODEL -d DATA scores with it); sl predict, sl inspect and "
                       "sl train read VW's single-line models")  # fmt: skip

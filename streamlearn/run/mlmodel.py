@@ -33,8 +33,6 @@ from streamlearn.io import vwmodel, vwmodel_cb
 
 REDUCTIONS = model_vw.MULTILINE
 """Options that make a VW model a multiline one (read here, not by model_vw)."""
-REFUSED = model_vw.MULTILINE_REFUSED
-"""Reductions a multiline VW model may name that sl does not run."""
 
 
 HEAD_BYTES = 1 << 20
@@ -76,12 +74,10 @@ def kept_options(path: str) -> list[tuple[str, str | None]] | None:
     names = {n for n, _ in pairs}
     if not names & set(REDUCTIONS):
         return None
-    bad = [REFUSED[n] for n in sorted(names & set(REFUSED))]
-    if bad:
-        raise ModelError(f"-i {path}: a VW model of {', '.join(bad)}, which sl does not run")
-    if names & {"cb", "cb_explore"} and "cb_adf" not in names:
-        raise ModelError(f"-i {path}: a VW {h.version} --cb model of VW's legacy cb (cb_algs, "
-                         "before 8.11), which sl does not run")  # fmt: skip
+    unrun = model_vw.not_run(names)
+    if unrun:
+        version = f" {h.version} --cb" if unrun.startswith("VW's legacy") else ""
+        raise ModelError(f"-i {path}: a VW{version} model of {unrun}, which sl does not run")
     if h.lda:
         raise ModelError(f"-i {path}: an --lda model, which sl does not run")
     try:  # (the options are data: learning and reduction options only, one list for all)
