@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
 from streamlearn import model as model_io
-from streamlearn.config import FLOAT32_ALGORITHMS
+from streamlearn.config import FLOAT32_ALGORITHMS, TrainConfig
 from streamlearn.errors import BrokenPipe
+from streamlearn.io.batch import Batch
 from streamlearn.io.interactions import capped
 from streamlearn.learners.base import (
     P_BINARY,
@@ -34,6 +36,7 @@ from streamlearn.run.runner import (
     binary_mode,
     check_probabilities,
     class_names,
+    input_names,
     prediction_width,
     prefetch,
     run_kernel,
@@ -63,7 +66,7 @@ class Scorer:
             # on the training table and global state, as `sl vw -t` and `sl train -t` score
             # (the learner's arithmetic: float32 sums in VW's order, clipped); plain SGD's
             # float64 sum of the flushed weights differs from it in the last digits
-            from streamlearn.run.train import Learner
+            from streamlearn.run.learner import Learner
 
             # (test_only: the very table -t scores with, a VW model's l1/l2 state settled)
             learner = Learner.from_model(m, m.config.replace(test_only=True))
@@ -135,19 +138,7 @@ def predict(
                               outputs.raw_predictions, outputs.probabilities,
                               names=class_names(config),
                               multilabel=config.multilabel)  # fmt: skip
-    batches = first_examples(
-        parsed(
-            inputs.sources or ["-"],
-            guard.parse_as,
-            config.bits,
-            config.constant,
-            inputs.block_size,
-            PARSE_WORKERS,
-            capped(config.namespaces(), inputs.max_crosses),
-            inputs.max_line_bytes,
-        ),
-        inputs.examples,
-    )
+    batches = _batches(inputs, config, guard.parse_as)
     try:
         with interruptible("stopped"):
             for batch in prefetch(batches):
@@ -158,49 +149,86 @@ def predict(
                 if writer.broken and not outputs.report:
                     break  # nobody reads the predictions and nothing else is asked for
             if not writer.broken:
-                where = ", ".join("standard input" if s == "-" else s
-                                  for s in inputs.sources or ["-"])  # fmt: skip
-                checks.require_examples(inputs.allow_empty, where)
-            result = summary(scorer.stats, config.loss_id, m.nnz, config.oaa,
-                             outputs.probabilities)  # fmt: skip
-            result.update(
-                model=model_path,
-                skipped_lines=checks.skipped,
-                skipped_reasons=dict(checks.reasons),
-                first_errors=checks.first_errors,
-            )
-            writer.prepare()
-            if outputs.predictions or outputs.raw_predictions:
-                result["predictions_complete"] = not writer.broken
-            elapsed = time.perf_counter() - started
-            result.update(
-                seconds=elapsed,
-                examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
-            )
-            with staging() as stage:  # the report written in full before anything is visible
-                if outputs.report:
-                    write_json(outputs.report, result)
-                stage.write()
-                with committing():  # from here on the run completes: a signal is dropped
-                    writer.close()
-                    stage.commit()
+                checks.require_examples(inputs.allow_empty, input_names(inputs.sources))
+            result = _result(scorer, m, model_path, checks, writer, outputs, started)
+            _commit(outputs, result, writer)
     except BaseException:
         writer.abort()
         raise
     if not writer.broken:
-        lines = [f"sl predict: {int(scorer.stats[S_N])} examples scored with {model_path}"]
-        if result["average_loss"] is not None and config.oaa:
-            lines.append(f"average multiclass 0/1 loss = {result['average_loss']:.6f}")
-            lines.append(f"accuracy = {result['accuracy']:.6f}")
-            if outputs.probabilities:
-                lines.append(f"average multiclass log loss = {result['multiclass_log_loss']:.6f}")
-        elif result["average_loss"] is not None:
-            lines.append(f"average {config.loss} loss = {result['average_loss']:.6f}")
-            if config.loss_id in CLASSIFICATION:
-                lines.append(f"accuracy = {result['accuracy']:.6f}")
-        if checks.skipped:
-            lines.append(f"skipped lines = {checks.skipped}")
-        console.say("\n".join(lines))
+        console.say(_summary_text(scorer, config, result, checks, outputs.probabilities,
+                                  model_path))  # fmt: skip
     if writer.broken:
         raise BrokenPipe("")
     return result
+
+
+def _batches(inputs: Inputs, config: TrainConfig, fmt: str) -> Iterator[Batch]:
+    """The input's batches, parsed in ``fmt`` with the model's options (up to
+    ``--examples``)."""
+    return first_examples(
+        parsed(
+            inputs.sources or ["-"],
+            fmt,
+            config.bits,
+            config.constant,
+            inputs.block_size,
+            PARSE_WORKERS,
+            capped(config.namespaces(), inputs.max_crosses),
+            inputs.max_line_bytes,
+        ),
+        inputs.examples,
+    )
+
+
+def _result(scorer: Scorer, m: model_io.Model, model_path: str, checks: BatchChecks,
+            writer: PredictionWriter, outputs: Outputs, started: float) -> dict:  # fmt: skip
+    """The report: the loss of the labeled examples, the lines skipped, the timing; the
+    predictions flushed and fsynced (a lost reader noticed now)."""
+    config = m.config
+    result = summary(scorer.stats, config.loss_id, m.nnz, config.oaa,
+                     outputs.probabilities)  # fmt: skip
+    result.update(
+        model=model_path,
+        skipped_lines=checks.skipped,
+        skipped_reasons=dict(checks.reasons),
+        first_errors=checks.first_errors,
+    )
+    writer.prepare()
+    if outputs.predictions or outputs.raw_predictions:
+        result["predictions_complete"] = not writer.broken
+    elapsed = time.perf_counter() - started
+    result.update(
+        seconds=elapsed,
+        examples_per_second=result["examples"] / elapsed if elapsed > 0 else None,
+    )
+    return result
+
+
+def _commit(outputs: Outputs, result: dict, writer: PredictionWriter) -> None:
+    """The report and the predictions made visible together (each written in full first)."""
+    with staging() as stage:  # the report written in full before anything is visible
+        if outputs.report:
+            write_json(outputs.report, result)
+        stage.write()
+        with committing():  # from here on the run completes: a signal is dropped
+            writer.close()
+            stage.commit()
+
+
+def _summary_text(scorer: Scorer, config: TrainConfig, result: dict, checks: BatchChecks,
+                  probabilities: bool, model_path: str) -> str:  # fmt: skip
+    """What ``sl predict`` says on stderr: the examples scored, the loss (and accuracy)."""
+    lines = [f"sl predict: {int(scorer.stats[S_N])} examples scored with {model_path}"]
+    if result["average_loss"] is not None and config.oaa:
+        lines.append(f"average multiclass 0/1 loss = {result['average_loss']:.6f}")
+        lines.append(f"accuracy = {result['accuracy']:.6f}")
+        if probabilities:
+            lines.append(f"average multiclass log loss = {result['multiclass_log_loss']:.6f}")
+    elif result["average_loss"] is not None:
+        lines.append(f"average {config.loss} loss = {result['average_loss']:.6f}")
+        if config.loss_id in CLASSIFICATION:
+            lines.append(f"accuracy = {result['accuracy']:.6f}")
+    if checks.skipped:
+        lines.append(f"skipped lines = {checks.skipped}")
+    return "\n".join(lines)

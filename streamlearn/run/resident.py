@@ -24,6 +24,8 @@ from streamlearn.io.batch import Batch, Block
 from streamlearn.io.parse import parse_blocks
 from streamlearn.learners.base import P_BINARY, P_PROGRESS, S_NROWS, new_rows
 from streamlearn.run.console import Console
+from streamlearn.run.finite import check_finite
+from streamlearn.run.learner import Learner, class_weigher
 from streamlearn.run.predict import Scorer
 from streamlearn.run.runner import (
     BatchChecks,
@@ -33,7 +35,6 @@ from streamlearn.run.runner import (
     prediction_width,
     run_kernel,
 )
-from streamlearn.run.train import Learner, _check_finite, class_weigher
 
 
 class Resident:
@@ -102,7 +103,7 @@ class Resident:
             # (a sum of finite numbers that overflows only sends it to the exact check)
             if n_bad or not math.isfinite(preds.item(0) if preds.size == 1 else preds.sum()):
                 try:
-                    _check_finite(batch, preds, self.config.algo)
+                    check_finite(batch, preds, self.config.algo)
                 except Diverged:
                     lr.table[slots], lr.gstate[:], lr.stats[:] = saved
                     raise

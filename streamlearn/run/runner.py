@@ -233,6 +233,11 @@ def _touching_tag_unlabeled(batch: Batch) -> bool:
     return rows.size == 0 or bool(np.isnan(batch.labels[rows[0]]))
 
 
+def input_names(sources: list[str]) -> str:
+    """The inputs as messages name them (``-``, or none: standard input)."""
+    return ", ".join("standard input" if s == "-" else s for s in sources or ["-"])
+
+
 def no_examples(where: str, skipped: int, first_errors: list[str]) -> NoExamples:
     """The error of an input that yielded no usable example (exit 10).
 

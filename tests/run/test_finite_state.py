@@ -15,7 +15,7 @@ import pytest
 
 from streamlearn import model as model_io
 from streamlearn.errors import Diverged
-from streamlearn.run.train import check_model
+from streamlearn.run.finite import check_model
 from tests.test_model import small_model
 from tests.unix import invoke, one_line_error, text_data
 

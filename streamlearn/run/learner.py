@@ -1,0 +1,216 @@
+"""A run's learner: its options and its live state.
+
+:func:`merge_config` resolves a run's options (an initial model's, overridden by
+the ones given); :class:`Learner` is the learner's state -- its kernels' spec,
+weight table, global state and counters -- built fresh or continued from a
+model, and captured as a model (:meth:`Learner.snapshot`);
+:func:`class_weigher` weighs the examples it learns by class (``--classweight``).
+``sl train``, ``sl predict``'s VW learners, the server and the API's live
+learner all build their learner here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.config import FIXED_BY_MODEL, PER_RUN, ConfigError, TrainConfig
+from streamlearn.errors import ModelError, UsageError
+from streamlearn.hashing import CONSTANT_HASH
+from streamlearn.io.batch import Batch
+from streamlearn.learners import resolve, spec_by_name
+from streamlearn.learners.base import (
+    G_CLIP,
+    G_N,
+    G_T,
+    GSTATE_SIZE,
+    LIFETIME_STATS,
+    P_BINARY,
+    P_HOLDOUT,
+    P_HOLDOUT_AFTER,
+    P_LEARN,
+    LearnerSpec,
+    new_stats,
+)
+
+
+def merge_config(model_cfg: TrainConfig | None, explicit: dict,
+                 unrecorded: tuple[str, ...] = ()) -> TrainConfig:  # fmt: skip
+    """Options for a run: the model's (when continuing), overridden by explicit ones.
+
+    Options fixed by the model (bits, algorithm, loss, constant, hashing) may
+    be repeated but not changed, unless its file did not record them
+    (``unrecorded``, :func:`streamlearn.model.unrecorded`: a VW model's loss).
+    Options of one run (:data:`PER_RUN`: passes, holdout, early termination)
+    are never inherited: they are this run's, or the defaults.
+    """
+    try:
+        if model_cfg is None:
+            return TrainConfig(**explicit)
+        defaults = {f.name: f.default for f in fields(TrainConfig)}
+        explicit = {**{k: defaults[k] for k in PER_RUN}, **explicit}
+        for key in FIXED_BY_MODEL:
+            if key in unrecorded or (key == "loss" and explicit.get("test_only")):
+                continue  # not in the file, or only scoring (VW's -t -i reports any loss)
+            if key in explicit and explicit[key] != getattr(model_cfg, key):
+                raise UsageError(
+                    f"--{key.replace('_', '-')} {_shown(explicit[key])} conflicts with the "
+                    f"initial model, which was trained with {key.replace('_', '-')} "
+                    f"{_shown(getattr(model_cfg, key))}"
+                )
+        if unrecorded:  # their defaults, resolved with the run's options (VW's rates)
+            kept = {k: v for k, v in model_cfg.to_dict().items() if k not in unrecorded}
+            return TrainConfig.from_dict({**kept, **explicit})
+        return model_cfg.replace(**explicit)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def _shown(value) -> str:
+    """An option's value as typed (``ab cd`` for repeated ``-q``, ``none`` for none)."""
+    if isinstance(value, tuple):
+        return " ".join(value) if value else "none"
+    return str(value)
+
+
+def _spec(config: TrainConfig) -> LearnerSpec:
+    """The kernels that learn with ``config``'s algorithm and options."""
+    return resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa, config.csoaa,
+                   config.multilabel, config.bootstrap, config.autolink, config.bfgs)
+
+
+@dataclass
+class Learner:
+    """A learner's live state: spec, table, global state, counters."""
+
+    config: TrainConfig
+    spec: LearnerSpec
+    table: np.ndarray
+    gstate: np.ndarray
+    stats: np.ndarray
+    counted: np.ndarray | None = None
+    """The initial model's counters when this run counts from zero (VW's default, without
+    --preserve_performance_counters): added back into the model saved."""
+
+    @classmethod
+    def fresh(cls, config: TrainConfig) -> Learner:
+        spec = _spec(config)
+        params = config.params()
+        table = spec.new_table(config.bits)
+        if config.initial_weight != 0.0:  # VW's --initial_weight: every slot (gd only)
+            table[:, 0] = config.initial_weight
+        elif config.initial_weights != "zero":  # VW's random initial weights (gd only)
+            from streamlearn.learners.initial import initial_weights
+
+            shift = 2 if config.adaptive or config.normalized else 0  # VW's stride shift
+            table[:, 0] = initial_weights(config.initial_weights, config.bits, shift,
+                                          config.seed)  # fmt: skip
+        if config.initial_constant != 0.0:  # VW's -C: the constant's slot
+            table[CONSTANT_HASH & ((1 << config.bits) - 1), 0] = config.initial_constant
+        return cls(config, spec, table, spec.init_gstate(params), new_stats())
+
+    @classmethod
+    def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
+        spec = _spec(config)
+        if spec.name == model.learner:
+            if spec.name == "gd" and model.state.shape[1] == 3:
+                # written before gd kept each slot's last rate (VW's spare float): a zero
+                # rate means "not rated yet", which only a zero-gradient update reads
+                model.state = np.pad(model.state, ((0, 0), (0, 1)))
+            table = model.table(spec.fresh, spec.dtype)
+            gstate = model.gstate.copy()
+            t = model_io.learned_weight(model, config)
+            if t is not None:  # VW's t, counted from this run's --initial_t (as VW)
+                gstate[G_T] = t
+            if config.test_only and model_io.is_vw(model):
+                # VW settles a model's l1 and l2 state into its weights when it only tests
+                spec.rebase(table, gstate, model.config.params())
+            before, now = model.config.params(), config.params()
+            for k in (P_HOLDOUT, P_HOLDOUT_AFTER, P_LEARN, P_BINARY):
+                before[k] = now[k] = 0.0  # per run: no bearing on what is owed
+            if not np.array_equal(before, now) and not model_io.is_vw(model):
+                # e.g. another --l1: settle what each slot owes under the options it
+                # was owed under, so the new ones apply from this run's first step (a VW
+                # model records no --l1, --l2: its state goes on under the new ones, as VW)
+                spec.rebase(table, gstate, before)
+        else:
+            # different regularisers: warm start from the model's current weights,
+            # each slot current at the new learner's initial sums
+            try:
+                old = spec_by_name(model.learner)
+            except ValueError:
+                raise ModelError(
+                    f"the model was written by learner {model.learner!r}, which this sl "
+                    "does not know (a newer version?)"
+                ) from None
+            if old.name == "smidas" or spec.name == "smidas":
+                raise UsageError("cannot change the options of a smidas model")
+            if spec.name == "l0":
+                raise UsageError(
+                    f"cannot continue a {model.learner} model with --algo l0: "
+                    "train l0 from scratch (its heap holds every live weight)"
+                )
+            table = spec.warm_table(config.bits, model.slots, model.weights)
+            gstate = spec.init_gstate(config.params())
+            gstate[G_T] = model.gstate[G_T]
+            gstate[G_N] = model.gstate[G_N]
+            # the prediction range (G_CLIP..G_LABEL_MAX)
+            gstate[G_CLIP:GSTATE_SIZE] = model.gstate[G_CLIP:GSTATE_SIZE]
+        stats = model.stats.copy()
+        want = spec.init_gstate(config.params()).shape[0]  # GSTATE_SIZE but for l0's heap
+        if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != want:
+            raise ModelError("model counters have an unexpected layout")
+        if not config.preserve_performance_counters:
+            return cls(config, spec, table, gstate, new_stats(), counted=stats)
+        return cls(config, spec, table, gstate, stats)
+
+    def snapshot(self, names=None, meta=None, final: bool = False) -> model_io.Model:
+        """The model as it stands; ``final``: the run is over, and the table may be
+        reused for the model's state (:func:`~streamlearn.model.from_training`), after
+        which it is gone (None)."""
+        stats = self.stats
+        if self.counted is not None:
+            stats = stats.copy()
+            stats[LIFETIME_STATS] += self.counted[LIFETIME_STATS]
+        model = model_io.from_training(
+            self.config,
+            self.spec,
+            self.table,
+            self.gstate,
+            stats,
+            self.config.params(),
+            names=names,
+            meta=meta,
+            final=final,
+        )
+        if final:
+            self.table = None  # its rows may have moved: nothing may read it now
+        return model
+
+
+def class_weigher(config: TrainConfig):  # noqa: ANN201 - a function of a batch, or None
+    """VW's ``--classweight``: each learned example's importance weight times its class's
+    multiplier (a new array: a batch replayed by the API is not weighed twice); None when
+    there is none, or nothing is learned (VW weighs examples it learns only)."""
+    table = config.class_weights()
+    if not table or config.test_only:
+        return None
+    keys = np.array(sorted(table), dtype=np.uint64)
+    factors = np.array([table[int(k)] for k in keys], dtype=np.float32)
+
+    def weigh(batch: Batch) -> None:
+        labels = batch.labels
+        known = np.isfinite(labels)
+        klass = np.zeros(labels.shape[0], dtype=np.uint64)
+        klass[known] = np.trunc(labels[known]).astype(np.int64).astype(np.uint64) & 0xFFFFFFFF
+        at = np.minimum(np.searchsorted(keys, klass), len(keys) - 1)
+        hit = known & (keys[at] == klass)
+        if hit.any():
+            w = batch.weights.copy()
+            w[hit] = (w[hit].astype(np.float32) * factors[at[hit]]).astype(np.float64)
+            batch.weights = w
+
+    return weigh
+

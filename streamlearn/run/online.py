@@ -1,0 +1,288 @@
+"""The online learners' passes (``sl train``'s learning loop, single-line examples).
+
+:class:`Run` is one configuration's state through a run (its learner, outputs,
+progressive table, pass log and predictions file); :func:`learn_passes` gives
+every parsed block to every run still learning -- the batches checked on the
+parser's thread, the learners of a grid on both cores (or one example at a
+time under ``sl vw --audit``), predictions checked finite and written, slot
+names collected -- and ends each pass (``--decay_learning_rate``,
+``--save-per-pass``, early termination).  Setting the runs up, the batch
+learners and the outputs at the end are :mod:`streamlearn.run.train`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.config import TrainConfig
+from streamlearn.errors import Diverged
+from streamlearn.io.batch import Batch
+from streamlearn.io.classes import check_classes
+from streamlearn.learners.base import P_ETA0, P_PROGRESS, S_PASS_N, new_rows
+from streamlearn.run.finite import check_finite, check_model
+from streamlearn.run.grid import Configuration
+from streamlearn.run.learner import Learner, class_weigher
+from streamlearn.run.options import Outputs
+from streamlearn.run.passes import Passes, PassLog
+from streamlearn.run.report import ProgressTable
+from streamlearn.run.runner import (
+    BatchChecks,
+    ClassNumbering,
+    FormatGuard,
+    PredictionWriter,
+    prediction_width,
+    prefetch,
+    run_kernel,
+    split_bounds,
+)
+
+LEARN_WORKERS = 2
+"""Threads that run a grid's learners on a block (their kernels release the GIL)."""
+
+
+@dataclass
+class Run:
+    """One configuration's learner, outputs, progressive table and pass log."""
+
+    configuration: Configuration
+    learner: Learner
+    outputs: Outputs
+    params: np.ndarray
+    progress: ProgressTable
+    log: PassLog
+    writer: PredictionWriter
+    rows: np.ndarray = field(default_factory=new_rows)
+    classes: ClassNumbering | None = None
+    """--oaa: how the labels number the classes (the first class in written predictions)."""
+    done: bool = False
+    """Early-terminated (or diverged): reads no more batches."""
+    diverged: str | None = None
+    result: dict = field(default_factory=dict)
+    final: model_io.Model | None = None
+    tally: object | None = None
+    """``sl vw``: what VW counts that the kernels do not (``run/vwconsole.py: Tally``)."""
+    pass_models: list[str] = field(default_factory=list)
+    """--save-per-pass: the pass models written so far."""
+
+
+def mark_diverged(run: Run, e: Diverged, alone: bool) -> None:
+    """A configuration that diverged stops; a run of one configuration fails with it."""
+    if alone:
+        raise e
+    run.diverged = f"{run.configuration.name}: {e.message}"
+    run.done = True
+
+
+def check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:
+    """The format read (the same for every configuration), recorded in each one's options."""
+    fmt = guard.check(batch, runs[0].learner.config).format
+    for run in runs:
+        if run.learner.config.format != fmt:
+            run.learner.config = run.learner.config.replace(format=fmt)
+
+
+def learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: FormatGuard,
+                 checks: BatchChecks, collector, names, bar, board,
+                 end_of_input) -> None:  # fmt: skip
+    """The online learners' passes: every block to every run still learning.
+
+    ``collector``: --invert-hash's names (``io.names.NameCollector``), else the initial
+    model's ``names`` go into the models; ``bar``, ``board``: the progress bar and a grid's
+    table, when there are.  ``end_of_input()`` is called once the first pass has read the
+    whole input.
+    """
+
+    weigh = class_weigher(config)
+    # later passes replayed from the parsed cache bring no text to name slots with
+    replayed = getattr(passes, "use_cache", False) and config.passes > 1
+
+    def snapshot(run: Run, final: bool = False):  # noqa: ANN202 - taken when PassLog asks
+        return functools.partial(
+            run.learner.snapshot, collector.names if collector is not None else names,
+            final=final,
+        )
+
+    pool = _Pool(len(runs))
+    auditor = _auditor(runs, config)
+    try:
+        for pass_no in range(1, config.passes + 1):
+            active = [run for run in runs if not run.done]
+            if not active:
+                break
+            for run in active:
+                run.progress.begin_pass(pass_no, run.learner.stats)
+                run.log.begin(run.learner.stats)
+            if board is not None:
+                board.begin_pass(pass_no)
+            for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs,
+                                           weigh)):  # fmt: skip
+                learning = [run for run in active if not run.done]
+                if auditor is not None:  # one example at a time, each shown before it learns
+                    learned = [auditor.run(functools.partial(_learn, run), run.learner, batch)
+                               for run in learning]  # fmt: skip
+                else:
+                    learned = pool.map(functools.partial(_learn, batch=batch), learning)
+                for run, preds in zip(learning, learned, strict=True):
+                    _learned(run, batch, preds, pass_no, alone=len(runs) == 1)
+                if board is not None:
+                    board.emit()
+                if collector is not None:
+                    _collect(collector, runs, learning, batch, pass_no, replayed)
+                if bar is not None:
+                    bar.update(batch.n)
+            if pass_no == 1:
+                end_of_input()
+            for run in active:
+                if not run.done:  # (else it diverged during this pass)
+                    _end_pass(run, pass_no, snapshot)
+            if board is not None:
+                board.end_pass(active)
+        for run in runs:
+            if run.diverged is None:
+                run.final = run.log.final_model(snapshot(run, final=True))
+                run.result = run.log.report()
+    finally:
+        pool.close()
+
+
+def _auditor(runs: list[Run], config: TrainConfig):  # noqa: ANN202 - a vwaudit.Auditor or None
+    """``sl vw --audit``: each example shown as VW shows it, before it is learned (not for
+    one-against-all but gd's without probabilities)."""
+    if runs[0].outputs.audit and runs[0].outputs.vw_format and not (
+        config.oaa and (config.algo != "gd" or runs[0].outputs.probabilities)
+    ):
+        from streamlearn.run.vwaudit import Auditor
+
+        return Auditor(config)
+    return None
+
+
+def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks: BatchChecks,
+             runs: list[Run], weigh=None) -> Iterator[Batch]:  # noqa: ANN001  # fmt: skip
+    """``batches`` checked (format, malformed lines, labels) on the parser's side of
+    :func:`~streamlearn.run.runner.prefetch`, so that the learners' thread only learns."""
+    for batch in batches:
+        if pass_no == 1:
+            check_format(guard, batch, runs)
+            checks.check(batch)
+        elif checks.classes:  # the cache replays labels as parsed
+            check_classes(batch, checks.classes)
+        elif checks.zero_to_negative:
+            batch.labels[batch.labels == 0.0] = -1.0
+        if weigh is not None:
+            weigh(batch)
+        yield batch
+
+
+def _learn(run: Run, batch: Batch) -> np.ndarray:
+    """Run the learner's kernel over one batch; return its predictions (VW's ``-r``:
+    followed by the scores before clipping, :func:`~streamlearn.run.runner.run_kernel`)."""
+    if run.params[P_PROGRESS] < 0 and run.rows.shape[0] < batch.n:  # -P N: a line every N
+        run.rows = np.zeros((batch.n, run.rows.shape[1]))
+    # VW's -r: the kernel writes the unclipped scores after the predictions
+    raw = bool(run.outputs.raw_predictions and run.outputs.vw_format)
+    learner = run.learner
+    return run_kernel(
+        learner.spec.train_batch, learner.table, learner.gstate, run.params,
+        learner.config.loss_id, batch, learner.stats, run.rows, prediction_width(learner.config),
+        raw, learner.config.bootstrap > 0,
+    )  # fmt: skip
+
+
+def _learned(run: Run, batch: Batch, preds: np.ndarray, pass_no: int, alone: bool) -> None:
+    """One run's predictions of a batch it learned: its table's lines, the finite check,
+    VW's counts, and the predictions written (the first pass's; every pass's for ``sl vw``)."""
+    raw = None
+    preds, bounds = split_bounds(preds, batch.n)
+    if preds.ndim == 1 and preds.shape[0] == 2 * batch.n:  # VW's -r
+        preds, raw = preds[: batch.n], preds[batch.n :]
+        raw[batch.status != 0] = np.nan
+    first = run.classes.after(batch) if run.classes is not None else 1
+    run.progress.emit(run.learner.stats, run.rows)
+    try:
+        cfg = run.learner.config
+        check_finite(batch, preds, cfg.algo, cfg.csoaa)
+    except Diverged as e:
+        mark_diverged(run, e, alone)
+        return
+    if run.tally is not None:
+        run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no)
+    if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
+        run.writer.write(batch, preds, first, run.classes.predicted if run.classes else None,
+                         raw, bounds)  # fmt: skip
+
+
+def _collect(collector, runs: list[Run], learning: list[Run], batch: Batch, pass_no: int,
+             replayed: bool) -> None:  # noqa: ANN001 - an io.names.NameCollector  # fmt: skip
+    """--invert-hash: the names of the slots ``batch`` used."""
+    if runs[0].outputs.vw_format:
+        if pass_no == 1:  # VW names every slot it saw, on the first pass
+            collector.add(batch)
+        return
+    collector.add(batch)
+    if not replayed:  # a slot's name is pruned only if a later pass names it again
+        collector.prune([run.learner.table[:, 0] for run in learning
+                         if run.diverged is None])  # fmt: skip
+
+
+def _end_pass(run: Run, pass_no: int, snapshot) -> None:  # noqa: ANN001 - learn_passes'
+    """A pass's end for a run still learning: the learner's finish, the pass log (early
+    termination), a converged --bfgs, --save-per-pass and --decay_learning_rate."""
+    if run.learner.spec.finish is not None:
+        run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
+    # --save-per-pass: one copy of the model, for its file and a new best pass
+    model = snapshot(run)() if run.outputs.save_per_pass else None
+    if run.log.end(run.learner.stats, snapshot(run) if model is None else lambda m=model: m):
+        run.done = True
+    if run.learner.spec.stopped is not None and run.learner.spec.stopped(run.learner.gstate):
+        run.done = True  # (--bfgs: converged)
+    if model is not None:
+        run.pass_models.append(_save_pass(model, run.outputs, pass_no))
+    _decay(run)
+
+
+def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> str:
+    """VW's ``--save_per_pass``: the model as it stands after pass ``pass_no``, written
+    at once (atomically) to ``final_model.N`` (returned); the run's other outputs wait
+    for its end."""
+    check_model(model)
+    path = f"{outputs.final_model}.{pass_no}"
+    model_io.save(model, path, outputs.model_format, outputs.link)
+    return path
+
+
+def _decay(run: Run) -> None:
+    """VW's ``--decay_learning_rate``: the rate of the next pass, times the factor (in
+    float32, as VW); a learner whose ledger holds the rate is settled first."""
+    d = run.learner.config.decay_learning_rate
+    if d == 1.0:
+        return
+    if run.learner.spec.name not in ("gd", "ftrl"):
+        run.learner.spec.rebase(run.learner.table, run.learner.gstate, run.params)
+    run.params[P_ETA0] = float(np.float32(np.float32(run.params[P_ETA0]) * np.float32(d)))
+
+
+class _Pool:
+    """The learners of a grid on both cores (their kernels release the GIL); one runs inline."""
+
+    def __init__(self, n: int) -> None:
+        self._executor = None
+        if n > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=min(n, LEARN_WORKERS),
+                                                thread_name_prefix="sl-learn")  # fmt: skip
+
+    def map(self, fn, items: list) -> list:
+        if self._executor is None or len(items) == 1:
+            return [fn(x) for x in items]
+        return list(self._executor.map(fn, items))
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
