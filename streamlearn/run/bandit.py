@@ -33,10 +33,14 @@ from streamlearn import model as model_io
 from streamlearn.config import TrainConfig
 from streamlearn.errors import ModelError, UsageError
 from streamlearn.io.batch import Block
-from streamlearn.io.labels import LABEL_CB, LABEL_CS
+from streamlearn.io.examples import Part, Tags
 from streamlearn.learners import cb_adf, csoaa_ldf
+from streamlearn.reductions import reduction_of
+from streamlearn.reductions.base import Seen
+from streamlearn.reductions.cb_adf import cb_part
+from streamlearn.reductions.options import Multiline, config_of
 from streamlearn.run.bandit_options import BANDIT_OPTIONS, EXPLORE_NAMES, multiline_of  # noqa: F401
-from streamlearn.run.multiline import Multiline, _Explore, _g, _Part, report_bad
+from streamlearn.run.mlpasses import Holdout, cb_width, prepare, report_bad
 
 META = "multiline"
 """The key of a bandit model's reduction in the model file's ``meta`` (its state: ``bandit``)."""
@@ -44,27 +48,6 @@ META = "multiline"
 def is_bandit(m: model_io.Model | None) -> bool:
     """Whether ``m`` is a multiline reduction's model (:meth:`Bandit.to_model`)."""
     return m is not None and isinstance(m.meta.get(META), dict)
-
-
-class _Capture(_Explore):
-    """The explorer of ``sl vw``, its pmf kept instead of written."""
-
-    last: tuple = ()
-
-    def write(self, part: _Part, acts: np.ndarray, probs: np.ndarray, pred_lines) -> None:  # noqa: ANN001
-        self.last = (acts, probs)
-
-
-@dataclass
-class Step:
-    """What one batch of examples gave (before each was learned)."""
-
-    part: _Part
-    actions: np.ndarray | None = None  # explore: the pmf's actions, per action line
-    probs: np.ndarray | None = None  # explore: their probabilities
-    scores: np.ndarray | None = None  # cb_adf/csoaa_ldf: each line's score
-    order: np.ndarray | None = None  # per example, its actions sorted by (score, action)
-    pred: np.ndarray | None = None  # csoaa_ldf: each example's predicted class
 
 
 class Bandit:
@@ -85,7 +68,8 @@ class Bandit:
         self.loss_id = config.loss_id
         self.cb_type = cb_adf.CB_TYPES[ml.cb_type]
         self.step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
-        self.kind = LABEL_CS if ml.reduction == "csoaa_ldf" else LABEL_CB
+        red = reduction_of(ml)
+        self.kind = red.label_kind
         self.full = config.namespaces() or compile_interactions()
         full = self.full
         self.parse_inter = dataclasses.replace(
@@ -95,7 +79,10 @@ class Bandit:
         if ml.reduction == "cb" and full.crosses_or_filters:
             raise UsageError("--cb K with interactions or namespace filters is not supported yet "
                              "(VW crosses its rewritten indices); use --cb-adf")  # fmt: skip
-        self.xp = _Capture(ml, config) if ml.explore else None
+        self.learner = red.learner(ml, config)
+        """The reduction's learner (:mod:`streamlearn.reductions`): this object is its state."""
+        self.xp = getattr(self.learner, "xp", None)
+        """The explorer's state (:class:`~streamlearn.reductions.explore.Explorer`), if any."""
         gstate = csoaa_ldf.init_gstate(self.params)
         if self.xp is not None:
             gstate = self.xp.grow(gstate, self.cb_type)  # (sets the bag's layout too)
@@ -134,99 +121,34 @@ class Bandit:
 
     # -- examples ---------------------------------------------------------------------------
 
-    def parse(self, block: Block) -> _Part:
+    def parse(self, block: Block) -> Part:
         """A block of whole multiline examples (``--cb K``: single lines) made ready."""
         from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
-        from streamlearn.run.multiline import _cb_part, _prepare
 
         cfg = self.config
         if self.ml.reduction == "cb":
-            return _cb_part(self.ml, cfg, block, self.parse_inter)
+            return cb_part(block, cfg.bits, cfg.constant, self.parse_inter, self.ml.actions,
+                           cb_width(self.ml))  # fmt: skip
         ex = parse_examples(block, cfg.bits, cfg.constant, self.parse_inter, self.kind)
         mg = cross_merged(merge_shared(ex), self.full, cfg.bits)
-        return _prepare(self.ml, ex, mg)
+        return prepare(self.ml, ex, mg)
 
-    def run(self, part: _Part, holdout: np.ndarray | None = None) -> Step:
+    def run(self, part: Part, holdout: np.ndarray | None = None) -> Seen:
         """Score each example of ``part`` (the pmf with an explorer) and learn the labeled
-        ones (unless ``test_only``), as ``sl vw`` does a batch."""
-        mg = part.mg
-        m = mg.act_ptr.shape[0] - 1
-        out = Step(part)
+        ones (unless ``test_only``), as ``sl vw`` does a batch: the reduction's learner
+        over this learner's state."""
+        m = part.mg.act_ptr.shape[0] - 1
         if m == 0:
-            return out
+            return Seen(part)
         ho = np.zeros(m, dtype=np.bool_) if holdout is None else holdout
-        rows = mg.row.shape[0]
-        scores = np.zeros(rows, dtype=np.float32)
-        order = np.zeros(rows, dtype=np.int64)
-        sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
-        if self.ml.reduction == "csoaa_ldf":
-            pred = np.zeros(m, dtype=np.int64)
-            s6 = np.zeros(6)
-            csoaa_ldf.train_examples(
-                self.tables, sub, self.gstate, self.params, self.loss_id, self.ml.classifier,
-                mg.act_ptr, mg.indptr, mg.indices, mg.values, part.lab_n, part.lab_cls,
-                part.lab_cost, ho, s6, scores, order, pred,
-            )  # fmt: skip
-            self.stats[:6] += s6
-            out.scores, out.order, out.pred = scores, order, pred
-            return out
-        need = int(np.diff(mg.act_ptr).max()) + 1
-        if need > self.dr_prev.shape[0]:
-            self.dr_prev = np.concatenate([self.dr_prev, np.zeros(need - self.dr_prev.shape[0])])
-        if self.xp is not None:
-            self.xp.batch((self.tables, sub, self.step), self.table, self.gstate, self.params,
-                          self.loss_id, self.cb_type, part, ho, self.stats, self.dr_prev,
-                          None)  # fmt: skip
-            out.actions, out.probs = self.xp.last
-            return out
-        cb_adf.train_examples(
-            self.tables, sub, self.step, self.gstate, self.params, self.loss_id, self.cb_type,
-            self.ml.clip_p, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost,
-            part.prob, ho, self.ml.reduction != "cb", self.stats, self.dr_prev, scores, order,
-            np.zeros(m),
-        )  # fmt: skip
-        out.scores, out.order = scores, order
-        return out
+        return self.learner.learn(self, part, ho)
 
-    def lines(self, step: Step, vw: bool = False) -> list[str]:
+    def lines(self, step: Seen, vw: bool = False) -> list[str]:
         """The ``-p`` lines of a step: sl's (one per example, module doc), or with ``vw``
         VW's (each example's then a blank line; ``--csoaa-ldf``: one per action line)."""
-        from streamlearn.learners.explore import pmf_text
-
-        part = step.part
-        ptr = part.mg.act_ptr
-        out = []
-        end = "\n\n" if vw else "\n"
-        for e in range(ptr.shape[0] - 1):
-            lo, hi = int(ptr[e]), int(ptr[e + 1])
-            tag = part.tags[e].decode("utf-8", "replace")
-            t = " " + tag if tag else ""
-            if step.probs is not None:
-                out.append(pmf_text(step.actions[lo:hi], step.probs[lo:hi], tag)[:-1]
-                           + ("\n" if vw else ""))  # fmt: skip
-            elif step.pred is None:
-                order, scores = step.order, step.scores
-                if self.ml.rank_all:
-                    out.append(",".join(f"{int(order[i])}:{_g(float(scores[lo + order[i]]))}"
-                                        for i in range(lo, hi)) + t + end)  # fmt: skip
-                else:
-                    out.append(f"{int(order[lo])}{t}{end}")
-            elif self.ml.csoaa_rank:
-                order, scores = step.order, step.scores
-                out.append(",".join(f"{int(part.lab_cls[lo + order[i]])}:"
-                                    f"{_g(float(scores[lo + order[i]]))}"
-                                    for i in range(lo, hi)) + end)  # fmt: skip
-            elif vw:
-                done = False
-                for r in range(lo, hi):
-                    if not done and part.lab_cls[r] == step.pred[e] and part.lab_n[r] > 0:
-                        out.append(f"{int(step.pred[e])}\n")
-                        done = True
-                    else:
-                        out.append("0\n")
-                out.append("\n")
-            else:
-                out.append(f"{int(step.pred[e])}\n")
+        out: list[str] = []
+        if step.part.mg.act_ptr.shape[0] > 1:
+            self.learner.write(step, out, vw)
         return out
 
     # -- the model --------------------------------------------------------------------------
@@ -281,11 +203,11 @@ class Bandit:
         """The learner of VW's model file of a multiline reduction (``vw -f``, ``sl vw -f``;
         :mod:`streamlearn.run.mlmodel`): ``bandit`` holds its options, the model's merged in
         (``sl vw`` merges them, ``cli/vw.py``), ``learn`` the TrainConfig fields given."""
-        from streamlearn.run.multiline import _config, _start
+        from streamlearn.run.mlmodel import start
 
         ml = Multiline(**bandit)
-        options, table, gstate, counts, counter, _ = _start(path, ml, learn)
-        b = cls(_config(options), ml)
+        options, table, gstate, counts, counter, _ = start(path, ml, learn)
+        b = cls(config_of(options), ml)
         b.table, b.tables = table, cb_adf.tables_of(table)
         b.gstate = b.xp.grow(gstate, b.cb_type) if b.xp is not None else gstate
         b.stats[cb_adf.EVENTS], b.stats[cb_adf.ACTIONS] = counts
@@ -327,7 +249,6 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
 
 def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
            test_only: bool) -> dict:  # noqa: ANN001  # fmt: skip
-    from streamlearn.run.multiline import _config
     from streamlearn.run.train import check_model, merge_config
 
     start = start_model
@@ -340,12 +261,12 @@ def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
         config = merge_config(start.config, dict(learn))
         if test_only:
             config = config.replace(test_only=True)
-        _config({"algo": config.algo})
+        config_of({"algo": config.algo})
         b = Bandit.from_model(start, config, bandit)
     else:
         if not bandit.get("reduction"):
             raise UsageError("a bandit needs --cb-adf, --cb K or --csoaa-ldf")
-        config = _config(dict(learn))
+        config = config_of(dict(learn))
         b = Bandit(config, Multiline(**bandit))
     say = console.say
     since = b.stats.copy()
@@ -355,12 +276,11 @@ def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
     want = bool(outputs.predictions)
     kept: list = []
     malformed = 0
-    best = np.inf
-    no_win = 0
+    holdout = Holdout(b.stats, config.early_terminate)
     used = 0
     for npass in range(passes):
         used = npass + 1
-        ho_before = (b.stats[cb_adf.HO_N], b.stats[cb_adf.HO_LOSS])
+        holdout.begin()
         src = _blocks(b, inputs) if npass == 0 else iter(kept)
         n = 0
         for part in src:
@@ -376,21 +296,14 @@ def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
             step = b.run(part, ho)
             if want and npass == 0:
                 preds.extend(b.lines(step))
-        if period:
-            n_ho = b.stats[cb_adf.HO_N] - ho_before[0]
-            this = (b.stats[cb_adf.HO_LOSS] - ho_before[1]) / n_ho if n_ho > 0 else np.inf
-            if this < best:
-                best, no_win = this, 0
-            elif np.isfinite(this) or np.isfinite(best):
-                no_win += 1
-                if no_win >= config.early_terminate:
-                    break
+        if period and holdout.stop():
+            break
     if b.stats[cb_adf.N_EX] == since[cb_adf.N_EX] and not inputs.allow_empty:
         from streamlearn.errors import NoExamples
 
         raise NoExamples("no usable multiline example in the input")
     out = {**b.summary(since), "passes": used, "malformed": malformed,
-           "best_holdout": float(best) if np.isfinite(best) else None}  # fmt: skip
+           "best_holdout": float(holdout.best) if np.isfinite(holdout.best) else None}  # fmt: skip
     final = getattr(outputs, "final_model", None)
     model = b.to_model() if final and not test_only else None
     if model is not None:
@@ -400,9 +313,9 @@ def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
 
     with staging() as stage:  # every output written in full before any is visible
         if want:
-            from streamlearn.run.multiline import _write
+            from streamlearn.run.mlsummary import write_text
 
-            _write(outputs.predictions, "".join(preds))
+            write_text(outputs.predictions, "".join(preds))
         if outputs.report:
             import json
 
@@ -571,7 +484,7 @@ PARSED = 256
 context and actions does not parse them again."""
 
 
-def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> _Part:
+def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> Part:
     """The examples of the API's lists, parsed and made ready (errors: ``ValueError``)."""
     if len(actions) != len(contexts) or (labels is not None and len(labels) != len(contexts)):
         raise ValueError("contexts, actions (and labels) of different lengths")
@@ -605,10 +518,12 @@ def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> _
         cost = np.array([lab[1] for lab in labels], dtype=np.float64)
         prob = np.array([lab[2] for lab in labels], dtype=np.float64)
     none = np.zeros(0)
-    return _Part(mg, chosen, cost, prob, none, none, none, [b""] * m, lines, [])
+    no_tags = Tags(np.zeros(0, dtype=np.uint8), np.zeros(m, dtype=np.int64),
+                   np.zeros(m, dtype=np.int64))  # fmt: skip
+    return Part(mg, chosen, cost, prob, none, none, none, no_tags, lines, [])
 
 
-def _pmfs(b: Bandit, step: Step) -> list[np.ndarray]:
+def _pmfs(b: Bandit, step: Seen) -> list[np.ndarray]:
     ptr = step.part.mg.act_ptr
     out = []
     for e in range(ptr.shape[0] - 1):
@@ -728,7 +643,6 @@ class BanditServed:
 
     def _run(self, data: bytes, source: str, start: int) -> tuple[bytes, int, int]:
         from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
-        from streamlearn.run.multiline import _prepare
 
         b = self.bandit
         cfg = b.config
@@ -737,7 +651,7 @@ class BanditServed:
         if ex.m == 0:
             return b"", 0, 0
         mg = cross_merged(merge_shared(ex), b.full, cfg.bits)
-        part = _prepare(b.ml, ex, mg)
+        part = prepare(b.ml, ex, mg)
         for msg in part.bad[:3]:
             self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
         step = b.run(part)
@@ -775,7 +689,8 @@ class BanditServed:
         as ``sl vw -f`` writes a bandit's) or sl's, which keeps the whole explorer state."""
         b = self.bandit
         if fmt in ("vw", "vw_predict_only"):
-            from streamlearn.run.multiline import Fitted, save
+            from streamlearn.run.mlmodel import save
+            from streamlearn.run.mlpasses import Fitted
 
             fitted = Fitted(b.table, b.gstate, b.stats, [], {}, False, explorer=b.xp)
             save(fitted, b.ml, dataclasses.asdict(b.config), target, fmt)

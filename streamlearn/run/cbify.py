@@ -44,10 +44,13 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.learners import explore as ex
     from streamlearn.learners.base import fresh_table
     from streamlearn.learners.cb_to_adf import copy_to_adf, index_mask, index_scale
-    from streamlearn.run.multiline import _config, _Explore, _summary, _write, report_bad
+    from streamlearn.reductions.explore import Explorer
+    from streamlearn.reductions.options import config_of
+    from streamlearn.run.mlpasses import report_bad
+    from streamlearn.run.mlsummary import summary_lines, write_text
 
     begun = _begin(learn, ml, inputs)
-    cfg = _config(begun[0] if begun else learn)
+    cfg = config_of(begun[0] if begun else learn)
     k = ml.cbify
     if cfg.passes > 1:
         raise UsageError("--cbify with --passes: not supported yet")
@@ -57,7 +60,7 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.io.labels import LABEL_CS, read_labels
 
     parse_inter = dataclasses.replace(full, label_kind=LABEL_CS if ml.cbify_cs else 0)
-    from streamlearn.run.multiline import cover_cb_type
+    from streamlearn.run.mlpasses import cover_cb_type
 
     cover_cb_type(ml, console.say)
     cb_type = cb_adf.CB_TYPES[ml.cb_type]
@@ -66,12 +69,12 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     table = begun[1] if begun else fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
     tables = cb_adf.tables_of(table)
     gstate = begun[2] if begun else csoaa_ldf.init_gstate(params)
-    xp = _Explore(ml, cfg)
+    xp = Explorer(ml, cfg)
     gstate = xp.grow(gstate, cb_type)
     w = 2 if cb_type == cb_adf.DR else 1
     below = w * ml.bag if xp.kind == ex.BAG else w
     if xp.kind == ex.COVER:
-        from streamlearn.run.multiline import feature_width
+        from streamlearn.run.mlpasses import feature_width
 
         below = feature_width(ml)  # (xp.width is 1: the copies' indices are VW's)
     if xp.kind == ex.BAG:
@@ -158,13 +161,13 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
                   out_ptr, out_idx, out_val, one, cost, p, ho, scratch, dr_prev, scores, order,
                   acts, probs)  # fmt: skip
     if outputs.predictions:
-        _write(outputs.predictions, "".join(preds))
+        write_text(outputs.predictions, "".join(preds))
     stats[cb_adf.N_LAB] = n_lab
     stats[cb_adf.LOSS] = n_wrong
     n_ex = int(stats[cb_adf.N_EX])
     summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
                "loss": n_wrong / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
-    _summary(say, summary, stats, False)
+    summary_lines(say, summary, stats, False)
     if outputs.final_model:
         _save(outputs, ml, cfg, table, gstate, stats, scratch, xp, summary)
     return summary
@@ -183,9 +186,9 @@ def _begin(learn: dict, ml, inputs):  # noqa: ANN001, ANN202
                              "as VW")  # fmt: skip
     if not inputs.initial_model:
         return None
-    from streamlearn.run.multiline import _start
+    from streamlearn.run.mlmodel import start
 
-    return _start(inputs.initial_model, ml, learn)
+    return start(inputs.initial_model, ml, learn)
 
 
 def _resume(begun, xp, scratch: np.ndarray) -> None:  # noqa: ANN001
@@ -203,7 +206,8 @@ def _save(outputs, ml, cfg, table, gstate, stats, scratch, xp, summary: dict) ->
     """``-f``: the run's model in VW's format (:func:`streamlearn.run.multiline.save`):
     cb_explore_adf's state with cbify's options in the header."""
     from streamlearn.learners import cb_adf
-    from streamlearn.run.multiline import Fitted, save
+    from streamlearn.run.mlmodel import save
+    from streamlearn.run.mlpasses import Fitted
 
     kept = stats.copy()  # (the run's counts; mtr's sums are those the kernels kept)
     kept[cb_adf.EVENTS], kept[cb_adf.ACTIONS] = scratch[cb_adf.EVENTS], scratch[cb_adf.ACTIONS]
@@ -235,18 +239,14 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.learners import cb_adf, csoaa_ldf
     from streamlearn.learners import explore as ex
     from streamlearn.learners.base import G_N, fresh_table
+    from streamlearn.reductions.explore import Explorer
+    from streamlearn.reductions.options import config_of
     from streamlearn.run.mlconsole import Progress
-    from streamlearn.run.multiline import (
-        _config,
-        _Explore,
-        _summary,
-        _write,
-        cover_cb_type,
-        report_bad,
-    )
+    from streamlearn.run.mlpasses import cover_cb_type, report_bad
+    from streamlearn.run.mlsummary import summary_lines, write_text
 
     begun = _begin(learn, ml, inputs)
-    cfg = _config(begun[0] if begun else learn)
+    cfg = config_of(begun[0] if begun else learn)
     if cfg.passes > 1:
         raise UsageError("--cbify_ldf with --passes: not supported yet")
     cbify_ml = ml  # (the model's options: --cbify_ldf's)
@@ -257,7 +257,7 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     params = cfg.params()
     table = begun[1] if begun else fresh_table(cfg.bits, (0.0, 0.0, 0.0, 0.0), np.float32)
     tables = cb_adf.tables_of(table)
-    xp = _Explore(ml, cfg)
+    xp = Explorer(ml, cfg)
     gstate = xp.grow(begun[2] if begun else csoaa_ldf.init_gstate(params), cb_type)
     stats = np.zeros(cb_adf.STATS)
     scratch = np.zeros(cb_adf.STATS)
@@ -348,13 +348,13 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
             # examples only): gd's rate, and the model's t, keep the t it started with
             gstate[G_N] = t_start
     if outputs.predictions:
-        _write(outputs.predictions, "".join(preds))
+        write_text(outputs.predictions, "".join(preds))
     n_ex = int(stats[cb_adf.N_EX])
     n_lab = stats[cb_adf.N_LAB]
     summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
                "loss": stats[cb_adf.LOSS] / n_lab if n_lab else None,
                "malformed": malformed}  # fmt: skip
-    _summary(say, summary, stats, False, progress)
+    summary_lines(say, summary, stats, False, progress)
     if outputs.final_model:
         _save(outputs, cbify_ml, cfg, table, gstate, stats, scratch, xp, summary)
     return summary
@@ -363,11 +363,13 @@ def run_ldf(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
 def _ldf_parts(cfg, inputs):  # noqa: ANN001, ANN202
     """``--cbify_ldf``'s examples, parsed as ``--csoaa_ldf``'s but with a shared line kept
     as an action row (:func:`run_ldf`); with each row, whether it was a shared line."""
+    from streamlearn.io.examples import crossed, parse_options
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.labels import LABEL_CS, ROW_SHARED
     from streamlearn.io.multiline import example_blocks, merge_shared, parse_examples
     from streamlearn.io.reader import iter_blocks
-    from streamlearn.run.multiline import Multiline, _crossed, _prepare, parse_options
+    from streamlearn.reductions.options import Multiline
+    from streamlearn.run.mlpasses import prepare
 
     full = cfg.namespaces() or compile_interactions()
     parse_inter = parse_options(full, LABEL_CS)
@@ -379,8 +381,8 @@ def _ldf_parts(cfg, inputs):  # noqa: ANN001, ANN202
         shared = (flags & ROW_SHARED) != 0
         labels = dataclasses.replace(ex.labels, flags=flags & ~np.int64(ROW_SHARED))
         ex = dataclasses.replace(ex, labels=labels)
-        part = _prepare(ml, ex, merge_shared(ex))
-        _crossed(part, full, cfg.bits)
+        part = prepare(ml, ex, merge_shared(ex))
+        crossed(part, full, cfg.bits)
         yield part, shared[part.mg.row]
 
 
@@ -461,15 +463,17 @@ def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN0
     from streamlearn.learners import cb_adf, cb_algs
     from streamlearn.learners import explore as ex
     from streamlearn.learners.base import fresh_table
+    from streamlearn.reductions.options import config_of
     from streamlearn.run.cblegacy import Legacy
-    from streamlearn.run.multiline import _config, _summary, _write, report_bad
+    from streamlearn.run.mlpasses import report_bad
+    from streamlearn.run.mlsummary import summary_lines, write_text
 
     if inputs.initial_model:
         raise UsageError("-i with --cbify: not supported yet")
     if outputs.final_model:
         raise UsageError("-f with --cbify --cb_force_legacy: not supported yet (VW's legacy cb "
                          "model is not written; without --cb_force_legacy it is)")  # fmt: skip
-    cfg = _config(learn)
+    cfg = config_of(learn)
     k = ml.cbify
     if cfg.passes > 1:
         raise UsageError("--cbify with --passes: not supported yet")
@@ -549,11 +553,11 @@ def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN0
                 lg.cover,
             )  # fmt: skip
     if outputs.predictions:
-        _write(outputs.predictions, "".join(preds))
+        write_text(outputs.predictions, "".join(preds))
     stats[cb_adf.N_LAB] = n_lab
     stats[cb_adf.LOSS] = n_wrong
     n_ex = int(stats[cb_adf.N_EX])
     summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
                "loss": n_wrong / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
-    _summary(say, summary, stats, False)
+    summary_lines(say, summary, stats, False)
     return summary

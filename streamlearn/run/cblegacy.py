@@ -57,12 +57,12 @@ def check(ml) -> None:  # noqa: ANN001
 
 
 def part(ml, cfg, block, parse_inter):  # noqa: ANN001, ANN201
-    """One block of ``--cb K`` lines as a :class:`~streamlearn.run.multiline._Part` of one
+    """One block of ``--cb K`` lines as a :class:`~streamlearn.io.examples.Part` of one
     row per example, with its :class:`Entries` in ``legacy``."""
+    from streamlearn.io.examples import Part, Tags, example_nnz
     from streamlearn.io.labels import LABEL_CB, ROW_SHARED, read_labels
     from streamlearn.io.multiline import Merged
     from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
-    from streamlearn.run.multiline import _example_nnz, _Part, _Tags
 
     b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
     if b.err_pos is None:
@@ -105,11 +105,11 @@ def part(ml, cfg, block, parse_inter):  # noqa: ANN001, ANN201
     entries = Entries(e_ptr, lab.cls[pick].astype(np.int64), lab.cost[pick], lab.prob[pick],
                       policy)  # fmt: skip
     bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
-    tags = _Tags(b.block.data, b.tag_start[rows], b.tag_end[rows])
+    tags = Tags(b.block.data, b.tag_start[rows], b.tag_end[rows])
     none = np.zeros(0)
     m = rows.shape[0]
-    feats = _example_nnz(mg)
-    out = _Part(mg, np.full(m, -1, dtype=np.int64), np.zeros(m), np.ones(m), none, none, none,
+    feats = example_nnz(mg)
+    out = Part(mg, np.full(m, -1, dtype=np.int64), np.zeros(m), np.ones(m), none, none, none,
                 tags, b.line[rows], bad, None, feats, feats)  # fmt: skip
     out.legacy = entries
     return out
@@ -186,7 +186,7 @@ class Legacy:
             self._raw(part, raw_out)
 
     def _progress(self, progress, npass, part, labeled, ho, loss, pred, pmf) -> None:  # noqa: ANN001
-        from streamlearn.run.mlconsole import cb_label
+        from streamlearn.reductions.text import cb_label
 
         en = part.legacy
         explore = self.explore != cb_algs.NONE

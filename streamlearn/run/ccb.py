@@ -338,13 +338,15 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     ``explorer`` is the run (its explorer's counter and the generator's state, which a
     model keeps).  ``counter``: a continued model's explorer's (``--first``'s examples
     still to explore)."""
+    from streamlearn.io.example_cache import tee
+    from streamlearn.io.examples import parse_options
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.labels import LABEL_CB
     from streamlearn.io.multiline import example_blocks, example_starts
     from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
     from streamlearn.io.reader import iter_blocks
     from streamlearn.learners import cb_adf
-    from streamlearn.run.multiline import Fitted, _tee, parse_options, report_bad
+    from streamlearn.run.mlpasses import Fitted, report_bad
 
     if max(1, cfg.passes) > 1:
         raise UsageError(f"--{_option(ml)} with --passes: not supported yet (one pass)")
@@ -370,7 +372,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
     blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
     if cache.tee is not None:
-        blocks = _tee(blocks, cache.tee)
+        blocks = tee(blocks, cache.tee)
     json_fmt = cfg.format in ("json", "dsjson")
     if not json_fmt:
         blocks = example_blocks(blocks)

@@ -4,7 +4,7 @@
 VW's gd prints one audit each time it predicts or learns a line: the line's clipped
 prediction (and its tag), then its features as ``name:slot:value:weight`` (``@`` and the
 adaptive sum when gd is adaptive), in decreasing order of ``|weight x value|``, ties in
-the line's order (:func:`streamlearn.run.vwaudit._cells`).  A line is an action line with
+the line's order (:func:`streamlearn.run.vwaudit.feature_cells`).  A line is an action line with
 the shared line merged as VW's ``shared_feature_merger`` merges it: the action's
 namespaces in order, each followed by the shared features of the same namespace, its
 constant, then the shared line's other namespaces; its crosses after.
@@ -46,7 +46,7 @@ from streamlearn.learners.base import (
     P_L2,
 )
 from streamlearn.learners.losses import LOGISTIC, POISSON
-from streamlearn.run.vwaudit import _cells
+from streamlearn.run.vwaudit import feature_cells
 from streamlearn.run.vwformat import fixed
 
 F32 = np.float32
@@ -82,7 +82,7 @@ def check(ml, learn: dict) -> None:  # noqa: ANN001 - a run.multiline.Multiline
     elif ml.explore == "squarecb" and ml.elim:
         why = "--elim"
     if ml.reduction not in ("csoaa_ldf", "cb_adf") or ml.legacy or ml.evaluate or why:
-        from streamlearn.run.mloutputs import reduction_name
+        from streamlearn.reductions.options import reduction_name
 
         what = why or reduction_name(ml)
         raise UsageError(f"sl vw: --audit is not written for {reduction_name(ml)} with {what} "
@@ -265,7 +265,7 @@ class Audit:
         names = [n for _, n, _ in feats]
         if self.nameless:
             names = [n if n == "Constant" else "" for n in names]
-        return fixed(float(pred) + 0.0).encode("ascii") + tag + b"\n" + _cells(
+        return fixed(float(pred) + 0.0).encode("ascii") + tag + b"\n" + feature_cells(
             names, slots, x, w, shown, g)
 
     def _score(self, table, gstate, mg, r: int) -> F32:  # noqa: ANN001

@@ -23,25 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from streamlearn.reductions import reduction_of
+
 F32 = np.float32
-
-
-def fmt_float(x: float, places: int = 2) -> str:
-    """VW's ``fmt_float``: fixed ``places`` decimals, trailing zeros and point dropped."""
-    s = f"{float(F32(x)):.{places}f}"
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return s
-
-
-def fmt_g2(x: float) -> str:
-    """A float streamed with precision 2 (VW's ``known_cost_to_str``): ``%.2g``."""
-    return f"{float(F32(x)):.2g}"
-
-
-def cb_label(index: int, cost: float, prob: float) -> str:
-    """The ``current label`` of a labeled cb example: action index, cost, probability."""
-    return f"{index}:{fmt_g2(cost)}:{fmt_g2(prob)}"
 
 
 def learners(ml, algo: str = "gd") -> tuple[str, str, str]:  # noqa: ANN001
@@ -55,31 +39,7 @@ def learners(ml, algo: str = "gd") -> tuple[str, str, str]:  # noqa: ANN001
         from streamlearn.run.cblegacy import learners as legacy
 
         return legacy(ml)
-    if ml.reduction == "csoaa_ldf":
-        if ml.csoaa_rank:
-            return f"{base}, csoaa_ldf-rank, shared_feature_merger", "CS", "ACTION_SCORES"
-        return f"{base}, csoaa_ldf, shared_feature_merger", "CS", "MULTICLASS"
-    if ml.reduction in ("ccb", "slates"):
-        chain = (
-            f"gd, generate_interactions, scorer-identity, csoaa_ldf-rank, cb_adf, "
-            f"cb_explore_adf_{ml.explore}, cb_sample, shared_feature_merger, ccb_explore_adf"
-        )
-        if ml.reduction == "slates":
-            return f"{chain}, slates", "SLATES", "DECISION_PROBS"
-        return chain, "CCB", "DECISION_PROBS"
-    chain = f"{base}, csoaa_ldf-rank, cb_adf"
-    if ml.explore:
-        chain += f", cb_explore_adf_{ml.explore}"
-    chain += ", shared_feature_merger"
-    if getattr(ml, "cbify_ldf", False):
-        return f"{chain}, cbify_ldf", "CS", "MULTICLASS"
-    if ml.reduction == "cb":
-        chain += ", cb_to_cbadf"
-    if ml.explore:
-        out = "ACTION_PROBS"
-    else:
-        out = "MULTICLASS" if ml.reduction == "cb" else "ACTION_SCORES"
-    return chain, "CB", out
+    return reduction_of(ml).stack(ml, base)
 
 
 def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,

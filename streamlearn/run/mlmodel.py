@@ -1,4 +1,5 @@
-"""VW's model files for ``sl vw``'s multiline reductions: read (``-i``) and written (``-f``).
+"""The model files of ``sl vw``'s multiline reductions, VW's and sl's: read (``-i``,
+:func:`start`) and written (``-f``, :func:`save`).
 
 The bytes are :mod:`streamlearn.io.vwmodel` (header, gd's body) and
 :mod:`streamlearn.io.vwmodel_cb` (the explorer's counter, cb_adf's mtr sums); this module
@@ -18,18 +19,28 @@ says what they mean for :mod:`streamlearn.run.multiline`:
 
 A model of another reduction (``--cb_dro``, VW's legacy ``--cb`` before 8.11,
 ...) is refused by name before anything is read from its body.
+
+sl's own model of a multiline run is gd's model file (``model.py``) whose
+``meta["multiline"]`` records the reduction (:func:`save`, :func:`initial`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from streamlearn import model_vw
-from streamlearn.errors import ModelError
+from streamlearn.config import TrainConfig
+from streamlearn.errors import Diverged, ModelError, UsageError
 from streamlearn.io import vwmodel, vwmodel_cb
+from streamlearn.learners import cb_adf, csoaa_ldf
+from streamlearn.reductions import reduction_of
+from streamlearn.reductions.explore import saved_state
+from streamlearn.reductions.explore import vw_words as explorer_words
+from streamlearn.reductions.options import Multiline, config_of
 
 REDUCTIONS = model_vw.MULTILINE
 """Options that make a VW model a multiline one (read here, not by model_vw)."""
@@ -119,11 +130,11 @@ def _columns(cfg) -> tuple[int, ...]:  # noqa: ANN001
 
 
 def _t0(cfg) -> float:  # noqa: ANN001
-    """VW's t at the start, float32 (:func:`streamlearn.run.vwconsole._initial_t`: 0 for the
+    """VW's t at the start, float32 (:func:`streamlearn.run.vwconsole.start_t`: 0 for the
     ftrl family, whose configuration holds 1 in sl)."""
-    from streamlearn.run.vwconsole import _initial_t
+    from streamlearn.run.vwconsole import start_t
 
-    return float(np.float32(_initial_t(cfg)))
+    return float(np.float32(start_t(cfg)))
 
 
 def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
@@ -185,92 +196,12 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
             "t": float(r["t"]) if r is not None else None}  # fmt: skip
 
 
-def _num(x: float) -> str:
-    return repr(float(np.float32(x)))
-
-
 def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa: ANN001
     """The options VW keeps with a model of ``ml`` over gd with ``cfg``."""
     from streamlearn.model_vw import options_string as gd_options
 
-    words: list[str] = []
-    if ml.reduction == "csoaa_ldf":
-        words += ["--csoaa_ldf", "mc" if ml.classifier else "m"]
-        if ml.csoaa_rank:
-            words.append("--csoaa_rank")
-    else:
-        if ml.reduction == "cb" and ml.explore:
-            words += ["--cb_explore", str(ml.actions)]
-        elif ml.reduction == "cb":
-            words += ["--cb", str(ml.actions)]
-        words += ["--cb_adf", "--cb_type", ml.cb_type, "--csoaa_ldf", "multiline",
-                  "--csoaa_rank"]  # fmt: skip
-        if ml.rank_all:
-            words.append("--rank_all")
-        if ml.clip_p:
-            words += ["--clip_p", _num(ml.clip_p)]
-    if ml.explore:
-        words.append("--cb_explore_adf")
-        if ml.reduction == "cbify":  # (VW's cbify keeps K, and inserts regcb's cost range)
-            words += ["--cbify_ldf"] if ml.cbify_ldf else ["--cbify", str(ml.cbify)]
-            if ml.cbify_ldf or ml.explore in ("regcb", "squarecb"):
-                words += ["--cb_min_cost", _num(ml.loss0), "--cb_max_cost", _num(ml.loss1)]
-        if ml.reduction in ("ccb", "slates"):  # (ccb stacks cb_sample below itself)
-            words += ["--cb_sample", "--ccb_explore_adf"]
-            if ml.ccb_no_slot_index:
-                words.append("--ccb_no_slot_index")
-            if ml.reduction == "slates":
-                words.append("--slates")
-        if ml.explore_eval:
-            words.append("--explore_eval")
-        if ml.epsilon is not None:
-            words += ["--epsilon", _num(ml.epsilon)]
-        if ml.first_only:
-            words.append("--first_only")
-        if ml.explore == "first":
-            words += ["--first", str(ml.tau)]
-        elif ml.explore == "softmax":
-            words.append("--softmax")
-            if ml.lam != 1.0:  # (VW keeps it when given: read as given when not the default)
-                words += ["--lambda", _num(ml.lam)]
-        elif ml.explore == "squarecb":
-            words.append("--squarecb")
-            if ml.gamma_scale != 10.0:
-                words += ["--gamma_scale", _num(ml.gamma_scale)]
-            if ml.gamma_exponent != 0.5:
-                words += ["--gamma_exponent", _num(ml.gamma_exponent)]
-            if ml.elim:
-                words.append("--elim")
-        elif ml.explore == "cover":
-            words += ["--cover", str(ml.cover)]
-            if ml.psi != 1.0:
-                words += ["--psi", _num(ml.psi)]
-            if ml.nounif:
-                words.append("--nounif")
-        elif ml.explore == "regcb":
-            words.append("--regcb")
-            if ml.regcbopt:
-                words.append("--regcbopt")
-        elif ml.explore == "synthcover":
-            words.append("--synthcover")
-            if ml.synthcoverpsi != 0.1:
-                words += ["--synthcoverpsi", _num(ml.synthcoverpsi)]
-            if ml.synthcoversize != 100:
-                words += ["--synthcoversize", str(ml.synthcoversize)]
-        elif ml.explore == "bag":
-            words += ["--bag", str(ml.bag)]
-            if ml.greedify:
-                words.append("--greedify")
-        elif ml.explore == "rnd":
-            words += ["--rnd", str(ml.rnd)]
-            for name in ("rnd_alpha", "rnd_invlambda"):
-                if getattr(ml, name) != 0.1:
-                    words += [f"--{name}", _num(getattr(ml, name))]
-        if ml.explore == "regcb" or (ml.explore == "squarecb" and ml.elim):
-            for name in ("mellowness", "cb_min_cost", "cb_max_cost"):
-                if getattr(ml, name) is not None and not (
-                        ml.reduction == "cbify" and name != "mellowness"):  # (cbify's: above)
-                    words += [f"--{name}", _num(getattr(ml, name))]
+    # the reduction's options, then its explorer's (as VW's stack keeps them)
+    words = reduction_of(ml).vw_words(ml) + explorer_words(ml)
     text = " " + " ".join(words) + gd_options(cfg, resume)
     if seed:  # (the generator's state now: the seed given, if any, is spent)
         text = re.sub(r" --random_seed \S+", "", text) + f" --random_seed {int(seed)}"
@@ -406,14 +337,14 @@ def readable(m: ModelState, ml, names: dict | None = None) -> bytes:  # noqa: AN
     model :func:`model_state` describes, as VW writes it: the header, the reductions' state
     as text (the explorer's, then cb_adf's ``event_sum``/``action_sum``), then gd's
     (:mod:`streamlearn.run.vwreadable`)."""
-    from streamlearn.run.vwreadable import _f, header_of, resume_text, slot_lines
+    from streamlearn.run.vwreadable import float_text, header_of, resume_text, slot_lines
 
     h = m.header  # (the text says VW's version, as VW's own: the bytes say sl's 9.0.0)
     t = header_of(h.id, h.min_label, h.max_label, h.bits, h.ngram, h.skips, h.options)
     if m.counter is not None:
         t.add(f"{_COUNTER_TEXT[ml.explore]} storing example counter:  = {m.counter}\n")
     if m.costs is not None:
-        t.add(f"_min_cost {_f(m.costs[0])}\n_max_cost {_f(m.costs[1])}\n")
+        t.add(f"_min_cost {float_text(m.costs[0])}\n_max_cost {float_text(m.costs[1])}\n")
     if m.mtr is not None:
         t.add(f"event_sum {m.mtr[0]}\naction_sum {m.mtr[1]}\n")
     t.add(f":{0 if m.resume is None else 1}\n")
@@ -422,3 +353,128 @@ def readable(m: ModelState, ml, names: dict | None = None) -> bytes:  # noqa: AN
             t.add(line)
     slot_lines(t, m.keep.astype(np.int64), m.values, m.resume is not None, names)
     return "".join(t.parts).encode("utf-8", "surrogateescape")
+
+
+def check_finite(fitted, path: str) -> None:
+    """Refuse (exit 6) a model holding a NaN or an inf: a diverged run writes no model."""
+    for a, what in ((fitted.table, "weights or per-slot state"), (fitted.gstate, "global state")):
+        if a.size and not (np.isfinite(a.min()) and np.isfinite(a.max())):
+            raise Diverged(f"the model's {what} holds a NaN or an inf: the training diverged "
+                           f"(no model written to {path})")  # fmt: skip
+
+
+def spec(ml: Multiline):  # noqa: ANN202
+    from streamlearn.learners import gd
+
+    return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
+
+
+def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl") -> None:
+    """Write the run's model: VW's format (``fmt`` "vw" or "vw_predict_only",
+    :mod:`streamlearn.run.mlmodel`), or sl's, whose ``meta["multiline"]`` records the
+    reduction (and mtr's running counts, the explorer's counter), which ``-i`` reads
+    back (:func:`initial`)."""
+    from streamlearn import model as model_io
+
+    cfg = config_of(learn, bases=True)
+    check_finite(fitted, path)
+    if ml.legacy:  # (cb_algs' weights: neither VW 9's cb_adf layout nor read back by sl)
+        raise ModelError(f"cannot write {path}: a --cb_force_legacy/--eval model is not "
+                         "written yet")  # fmt: skip
+    counter, sums, seed = saved_state(fitted.explorer, fitted.stats, ml)
+    if fmt in ("vw", "vw_predict_only"):
+        from streamlearn.system.outputs import write_bytes
+
+        stats = fitted.stats.copy()
+        stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS] = sums
+        try:
+            multi = bool(fitted.summary.get("ccb_seen_multi"))  # (CCB's, slates')
+            parts = encode(ml, cfg, fitted.table, fitted.gstate, stats, counter, seed,
+                                   weights_only=fmt == "vw_predict_only",
+                                   seen_multi=multi)  # fmt: skip
+        except ValueError as e:
+            raise ModelError(f"cannot write {path} as a VW model: {e}") from None
+        write_bytes(str(path), parts, "model")
+        return
+    # --ope is the run's, not the model's: a later -i run prints VW's stderr unless asked
+    recorded = {k: v for k, v in dataclasses.asdict(ml).items() if k != "ope"}
+    meta = {"multiline": recorded, "mtr_events": sums[0], "mtr_actions": sums[1]}
+    if counter is not None:
+        meta["explore_counter"] = counter
+    if seed:
+        meta["explore_seed"] = seed
+    if "ccb_seen_multi" in fitted.summary:  # VW's has_seen_multi_slot_example
+        meta["ccb_seen_multi"] = bool(fitted.summary["ccb_seen_multi"])
+    from streamlearn.learners.base import new_stats
+
+    # the counters start afresh in a continued run (as VW's); mtr's sums ride in meta
+    model = model_io.from_training(cfg, spec(ml), fitted.table, fitted.gstate, new_stats(),
+                                   cfg.params(), meta=meta)  # fmt: skip
+    model_io.save(model, path, "sl")
+
+
+def multiline_of_model(path: str) -> dict | None:
+    """The multiline options a model written by :func:`save` records (None: another model)."""
+    from streamlearn import model as model_io
+
+    try:
+        model = model_io.load(path)
+    except Exception:  # noqa: BLE001 - not such a model: the caller's path reports it
+        return None
+    ml = model.meta.get("multiline") if isinstance(model.meta, dict) else None
+    return dict(ml) if isinstance(ml, dict) else None
+
+
+def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
+    """``-i``: (config options, table, gstate, mtr counts) of a model :func:`save` wrote."""
+    from streamlearn import model as model_io
+
+    model = model_io.load(path)
+    rec = model.meta.get("multiline") if isinstance(model.meta, dict) else None
+    # CCB and slates run on cb_adf: they continue a --cb_adf/--cb_explore_adf model too
+    names = {spec(ml).name}
+    if ml.reduction in ("ccb", "slates"):
+        names |= {"cb_adf_gd", "ccb_gd", "slates_gd"}
+    if not isinstance(rec, dict) or model.learner not in names:
+        raise UsageError(f"-i {path}: not a {ml.reduction} model written by sl vw "
+                         f"(learner {model.learner!r})")  # fmt: skip
+    if rec.get("cb_type", "mtr") != ml.cb_type:
+        raise UsageError(f"-i {path}: the model learned --cb_type {rec.get('cb_type')}, not "
+                         f"{ml.cb_type}")  # fmt: skip
+    options = {**model.config.to_dict(), **learn}
+    options.pop("bits", None)
+    options["bits"] = model.config.bits
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    options = {k: v for k, v in options.items() if k in known}
+    if options.get("theta") is None:
+        options.pop("theta", None)
+    table = model.table((0.0, 0.0, 0.0, 0.0), np.float32)
+    gstate = model.gstate.copy()
+    # VW's model keeps gd's normalizer sums of model 0 only: dr's regressor starts afresh
+    gstate[csoaa_ldf.G_MODEL + 2 : csoaa_ldf.G_MODEL + 4] = 0.0
+    counts = (float(model.meta.get("mtr_events", 0.0)), float(model.meta.get("mtr_actions", 0.0)))
+    counter = model.meta.get("explore_counter")
+    if ml.explore in ("first", "squarecb") and counter is None:
+        # a model of sl before the explorers' state was kept: a continued run would explore
+        # differently
+        raise UsageError(f"-i {path}: the model keeps no --{ml.explore} counter (an older "
+                         "sl model): train it again")  # fmt: skip
+    if model.meta.get("explore_seed"):
+        options["seed"] = int(model.meta["explore_seed"])
+    return options, table, gstate, counts, counter, None
+
+
+def start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
+    """``-i``: (config options, table, gstate, mtr counts, explorer counter, VW's t or
+    None) of a VW model (:mod:`streamlearn.run.mlmodel`) or of sl's (:func:`initial`)."""
+    if kept_options(path) is None:
+        return initial(path, ml, learn)
+    options = dict(learn)
+    options.setdefault("numbers", "vw")  # (VW's model: its inputs read as VW reads them)
+    options.pop("bits", None)
+    got = read(path, ml, config_of(options, bases=True))
+    options["bits"] = got["bits"]
+    if ml.explore in ("first", "squarecb", "cover", "regcb") and got["counter"] is None:
+        # (VW before 8.11 kept no counter: VW reads such a model with a fresh one)
+        got["counter"] = ml.tau if ml.explore == "first" else 0
+    return options, got["table"], got["gstate"], got["counts"], got["counter"], got["t"]

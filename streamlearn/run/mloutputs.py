@@ -17,6 +17,7 @@ An output a reduction does not write yet is refused before any data is read
 from __future__ import annotations
 
 from streamlearn.errors import UsageError
+from streamlearn.reductions.options import reduction_name
 
 BUILT: dict[str, frozenset[str]] = {
     "readable_model": frozenset({"csoaa_ldf", "cb_adf", "cb"}),
@@ -31,26 +32,6 @@ BUILT: dict[str, frozenset[str]] = {
 NAMES = {"audit": "--audit", "raw_predictions": "-r/--raw_predictions",
          "readable_model": "--readable_model", "invert_hash": "--invert_hash",
          "probabilities": "--probabilities"}  # fmt: skip
-
-
-def reduction_name(ml) -> str:  # noqa: ANN001 - a run.multiline.Multiline
-    """The reduction as the user named it (``--cb_explore_adf --cover``, ``--cb 4``, ...)."""
-    if ml.reduction == "cbify":
-        return "--cbify"
-    if ml.reduction in ("ccb", "slates"):
-        return "--ccb_explore_adf" if ml.reduction == "ccb" else "--slates"
-    if ml.reduction == "csoaa_ldf":
-        return "--csoaa_ldf"
-    if ml.legacy:
-        return "--cb_force_legacy"
-    base = "--cb" if ml.reduction == "cb" else "--cb_adf"
-    if ml.explore:
-        base = "--cb_explore" if ml.reduction == "cb" else "--cb_explore_adf"
-        if ml.explore_eval:
-            base = "--explore_eval"
-        elif ml.explore != "greedy":
-            base += f" --{ml.explore}"
-    return base
 
 
 def built(ml, attr: str) -> bool:  # noqa: ANN001
@@ -97,12 +78,13 @@ def quiet_progress(outputs):  # noqa: ANN001, ANN201
 def write_readable(fitted, learn: dict, ml, outputs, progress) -> None:  # noqa: ANN001
     """Write ``--readable_model`` and ``--invert_hash`` (with the run's other outputs)."""
     from streamlearn.learners import cb_adf
+    from streamlearn.reductions.explore import saved_state
+    from streamlearn.reductions.options import config_of
     from streamlearn.run import mlmodel
-    from streamlearn.run.multiline import _config, _explorer_state
     from streamlearn.system.outputs import write_bytes
 
-    cfg = _config(learn, bases=True)
-    counter, sums, seed = _explorer_state(fitted, ml)
+    cfg = config_of(learn, bases=True)
+    counter, sums, seed = saved_state(fitted.explorer, fitted.stats, ml)
     if ml.explore_eval and fitted.explorer is not None:
         seed = int(fitted.explorer.rng[0])  # (explore_eval's draws: VW's generator, kept)
     stats = fitted.stats.copy()
@@ -178,9 +160,9 @@ def feature_names(ml, learn: dict, inputs, fitted) -> dict[int, str]:  # noqa: A
     models)."""
     from streamlearn.hashing import CONSTANT_HASH
     from streamlearn.io.names import crossed_names, line_names, with_grams
-    from streamlearn.run.multiline import _config
+    from streamlearn.reductions.options import config_of
 
-    cfg = _config(learn, bases=True)
+    cfg = config_of(learn, bases=True)
     inter = cfg.namespaces()
     bits = cfg.bits
     mask = (1 << bits) - 1

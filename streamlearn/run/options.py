@@ -103,7 +103,7 @@ def check_cache_file(path: str) -> None:
         return  # a new file (or one check_outputs reports)
     if not head or is_cache(head):  # an sl cache, of any version: rebuilt when stale
         return
-    from streamlearn.run.multiline import is_cache as is_multiline_cache
+    from streamlearn.io.example_cache import is_cache as is_multiline_cache
 
     if is_multiline_cache(path):  # sl's cache of multiline input (its bytes, gzipped)
         return

@@ -188,7 +188,7 @@ class Auditor:
                         span = (min(span[0], costs[n_k]), max(span[1], costs[n_k]))
                     score = float(F32(min(max(score, span[0]), span[1])))
                 head = fixed(score + 0.0).encode("ascii") + tag + b"\n"
-                features = _cells(names, slots, x, w, shown, g)
+                features = feature_cells(names, slots, x, w, shown, g)
                 if before is not None:
                     # VW's --ftrl predicts (in the range before the label widens it), then
                     # learns by predicting again: two audits of one state
@@ -217,7 +217,7 @@ def _listed(label: np.ndarray, row: np.ndarray) -> list[int]:
     return [cl - 1 if one else cl for cl in listed if 0 <= (cl - 1 if one else cl) < k]
 
 
-def _cells(names: list, slots: np.ndarray, x: np.ndarray, w: np.ndarray, shown: np.ndarray,
+def feature_cells(names: list, slots: np.ndarray, x: np.ndarray, w: np.ndarray, shown: np.ndarray,
            g: np.ndarray | None) -> bytes:  # fmt: skip
     """One example's features line: by decreasing |w x|, ties in the row's order."""
     order = sorted(range(len(slots)), key=lambda k: -abs(float(F32(w[k] * x[k]))))

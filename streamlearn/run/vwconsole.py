@@ -107,7 +107,7 @@ def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: flo
     if cache is None or not cache[1]:
         lines += [f"Reading datafile = {'' if s == '-' else s}" for s in sources]
     lines.append(f"num sources = {len(sources)}")
-    t0 = model_t if model_t is not None else _initial_t(c)
+    t0 = model_t if model_t is not None else start_t(c)
     lines += [
         f"Num weight bits = {c.bits}",
         f"learning rate = {general(_eta(c))}",
@@ -157,7 +157,7 @@ def _learners(c, outputs) -> list[str]:
     return out
 
 
-def _initial_t(c) -> float:
+def start_t(c) -> float:
     """VW's ``sd->t`` at the start: ``--initial_t``, else 0 (1 for gd without adaptive and
     normalized; sl's configuration holds 1 for every other learner too: read as 0)."""
     t0 = c.initial_t if c.initial_t is not None else 0.0
@@ -169,7 +169,7 @@ def _eta(c) -> float:
     by t0^power_t (float32)."""
     eta = F32(c.learning_rate)
     if c.algo == "gd" and not (c.adaptive or c.normalized):
-        eta = F32(eta * F32(np.power(F32(_initial_t(c)), F32(c.power_t))))
+        eta = F32(eta * F32(np.power(F32(start_t(c)), F32(c.power_t))))
     return float(eta)
 
 

@@ -34,7 +34,7 @@ def _g(v: float) -> str:
     return f"{v:g}" if np.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
 
 
-def _f(v: float) -> str:
+def float_text(v: float) -> str:
     """A float (float32) as ``std::ostream`` writes it."""
     return _g(float(F32(v)))
 
@@ -124,8 +124,8 @@ def header_of(model_id: str, lo: float, hi: float, bits: int, ngram, skips,
     t.add(f"Version {VW_VERSION}\n")
     t.hashing = True
     t.add(f"Id {model_id}\n")
-    t.add(f"Min label:{_f(lo + 0.0)}\n")  # (sl's kernels start the range at -0; VW at +0)
-    t.add(f"Max label:{_f(hi + 0.0)}\n")
+    t.add(f"Min label:{float_text(lo + 0.0)}\n")  # (sl's kernels start the range at -0; VW at +0)
+    t.add(f"Max label:{float_text(hi + 0.0)}\n")
     t.add(f"bits:{bits}\n")
     t.add("lda:0\n")
     for name, values in (("ngram", ngram), ("skip", skips)):
@@ -143,14 +143,14 @@ def resume_text(r: dict) -> list[str]:
     """gd's resume state as VW's text (``save_load_online_state``), from the fields VW's
     binary model holds (:func:`streamlearn.io.vwmodel.encode_body`'s ``resume``)."""
     return [
-        f"initial_t {_f(r['initial_t'])}\n",
+        f"initial_t {float_text(r['initial_t'])}\n",
         f"norm normalizer {_g(r['norm'][0])}\n",
         f"t {_g(r['t'])}\n",
         f"sum_loss {_g(r['sum_loss'])}\n",
         f"sum_loss_since_last_dump {_g(r['sum_loss_since_last_dump'])}\n",
-        f"dump_interval {_f(r['dump_interval'])}\n",
-        f"min_label {_f(r['min_label'] + 0.0)}\n",
-        f"max_label {_f(r['max_label'] + 0.0)}\n",
+        f"dump_interval {float_text(r['dump_interval'])}\n",
+        f"min_label {float_text(r['min_label'] + 0.0)}\n",
+        f"max_label {float_text(r['max_label'] + 0.0)}\n",
         f"weighted_labeled_examples {_g(r['weighted_labeled_examples'])}\n",
         f"weighted_labels {_g(r['weighted_labels'])}\n",
         f"weighted_unlabeled_examples {_g(r['weighted_unlabeled_examples'])}\n",
@@ -172,7 +172,7 @@ def slot_lines(t: _Text, slots: np.ndarray, rows: np.ndarray, resume: bool,
         if not any(v != 0.0 for v in row[: len(row) if resume else 1]):
             continue
         name = names.get(slot) if names is not None else None
-        values = " ".join(_f(v) for v in row)
+        values = " ".join(float_text(v) for v in row)
         if names is not None and not resume:
             t.add(f"{name or ''}:{slot}:{values}\n")
         elif name is not None:
@@ -246,20 +246,20 @@ def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0,
         from streamlearn.learners import freegrad
 
         total = g[freegrad.G_TOTAL]
-    initial_t = _initial_t(c)
+    initial_t = start_t(c)
     unlabeled = max(0.0, s[B.S_WEX] - s[B.S_WLAB] - s[B.S_HO_W])
     since, dump, at_dump = s[B.S_SINCE_LOSS], s[B.S_NEXT_DUMP], s[B.S_WLAB] - s[B.S_SINCE_W]
     if quiet:  # VW's table never printed: its counters stay where they started
         since, dump, at_dump = s[B.S_LOSS], 1.0, 0.0
     return [
-        f"initial_t {_f(initial_t)}\n",
+        f"initial_t {float_text(initial_t)}\n",
         f"norm normalizer {_g(norm)}\n",
         f"t {_g(float(F32(initial_t)) + lifetime[B.S_WEX])}\n",
         f"sum_loss {_g(s[B.S_LOSS])}\n",
         f"sum_loss_since_last_dump {_g(since)}\n",
-        f"dump_interval {_f(dump)}\n",
-        f"min_label {_f(lo + 0.0)}\n",
-        f"max_label {_f(hi + 0.0)}\n",
+        f"dump_interval {float_text(dump)}\n",
+        f"min_label {float_text(lo + 0.0)}\n",
+        f"max_label {float_text(hi + 0.0)}\n",
         f"weighted_labeled_examples {_g(s[B.S_WLAB])}\n",
         f"weighted_labels {_g(s[B.S_LABEL_SUM])}\n",
         f"weighted_unlabeled_examples {_g(unlabeled)}\n",
@@ -273,7 +273,7 @@ def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0,
     ]
 
 
-def _initial_t(c) -> float:
+def start_t(c) -> float:
     """VW's ``initial_t``: as given, else 0, or 1 for gd without adaptive and normalized
     (sl's configuration holds 1 for every learner but VW's default gd: read as not given)."""
     t0 = c.initial_t if c.initial_t is not None else 0.0
@@ -323,7 +323,7 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
     rows[:, 0] = stored
     if len(cols) > 1:
         rows[:, 1:] = model.state[order][:, cols[1:]]
-    t0 = _initial_t(model.config)
+    t0 = start_t(model.config)
     if resume and model.config.algo == "gd" and model.config.adaptive and t0 > 0.0:
         # VW starts every slot's adaptive sum at initial_t, and writes every slot so
         every = np.zeros((1 << model.config.bits, len(cols)), dtype=F32)

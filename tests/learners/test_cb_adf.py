@@ -119,7 +119,7 @@ def test_scores_rank_actions_before_learning(tmp_path):
 
 
 def test_cache_file_replays_the_examples(tmp_path):
-    from streamlearn.run.multiline import is_cache
+    from streamlearn.io.example_cache import is_cache
 
     data = tmp_path / "log.dat"
     data.write_text(adf_log(7, n=50))

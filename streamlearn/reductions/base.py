@@ -1,0 +1,99 @@
+"""The shape every multiline reduction has, and what passes between it and a driver.
+
+A reduction is one module (``reductions/csoaa_ldf.py`` is the worked example) that owns:
+
+* its **label kind**: which label reader its rows go through (:mod:`streamlearn.io.labels`),
+  and whether each example's logged action is read (``cb``);
+* its **learner**: a class made once per run from the run's options, whose
+  :meth:`Learner.learn` is the kernel entry for one :class:`~streamlearn.io.examples.Part`
+  (score every example with the weights before it, then learn the labeled ones) and
+  returns what was :class:`Seen`;
+* its **outputs**: :meth:`Learner.write` (``-p``, VW's lines or sl's), :meth:`Learner.progress`
+  (the figures of VW's progress table), and :func:`stack` (VW's header lines: the
+  reductions enabled, the label and prediction types);
+* its **part of the model file**: :func:`vw_words`, the options VW keeps with its model.
+
+Each module ends with its :class:`Reduction` record; :data:`streamlearn.reductions.REDUCTIONS`
+is the table the drivers (``run/multiline.py``: ``sl vw``; ``run/bandit.py``: the API, the
+server) and the model writers consult, so a driver never branches on the reduction.
+
+The learning state a learner works on is the run's (:class:`Weights`): the drivers own
+it, a learner only reads and updates its arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from streamlearn.io.examples import FEATURES_MERGED, Part
+
+
+@dataclass
+class Seen:
+    """What one batch of examples gave (before each was learned)."""
+
+    part: Part
+    actions: np.ndarray | None = None  # explore: the pmf's actions, per action line
+    probs: np.ndarray | None = None  # explore: their probabilities
+    scores: np.ndarray | None = None  # cb_adf/csoaa_ldf: each line's score
+    order: np.ndarray | None = None  # per example, its actions sorted by (score, action)
+    pred: np.ndarray | None = None  # csoaa_ldf: each example's predicted class
+    loss: np.ndarray | None = None  # cb_adf: each example's progressive loss
+    text: list[str] | None = None  # -p lines a learner wrote as it learned (--probabilities)
+
+
+class Weights(Protocol):
+    """A multiline run's learning state (``run/multiline.py``'s run, ``run/bandit.Bandit``)."""
+
+    table: np.ndarray  # gd's table (VW's layout), float32
+    tables: np.ndarray  # its views per model (learners.cb_adf.tables_of)
+    gstate: np.ndarray
+    params: np.ndarray
+    loss_id: int
+    cb_type: int
+    step: int  # weights per action below (2 for dr's regressor, else 1)
+    stats: np.ndarray  # learners.cb_adf's counters
+    dr_prev: np.ndarray  # dr's scratch, one entry per action (grown by :func:`room`)
+
+
+class Learner(Protocol):
+    """A reduction's run-time part (see the module docstring)."""
+
+    def learn(self, w: Weights, part: Part, ho: np.ndarray) -> Seen: ...
+
+    def write(self, seen: Seen, out: list[str], vw: bool = True) -> None: ...
+
+    def progress(self, table, npass: int, seen: Seen, ho: np.ndarray) -> None: ...  # noqa: ANN001
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """One entry of the registry: a reduction's name and its parts."""
+
+    name: str  # run.multiline.Multiline.reduction (VW's option without its dashes)
+    label_kind: int  # io.labels.LABEL_*: the label reader its rows go through
+    cb: bool  # each example's logged action is read (contextual bandits)
+    learner: Callable[..., Learner]  # (ml, cfg, **its run options) -> its Learner
+    stack: Callable[..., tuple[str, str, str]]  # (ml, base) -> VW's header lines
+    vw_words: Callable[..., list[str]]  # (ml) -> the options VW keeps with its model
+    features: Callable[..., str] = lambda ml: FEATURES_MERGED  # noqa: E731
+    """(ml) -> how VW's summary counts an example's features (io.examples.FEATURES_*)."""
+
+
+def room(w: Weights, act_ptr: np.ndarray) -> None:
+    """Grow ``w.dr_prev`` to the largest example's actions (and one)."""
+    need = int(np.diff(act_ptr).max()) + 1
+    if need > w.dr_prev.shape[0]:
+        w.dr_prev = np.concatenate([w.dr_prev, np.zeros(need - w.dr_prev.shape[0])])
+
+
+def scratch(part: Part) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: a score and a place in its example's order (zeros), and its weight window
+    (``part.sub``, 0 but under ``--cb K``)."""
+    rows = part.mg.row.shape[0]
+    sub = part.sub if part.sub is not None else np.zeros(rows, dtype=np.int64)
+    return np.zeros(rows, dtype=np.float32), np.zeros(rows, dtype=np.int64), sub

@@ -1,0 +1,201 @@
+"""``--cb_adf`` and ``--cb K``: contextual bandits over action-dependent features, VW's
+``cb_adf.cc`` (``--cb K``: each line turned into K action lines first, VW's
+``cb_to_cb_adf``), in the shape of :mod:`streamlearn.reductions.base`.
+
+Options (``run.multiline.Multiline``'s fields): ``cb_type`` (mtr, ips, dm, dr, sm),
+``clip_p``, ``rank_all``, ``actions`` (``--cb K``).  Labels: cb rows, each example's
+logged action read (``io.labels.LABEL_CB``).  Kernel:
+:func:`streamlearn.learners.cb_adf.train_examples`.  Outputs: ``-p`` the top action (with
+``--rank_all`` every ``action:score``), the progress table (the top action and its
+score).  With an explorer (``--cb_explore_adf``, ``--cb_explore K``) the learner is
+:class:`streamlearn.reductions.explore.Learner`, stacked on this one as in VW
+(:func:`streamlearn.reductions.explore.over`, in the registry).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamlearn.io.examples import (
+    FEATURES_ACTIONS,
+    FEATURES_LINES,
+    FEATURES_MERGED,
+    Part,
+    Tags,
+    errors_of,
+    example_nnz,
+)
+from streamlearn.io.labels import LABEL_CB
+from streamlearn.reductions.base import Reduction, Seen, Weights, room, scratch
+from streamlearn.reductions.text import cb_label, fmt_float, score_text, tag_text
+
+
+class Learner:
+    """cb_adf's greedy learner over one run: each example's actions ranked by score."""
+
+    def __init__(self, ml) -> None:  # noqa: ANN001 - run.multiline.Multiline
+        self.clip_p = ml.clip_p
+        self.rank_all = bool(ml.rank_all)
+        self.ho_learns = ml.reduction != "cb"  # VW predicts held-out single-line examples
+
+    def learn(self, w: Weights, part: Part, ho: np.ndarray, lines: bool = False) -> Seen:
+        from streamlearn.learners import cb_adf
+
+        mg = part.mg
+        room(w, mg.act_ptr)
+        scores, order, sub = scratch(part)
+        loss = np.zeros(mg.act_ptr.shape[0] - 1)
+        cb_adf.train_examples(
+            w.tables, sub, w.step, w.gstate, w.params, w.loss_id, w.cb_type, self.clip_p,
+            mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen, part.cost, part.prob, ho,
+            self.ho_learns, w.stats, w.dr_prev, scores, order, loss,
+        )  # fmt: skip
+        return Seen(part, scores=scores, order=order, loss=loss)
+
+    def write(self, seen: Seen, out: list[str], vw: bool = True) -> None:
+        """``-p``: each example's top action (``--rank_all``: ``action:score`` of each),
+        its tag; VW's lines end with a blank line."""
+        part = seen.part
+        ptr = part.mg.act_ptr
+        order, scores = seen.order, seen.scores
+        end = "\n\n" if vw else "\n"
+        for e in range(ptr.shape[0] - 1):
+            t = tag_text(part.tags[e])
+            lo, hi = int(ptr[e]), int(ptr[e + 1])
+            if self.rank_all:
+                out.append(",".join(f"{int(order[i])}:{score_text(float(scores[lo + order[i]]))}"
+                                    for i in range(lo, hi)) + t + end)  # fmt: skip
+            else:
+                out.append(f"{int(order[lo])}{t}{end}")
+
+    def progress(self, table, npass: int, seen: Seen, ho: np.ndarray) -> None:  # noqa: ANN001
+        """VW's table for cb_adf: the top action and its score."""
+        part = seen.part
+        ptr = part.mg.act_ptr
+        labeled = labeled_of(part)
+
+        def pred(e: int) -> str:
+            top = int(seen.order[ptr[e]])
+            return f"{top}:{fmt_float(float(seen.scores[ptr[e] + top]))}"
+
+        table.batch(npass, labeled, ho, np.where(labeled, seen.loss, 0.0), part.feat_row,
+                    part.feat_total, label_of(part, labeled), pred)  # fmt: skip
+
+
+def labeled_of(part: Part) -> np.ndarray:
+    """Which examples carry a logged action (a positive probability)."""
+    return (part.chosen >= 0) & (part.prob > 0)
+
+
+def label_of(part: Part, labeled: np.ndarray):  # noqa: ANN201
+    """The table's ``current label`` of example ``e``: ``action:cost:probability``."""
+
+    def label(e: int) -> str:
+        if not labeled[e]:
+            return "unknown"
+        return cb_label(int(part.chosen[e]), float(part.cost[e]), float(part.prob[e]))
+
+    return label
+
+
+def learner(ml, cfg, **_: object) -> Learner:  # noqa: ANN001, ARG001
+    """cb_adf's learner (an explorer's over it: :func:`streamlearn.reductions.explore.over`)."""
+    return Learner(ml)
+
+
+def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001
+    """VW's header: (Enabled learners, Input label, Output pred)."""
+    chain = f"{base}, csoaa_ldf-rank, cb_adf"
+    if ml.explore:
+        chain += f", cb_explore_adf_{ml.explore}"
+    chain += ", shared_feature_merger"
+    if getattr(ml, "cbify_ldf", False):
+        return f"{chain}, cbify_ldf", "CS", "MULTICLASS"
+    if ml.reduction == "cb":
+        chain += ", cb_to_cbadf"
+    if ml.explore:
+        out = "ACTION_PROBS"
+    else:
+        out = "MULTICLASS" if ml.reduction == "cb" else "ACTION_SCORES"
+    return chain, "CB", out
+
+
+def vw_words(ml) -> list[str]:  # noqa: ANN001
+    """The options VW keeps with the model (an explorer's follow them:
+    :func:`streamlearn.reductions.explore.vw_words`)."""
+    from streamlearn.reductions.text import vw_number
+
+    words: list[str] = []
+    if ml.reduction == "cb" and ml.explore:
+        words += ["--cb_explore", str(ml.actions)]
+    elif ml.reduction == "cb":
+        words += ["--cb", str(ml.actions)]
+    words += ["--cb_adf", "--cb_type", ml.cb_type, "--csoaa_ldf", "multiline", "--csoaa_rank"]
+    if ml.rank_all:
+        words.append("--rank_all")
+    if ml.clip_p:
+        words += ["--clip_p", vw_number(ml.clip_p)]
+    return words
+
+
+def features(ml) -> str:  # noqa: ANN001
+    """How VW's summary counts an example's features: cb_adf's update_statistics each
+    line once, the shared line with its constant; explore_eval's the action lines' own;
+    an explorer's (and ``--cb K``'s) the merged rows."""
+    if ml.reduction == "cb_adf" and ml.explore_eval:
+        return FEATURES_ACTIONS
+    if ml.reduction == "cb_adf" and not ml.explore:
+        return FEATURES_LINES
+    return FEATURES_MERGED
+
+
+def cb_part(block, bits: int, constant: bool, parse_inter, actions: int, width: int) -> Part:  # noqa: ANN001
+    """``--cb K``: each line of ``block`` copied to ``actions`` action lines
+    (:mod:`streamlearn.learners.cb_to_adf`), ``width`` weights per action below."""
+    from streamlearn.io.labels import read_labels
+    from streamlearn.io.multiline import Merged
+    from streamlearn.io.parse import FMT_VW, parse_block
+    from streamlearn.learners.cb_to_adf import chosen_of, copy_to_adf, index_mask, index_scale
+
+    b = parse_block(block, FMT_VW, bits, constant, parse_inter)
+    if b.err_pos is None:
+        b.err_pos = np.full(b.n, -1, dtype=np.int64)
+    lab = read_labels(b, LABEL_CB, parse_inter.vw_numbers)
+    k = actions
+    for r in np.flatnonzero(b.status == 0):
+        a, _, _ = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
+        if a > k:
+            b.status[r] = 27
+    n_ok = int(np.count_nonzero(b.status == 0))
+    nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
+    act_ptr = np.empty(n_ok + 1, dtype=np.int64)
+    rows = np.empty(n_ok, dtype=np.int64)
+    sub = np.empty(n_ok * k, dtype=np.int64)
+    out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
+    out_idx = np.empty(nnz * k, dtype=np.uint32)
+    out_val = np.empty(nnz * k, dtype=np.float64)
+    ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+    out_ns = np.empty(nnz * k, dtype=ns.dtype)
+    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, width, index_scale(width),
+                bits, index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val,
+                out_ns)  # fmt: skip
+    chosen = np.full(n_ok, -1, dtype=np.int64)
+    cost = np.zeros(n_ok)
+    prob = np.ones(n_ok)
+    for e, r in enumerate(rows):
+        a, c, p = chosen_of(lab.ptr, lab.cls, lab.cost, lab.prob, int(r))
+        if a > 0:
+            chosen[e], cost[e], prob[e] = a - 1, c, p
+    mg = Merged(act_ptr, rows, np.repeat(rows, k), out_ptr, out_idx, out_val, out_ns)
+    tags = Tags(b.block.data, b.tag_start[rows], b.tag_end[rows])  # (VW's copies keep it)
+    none = np.zeros(0)
+    feats = example_nnz(mg)
+    return Part(mg, chosen, cost, prob, none, none, none, tags, b.line[rows], errors_of(b), sub,
+                feats, feats)  # fmt: skip
+
+
+REDUCTION = Reduction("cb_adf", LABEL_CB, True, learner, stack, vw_words, features)
+CB = Reduction("cb", LABEL_CB, True, learner, stack, vw_words)
+CBIFY = Reduction("cbify", LABEL_CB, True, learner, stack, vw_words)
+"""``--cbify``: multiclass or cost-sensitive examples played as bandit rounds over cb_adf
+and an explorer; its driver is still ``run/cbify.py``."""
