@@ -30,7 +30,12 @@ import numpy as np
 
 from streamlearn import model as model_io
 from streamlearn.config import TrainConfig
-from streamlearn.distributed.driver import _cluster, _refuse, connect, require_dask
+from streamlearn.distributed.driver import (
+    cluster_failures,
+    connect,
+    refuse_unsupported,
+    require_dask,
+)
 from streamlearn.distributed.mixing import Rows, average
 from streamlearn.errors import MalformedData, UsageError
 from streamlearn.io.ranges import Shard, cut_examples
@@ -93,8 +98,8 @@ def plan(sources: list[str], ranks: int) -> list[list[Shard]]:
 
 def _bandit(config: TrainConfig, ml: dict, rows: Rows, gstate: np.ndarray, own: dict):  # noqa: ANN202
     """A rank's learner: the averaged weights, its own state."""
+    from streamlearn.reductions.options import Multiline
     from streamlearn.run.bandit import Bandit
-    from streamlearn.run.multiline import Multiline
 
     b = Bandit(config, Multiline(**ml))
     _restore(b, rows, gstate, own)
@@ -160,8 +165,8 @@ def train(learn: dict, bandit: dict, inputs: Inputs, outputs: Outputs, *,
           console: Console | None = None) -> dict:  # noqa: ANN001  # fmt: skip
     """``sl train --dask ADDRESS --cb-adf ...``: every pass on the cluster, the weights
     averaged after each; writes ``-f`` (sl's bandit model) and the report; the summary."""
+    from streamlearn.reductions.options import Multiline, config_of
     from streamlearn.run.bandit import Bandit, is_bandit
-    from streamlearn.run.multiline import Multiline, _config
     from streamlearn.run.train import merge_config
 
     require_dask()
@@ -169,19 +174,19 @@ def train(learn: dict, bandit: dict, inputs: Inputs, outputs: Outputs, *,
     if outputs.predictions or outputs.raw_predictions:
         raise UsageError("--dask does not take -p: predictions come from every worker at "
                          "once; score the model with sl predict -i MODEL -p PATH")  # fmt: skip
-    _refuse(inputs, outputs, None)
+    refuse_unsupported(inputs, outputs, None)
     check(inputs, outputs)
     start = model_io.load(inputs.initial_model) if inputs.initial_model else None
     if start is not None:
         if not is_bandit(start):
             raise UsageError(f"{inputs.initial_model}: not a bandit model")
         config = merge_config(start.config, dict(learn))
-        _config({"algo": config.algo})
+        config_of({"algo": config.algo})
         b0 = Bandit.from_model(start, config, bandit)
     else:
         if not bandit.get("reduction"):
             raise UsageError("a bandit needs --cb-adf, --cb K or --csoaa-ldf")
-        config = _config(dict(learn))
+        config = config_of(dict(learn))
         b0 = Bandit(config, Multiline(**bandit))
     ml = {f.name: getattr(b0.ml, f.name) for f in dataclasses.fields(Multiline)}
     started = time.perf_counter()
@@ -191,7 +196,7 @@ def train(learn: dict, bandit: dict, inputs: Inputs, outputs: Outputs, *,
     else:
         where = "the given client"
     try:
-        with _cluster(where):
+        with cluster_failures(where):
             workers = sorted(client.scheduler_info()["workers"])
             if not workers:
                 client.wait_for_workers(1, timeout=60)

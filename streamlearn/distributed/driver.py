@@ -184,7 +184,7 @@ def connect(address: str):
 
 
 @contextlib.contextmanager
-def _cluster(where: str) -> Iterator[None]:
+def cluster_failures(where: str) -> Iterator[None]:
     """Failures of the cluster itself (its scheduler gone, every worker gone, tasks
     cancelled) as :class:`ClusterLost`, exit 11.  What a task raises for its input
     (:func:`~streamlearn.distributed.segment.run_segment`) is already an ``SlError``."""
@@ -254,7 +254,7 @@ def train(explicit: dict, inputs: Inputs, outputs: Outputs, *, address: str | No
     if grid.size > 1:
         raise UsageError("--dask trains one configuration: give single values, not lists")
     explicit = grid.configurations[0].explicit
-    _refuse(inputs, outputs, sync_every)
+    refuse_unsupported(inputs, outputs, sync_every)
     if explicit.get("decay_learning_rate", 1.0) != 1.0:
         raise UsageError("--dask does not take --decay-learning-rate (one rate for every pass)")
     check(inputs, outputs)
@@ -265,7 +265,7 @@ def train(explicit: dict, inputs: Inputs, outputs: Outputs, *, address: str | No
                     ranks).run(address, client, started)  # fmt: skip
 
 
-def _refuse(inputs: Inputs, outputs: Outputs, sync_every: int | None) -> None:
+def refuse_unsupported(inputs: Inputs, outputs: Outputs, sync_every: int | None) -> None:
     """What a distributed run cannot do, refused before any work."""
     from streamlearn.system.sources import is_regular
 
@@ -360,7 +360,7 @@ class _Run:
             where = "the given client"
         try:
             with interruptible():
-                with _cluster(where):
+                with cluster_failures(where):
                     workers = sorted(client.scheduler_info()["workers"])
                     if not workers:
                         client.wait_for_workers(1, timeout=60)
@@ -380,7 +380,7 @@ class _Run:
                 self.console.say(HEADER)
                 self.progress = ProgressTable(self.console.say,
                                               holdout=self.params[P_HOLDOUT] > 0.0)  # fmt: skip
-                with _cluster(where):
+                with cluster_failures(where):
                     self._learn(client)
                 final = self.log.final_model(self._snapshot)
                 check_model(final)
@@ -602,8 +602,7 @@ class _Run:
 
 def _detect(sources: list[str]) -> tuple[str, str | None]:
     """The format of the first non-empty line of ``sources`` (``vw`` when there is none)."""
-    from streamlearn.io.parse import FORMATS
-    from streamlearn.io.parse import _detect as detect_block
+    from streamlearn.io.parse import FORMATS, detect_block
     from streamlearn.io.reader import iter_blocks
 
     names = {code: name for name, code in FORMATS.items()}

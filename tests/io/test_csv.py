@@ -20,7 +20,8 @@ from streamlearn.config import TrainConfig
 from streamlearn.io import parse_bytes
 from streamlearn.io.batch import CSV_CELLS, CSV_EMPTY, CSV_QUOTES, REASONS, Block
 from streamlearn.io.csv import CsvError, CsvOptions, csv_names, split_cells
-from streamlearn.io.parse import FMT_CSV, parse_block
+from streamlearn.io.formats import FMT_CSV
+from streamlearn.io.parse import parse_block
 
 HAVE_VW = importlib.util.find_spec("vowpalwabbit") is not None
 needs_vw = pytest.mark.skipif(not HAVE_VW, reason="vowpalwabbit is not installed")

@@ -396,6 +396,7 @@ def test_crosses_the_parse_kernel_writes_equal_the_expanding_pass(seed, monkeypa
     row: the same rows, slots, values, statuses and labels, with the kernel stopping at a
     repeated namespace or when room runs short, and a row over --max-crosses malformed."""
     import streamlearn.io.parse as parse_mod
+    import streamlearn.io.textparse as textparse
 
     rng = np.random.default_rng(seed)
     lines = _fusable_lines(rng, int(rng.integers(1, 400)))
@@ -404,13 +405,13 @@ def test_crosses_the_parse_kernel_writes_equal_the_expanding_pass(seed, monkeypa
     data = np.frombuffer(("\n".join(lines) + "\n").encode(), dtype=np.uint8).copy()
     block = Block(data, "f.vw", 1, long_lines=((2, 10_000, b"1 |a long"),))
     expanded = []
-    real = parse_mod.expand_batch
+    real = textparse.expand_batch
 
     def spy(indptr, *args):
         expanded.append(indptr.shape[0] - 1 - args[13])  # rows from lo on
         return real(indptr, *args)
 
-    monkeypatch.setattr(parse_mod, "expand_batch", spy)
+    monkeypatch.setattr(textparse, "expand_batch", spy)
     for quad, cubic, f32, cap in [(("ab",), (), False, 1 << 25), (("ab", "aa", "cu"), (), True, 40),
                                   (("bc",), ("abc", "aab"), False, 1 << 25),
                                   (("aa", "bb", "cc", "ab", "ac", "bc"), ("aaa", "bbb"), False,

@@ -296,10 +296,10 @@ BATCH_FIELDS = ("labels", "weights", "bases", "tag_start", "tag_end", "indptr", 
 
 def test_batch_arrays_are_reused_only_when_no_batch_holds_them(monkeypatch, tmp_path) -> None:
     """Batches (or single arrays of them) kept alive keep their values; the rest go round."""
-    from streamlearn.io import iter_blocks, parse
-    from streamlearn.io.parse import _ArraySets
+    from streamlearn.io import iter_blocks, parse, textparse
+    from streamlearn.io.textparse import _ArraySets
 
-    monkeypatch.setattr(parse, "_SETS", _ArraySets(keep=4))
+    monkeypatch.setattr(textparse, "_SETS", _ArraySets(keep=4))
     rng = np.random.default_rng(5)
     lines = []
     for i in range(3000):
@@ -325,17 +325,17 @@ def test_batch_arrays_are_reused_only_when_no_batch_holds_them(monkeypatch, tmp_
             for f in BATCH_FIELDS:
                 np.testing.assert_array_equal(getattr(held, f), copy[f], err_msg=f)
     del kept
-    sets = parse._SETS.sets
+    sets = textparse._SETS.sets
     batch = parse.parse_block(next(iter_blocks([str(path)], block_size=2000)), parse.FMT_VW, 18)
     assert len(sets) == 4 and np.shares_memory(batch.indices, sets[0][6])  # reused
 
 
 def test_pooled_arrays_grow_for_a_block_of_more_lines(monkeypatch) -> None:
-    from streamlearn.io import parse
+    from streamlearn.io import parse, textparse
     from streamlearn.io.batch import Block
-    from streamlearn.io.parse import _ArraySets
+    from streamlearn.io.textparse import _ArraySets
 
-    monkeypatch.setattr(parse, "_SETS", _ArraySets(keep=1))
+    monkeypatch.setattr(textparse, "_SETS", _ArraySets(keep=1))
     big = b"1 |f a b c\n" * 2000
     short = b"1\n" * 600_000  # more rows than a set sized for big blocks holds
     for text in (big, short, big):
@@ -347,11 +347,11 @@ def test_pooled_arrays_grow_for_a_block_of_more_lines(monkeypatch) -> None:
 
 
 def test_a_wrong_line_count_is_refused_not_overrun(monkeypatch) -> None:
-    from streamlearn.io import parse
+    from streamlearn.io import parse, textparse
     from streamlearn.io.batch import Block
-    from streamlearn.io.parse import _ArraySets
+    from streamlearn.io.textparse import _ArraySets
 
-    monkeypatch.setattr(parse, "_SETS", _ArraySets(keep=0))  # arrays of the exact size
+    monkeypatch.setattr(textparse, "_SETS", _ArraySets(keep=0))  # arrays of the exact size
     data = np.frombuffer(b"1 |f a\n" * 10, dtype=np.uint8).copy()
     with pytest.raises(RuntimeError, match="more lines"):
         parse.parse_block(Block(data, "d.vw", 1, newlines=3), parse.FMT_VW, 18)
@@ -359,13 +359,13 @@ def test_a_wrong_line_count_is_refused_not_overrun(monkeypatch) -> None:
 
 def test_batches_beyond_the_pool_hold_only_their_features(monkeypatch) -> None:
     """With no pooled set free, arrays are made per block and the features copied out."""
-    from streamlearn.io import parse
+    from streamlearn.io import parse, textparse
     from streamlearn.io.batch import Block
-    from streamlearn.io.parse import _ArraySets
+    from streamlearn.io.textparse import _ArraySets
 
     data = np.frombuffer(b"1 |f a b:2\n-1 |g c\n" * 50, dtype=np.uint8).copy()
     pooled = parse.parse_block(Block(data, "d.vw", 1), parse.FMT_VW, 18)
-    monkeypatch.setattr(parse, "_SETS", _ArraySets(keep=0))
+    monkeypatch.setattr(textparse, "_SETS", _ArraySets(keep=0))
     fresh = parse.parse_block(Block(data, "d.vw", 1), parse.FMT_VW, 18)
     assert fresh.indices.base is None and fresh.values.base is None  # own, exact arrays
     for f in BATCH_FIELDS:

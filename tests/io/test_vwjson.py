@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from streamlearn.io.vwjson import JsonLineError, JsonOptions, read_record, translate, value_text
+from streamlearn.io.jsondecode import JsonLineError
+from streamlearn.io.jsonreader import value_text
+from streamlearn.io.vwjson import JsonOptions, read_record, translate
 
 DS = JsonOptions(dsjson=True)
 JS = JsonOptions()

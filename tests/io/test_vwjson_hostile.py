@@ -17,14 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamlearn.hashing import hashstring_py
-from streamlearn.io.vwjson import (
-    MAX_DEPTH,
-    JsonLineError,
-    JsonOptions,
-    read_record,
-    translate,
-    value_text,
-)
+from streamlearn.io.jsondecode import MAX_DEPTH, JsonLineError
+from streamlearn.io.jsonreader import value_text
+from streamlearn.io.vwjson import JsonOptions, read_record, translate
 
 JS = JsonOptions(kind="simple")
 DS = JsonOptions(dsjson=True)
@@ -125,8 +120,8 @@ def test_numbers_rapidjson_refuses_are_refused() -> None:
 
 
 def test_value_text_keeps_negative_zero_and_reads_as_vw() -> None:
+    from streamlearn.io.jsonreader import _vw_reads
     from streamlearn.io.vwfloat import vw_parse_float
-    from streamlearn.io.vwjson import _vw_reads
 
     assert value_text(0.0) == "0" and value_text(-0.0) == "-0" and value_text(0.0) == "0"
     rng = np.random.default_rng(7)
