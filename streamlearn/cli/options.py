@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import sys
 
 import click
@@ -385,6 +386,30 @@ def size(text: str | None, option: str = "--max-memory") -> int | None:
             f"{text!r} is not a size (e.g. 4G, 500M: from 1 byte to 2^60)", param_hint=option
         )
     return int(value)
+
+
+def save_every(text: str | None) -> tuple[int | None, float | None]:
+    """``--save-every``: ``10000`` (examples) or ``30s`` / ``5m`` (time); both: ``10000,30s``.
+
+    >>> save_every("1000"), save_every("30s"), save_every("500,2m")
+    ((1000, None), (None, 30.0), (500, 120.0))
+    """
+    if text is None:
+        return None, None
+    n, secs = None, None
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", part)
+        if m is None or float(m.group(1)) <= 0:
+            raise click.BadParameter(f"{text!r}: N examples or a time such as 30s, 5m, 1h",
+                                     param_hint="--save-every")  # fmt: skip
+        if m.group(2):
+            secs = float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+        else:
+            if "." in m.group(1):
+                raise click.BadParameter(f"{text!r}: a whole number of examples",
+                                         param_hint="--save-every")  # fmt: skip
+            n = int(m.group(1))
+    return n, secs
 
 
 def input_options(f):

@@ -7,38 +7,13 @@ command only turns its options into the library's objects and calls
 
 from __future__ import annotations
 
-import re
-
 import click
 
 from streamlearn.cli.bandit import bandit_of, bandit_options
-from streamlearn.cli.options import run_parts
+from streamlearn.cli.options import run_parts, save_every
+from streamlearn.cli.vwargv import model_translation
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def save_every(text: str | None) -> tuple[int | None, float | None]:
-    """``--save-every``: ``10000`` (examples) or ``30s`` / ``5m`` (time); both: ``10000,30s``.
-
-    >>> save_every("1000"), save_every("30s"), save_every("500,2m")
-    ((1000, None), (None, 30.0), (500, 120.0))
-    """
-    if text is None:
-        return None, None
-    n, secs = None, None
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", part)
-        if m is None or float(m.group(1)) <= 0:
-            raise click.BadParameter(f"{text!r}: N examples or a time such as 30s, 5m, 1h",
-                                     param_hint="--save-every")  # fmt: skip
-        if m.group(2):
-            secs = float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
-        else:
-            if "." in m.group(1):
-                raise click.BadParameter(f"{text!r}: a whole number of examples",
-                                         param_hint="--save-every")  # fmt: skip
-            n = int(m.group(1))
-    return n, secs
 
 
 @click.command("serve", context_settings=CONTEXT)
@@ -98,8 +73,6 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
         raise click.UsageError(e.message) from None
     explicit: dict = {}
     if bandit is None and model_path:
-        from streamlearn.cli.vw import model_translation
-
         t = model_translation(model_path)  # VW's --cb_explore_adf model: its options
         if t is not None:
             bandit = dict(t.multiline)
@@ -119,49 +92,4 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
                         reload_seconds=reload_every, max_line_bytes=inputs.max_line_bytes,
                         max_connections=max_connections, stats_seconds=stats_every,
                         probabilities=probabilities, link=link, bandit=bandit)  # fmt: skip
-    api.serve(explicit, inputs, outputs, opts, console)
-
-
-def daemon(t, inputs, outputs, console) -> None:  # noqa: ANN001 - cli.vw's Translation, parts
-    """``sl vw --daemon ...``: VW's daemon options, translated (see ``docs/serving.md``).
-
-    As VW: listens on port 26542 unless ``--port``; forks into the background
-    unless ``--foreground``; ``-t`` scores, otherwise labeled lines are learned;
-    a ``save`` or ``save_PATH`` line writes the model (to ``-f``, or PATH).
-    ``--num_children`` is accepted: one sl process serves every connection at once.
-    sl's own ``--save_every N|Ts`` is ``sl serve --save-every``.
-    sl listens on 127.0.0.1 (VW: every address).
-    """
-    from streamlearn import api
-    from streamlearn.cli.vw import VWUsage
-    from streamlearn.run.serve import ServeOptions
-
-    d = t.daemon
-    if t.data:
-        raise VWUsage("--daemon reads its examples from its connections: give no data file")
-    if t.predictions or t.raw_predictions or t.report:
-        raise VWUsage("--daemon answers each line on its connection: -p/-r/--report "
-                      "do not apply")  # fmt: skip
-    fmt = t.learn.get("format")
-    if fmt in ("json", "dsjson", "csv"):  # (requests would be parsed as VW text, wrongly)
-        raise VWUsage(f"--{fmt} with --daemon: the daemon reads VW text lines from its "
-                      "connections (a model learned from such data serves VW text requests)")
-    port = d.get("port", 26542)
-    if not 0 <= port <= 65535:
-        raise VWUsage(f"--port {port}: 0 to 65535")
-    if "num_children" in d:
-        if d["num_children"] < 1:
-            raise VWUsage("--num_children must be at least 1")
-        console.say("sl vw: --num_children accepted; one sl process serves every "
-                    "connection at once")  # fmt: skip
-    learn = not t.learn.get("test_only", False)
-    explicit = {k: v for k, v in t.learn.items() if k != "test_only"}
-    try:
-        n, secs = save_every(d.get("save_every"))
-    except click.BadParameter as e:
-        raise VWUsage(e.format_message()) from None
-    opts = ServeOptions(port=port, port_file=d.get("port_file"), pid_file=d.get("pid_file"),
-                        foreground=bool(d.get("foreground")), learn=learn, save_paths=True,
-                        save_every=n, save_seconds=secs, probabilities=t.probabilities,
-                        link=t.link, bandit=dict(t.multiline) or None)  # fmt: skip
     api.serve(explicit, inputs, outputs, opts, console)

@@ -426,12 +426,12 @@ def test_table_lines_with_importance_weights_land_on_vws_examples(tmp_path):
 def test_an_explorer_without_an_exploring_reduction_is_ignored_as_vw() -> None:
     """VW warns that --first depends on --cb_explore(_adf) and runs --cb K without it; sl used
     to explore (its -p held pmfs where VW's held actions)."""
-    from streamlearn.cli.vw import _resolve
+    from streamlearn.cli.vwargv import resolve
 
     t = parse_argv(["--cb", "3", "--first", "10"])
-    _resolve(t)
+    resolve(t)
     assert "explore" not in t.multiline
     assert any("--first" in n for n in t.notes)
     t = parse_argv(["--cb_explore", "3", "--first", "10"])
-    _resolve(t)
+    resolve(t)
     assert t.multiline["explore"] == "first" and not t.notes
