@@ -98,7 +98,7 @@ def plan(sources: list[str], ranks: int) -> list[list[Shard]]:
 
 def _bandit(config: TrainConfig, ml: dict, rows: Rows, gstate: np.ndarray, own: dict):  # noqa: ANN202
     """A rank's learner: the averaged weights, its own state."""
-    from streamlearn.reductions.options import Multiline
+    from streamlearn.reductions import Multiline
     from streamlearn.run.bandit import Bandit
 
     b = Bandit(config, Multiline(**ml))
@@ -165,7 +165,8 @@ def train(learn: dict, bandit: dict, inputs: Inputs, outputs: Outputs, *,
           console: Console | None = None) -> dict:  # noqa: ANN001  # fmt: skip
     """``sl train --dask ADDRESS --cb-adf ...``: every pass on the cluster, the weights
     averaged after each; writes ``-f`` (sl's bandit model) and the report; the summary."""
-    from streamlearn.reductions.options import Multiline, config_of
+    from streamlearn.reductions import Multiline
+    from streamlearn.reductions.options import config_of
     from streamlearn.run.bandit import Bandit, is_bandit
     from streamlearn.run.train import merge_config
 

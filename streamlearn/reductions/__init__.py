@@ -1,6 +1,7 @@
 """The multiline reductions: one module each, and the one table that names them.
 
-A reduction owns its options (its fields of :class:`~streamlearn.reductions.options.Multiline`),
+A reduction owns its options (its ``OPTIONS``: its fields of :data:`Multiline`, the record
+assembled here from every registered reduction's),
 its label kind, its learner (the kernel entry for one batch of examples, its state over a
 run), its outputs (``-p``, the progress table, VW's header lines) and its part of VW's model
 options; :mod:`streamlearn.reductions.base` says the shape, ``csoaa_ldf.py`` is the worked
@@ -19,6 +20,7 @@ from __future__ import annotations
 from streamlearn.reductions import cb_adf, ccb, csoaa_ldf
 from streamlearn.reductions.base import Reduction
 from streamlearn.reductions.explore import over
+from streamlearn.reductions.options import assemble
 
 REDUCTIONS: dict[str, Reduction] = {
     r.name: r
@@ -34,10 +36,15 @@ REDUCTIONS: dict[str, Reduction] = {
 }
 """Every multiline reduction by name (``Multiline.reduction``)."""
 
+Multiline = assemble(r.options for r in REDUCTIONS.values())
+"""What a multiline reduction stack asks for (from VW's options): the stack's fields
+(:data:`streamlearn.reductions.options.STACK`) and every registered reduction's
+``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
+
 
 def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multiline
     """The registry's entry of ``ml``'s reduction."""
     return REDUCTIONS[ml.reduction]
 
 
-__all__ = ["REDUCTIONS", "Reduction", "reduction_of"]
+__all__ = ["REDUCTIONS", "Multiline", "Reduction", "reduction_of"]

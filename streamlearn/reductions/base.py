@@ -2,6 +2,8 @@
 
 A reduction is one module (``reductions/csoaa_ldf.py`` is the worked example) that owns:
 
+* its **options**: ``OPTIONS``, its fields of the stack's record
+  (:class:`streamlearn.reductions.Multiline`, assembled from every registered reduction's);
 * its **label kind**: which label reader its rows go through (:mod:`streamlearn.io.labels`),
   and whether each example's logged action is read (``cb``);
 * its **learner**: a class made once per run from the run's options, whose
@@ -82,6 +84,9 @@ class Reduction:
     vw_words: Callable[..., list[str]]  # (ml) -> the options VW keeps with its model
     features: Callable[..., str] = lambda ml: FEATURES_MERGED  # noqa: E731
     """(ml) -> how VW's summary counts an example's features (io.examples.FEATURES_*)."""
+    options: tuple = ()
+    """Its fields of the stack's options record, (name, type, default) each
+    (:func:`streamlearn.reductions.options.assemble`)."""
 
 
 def room(w: Weights, act_ptr: np.ndarray) -> None:

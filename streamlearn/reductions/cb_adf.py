@@ -29,6 +29,29 @@ from streamlearn.io.labels import LABEL_CB
 from streamlearn.reductions.base import Reduction, Seen, Weights, room, scratch
 from streamlearn.reductions.text import cb_label, fmt_float, score_text, tag_text
 
+OPTIONS = (
+    ("cb_type", "str", "mtr"),
+    ("clip_p", "float", 0.0),
+    ("rank_all", "bool", False),  # --rank_all
+    ("actions", "int", 0),  # --cb K
+)
+"""Its fields of :class:`~streamlearn.reductions.Multiline`: (name, type, default)."""
+
+LEGACY_OPTIONS = (
+    ("legacy", "bool", False),  # --cb_force_legacy: VW's single-line cb_algs (run/cblegacy.py)
+    ("evaluate", "bool", False),  # --eval (legacy): a logged policy's actions evaluated
+)
+"""``--cb K --cb_force_legacy``'s (its driver: ``run/cblegacy.py``)."""
+
+CBIFY_OPTIONS = (
+    ("cbify", "int", 0),  # --cbify K (run/cbify.py)
+    ("cbify_cs", "bool", False),
+    ("cbify_ldf", "bool", False),  # --cbify_ldf: cost-sensitive LDF examples (run/cbify.py)
+    ("loss0", "float", 0.0),
+    ("loss1", "float", 1.0),
+)
+"""``--cbify``'s (its driver: ``run/cbify.py``)."""
+
 
 class Learner:
     """cb_adf's greedy learner over one run: each example's actions ranked by score."""
@@ -194,8 +217,9 @@ def cb_part(block, bits: int, constant: bool, parse_inter, actions: int, width: 
                 feats, feats)  # fmt: skip
 
 
-REDUCTION = Reduction("cb_adf", LABEL_CB, True, learner, stack, vw_words, features)
-CB = Reduction("cb", LABEL_CB, True, learner, stack, vw_words)
-CBIFY = Reduction("cbify", LABEL_CB, True, learner, stack, vw_words)
+REDUCTION = Reduction("cb_adf", LABEL_CB, True, learner, stack, vw_words, features,
+                      OPTIONS + LEGACY_OPTIONS)  # fmt: skip
+CB = Reduction("cb", LABEL_CB, True, learner, stack, vw_words, options=OPTIONS + LEGACY_OPTIONS)
+CBIFY = Reduction("cbify", LABEL_CB, True, learner, stack, vw_words, options=CBIFY_OPTIONS)
 """``--cbify``: multiclass or cost-sensitive examples played as bandit rounds over cb_adf
 and an explorer; its driver is still ``run/cbify.py``."""

@@ -13,6 +13,13 @@ from streamlearn.io.labels import LABEL_CB
 from streamlearn.reductions import cb_adf
 from streamlearn.reductions.base import Reduction
 
+OPTIONS = (
+    ("all_slots_loss", "bool", False),  # --ccb_explore_adf (run/ccb.py)
+    ("ccb_no_slot_index", "bool", False),
+    ("no_predict", "bool", False),  # --ccb_explore_adf: learn only (no pmf, loss or -p)
+)
+"""Its fields of :class:`~streamlearn.reductions.Multiline`: (name, type, default)."""
+
 
 def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001, ARG001 - VW names gd here
     """VW's header: (Enabled learners, Input label, Output pred)."""
@@ -25,5 +32,7 @@ def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001, ARG001 - VW n
     return chain, "CCB", "DECISION_PROBS"
 
 
-REDUCTION = Reduction("ccb", LABEL_CB, True, cb_adf.learner, stack, cb_adf.vw_words)
-SLATES = Reduction("slates", LABEL_CB, True, cb_adf.learner, stack, cb_adf.vw_words)
+REDUCTION = Reduction("ccb", LABEL_CB, True, cb_adf.learner, stack, cb_adf.vw_words,
+                      options=OPTIONS)  # fmt: skip
+SLATES = Reduction("slates", LABEL_CB, True, cb_adf.learner, stack, cb_adf.vw_words,
+                   options=OPTIONS)  # fmt: skip

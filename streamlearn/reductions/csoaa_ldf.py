@@ -26,6 +26,13 @@ from streamlearn.reductions.text import score_text
 NAME = "csoaa_ldf"
 
 
+OPTIONS = (
+    ("classifier", "bool", False),  # --csoaa_ldf mc
+    ("csoaa_rank", "bool", False),
+)
+"""Its fields of :class:`~streamlearn.reductions.Multiline`: (name, type, default)."""
+
+
 class Learner:
     """``--csoaa_ldf``'s learner over one run (``probabilities``: VW's ``csoaa_ldf-prob``,
     a ``run.mlscores.Probabilities``, which then makes the predicted class and ``-p``)."""
@@ -134,4 +141,4 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
     return words
 
 
-REDUCTION = Reduction(NAME, LABEL_CS, False, Learner, stack, vw_words)
+REDUCTION = Reduction(NAME, LABEL_CS, False, Learner, stack, vw_words, options=OPTIONS)

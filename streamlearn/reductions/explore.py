@@ -31,15 +31,43 @@ from streamlearn.learners.base import P_ADAPTIVE, P_NORMALIZED
 from streamlearn.learners.explore import prob_text
 from streamlearn.reductions.base import Reduction, Seen, Weights, room
 from streamlearn.reductions.cb_adf import label_of, labeled_of
-from streamlearn.reductions.options import Multiline
 from streamlearn.reductions.text import fmt_float, vw_number
+
+OPTIONS = (
+    ("explore", "str", ""),  # --cb_explore_adf: greedy, first, softmax, squarecb, bag, cover
+    ("epsilon", "float | None", None),  # None: the explorer's default (greedy 0.05, others 0)
+    ("first_only", "bool", False),
+    ("tau", "int", 0),  # --first T
+    ("lam", "float", 1.0),  # --softmax --lambda
+    ("bag", "int", 0),  # --bag B
+    ("cover", "int", 0),  # --cover N (and legacy --cb_explore K --cb_force_legacy)
+    ("psi", "float", 1.0),  # --cover's --psi
+    ("nounif", "bool", False),  # --cover's --nounif
+    ("rnd", "int", 0),  # --rnd R
+    ("rnd_alpha", "float", 0.1),
+    ("rnd_invlambda", "float", 0.1),
+    ("synthcoverpsi", "float", 0.1),  # --synthcover
+    ("synthcoversize", "int", 100),
+    ("regcbopt", "bool", False),  # --regcb --regcbopt
+    ("elim", "bool", False),  # --squarecb --elim
+    ("mellowness", "float | None", None),  # None: --regcb's 0.1, --squarecb's 0.001
+    ("cb_min_cost", "float | None", None),  # None: 0 (--cbify: --loss0)
+    ("cb_max_cost", "float | None", None),  # None: 1 (--cbify: --loss1)
+    ("greedify", "bool", False),
+    ("gamma_scale", "float", 10.0),  # --squarecb
+    ("gamma_exponent", "float", 0.5),
+    ("explore_eval", "bool", False),  # --explore_eval (learners/explore_eval.py)
+    ("multiplier", "float | None", None),
+    ("target_rate", "float | None", None),
+)
+"""The explorers' fields of :class:`~streamlearn.reductions.Multiline`."""
 
 
 class Explorer:
     """``--cb_explore_adf``: cb_adf's ranking of each example turned into a pmf
     (:mod:`streamlearn.learners.explore`), VW's progressive loss of the pmf, ``-p`` as VW."""
 
-    def __init__(self, ml: Multiline, cfg: TrainConfig) -> None:
+    def __init__(self, ml, cfg: TrainConfig) -> None:
         from streamlearn.learners import explore as ex
 
         self.ex = ex
@@ -372,7 +400,7 @@ def over(below: Reduction) -> Reduction:
             return Learner(ml, cfg)
         return below.learner(ml, cfg, **options)
 
-    return dataclasses.replace(below, learner=learner)
+    return dataclasses.replace(below, learner=learner, options=below.options + OPTIONS)
 
 
 def pmf_lines(part: Part, acts: np.ndarray, probs: np.ndarray, out: list[str],
@@ -494,7 +522,7 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
 
 
 def saved_state(xp: Explorer | None, stats: np.ndarray,
-                ml: Multiline) -> tuple[int | tuple | None, tuple, int]:  # fmt: skip
+                ml) -> tuple[int | tuple | None, tuple, int]:  # fmt: skip
     """(state, mtr sums, generator state) of a run's explorer ``xp`` (None: none) and
     cb_adf's counters ``stats``, as VW saves them: the
     counter of --first (examples still to explore), --squarecb, --regcb or --cover

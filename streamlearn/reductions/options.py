@@ -1,69 +1,45 @@
-"""What a multiline reduction stack asks for: :class:`Multiline`, from VW's options.
+"""What a multiline reduction stack asks for, and the options every stack shares.
 
-One record for the stack (``sl vw``'s translation of VW's options, ``cli/vw.py``; sl's
-bandit options, ``run/bandit_options.py``), recorded as it is in sl's model files
-(``meta["multiline"]``).  Each reduction reads its own fields: ``reductions/csoaa_ldf.py``
-``classifier`` and ``csoaa_rank``, ``reductions/cb_adf.py`` ``cb_type``, ``clip_p``,
-``rank_all``, ``actions``, ``reductions/explore.py`` the explorer's.
+:class:`~streamlearn.reductions.Multiline` is one record for the stack (``sl vw``'s
+translation of VW's options, ``cli/vwoptions.py``; sl's bandit options,
+``run/bandit_options.py``), recorded as it is in sl's model files (``meta["multiline"]``).
+It is not written by hand: :func:`assemble` makes it from :data:`STACK` and the ``OPTIONS``
+each registered reduction declares (``reductions/csoaa_ldf.py``: ``classifier``,
+``csoaa_rank``; ``reductions/cb_adf.py``: ``cb_type``, ``clip_p``, ``rank_all``,
+``actions``; ``reductions/explore.py``: the explorers'; ...), so that adding a reduction
+touches no one else's options.  Here too: :func:`config_of` (the learning options of a
+multiline run) and :func:`reduction_name` (the reduction as the user named it).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 
 from streamlearn.config import TrainConfig
 from streamlearn.errors import UsageError
 
+STACK = (
+    ("reduction", "str", dataclasses.field()),  # "csoaa_ldf", "cb_adf", "cb", "cbify", ...
+    ("notes", "list[str]", dataclasses.field(default_factory=list)),
+    ("ope", "bool", False),  # sl's own --ope: the off-policy estimates on stderr
+)
+"""The stack's own fields of :class:`~streamlearn.reductions.Multiline` (each reduction's
+are its module's ``OPTIONS``)."""
 
-@dataclass
-class Multiline:
-    """What a multiline reduction asks for (from VW's options)."""
 
-    reduction: str  # "csoaa_ldf", "cb_adf", "cb", "cbify", "ccb", "slates"
-    classifier: bool = False  # csoaa_ldf mc
-    cb_type: str = "mtr"
-    clip_p: float = 0.0
-    rank_all: bool = False  # cb_adf --rank_all
-    csoaa_rank: bool = False
-    actions: int = 0  # --cb K
-    notes: list[str] = field(default_factory=list)
-    explore: str = ""  # --cb_explore_adf: greedy, first, softmax, squarecb, bag, cover
-    epsilon: float | None = None  # None: the explorer's default (greedy 0.05, others 0)
-    first_only: bool = False
-    tau: int = 0  # --first T
-    lam: float = 1.0  # --softmax --lambda
-    bag: int = 0  # --bag B
-    cover: int = 0  # --cover N (and legacy --cb_explore K --cb_force_legacy)
-    psi: float = 1.0  # --cover's --psi
-    nounif: bool = False  # --cover's --nounif
-    rnd: int = 0  # --rnd R
-    rnd_alpha: float = 0.1
-    rnd_invlambda: float = 0.1
-    synthcoverpsi: float = 0.1  # --synthcover
-    synthcoversize: int = 100
-    regcbopt: bool = False  # --regcb --regcbopt
-    elim: bool = False  # --squarecb --elim
-    mellowness: float | None = None  # None: --regcb's 0.1, --squarecb's 0.001
-    cb_min_cost: float | None = None  # None: 0 (--cbify: --loss0)
-    cb_max_cost: float | None = None  # None: 1 (--cbify: --loss1)
-    greedify: bool = False
-    gamma_scale: float = 10.0  # --squarecb
-    gamma_exponent: float = 0.5
-    ope: bool = False  # sl's own --ope: the off-policy estimates on stderr
-    cbify: int = 0  # --cbify K (run/cbify.py)
-    cbify_cs: bool = False
-    cbify_ldf: bool = False  # --cbify_ldf: cost-sensitive LDF examples (run/cbify.py)
-    loss0: float = 0.0
-    loss1: float = 1.0
-    legacy: bool = False  # --cb_force_legacy: VW's single-line cb_algs (run/cblegacy.py)
-    evaluate: bool = False  # --eval (legacy): a logged policy's actions evaluated
-    explore_eval: bool = False  # --explore_eval (learners/explore_eval.py)
-    multiplier: float | None = None
-    target_rate: float | None = None
-    all_slots_loss: bool = False  # --ccb_explore_adf (run/ccb.py)
-    ccb_no_slot_index: bool = False
-    no_predict: bool = False  # --ccb_explore_adf: learn only (no pmf, loss or -p)
+def assemble(groups) -> type:  # noqa: ANN001 - iterables of (name, type, default)
+    """The record of a stack's options: :data:`STACK`'s fields, then each group's (a
+    reduction's ``OPTIONS``), each name once (a later group naming a field again shares
+    it: the explorers' ``cb_min_cost`` is cbify's too)."""
+    seen: dict[str, tuple] = {}
+    for group in (STACK, *groups):
+        for spec in group:
+            seen.setdefault(spec[0], spec)
+    cls = dataclasses.make_dataclass("Multiline", list(seen.values()))
+    cls.__module__ = "streamlearn.reductions"
+    cls.__doc__ = ("What a multiline reduction stack asks for (from VW's options): the "
+                   "stack's fields and each registered reduction's (streamlearn.reductions).")
+    return cls
 
 
 def config_of(learn: dict, bases: bool = False) -> TrainConfig:

@@ -4,7 +4,10 @@
   learning options: what to read (:class:`~streamlearn.run.options.Inputs`),
   where results go (:class:`~streamlearn.run.options.Outputs`).
 * :mod:`~streamlearn.run.console` -- how progress is shown (stderr, the bar).
-* :mod:`~streamlearn.run.train` -- ``sl train``'s driver: learners, passes, saving.
+* :mod:`~streamlearn.run.train` -- ``sl train``'s driver: learners, passes, saving;
+  :mod:`~streamlearn.run.learner` (the learner and its table),
+  :mod:`~streamlearn.run.online` (the online passes), :mod:`~streamlearn.run.finite`
+  (a diverged model refused).
 * :mod:`~streamlearn.run.predict` -- ``sl predict``: scoring with a model.
 * :mod:`~streamlearn.run.runner` -- what both share: batch checks, the parser
   thread, predictions files, one kernel call.
@@ -20,8 +23,11 @@
   :mod:`~streamlearn.run.vwreadable` (``--readable_model``, ``--invert_hash``),
   :mod:`~streamlearn.run.vwconsole` (stderr: the header and the summary),
   :mod:`~streamlearn.run.vwaudit` (``--audit``).
-* Multiline examples (contextual bandits, cost-sensitive LDF):
-  :mod:`~streamlearn.run.multiline` (``sl vw``'s driver: passes, outputs, models),
+* Multiline examples (contextual bandits, cost-sensitive LDF), each reduction's learner
+  and outputs being :mod:`streamlearn.reductions`' (the registry):
+  :mod:`~streamlearn.run.multiline` (``sl vw``'s run: checks, model, outputs),
+  :mod:`~streamlearn.run.mlpasses` (its passes: batches to the reduction's learner),
+  :mod:`~streamlearn.run.mlsummary` (VW's summary, ``--report``),
   :mod:`~streamlearn.run.bandit` (``sl train --cb-adf``, the API's ``choose``/``learn``,
   the server's bandit), :mod:`~streamlearn.run.bandit_options`,
   :mod:`~streamlearn.run.cbify`, :mod:`~streamlearn.run.cblegacy`, :mod:`~streamlearn.run.ccb`;
@@ -30,10 +36,13 @@
   (readable models, and the refusal of an output not written yet),
   :mod:`~streamlearn.run.mlaudit` (``--audit``), :mod:`~streamlearn.run.mlscores`
   (``--probabilities``, ``-r``), :mod:`~streamlearn.run.offpolicy` (``--ope``).
-* :mod:`~streamlearn.run.serve` -- the server (VW's daemon protocol);
+* :mod:`~streamlearn.run.serve` -- the server (VW's daemon protocol):
+  :mod:`~streamlearn.run.serve_options`, :mod:`~streamlearn.run.serve_socket` (sockets,
+  signals, the request protocol), :mod:`~streamlearn.run.serve_model` (the served model),
+  :mod:`~streamlearn.run.serve_saves` (saves and reloads);
   :mod:`~streamlearn.run.resident` -- the API's live learner.
 
-This layer uses :mod:`streamlearn.io`, :mod:`streamlearn.learners`,
-:mod:`streamlearn.model` and :mod:`streamlearn.config` below it; the
+This layer uses :mod:`streamlearn.reductions`, :mod:`streamlearn.io`,
+:mod:`streamlearn.learners`, :mod:`streamlearn.model` and :mod:`streamlearn.config` below it; the
 distributed driver, the Python API and the CLI sit above it.
 """

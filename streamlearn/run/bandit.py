@@ -35,10 +35,10 @@ from streamlearn.errors import ModelError, UsageError
 from streamlearn.io.batch import Block
 from streamlearn.io.examples import Part, Tags
 from streamlearn.learners import cb_adf, csoaa_ldf
-from streamlearn.reductions import reduction_of
+from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.base import Seen
 from streamlearn.reductions.cb_adf import cb_part
-from streamlearn.reductions.options import Multiline, config_of
+from streamlearn.reductions.options import config_of
 from streamlearn.run.bandit_options import BANDIT_OPTIONS, EXPLORE_NAMES, multiline_of  # noqa: F401
 from streamlearn.run.mlpasses import Holdout, cb_width, prepare, report_bad
 

@@ -37,10 +37,10 @@ from streamlearn.config import TrainConfig
 from streamlearn.errors import Diverged, ModelError, UsageError
 from streamlearn.io import vwmodel, vwmodel_cb
 from streamlearn.learners import cb_adf, csoaa_ldf
-from streamlearn.reductions import reduction_of
+from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.explore import saved_state
 from streamlearn.reductions.explore import vw_words as explorer_words
-from streamlearn.reductions.options import Multiline, config_of
+from streamlearn.reductions.options import config_of
 
 REDUCTIONS = model_vw.MULTILINE
 """Options that make a VW model a multiline one (read here, not by model_vw)."""

@@ -26,9 +26,8 @@ from streamlearn.errors import UsageError
 from streamlearn.io.example_cache import Cache, is_cache
 from streamlearn.io.examples import Part, adf_part, crossed, parse_options
 from streamlearn.learners import cb_adf, csoaa_ldf
-from streamlearn.reductions import reduction_of
+from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.cb_adf import cb_part
-from streamlearn.reductions.options import Multiline
 
 
 @dataclass

@@ -8,7 +8,7 @@ import dataclasses
 import sys
 
 from streamlearn.learners import cb_adf
-from streamlearn.reductions.options import Multiline
+from streamlearn.reductions import Multiline
 
 
 def write_text(path: str, text: str) -> None:

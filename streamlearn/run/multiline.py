@@ -17,7 +17,8 @@ import os
 from streamlearn.errors import NoExamples, UsageError
 from streamlearn.io.example_cache import is_cache
 from streamlearn.learners import cb_adf, csoaa_ldf
-from streamlearn.reductions.options import Multiline, config_of
+from streamlearn.reductions import Multiline
+from streamlearn.reductions.options import config_of
 from streamlearn.run.mlmodel import check_finite, save, start
 from streamlearn.run.mlpasses import (
     Fitted,
