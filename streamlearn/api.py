@@ -107,7 +107,7 @@ def train(options: dict, inputs: Inputs, outputs: Outputs, console: Console | No
 def train_multiline(options: dict, multiline: dict, inputs: Inputs, outputs: Outputs,
                     console: Console | None = None) -> dict:  # fmt: skip
     """Train a multiline reduction (VW's ``--csoaa_ldf``, ``--cb_adf``, ``--cb K``):
-    ``multiline`` holds :class:`~streamlearn.run.multiline.Multiline`'s fields; the rest
+    ``multiline`` holds :class:`~streamlearn.reductions.Multiline`'s fields; the rest
     as :func:`train`.  Returns the run's summary."""
     from streamlearn.run.multiline import Multiline, run
 

@@ -333,7 +333,7 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
                                 ("explore", None))},
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
-``run.multiline.Multiline``), each with the VW option it stands for in
+``reductions.Multiline``), each with the VW option it stands for in
 :data:`MODEL_OPTIONS` (None: sl's own word for which reduction or explorer, or an option
 of sl's that writes nothing) and its type; the optional floats may be None.  An sl model
 holding anything else is refused, as a VW model's options are."""
@@ -427,7 +427,7 @@ def gd_columns(config: TrainConfig) -> tuple[int, ...]:
 def decode(data: bytes) -> tuple:
     """``(config, learner, slots, state, weights, gstate, stats, meta)`` of the VW model in
     ``data``; ValueError (:class:`Unsupported` included) says what is wrong."""
-    from streamlearn.learners import resolve
+    from streamlearn.learners import reduction_of, resolve
     from streamlearn.learners.base import (
         G_CLIP,
         G_LABEL_MAX,
@@ -460,8 +460,7 @@ def decode(data: bytes) -> tuple:
         raise Unsupported(f"it is a --{algo} model, which sl does not read in VW's format")
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     body = vwmodel.read_body(data, h, len(cols), opts["models"])
-    spec = resolve(algo, 0.0, 0.0, 1, config.oaa, config.csoaa, config.multilabel,
-                   config.bootstrap, config.autolink, config.bfgs)
+    spec = reduction_of(config) or resolve(algo)
     r = body.resume
     if r is None:
         cols = (0,)  # the weights only

@@ -68,7 +68,7 @@ class Translation:
 
     multiline: dict = field(default_factory=dict)
     """--csoaa_ldf, --cb_adf, --cb K and their options
-    (:class:`~streamlearn.run.multiline.Multiline`)."""
+    (:class:`~streamlearn.reductions.Multiline`)."""
 
     def add(self, key: str, value) -> None:  # noqa: ANN001 - a repeatable option's value
         self.learn[key] = (*self.learn.get(key, ()), value)

@@ -10,6 +10,19 @@ their differences from VW are described in ``docs/input-formats.md``; VW's CSV
 read after the parse (:mod:`streamlearn.io.labels`, the hook): names
 (:mod:`streamlearn.io.named`), cost-sensitive rows (:mod:`streamlearn.io.cslabels`),
 multilabel rows (:mod:`streamlearn.io.multilabels`).
+
+:mod:`streamlearn.io.parse` picks the parser of a block's format
+(:mod:`streamlearn.io.formats`): VW text, svmlight and CSV (:mod:`streamlearn.io.textparse`
+over the kernels of :mod:`streamlearn.io.vw`, :mod:`streamlearn.io.svmlight`,
+:mod:`streamlearn.io.csv`), VW's JSON and DSJSON translated to VW text first
+(:mod:`streamlearn.io.vwjson`, :mod:`streamlearn.io.jsonreader`,
+:mod:`streamlearn.io.jsondecode`, :mod:`streamlearn.io.dsjson`).
+
+Multiline examples (the contextual bandits, ``--csoaa_ldf``): blocks that never split an
+example, the shared line merged (:mod:`streamlearn.io.multiline`), made into the ``Part`` a
+reduction learns from (:mod:`streamlearn.io.examples`); their cache
+(:mod:`streamlearn.io.example_cache`).  VW's model files: :mod:`streamlearn.io.vwmodel`,
+:mod:`streamlearn.io.vwmodel_cb`; sl's parsed cache: :mod:`streamlearn.io.cache`.
 """
 
 from __future__ import annotations

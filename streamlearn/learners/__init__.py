@@ -20,45 +20,59 @@ PARAMETER_FREE = ("coin", "pistol", "freegrad")
 MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
-def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1,
-            oaa: int = 0, csoaa: bool = False,
-            multilabel: bool = False, bootstrap: int = 0,
-            autolink: int = 0, bfgs: int = -1) -> LearnerSpec:  # fmt: skip
-    """The kernel variant that runs ``algo`` with these regularisers.
+def _bfgs(c) -> LearnerSpec:  # noqa: ANN001
+    from streamlearn.learners import bfgs
+
+    return bfgs.spec(c.bfgs)
+
+
+def _over(module: str):  # noqa: ANN202
+    """A reduction over the run's base learner: ``module.resolve(algo)``."""
+
+    def make(c) -> LearnerSpec:  # noqa: ANN001
+        import importlib
+
+        return importlib.import_module(f"streamlearn.learners.{module}").resolve(c.algo)
+
+    return make
+
+
+REDUCTIONS = (
+    (lambda c: c.bfgs >= 0, _bfgs),  # --bfgs m: L-BFGS (learners/bfgs.py)
+    (lambda c: c.autolink, _over("autolink")),  # gd with its prediction's powers as features
+    (lambda c: c.bootstrap, _over("bootstrap")),  # K resampled copies of gd
+    (lambda c: c.oaa and c.multilabel, _over("multilabel")),  # --multilabel_oaa K
+    (lambda c: c.oaa and c.csoaa, _over("csoaa")),  # --csoaa K
+    (lambda c: c.oaa, _over("oaa")),  # --oaa K: one against all
+)
+"""The single-line reductions, each over the run's base learner: (whether a run's options
+ask for it, its kernels); the first that applies wins.  Adding one is its module and its
+line here (the multiline reductions are :mod:`streamlearn.reductions`')."""
+
+
+def spec_of(config) -> LearnerSpec:  # noqa: ANN001 - a config.TrainConfig
+    """The kernels that learn with ``config``: a reduction's (:data:`REDUCTIONS`), or the
+    base learner's (:func:`resolve`)."""
+    return reduction_of(config) or resolve(config.algo, config.l1, config.l2, config.minibatch)
+
+
+def reduction_of(config) -> LearnerSpec | None:  # noqa: ANN001 - a config.TrainConfig
+    """The kernels of the single-line reduction ``config`` asks for (None: none)."""
+    for applies, make in REDUCTIONS:
+        if applies(config):
+            return make(config)
+    return None
+
+
+def resolve(algo: str, l1: float = 0.0, l2: float = 0.0, minibatch: int = 1) -> LearnerSpec:
+    """The kernel variant that runs the base learner ``algo`` with these regularisers.
 
     ``sgd`` with only ``l1`` runs the truncated-gradient kernel with K = 1 and
     θ = ∞ (ℓ1 clipped at zero, Lipton & Elkan eq. 4); the caller's params must
     say so (:func:`streamlearn.config.TrainConfig.params` does).  Mini-batches
     (``minibatch`` > 1) and ``subgrad`` run :mod:`streamlearn.learners.minibatch`.
-    ``oaa`` = K > 0: one-against-all over K classes (:mod:`streamlearn.learners.oaa`).
-    ``autolink`` = d > 0: gd with its prediction's powers as features
-    (:mod:`streamlearn.learners.autolink`).
-    ``bootstrap`` = K > 0: K resampled copies of gd (:mod:`streamlearn.learners.bootstrap`).
+    A reduction over it (``--oaa``, ``--csoaa``, ...): :func:`spec_of`.
     """
-    if bfgs >= 0:
-        from streamlearn.learners import bfgs as lbfgs
-
-        return lbfgs.spec(bfgs)
-    if autolink:
-        from streamlearn.learners import autolink as al
-
-        return al.resolve(algo)
-    if bootstrap:
-        from streamlearn.learners import bootstrap as bs
-
-        return bs.resolve(algo)
-    if oaa and multilabel:
-        from streamlearn.learners import multilabel as multi
-
-        return multi.resolve(algo)
-    if oaa and csoaa:
-        from streamlearn.learners import csoaa as cost_sensitive
-
-        return cost_sensitive.resolve(algo)
-    if oaa:
-        from streamlearn.learners import oaa as one_against_all
-
-        return one_against_all.resolve(algo)
     if minibatch > 1 or algo == "subgrad":
         if algo not in MINIBATCH_ALGORITHMS:
             raise ValueError(

@@ -76,7 +76,7 @@ class Learner(Protocol):
 class Reduction:
     """One entry of the registry: a reduction's name and its parts."""
 
-    name: str  # run.multiline.Multiline.reduction (VW's option without its dashes)
+    name: str  # reductions.Multiline.reduction (VW's option without its dashes)
     label_kind: int  # io.labels.LABEL_*: the label reader its rows go through
     cb: bool  # each example's logged action is read (contextual bandits)
     learner: Callable[..., Learner]  # (ml, cfg, **its run options) -> its Learner

@@ -2,7 +2,7 @@
 ``cb_adf.cc`` (``--cb K``: each line turned into K action lines first, VW's
 ``cb_to_cb_adf``), in the shape of :mod:`streamlearn.reductions.base`.
 
-Options (``run.multiline.Multiline``'s fields): ``cb_type`` (mtr, ips, dm, dr, sm),
+Options (``reductions.Multiline``'s fields): ``cb_type`` (mtr, ips, dm, dr, sm),
 ``clip_p``, ``rank_all``, ``actions`` (``--cb K``).  Labels: cb rows, each example's
 logged action read (``io.labels.LABEL_CB``).  Kernel:
 :func:`streamlearn.learners.cb_adf.train_examples`.  Outputs: ``-p`` the top action (with
@@ -56,7 +56,7 @@ CBIFY_OPTIONS = (
 class Learner:
     """cb_adf's greedy learner over one run: each example's actions ranked by score."""
 
-    def __init__(self, ml) -> None:  # noqa: ANN001 - run.multiline.Multiline
+    def __init__(self, ml) -> None:  # noqa: ANN001 - reductions.Multiline
         self.clip_p = ml.clip_p
         self.rank_all = bool(ml.rank_all)
         self.ho_learns = ml.reduction != "cb"  # VW predicts held-out single-line examples

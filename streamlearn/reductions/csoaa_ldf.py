@@ -2,7 +2,7 @@
 dependent features, VW's ``csoaa_ldf.cc`` — the worked example of a reduction's shape
 (:mod:`streamlearn.reductions.base`).
 
-Options (``run.multiline.Multiline``'s fields): ``classifier`` (``mc``: each line's cost
+Options (``reductions.Multiline``'s fields): ``classifier`` (``mc``: each line's cost
 regressed as a classifier's, VW's ``csoaa_ldf mc``), ``csoaa_rank`` (predict every action's
 score, VW's ``csoaa_ldf-rank``).  Labels: cost-sensitive rows (``io.labels.LABEL_CS``).
 State: gd's table and global state (:func:`streamlearn.learners.csoaa_ldf.init_gstate`).

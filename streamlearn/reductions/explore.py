@@ -10,7 +10,7 @@ is the reduction's learner over cb_adf (:mod:`streamlearn.reductions.base`); ``-
 each example's pmf (:func:`pmf_lines`), VW's loss of a pmf its weight on the logged
 action times that action's cost over its probability (:func:`progress_rows`).
 
-Options (``run.multiline.Multiline``'s fields): ``explore`` (the explorer's name),
+Options (``reductions.Multiline``'s fields): ``explore`` (the explorer's name),
 ``epsilon``, ``first_only``, ``tau``, ``lam``, ``bag``, ``greedify``, ``cover``, ``psi``,
 ``nounif``, ``rnd``, ``rnd_alpha``, ``rnd_invlambda``, ``synthcoverpsi``, ``synthcoversize``,
 ``regcbopt``, ``elim``, ``mellowness``, ``cb_min_cost``, ``cb_max_cost``, ``gamma_scale``,

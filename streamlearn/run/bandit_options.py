@@ -1,5 +1,5 @@
 """sl's bandit options (``sl train --cb-adf ...``, ``Model(cb_adf=True, ...)``) and the
-reduction they ask for (:class:`~streamlearn.run.multiline.Multiline`'s fields): light,
+reduction they ask for (:class:`~streamlearn.reductions.Multiline`'s fields): light,
 no kernels imported (:mod:`streamlearn.run.bandit` runs them)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ _OWN = (("cover_policies", "cover", ("cover",)), ("psi", "psi", ("cover",)),
 
 
 def multiline_of(options: dict) -> dict:
-    """:class:`~streamlearn.run.multiline.Multiline`'s fields from sl's bandit options
+    """:class:`~streamlearn.reductions.Multiline`'s fields from sl's bandit options
     (:data:`BANDIT_OPTIONS`; ``None`` values are left out)."""
     o = {k: v for k, v in options.items() if v is not None and v is not False}
     unknown = sorted(set(o) - set(BANDIT_OPTIONS))

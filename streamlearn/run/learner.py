@@ -20,7 +20,7 @@ from streamlearn.config import FIXED_BY_MODEL, PER_RUN, ConfigError, TrainConfig
 from streamlearn.errors import ModelError, UsageError
 from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.io.batch import Batch
-from streamlearn.learners import resolve, spec_by_name
+from streamlearn.learners import spec_by_name, spec_of
 from streamlearn.learners.base import (
     G_CLIP,
     G_N,
@@ -77,8 +77,7 @@ def _shown(value) -> str:
 
 def _spec(config: TrainConfig) -> LearnerSpec:
     """The kernels that learn with ``config``'s algorithm and options."""
-    return resolve(config.algo, config.l1, config.l2, config.minibatch, config.oaa, config.csoaa,
-                   config.multilabel, config.bootstrap, config.autolink, config.bfgs)
+    return spec_of(config)
 
 
 @dataclass

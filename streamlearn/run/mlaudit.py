@@ -34,6 +34,7 @@ import sys
 import numpy as np
 
 from streamlearn.errors import UsageError
+from streamlearn.io.examples import Source
 from streamlearn.learners.base import (
     G_CLIP,
     G_LABEL_MAX,
@@ -58,7 +59,7 @@ TWICE = frozenset({"first", "softmax", "squarecb", "synthcover"})
 then learns it (cb_adf's learn predicting it again)."""
 
 
-def check(ml, learn: dict) -> None:  # noqa: ANN001 - a run.multiline.Multiline
+def check(ml, learn: dict) -> None:  # noqa: ANN001 - a reductions.Multiline
     """Refuse (exit 2, before any data) an ``--audit`` sl does not write as VW yet."""
     why = None
     fmt = learn.get("format") or "auto"
@@ -89,20 +90,7 @@ def check(ml, learn: dict) -> None:  # noqa: ANN001 - a run.multiline.Multiline
                          "yet (sl refuses it rather than skip it)")  # fmt: skip
 
 
-@dataclasses.dataclass
-class Source:
-    """Where a part's rows come from: the block's bytes, its first line number, and per
-    row its line number and tag span (set by ``run.multiline._prepare``)."""
-
-    data: np.ndarray
-    first_line: int
-    row_line: np.ndarray
-    tag_start: np.ndarray
-    tag_end: np.ndarray
-    head_line: np.ndarray  # per example: its first line (the shared one, if any)
-
-
-def one(part, e: int):  # noqa: ANN001, ANN201 - a run.multiline._Part
+def one(part, e: int):  # noqa: ANN001, ANN201 - an io.examples.Part
     """Example ``e`` of ``part`` as a part of its own."""
     mg = part.mg
     r0, r1 = int(mg.act_ptr[e]), int(mg.act_ptr[e + 1])

@@ -114,7 +114,7 @@ def seen_multi(path: str) -> bool:
     return vwmodel_cb.has_ccb_flag(h) and len(data) > h.end and data[h.end] == 1
 
 
-def explorer_of(ml) -> str:  # noqa: ANN001 - a run.multiline.Multiline
+def explorer_of(ml) -> str:  # noqa: ANN001 - a reductions.Multiline
     return ml.explore or ""
 
 

@@ -52,7 +52,7 @@ class _Lines:
         self._key: int | None = None
         self._lines: list[bytes] = []
 
-    def text(self, src, line: int) -> bytes:  # noqa: ANN001 - a run.mlaudit.Source
+    def text(self, src, line: int) -> bytes:  # noqa: ANN001 - an io.examples.Source
         if self._key != id(src.data):
             self._key = id(src.data)
             self._lines = src.data.tobytes().split(b"\n")
@@ -73,13 +73,13 @@ def _tag(tag: bytes) -> str:
 class Raw:
     """The ``-r`` lines of a multiline run (:attr:`lines`, in the order VW writes them)."""
 
-    def __init__(self, ml, json: bool = False) -> None:  # noqa: ANN001 - a run.multiline.Multiline
+    def __init__(self, ml, json: bool = False) -> None:  # noqa: ANN001 - a reductions.Multiline
         self.ml = ml
         self.json = json  # (VW's JSON examples begin with a shared line: "shared" the label)
         self.lines: list[str] = []
         self._text = _Lines()
 
-    def ldf(self, part, scores: np.ndarray) -> None:  # noqa: ANN001 - a run.multiline._Part
+    def ldf(self, part, scores: np.ndarray) -> None:  # noqa: ANN001 - an io.examples.Part
         """``--csoaa_ldf``: each line's classes with its score (before it learned)."""
         from streamlearn.hashing import hashstring_py
 

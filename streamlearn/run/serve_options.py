@@ -53,7 +53,7 @@ class ServeOptions:
     probabilities: bool = False
     link: str = "identity"
     bandit: dict | None = None
-    """A bandit's options (:class:`~streamlearn.run.multiline.Multiline`'s fields): requests
+    """A bandit's options (:class:`~streamlearn.reductions.Multiline`'s fields): requests
     are multiline examples (:class:`~streamlearn.run.bandit.BanditServed`); a bandit model
     (``-i``) is served so without them."""
     vw_format: bool = False
