@@ -338,16 +338,31 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     ``explorer`` is the run (its explorer's counter and the generator's state, which a
     model keeps).  ``counter``: a continued model's explorer's (``--first``'s examples
     still to explore)."""
-    from streamlearn.io.example_cache import tee
     from streamlearn.io.examples import parse_options
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.labels import LABEL_CB
-    from streamlearn.io.multiline import example_blocks, example_starts
-    from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
-    from streamlearn.io.reader import iter_blocks
-    from streamlearn.learners import cb_adf
-    from streamlearn.run.mlpasses import Fitted, report_bad
+    from streamlearn.io.parse import describe_errors
+    from streamlearn.run.mlpasses import report_bad
 
+    _refuse(ml, cfg, predictions)
+    run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
+    if counter is not None and ml.explore == "first":
+        run.xstats[run.ex.X_TAU] = counter
+    if inputs.initial_model:
+        run.seen_multi = _seen_multi(inputs.initial_model)
+    # the labels are read here (io/ccblabels.py): the parser leaves them as cb's
+    parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
+    counts = _Counts()
+    for b, good in _batches(ml, cfg, inputs, sources, cache, parse_inter):
+        bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+        counts.malformed = report_bad(bad, counts.malformed, inputs.strict, say)
+        if good:
+            counts.count(run, len(good), run.block(b, good), progress)
+    return counts.fitted(run, cfg, table, stats)
+
+
+def _refuse(ml, cfg, predictions: bool) -> None:  # noqa: ANN001
+    """What :func:`passes` does not run, refused before any data."""
     if max(1, cfg.passes) > 1:
         raise UsageError(f"--{_option(ml)} with --passes: not supported yet (one pass)")
     if cfg.format not in ("vw", "auto", "json", "dsjson"):
@@ -355,33 +370,33 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     if ml.no_predict and (predictions or ml.cb_type != "mtr" or ml.reduction == "slates"):
         raise UsageError("--no_predict: with --ccb_explore_adf and --cb_type mtr only, "
                          "and not with -p (as VW)")  # fmt: skip
-    run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
-    if counter is not None and ml.explore == "first":
-        run.xstats[run.ex.X_TAU] = counter
-    if inputs.initial_model:
-        # the model says whether the run had seen several slots (its interactions then)
-        from streamlearn import model as model_io
-        from streamlearn.run import mlmodel
 
-        if mlmodel.kept_options(inputs.initial_model) is None:  # (sl's model)
-            meta = model_io.load(inputs.initial_model).meta
-            run.seen_multi = bool(isinstance(meta, dict) and meta.get("ccb_seen_multi", False))
-        else:  # (VW's: CCB's flag; a cb_adf model has none)
-            run.seen_multi = mlmodel.seen_multi(inputs.initial_model)
-    # the labels are read here (io/ccblabels.py): the parser leaves them as cb's
-    parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
+
+def _seen_multi(path: str) -> bool:
+    """Whether the model at ``path`` had seen several slots (its interactions then)."""
+    from streamlearn import model as model_io
+    from streamlearn.run import mlmodel
+
+    if mlmodel.kept_options(path) is None:  # (sl's model)
+        meta = model_io.load(path).meta
+        return bool(isinstance(meta, dict) and meta.get("ccb_seen_multi", False))
+    return mlmodel.seen_multi(path)  # (VW's: CCB's flag; a cb_adf model has none)
+
+
+def _batches(ml, cfg, inputs, sources: list[str], cache, parse_inter):  # noqa: ANN001, ANN202
+    """The run's batches of whole examples (VW's text, or its JSON and DSJSON lines made
+    text), parsed; with each, its well-formed examples (:func:`_good`)."""
+    from streamlearn.io.example_cache import tee
+    from streamlearn.io.multiline import example_blocks, example_starts
+    from streamlearn.io.parse import FMT_VW, parse_block
+    from streamlearn.io.reader import iter_blocks
+
     blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
     if cache.tee is not None:
         blocks = tee(blocks, cache.tee)
     json_fmt = cfg.format in ("json", "dsjson")
     if not json_fmt:
         blocks = example_blocks(blocks)
-    malformed = 0
-    n_ex = 0
-    n_read = 0
-    n_lab = 0
-    loss_sum = 0.0
-    total_features = 0
     json_inter = dataclasses.replace(parse_inter, label_kind=ml.reduction)
     for block in blocks:
         tr = None
@@ -399,26 +414,46 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
             forced = tr.status[k]
             b.status[forced != 0] = forced[forced != 0]
             b.line = tr.lines[k]
-        labels = cl.read_rows(b, run.slates, check_sum=not json_fmt)
-        good: list = []
-        for e in range(ex_ptr.shape[0] - 1):
-            lo, hi = int(ex_ptr[e]), int(ex_ptr[e + 1])
-            if (b.status[lo:hi] != 0).any():
-                continue
-            labs = labels[lo:hi]
-            code, at = cl.check_example(labs, run.slates)
-            if code:
-                b.status[lo + at] = code
-                b.err_pos[lo + at] = -1
-                continue
-            good.append((lo, labs))
-        bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
-        malformed = report_bad(bad, malformed, inputs.strict, say)
-        if not good:
+        yield b, _good(b, ex_ptr, ml.reduction == "slates", check_sum=not json_fmt)
+
+
+def _good(b, ex_ptr: np.ndarray, slates: bool, check_sum: bool) -> list:  # noqa: ANN001
+    """Batch ``b``'s well-formed examples (first row, labels), its CCB or slates labels
+    read and checked (an example refused is marked in ``b.status``)."""
+    labels = cl.read_rows(b, slates, check_sum=check_sum)
+    good: list = []
+    for e in range(ex_ptr.shape[0] - 1):
+        lo, hi = int(ex_ptr[e]), int(ex_ptr[e + 1])
+        if (b.status[lo:hi] != 0).any():
             continue
-        labeled, loss, feats, texts = run.block(b, good)
-        n_read += len(good)
-        if ml.no_predict:
+        labs = labels[lo:hi]
+        code, at = cl.check_example(labs, slates)
+        if code:
+            b.status[lo + at] = code
+            b.err_pos[lo + at] = -1
+            continue
+        good.append((lo, labs))
+    return good
+
+
+@dataclasses.dataclass
+class _Counts:
+    """The summary's counts over :func:`passes`: the examples read, those counted (none
+    under ``--no_predict``), the labeled ones, their loss and features, the malformed."""
+
+    read: int = 0
+    examples: int = 0
+    labeled: int = 0
+    loss: float = 0.0
+    features: int = 0
+    malformed: int = 0
+
+    def count(self, run: _Runner, n: int, played: tuple, progress) -> None:  # noqa: ANN001
+        """A batch's ``n`` examples as :meth:`_Runner.block` played them (labeled, loss,
+        features, texts), and their lines in VW's progress table."""
+        labeled, loss, feats, texts = played
+        self.read += n
+        if run.ml.no_predict:
             # VW's update_stats and print_update are skipped: nothing counted (VW's table
             # has its head only)
             if progress is not None and not progress.started:
@@ -426,29 +461,38 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
 
                 progress.say(TABLE_HEAD)
                 progress.started = True
-            continue
-        n_ex += len(good)
-        n_lab += int(labeled.sum())
-        loss_sum += float(loss.sum())
-        total_features += int(feats.sum())
+            return
+        self.examples += n
+        self.labeled += int(labeled.sum())
+        self.loss += float(loss.sum())
+        self.features += int(feats.sum())
         if progress is not None:
-            progress.batch(0, labeled, np.zeros(len(good), dtype=bool), loss, feats, feats,
+            progress.batch(0, labeled, np.zeros(n, dtype=bool), loss, feats, feats,
                            lambda i, t=texts: run.label_text(t[i][0]),
                            lambda i, t=texts: run.pred_text(t[i][1]))  # fmt: skip
-    out_stats = np.zeros(cb_adf.STATS)
-    out_stats[cb_adf.N_EX] = n_ex
-    out_stats[cb_adf.N_LAB] = n_lab
-    out_stats[cb_adf.LOSS] = loss_sum
-    out_stats[cb_adf.FEATURES] = total_features
-    out_stats[cb_adf.EVENTS] = stats[cb_adf.EVENTS]
-    out_stats[cb_adf.ACTIONS] = stats[cb_adf.ACTIONS]
-    summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
-               "loss": loss_sum / n_lab if n_lab else None, "malformed": malformed}  # fmt: skip
-    summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
-    summary["ccb_seen_multi"] = run.seen_multi
-    summary["read"] = n_read  # (learned from, though --no_predict counts none)
-    return Fitted(table, run.gstate, out_stats, run.pred_lines or [], summary, False, None,
-                  explorer=run)  # fmt: skip
+
+    def fitted(self, run: _Runner, cfg, table: np.ndarray, stats: np.ndarray):  # noqa: ANN001, ANN201
+        """What the run leaves (:class:`~streamlearn.run.mlpasses.Fitted`): its counts
+        (mtr's sums: those of ``stats``, the kernels'), summary and ``-p`` lines."""
+        from streamlearn.learners import cb_adf
+        from streamlearn.run.mlpasses import Fitted
+
+        out_stats = np.zeros(cb_adf.STATS)
+        out_stats[cb_adf.N_EX] = self.examples
+        out_stats[cb_adf.N_LAB] = self.labeled
+        out_stats[cb_adf.LOSS] = self.loss
+        out_stats[cb_adf.FEATURES] = self.features
+        out_stats[cb_adf.EVENTS] = stats[cb_adf.EVENTS]
+        out_stats[cb_adf.ACTIONS] = stats[cb_adf.ACTIONS]
+        n_ex, n_lab = self.examples, self.labeled
+        summary = {"examples": n_ex, "per_pass": n_ex, "passes": 1, "best_holdout": None,
+                   "loss": self.loss / n_lab if n_lab else None,
+                   "malformed": self.malformed}  # fmt: skip
+        summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
+        summary["ccb_seen_multi"] = run.seen_multi
+        summary["read"] = self.read  # (learned from, though --no_predict counts none)
+        return Fitted(table, run.gstate, out_stats, run.pred_lines or [], summary, False, None,
+                      explorer=run)  # fmt: skip
 
 
 __all__ = ["passes"]
