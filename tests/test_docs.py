@@ -169,6 +169,7 @@ def test_block_runs_as_written(block, tour, tmp_path_factory):
     assert "Traceback" not in r.stderr, f"{block.id}:\n{r.stderr[-3000:]}"
 
 
+@pytest.mark.slow
 def test_the_cron_job_succeeds_with_its_directories(tour, tmp_path_factory):
     """The nightly script prints nothing when it learned (its case' 0) branch)."""
     page = ROOT / "docs" / "cron.md"

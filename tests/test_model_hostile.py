@@ -120,6 +120,7 @@ def _cases(header: dict, payload: bytes) -> dict[str, bytes]:
     return out
 
 
+@pytest.mark.slow
 def test_issue_cases_exit_5_through_the_program(models):
     tmp, by_learner = models
     header, payload = split(by_learner["gd"])

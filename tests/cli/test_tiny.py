@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from streamlearn.cli.options import TINY_INPUT, TINY_WORK, crosses, estimate_work, train_factor
 from tests.unix import invoke
@@ -60,6 +61,7 @@ def test_passes_grids_and_sweeps_multiply_the_work():
     assert train_factor({"passes": 2, "algo": "tg", "l1": grid, "l2": grid[:2]}) == 12
 
 
+@pytest.mark.slow
 def test_a_wide_line_crossed_with_itself_is_compiled(tmp_path):
     """-q ff on one 2,800-feature line: 29 KB, but 8 million visits (a minute as plain
     Python, a second compiled)."""

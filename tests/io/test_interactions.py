@@ -343,6 +343,7 @@ def test_a_line_with_too_many_crosses_is_malformed_and_the_others_learn():
     assert parse_block(Block(data, "w.vw", 1), FMT_VW, BITS, True, wild).status.tolist() == [19, 0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS, as Linux applies it")
 def test_hostile_crosses_run_in_bounded_memory_and_linear_time(tmp_path):
     """--cubic fff on one 1,000-feature line (167 M crosses: 3.2 GB before) is skipped as

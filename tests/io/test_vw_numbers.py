@@ -234,6 +234,7 @@ def _tokens(n: int, seed: int) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_kernel_equals_the_statement_on_random_tokens() -> None:
     toks = _tokens(40000, seed=7)
     data = " ".join(toks).encode()

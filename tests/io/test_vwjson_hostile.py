@@ -181,6 +181,7 @@ def mutated_lines(draw: st.DrawFn) -> bytes:
 KINDS = st.sampled_from(["simple", "multiclass", "cb", "cs", "ccb", "slates"])
 
 
+@pytest.mark.slow
 @settings(max_examples=600, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 @given(st.lists(mutated_lines(), min_size=1, max_size=4), KINDS, st.booleans(), st.booleans(),
@@ -215,6 +216,7 @@ def _peak(fn) -> int:  # noqa: ANN001
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_a_huge_array_costs_a_bounded_multiple_of_its_bytes() -> None:
     rng = np.random.default_rng(1)
     vals = np.round(rng.random(200_000), 3).tolist()
@@ -224,6 +226,7 @@ def test_a_huge_array_costs_a_bounded_multiple_of_its_bytes() -> None:
     assert peak < 20 * len(line), peak / len(line)
 
 
+@pytest.mark.slow
 def test_many_actions_cost_a_bounded_multiple_of_their_bytes() -> None:
     m = 20_000
     rec = {"_label_cost": -1, "_label_probability": 0.5, "_label_Action": 1, "_labelIndex": 0,

@@ -11,6 +11,7 @@ the last 16 bytes of a block, where the word paths must not read.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -166,12 +167,14 @@ def same_both_ways(lines: list[str], fmt: int) -> None:
             assert np.array_equal(np.signbit(x), np.signbit(y)), field
 
 
+@pytest.mark.slow
 @given(st.lists(vw_line(), min_size=1, max_size=30))
 @WORDS
 def test_vw_words_equal_bytes(lines: list[str]) -> None:
     same_both_ways(lines, FMT_VW)
 
 
+@pytest.mark.slow
 @given(st.lists(svm_line(), min_size=1, max_size=30))
 @WORDS
 def test_svmlight_words_equal_bytes(lines: list[str]) -> None:

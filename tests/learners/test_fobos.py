@@ -63,6 +63,7 @@ def test_rebases_1e6(l1, l2):
     gaps.assert_matches(w, w_ref, preds, p_ref)
 
 
+@pytest.mark.slow
 def test_rebases_1e7():
     """10^7 steps at η = 0.5/√(1+T), a feature row every ~1000: several rebases, exact."""
     eta0, l1, l2 = 0.5, 1e-5, 0.3

@@ -187,6 +187,7 @@ def test_the_coverage_test_can_fail():
     assert hits / 100 < 0.90
 
 
+@pytest.mark.slow
 def test_progressive_intervals_cover_a_learning_policys_mean_value():
     """A policy that learns from the examples it has scored (context-free epsilon-greedy
     over running IPS means of each action's cost): the progressive interval, over

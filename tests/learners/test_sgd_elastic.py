@@ -61,6 +61,7 @@ def test_rebases_1e6():
     gaps.assert_matches(w, w_ref, preds, p_ref)
 
 
+@pytest.mark.slow
 def test_rebases_1e7():
     """10^7 steps, one feature row every ~1000; several rebases; finite and exact."""
     eta0, l1, l2 = 0.05, 2e-4, 2e-3

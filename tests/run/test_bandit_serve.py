@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from streamlearn import model as model_io
 from streamlearn.api import Console, Inputs
@@ -134,6 +135,7 @@ def _serve_file(srv: Server, data: bytes, n: int) -> bytes:
         s.close()
 
 
+@pytest.mark.slow
 def test_vw_daemon_serves_and_continues_a_vw_bandit_model(tmp_path: Path) -> None:
     # a VW user's model file (VW's format, written by sl vw -f as vw -f writes it) behind
     # sl vw --daemon: its options come from the file, the answers are sl vw -i's -p, and
@@ -190,6 +192,7 @@ def test_vw_daemon_serves_a_model_vw_wrote(tmp_path: Path) -> None:
     assert got == (tmp_path / "vw.p").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_reloaded_vw_bandit_model_keeps_the_served_options(tmp_path: Path) -> None:
     # a cron job replaces the served VW model: one made with the same options is served
     # (its answers are sl vw -t -i's); one made with others (an explorer, -q) would be read

@@ -434,6 +434,7 @@ def test_a_cache_cut_between_records_is_refused(tmp_path):
                                     "-b", "8", "--quiet"]).exit_code == 0  # fmt: skip
 
 
+@pytest.mark.slow
 def test_damaged_caches_never_reach_a_kernel(tmp_path):
     """Byte flips and truncations anywhere: the run learns, rebuilds or exits 3 (or 6)."""
     c = tmp_path / "c.cache"

@@ -333,6 +333,7 @@ def test_save_every_examples(models, tmp_path):
     assert srv.log().count("saved") == 2  # 20 examples, then the 10 left at SIGINT
 
 
+@pytest.mark.slow
 def test_bad_clients(models, tmp_path):
     """A line over --max-line-bytes, a client leaving mid-line, a client that never reads,
     many idle connections: others are answered, and SIGTERM ends the server promptly."""
@@ -446,6 +447,7 @@ def test_a_second_signal_does_not_cut_the_last_save(models, tmp_path):
     assert "Traceback" not in srv.log()
 
 
+@pytest.mark.slow
 def test_a_model_learned_in_place_is_locked_until_the_last_save(models, tmp_path):
     """DESIGN 8: a learning server on -i m -f m holds m's lock from reading m to its last
     save, as ``sl train -i m -f m`` does: a second server and a train wait for it (or give

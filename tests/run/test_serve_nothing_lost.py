@@ -48,6 +48,7 @@ def _refused(args: list[str], tmp: Path, stdin: Path | None = None) -> str:
     return err
 
 
+@pytest.mark.slow
 def test_server_files_are_checked_before_listening(files, tmp_path):
     """pid and port files naming the served model, -f, each other, an input, a directory or
     a path in no directory, and -f in no directory or not a file: exit 2, nothing written."""
@@ -138,6 +139,7 @@ def test_a_clients_save_writes_only_model_files_and_blocks_no_one(files, tmp_pat
     assert "Traceback" not in log
 
 
+@pytest.mark.slow
 def test_a_reload_never_changes_the_kind_of_model(files, tmp_path):
     """A scoring server of a plain model refuses a bandit model in its place (its one-line
     clients would get no answers), and a FIFO (it would block the reload check); a bandit

@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from streamlearn.learners import truncated
 from streamlearn.system import jit as _jit
 from streamlearn.system import jit_numba as _jit_numba
@@ -144,6 +146,7 @@ def test_only_clean_read_only_llvm_mappings_are_dropped():
     assert _pages.clean_library_ranges("") == []
 
 
+@pytest.mark.slow
 def test_a_damaged_nrt_cache_is_compiled_again(tmp_path):
     first = _run(str(tmp_path))
     (path,) = tmp_path.glob("nrt-*.o")

@@ -246,6 +246,7 @@ def test_every_claimed_python_ships_kernels_built_with_it():
     assert dirs == {build._dir_of(prebuilt.BASE, v).name for v in versions}
 
 
+@pytest.mark.slow
 def test_check_names_a_missing_version_and_one_built_with_another_python(tmp_path):
     build = _build_script()
     here = build._dir_of(prebuilt.BASE, "3.11")
