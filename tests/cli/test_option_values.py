@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.marks import slow_except
 from tests.unix import invoke, one_line_error, text_data
 
 # option -> the options it needs beside it
@@ -76,7 +77,7 @@ ISSUE = [
 
 
 @pytest.mark.parametrize("args", ISSUE, ids=[" ".join(a) for a in ISSUE])
-@pytest.mark.parametrize("jit", ["0", "1"])
+@pytest.mark.parametrize("jit", slow_except(["0", "1"], 0))
 def test_the_issues_option_values_are_usage_errors(tmp_path, args, jit):
     (tmp_path / "d.vw").write_text("1 |f a\n-1 |f b\n")
     env = dict(os.environ, SL_JIT=jit)
@@ -89,14 +90,16 @@ def test_the_issues_option_values_are_usage_errors(tmp_path, args, jit):
 
 @pytest.mark.parametrize(
     ("text", "args"),
-    [("1 |f a:1e308\n1 |f a:1e308\n-1 |f a:-1e308 b\n", ["--algo", "smidas"]),
-     ("1 |f a:1e308 b:1e308\n", ["--algo", "smidas", "--p", "1000"]),
-     ("1 |f a\n-1 |f b\n" * 3, ["--algo", "smidas", "--p", "1000"]),
-     ("1e308 |f a\n-1 |f a\n", ["--algo", "sgd"]),
-     ("1 |f a:1e300\n", ["-l", "1e308"]),
-     ("1 |f a:1e300\n", ["--algo", "tg", "--l1", "3e38"]),
-     # a gradient whose square underflows, no beta, no l2: ftrl divides by 0 (inf, as C)
-     ("1 |f a:1e-30\n-1 |f a:1e-30\n", ["--algo", "ftrl", "--ftrl-beta", "0"])],
+    slow_except(
+        [("1 |f a:1e308\n1 |f a:1e308\n-1 |f a:-1e308 b\n", ["--algo", "smidas"]),
+         ("1 |f a:1e308 b:1e308\n", ["--algo", "smidas", "--p", "1000"]),
+         ("1 |f a\n-1 |f b\n" * 3, ["--algo", "smidas", "--p", "1000"]),
+         ("1e308 |f a\n-1 |f a\n", ["--algo", "sgd"]),
+         ("1 |f a:1e300\n", ["-l", "1e308"]),
+         ("1 |f a:1e300\n", ["--algo", "tg", "--l1", "3e38"]),
+         # a gradient whose square underflows, no beta, no l2: ftrl divides by 0 (inf, as C)
+         ("1 |f a:1e-30\n-1 |f a:1e-30\n", ["--algo", "ftrl", "--ftrl-beta", "0"])],
+        0, 3, 6, unpack=True),
 )  # fmt: skip
 def test_tiny_inputs_end_as_compiled_runs_do(tmp_path, text, args):
     """Interpreted kernels (tiny inputs) give the compiled kernels' exit, output and model."""

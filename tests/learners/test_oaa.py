@@ -23,6 +23,7 @@ from streamlearn.learners.base import (
 from streamlearn.learners.losses import HINGE, LOGISTIC, SQUARED
 from streamlearn.run.runner import run_kernel
 from tests import reference
+from tests.marks import slow_except
 from tests.streams import Stream, random_stream
 from tests.unix import invoke
 
@@ -410,8 +411,9 @@ def test_api_matrix_fit_predict_proba(tmp_path):
     np.testing.assert_allclose(p[:, 1], binary.predict(x[:5], link="logistic"))
 
 
-@pytest.mark.parametrize("opts", [["--loss", "logistic", "--probabilities"],
-                                  ["--ftrl", "--l1", "0.01"], ["--l1", "1e-3"]])  # fmt: skip
+@pytest.mark.parametrize("opts", slow_except([["--loss", "logistic", "--probabilities"],
+                                              ["--ftrl", "--l1", "0.01"], ["--l1", "1e-3"]],
+                                             0))  # fmt: skip
 def test_tiny_inputs_run_interpreted_with_identical_results(tmp_path, opts):
     """Under 32 KiB the kernels run as plain Python (NUMBA_DISABLE_JIT): the same model and
     predictions as compiled."""

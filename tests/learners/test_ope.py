@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from streamlearn.learners import ope
+from tests.marks import slow_except
 from tests.paths import ROOT
 
 
@@ -166,7 +167,7 @@ def _coverage(target: str, seeds: int = 200, n: int = 3000):
     return {k: v / seeds for k, v in hits.items()}, truth
 
 
-@pytest.mark.parametrize("target", ["optimal", "eps-greedy:0.1", "uniform"])
+@pytest.mark.parametrize("target", slow_except(["optimal", "eps-greedy:0.1", "uniform"], 2))
 def test_intervals_cover_the_true_cost_at_their_nominal_rate(target):
     rates, truth = _coverage(target)
     for rate in rates.values():

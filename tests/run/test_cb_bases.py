@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.marks import slow_except
 from tests.run.test_cb_explore import _logs, _run
 from tests.unix import sl
 
@@ -63,9 +64,11 @@ def test_single_line_forms_on_the_ftrl_family_equal_vw(tmp_path: Path, base: str
     _same(tmp_path, text, [*flags.split(), base])
 
 
-@pytest.mark.parametrize("flags", ["--cb_explore_adf --regcb", "--cb_explore_adf --squarecb --elim",
-                                   "--ccb_explore_adf", "--cb 2 --cb_force_legacy",
-                                   "--cb_explore_adf --cover 2 --pistol"])  # fmt: skip
+@pytest.mark.parametrize("flags", slow_except(["--cb_explore_adf --regcb",
+                                               "--cb_explore_adf --squarecb --elim",
+                                               "--ccb_explore_adf", "--cb 2 --cb_force_legacy",
+                                               "--cb_explore_adf --cover 2 --pistol"],
+                                              0, 1, 2))  # fmt: skip
 def test_what_does_not_run_on_the_ftrl_family_is_one_line(tmp_path: Path, flags: str) -> None:
     (tmp_path / "d.txt").write_text(_logs(1, 5))
     base = [] if "--pistol" in flags else ["--coin"]

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.marks import slow_except
+
 ROOT = Path(__file__).parents[2]
 MIRROR = Path("/work/.mirror/VowpalWabbit+vowpal_wabbit/repo")
 
@@ -137,7 +139,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("flags", REFUSED)
+@pytest.mark.parametrize("flags", slow_except(REFUSED, 0, 1))
 def test_refused_before_any_data_is_read(tmp_path: Path, flags: str) -> None:
     (tmp_path / "d.txt").write_text(CB)
     got = _sl(f"-d d.txt --audit {flags} -f m.vw", tmp_path)

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.marks import slow_except
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -136,7 +138,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize(("args", "name"), REFUSED)
+@pytest.mark.parametrize(("args", "name"), slow_except(REFUSED, 0, 1, unpack=True))
 def test_refused_before_any_data_is_read(tmp_path: Path, args: list[str], name: str) -> None:
     """Exit 2 naming the option, and nothing read: a FIFO with no writer would hang a run
     that opened it."""

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.marks import slow_except
+
 ROOT = Path(__file__).parents[2]
 
 CS_TEST = """1:1.0 | a_1 b_1 c_1
@@ -227,7 +229,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize(("args", "name"), REFUSED)
+@pytest.mark.parametrize(("args", "name"), slow_except(REFUSED, 0, unpack=True))
 def test_still_refused_before_any_data(tmp_path: Path, args: list[str], name: str) -> None:
     fifo = tmp_path / "never.fifo"
     os.mkfifo(fifo)

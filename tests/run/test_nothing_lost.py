@@ -17,6 +17,7 @@ import pytest
 
 from streamlearn import model as model_io
 from streamlearn.errors import ModelError
+from tests.marks import slow_except
 from tests.unix import SL, default_signals, env, invoke, leftovers, one_line_error, text_data
 
 QUIET = ["--quiet"]
@@ -250,7 +251,7 @@ def test_a_vw_cache_given_alone_says_what_it_is(tmp_path):
     (b"SLMODEL\x00" + bytes(64), "an sl model"),
     (b"SLCACHE4" + bytes(64), "an sl cache"),
 ])  # fmt: skip
-@pytest.mark.parametrize("how", ["file", "stdin"])
+@pytest.mark.parametrize("how", slow_except(["file", "stdin"], 0))
 def test_a_model_or_cache_given_as_data_is_refused(tmp_path, content, what, how):
     p = tmp_path / "x"
     p.write_bytes(content)

@@ -93,8 +93,10 @@ def _cases():
                     continue
                 if name == "plot" and opt.endswith("output") and scenario == "input":
                     scenario = "report"
+                # (a server's case starts a process: the quick set names its input only)
                 yield pytest.param(name, base, opt, outs, server, scenario,
-                                   id=f"{name}:{opt}:{scenario}")
+                                   id=f"{name}:{opt}:{scenario}",
+                                   marks=pytest.mark.slow if server and scenario != "input" else ())
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from streamlearn.errors import OutputUnwritable
 from streamlearn.system import outputs
+from tests.marks import slow_except
 from tests.unix import SL, env, invoke, leftovers, one_line_error, sl, text_data
 
 TRAIN = ["train", "--algo", "sgd", "--quiet"]
@@ -183,7 +184,7 @@ def test_a_broken_pipe_on_a_staged_output_is_exit_7_not_141(tmp_path):
 # ---- item 2: standard output that is an input -------------------------------------------
 
 
-@pytest.mark.parametrize("command", [
+@pytest.mark.parametrize("command", slow_except([
     "SL train big.vw -p - --quiet >> big.vw",
     "SL train big.vw --report - --quiet >> big.vw",
     "SL train big.vw -p /dev/stdout --quiet >> big.vw",
@@ -194,7 +195,7 @@ def test_a_broken_pipe_on_a_staged_output_is_exit_7_not_141(tmp_path):
     "SL predict -i m.sl -p - --quiet < big.vw >> big.vw",
     "SL predict -i m.sl big.vw -p - --quiet >> m.sl",
     "SL train -i m.sl big.vw -p - --quiet >> m.sl",
-])  # fmt: skip
+], 0, 5, 8))  # fmt: skip
 def test_stdout_appended_to_an_input_is_refused(tmp_path, command):
     """``cat``'s "input file is output file": the run would read its own lines back."""
     (tmp_path / "big.vw").write_text(text_data(400))
@@ -220,11 +221,11 @@ def test_stderr_appended_to_an_input_is_refused_too(tmp_path):
     assert added.count("\n") == 1
 
 
-@pytest.mark.parametrize("command", [
+@pytest.mark.parametrize("command", slow_except([
     "SL predict -i m.sl big.vw -p - --quiet >> other.txt",
     "cat big.vw | SL predict -i m.sl -p - --quiet | cat > other.txt",
     "SL predict -i m.sl -p - --quiet < big.vw > other.txt",
-])  # fmt: skip
+], 1))  # fmt: skip
 def test_stdout_elsewhere_is_fine(tmp_path, command):
     (tmp_path / "big.vw").write_text(text_data(400))
     assert sl(["train", "big.vw", "-f", "m.sl", "--quiet"], tmp_path).returncode == 0

@@ -21,6 +21,7 @@ import pytest
 
 from streamlearn import model as model_io
 from streamlearn.system import jit_numba, notices, prebuilt
+from tests.marks import slow_except
 from tests.paths import ROOT
 
 SAMPLE = str(ROOT / "data" / "sample.vw")
@@ -197,7 +198,9 @@ main()
 
 
 @needs_shipped
-@pytest.mark.parametrize("crosses", [["-q", "ff"], ["--cubic", "fff"], ["--interactions", "::"]])
+@pytest.mark.parametrize(
+    "crosses", slow_except([["-q", "ff"], ["--cubic", "fff"], ["--interactions", "::"]], 0)
+)
 def test_loading_the_kernels_imports_no_numpy_maths_module(tmp_path, crosses):
     """A cached kernel's load imports the modules its compiled helpers came from.
     ``numba.np.arraymath`` (``np.iinfo``, ``np.sum``, ...) imports ``scipy.linalg``

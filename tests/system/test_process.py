@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.marks import slow_except
 from tests.paths import ROOT
 from tests.unix import SL, default_signals, env, one_line_error, sl, text_data
 
@@ -24,8 +25,9 @@ def model(tmp_path):
 
 @pytest.mark.parametrize(
     "args",
-    [["inspect", "m.sl"], ["inspect", "m.sl", "--json"], ["--help"], ["train", "--help"],
-     ["--version"], ["predict", "-i", "m.sl", "d.vw", "-p", "/dev/stdout", "--quiet"]],
+    slow_except([["inspect", "m.sl"], ["inspect", "m.sl", "--json"], ["--help"],
+                 ["train", "--help"], ["--version"],
+                 ["predict", "-i", "m.sl", "d.vw", "-p", "/dev/stdout", "--quiet"]], 0, 5),
 )  # fmt: skip
 def test_stdout_on_a_full_disk_is_exit_7(tmp_path, model, args):
     with open("/dev/full", "wb") as full:
@@ -62,7 +64,7 @@ _SCRIPT = ("import signal; signal.signal(signal.SIGUSR2, lambda *a: None); "
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", slow_except([signal.SIGINT, signal.SIGTERM], 1))
 def test_a_signal_during_the_imports_is_one_line_and_128_plus_n(tmp_path, sig):
     """From the first moment the program's code runs, a signal is one line, never a traceback.
 
@@ -173,7 +175,7 @@ sys.exit(run(work))
 """
 
 
-@pytest.mark.parametrize("then", ["run", "wait", "commit", "return"])
+@pytest.mark.parametrize("then", slow_except(["run", "wait", "commit", "return"], 0))
 @pytest.mark.parametrize("how", ["callback", "bare-except"])
 def test_a_signal_whose_exception_was_swallowed_still_ends_the_run(how, then):
     """A handler's exception goes wherever the main thread is, and some code drops it:

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from streamlearn import model as model_io
 from streamlearn.cli import cli
+from tests.marks import slow_except
 from tests.unix import SL, default_signals, env, invoke, leftovers, one_line_error, sl, text_data
 
 TRAIN = ["train", "--algo", "sgd", "--loss", "logistic", "--quiet"]
@@ -41,7 +42,7 @@ def _digest(p):
 # ---- signals ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize("sig", slow_except([signal.SIGTERM, signal.SIGINT, signal.SIGHUP], 0))
 @pytest.mark.parametrize("command", ["train", "predict"])
 def test_signal_at_a_random_moment(tmp_path, setup, sig, command):
     """Sent while sl starts, waits on a slow stdin, learns, or saves."""
@@ -135,7 +136,9 @@ def tiny_fs(tmp_path):
     subprocess.run(["umount", str(d)], check=False)
 
 
-@pytest.mark.parametrize("output", ["-f", "-p", "--report", "--readable-model", "--cache"])
+@pytest.mark.parametrize(
+    "output", slow_except(["-f", "-p", "--report", "--readable-model", "--cache"], 0, 1)
+)
 def test_disk_full_at_each_output(tmp_path, setup, tiny_fs, output):
     data, m, digest = setup
     big = tmp_path / "big.vw"
@@ -196,6 +199,7 @@ def test_injected_os_errors_at_every_write_step(tmp_path, setup, monkeypatch, si
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_output_directory_removed_mid_run(tmp_path, setup):
     data, _, _ = setup
     out = tmp_path / "gone"

@@ -17,6 +17,7 @@ import time
 import numpy as np
 import pytest
 
+from tests.marks import slow_except
 from tests.unix import SL, env, leftovers, one_line_error, sl, text_data
 
 TRAIN = ["train", "--algo", "sgd", "--loss", "logistic", "--quiet"]
@@ -62,7 +63,7 @@ COMMANDS = {
 }
 
 
-@pytest.mark.parametrize("kind", list(COMMANDS))
+@pytest.mark.parametrize("kind", slow_except(COMMANDS, 0, 1, 4, 9, 11))
 def test_every_input_kind_learns_every_line_once(plain, tmp_path, kind):
     d, model, report = plain
     text = (d / "d.vw").read_bytes()
@@ -171,7 +172,7 @@ def _xz_cases() -> dict[str, bytes]:
     }
 
 
-@pytest.mark.parametrize("case", list(_xz_cases()))
+@pytest.mark.parametrize("case", slow_except(_xz_cases(), 0, 1))
 def test_broken_xz_is_exit_3_as_xz_dc_fails(tmp_path, case):
     data = _xz_cases()[case]
     (tmp_path / "d.xz").write_bytes(data)
@@ -249,8 +250,9 @@ def test_a_line_longer_than_memory_is_skipped_in_bounded_memory(tmp_path):
 
 @pytest.mark.parametrize(
     "args",
-    [TRAIN + ["/dev/zero", "-f", "m.sl"], ["predict", "-i", "m.sl", "/dev/zero", "--quiet"]],
-)
+    slow_except([TRAIN + ["/dev/zero", "-f", "m.sl"],
+                 ["predict", "-i", "m.sl", "/dev/zero", "--quiet"]], 0),
+)  # fmt: skip
 def test_dev_zero_reads_in_bounded_memory_and_stops_at_sigterm(tmp_path, args):
     (tmp_path / "d.vw").write_text("1 |f a\n")
     assert sl([*TRAIN, "d.vw", "-f", "m.sl"], tmp_path).returncode == 0
@@ -280,8 +282,8 @@ def test_inspect_predict_and_plot_refuse_dev_zero_at_once(tmp_path, command):
     one_line_error(r.stderr)
 
 
-@pytest.mark.parametrize("command", [["inspect", "ff"], ["predict", "-i", "ff", "d.vw"],
-                                     ["plot", "ff", "-o", "p.png"]])  # fmt: skip
+@pytest.mark.parametrize("command", slow_except([["inspect", "ff"], ["predict", "-i", "ff", "d.vw"],
+                                                 ["plot", "ff", "-o", "p.png"]], 0, 2))  # fmt: skip
 def test_a_model_or_report_fifo_without_a_writer_stops_at_sigterm(tmp_path, command):
     if command[0] == "plot":
         pytest.importorskip("matplotlib")  # without it, sl plot stops before opening the FIFO
@@ -309,10 +311,10 @@ def test_a_model_read_from_a_pipe(tmp_path):
 
 @pytest.mark.parametrize(
     "command",
-    ["SL predict -i <(cat m.sl) d.vw -p - --quiet",
-     "cat m.sl | SL predict -i /dev/stdin d.vw -p - --quiet",
-     "(cat m.sl > ff &); SL predict -i ff d.vw -p - --quiet",
-     "SL train -i <(cat m.sl) d.vw -p - --quiet"],
+    slow_except(["SL predict -i <(cat m.sl) d.vw -p - --quiet",
+                 "cat m.sl | SL predict -i /dev/stdin d.vw -p - --quiet",
+                 "(cat m.sl > ff &); SL predict -i ff d.vw -p - --quiet",
+                 "SL train -i <(cat m.sl) d.vw -p - --quiet"], 0, 2),
     ids=["process-substitution", "stdin-pipe", "fifo", "train"],
 )  # fmt: skip
 def test_a_model_from_a_stream_is_read_once(tmp_path, command):

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from streamlearn.cli import cli
 from streamlearn.system import outputs
+from tests.marks import slow_except
 from tests.unix import invoke, text_data
 
 DATA = text_data(300)
@@ -234,7 +235,9 @@ def _blocked(pid: int, timeout: float = 60.0) -> bool:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/wchan"), reason="needs /proc/PID/wchan")
-@pytest.mark.parametrize("option", ["--report", "--readable-model", "--invert-hash", "pred"])
+@pytest.mark.parametrize(
+    "option", slow_except(["--report", "--readable-model", "--invert-hash", "pred"], 0)
+)
 def test_a_fifo_nobody_reads_does_not_hold_off_a_signal(tmp_path, data, option):
     """Signals end a run within a second wherever it blocks, the lock held or not.
 
