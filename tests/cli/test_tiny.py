@@ -77,6 +77,7 @@ def test_a_wide_line_crossed_with_itself_is_compiled(tmp_path):
     assert _compiled(["predict", "-i", "m.sl", "--quiet", str(data)], tmp_path)
 
 
+@pytest.mark.slow
 def test_many_passes_or_coordinate_descent_are_compiled(tmp_path):
     data = tmp_path / "small.vw"
     rng = np.random.default_rng(0)

@@ -108,6 +108,7 @@ def test_against_vw(tmp_path, opts, named, n):
     assert (tmp_path / "vs.p").read_bytes() == (tmp_path / "sv.p").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_cache_is_not_reused_for_other_labels(tmp_path):
     """The parsed cache holds labels as read: another label kind (or K, or names) rebuilds it."""
     (tmp_path / "d.txt").write_text("1:0 2:1 3:1 |a x\n2:0 1:1 3:1 |a y\n3:0 1:1 2:1 |a z\n" * 4)

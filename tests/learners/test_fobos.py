@@ -9,6 +9,7 @@ from streamlearn.learners import fobos, ledger, resolve, sgd, spec_by_name, trun
 from streamlearn.learners.base import S_HO_N, S_LOSS, S_WLAB, make_params
 from streamlearn.learners.losses import HINGE, LOGISTIC, SQUARED
 from tests import gaps, reference
+from tests.marks import slow_except
 from tests.streams import random_stream, run_lazy
 
 LOSSES = [SQUARED, LOGISTIC, HINGE]
@@ -39,7 +40,9 @@ def test_lazy_equals_dense(loss_id, l1, l2, power_t, seed):
 
 @pytest.mark.parametrize(("power_t", "eta0"), gaps.GAP_RATES)
 @pytest.mark.parametrize(
-    ("k1", "k2"), [gaps.MILD, gaps.STRONG, (gaps.MILD[0], 0.0), (0.0, gaps.MILD[1])]
+    ("k1", "k2"),
+    slow_except([gaps.MILD, gaps.STRONG, (gaps.MILD[0], 0.0), (0.0, gaps.MILD[1])], 0, 1,
+                unpack=True),
 )
 def test_long_gaps(power_t, eta0, k1, k2):
     """Slots come back after 1, 10, 10^4 and 10^6 steps (see tests.gaps.gap_stream)."""

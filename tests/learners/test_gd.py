@@ -13,6 +13,7 @@ from streamlearn.learners.base import G_T, make_params, new_rows, new_stats
 from streamlearn.learners.losses import HINGE, LOGISTIC, SQUARED
 from streamlearn.run.runner import run_kernel
 from tests import reference
+from tests.marks import slow_except
 from tests.streams import Stream, random_stream, run_lazy
 from tests.unix import invoke, text_data
 
@@ -67,7 +68,8 @@ def test_kernel_equals_reference(loss_id, adaptive, normalized, invariant, seed)
 
 @pytest.mark.parametrize("loss_id", [SQUARED, LOGISTIC])
 @pytest.mark.parametrize(("adaptive", "normalized", "invariant"), SUBSETS)
-@pytest.mark.parametrize(("seed", "nnz"), [(0, 150), (1, 130), (2, 200), (3, 300)])
+@pytest.mark.parametrize(("seed", "nnz"),
+                         slow_except([(0, 150), (1, 130), (2, 200), (3, 300)], 0, unpack=True))
 def test_long_rows_equal_the_reference(loss_id, adaptive, normalized, invariant, seed, nnz):
     """Rows longer than the kernel's chunk of rates (gd.CHUNK), each slot met several
     times in a row (64 slots), some at growing scales: every visit sees the state its

@@ -166,6 +166,7 @@ def test_a_cache_replaced_by_another_run_is_not_read(tmp_path, days, other, matc
     mine.close()
 
 
+@pytest.mark.slow
 def test_two_runs_with_k_on_one_input_each_learn_their_own(tmp_path, days):
     """Two ``sl vw -k -c`` runs on one file at once, with other options: each gives the loss
     it gives alone (before: the second's cache was replayed by the first)."""

@@ -112,6 +112,7 @@ def test_holdout_and_bagging(logs, tmp_path):
     assert prog["dr"] is None and prog["ips"]["estimate"] == pytest.approx(rep["average_loss"])
 
 
+@pytest.mark.slow
 def test_the_generator_is_seeded_and_states_true_costs(tmp_path):
     def make(*extra):
         return subprocess.run([sys.executable, str(GEN), "--examples", "50", "--actions", "3",

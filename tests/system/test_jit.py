@@ -89,6 +89,7 @@ def _run(cache_dir: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_cached_kernel_equals_compiled(tmp_path):
     first = _run(str(tmp_path))
     second = _run(str(tmp_path))
