@@ -493,6 +493,7 @@ def test_a_model_learned_in_place_is_locked_until_the_last_save(models, tmp_path
     assert model_io.load(m).stats[S_N] == n0 + 40 + 60  # the server's 40, then the train's 60
 
 
+@pytest.mark.slow
 def test_ipv6_loopback(models, tmp_path):
     if not socket.has_ipv6:
         pytest.skip("no IPv6")

@@ -165,6 +165,7 @@ def test_a_staging_block_that_raises_leaves_no_file(tmp_path):
     assert (tmp_path / "m").read_text() == "old"
 
 
+@pytest.mark.slow
 def test_a_broken_pipe_on_a_staged_output_is_exit_7_not_141(tmp_path):
     """141 says the model was written: a report whose reader left before the outputs
     were made visible fails the run instead (7), with the old model in place."""

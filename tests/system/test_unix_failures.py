@@ -43,7 +43,7 @@ def _digest(p):
 
 
 @pytest.mark.parametrize("sig", slow_except([signal.SIGTERM, signal.SIGINT, signal.SIGHUP], 0))
-@pytest.mark.parametrize("command", ["train", "predict"])
+@pytest.mark.parametrize("command", slow_except(["train", "predict"], 0))
 def test_signal_at_a_random_moment(tmp_path, setup, sig, command):
     """Sent while sl starts, waits on a slow stdin, learns, or saves."""
     data, m, digest = setup

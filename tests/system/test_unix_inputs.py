@@ -63,7 +63,7 @@ COMMANDS = {
 }
 
 
-@pytest.mark.parametrize("kind", slow_except(COMMANDS, 0, 1, 4, 9, 11))
+@pytest.mark.parametrize("kind", slow_except(COMMANDS, 0, 1, 4, 11))
 def test_every_input_kind_learns_every_line_once(plain, tmp_path, kind):
     d, model, report = plain
     text = (d / "d.vw").read_bytes()
