@@ -99,6 +99,7 @@ def test_refused_beside_other_reductions():
             TrainConfig(autolink=2, **kw)
 
 
+@pytest.mark.slow
 def test_overlapping_floats():
     """Feature k's weight is the float ``(524267083 + k) mod 4·2^b`` of the table, its
     adaptive sum the next one (feature k+1's weight)."""

@@ -156,6 +156,7 @@ def _sl(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           text=True, cwd=cwd, env=env, check=False)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_malformed_labels_skipped(tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text("1:1:0.5 |f a\n4:1:0.5 |f b\n2:0:0.5 |f c\nshared |f d\n")
     r = _sl(["-d", "d.txt", "--cb", "3", "--cb_force_legacy"], tmp_path)
@@ -167,6 +168,7 @@ def test_malformed_labels_skipped(tmp_path: Path) -> None:
     assert r.returncode == 4
 
 
+@pytest.mark.slow
 def test_eval_needs_the_policy_action(tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text("2 1:1:0.5 |f a\n1:1:0.5 |f b\n2 |f c\n1 2:1:0.5 |f d\n")
     r = _sl(["-d", "d.txt", "--cb", "2", "--eval", "-p", "p.txt"], tmp_path)
@@ -189,6 +191,7 @@ def test_refused(tmp_path: Path, args: list[str], text: str) -> None:
     assert text in r.stderr
 
 
+@pytest.mark.slow
 def test_mtr_becomes_dr(tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text("1:1:0.5 |f a\n2:0:0.5 |f b\n")
     r = _sl(["-d", "d.txt", "--cb", "2", "--cb_force_legacy", "--cb_type", "mtr"], tmp_path)
