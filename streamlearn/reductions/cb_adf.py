@@ -172,13 +172,35 @@ def features(ml) -> str:  # noqa: ANN001
     return FEATURES_MERGED
 
 
+def copies(b, k: int, width: int, mask, bits: int) -> tuple:  # noqa: ANN001 - io.batch.Batch
+    """Batch ``b``'s well-formed lines copied to ``k`` action lines each (VW's
+    ``copy_example_to_adf``, ``width`` weights per action below, indices under ``mask``):
+    the examples' action pointers, each one's row in ``b``, each action line's copy, and
+    the action lines' features (indptr, indices, values, namespaces)."""
+    from streamlearn.learners.cb_to_adf import copy_to_adf, index_scale
+
+    n_ok = int(np.count_nonzero(b.status == 0))
+    nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
+    act_ptr = np.empty(n_ok + 1, dtype=np.int64)
+    rows = np.empty(n_ok, dtype=np.int64)
+    sub = np.empty(n_ok * k, dtype=np.int64)
+    out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
+    out_idx = np.empty(nnz * k, dtype=np.uint32)
+    out_val = np.empty(nnz * k, dtype=np.float64)
+    ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
+    out_ns = np.empty(nnz * k, dtype=ns.dtype)
+    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, width, index_scale(width), bits,
+                mask, act_ptr, rows, sub, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
+    return act_ptr, rows, sub, out_ptr, out_idx, out_val, out_ns
+
+
 def cb_part(block, bits: int, constant: bool, parse_inter, actions: int, width: int) -> Part:  # noqa: ANN001
     """``--cb K``: each line of ``block`` copied to ``actions`` action lines
     (:mod:`streamlearn.learners.cb_to_adf`), ``width`` weights per action below."""
     from streamlearn.io.labels import read_labels
     from streamlearn.io.multiline import Merged
     from streamlearn.io.parse import FMT_VW, parse_block
-    from streamlearn.learners.cb_to_adf import chosen_of, copy_to_adf, index_mask, index_scale
+    from streamlearn.learners.cb_to_adf import chosen_of, index_mask
 
     b = parse_block(block, FMT_VW, bits, constant, parse_inter)
     if b.err_pos is None:
@@ -190,18 +212,8 @@ def cb_part(block, bits: int, constant: bool, parse_inter, actions: int, width: 
         if a > k:
             b.status[r] = 27
     n_ok = int(np.count_nonzero(b.status == 0))
-    nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
-    act_ptr = np.empty(n_ok + 1, dtype=np.int64)
-    rows = np.empty(n_ok, dtype=np.int64)
-    sub = np.empty(n_ok * k, dtype=np.int64)
-    out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
-    out_idx = np.empty(nnz * k, dtype=np.uint32)
-    out_val = np.empty(nnz * k, dtype=np.float64)
-    ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
-    out_ns = np.empty(nnz * k, dtype=ns.dtype)
-    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, width, index_scale(width),
-                bits, index_mask(k, width), act_ptr, rows, sub, out_ptr, out_idx, out_val,
-                out_ns)  # fmt: skip
+    act_ptr, rows, sub, out_ptr, out_idx, out_val, out_ns = copies(
+        b, k, width, index_mask(k, width), bits)  # fmt: skip
     chosen = np.full(n_ok, -1, dtype=np.int64)
     cost = np.zeros(n_ok)
     prob = np.ones(n_ok)

@@ -348,23 +348,12 @@ def _width_below(ml, lr: _Learner) -> int:  # noqa: ANN001
 
 
 def _copies(b, k: int, below: int, cim, bits: int) -> tuple:  # noqa: ANN001
-    """Batch ``b``'s well-formed lines copied to ``k`` action lines each (VW's
-    ``copy_example_to_adf``): the examples' action pointers, each one's row in ``b``, each
-    action line's copy, and the action lines' features (indptr, indices, values)."""
-    from streamlearn.learners.cb_to_adf import copy_to_adf, index_scale
+    """Batch ``b``'s well-formed lines copied to ``k`` action lines each
+    (:func:`streamlearn.reductions.cb_adf.copies`): the examples' action pointers, each
+    one's row in ``b``, each action line's copy, and the action lines' features."""
+    from streamlearn.reductions.cb_adf import copies
 
-    n_ok = int(np.count_nonzero(b.status == 0))
-    nnz = int(np.sum(np.diff(b.indptr)[b.status == 0]))
-    act_ptr = np.empty(n_ok + 1, dtype=np.int64)
-    rows = np.empty(n_ok, dtype=np.int64)
-    sub = np.empty(n_ok * k, dtype=np.int64)
-    out_ptr = np.empty(n_ok * k + 1, dtype=np.int64)
-    out_idx = np.empty(nnz * k, dtype=np.uint32)
-    out_val = np.empty(nnz * k, dtype=np.float64)
-    ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
-    out_ns = np.empty(nnz * k, dtype=ns.dtype)
-    copy_to_adf(b.indptr, b.indices, b.values, ns, b.status, k, below, index_scale(below), bits,
-                cim, act_ptr, rows, sub, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
+    act_ptr, rows, sub, out_ptr, out_idx, out_val, _ = copies(b, k, below, cim, bits)
     return act_ptr, rows, sub, (out_ptr, out_idx, out_val)
 
 
