@@ -43,7 +43,7 @@ class Fitted:
     holdout: bool
     off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
     raw: list | None = None  # -r lines (run/mlscores.py; --cb_force_legacy's)
-    explorer: object = None  # _Explore (its counter, bagging's counts and generator)
+    explorer: object = None  # reductions.explore.Explorer (its counter, counts, generator)
 
 
 @dataclass
