@@ -33,7 +33,7 @@ from streamlearn import model as model_io
 from streamlearn.config import TrainConfig
 from streamlearn.errors import ModelError, UsageError
 from streamlearn.io.batch import Block
-from streamlearn.io.examples import Part, Tags
+from streamlearn.io.examples import Part, Tags, parse_options
 from streamlearn.learners import cb_adf, csoaa_ldf
 from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.base import Seen
@@ -72,10 +72,7 @@ class Bandit:
         self.kind = red.label_kind
         self.full = config.namespaces() or compile_interactions()
         full = self.full
-        self.parse_inter = dataclasses.replace(
-            full, terms=full.terms[:0], lengths=full.lengths[:0], drop=np.zeros_like(full.drop),
-            drop_linear=np.zeros_like(full.drop_linear), label_kind=self.kind,
-        )  # fmt: skip
+        self.parse_inter = parse_options(full, self.kind)
         if ml.reduction == "cb" and full.crosses_or_filters:
             raise UsageError("--cb K with interactions or namespace filters is not supported yet "
                              "(VW crosses its rewritten indices); use --cb-adf")  # fmt: skip
