@@ -67,6 +67,13 @@ class UsageError(SlError, ValueError):
     exit_code = 2
 
 
+class VWUsage(UsageError):
+    """A VW option sl does not take, or a malformed VW command line: one line, exit 2."""
+
+    def format_message(self) -> str:
+        return f"sl vw: {self.message}"
+
+
 class InputUnreadable(SlError):
     exit_code = 3
 

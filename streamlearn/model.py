@@ -261,11 +261,6 @@ _ARRAYS = {"slots": (("uint32",), 1), "state": (("float64", "float32"), 2),
 _STATE_DTYPES = tuple(np.dtype(_DTYPES[d]) for d in _ARRAYS["state"][0])
 
 
-SIZE_NAMES = {"actions": "--cb", "cbify": "--cbify", "bag": "--bag", "rnd": "--rnd",
-              "cover": "--cover"}  # fmt: skip
-"""The counts an sl bandit model records, named as options (its sizes are bounded, exit 8)."""
-
-
 def load(path: str | os.PathLike) -> Model:
     """Read and validate a model file; :class:`ModelError` says what is wrong.
 
@@ -557,7 +552,7 @@ def decode(data: bytes, name: str = "<model>") -> Model:
             from streamlearn import model_vw
 
             model_vw.check_sl_multiline(meta["multiline"])
-            model_vw.check_sizes(meta["multiline"], SIZE_NAMES,
+            model_vw.check_sizes(meta["multiline"], model_vw.SIZE_NAMES,
                                  origin=f"{name}: from its options, ")
         if learner == "l0" and config.algo == "l0":  # a heap the kernel indexes with
             from streamlearn.learners.l0 import check_state

@@ -293,6 +293,12 @@ def reduction_need(ml: dict) -> list[tuple[str, int]]:
     return [(key, b) for key, b in need if b]
 
 
+SIZE_NAMES = {"actions": "--cb", "cbify": "--cbify", "bag": "--bag", "rnd": "--rnd",
+              "cover": "--cover"}  # fmt: skip
+"""The counts a multiline reduction declares (:func:`reduction_need`), named as options:
+what ``sl vw``'s options and a model's stored ones allocate for, bounded (exit 8)."""
+
+
 def check_sizes(ml: dict, names: dict[str, str], max_memory: int | None = None,
                 origin: str = "") -> None:  # fmt: skip
     """Refuse (exit 8, before anything is allocated) the counts of a multiline reduction

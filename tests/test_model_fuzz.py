@@ -140,7 +140,7 @@ def test_one_allow_list_for_every_kind(models):
     Multiline is one of them."""
     import dataclasses
 
-    from streamlearn.cli.vw import OPTIONS
+    from streamlearn.vwargs import OPTIONS
 
     fields = {f.name for f in dataclasses.fields(Multiline)} - {"notes"}
     assert fields <= set(model_vw.SL_FIELDS)

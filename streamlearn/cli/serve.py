@@ -11,7 +11,7 @@ import click
 
 from streamlearn.cli.bandit import bandit_of, bandit_options
 from streamlearn.cli.options import run_parts, save_every
-from streamlearn.cli.vwargv import model_translation
+from streamlearn.vwargs import model_translation
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

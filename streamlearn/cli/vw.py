@@ -9,11 +9,11 @@ the learning options (:class:`~streamlearn.config.TrainConfig` fields),
 :func:`streamlearn.api.serve`, as for ``sl serve``).  Nothing here learns.
 
 This module is the command: it runs a translated command line.  The
-translation is elsewhere: :mod:`streamlearn.cli.vwoptions` holds the table of
-VW's options (:data:`OPTIONS`, those sl takes; :data:`NOT_SUPPORTED` and
-:data:`OTHER_VW_OPTIONS`, those it refuses: one line on stderr, exit 2, before
-any data is read) and :mod:`streamlearn.cli.vwargv` reads a whole command line
-with it (:func:`parse_argv`).  ``docs/vw-compat.md`` is the table for people.
+translation is the library's (:mod:`streamlearn.vwargs`): the table of VW's options
+(``vwargs.OPTIONS``, those sl takes, each reduction's declared by its module;
+:data:`NOT_SUPPORTED` and :data:`OTHER_VW_OPTIONS`, those it refuses: one line on
+stderr, exit 2, before any data is read) and the reading of a whole command line
+(:func:`parse_argv`).  ``docs/vw-compat.md`` is the table for people.
 """
 
 from __future__ import annotations
@@ -21,11 +21,17 @@ from __future__ import annotations
 import click
 
 from streamlearn.cli.options import run_parts, save_every
-from streamlearn.cli.vwargv import model_argv, parse_argv, resolve
-from streamlearn.cli.vwoptions import NOT_SUPPORTED, OPTIONS, OTHER_VW_OPTIONS, Translation, VWUsage
-from streamlearn.errors import EXIT_CODES
+from streamlearn.errors import EXIT_CODES, VWUsage
+from streamlearn.vwargs import (
+    NOT_SUPPORTED,
+    OTHER_VW_OPTIONS,
+    Translation,
+    model_argv,
+    parse_argv,
+    resolve,
+)
 
-__all__ = ["NOT_SUPPORTED", "OPTIONS", "OTHER_VW_OPTIONS", "VWUsage", "daemon", "parse_argv", "vw"]
+__all__ = ["NOT_SUPPORTED", "OTHER_VW_OPTIONS", "VWUsage", "daemon", "parse_argv", "vw"]
 
 EXIT_TEXT = "Exit status:\n\n" + "\n".join(f"  {c:>3}  {t}" for c, t in EXIT_CODES.items())
 

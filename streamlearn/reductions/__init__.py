@@ -1,26 +1,33 @@
-"""The multiline reductions: one module each, and the one table that names them.
+"""The reductions: one module each, and the one table that names them.
 
-A reduction owns its options (its ``OPTIONS``: its fields of :data:`Multiline`, the record
-assembled here from every registered reduction's),
-its label kind, its learner (the kernel entry for one batch of examples, its state over a
-run), its outputs (``-p``, the progress table, VW's header lines) and its part of VW's model
-options; :mod:`streamlearn.reductions.base` says the shape, ``csoaa_ldf.py`` is the worked
-example.  :data:`REDUCTIONS` is the registry that the drivers (``run/multiline.py`` for
-``sl vw``; ``run/bandit.py`` for the API and the server), VW's header
-(``run/mlconsole.py``) and VW's model files (``run/mlmodel.py``) consult: adding a
-reduction is a module here and its line below.
+A multiline reduction owns its options (its ``OPTIONS``: its fields of :data:`Multiline`,
+the record assembled here from every registered reduction's), its VW options (its
+``VW_OPTIONS`` and ``settle``, gathered in :data:`VW_OPTIONS` and :data:`SETTLE`), its label
+kind, its learner (the kernel entry for one batch of examples, its state over a run), its
+outputs (``-p``, the progress table, VW's header lines) and its part of VW's model options;
+:mod:`streamlearn.reductions.base` says the shape, ``csoaa_ldf.py`` is the worked example.
+:data:`REDUCTIONS` is the registry that the drivers (``run/multiline.py`` for ``sl vw``;
+``run/bandit.py`` for the API and the server), VW's header (``run/mlconsole.py``) and VW's
+model files (``run/mlmodel.py``) consult; :data:`VW_OPTIONS` the one VW's command lines are
+read with (:mod:`streamlearn.vwargs`).  Adding a reduction is a module here and its line
+below.  The single-line reductions' kernels are :data:`streamlearn.learners.REDUCTIONS`;
+their VW options are :mod:`~streamlearn.reductions.singleline`'s.
 
-The kernels stay in :mod:`streamlearn.learners` (their numba caches are keyed by their
-files); a reduction imports them when it learns.  Layer: above ``model``/``config``/
-``io``/``learners``, below ``run``.
+A reduction's module is read before any kernel is chosen (a command line is read with it,
+and a tiny input then runs without numba, a larger one with the kernels shipped compiled):
+it imports its kernels, io's parsers and the config when it learns, not at the top
+(``tests/reductions/test_vw_options.py`` checks that reading any command line loads no
+kernel).  The kernels stay in :mod:`streamlearn.learners` (their numba caches are keyed by
+their files).  Layer: above ``model``/``config``/``io``/``learners``, below ``run``.
 """
 
 from __future__ import annotations
 
-from streamlearn.reductions import cb_adf, ccb, csoaa_ldf
+from streamlearn.reductions import cb_adf, ccb, csoaa_ldf, explore, singleline
 from streamlearn.reductions.base import Reduction
 from streamlearn.reductions.explore import over
 from streamlearn.reductions.options import assemble
+from streamlearn.reductions.vwoptions import VWOption, take
 
 REDUCTIONS: dict[str, Reduction] = {
     r.name: r
@@ -41,10 +48,21 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 (:data:`streamlearn.reductions.options.STACK`) and every registered reduction's
 ``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
 
+_DECLARING = (explore, singleline, csoaa_ldf, cb_adf, ccb)
+"""The modules that declare VW options, in the order their ``settle`` runs."""
+
+VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))
+"""VW's options the reductions take, by VW's long name (each declared by its module:
+:mod:`streamlearn.reductions.vwoptions`; a name declared twice fails here);
+:mod:`streamlearn.vwargs` adds those every run has."""
+
+SETTLE = tuple(m.settle for m in _DECLARING if hasattr(m, "settle"))
+"""Each module's ``settle(t)``: what its options mean together, once a line is read."""
+
 
 def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multiline
     """The registry's entry of ``ml``'s reduction."""
     return REDUCTIONS[ml.reduction]
 
 
-__all__ = ["REDUCTIONS", "Multiline", "Reduction", "reduction_of"]
+__all__ = ["REDUCTIONS", "SETTLE", "VW_OPTIONS", "Multiline", "Reduction", "reduction_of"]

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from streamlearn.io.examples import FEATURES_MERGED, Part
+if TYPE_CHECKING:
+    from streamlearn.io.examples import Part
 
 
 @dataclass
@@ -72,21 +73,36 @@ class Learner(Protocol):
     def progress(self, table, npass: int, seen: Seen, ho: np.ndarray) -> None: ...  # noqa: ANN001
 
 
+def merged(ml) -> str:  # noqa: ANN001, ARG001 - a Multiline
+    """VW's summary counts an example's features merged (shared and action lines)."""
+    from streamlearn.io.examples import FEATURES_MERGED
+
+    return FEATURES_MERGED
+
+
 @dataclass(frozen=True)
 class Reduction:
     """One entry of the registry: a reduction's name and its parts."""
 
     name: str  # reductions.Multiline.reduction (VW's option without its dashes)
-    label_kind: int  # io.labels.LABEL_*: the label reader its rows go through
+    label: str  # "cb" or "cs": the label reader its rows go through (label_kind)
     cb: bool  # each example's logged action is read (contextual bandits)
     learner: Callable[..., Learner]  # (ml, cfg, **its run options) -> its Learner
     stack: Callable[..., tuple[str, str, str]]  # (ml, base) -> VW's header lines
     vw_words: Callable[..., list[str]]  # (ml) -> the options VW keeps with its model
-    features: Callable[..., str] = lambda ml: FEATURES_MERGED  # noqa: E731
+    features: Callable[..., str] = merged
     """(ml) -> how VW's summary counts an example's features (io.examples.FEATURES_*)."""
     options: tuple = ()
     """Its fields of the stack's options record, (name, type, default) each
     (:func:`streamlearn.reductions.options.assemble`)."""
+
+    @property
+    def label_kind(self) -> int:
+        """``io.labels.LABEL_*`` of :attr:`label` (io's kernels imported only now: a
+        reduction's module is read before any kernel is chosen, see the package)."""
+        from streamlearn.io import labels
+
+        return {"cb": labels.LABEL_CB, "cs": labels.LABEL_CS}[self.label]
 
 
 def room(w: Weights, act_ptr: np.ndarray) -> None:

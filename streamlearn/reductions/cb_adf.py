@@ -14,20 +14,18 @@ score).  With an explorer (``--cb_explore_adf``, ``--cb_explore K``) the learner
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from streamlearn.io.examples import (
-    FEATURES_ACTIONS,
-    FEATURES_LINES,
-    FEATURES_MERGED,
-    Part,
-    Tags,
-    errors_of,
-    example_nnz,
-)
-from streamlearn.io.labels import LABEL_CB
+from streamlearn.errors import VWUsage
 from streamlearn.reductions.base import Reduction, Seen, Weights, room, scratch
 from streamlearn.reductions.text import cb_label, fmt_float, score_text, tag_text
+
+if TYPE_CHECKING:
+    from streamlearn.io.examples import Part
+
+from streamlearn.reductions.vwoptions import Command, VWOption, count, number, sized, stack_field
 
 OPTIONS = (
     ("cb_type", "str", "mtr"),
@@ -51,6 +49,72 @@ CBIFY_OPTIONS = (
     ("loss1", "float", 1.0),
 )
 """``--cbify``'s (its driver: ``run/cbify.py``)."""
+
+
+def vw_cb(t: Command, name: str, value: str) -> None:
+    """``--cb K`` (``--cb_explore K`` too): K actions, each line made K action lines."""
+    t.multiline["reduction"] = "cb"
+    t.multiline["actions"] = count(name, value, "--cb", "at least one action")
+    sized(t, "actions", name)
+
+
+def _cbify(t: Command, name: str, value: str) -> None:
+    t.exploring = True
+    t.multiline["reduction"] = "cbify"
+    t.multiline["cbify"] = count(name, value, "--cbify", "at least one class")
+    sized(t, "cbify", name)
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _cbify_ldf(t: Command, name: str, value: str | None) -> None:
+    """``--cbify_ldf``: cost-sensitive LDF examples played as a bandit (on --cb_explore_adf)."""
+    t.exploring = True
+    t.multiline["reduction"] = "cbify"
+    t.multiline["cbify_ldf"] = True
+    t.multiline.setdefault("explore", "greedy")
+
+
+VW_OPTIONS = {
+    "cb_adf": VWOption(None, False, stack_field("reduction", value="cb_adf")),
+    "cb": VWOption(None, True, vw_cb),
+    "cb_type": VWOption(None, True, stack_field("cb_type")),
+    "rank_all": VWOption(None, False, stack_field("rank_all")),
+    "clip_p": VWOption(None, True, stack_field("clip_p", number)),
+    "cb_force_legacy": VWOption(None, False, stack_field("legacy")),  # VW's single-line cb
+    "eval": VWOption(None, False, stack_field("evaluate")),
+    "cbify": VWOption(None, True, _cbify),
+    "cbify_cs": VWOption(None, False, stack_field("cbify_cs")),
+    "cbify_ldf": VWOption(None, False, _cbify_ldf),
+    "loss0": VWOption(None, True, stack_field("loss0", number)),
+    "loss1": VWOption(None, True, stack_field("loss1", number)),
+}
+"""The VW options it takes (:mod:`streamlearn.reductions.vwoptions`), ``--cbify``'s too."""
+
+
+def settle(t: Command) -> None:
+    """``--cb_force_legacy`` and ``--eval``: VW's single-line cb_algs (``--eval`` runs it
+    whatever else is given, as VW's cb_to_cb_adf steps aside); its cb_type defaults to dr,
+    and mtr or sm become dr with VW's warning."""
+    asked = t.multiline
+    if not (asked.get("legacy") or asked.get("evaluate")):
+        return
+    if asked.get("reduction") not in ("cb", "cbify"):
+        if asked.pop("evaluate", None):
+            # VW warns that --eval depends on --cb, and runs without it (--cb_adf --eval is
+            # --cb_adf's run)
+            t.notes.append("--eval: an option of --cb K, ignored without it (as VW)")
+        asked.pop("legacy", None)  # VW: without --cb/--cb_explore/--cbify it changes nothing
+        return
+    asked["legacy"] = True
+    if t.outputs.get("final_model"):
+        # (sl's legacy runs keep cb_algs' weights, which VW 9's cb_adf layout cannot hold)
+        raise VWUsage("-f with --cb_force_legacy or --eval: not supported yet (VW's legacy cb "
+                      "model is not written; without them --cb K writes VW 9's)")  # fmt: skip
+    kind = asked.setdefault("cb_type", "dr")
+    if kind in ("mtr", "sm"):
+        t.notes.append(f"--cb_type {kind}: cb_type must be in {{'ips','dm','dr'}}; resetting to "
+                       f"dr (as VW with --cb_force_legacy)")  # fmt: skip
+        asked["cb_type"] = "dr"
 
 
 class Learner:
@@ -165,6 +229,8 @@ def features(ml) -> str:  # noqa: ANN001
     """How VW's summary counts an example's features: cb_adf's update_statistics each
     line once, the shared line with its constant; explore_eval's the action lines' own;
     an explorer's (and ``--cb K``'s) the merged rows."""
+    from streamlearn.io.examples import FEATURES_ACTIONS, FEATURES_LINES, FEATURES_MERGED
+
     if ml.reduction == "cb_adf" and ml.explore_eval:
         return FEATURES_ACTIONS
     if ml.reduction == "cb_adf" and not ml.explore:
@@ -197,7 +263,8 @@ def copies(b, k: int, width: int, mask, bits: int) -> tuple:  # noqa: ANN001 - i
 def cb_part(block, bits: int, constant: bool, parse_inter, actions: int, width: int) -> Part:  # noqa: ANN001
     """``--cb K``: each line of ``block`` copied to ``actions`` action lines
     (:mod:`streamlearn.learners.cb_to_adf`), ``width`` weights per action below."""
-    from streamlearn.io.labels import read_labels
+    from streamlearn.io.examples import Part, Tags, errors_of, example_nnz
+    from streamlearn.io.labels import LABEL_CB, read_labels
     from streamlearn.io.multiline import Merged
     from streamlearn.io.parse import FMT_VW, parse_block
     from streamlearn.learners.cb_to_adf import chosen_of, index_mask
@@ -229,9 +296,9 @@ def cb_part(block, bits: int, constant: bool, parse_inter, actions: int, width: 
                 feats, feats)  # fmt: skip
 
 
-REDUCTION = Reduction("cb_adf", LABEL_CB, True, learner, stack, vw_words, features,
+REDUCTION = Reduction("cb_adf", "cb", True, learner, stack, vw_words, features,
                       OPTIONS + LEGACY_OPTIONS)  # fmt: skip
-CB = Reduction("cb", LABEL_CB, True, learner, stack, vw_words, options=OPTIONS + LEGACY_OPTIONS)
-CBIFY = Reduction("cbify", LABEL_CB, True, learner, stack, vw_words, options=CBIFY_OPTIONS)
+CB = Reduction("cb", "cb", True, learner, stack, vw_words, options=OPTIONS + LEGACY_OPTIONS)
+CBIFY = Reduction("cbify", "cb", True, learner, stack, vw_words, options=CBIFY_OPTIONS)
 """``--cbify``: multiclass or cost-sensitive examples played as bandit rounds over cb_adf
 and an explorer; its driver is still ``run/cbify.py``."""

@@ -9,9 +9,10 @@ explorer's (:mod:`streamlearn.reductions.cb_adf`, :mod:`streamlearn.reductions.e
 
 from __future__ import annotations
 
-from streamlearn.io.labels import LABEL_CB
+from streamlearn.errors import VWUsage
 from streamlearn.reductions import cb_adf
 from streamlearn.reductions.base import Reduction
+from streamlearn.reductions.vwoptions import Command, VWOption, stack_field
 
 OPTIONS = (
     ("all_slots_loss", "bool", False),  # --ccb_explore_adf (run/ccb.py)
@@ -19,6 +20,31 @@ OPTIONS = (
     ("no_predict", "bool", False),  # --ccb_explore_adf: learn only (no pmf, loss or -p)
 )
 """Its fields of :class:`~streamlearn.reductions.Multiline`: (name, type, default)."""
+
+
+def _ccb(reduction: str):  # noqa: ANN202
+    """``--ccb_explore_adf`` and ``--slates``: on ``--cb_explore_adf``; slates runs through
+    ccb, so the one named last of the two does not change the other."""
+
+    def apply(t: Command, name: str, value: str | None) -> None:
+        t.exploring = True
+        if t.multiline.get("reduction") not in (None, "cb_adf", "ccb", "slates"):
+            raise VWUsage(f"--{name} with --{t.multiline['reduction']}: one reduction at a time")
+        if t.multiline.get("reduction") != "slates":
+            t.multiline["reduction"] = reduction
+        t.multiline.setdefault("explore", "greedy")
+
+    return apply
+
+
+VW_OPTIONS = {
+    "ccb_explore_adf": VWOption(None, False, _ccb("ccb")),
+    "slates": VWOption(None, False, _ccb("slates")),
+    "all_slots_loss": VWOption(None, False, stack_field("all_slots_loss")),
+    "ccb_no_slot_index": VWOption(None, False, stack_field("ccb_no_slot_index")),
+    "no_predict": VWOption(None, False, stack_field("no_predict")),
+}
+"""The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
 
 
 def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001, ARG001 - VW names gd here
@@ -32,7 +58,7 @@ def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001, ARG001 - VW n
     return chain, "CCB", "DECISION_PROBS"
 
 
-REDUCTION = Reduction("ccb", LABEL_CB, True, cb_adf.learner, stack, cb_adf.vw_words,
+REDUCTION = Reduction("ccb", "cb", True, cb_adf.learner, stack, cb_adf.vw_words,
                       options=OPTIONS)  # fmt: skip
-SLATES = Reduction("slates", LABEL_CB, True, cb_adf.learner, stack, cb_adf.vw_words,
+SLATES = Reduction("slates", "cb", True, cb_adf.learner, stack, cb_adf.vw_words,
                    options=OPTIONS)  # fmt: skip

@@ -16,12 +16,17 @@ example's labels), and VW's model options.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from streamlearn.io.examples import Part
-from streamlearn.io.labels import LABEL_CS
+from streamlearn.errors import VWUsage
 from streamlearn.reductions.base import Reduction, Seen, Weights, scratch
 from streamlearn.reductions.text import score_text
+from streamlearn.reductions.vwoptions import Command, VWOption, stack_field
+
+if TYPE_CHECKING:
+    from streamlearn.io.examples import Part
 
 NAME = "csoaa_ldf"
 
@@ -31,6 +36,20 @@ OPTIONS = (
     ("csoaa_rank", "bool", False),
 )
 """Its fields of :class:`~streamlearn.reductions.Multiline`: (name, type, default)."""
+
+
+def _csoaa_ldf(t: Command, name: str, value: str) -> None:
+    if value not in ("m", "multiline", "mc", "multiline-classifier"):
+        raise VWUsage(f"--csoaa_ldf {value}: m, multiline, mc or multiline-classifier")
+    t.multiline["reduction"] = NAME
+    t.multiline["classifier"] = value in ("mc", "multiline-classifier")
+
+
+VW_OPTIONS = {
+    "csoaa_ldf": VWOption(None, True, _csoaa_ldf),
+    "csoaa_rank": VWOption(None, False, stack_field("csoaa_rank")),
+}
+"""The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
 
 
 class Learner:
@@ -141,4 +160,4 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
     return words
 
 
-REDUCTION = Reduction(NAME, LABEL_CS, False, Learner, stack, vw_words, options=OPTIONS)
+REDUCTION = Reduction(NAME, "cs", False, Learner, stack, vw_words, options=OPTIONS)

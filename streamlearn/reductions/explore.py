@@ -20,18 +20,27 @@ Options (``reductions.Multiline``'s fields): ``explore`` (the explorer's name),
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from streamlearn.config import TrainConfig
-from streamlearn.errors import UsageError
-from streamlearn.io.examples import Part
-from streamlearn.learners import cb_adf, csoaa_ldf
-from streamlearn.learners.base import P_ADAPTIVE, P_NORMALIZED
-from streamlearn.learners.explore import prob_text
+from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.base import Reduction, Seen, Weights, room
-from streamlearn.reductions.cb_adf import label_of, labeled_of
+from streamlearn.reductions.cb_adf import label_of, labeled_of, vw_cb
 from streamlearn.reductions.text import fmt_float, vw_number
+
+if TYPE_CHECKING:
+    from streamlearn.config import TrainConfig
+    from streamlearn.io.examples import Part
+
+from streamlearn.reductions.vwoptions import (
+    Command,
+    VWOption,
+    integer,
+    number,
+    sized,
+    stack_field,
+)
 
 OPTIONS = (
     ("explore", "str", ""),  # --cb_explore_adf: greedy, first, softmax, squarecb, bag, cover
@@ -61,6 +70,95 @@ OPTIONS = (
     ("target_rate", "float | None", None),
 )
 """The explorers' fields of :class:`~streamlearn.reductions.Multiline`."""
+
+
+def _cb_explore_adf(t: Command, name: str, value: str | None) -> None:
+    t.exploring = True
+    # --cbify runs on --cb_explore_adf anyway, as --ccb_explore_adf and --slates do
+    if t.multiline.get("reduction") not in ("cbify", "ccb", "slates"):
+        t.multiline["reduction"] = "cb_adf"
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _cb_explore(t: Command, name: str, value: str) -> None:
+    """``--cb_explore K``: VW 9 runs it as ``--cb K`` on ``--cb_explore_adf``."""
+    t.exploring = True
+    vw_cb(t, name, value)
+    t.multiline.setdefault("explore", "greedy")
+
+
+def _explore_eval(t: Command, name: str, value: str | None) -> None:
+    """``--explore_eval``: VW adds --cb_explore_adf below it when not given."""
+    _cb_explore_adf(t, name, value)
+    t.multiline["explore_eval"] = True
+
+
+def _explorer(kind: str, key: str | None = None, conv=None):  # noqa: ANN001, ANN202
+    """An explorer of ``--cb_explore_adf`` (the last one named wins, as VW's setup order does
+    not: two explorers are refused when the run starts)."""
+
+    def apply(t: Command, name: str, value: str | None) -> None:
+        t.explorer_options.append(name)
+        prev = t.multiline.get("explore")
+        if prev not in (None, "greedy", kind):
+            raise VWUsage(f"--{name} and --{prev}: one explorer at a time")
+        t.multiline["explore"] = kind
+        if key is not None:
+            t.multiline[key] = conv(name, value) if conv else value
+            sized(t, key, name)
+
+    return apply
+
+
+def _regcbopt(t: Command, name: str, value: str | None) -> None:
+    """``--regcbopt``: RegCB's optimistic variant (alone, VW still enables ``--regcb``)."""
+    _explorer("regcb")(t, name, value)
+    t.multiline["regcbopt"] = True
+
+
+VW_OPTIONS = {
+    "cb_explore_adf": VWOption(None, False, _cb_explore_adf),
+    "cb_explore": VWOption(None, True, _cb_explore),
+    "explore_eval": VWOption(None, False, _explore_eval),
+    "epsilon": VWOption(None, True, stack_field("epsilon", number)),
+    "first_only": VWOption(None, False, stack_field("first_only")),
+    "first": VWOption(None, True, _explorer("first", "tau", integer)),
+    "softmax": VWOption(None, False, _explorer("softmax")),
+    "lambda": VWOption(None, True, stack_field("lam", number)),
+    "bag": VWOption(None, True, _explorer("bag", "bag", integer)),
+    "greedify": VWOption(None, False, stack_field("greedify")),
+    "cover": VWOption(None, True, _explorer("cover", "cover", integer)),  # (legacy too)
+    "psi": VWOption(None, True, stack_field("psi", number)),
+    "nounif": VWOption(None, False, stack_field("nounif")),
+    "multiplier": VWOption(None, True, stack_field("multiplier", number)),
+    "target_rate": VWOption(None, True, stack_field("target_rate", number)),
+    "squarecb": VWOption(None, False, _explorer("squarecb")),
+    "elim": VWOption(None, False, stack_field("elim")),
+    "synthcover": VWOption(None, False, _explorer("synthcover")),
+    "rnd": VWOption(None, True, _explorer("rnd", "rnd", integer)),
+    "rnd_alpha": VWOption(None, True, stack_field("rnd_alpha", number)),
+    "rnd_invlambda": VWOption(None, True, stack_field("rnd_invlambda", number)),
+    "synthcoverpsi": VWOption(None, True, stack_field("synthcoverpsi", number)),
+    "synthcoversize": VWOption(None, True, stack_field("synthcoversize", integer)),
+    "regcb": VWOption(None, False, _explorer("regcb")),
+    "regcbopt": VWOption(None, False, _regcbopt),
+    "mellowness": VWOption(None, True, stack_field("mellowness", number)),
+    "cb_min_cost": VWOption(None, True, stack_field("cb_min_cost", number)),
+    "cb_max_cost": VWOption(None, True, stack_field("cb_max_cost", number)),
+    "gamma_scale": VWOption(None, True, stack_field("gamma_scale", number)),
+    "gamma_exponent": VWOption(None, True, stack_field("gamma_exponent", number)),
+}
+"""The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
+
+
+def settle(t: Command) -> None:
+    """An explorer's option without an exploring reduction: VW warns that it depends on
+    one not given, and runs without it (a model given with ``-i`` may bring one)."""
+    if t.explorer_options and not t.exploring and "initial_model" not in t.inputs:
+        t.multiline.pop("explore", None)
+        for name in dict.fromkeys(t.explorer_options):
+            t.notes.append(f"--{name}: an option of --cb_explore/--cb_explore_adf/--cbify, "
+                           "ignored without them (as VW)")  # fmt: skip
 
 
 class Explorer:
@@ -95,6 +193,8 @@ class Explorer:
         """Continue a model's explorer: its counter (``--synthcover``: its lowest and highest
         costs seen), and the mtr sums its own walk keeps (bagging's copy 0, cover's first
         policy, regcb's)."""
+        from streamlearn.learners import cb_adf
+
         ex = self.ex
         if counter is not None and self.kind == ex.FIRST:
             self.xstats[ex.X_TAU] = float(counter)
@@ -107,6 +207,8 @@ class Explorer:
 
     def grow(self, gstate: np.ndarray, cb_type: int) -> np.ndarray:
         """gd's global state with room for the bag's or cover's models (one per offset)."""
+        from streamlearn.learners import csoaa_ldf
+
         if self.kind == self.ex.COVER:
             from streamlearn.learners import cb_cover
 
@@ -141,6 +243,8 @@ class Explorer:
         """An explorer with its own kernel (bagging, cover, regcb, rnd): ``kernel(xstats,
         acts, probs)`` walks the batch; cb_adf's counters follow its explorer counters.
         Returns each row's action and probability."""
+        from streamlearn.learners import cb_adf
+
         ex = self.ex
         mg = part.mg
         rows = mg.row.shape[0]
@@ -174,6 +278,7 @@ class Explorer:
 
     def rnd(self, table, gstate, params, loss_id, cb_type, part, ho, stats) -> tuple:  # noqa: ANN001
         from streamlearn.learners import cb_rnd
+        from streamlearn.learners.base import P_ADAPTIVE, P_NORMALIZED
 
         mg = part.mg
         # gd's stride (floats per weight) in VW's raw feature indices: 4 with its state,
@@ -245,6 +350,8 @@ class Explorer:
         explorer makes each example's pmf; bagging has its own kernel.  Returns each row's
         action and probability, and the scores (None for bagging): the off-policy estimates'
         inputs."""
+        from streamlearn.learners import cb_adf
+
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
@@ -297,6 +404,7 @@ class Explorer:
                      dr_prev) -> tuple:  # noqa: ANN001  # fmt: skip
         """``--explore_eval``: each example predicted, then learned when the rejection
         sampler accepts it (:mod:`streamlearn.learners.explore_eval`)."""
+        from streamlearn.learners import cb_adf
         from streamlearn.learners import explore_eval as ee
 
         ex = self.ex
@@ -366,6 +474,8 @@ class Learner:
     def start(self, w: Weights, counter, reduction: str) -> None:  # noqa: ANN001
         """Make room in ``w.gstate`` for the explorer's models, and continue a model's
         explorer (``counter``: the counter it kept)."""
+        from streamlearn.learners import cb_adf
+
         xp = self.xp
         w.gstate = xp.grow(w.gstate, w.cb_type)
         if reduction == "cb" and xp.kind == xp.ex.BAG:
@@ -406,6 +516,8 @@ def over(below: Reduction) -> Reduction:
 def pmf_lines(part: Part, acts: np.ndarray, probs: np.ndarray, out: list[str],
               end: str = "\n\n") -> None:  # fmt: skip
     """Each example's pmf as ``-p`` writes it: ``a:p,a:p[ tag]``, then ``end``."""
+    from streamlearn.learners.explore import prob_text
+
     # as explore.pmf_text, each distinct probability's text made once per batch (the
     # pmfs take few values): 200k examples x 8 actions took 2.3 s one by one
     ptr = part.mg.act_ptr.tolist()
@@ -529,6 +641,8 @@ def saved_state(xp: Explorer | None, stats: np.ndarray,
     (examples learned), --synthcover's (lowest, highest) costs seen; bagging's copy 0
     mtr sums (VW's per-model state 0), cover's, regcb's and rnd's first model's (their
     own walk keeps them); bagging's and rnd's generator (VW's global one)."""
+    from streamlearn.learners import cb_adf
+
     counter = None
     sums = (float(stats[cb_adf.EVENTS]), float(stats[cb_adf.ACTIONS]))
     seed = 0

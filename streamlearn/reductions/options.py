@@ -1,7 +1,7 @@
 """What a multiline reduction stack asks for, and the options every stack shares.
 
 :class:`~streamlearn.reductions.Multiline` is one record for the stack (``sl vw``'s
-translation of VW's options, ``cli/vwoptions.py``; sl's bandit options,
+translation of VW's options, ``vwargs/``; sl's bandit options,
 ``run/bandit_options.py``), recorded as it is in sl's model files (``meta["multiline"]``).
 It is not written by hand: :func:`assemble` makes it from :data:`STACK` and the ``OPTIONS``
 each registered reduction declares (``reductions/csoaa_ldf.py``: ``classifier``,
@@ -14,9 +14,12 @@ multiline run) and :func:`reduction_name` (the reduction as the user named it).
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from streamlearn.config import TrainConfig
 from streamlearn.errors import UsageError
+
+if TYPE_CHECKING:
+    from streamlearn.config import TrainConfig
 
 STACK = (
     ("reduction", "str", dataclasses.field()),  # "csoaa_ldf", "cb_adf", "cb", "cbify", ...
@@ -46,6 +49,7 @@ def config_of(learn: dict, bases: bool = False) -> TrainConfig:
     """The learning options of a multiline run; ``bases``: a path that runs the ftrl
     family's learners too (``BASES``: ``--cb_adf``, ``--cb_explore_adf``,
     ``--csoaa_ldf``, ``--cb K`` of :func:`fit`), others run on gd only."""
+    from streamlearn.config import TrainConfig
     from streamlearn.learners.csoaa_ldf import BASES
 
     known = {f.name for f in dataclasses.fields(TrainConfig)}

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from streamlearn import model as model_io
-from streamlearn.cli.vw import NOT_SUPPORTED, OPTIONS, OTHER_VW_OPTIONS, VWUsage, parse_argv
+from streamlearn.cli.vw import NOT_SUPPORTED, OTHER_VW_OPTIONS, VWUsage, parse_argv
 from streamlearn.learners.base import S_N, S_SHOWN_N
+from streamlearn.vwargs import OPTIONS
 from tests.unix import invoke, sl, text_data
 
 
@@ -426,7 +427,7 @@ def test_table_lines_with_importance_weights_land_on_vws_examples(tmp_path):
 def test_an_explorer_without_an_exploring_reduction_is_ignored_as_vw() -> None:
     """VW warns that --first depends on --cb_explore(_adf) and runs --cb K without it; sl used
     to explore (its -p held pmfs where VW's held actions)."""
-    from streamlearn.cli.vwargv import resolve
+    from streamlearn.vwargs import resolve
 
     t = parse_argv(["--cb", "3", "--first", "10"])
     resolve(t)

@@ -57,7 +57,7 @@ def _outputs(name: str) -> list[str]:
 
 
 def _vw_outputs() -> list[str]:
-    from streamlearn.cli.vw import OPTIONS
+    from streamlearn.vwargs import OPTIONS
 
     return [f"--{n}" for n, o in OPTIONS.items()
             if o.value and n not in VW_INPUTS and n not in VW_SERVER

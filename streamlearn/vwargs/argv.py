@@ -1,12 +1,13 @@
-"""Reading a VW command line into a :class:`~streamlearn.cli.vwoptions.Translation`.
+"""Reading a VW command line into a :class:`~streamlearn.vwargs.options.Translation`.
 
 :func:`parse_argv` reads VW's argv with VW's grammar (long options with
 underscores, its short flags, ``--name=value``, ``-b18``, options after the
 data, ``-d`` repeatable, a bare file name as data), each option through its
-entry of :data:`~streamlearn.cli.vwoptions.OPTIONS`.  :func:`model_argv` adds
+entry of :data:`~streamlearn.vwargs.options.OPTIONS`.  :func:`model_argv` adds
 the options a multiline VW model given with ``-i`` keeps, as VW merges them
 (:func:`model_translation`: those alone, for ``sl serve -i``).
-:func:`resolve` settles what the options mean together, as VW reads them.
+:func:`resolve` settles what the options mean together, as VW reads them (each
+reduction's part by its module's ``settle``: :data:`streamlearn.reductions.SETTLE`).
 
 Where sl's defaults differ from VW's, the translation picks VW's: a label 0
 under logistic or hinge loss is read as VW reads it (``zero_label="vw"``), and a
@@ -16,14 +17,15 @@ continued model counts this run's examples only (VW without
 
 from __future__ import annotations
 
-from streamlearn.cli.vwoptions import (
+from streamlearn.errors import VWUsage
+from streamlearn.reductions import SETTLE
+from streamlearn.vwargs.options import (
     NOT_SUPPORTED,
     OPTIONS,
     OTHER_VW_OPTIONS,
     REPEATABLE,
     SHORT,
     Translation,
-    VWUsage,
 )
 
 
@@ -57,12 +59,12 @@ def parse_argv(argv: list[str]) -> Translation:
             name = SHORT[key]
             if len(tok) > 2:
                 value = tok[2:]
-        if name not in OPTIONS:
+        opt = OPTIONS.get(name)
+        if opt is None:
             if name in NOT_SUPPORTED or name in OTHER_VW_OPTIONS:
                 raise VWUsage(f"--{name} is not supported by sl (nearest in sl: "
                               f"{NOT_SUPPORTED.get(name, 'none')})")  # fmt: skip
             raise VWUsage(f"--{name} is not an option of vw (nor of sl vw)")
-        opt = OPTIONS[name]
         if opt.value and value is None:
             if i >= len(argv):
                 raise VWUsage(f"--{name} needs a value")
@@ -159,12 +161,6 @@ def resolve(t: Translation) -> None:
                           "--sgd/--adaptive/--normalized/--invariant")  # fmt: skip
         for rule in ("adaptive", "normalized", "invariant"):
             t.learn[rule] = rule in rules
-    if t.explorer_options and not t.exploring and "initial_model" not in t.inputs:
-        # VW warns that the option depends on one not given, and runs without it
-        t.multiline.pop("explore", None)
-        for name in dict.fromkeys(t.explorer_options):
-            t.notes.append(f"--{name}: an option of --cb_explore/--cb_explore_adf/--cbify, "
-                           "ignored without them (as VW)")  # fmt: skip
     if t.rate_zero:
         t.learn["test_only"] = True  # VW: a learning rate of 0 only tests
     if t.noop:  # VW's noop learner: predicts 0 and learns nothing
@@ -183,30 +179,6 @@ def resolve(t: Translation) -> None:
         # -c: sl's cache beside VW's <data>.cache, never VW's own file (sl cannot read
         # it, and must not replace it); a stream's cache is the run's own (a temporary file)
         t.inputs["cache"] = t.data[0] + ".cache.sl"
-    if t.learn.get("multilabel") and t.link not in ("identity", "logistic"):
-        raise VWUsage(f"--link {t.link}: --multilabel_oaa takes identity or logistic")
-    # VW applies a link below --oaa: no effect (--multilabel_oaa's scorer does link each class)
-    if t.learn.get("oaa") and t.link != "identity" and not t.learn.get("multilabel"):
-        t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
-                       "nothing (as in VW)")  # fmt: skip
-        t.link = "identity"
-    mem = t.learn.pop("bfgs_mem_given", None)
-    if "bfgs" in t.learn:
-        if mem is not None:
-            t.learn["bfgs"] = mem
-        if t.learn.get("passes", 1) < 2:
-            raise VWUsage("--bfgs needs at least 2 passes (as VW)")
-    elif mem is not None or "termination" in t.learn or t.learn.get("hessian_on"):
-        t.notes.append("--mem, --termination and --hessian_on are options of --bfgs: ignored")
-        t.learn.pop("termination", None)
-        t.learn.pop("hessian_on", None)
-    if t.learn.get("bootstrap") and t.raw_predictions:
-        raise VWUsage("-r with --bootstrap is not supported by sl (VW writes each copy's "
-                      "score, 1:s1 2:s2 ...; -p has the prediction and the copies' range)")
-    for name in ("bootstrap", "autolink"):
-        if t.learn.get(name) and t.outputs.get("audit"):
-            raise VWUsage(f"--audit with --{name} is not supported by sl (VW audits each copy "
-                          "or the added features; sl's audit shows one gd model)")  # fmt: skip
     t.outputs.setdefault("model_format", "vw")  # -f writes VW's model format
     if t.learn.get("test_only") and "initial_model" in t.inputs:
         # VW keeps no loss in its models: -t -i reports squared loss unless told otherwise
@@ -215,30 +187,5 @@ def resolve(t: Translation) -> None:
     if "initial_model" not in t.inputs:
         t.learn.setdefault("numbers", "vw")  # VW's decimals; a model read with -i keeps its own
     t.learn.setdefault("preserve_performance_counters", False)
-    _legacy(t)
-
-
-def _legacy(t: Translation) -> None:
-    """``--cb_force_legacy`` and ``--eval``: VW's single-line cb_algs (``--eval`` runs it
-    whatever else is given, as VW's cb_to_cb_adf steps aside); its cb_type defaults to dr,
-    and mtr or sm become dr with VW's warning."""
-    ml = t.multiline
-    if not (ml.get("legacy") or ml.get("evaluate")):
-        return
-    if ml.get("reduction") not in ("cb", "cbify"):
-        if ml.pop("evaluate", None):
-            # VW warns that --eval depends on --cb, and runs without it (--cb_adf --eval is
-            # --cb_adf's run)
-            t.notes.append("--eval: an option of --cb K, ignored without it (as VW)")
-        ml.pop("legacy", None)  # VW: without --cb/--cb_explore/--cbify it changes nothing
-        return
-    ml["legacy"] = True
-    if t.outputs.get("final_model"):
-        # (sl's legacy runs keep cb_algs' weights, which VW 9's cb_adf layout cannot hold)
-        raise VWUsage("-f with --cb_force_legacy or --eval: not supported yet (VW's legacy cb "
-                      "model is not written; without them --cb K writes VW 9's)")  # fmt: skip
-    kind = ml.setdefault("cb_type", "dr")
-    if kind in ("mtr", "sm"):
-        t.notes.append(f"--cb_type {kind}: cb_type must be in {{'ips','dm','dr'}}; resetting to "
-                       f"dr (as VW with --cb_force_legacy)")  # fmt: skip
-        ml["cb_type"] = "dr"
+    for settle in SETTLE:  # (each reduction's: reductions.SETTLE)
+        settle(t)

@@ -1,0 +1,77 @@
+"""The single-line reductions' VW options: ``--oaa``, ``--csoaa``, ``--multilabel_oaa``,
+``--bootstrap``, ``--autolink``, ``--bfgs``.
+
+Their kernels are chosen by :data:`streamlearn.learners.REDUCTIONS` (one over the run's
+base learner, from :class:`~streamlearn.config.TrainConfig`'s fields, which these options
+fill); the single-line driver (``run/online.py``) runs whichever it is.  What VW's command
+line says of them is here, as each multiline reduction's module says its own.
+"""
+
+from __future__ import annotations
+
+from streamlearn.errors import VWUsage
+from streamlearn.reductions.vwoptions import Command, VWOption, count, flag, integer, learn, number
+
+
+def _classes(key: str, flag_name: str, what: str, also: str | None = None):  # noqa: ANN202
+    """A count of classes or copies as the learning option ``key`` (and ``also`` set)."""
+
+    def apply(t: Command, name: str, value: str) -> None:
+        t.learn[key] = count(name, value, flag_name, what)
+        if also is not None:
+            t.learn[also] = True
+
+    return apply
+
+
+def _bs_type(t: Command, name: str, value: str) -> None:
+    if value not in ("mean", "vote"):
+        raise VWUsage(f"--bs_type {value}: mean or vote")
+    t.learn["bs_type"] = value
+
+
+VW_OPTIONS = {
+    "oaa": VWOption(None, True, _classes("oaa", "--oaa",
+                                         "one-against-all needs at least one class")),
+    "csoaa": VWOption(None, True, _classes(
+        "oaa", "--csoaa", "cost-sensitive one-against-all needs at least one class", "csoaa")),
+    "multilabel_oaa": VWOption(None, True, _classes(
+        "oaa", "--multilabel_oaa", "at least one class is needed", "multilabel")),
+    "bootstrap": VWOption(None, True, _classes("bootstrap", "--bootstrap",
+                                               "the bootstrap needs at least one copy")),
+    "bs_type": VWOption(None, True, _bs_type),
+    "autolink": VWOption(None, True, learn("autolink", integer)),
+    "bfgs": VWOption(None, False, lambda t, n, v: t.learn.setdefault("bfgs", 15)),
+    "mem": VWOption(None, True, learn("bfgs_mem_given", integer)),
+    "termination": VWOption(None, True, learn("termination", number)),
+    "hessian_on": VWOption(None, False, flag("hessian_on")),
+}  # fmt: skip
+"""The VW options they take (:mod:`streamlearn.reductions.vwoptions`)."""
+
+
+def settle(t: Command) -> None:
+    """What their options mean together, and with the run's outputs, as VW reads them."""
+    if t.learn.get("multilabel") and t.link not in ("identity", "logistic"):
+        raise VWUsage(f"--link {t.link}: --multilabel_oaa takes identity or logistic")
+    # VW applies a link below --oaa: no effect (--multilabel_oaa's scorer does link each class)
+    if t.learn.get("oaa") and t.link != "identity" and not t.learn.get("multilabel"):
+        t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
+                       "nothing (as in VW)")  # fmt: skip
+        t.link = "identity"
+    mem = t.learn.pop("bfgs_mem_given", None)
+    if "bfgs" in t.learn:
+        if mem is not None:
+            t.learn["bfgs"] = mem
+        if t.learn.get("passes", 1) < 2:
+            raise VWUsage("--bfgs needs at least 2 passes (as VW)")
+    elif mem is not None or "termination" in t.learn or t.learn.get("hessian_on"):
+        t.notes.append("--mem, --termination and --hessian_on are options of --bfgs: ignored")
+        t.learn.pop("termination", None)
+        t.learn.pop("hessian_on", None)
+    if t.learn.get("bootstrap") and t.raw_predictions:
+        raise VWUsage("-r with --bootstrap is not supported by sl (VW writes each copy's "
+                      "score, 1:s1 2:s2 ...; -p has the prediction and the copies' range)")
+    for name in ("bootstrap", "autolink"):
+        if t.learn.get(name) and t.outputs.get("audit"):
+            raise VWUsage(f"--audit with --{name} is not supported by sl (VW audits each copy "
+                          "or the added features; sl's audit shows one gd model)")  # fmt: skip
