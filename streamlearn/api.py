@@ -301,8 +301,14 @@ class Model:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Model:
-        """A model saved by ``sl train -f`` or :meth:`save` (checked as ``sl`` checks it)."""
+        """A model saved by ``sl train -f`` or :meth:`save` (checked as ``sl`` checks it), or
+        VW's (``vw -f``; of a multiline reduction too, its kept options read as ``sl vw -i``
+        reads them)."""
+        from streamlearn.run.mlmodel import kept_options
+
         m = cls()
+        if kept_options(str(path)) is not None:  # VW's model of a bandit
+            return m._load_vw_bandit(str(path))
         m._model = model_io.load(str(path))
         m.options = _options_of(m._model.config)  # fit() starts over with the same options
         if isinstance(m._model.meta.get("multiline"), dict):  # a bandit (run/bandit.py)
@@ -312,11 +318,31 @@ class Model:
             m._bandit_ml = dict(m._model.meta["multiline"])
         return m
 
+    def _load_vw_bandit(self, path: str) -> Model:
+        import dataclasses
+
+        from streamlearn.run.bandit import Bandit
+        from streamlearn.vwargs import model_translation, resolve
+
+        t = model_translation(path)
+        try:
+            resolve(t)
+            b = Bandit.from_vw(path, t.learn, t.multiline)
+        except UsageError as e:
+            raise ValueError(e.message) from None
+        self._bandit = b
+        self._bandit_ml = {k: v for k, v in dataclasses.asdict(b.ml).items() if k != "notes"}
+        self.options = _options_of(b.config)
+        return self
+
     def save(self, path: str | os.PathLike, format: str = "sl") -> None:  # noqa: A002
         """Write the model (atomically, with its resume state) to ``path``: in sl's format,
         or ``format="vw"`` in Vowpal Wabbit's (``"vw_predict_only"``: its weights only),
         which ``vw -i`` reads (docs/vw-compat.md).  :meth:`load` reads either."""
         with self._lock:
+            if self._bandit is not None:  # (VW's model of a multiline reduction keeps its options)
+                self._bandit.save(str(path), format)
+                return
             model_io.save(self._fitted(), str(path), format)
 
     # -- contextual bandits -----------------------------------------------------
@@ -529,10 +555,14 @@ class Model:
         :meth:`predict_proba` and :meth:`decision_function`.  Input of the other
         format than the model's (VW lines for a model fitted on a matrix, which is
         svmlight's format, or the reverse) raises ``ValueError``, as ``sl predict``
-        refuses it, unless ``format`` names it (``sl predict --format``).
+        refuses it, unless ``format`` names it (``sl predict --format``).  A contextual
+        bandit (``Model(cb_adf=True, ...)``, or loaded) predicts from multiline examples:
+        a list with each example's pmf by action index, nothing learned or counted.
         """
         from streamlearn.run.runner import LINKS, shown
 
+        if self._bandit_ml is not None or self._bandit is not None:
+            return self._predict_bandit(data, lines)
         if link not in LINKS:
             raise ValueError(f"link must be one of {', '.join(LINKS)}, not {link!r}")
         preds = self._predictions(data, lines, format=format)
@@ -542,6 +572,25 @@ class Model:
                                  "for probabilities")  # fmt: skip
             return preds[:, 0].copy()
         return shown(preds, link, self._fitted().config.binary)
+
+    def _predict_bandit(self, data, lines) -> list[np.ndarray]:  # noqa: ANN001
+        """A bandit's :meth:`predict`: each multiline example's pmf (by action index; 1 on
+        the top action without an explorer), nothing learned or counted."""
+        from streamlearn.io.multiline import example_blocks
+        from streamlearn.io.reader import iter_blocks
+        from streamlearn.run import bandit as bd
+
+        paths = paths_of(data, lines)
+        if paths is None and lines is None:
+            raise ValueError("a bandit predicts from files or lines= of multiline examples "
+                             "(choose() for one context and its actions)")  # fmt: skip
+        with self._lock:
+            b = self._bandit_live()
+            blocks = iter_blocks(paths, BLOCK_SIZE, Inputs().max_line_bytes) \
+                if paths is not None else line_blocks(lines, LineSource.name)  # fmt: skip
+            if b.ml.reduction != "cb":
+                blocks = example_blocks(blocks)
+            return bd.predict(b, blocks)
 
     def predict_proba(self, data=None, *, lines=None) -> np.ndarray:  # noqa: ANN001
         """Class probabilities, an ``(n, K)`` array with columns in the order of

@@ -140,6 +140,23 @@ class Bandit:
         ho = np.zeros(m, dtype=np.bool_) if holdout is None else holdout
         return self.learner.learn(self, part, ho)
 
+    def score(self, part: Part) -> Seen:
+        """:meth:`run` without learning (VW's ``predict``: each example scored, its pmf
+        made, and counted; no weight, sum or explorer state moves)."""
+        from streamlearn.learners.base import P_LEARN
+
+        xp = self.xp
+        before = self.params[P_LEARN], (xp.learning if xp is not None else None)
+        self.params[P_LEARN] = 0.0
+        if xp is not None:
+            xp.learning = False
+        try:
+            return self.run(part)
+        finally:
+            self.params[P_LEARN] = before[0]
+            if xp is not None:
+                xp.learning = before[1]
+
     def lines(self, step: Seen, vw: bool = False) -> list[str]:
         """The ``-p`` lines of a step: sl's (one per example, module doc), or with ``vw``
         VW's (each example's then a blank line; ``--csoaa-ldf``: one per action line)."""
@@ -180,6 +197,19 @@ class Bandit:
             state=np.take(table, slots, axis=0), weights=weights, gstate=self.gstate.copy(),
             stats=stats, meta={META: ml, "bandit": self.state()},
         )  # fmt: skip
+
+    def save(self, target: str, fmt: str = "sl") -> None:
+        """Write the model: VW's model file (``fmt`` ``vw``: the options VW keeps with it,
+        its weights and sums, as ``sl vw -f`` writes a bandit's; ``vw -i`` and ``sl vw -i``
+        read it) or sl's, which keeps the whole explorer state."""
+        if fmt in ("vw", "vw_predict_only"):
+            from streamlearn.run.mlmodel import save
+            from streamlearn.run.mlpasses import Fitted
+
+            fitted = Fitted(self.table, self.gstate, self.stats, [], {}, False, explorer=self.xp)
+            save(fitted, self.ml, dataclasses.asdict(self.config), target, fmt)
+        else:
+            model_io.save(self.to_model(), target, "sl")
 
     @classmethod
     def from_model(cls, m: model_io.Model, config: TrainConfig | None = None,
@@ -565,6 +595,28 @@ def choose(b: Bandit, contexts: list, actions: list, seeds: list | None = None) 
     return out
 
 
+def predict(b: Bandit, blocks) -> list[np.ndarray]:  # noqa: ANN001 - io.batch.Block's
+    """Each example's pmf (by action index; without an explorer, 1 on the top action) in
+    ``blocks`` of multiline text, nothing learned and nothing counted; a malformed example
+    is left out, with a warning naming its line."""
+    import warnings
+
+    out: list[np.ndarray] = []
+    xp = b.xp
+    saved = b.stats.copy(), (xp.xstats.copy() if xp is not None else None)
+    try:
+        for block in blocks:
+            part = b.parse(block)
+            for msg in part.bad[:10]:
+                warnings.warn(f"skipped: {msg}", stacklevel=3)
+            out += _pmfs(b, b.score(part))
+    finally:
+        b.stats[:] = saved[0]
+        if xp is not None:
+            xp.xstats[:] = saved[1]
+    return out
+
+
 def learn(b: Bandit, contexts: list, actions: list, labels: list) -> list[np.ndarray]:
     """Learn each (context, actions, (chosen, cost, probability)); each example's pmf as it
     was before it was learned (what ``sl vw -p`` writes for it)."""
@@ -682,14 +734,5 @@ class BanditServed:
         return self.bandit.to_model()
 
     def save(self, target: str, fmt: str, link: str) -> None:  # noqa: ARG002 - Served's
-        """Write the model as the command's ``-f`` does: VW's model file (``sl vw --daemon``,
-        as ``sl vw -f`` writes a bandit's) or sl's, which keeps the whole explorer state."""
-        b = self.bandit
-        if fmt in ("vw", "vw_predict_only"):
-            from streamlearn.run.mlmodel import save
-            from streamlearn.run.mlpasses import Fitted
-
-            fitted = Fitted(b.table, b.gstate, b.stats, [], {}, False, explorer=b.xp)
-            save(fitted, b.ml, dataclasses.asdict(b.config), target, fmt)
-        else:
-            model_io.save(b.to_model(), target, "sl")
+        """Write the model as the command's ``-f`` does (:meth:`Bandit.save`)."""
+        self.bandit.save(target, fmt)

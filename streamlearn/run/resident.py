@@ -47,16 +47,17 @@ class Resident:
     touched slots, the global state and the counters.
     """
 
-    def __init__(self, model: model_io.Model, config: TrainConfig) -> None:
+    def __init__(self, model: model_io.Model | None, config: TrainConfig) -> None:
         self.config = config
-        self.learner = Learner.from_model(model, config)
+        self.learner = Learner.from_model(model, config) if model is not None \
+            else Learner.fresh(config)  # fmt: skip
         self.params = config.params()
         self.params[P_PROGRESS] = 0.0
         self.params[P_BINARY] = binary_mode(config.binary, "identity")
         self.rows = new_rows()
         console = Console(True)
         self.checks = BatchChecks(console, config, strict=False)
-        self.guard = FormatGuard(model.config, None, "the model")
+        self.guard = FormatGuard(model.config if model is not None else None, None, "the model")
         self.weigh = class_weigher(config)
         self.width = prediction_width(config)
         self.inter = config.namespaces()
@@ -65,6 +66,8 @@ class Resident:
         self.checked = config
         """``config`` with the format the lines were seen in (FormatGuard's)."""
         self.model: model_io.Model | None = model
+        self.preds: np.ndarray | None = None
+        """The last batch's predictions (:meth:`learn`)."""
         """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
 
     def parse(self, blocks: Iterable[Block]) -> Iterator[Batch]:
@@ -74,8 +77,10 @@ class Resident:
         c = self.config
         return parse_blocks(blocks, self.code, c.bits, c.constant, self.inter)
 
-    def learn(self, batches: Iterable[Batch]) -> int:
-        """Learn ``batches`` in order; the number of usable rows.
+    def learn(self, batches: Iterable[Batch], params: np.ndarray | None = None) -> int:
+        """Learn ``batches`` in order; the number of usable rows (the last batch's
+        predictions, made before each row was learned: :attr:`preds`).  ``params``: the
+        kernel's, if not the run's (``P_LEARN`` 0: score and count only, VW's ``predict``).
 
         Input of the other format than the model's is refused (``UsageError``), and
         input without a usable line (``NoExamples``), before anything is learned."""
@@ -97,8 +102,10 @@ class Resident:
                 self.weigh(batch)
             slots = batch.indices  # (a slot twice is restored twice to the same values)
             saved = (lr.table[slots], lr.gstate.copy(), lr.stats.copy())
-            preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate, self.params,
+            preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate,
+                               self.params if params is None else params,
                                self.config.loss_id, batch, lr.stats, self.rows, self.width)
+            self.preds = preds
             lr.stats[S_NROWS] = 0.0  # no progress table
             # (a sum of finite numbers that overflows only sends it to the exact check)
             if n_bad or not math.isfinite(preds.item(0) if preds.size == 1 else preds.sum()):

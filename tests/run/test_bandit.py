@@ -267,3 +267,33 @@ def test_csoaa_ldf_and_cb_k_equal_sl_vw(tmp_path: Path, sl_opts: dict, ml: dict,
     if ml.get("classifier"):  # VW: one line per action line, the class on the predicted one
         vw = [str(max(int(x) for x in b.split("\n"))) for b in vw]
     assert got == vw
+
+
+def test_api_predict_and_vws_model_file_of_a_bandit(tmp_path: Path) -> None:
+    """``Model.predict`` on a bandit gives each example's pmf, as ``sl vw -t -p`` does,
+    learning and counting nothing; ``save(format="vw")`` writes VW's model of the reduction,
+    its options kept, which ``sl vw -i`` reads back to the same pmfs."""
+    text = adf_log(7, 60)
+    test = adf_log(8, 20)
+    m = api.Model(cb_adf=True, explore="epsilon", epsilon=0.2).fit(_write(tmp_path, "a.txt", text))
+    before = m._bandit.stats.copy()
+    pmfs = m.predict(lines=test)
+    assert len(pmfs) == 20 and all(abs(p.sum() - 1.0) < 1e-6 for p in pmfs)
+    assert np.array_equal(m._bandit.stats, before)
+    assert all(np.array_equal(a, b) for a, b in zip(pmfs, m.predict(lines=test), strict=True))
+    path = str(tmp_path / "m.vw")
+    m.save(path, format="vw")
+    from streamlearn.vwargs import model_argv
+
+    assert "--cb_explore_adf" in model_argv(path, []) and "--epsilon" in model_argv(path, [])
+    again = api.Model.load(path)
+    got = again.predict(lines=test)
+    assert all(np.allclose(a, b) for a, b in zip(pmfs, got, strict=True))
+    loaded = api.Model.load(_save_sl(m, tmp_path))
+    assert all(np.array_equal(a, b) for a, b in zip(pmfs, loaded.predict(lines=test), strict=True))
+
+
+def _save_sl(m: api.Model, tmp_path: Path) -> str:
+    path = str(tmp_path / "m.sl")
+    m.save(path)
+    return path

@@ -1,0 +1,160 @@
+"""A :class:`~streamlearn.vowpalwabbit.Workspace`'s learner, live between calls.
+
+:class:`LineLive`: single-line examples, on :class:`~streamlearn.run.resident.Resident` (the
+API's live learner: ``sl train``'s kernel, checks and options, one call per example).
+:class:`BanditLive`: multiline examples (``--cb_adf``, ``--cb_explore_adf``,
+``--csoaa_ldf``), on :class:`~streamlearn.run.bandit.Bandit` (the server's and the API's
+bandit).  Each turns an example's text into a block, parses it, runs one kernel call, and
+gives the prediction in VW's Python type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamlearn import model as model_io
+from streamlearn.errors import UsageError
+from streamlearn.io.batch import Block
+from streamlearn.vowpalwabbit.types import LabelType, PredictionType, by_action
+
+
+def _block(text: str, multiline: bool) -> Block:
+    data = text.encode("utf-8")
+    if multiline:  # (one example: its lines, then the blank line that ends it)
+        data = b"\n".join(ln for ln in data.split(b"\n") if ln.strip()) + b"\n\n"
+    elif not data.endswith(b"\n"):
+        data += b"\n"
+    return Block(np.frombuffer(bytearray(data), dtype=np.uint8), "<workspace>", 1, live=True)
+
+
+def _start(t):  # noqa: ANN001, ANN202 - a vwargs.Translation; an sl model or None
+    path = t.inputs.get("initial_model")
+    return model_io.load(path) if path else None
+
+
+class LineLive:
+    """Single-line examples: a :class:`Resident` over a fresh or given model."""
+
+    multiline = False
+
+    def __init__(self, t) -> None:  # noqa: ANN001 - a vwargs.Translation
+        from streamlearn.learners.base import P_LEARN
+        from streamlearn.run.resident import Resident
+        from streamlearn.run.train import merge_config
+
+        start = _start(t)
+        learn = {k: v for k, v in t.learn.items() if k != "passes"}
+        config = merge_config(start.config if start is not None else None, learn,
+                              model_io.unrecorded(start))  # fmt: skip
+        self.config = config
+        self.resident = Resident(start, config)
+        self.scoring = self.resident.params.copy()
+        self.scoring[P_LEARN] = 0.0
+        self.link = t.link
+        self.bits = config.bits
+        self.prediction_type = PredictionType.MULTICLASS if config.oaa else PredictionType.SCALAR
+        self.label_type = LabelType.MULTICLASS if config.oaa else LabelType.SIMPLE
+        if config.multilabel or config.csoaa or config.bootstrap or config.bfgs >= 0:
+            raise UsageError("a Workspace of --multilabel_oaa, --csoaa, --bootstrap or --bfgs: "
+                             "not yet (sl vw runs them)")  # fmt: skip
+
+    def step(self, text: str, learn: bool) -> object:
+        from streamlearn.run.runner import shown
+
+        r = self.resident
+        batches = list(r.parse([_block(text, False)]))
+        r.learn(batches, None if learn else self.scoring)
+        preds = r.preds
+        if preds is None or preds.size == 0:
+            return None
+        if self.config.oaa:
+            return int(preds.reshape(-1)[0])
+        p = shown(preds.reshape(-1)[:1], self.link, self.config.binary)
+        return float(np.float32(p[0]))
+
+    def save(self, path: str, fmt: str) -> None:
+        model_io.save(self.resident.snapshot(), path, fmt, link=self.link)
+
+    def weight(self, slot: int) -> float:
+        return float(self.resident.learner.table[slot, 0])
+
+    def sum_loss(self) -> float:
+        from streamlearn.learners.base import S_LOSS
+
+        return float(self.resident.learner.stats[S_LOSS])
+
+    def weighted_examples(self) -> float:
+        from streamlearn.learners.base import S_WEX
+
+        return float(self.resident.learner.stats[S_WEX])
+
+
+class BanditLive:
+    """Multiline examples: a :class:`Bandit` from the command line's reduction."""
+
+    multiline = True
+
+    def __init__(self, t) -> None:  # noqa: ANN001 - a vwargs.Translation
+        from streamlearn.reductions import Multiline
+        from streamlearn.reductions.options import config_of
+        from streamlearn.run.bandit import Bandit, is_bandit
+
+        ml = Multiline(**t.multiline)
+        if ml.reduction not in ("cb_adf", "csoaa_ldf") or ml.legacy or ml.explore_eval:
+            raise UsageError(f"a Workspace of --{ml.reduction}: not yet (--cb_adf, "
+                             "--cb_explore_adf and --csoaa_ldf are; sl vw runs the others)")
+        from streamlearn.run.mlmodel import kept_options
+
+        path = t.inputs.get("initial_model")
+        if path and kept_options(path) is not None:  # VW's model file (its options merged)
+            self.bandit = Bandit.from_vw(path, t.learn, t.multiline)
+        elif path:
+            m = model_io.load(path)
+            if not is_bandit(m):
+                raise UsageError(f"-i {path}: not a multiline reduction's model")
+            self.bandit = Bandit.from_model(m, None, t.multiline)
+        else:
+            self.bandit = Bandit(config_of(t.learn, bases=True), ml)
+        b = self.bandit
+        self.bits = b.config.bits
+        self.explore = bool(b.ml.explore)
+        self.csoaa = b.ml.reduction == "csoaa_ldf"
+        if self.csoaa:
+            self.prediction_type = PredictionType.MULTICLASS
+            self.label_type = LabelType.COST_SENSITIVE
+        else:
+            self.prediction_type = PredictionType.ACTION_PROBS if self.explore \
+                else PredictionType.ACTION_SCORES  # fmt: skip
+            self.label_type = LabelType.CONTEXTUAL_BANDIT
+
+    def step(self, text: str, learn: bool) -> object:
+        b = self.bandit
+        part = b.parse(_block(text, True))
+        if part.bad:
+            raise ValueError(part.bad[0])
+        seen = b.run(part) if learn else b.score(part)
+        rows = part.mg.act_ptr[1] - part.mg.act_ptr[0] if part.mg.act_ptr.shape[0] > 1 else 0
+        if rows == 0:
+            return []
+        if self.csoaa:
+            return int(seen.pred[0])
+        if self.explore:
+            return by_action(seen.actions[:rows], seen.probs[:rows])
+        order = seen.order[:rows]  # (each line's score, by action index)
+        return by_action(np.arange(rows), seen.scores[:rows]) if order is not None else []
+
+    def save(self, path: str, fmt: str) -> None:
+        self.bandit.save(path, fmt)
+
+    def weight(self, slot: int) -> float:
+        return float(self.bandit.table[slot, 0])
+
+    def sum_loss(self) -> float:
+        from streamlearn.learners.cb_adf import LOSS
+
+        return float(self.bandit.stats[LOSS])
+
+    def weighted_examples(self) -> float:
+        from streamlearn.learners.cb_adf import N_EX
+
+        return float(self.bandit.stats[N_EX])
