@@ -38,8 +38,9 @@ class LineLive:
     multiline = False
 
     def __init__(self, t) -> None:  # noqa: ANN001 - a vwargs.Translation
-        from streamlearn.learners.base import P_LEARN
+        from streamlearn.learners.base import P_LEARN, P_PROBS
         from streamlearn.run.resident import Resident
+        from streamlearn.run.runner import check_probabilities
         from streamlearn.run.train import merge_config
 
         start = _start(t)
@@ -47,27 +48,41 @@ class LineLive:
         config = merge_config(start.config if start is not None else None, learn,
                               model_io.unrecorded(start))  # fmt: skip
         self.config = config
+        check_probabilities(config, t.probabilities, t.link)
+        self.probabilities = t.probabilities
         self.resident = Resident(start, config)
+        if t.probabilities:  # (each class's probability in the kernel's columns 1..K)
+            self.resident.params[P_PROBS] = 1.0
         self.scoring = self.resident.params.copy()
         self.scoring[P_LEARN] = 0.0
         self.link = t.link
         self.bits = config.bits
-        self.prediction_type = PredictionType.MULTICLASS if config.oaa else PredictionType.SCALAR
+        self.prediction_type = PredictionType.SCALAR
+        if config.oaa:
+            self.prediction_type = PredictionType.SCALARS if t.probabilities \
+                else PredictionType.MULTICLASS  # fmt: skip
         self.label_type = LabelType.MULTICLASS if config.oaa else LabelType.SIMPLE
         if config.multilabel or config.csoaa or config.bootstrap or config.bfgs >= 0:
             raise UsageError("a Workspace of --multilabel_oaa, --csoaa, --bootstrap or --bfgs: "
                              "not yet (sl vw runs them)")  # fmt: skip
 
     def step(self, text: str, learn: bool) -> object:
+        from streamlearn.io.parse import describe_errors
         from streamlearn.run.runner import shown
 
         r = self.resident
         batches = list(r.parse([_block(text, False)]))
+        if any(b.status.any() for b in batches):  # (said as sl says it: the line's reason)
+            raise ValueError(next(m for b in batches for m in describe_errors(b, 1)))
         r.learn(batches, None if learn else self.scoring)
+        if any(b.status.any() for b in batches):  # (a label that is no class of --oaa K)
+            raise ValueError(next(m for b in batches for m in describe_errors(b, 1)))
         preds = r.preds
         if preds is None or preds.size == 0:
             return None
         if self.config.oaa:
+            if self.probabilities:
+                return [float(np.float32(p)) for p in preds[0, 1:]]
             return int(preds.reshape(-1)[0])
         p = shown(preds.reshape(-1)[:1], self.link, self.config.binary)
         return float(np.float32(p[0]))

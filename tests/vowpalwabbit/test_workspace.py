@@ -66,8 +66,15 @@ def _parsed(mod):  # noqa: ANN001, ANN202
     return [len(ex), w.predict(w.parse(ADF))]
 
 
+def _probabilities(mod):  # noqa: ANN001, ANN202
+    w = mod.Workspace("--oaa 3 --loss_function logistic --probabilities --quiet")
+    for line in ("1 | a b", "2 | b c", "3 | c d:2", "2 | a c"):
+        w.learn(line)
+    return [w.predict("| a b"), w.predict("| c"), int(w.get_prediction_type())]
+
+
 CASES = {f.__name__[1:]: f for f in (_simple, _oaa, _explore, _cb_adf, _keywords, _logistic,
-                                      _parsed)}  # fmt: skip
+                                      _parsed, _probabilities)}  # fmt: skip
 RECORDED = {  # VW 9.11.9's answers
     "simple": [0.5793799757957458, 0.09462402015924454, 3.0986195355653763, 4.0, 262144, 0, 1],
     "oaa": [2, 3, 4],
@@ -76,6 +83,8 @@ RECORDED = {  # VW 9.11.9's answers
                 -0.6666666865348816, 3.0],
     "cb_adf": [[-0.33795419335365295, -0.5069313049316406, -0.33795419335365295], 2],
     "logistic": [0.6695289015769958],
+    "probabilities": [[0.3990054130554199, 0.3891146779060364, 0.21187984943389893],
+                      [0.25970956683158875, 0.43087396025657654, 0.3094165027141571], 1],
 }
 
 
@@ -122,6 +131,18 @@ def test_the_model_goes_where_vw_reads_it(tmp_path) -> None:
 def test_what_it_does_not_take_is_said(argv: str, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         sl.Workspace(argv + " --quiet")
+
+
+@pytest.mark.parametrize("argv, line, says", [
+    ("--oaa 3", "-1 1 | a b", "label is not a class"),
+    ("", "x | a", "bad label"),
+    ("--cb_explore_adf", "shared |s a\n0:1:7 |a b", "probability"),
+])  # fmt: skip
+def test_a_malformed_example_is_a_valueerror_naming_it(argv: str, line: str, says: str) -> None:
+    w = sl.Workspace(argv + " --quiet")
+    for call in (w.learn, w.predict):
+        with pytest.raises(ValueError, match=says):
+            call(line)
 
 
 def test_keywords_make_vws_command_line() -> None:
