@@ -11,7 +11,6 @@ import click
 
 from streamlearn.cli.bandit import bandit_of, bandit_options
 from streamlearn.cli.options import run_parts, save_every
-from streamlearn.vwargs import model_translation
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -73,6 +72,8 @@ def serve(model_path: str | None, port: int, host: str, port_file: str | None,
         raise click.UsageError(e.message) from None
     explicit: dict = {}
     if bandit is None and model_path:
+        from streamlearn.vwargs import model_translation
+
         t = model_translation(model_path)  # VW's --cb_explore_adf model: its options
         if t is not None:
             bandit = dict(t.multiline)

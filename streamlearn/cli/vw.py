@@ -18,20 +18,19 @@ stderr, exit 2, before any data is read) and the reading of a whole command line
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from streamlearn.cli.options import run_parts, save_every
 from streamlearn.errors import EXIT_CODES, VWUsage
-from streamlearn.vwargs import (
-    NOT_SUPPORTED,
-    OTHER_VW_OPTIONS,
-    Translation,
-    model_argv,
-    parse_argv,
-    resolve,
-)
 
-__all__ = ["NOT_SUPPORTED", "OTHER_VW_OPTIONS", "VWUsage", "daemon", "parse_argv", "vw"]
+if TYPE_CHECKING:
+    from streamlearn.vwargs import Translation
+
+__all__ = ["VWUsage", "daemon", "vw"]
+# (vwargs is imported when sl vw runs: it reads the reductions' modules, numpy with them,
+# and every sl command imports this module)
 
 EXIT_TEXT = "Exit status:\n\n" + "\n".join(f"  {c:>3}  {t}" for c, t in EXIT_CODES.items())
 
@@ -71,6 +70,8 @@ def vw(argv: tuple[str, ...]) -> None:
       sl vw -d train.vw -c --passes 10 -f m.vw
       sl vw -t -i m.vw -d test.vw -p preds.txt
     """
+    from streamlearn.vwargs import model_argv, parse_argv, resolve
+
     t = parse_argv(list(argv))
     if t.inputs.get("initial_model") and not t.help and not t.version:
         kept = model_argv(t.inputs["initial_model"], list(argv))

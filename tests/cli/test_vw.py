@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from streamlearn import model as model_io
-from streamlearn.cli.vw import NOT_SUPPORTED, OTHER_VW_OPTIONS, VWUsage, parse_argv
+from streamlearn.errors import VWUsage
 from streamlearn.learners.base import S_N, S_SHOWN_N
-from streamlearn.vwargs import OPTIONS
+from streamlearn.vwargs import NOT_SUPPORTED, OPTIONS, OTHER_VW_OPTIONS, parse_argv
 from tests.unix import invoke, sl, text_data
 
 
