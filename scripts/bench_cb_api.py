@@ -1,6 +1,8 @@
 """Cost per example of the bandit API (docs/api.md): sl's ``Model.choose`` then
 ``Model.learn`` against VW's ``pyvw.Workspace("--cb_explore_adf --epsilon 0.1")``
-``predict`` then ``learn`` of the same multiline example, and sl's batch form.
+``predict`` then ``learn`` of the same multiline example, and sl's batch form; then the
+drop-in (``from streamlearn import vowpalwabbit``): the same ``Workspace`` calls through
+sl, and a simple line's ``predict`` and ``learn`` through both.
 
 Usage: python scripts/bench_cb_api.py [N]    (N examples, default 2000)
 """
@@ -66,6 +68,46 @@ def main() -> None:
     b_t = (time.perf_counter() - t) / n
     print(f"per example (choose+learn): VW pyvw {vw_t * 1e6:.1f} us, sl {sl_t * 1e6:.1f} us "
           f"(x{sl_t / vw_t:.2f}), sl batch {b_t * 1e6:.1f} us (x{b_t / vw_t:.2f})")  # fmt: skip
+    drop_in(exs, vw_t)
+
+
+def _rounds(ws, exs: list[tuple]) -> float:  # noqa: ANN001 - a Workspace (VW's or sl's)
+    t = time.perf_counter()
+    for ctx, acts, k, c, p in exs:
+        ws.predict(vw_lines(ctx, acts, None))
+        ws.learn(vw_lines(ctx, acts, (k, c, p)))
+    return (time.perf_counter() - t) / len(exs)
+
+
+def drop_in(exs: list[tuple], vw_t: float) -> None:
+    """The same rounds through ``streamlearn.vowpalwabbit.Workspace``; a simple line's."""
+    import vowpalwabbit
+
+    from streamlearn import vowpalwabbit as slvw
+
+    args = "--cb_explore_adf --epsilon 0.1 --quiet"
+    _rounds(slvw.Workspace(args), exs[:200])  # warm-up (the kernels load)
+    ws_t = min(_rounds(slvw.Workspace(args), exs) for _ in range(3))
+    vw_t = min([vw_t] + [_rounds(vowpalwabbit.Workspace(args), exs) for _ in range(2)])
+    print(f"per example (Workspace predict+learn): VW {vw_t * 1e6:.1f} us, "
+          f"sl's drop-in {ws_t * 1e6:.1f} us (x{ws_t / vw_t:.2f})")  # fmt: skip
+    lines = [f"{1 if i % 3 else -1} |f a{i % 97} b{i % 13}:0.5 c{i % 7} |g x{i % 11}"
+             for i in range(len(exs))]  # fmt: skip
+    for name, call in (("predict", "predict"), ("learn", "learn")):
+        best = {}
+        for mod in (vowpalwabbit, slvw, vowpalwabbit, slvw):
+            ws = mod.Workspace("--quiet")
+            for line in lines[:200]:
+                ws.learn(line)
+            f = getattr(ws, call)
+            t = time.perf_counter()
+            for line in lines:
+                f(line)
+            dt = (time.perf_counter() - t) / len(lines)
+            best[mod.__name__] = min(best.get(mod.__name__, dt), dt)
+        a, b = best["vowpalwabbit"], best["streamlearn.vowpalwabbit"]
+        print(f"per simple line ({name}): VW {a * 1e6:.1f} us, sl's drop-in {b * 1e6:.1f} us "
+              f"(x{b / a:.2f})")  # fmt: skip
 
 
 if __name__ == "__main__":
