@@ -65,7 +65,6 @@ class Workspace:
             _refuse(t)
         except UsageError as e:
             raise ValueError(e.message) from None
-        self._t = t
         self._final = t.outputs.get("final_model")
         self._format = t.outputs.get("model_format", "vw")
         self._finished = False
