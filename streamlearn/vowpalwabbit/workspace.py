@@ -63,6 +63,12 @@ class Workspace:
                     t = parse_argv([*kept, *self._argv])
             resolve(t)
             _refuse(t)
+            if t.outputs.get("final_model"):  # (refused now, not after the learning)
+                from streamlearn.run.options import Inputs, Outputs, check
+
+                check(Inputs(initial_model=t.inputs.get("initial_model")),
+                      Outputs(final_model=t.outputs["final_model"],
+                              model_format=t.outputs.get("model_format", "vw")))  # fmt: skip
         except UsageError as e:
             raise ValueError(e.message) from None
         self._final = t.outputs.get("final_model")

@@ -127,6 +127,8 @@ def test_the_model_goes_where_vw_reads_it(tmp_path) -> None:
     ("--lrq ab4", "not supported by sl"),
     ("--cbify 3", "--cbify: not yet"),
     ("-p out.txt", "-p in a Workspace"),
+    ("-f /nonexistent/dir/m.vw", "does not exist"),  # (at once, not after the learning)
+    ("-f /", "is a directory"),
 ])  # fmt: skip
 def test_what_it_does_not_take_is_said(argv: str, says: str) -> None:
     with pytest.raises(ValueError, match=says):
