@@ -153,3 +153,48 @@ def test_keywords_make_vws_command_line() -> None:
     assert command_line("--quiet", None, {"q": ["ab", "cd"], "epsilon": 0.1, "cb_adf": True,
                                            "bag": None, "first": False}) == \
         ["--quiet", "-q", "ab", "-q", "cd", "--epsilon", "0.1", "--cb_adf"]  # fmt: skip
+
+
+def _log(seed: int, n: int, labeled: bool = True) -> list[str]:
+    import random
+
+    r = random.Random(seed)
+    out = []
+    for _ in range(n):
+        u, chosen = r.randrange(5), r.randrange(4)
+        lines = [f"shared |U u{u} t{r.randrange(3)}"]
+        for a in range(4):
+            pre = f"0:{r.choice([0.0, -1.0])}:0.25 " if labeled and a == chosen else ""
+            lines.append(f"{pre}|A a{a} f{(a * u) % 7}")
+        out.append("\n".join(lines))
+    return out
+
+
+def test_a_stateful_explorer_continues_through_model_files_both_ways(tmp_path) -> None:
+    """--squarecb keeps a counter in its model: half a log learned, saved with -f, the rest
+    learned after -i gives the pmfs of one uninterrupted run (and VW's, from VW's files or
+    sl's, when VW's package is installed)."""
+    data, test = _log(3, 300), _log(4, 50, labeled=False)
+    args = "--cb_explore_adf -q UA --squarecb --quiet"
+    whole = sl.Workspace(args)
+    for d in data:
+        whole.learn(d)
+    want = [whole.predict(t) for t in test]
+    mods = [sl]
+    try:
+        import vowpalwabbit as vw_module
+
+        mods.append(vw_module)
+    except ImportError:
+        pass
+    for writer in mods:
+        path = tmp_path / f"half-{writer.__name__}.vw"
+        w = writer.Workspace(f"{args} -f {path}")
+        for d in data[:150]:
+            w.learn(d)
+        w.finish()
+        for reader in mods:
+            r = reader.Workspace(f"-i {path} --quiet")
+            for d in data[150:]:
+                r.learn(d)
+            assert [r.predict(t) for t in test] == want, (writer.__name__, reader.__name__)
