@@ -435,6 +435,11 @@ def initial(path: str, ml: Multiline, learn: dict):  # noqa: ANN201
     names = {spec(ml).name}
     if ml.reduction in ("ccb", "slates"):
         names |= {"cb_adf_gd", "ccb_gd", "slates_gd"}
+    if isinstance(model.meta, dict) and isinstance(model.meta.get("bandit"), dict):
+        raise UsageError(f"-i {path}: a bandit model of sl train --cb-adf, sl serve or the "
+                         "API (sl's own state), which sl vw does not read yet: continue it "
+                         "with sl train -i, or write VW's model of it, which sl vw -i and vw "
+                         "-i read (Model.load(PATH).save(OUT, format='vw'))")  # fmt: skip
     if not isinstance(rec, dict) or model.learner not in names:
         raise UsageError(f"-i {path}: not a {ml.reduction} model written by sl vw "
                          f"(learner {model.learner!r})")  # fmt: skip

@@ -291,6 +291,11 @@ def test_api_predict_and_vws_model_file_of_a_bandit(tmp_path: Path) -> None:
     assert all(np.allclose(a, b) for a, b in zip(pmfs, got, strict=True))
     loaded = api.Model.load(_save_sl(m, tmp_path))
     assert all(np.array_equal(a, b) for a, b in zip(pmfs, loaded.predict(lines=test), strict=True))
+    from streamlearn.errors import UsageError
+    from streamlearn.run.mlmodel import start
+
+    with pytest.raises(UsageError, match="continue it with sl train -i, or write VW's model"):
+        start(_save_sl(m, tmp_path), Multiline(reduction="cb_adf", explore="greedy"), {})
 
 
 def _save_sl(m: api.Model, tmp_path: Path) -> str:
