@@ -394,9 +394,6 @@ class Model:
 
     def _learn_bandit(self, fresh: bool, data, y, lines, run: dict) -> Model:  # noqa: ANN001
         """``fit``/``partial_fit`` of a bandit: VW multiline text from paths or lines."""
-        from streamlearn.io.multiline import example_blocks
-        from streamlearn.io.reader import iter_blocks
-
         if y is not None or run:
             raise ValueError("a bandit learns from files or lines= of multiline examples "
                              "(and choose/learn); no y or run options")  # fmt: skip
@@ -407,11 +404,7 @@ class Model:
             self._bandit = None
         b = self._bandit_live()
         since = b.stats.copy()
-        blocks = iter_blocks(paths, BLOCK_SIZE, Inputs().max_line_bytes) if paths is not None \
-            else line_blocks(lines, LineSource.name)  # fmt: skip
-        if b.ml.reduction != "cb":
-            blocks = example_blocks(blocks)
-        for block in blocks:
+        for block in _bandit_blocks(b, paths, lines):
             part = b.parse(block)
             if part.bad:
                 import warnings
@@ -576,8 +569,6 @@ class Model:
     def _predict_bandit(self, data, lines) -> list[np.ndarray]:  # noqa: ANN001
         """A bandit's :meth:`predict`: each multiline example's pmf (by action index; 1 on
         the top action without an explorer), nothing learned or counted."""
-        from streamlearn.io.multiline import example_blocks
-        from streamlearn.io.reader import iter_blocks
         from streamlearn.run import bandit as bd
 
         paths = paths_of(data, lines)
@@ -586,11 +577,7 @@ class Model:
                              "(choose() for one context and its actions)")  # fmt: skip
         with self._lock:
             b = self._bandit_live()
-            blocks = iter_blocks(paths, BLOCK_SIZE, Inputs().max_line_bytes) \
-                if paths is not None else line_blocks(lines, LineSource.name)  # fmt: skip
-            if b.ml.reduction != "cb":
-                blocks = example_blocks(blocks)
-            return bd.predict(b, blocks)
+            return bd.predict(b, _bandit_blocks(b, paths, lines))
 
     def predict_proba(self, data=None, *, lines=None) -> np.ndarray:  # noqa: ANN001
         """Class probabilities, an ``(n, K)`` array with columns in the order of
@@ -714,6 +701,17 @@ class Model:
                                 model_io.unrecorded(start))
         except UsageError as e:
             raise ValueError(e.message) from None
+
+
+def _bandit_blocks(b, paths: list[str] | None, lines):  # noqa: ANN001, ANN202
+    """The blocks of a bandit's multiline text, from ``paths`` or ``lines`` (whole
+    examples: never split between blocks, but under ``--cb K``, whose examples are lines)."""
+    from streamlearn.io.multiline import example_blocks
+    from streamlearn.io.reader import iter_blocks
+
+    blocks = iter_blocks(paths, BLOCK_SIZE, Inputs().max_line_bytes) if paths is not None \
+        else line_blocks(lines, LineSource.name)  # fmt: skip
+    return blocks if b.ml.reduction == "cb" else example_blocks(blocks)
 
 
 def _options_of(config: TrainConfig) -> dict:

@@ -25,6 +25,8 @@ Predictions (``-p``, sl's format: one line per example, no blank line between th
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,6 +141,19 @@ class Bandit:
             return Seen(part)
         ho = np.zeros(m, dtype=np.bool_) if holdout is None else holdout
         return self.learner.learn(self, part, ho)
+
+    @contextmanager
+    def uncounted(self) -> Iterator[None]:
+        """Counters and the explorer's statistics as they were before the block: the
+        examples it runs are not counted (choosing, predicting, warming up)."""
+        xp = self.xp
+        saved = self.stats.copy(), (xp.xstats.copy() if xp is not None else None)
+        try:
+            yield
+        finally:
+            self.stats[:] = saved[0]
+            if xp is not None:
+                xp.xstats[:] = saved[1]
 
     def score(self, part: Part) -> Seen:
         """:meth:`run` without learning (VW's ``predict``: each example scored, its pmf
@@ -570,14 +585,8 @@ def choose(b: Bandit, contexts: list, actions: list, seeds: list | None = None) 
     if b.ml.reduction != "cb_adf":
         raise ValueError("choose() needs a contextual bandit with action features (cb_adf=True)")
     part = api_part(b, contexts, actions, None)
-    xp = b.xp
-    saved = b.stats.copy(), (xp.xstats.copy() if xp is not None else None)
-    try:
+    with b.uncounted():
         step = b.run(part)
-    finally:
-        b.stats[:] = saved[0]
-        if xp is not None:
-            xp.xstats[:] = saved[1]
     ptr = part.mg.act_ptr
     out = []
     for e, pmf in enumerate(_pmfs(b, step)):
@@ -602,18 +611,12 @@ def predict(b: Bandit, blocks) -> list[np.ndarray]:  # noqa: ANN001 - io.batch.B
     import warnings
 
     out: list[np.ndarray] = []
-    xp = b.xp
-    saved = b.stats.copy(), (xp.xstats.copy() if xp is not None else None)
-    try:
+    with b.uncounted():
         for block in blocks:
             part = b.parse(block)
             for msg in part.bad[:10]:
                 warnings.warn(f"skipped: {msg}", stacklevel=3)
             out += _pmfs(b, b.score(part))
-    finally:
-        b.stats[:] = saved[0]
-        if xp is not None:
-            xp.xstats[:] = saved[1]
     return out
 
 
@@ -661,13 +664,8 @@ class BanditServed:
 
     def warm_up(self) -> None:
         """Compile or load the kernels with one unlabeled example (the counts put back)."""
-        b = self.bandit
-        xp = b.xp
-        saved = b.stats.copy(), (xp.xstats.copy() if xp is not None else None)
-        self._run(b"shared |s w\n|a x\n|a y\n\n", "<warm-up>", 1)
-        b.stats[:] = saved[0]
-        if xp is not None:
-            xp.xstats[:] = saved[1]
+        with self.bandit.uncounted():
+            self._run(b"shared |s w\n|a x\n|a y\n\n", "<warm-up>", 1)
 
     def answer(self, data: bytes, source: str, first_line: int,
                long_lines: tuple = ()) -> tuple[bytes, int, int]:  # fmt: skip

@@ -32,6 +32,15 @@ def _start(t):  # noqa: ANN001, ANN202 - a vwargs.Translation; an sl model or No
     return model_io.load(path) if path else None
 
 
+def _refuse_malformed(batches: list) -> None:
+    """A ``ValueError`` with sl's reason for the first malformed line of ``batches``."""
+    from streamlearn.io.parse import describe_errors
+
+    for b in batches:
+        if b.status.any():
+            raise ValueError(describe_errors(b, 1)[0])
+
+
 class LineLive:
     """Single-line examples: a :class:`Resident` over a fresh or given model."""
 
@@ -67,16 +76,13 @@ class LineLive:
                              "not yet (sl vw runs them)")  # fmt: skip
 
     def step(self, text: str, learn: bool) -> object:
-        from streamlearn.io.parse import describe_errors
         from streamlearn.run.runner import shown
 
         r = self.resident
         batches = list(r.parse([_block(text, False)]))
-        if any(b.status.any() for b in batches):  # (said as sl says it: the line's reason)
-            raise ValueError(next(m for b in batches for m in describe_errors(b, 1)))
+        _refuse_malformed(batches)
         r.learn(batches, None if learn else self.scoring)
-        if any(b.status.any() for b in batches):  # (a label that is no class of --oaa K)
-            raise ValueError(next(m for b in batches for m in describe_errors(b, 1)))
+        _refuse_malformed(batches)  # (a label that is no class of --oaa K: marked by learn)
         preds = r.preds
         if preds is None or preds.size == 0:
             return None
@@ -155,8 +161,7 @@ class BanditLive:
             return int(seen.pred[0])
         if self.explore:
             return by_action(seen.actions[:rows], seen.probs[:rows])
-        order = seen.order[:rows]  # (each line's score, by action index)
-        return by_action(np.arange(rows), seen.scores[:rows]) if order is not None else []
+        return seen.scores[:rows].tolist()  # (each line's score: the lines are the actions)
 
     def save(self, path: str, fmt: str) -> None:
         self.bandit.save(path, fmt)

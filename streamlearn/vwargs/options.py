@@ -96,13 +96,6 @@ def _set(attr: str, value=True) -> Callable[[Translation, str, str | None], None
     return apply
 
 
-def _note(text: str) -> Callable[[Translation, str, str | None], None]:
-    def apply(t: Translation, name: str, _: str | None) -> None:
-        t.notes.append(f"--{name}: {text}")
-
-    return apply
-
-
 def _noop(t: Translation, name: str, value: str | None) -> None:
     """Accepted: what it asks for is what sl does anyway (docs/vw-compat.md)."""
 
@@ -230,9 +223,9 @@ def _hash(t: Translation, name: str, value: str) -> None:
 
 CORE: dict[str, VWOption] = {
     # input
-    "data": VWOption("d", True, _data),
+    "data": VWOption("d", True, _data, repeatable=True),
     "cache": VWOption("c", False, _set("cache")),
-    "cache_file": VWOption(None, True, _cache_file),
+    "cache_file": VWOption(None, True, _cache_file, repeatable=True),
     "kill_cache": VWOption("k", False, lambda t, n, v: t.inputs.__setitem__("rebuild_cache", True)),
     "compressed": VWOption(None, False, _noop),
     "onethread": VWOption(None, False, _noop),  # VW: no parser thread; sl's threads change nothing
@@ -290,7 +283,7 @@ CORE: dict[str, VWOption] = {
     "indexing": VWOption(None, True, learn("indexing", integer)),
     "probabilities": VWOption(None, False, _set("probabilities")),
     "named_labels": VWOption(None, True, learn("named_labels")),
-    "classweight": VWOption(None, True, _repeat("classweight")),
+    "classweight": VWOption(None, True, _repeat("classweight"), repeatable=True),
     "initial_weight": VWOption(None, True, learn("initial_weight", number)),
     "constant": VWOption("C", True, learn("initial_constant", number)),
     "random_weights": VWOption(None, False, _initial_weights("random")),
@@ -304,18 +297,18 @@ CORE: dict[str, VWOption] = {
     "chain_hash": VWOption(None, False, flag("chain_hash")),
     "hash": VWOption(None, True, _hash),
     "hash_seed": VWOption(None, True, learn("hash_seed", integer)),
-    "quadratic": VWOption("q", True, _repeat("quadratic")),
-    "cubic": VWOption(None, True, _repeat("cubic")),
-    "interactions": VWOption(None, True, _repeat("interactions")),
-    "ignore": VWOption(None, True, _repeat("ignore")),
-    "ignore_linear": VWOption(None, True, _repeat("ignore_linear")),
-    "keep": VWOption(None, True, _repeat("keep")),
-    "ngram": VWOption(None, True, _repeat("ngram")),
-    "skips": VWOption(None, True, _repeat("skips")),
+    "quadratic": VWOption("q", True, _repeat("quadratic"), repeatable=True),
+    "cubic": VWOption(None, True, _repeat("cubic"), repeatable=True),
+    "interactions": VWOption(None, True, _repeat("interactions"), repeatable=True),
+    "ignore": VWOption(None, True, _repeat("ignore"), repeatable=True),
+    "ignore_linear": VWOption(None, True, _repeat("ignore_linear"), repeatable=True),
+    "keep": VWOption(None, True, _repeat("keep"), repeatable=True),
+    "ngram": VWOption(None, True, _repeat("ngram"), repeatable=True),
+    "skips": VWOption(None, True, _repeat("skips"), repeatable=True),
     "sort_features": VWOption(None, False, flag("sort_features")),
     "leave_duplicate_interactions": VWOption(None, False, flag("leave_duplicate_interactions")),
     "permutations": VWOption(None, False, flag("permutations")),
-    "feature_limit": VWOption(None, True, _repeat("feature_limit")),
+    "feature_limit": VWOption(None, True, _repeat("feature_limit"), repeatable=True),
     # outputs
     "initial_regressor": VWOption("i", True, _initial_model),
     "final_regressor": VWOption("f", True, _output("final_model")),
@@ -463,8 +456,6 @@ table is not VW's."""
 
 SHORT = {o.short: name for name, o in OPTIONS.items() if o.short}
 
-REPEATABLE = frozenset({"data", "quadratic", "cubic", "interactions", "ignore", "ignore_linear",
-                        "keep", "ngram", "skips", "cache_file", "classweight", "feature_limit",
-                        *(n for n, o in VW_OPTIONS.items() if o.repeatable)})  # fmt: skip
-"""VW's options that may be given several times, each adding a value (a reduction's says
-so itself: ``VWOption.repeatable``)."""
+REPEATABLE = frozenset(n for n, o in OPTIONS.items() if o.repeatable)
+"""VW's options that may be given several times, each adding a value
+(``VWOption.repeatable``)."""
