@@ -73,11 +73,16 @@ def test_a_signal_during_the_imports_is_one_line_and_128_plus_n(tmp_path, sig):
     program can change), signals come at delays that fall in the imports (click,
     numpy, numba: the first ~0.3 s) and after.
     """
-    (tmp_path / "d.vw").write_text(text_data(2000))
+    # the data comes down a pipe that stays open: the run cannot end before the signal,
+    # however fast the machine (a file of 2,000 lines was learned within 0.3 s)
+    data = text_data(200).encode()
     for delay in (0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3):
-        p = subprocess.Popen([sys.executable, "-c", _SCRIPT, "train", "d.vw", "--quiet", "-f",
-                              "m.sl"], cwd=tmp_path, env=env(tmp_path), stderr=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, preexec_fn=default_signals)  # fmt: skip
+        p = subprocess.Popen([sys.executable, "-c", _SCRIPT, "train", "--quiet", "-f", "m.sl"],
+                             cwd=tmp_path, env=env(tmp_path), stdin=subprocess.PIPE,
+                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             preexec_fn=default_signals)  # fmt: skip
+        p.stdin.write(data)
+        p.stdin.flush()
         deadline = time.monotonic() + 30
         # from the moment sl's own code has installed its first handler (a loaded machine
         # can take longer than the smallest delay to get from the marker to it)
