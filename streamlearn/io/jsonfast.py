@@ -1,0 +1,808 @@
+"""The compiled path of VW's JSON lines for contextual bandits (``--json``, ``--dsjson`` with
+``--cb_adf``, ``--cb_explore_adf``...): a line translated into VW text in a kernel.
+
+:func:`streamlearn.io.vwjson.translate` writes each JSON line as the VW text lines that
+give the same examples (:mod:`streamlearn.io.jsonreader`, in Python: about 100,000
+features a second).  Most lines of a contextual-bandit log have one shape: a record
+(DSJSON: ``_label_*``, ``_labelIndex``, ``a``, ``p`` around the context ``c``) whose
+context holds features (strings, numbers, booleans), namespaces (objects, nested) and
+``_multi``, the actions.  :func:`translate_block` translates those lines here, byte for
+byte into the text the Python reader writes up to how numbers are spelled, and marks every
+other line :data:`SLOW` for the Python reader, which gives its text or VW's reason:
+
+* a string with an escape (``\\``) or a control byte, a name VW text cannot hold (a space,
+  ``:``, ``|``, empty), a namespace whose name starts with a byte ``>= 0x80``;
+* arrays in the context, ``_text``, ``_tag``, ``_slots``, any key starting with ``_``
+  other than ``_multi`` and the label's (``_label_Cost``, ``_label_Probability``,
+  ``_label_Action``, ``_labelIndex``) at the context's top, a ``_label`` object;
+* a DSJSON record's ``pdrop``, ``_skipLearn``, ``_outcomes``, an ``a`` that is not a
+  non-empty array; a line that is not strict JSON (Python's reader gives the reason);
+* a number the text would not read back as the float32 VW keeps (below), or beyond a float32.
+
+**Numbers.**  VW keeps a JSON number as ``float32(double(token))``.  The Python reader
+writes that float32's shortest spelling; here the token is written as it came when the text
+reader (VW's arithmetic, :func:`~streamlearn.io.vwfloat.vw_number`) gives back the same
+float32, else with ``e+0`` appended when ``strtof`` does (VW's reader then takes its
+correctly rounded path), else the line is SLOW.  So the text differs from the Python
+reader's only in how numbers are spelled and the examples are the same
+(``tests/io/test_jsonfast.py`` checks the parsed arrays of both on random records).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamlearn.io._numbers import NUM_OK, scan_number
+from streamlearn.io._scan import fast_decimal
+from streamlearn.io.vwfloat import strtof_of, vw_fast, vw_number
+from streamlearn.system.jit import jit, jit_inline
+
+FAST = 0
+"""A line translated here."""
+SKIP = 1
+"""A line that gives no example (blank; under ``--dsjson``, one not starting with ``{``)."""
+SLOW = 2
+"""A line for the Python reader."""
+
+_FLT_MAX = float(np.finfo(np.float32).max)
+_MAX_DEPTH = 48  # nesting beyond it: the Python reader (which refuses past 100)
+
+# key words, as byte arrays for the kernel
+_W_C = np.frombuffer(b"c", dtype=np.uint8).copy()
+_W_A = np.frombuffer(b"a", dtype=np.uint8).copy()
+_W_MULTI = np.frombuffer(b"_multi", dtype=np.uint8).copy()
+_W_LABEL = np.frombuffer(b"_label", dtype=np.uint8).copy()
+_W_SKIP = np.frombuffer(b"_skipLearn", dtype=np.uint8).copy()
+_W_OUTCOMES = np.frombuffer(b"_outcomes", dtype=np.uint8).copy()
+_W_COST = np.frombuffer(b"cost", dtype=np.uint8).copy()
+_W_PROB = np.frombuffer(b"probability", dtype=np.uint8).copy()
+_W_ACTION = np.frombuffer(b"action", dtype=np.uint8).copy()
+_W_INDEX = np.frombuffer(b"index", dtype=np.uint8).copy()
+_W_SHARED = np.frombuffer(b"shared", dtype=np.uint8).copy()
+_W_PDROP = np.frombuffer(b"pdrop", dtype=np.uint8).copy()
+
+
+# --------------------------------------------------------------------------- JSON tokens
+
+
+@jit_inline
+def _ws(buf: np.ndarray, p: int, end: int) -> int:
+    """The first position at or after ``p`` that is not JSON whitespace."""
+    while p < end:
+        c = buf[p]
+        if c != 32 and c != 9 and c != 10 and c != 13:
+            break
+        p += 1
+    return p
+
+
+@jit_inline
+def _string_end(buf: np.ndarray, p: int, end: int) -> int:
+    """``buf[p]`` is a string's opening quote: its closing quote's position, or -1 (an
+    escape or a control byte: the Python reader's)."""
+    q = p + 1
+    while q < end:
+        c = buf[q]
+        if c == 34:
+            return q
+        if c == 92 or c < 32:
+            return -1
+        q += 1
+    return -1
+
+
+@jit_inline
+def _number_end(buf: np.ndarray, p: int, end: int) -> int:
+    """The end of a JSON number (strict grammar) at ``p``, or -1."""
+    q = p
+    if q < end and buf[q] == 45:
+        q += 1
+    if q >= end:
+        return -1
+    if buf[q] == 48:
+        q += 1
+    elif 49 <= buf[q] <= 57:
+        while q < end and 48 <= buf[q] <= 57:
+            q += 1
+    else:
+        return -1
+    if q < end and buf[q] == 46:
+        q += 1
+        k = q
+        while q < end and 48 <= buf[q] <= 57:
+            q += 1
+        if q == k:
+            return -1
+    if q < end and (buf[q] == 101 or buf[q] == 69):
+        q += 1
+        if q < end and (buf[q] == 43 or buf[q] == 45):
+            q += 1
+        k = q
+        while q < end and 48 <= buf[q] <= 57:
+            q += 1
+        if q == k:
+            return -1
+    return q
+
+
+@jit_inline
+def _literal(buf: np.ndarray, p: int, end: int) -> tuple[int, int]:
+    """``true`` (1), ``false`` (0), ``null`` (2) at ``p``: ``(kind, end)``, or ``(-1, -1)``."""
+    if p + 4 <= end and buf[p] == 116 and buf[p + 1] == 114 and buf[p + 2] == 117 \
+            and buf[p + 3] == 101:  # fmt: skip
+        return 1, p + 4
+    if p + 4 <= end and buf[p] == 110 and buf[p + 1] == 117 and buf[p + 2] == 108 \
+            and buf[p + 3] == 108:  # fmt: skip
+        return 2, p + 4
+    if p + 5 <= end and buf[p] == 102 and buf[p + 1] == 97 and buf[p + 2] == 108 \
+            and buf[p + 3] == 115 and buf[p + 4] == 101:  # fmt: skip
+        return 0, p + 5
+    return -1, -1
+
+
+@jit
+def _skip_value(buf: np.ndarray, p: int, end: int) -> int:
+    """The end of the JSON value at ``p`` (read, not kept), or -1 where it is not strict
+    JSON the kernel reads (an escape, nesting past :data:`_MAX_DEPTH`)."""
+    depth = 0
+    expect_value = True
+    while True:
+        p = _ws(buf, p, end)
+        if p >= end:
+            return -1
+        c = buf[p]
+        if expect_value:
+            if c == 123 or c == 91:  # { [
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    return -1
+                p = _ws(buf, p + 1, end)
+                if p < end and (buf[p] == 125 or buf[p] == 93):  # empty
+                    if (buf[p] == 125) != (c == 123):
+                        return -1
+                    depth -= 1
+                    p += 1
+                    expect_value = False
+                elif c == 123:
+                    if p >= end or buf[p] != 34:
+                        return -1
+                    q = _string_end(buf, p, end)
+                    if q < 0:
+                        return -1
+                    p = _ws(buf, q + 1, end)
+                    if p >= end or buf[p] != 58:
+                        return -1
+                    p += 1
+                # (an array's first value: the loop reads it)
+                if depth == 0:
+                    return p
+                continue
+            if c == 34:
+                q = _string_end(buf, p, end)
+                if q < 0:
+                    return -1
+                p = q + 1
+            elif c == 45 or 48 <= c <= 57:
+                p = _number_end(buf, p, end)
+                if p < 0:
+                    return -1
+            else:
+                kind, p = _literal(buf, p, end)
+                if kind < 0:
+                    return -1
+            expect_value = False
+            if depth == 0:
+                return p
+            continue
+        # after a value inside an object or array: ',' or its end
+        if c == 44:  # ,
+            p = _ws(buf, p + 1, end)
+            # in an object, a key comes first: find which by looking back is costly, so
+            # objects and arrays are told apart by what follows
+            if p < end and buf[p] == 34:
+                q = _string_end(buf, p, end)
+                if q < 0:
+                    return -1
+                r = _ws(buf, q + 1, end)
+                if r < end and buf[r] == 58:  # a key
+                    p = r + 1
+                # else a string value of an array: read again as a value
+            expect_value = True
+            continue
+        if c == 125 or c == 93:
+            depth -= 1
+            p += 1
+            if depth == 0:
+                return p
+            continue
+        return -1
+
+
+@jit_inline
+def _same(buf: np.ndarray, s: int, e: int, word: np.ndarray) -> bool:
+    if e - s != word.shape[0]:
+        return False
+    for q in range(e - s):
+        if buf[s + q] != word[q]:
+            return False
+    return True
+
+
+@jit_inline
+def _same_lower(buf: np.ndarray, s: int, e: int, word: np.ndarray) -> bool:
+    if e - s != word.shape[0]:
+        return False
+    for q in range(e - s):
+        c = buf[s + q]
+        if 65 <= c <= 90:
+            c = c + 32
+        if c != word[q]:
+            return False
+    return True
+
+
+@jit_inline
+def _name_ok(buf: np.ndarray, s: int, e: int) -> bool:
+    """Whether ``buf[s:e]`` stands in VW text as it is (``jsonreader.expressible``)."""
+    if e <= s:
+        return False
+    for q in range(s, e):
+        c = buf[q]
+        if c <= 32 or c == 58 or c == 124:
+            return False
+    return True
+
+
+@jit_inline
+def _string_value_ok(buf: np.ndarray, s: int, e: int) -> bool:
+    """A string value's bytes after VW's escape (space, tab, ``:``, ``|`` -> ``_``) hold no
+    byte VW text cannot (the kernel reads no control byte)."""
+    for q in range(s, e):
+        if buf[q] < 32:
+            return False
+    return True
+
+
+@jit_inline
+def number_token(buf: np.ndarray, s: int, e: int) -> tuple[int, float]:
+    """How the JSON number ``buf[s:e]`` is written: 0 as it is, 1 with ``e+0`` appended, -1
+    not here (module docstring); and VW's float32 of it."""
+    neg = buf[s] == 45
+    ok, d, j = fast_decimal(buf, s + 1 if neg else s, e)  # (most tokens: short decimals)
+    if ok and j == e:
+        if neg:
+            d = -d
+    else:
+        code, d, j = scan_number(buf, s, e)
+        if code != NUM_OK or j != e:
+            return -1, 0.0
+    f = np.float64(np.float32(d))
+    if not math.isfinite(f):
+        return -1, 0.0
+    ok, v, j = vw_fast(buf, s, e, e)
+    if ok and j == e and v == f:
+        return 0, f
+    if not ok:
+        c2, v, j2 = vw_number(buf, s, e, e)
+        if c2 == NUM_OK and j2 == e and v == f:
+            return 0, f
+    for q in range(s, e):
+        if buf[q] == 101 or buf[q] == 69:
+            return -1, 0.0
+    t, exact = strtof_of(d)
+    if exact and t == f:
+        return 1, f
+    return -1, 0.0
+
+
+# --------------------------------------------------------------------------- output
+
+
+@jit_inline
+def _put(out: np.ndarray, o: int, c: int) -> int:
+    if o < 0 or o >= out.shape[0]:
+        return -1
+    out[o] = c
+    return o + 1
+
+
+@jit_inline
+def _put_span(out: np.ndarray, o: int, buf: np.ndarray, s: int, e: int) -> int:
+    if o < 0 or o + (e - s) > out.shape[0]:
+        return -1
+    for q in range(s, e):
+        out[o] = buf[q]
+        o += 1
+    return o
+
+
+@jit_inline
+def _put_value(out: np.ndarray, o: int, buf: np.ndarray, s: int, e: int, sfx: int) -> int:
+    """A number token, with ``e+0`` when ``sfx``."""
+    o = _put_span(out, o, buf, s, e)
+    if sfx == 1:
+        o = _put(out, o, 101)
+        o = _put(out, o, 43)
+        o = _put(out, o, 48)
+    return o
+
+
+@jit_inline
+def _put_uint(out: np.ndarray, o: int, v: int) -> int:
+    digits = np.zeros(20, dtype=np.uint8)
+    n = 0
+    while True:
+        digits[n] = 48 + v % 10
+        n += 1
+        v //= 10
+        if v == 0:
+            break
+    for k in range(n - 1, -1, -1):
+        o = _put(out, o, digits[k])
+    return o
+
+
+# --------------------------------------------------------------------------- a line
+
+# the cb label's fields in ``label``: found, action, cost (start, end, how), probability
+# (start, end, how), _labelIndex; then the same as the context closed (VW's finish)
+_FOUND, _ACTION, _CS, _CE, _CHOW, _PS, _PE, _PHOW, _INDEX = 0, 1, 2, 3, 4, 5, 6, 7, 8
+_AT_CLOSE = 9
+
+
+@jit_inline
+def _open_ns(nss: np.ndarray, nn: int, s: int, e: int, group: int) -> None:
+    nss[nn, 0] = s
+    nss[nn, 1] = e
+    nss[nn, 2] = group
+    nss[nn, 3] = 0
+
+
+@jit
+def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: int,
+          ints: np.ndarray, nss: np.ndarray, exs: np.ndarray, closes: np.ndarray,
+          frames: np.ndarray, label: np.ndarray,
+          seen: np.ndarray) -> tuple[int, int, int]:  # fmt: skip
+    """Translate the JSON line ``buf[ls:le]`` into ``out`` from ``o``: ``(code, end of its
+    text, text lines)``; code -1: ``out`` is full.
+
+    Scratch (sized by the caller for the longest line): ``ints`` the features (example,
+    group, namespace, key start, key end, string value start, end, number start, end, e+0,
+    next of the example), ``nss`` the namespaces (name start, end: -1 for the root ``" "``;
+    group, features), ``exs`` the examples (first feature, last), ``closes`` (example,
+    group) in the order namespaces closed with features (VW's namespace order), ``frames``
+    (kind: 0 an object of features, 1 ``_multi``, 2 the DSJSON record; its namespace),
+    ``label`` the cb label's tokens, ``seen`` 256 flags.
+    """
+    p = _ws(buf, ls, le)
+    if p >= le:
+        return SKIP, o, 0
+    if buf[p] != 123:
+        return (SKIP, o, 0) if dsjson else (SLOW, o, 0)
+    nf = 0  # features
+    nn = 0  # namespaces
+    nx = 1  # examples (0: the shared one)
+    nc = 0  # namespace closes
+    exs[0, 0] = -1
+    exs[0, 1] = -1
+    label[:] = -1
+    label[_FOUND] = 0
+    label[_ACTION] = 0
+    label[_AT_CLOSE + _FOUND] = 0
+    multi_seen = False
+    actions_seen = not dsjson
+    context_done = False
+    depth = 0
+    cur = 0  # the example features go to
+    if dsjson:
+        frames[0, 0] = 2
+        frames[0, 1] = -1
+    else:
+        frames[0, 0] = 0
+        frames[0, 1] = 0
+        _open_ns(nss, 0, -1, -1, 32)
+        nn = 1
+    p += 1
+    first = True  # the frame's first member: no ',' before it
+    while True:
+        p = _ws(buf, p, le)
+        if p >= le:
+            return SLOW, o, 0
+        kind = frames[depth, 0]
+        c = buf[p]
+        # ---- a frame's end, or the ',' before its next member
+        if kind == 1:  # the _multi array
+            if c == 93:  # ]
+                p += 1
+                depth -= 1
+                cur = 0
+                first = False
+                continue
+            if not first:
+                if c != 44:
+                    return SLOW, o, 0
+                p = _ws(buf, p + 1, le)
+                if p >= le:
+                    return SLOW, o, 0
+                c = buf[p]
+            first = False
+            lk, q = _literal(buf, p, le)
+            if lk == 2:  # null: no action
+                p = q
+                continue
+            if c != 123 or depth + 1 > _MAX_DEPTH or nx >= exs.shape[0] \
+                    or nn >= nss.shape[0]:  # fmt: skip
+                return SLOW, o, 0
+            cur = nx
+            exs[nx, 0] = -1
+            exs[nx, 1] = -1
+            nx += 1
+            _open_ns(nss, nn, -1, -1, 32)  # the action's root namespace " "
+            depth += 1
+            frames[depth, 0] = 0
+            frames[depth, 1] = nn
+            nn += 1
+            p += 1
+            first = True
+            continue
+        if c == 125:  # }
+            p += 1
+            if kind == 2:
+                break  # the DSJSON record ends
+            ns = frames[depth, 1]
+            if nss[ns, 3] > 0:
+                if nc >= closes.shape[0]:
+                    return SLOW, o, 0
+                closes[nc, 0] = cur
+                closes[nc, 1] = nss[ns, 2]
+                nc += 1
+            depth -= 1
+            first = False
+            if depth < 0 or (depth == 0 and dsjson):  # the context ends: VW's finish
+                context_done = True
+                for k in range(_AT_CLOSE):
+                    label[_AT_CLOSE + k] = label[k]
+                label[_FOUND] = 0  # (label keys after the context change nothing)
+                if depth < 0:
+                    break
+            continue
+        if not first:
+            if c != 44:
+                return SLOW, o, 0
+            p = _ws(buf, p + 1, le)
+            if p >= le:
+                return SLOW, o, 0
+        first = False
+        # ---- a member: its key, then its value at p
+        if buf[p] != 34:
+            return SLOW, o, 0
+        ks = p + 1
+        ke = _string_end(buf, p, le)
+        if ke < 0:
+            return SLOW, o, 0
+        p = _ws(buf, ke + 1, le)
+        if p >= le or buf[p] != 58:
+            return SLOW, o, 0
+        p = _ws(buf, p + 1, le)
+        if p >= le:
+            return SLOW, o, 0
+        c = buf[p]
+        vw_key = ke > ks and buf[ks] == 95  # _
+        is_label = vw_key and _same(buf, ks, min(ke, ks + 6), _W_LABEL)
+        if kind == 2:  # a DSJSON record's own key
+            if _same(buf, ks, ke, _W_C):
+                if c != 123 or context_done or nn >= nss.shape[0]:
+                    return SLOW, o, 0
+                _open_ns(nss, nn, -1, -1, 32)
+                depth += 1
+                frames[depth, 0] = 0
+                frames[depth, 1] = nn
+                nn += 1
+                p += 1
+                first = True
+                continue
+            if _same(buf, ks, ke, _W_A):
+                q = _ws(buf, p + 1, le)
+                if c != 91 or q >= le or buf[q] == 93:  # (none taken: VW reads on)
+                    return SLOW, o, 0
+                actions_seen = True
+            elif _same(buf, ks, ke, _W_PDROP) or _same(buf, ks, ke, _W_SKIP) \
+                    or _same(buf, ks, ke, _W_OUTCOMES):  # fmt: skip
+                return SLOW, o, 0
+            if not is_label:
+                p = _skip_value(buf, p, le)
+                if p < 0:
+                    return SLOW, o, 0
+                continue
+        elif vw_key:
+            top = depth == 0 or (depth == 1 and dsjson)  # the context's own keys
+            if not top:
+                return SLOW, o, 0
+            if _same(buf, ks, ke, _W_MULTI):
+                if multi_seen or c != 91 or depth + 1 > _MAX_DEPTH:
+                    return SLOW, o, 0
+                multi_seen = True
+                depth += 1
+                frames[depth, 0] = 1
+                frames[depth, 1] = -1
+                p += 1
+                first = True
+                continue
+            if not is_label:
+                return SLOW, o, 0
+        if is_label:  # _label_<property>, _labelIndex (VW's label_object_state)
+            if _same_lower(buf, ks + 6, ke, _W_INDEX):
+                q = _number_end(buf, p, le)
+                if q < 0:
+                    return SLOW, o, 0
+                v = 0
+                for r in range(p, q):
+                    d = np.int64(buf[r]) - 48
+                    if d < 0 or d > 9 or v > 4294967295:  # a sign, a fraction: Python's
+                        return SLOW, o, 0
+                    v = v * 10 + d
+                if v > 4294967295:
+                    return SLOW, o, 0
+                label[_INDEX] = v
+                p = q
+                continue
+            if ke - ks <= 7 or buf[ks + 6] != 95:
+                return SLOW, o, 0  # _label, _labelX...: the Python reader's
+            lk, q = _literal(buf, p, le)
+            if lk == 2:  # null: nothing
+                p = q
+                continue
+            q = _number_end(buf, p, le)
+            if q < 0:
+                return SLOW, o, 0
+            how, f = number_token(buf, p, q)
+            if how < 0:
+                return SLOW, o, 0
+            if _same_lower(buf, ks + 7, ke, _W_COST):
+                if f == _FLT_MAX:
+                    return SLOW, o, 0
+                label[_CS] = p
+                label[_CE] = q
+                label[_CHOW] = how
+            elif _same_lower(buf, ks + 7, ke, _W_PROB):
+                if buf[p] == 45:  # a negative probability: Python's refusal
+                    return SLOW, o, 0
+                label[_PS] = p
+                label[_PE] = q
+                label[_PHOW] = how
+            elif _same_lower(buf, ks + 7, ke, _W_ACTION):
+                if f < 0.0 or f >= 4294967296.0 or f != math.floor(f):
+                    return SLOW, o, 0
+                label[_ACTION] = np.int64(f)
+            else:
+                return SLOW, o, 0
+            label[_FOUND] = 1
+            p = q
+            continue
+        # ---- a feature, or a namespace
+        ns = frames[depth, 1]
+        if c == 123:  # a namespace
+            if not _name_ok(buf, ks, ke) or buf[ks] >= 128 or depth + 1 > _MAX_DEPTH \
+                    or nn >= nss.shape[0]:  # fmt: skip
+                return SLOW, o, 0
+            _open_ns(nss, nn, ks, ke, buf[ks])
+            depth += 1
+            frames[depth, 0] = 0
+            frames[depth, 1] = nn
+            nn += 1
+            p += 1
+            first = True
+            continue
+        vs = -1
+        ve = -1
+        ts = -1
+        te = -1
+        how = 0
+        if c == 34:  # "k": "v" is the feature kv
+            vs = p + 1
+            ve = _string_end(buf, p, le)
+            if ve < 0 or not _key_part_ok(buf, ks, ke) or (ke == ks and ve == vs):
+                return SLOW, o, 0
+            p = ve + 1
+        elif c == 45 or 48 <= c <= 57:  # "k": number is k with that value (0: nothing)
+            q = _number_end(buf, p, le)
+            if q < 0:
+                return SLOW, o, 0
+            how, f = number_token(buf, p, q)
+            if how < 0 or not _name_ok(buf, ks, ke):
+                return SLOW, o, 0
+            if f == 0.0:
+                p = q
+                continue
+            if f != 1.0:
+                ts = p
+                te = q
+            p = q
+        else:  # true is k; false, null nothing
+            lk, q = _literal(buf, p, le)
+            if lk < 0:
+                return SLOW, o, 0  # an array, or not JSON
+            p = q
+            if lk != 1:
+                continue
+            if not _name_ok(buf, ks, ke):
+                return SLOW, o, 0
+        if nf >= ints.shape[0]:
+            return SLOW, o, 0
+        ints[nf, 0] = cur
+        ints[nf, 1] = nss[ns, 2]
+        ints[nf, 2] = ns
+        ints[nf, 3] = ks
+        ints[nf, 4] = ke
+        ints[nf, 5] = vs
+        ints[nf, 6] = ve
+        ints[nf, 7] = ts
+        ints[nf, 8] = te
+        ints[nf, 9] = how
+        ints[nf, 10] = -1
+        if exs[cur, 0] < 0:
+            exs[cur, 0] = nf
+        else:
+            ints[exs[cur, 1], 10] = nf
+        exs[cur, 1] = nf
+        nss[ns, 3] += 1
+        nf += 1
+    # ---- the line has ended: only whitespace may follow
+    if _ws(buf, p, le) != le:
+        return SLOW, o, 0
+    if not multi_seen or nx < 2 or not actions_seen or not context_done:
+        return SLOW, o, 0
+    # VW's finish: the cb label goes on the action _labelIndex
+    at = _AT_CLOSE
+    target = -1
+    if label[at + _FOUND] == 1:
+        if label[at + _INDEX] < 0:  # (a label on the shared example: Python's refusal)
+            return SLOW, o, 0
+        target = label[at + _INDEX] + 1
+        if target >= nx:
+            return SLOW, o, 0
+        if label[at + _CS] >= 0 and label[at + _PS] < 0:  # a cost without a probability
+            return SLOW, o, 0
+    o = _text(buf, out, o, ints, nss, exs, closes, nc, nx, target, label, seen)
+    if o < 0:
+        return -1, o, 0
+    return FAST, o, nx + 1
+
+
+@jit
+def _text(buf: np.ndarray, out: np.ndarray, o: int, ints: np.ndarray, nss: np.ndarray,
+          exs: np.ndarray, closes: np.ndarray, nc: int, nx: int, target: int,
+          label: np.ndarray, seen: np.ndarray) -> int:  # fmt: skip
+    """A record's VW text: the shared line, each action's, a blank line (``vwjson._render``)."""
+    at = _AT_CLOSE
+    for x in range(nx):
+        if x == 0:
+            for k in range(_W_SHARED.shape[0]):
+                o = _put(out, o, _W_SHARED[k])
+        elif x == target:
+            o = _put_uint(out, o, label[at + _ACTION])
+            if label[at + _CS] >= 0:
+                o = _put(out, o, 58)
+                o = _put_value(out, o, buf, label[at + _CS], label[at + _CE], label[at + _CHOW])
+                o = _put(out, o, 58)
+                o = _put_value(out, o, buf, label[at + _PS], label[at + _PE], label[at + _PHOW])
+        head = x == 0 or x == target
+        wrote = False
+        seen[:] = False
+        for k in range(nc):
+            if closes[k, 0] != x:
+                continue
+            g = closes[k, 1]
+            if seen[g]:
+                continue
+            seen[g] = True
+            last = -2  # the namespace last written in this group
+            f_ = exs[x, 0]
+            while f_ >= 0:
+                if ints[f_, 1] == g:
+                    ns = ints[f_, 2]
+                    if last == -2 or not _same_name(buf, nss, last, ns):
+                        if head or wrote:
+                            o = _put(out, o, 32)
+                        o = _put(out, o, 124)
+                        if nss[ns, 0] >= 0:
+                            o = _put_span(out, o, buf, nss[ns, 0], nss[ns, 1])
+                        last = ns
+                        wrote = True
+                    o = _put(out, o, 32)
+                    o = _put_span(out, o, buf, ints[f_, 3], ints[f_, 4])
+                    if ints[f_, 5] >= 0:  # a string value, VW's escape
+                        for q in range(ints[f_, 5], ints[f_, 6]):
+                            b = buf[q]
+                            if b == 32 or b == 58 or b == 124:
+                                b = 95
+                            o = _put(out, o, b)
+                    if ints[f_, 7] >= 0:
+                        o = _put(out, o, 58)
+                        o = _put_value(out, o, buf, ints[f_, 7], ints[f_, 8], ints[f_, 9])
+                f_ = ints[f_, 10]
+        if not wrote:  # an example without features: " |"
+            if head:
+                o = _put(out, o, 32)
+            o = _put(out, o, 124)
+        o = _put(out, o, 10)
+    return _put(out, o, 10)
+
+
+@jit_inline
+def _key_part_ok(buf: np.ndarray, s: int, e: int) -> bool:
+    """A string feature's key holds no byte VW text cannot (it may be empty)."""
+    for q in range(s, e):
+        c = buf[q]
+        if c <= 32 or c == 58 or c == 124:
+            return False
+    return True
+
+
+@jit_inline
+def _same_name(buf: np.ndarray, nss: np.ndarray, a: int, b: int) -> bool:
+    """Whether namespaces ``a`` and ``b`` are written under the same text name."""
+    sa, ea, sb, eb = nss[a, 0], nss[a, 1], nss[b, 0], nss[b, 1]
+    if sa < 0 or sb < 0:
+        return sa < 0 and sb < 0
+    if ea - sa != eb - sb:
+        return False
+    for q in range(ea - sa):
+        if buf[sa + q] != buf[sb + q]:
+            return False
+    return True
+
+
+@jit
+def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
+                    seg: np.ndarray) -> int:  # fmt: skip
+    """Translate each line of ``buf`` (split at ``\\n``, as ``bytes.split``) into ``out``.
+
+    ``seg[k]`` gets line k's (code, text start, text end, text lines); returns the number
+    of lines, or -1 when ``out`` is too small (the caller then reads the block in Python).
+    """
+    n = buf.shape[0]
+    # the lines and the longest
+    nl = 0
+    longest = 0
+    s = 0
+    for i in range(n + 1):
+        if i == n or buf[i] == 10:
+            if nl >= seg.shape[0]:
+                return -1
+            seg[nl, 1] = s
+            seg[nl, 2] = i
+            nl += 1
+            if i - s > longest:
+                longest = i - s
+            s = i + 1
+    cap = longest // 2 + 8
+    ints = np.empty((cap, 11), dtype=np.int64)
+    nss = np.empty((cap, 4), dtype=np.int64)
+    exs = np.empty((cap, 2), dtype=np.int64)
+    closes = np.empty((cap, 2), dtype=np.int64)
+    label = np.empty(2 * _AT_CLOSE, dtype=np.int64)
+    frames = np.empty((_MAX_DEPTH + 2, 2), dtype=np.int64)
+    seen = np.zeros(256, dtype=np.bool_)
+    o = 0
+    for k in range(nl):
+        ls = seg[k, 1]
+        le = seg[k, 2]
+        code, o2, lines = _line(
+            buf, ls, le, dsjson, out, o, ints, nss, exs, closes, frames, label, seen
+        )
+        if code < 0:
+            return -1
+        seg[k, 0] = code
+        if code == FAST:
+            seg[k, 1] = o
+            seg[k, 2] = o2
+            seg[k, 3] = lines
+            o = o2
+        else:
+            seg[k, 1] = o
+            seg[k, 2] = o
+            seg[k, 3] = 0
+    return nl
