@@ -49,19 +49,25 @@ SLOW = 2
 _FLT_MAX = float(np.finfo(np.float32).max)
 _MAX_DEPTH = 48  # nesting beyond it: the Python reader (which refuses past 100)
 
+
+def _word(b: bytes) -> np.ndarray:
+    """A key word as the kernel compares it."""
+    return np.frombuffer(b, dtype=np.uint8).copy()
+
+
 # key words, as byte arrays for the kernel
-_W_C = np.frombuffer(b"c", dtype=np.uint8).copy()
-_W_A = np.frombuffer(b"a", dtype=np.uint8).copy()
-_W_MULTI = np.frombuffer(b"_multi", dtype=np.uint8).copy()
-_W_LABEL = np.frombuffer(b"_label", dtype=np.uint8).copy()
-_W_SKIP = np.frombuffer(b"_skipLearn", dtype=np.uint8).copy()
-_W_OUTCOMES = np.frombuffer(b"_outcomes", dtype=np.uint8).copy()
-_W_COST = np.frombuffer(b"cost", dtype=np.uint8).copy()
-_W_PROB = np.frombuffer(b"probability", dtype=np.uint8).copy()
-_W_ACTION = np.frombuffer(b"action", dtype=np.uint8).copy()
-_W_INDEX = np.frombuffer(b"index", dtype=np.uint8).copy()
-_W_SHARED = np.frombuffer(b"shared", dtype=np.uint8).copy()
-_W_PDROP = np.frombuffer(b"pdrop", dtype=np.uint8).copy()
+_W_C = _word(b"c")
+_W_A = _word(b"a")
+_W_MULTI = _word(b"_multi")
+_W_LABEL = _word(b"_label")
+_W_SKIP = _word(b"_skipLearn")
+_W_OUTCOMES = _word(b"_outcomes")
+_W_COST = _word(b"cost")
+_W_PROB = _word(b"probability")
+_W_ACTION = _word(b"action")
+_W_INDEX = _word(b"index")
+_W_SHARED = _word(b"shared")
+_W_PDROP = _word(b"pdrop")
 
 
 # --------------------------------------------------------------------------- JSON tokens
@@ -246,23 +252,7 @@ def _same_lower(buf: np.ndarray, s: int, e: int, word: np.ndarray) -> bool:
 @jit_inline
 def _name_ok(buf: np.ndarray, s: int, e: int) -> bool:
     """Whether ``buf[s:e]`` stands in VW text as it is (``jsonreader.expressible``)."""
-    if e <= s:
-        return False
-    for q in range(s, e):
-        c = buf[q]
-        if c <= 32 or c == 58 or c == 124:
-            return False
-    return True
-
-
-@jit_inline
-def _string_value_ok(buf: np.ndarray, s: int, e: int) -> bool:
-    """A string value's bytes after VW's escape (space, tab, ``:``, ``|`` -> ``_``) hold no
-    byte VW text cannot (the kernel reads no control byte)."""
-    for q in range(s, e):
-        if buf[q] < 32:
-            return False
-    return True
+    return e > s and _key_part_ok(buf, s, e)
 
 
 @jit_inline
@@ -353,11 +343,25 @@ _AT_CLOSE = 9
 
 
 @jit_inline
-def _open_ns(nss: np.ndarray, nn: int, s: int, e: int, group: int) -> None:
+def _open_ns(nss: np.ndarray, nn: int, frames: np.ndarray, depth: int, s: int, e: int,
+             group: int) -> None:  # fmt: skip
+    """Namespace ``nn`` (name ``buf[s:e]``, -1: the root ``" "``) opens the object of frame
+    ``depth``."""
     nss[nn, 0] = s
     nss[nn, 1] = e
     nss[nn, 2] = group
     nss[nn, 3] = 0
+    frames[depth, 0] = 0
+    frames[depth, 1] = nn
+
+
+@jit_inline
+def _next_member(buf: np.ndarray, p: int, le: int) -> int:
+    """After a value at ``p``: past the ``,`` before the next, or -1."""
+    if buf[p] != 44:
+        return -1
+    p = _ws(buf, p + 1, le)
+    return p if p < le else -1
 
 
 @jit
@@ -400,9 +404,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         frames[0, 0] = 2
         frames[0, 1] = -1
     else:
-        frames[0, 0] = 0
-        frames[0, 1] = 0
-        _open_ns(nss, 0, -1, -1, 32)
+        _open_ns(nss, 0, frames, 0, -1, -1, 32)
         nn = 1
     p += 1
     first = True  # the frame's first member: no ',' before it
@@ -421,10 +423,8 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
                 first = False
                 continue
             if not first:
-                if c != 44:
-                    return SLOW, o, 0
-                p = _ws(buf, p + 1, le)
-                if p >= le:
+                p = _next_member(buf, p, le)
+                if p < 0:
                     return SLOW, o, 0
                 c = buf[p]
             first = False
@@ -439,10 +439,8 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
             exs[nx, 0] = -1
             exs[nx, 1] = -1
             nx += 1
-            _open_ns(nss, nn, -1, -1, 32)  # the action's root namespace " "
             depth += 1
-            frames[depth, 0] = 0
-            frames[depth, 1] = nn
+            _open_ns(nss, nn, frames, depth, -1, -1, 32)  # the action's root namespace " "
             nn += 1
             p += 1
             first = True
@@ -469,10 +467,8 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
                     break
             continue
         if not first:
-            if c != 44:
-                return SLOW, o, 0
-            p = _ws(buf, p + 1, le)
-            if p >= le:
+            p = _next_member(buf, p, le)
+            if p < 0:
                 return SLOW, o, 0
         first = False
         # ---- a member: its key, then its value at p
@@ -495,10 +491,8 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
             if _same(buf, ks, ke, _W_C):
                 if c != 123 or context_done or nn >= nss.shape[0]:
                     return SLOW, o, 0
-                _open_ns(nss, nn, -1, -1, 32)
                 depth += 1
-                frames[depth, 0] = 0
-                frames[depth, 1] = nn
+                _open_ns(nss, nn, frames, depth, -1, -1, 32)
                 nn += 1
                 p += 1
                 first = True
@@ -587,10 +581,8 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
             if not _name_ok(buf, ks, ke) or buf[ks] >= 128 or depth + 1 > _MAX_DEPTH \
                     or nn >= nss.shape[0]:  # fmt: skip
                 return SLOW, o, 0
-            _open_ns(nss, nn, ks, ke, buf[ks])
             depth += 1
-            frames[depth, 0] = 0
-            frames[depth, 1] = nn
+            _open_ns(nss, nn, frames, depth, ks, ke, buf[ks])
             nn += 1
             p += 1
             first = True
