@@ -37,7 +37,7 @@ import numpy as np
 from streamlearn.io._numbers import NUM_OK, scan_number
 from streamlearn.io._scan import fast_decimal
 from streamlearn.io.vwfloat import strtof_of, vw_fast, vw_number
-from streamlearn.system.jit import jit, jit_inline
+from streamlearn.system.jit import jit, jit_inline, jit_noalloc
 
 FAST = 0
 """A line translated here."""
@@ -46,6 +46,8 @@ SKIP = 1
 SLOW = 2
 """A line for the Python reader."""
 
+FAST_LINE = 1 << 20
+"""Longer lines go to the Python reader (the kernel's scratch is sized by the longest)."""
 _FLT_MAX = float(np.finfo(np.float32).max)
 _MAX_DEPTH = 48  # nesting beyond it: the Python reader (which refuses past 100)
 
@@ -148,11 +150,26 @@ def _literal(buf: np.ndarray, p: int, end: int) -> tuple[int, int]:
     return -1, -1
 
 
-@jit
+@jit_inline
+def _key(buf: np.ndarray, p: int, end: int) -> int:
+    """A key and its ``:`` at ``p``: the position after the ``:``, or -1."""
+    if p >= end or buf[p] != 34:
+        return -1
+    q = _string_end(buf, p, end)
+    if q < 0:
+        return -1
+    q = _ws(buf, q + 1, end)
+    if q >= end or buf[q] != 58:
+        return -1
+    return q + 1
+
+
+@jit_noalloc
 def _skip_value(buf: np.ndarray, p: int, end: int) -> int:
     """The end of the JSON value at ``p`` (read, not kept), or -1 where it is not strict
     JSON the kernel reads (an escape, nesting past :data:`_MAX_DEPTH`)."""
     depth = 0
+    objects = 0  # bit k: the container at depth k + 1 is an object
     expect_value = True
     while True:
         p = _ws(buf, p, end)
@@ -164,26 +181,19 @@ def _skip_value(buf: np.ndarray, p: int, end: int) -> int:
                 depth += 1
                 if depth > _MAX_DEPTH:
                     return -1
+                objects = (objects << 1) | (1 if c == 123 else 0)
                 p = _ws(buf, p + 1, end)
-                if p < end and (buf[p] == 125 or buf[p] == 93):  # empty
-                    if (buf[p] == 125) != (c == 123):
-                        return -1
+                if p < end and buf[p] == (125 if c == 123 else 93):  # {} []
                     depth -= 1
+                    objects >>= 1
                     p += 1
                     expect_value = False
+                    if depth == 0:
+                        return p
                 elif c == 123:
-                    if p >= end or buf[p] != 34:
+                    p = _key(buf, p, end)
+                    if p < 0:
                         return -1
-                    q = _string_end(buf, p, end)
-                    if q < 0:
-                        return -1
-                    p = _ws(buf, q + 1, end)
-                    if p >= end or buf[p] != 58:
-                        return -1
-                    p += 1
-                # (an array's first value: the loop reads it)
-                if depth == 0:
-                    return p
                 continue
             if c == 34:
                 q = _string_end(buf, p, end)
@@ -202,23 +212,19 @@ def _skip_value(buf: np.ndarray, p: int, end: int) -> int:
             if depth == 0:
                 return p
             continue
-        # after a value inside an object or array: ',' or its end
-        if c == 44:  # ,
+        # after a value inside an object or an array: ',' or the container's end
+        in_object = (objects & 1) == 1
+        if c == 44:
             p = _ws(buf, p + 1, end)
-            # in an object, a key comes first: find which by looking back is costly, so
-            # objects and arrays are told apart by what follows
-            if p < end and buf[p] == 34:
-                q = _string_end(buf, p, end)
-                if q < 0:
+            if in_object:
+                p = _key(buf, p, end)
+                if p < 0:
                     return -1
-                r = _ws(buf, q + 1, end)
-                if r < end and buf[r] == 58:  # a key
-                    p = r + 1
-                # else a string value of an array: read again as a value
             expect_value = True
             continue
-        if c == 125 or c == 93:
+        if c == (125 if in_object else 93):
             depth -= 1
+            objects >>= 1
             p += 1
             if depth == 0:
                 return p
@@ -321,17 +327,17 @@ def _put_value(out: np.ndarray, o: int, buf: np.ndarray, s: int, e: int, sfx: in
 
 @jit_inline
 def _put_uint(out: np.ndarray, o: int, v: int) -> int:
-    digits = np.zeros(20, dtype=np.uint8)
-    n = 0
-    while True:
-        digits[n] = 48 + v % 10
+    n = 1
+    t = v // 10
+    while t > 0:
         n += 1
-        v //= 10
-        if v == 0:
-            break
+        t //= 10
+    if o < 0 or o + n > out.shape[0]:
+        return -1
     for k in range(n - 1, -1, -1):
-        o = _put(out, o, digits[k])
-    return o
+        out[o + k] = 48 + v % 10
+        v //= 10
+    return o + n
 
 
 # --------------------------------------------------------------------------- a line
@@ -364,7 +370,7 @@ def _next_member(buf: np.ndarray, p: int, le: int) -> int:
     return p if p < le else -1
 
 
-@jit
+@jit_noalloc
 def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: int,
           ints: np.ndarray, nss: np.ndarray, exs: np.ndarray, closes: np.ndarray,
           frames: np.ndarray, label: np.ndarray,
@@ -391,7 +397,8 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
     nc = 0  # namespace closes
     exs[0, 0] = -1
     exs[0, 1] = -1
-    label[:] = -1
+    for k in range(label.shape[0]):
+        label[k] = -1
     label[_FOUND] = 0
     label[_ACTION] = 0
     label[_AT_CLOSE + _FOUND] = 0
@@ -663,7 +670,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
     return FAST, o, nx + 1
 
 
-@jit
+@jit_noalloc
 def _text(buf: np.ndarray, out: np.ndarray, o: int, ints: np.ndarray, nss: np.ndarray,
           exs: np.ndarray, closes: np.ndarray, nc: int, nx: int, target: int,
           label: np.ndarray, seen: np.ndarray) -> int:  # fmt: skip
@@ -682,7 +689,8 @@ def _text(buf: np.ndarray, out: np.ndarray, o: int, ints: np.ndarray, nss: np.nd
                 o = _put_value(out, o, buf, label[at + _PS], label[at + _PE], label[at + _PHOW])
         head = x == 0 or x == target
         wrote = False
-        seen[:] = False
+        for g in range(256):
+            seen[g] = False
         for k in range(nc):
             if closes[k, 0] != x:
                 continue
@@ -770,11 +778,13 @@ def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
             if i - s > longest:
                 longest = i - s
             s = i + 1
-    cap = longest // 2 + 8
-    ints = np.empty((cap, 11), dtype=np.int64)
-    nss = np.empty((cap, 4), dtype=np.int64)
-    exs = np.empty((cap, 2), dtype=np.int64)
-    closes = np.empty((cap, 2), dtype=np.int64)
+    longest = min(longest, FAST_LINE)
+    # each feature takes 6 bytes of JSON at least ("k":1,), a namespace 3 (an action: {},)
+    # (beyond: the line is SLOW)
+    ints = np.empty((longest // 6 + 8, 11), dtype=np.int64)
+    nss = np.empty((longest // 3 + 8, 4), dtype=np.int64)
+    exs = np.empty((longest // 3 + 8, 2), dtype=np.int64)
+    closes = np.empty((longest // 3 + 8, 2), dtype=np.int64)
     label = np.empty(2 * _AT_CLOSE, dtype=np.int64)
     frames = np.empty((_MAX_DEPTH + 2, 2), dtype=np.int64)
     seen = np.zeros(256, dtype=np.bool_)
@@ -782,9 +792,12 @@ def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
     for k in range(nl):
         ls = seg[k, 1]
         le = seg[k, 2]
-        code, o2, lines = _line(
-            buf, ls, le, dsjson, out, o, ints, nss, exs, closes, frames, label, seen
-        )
+        if le - ls > FAST_LINE:
+            code, o2, lines = SLOW, o, 0
+        else:
+            code, o2, lines = _line(
+                buf, ls, le, dsjson, out, o, ints, nss, exs, closes, frames, label, seen
+            )
         if code < 0:
             return -1
         seg[k, 0] = code

@@ -208,6 +208,9 @@ def test_what_the_kernel_leaves_to_python() -> None:
         base.replace('"_labelIndex":0', '"_labelIndex":3'): jsonfast.SLOW,  # past the actions
         base.replace('"x":1', '"x":1e39'): jsonfast.SLOW,  # beyond a float32
         base + "x": jsonfast.SLOW,
+        base.replace('"a":[1]', '"a":[1],"p":[0.5:0.5]'): jsonfast.SLOW,  # not JSON
+        base.replace('"a":[1]', '"a":[1],"V":{"m":1,}'): jsonfast.SLOW,
+        base.replace('"a":[1]', '"a":[1],"V":{"m":[1,{"q":[]}]}'): jsonfast.FAST,
     }
     data = "\n".join(cases).encode()
     codes = _same(data, DS)
@@ -221,3 +224,14 @@ def test_vw_s_own_records() -> None:
             b'{"action":{"f":"2"}}]},"p":[0.5,0.5]}\n')  # fmt: skip
     assert translate(line, 1, DS).data == b"shared |shared f1\n|action f1\n0:-1:0.5 |action f2\n\n"
     assert _same(line, DS).tolist() == [jsonfast.FAST, jsonfast.SKIP]
+
+
+def test_many_actions_and_a_line_past_the_kernel_s_length() -> None:
+    many = ('{"_label_cost":1,"_label_probability":0.5,"_labelIndex":999,"a":[1],'
+            '"c":{"_multi":[' + ",".join(["{}"] * 1000) + "]}}")  # fmt: skip
+    feats = ",".join(f'"f{i}":{i % 7}' for i in range(200_000))
+    long = ('{"_label_cost":1,"_label_probability":0.5,"_labelIndex":0,"a":[1],'
+            '"c":{"s":{' + feats + '},"_multi":[{"a":{"y":2}}]}}')  # fmt: skip
+    assert len(long) > jsonfast.FAST_LINE
+    codes = _same(f"{many}\n{long}\n".encode(), DS)
+    assert codes.tolist() == [jsonfast.FAST, jsonfast.SLOW, jsonfast.SKIP]
