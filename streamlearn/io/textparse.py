@@ -46,6 +46,7 @@ from streamlearn.io.reader import BLOCK_SIZE
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
 from streamlearn.io.vwfloat import float32_of_decimal
+from streamlearn.system.direct import direct
 from streamlearn.system.jit import INTERPRETED
 
 _SLOW_CAP = 64
@@ -411,3 +412,64 @@ def _kernel(kernel, args: tuple, arrays: tuple, words: bool, source: str, slow_c
         raise RuntimeError(f"{source}: more lines in a block than its count")
     return rows, k, touching, first_touching, crossed, int(st[0]), spans
 
+
+class LineParser:
+    """One VW text line at a time, into arrays kept between calls: the per-call path of a
+    resident model (``vowpalwabbit.Workspace.learn``, the server's single lines).
+
+    :meth:`parse` runs :func:`~streamlearn.io.vw.parse_vw_block` over the line with the
+    arguments :func:`parse_text_block` would give it, and returns the count of features
+    of its one row, or -1 when the line needs :func:`parse_text_block` itself: not exactly
+    one row, a token for Python's ``float()``, a tag touching ``|``, crosses the kernel did
+    not write, n-grams, named labels, CSV.  The row is in :attr:`arrays` (the order of
+    :func:`~streamlearn.io._scan.block_arrays`) until the next call.
+    """
+
+    ROOM = 1 << 16
+    """Feature entries kept (the line's features and their crosses; more: -1)."""
+
+    def __init__(self, bits: int, constant: bool, inter: Interactions | None,
+                 words: bool = WORDS, limit: float = MAX_MAGNITUDE) -> None:  # fmt: skip
+        self.usable = not (inter is not None and (inter.regroups or inter.named is not None
+                                                  or inter.csv is not None))  # fmt: skip
+        mask = np.uint64((1 << bits) - 1)
+        fused = fuses(inter)
+        self.crosses = inter is not None and inter.crosses_or_filters
+        self.head = (1, mask, bool(constant), float(limit),
+                     inter is not None and inter.hash_all,
+                     inter is not None and inter.vw_numbers,
+                     inter is not None and inter.label_kind != 0,
+                     np.uint32(inter.hash_seed if inter is not None else 0))  # fmt: skip
+        self.crosser = row_crosser(inter if fused else None, mask, CROSS_BUDGET)
+        self.words = words
+        self.buf = np.empty(self.ROOM // 4, dtype=np.uint8)
+        self.arrays = block_arrays(2, self.ROOM)
+        self.spans = np.empty((1, 2), dtype=np.int64)
+        self.st = np.zeros(2, dtype=np.int64)
+        self.kernel = None  # parse_vw_block's entry for these arguments (system.direct)
+        labels, weights, bases, _, _, indptr, indices, values, status, *_ = self.arrays
+        self.indices, self.values = indices, values
+        self.row = (indptr[:2], labels[:1], weights[:1], bases[:1], status[:1])
+        """The row's arrays, as a learner's kernel takes them (views kept: the same memory)."""
+
+    def parse(self, line: bytes) -> int:
+        """The features of ``line`` (one line, ending in ``\\n``), or -1 (the class's)."""
+        n = len(line)
+        if not self.usable or 2 * n + 64 > self.ROOM:
+            return -1
+        if n > self.buf.shape[0]:
+            self.buf = np.empty(2 * n, dtype=np.uint8)
+        data = self.buf[:n]
+        data[:] = np.frombuffer(line, dtype=np.uint8)
+        self.st[0] = 0
+        args = (data, *self.head, self.spans, self.st, _NO_POS, _NO_VALS, self.words,
+                self.arrays, self.crosser)  # fmt: skip
+        if self.kernel is None:  # (the dispatcher's call compiles or loads it; then its entry)
+            out = parse_vw_block(*args)
+            self.kernel = direct(parse_vw_block, args)
+        else:
+            out = self.kernel(*args)
+        rows, k, touching, _, overflow, crossed = out
+        if rows != 1 or overflow or touching or self.st[0] or (self.crosses and crossed < 1):
+            return -1
+        return k

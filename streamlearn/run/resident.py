@@ -35,6 +35,8 @@ from streamlearn.run.runner import (
     prediction_width,
     run_kernel,
 )
+from streamlearn.system.direct import direct
+from streamlearn.system.jit import INTERPRETED
 
 
 class Resident:
@@ -68,6 +70,9 @@ class Resident:
         self.model: model_io.Model | None = model
         self.preds: np.ndarray | None = None
         """The last batch's predictions (:meth:`learn`)."""
+        self._lines = None  # io.textparse.LineParser, for learn_line
+        self._train = None  # the learner's kernel's entry for learn_line's arguments
+        self.loss_id = config.loss_id
         """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
 
     def parse(self, blocks: Iterable[Block]) -> Iterator[Batch]:
@@ -102,9 +107,17 @@ class Resident:
                 self.weigh(batch)
             slots = batch.indices  # (a slot twice is restored twice to the same values)
             saved = (lr.table[slots], lr.gstate.copy(), lr.stats.copy())
-            preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate,
-                               self.params if params is None else params,
-                               self.config.loss_id, batch, lr.stats, self.rows, self.width)
+            preds = run_kernel(
+                lr.spec.train_batch,
+                lr.table,
+                lr.gstate,
+                self.params if params is None else params,
+                self.config.loss_id,
+                batch,
+                lr.stats,
+                self.rows,
+                self.width,
+            )
             self.preds = preds
             lr.stats[S_NROWS] = 0.0  # no progress table
             # (a sum of finite numbers that overflows only sends it to the exact check)
@@ -119,6 +132,57 @@ class Resident:
         if lr.spec.finish is not None and used:
             lr.spec.finish(lr.table, lr.gstate, self.params)
         return used
+
+    def learn_line(self, line: bytes, params: np.ndarray | None = None) -> bool:
+        """:meth:`learn` of one VW text line (ending in ``\\n``) in two kernel calls and no
+        batch: parsed into arrays kept between calls (:class:`~streamlearn.io.textparse.
+        LineParser`), learned (``params`` as :meth:`learn`'s), its predictions in
+        :attr:`preds`.  False, with nothing learned, where :meth:`learn` must run: before
+        the format is settled by a first line, a line the parser leaves, a malformed line (its
+        error is :meth:`learn`'s), class weights, a step that does not stay finite."""
+        from streamlearn.io.formats import FMT_VW
+
+        if self.code != FMT_VW or self.weigh is not None or INTERPRETED:
+            return False
+        lp = self._lines
+        if lp is None:
+            from streamlearn.io.textparse import LineParser
+
+            c = self.config
+            lp = self._lines = LineParser(c.bits, c.constant, self.inter)
+        k = lp.parse(line)
+        if k < 0:
+            return False
+        indptr, labels, weights, bases, status = lp.row
+        if status[0] != 0:
+            return False
+        classes = self.checks.classes
+        if classes:  # (check_classes: a class 0..K, no base)
+            y = labels[0]
+            if y == y and not (0.0 <= y <= classes and y == math.floor(y) and bases[0] == 0.0):
+                return False
+        lr = self.learner
+        idx = lp.indices[:k]
+        saved = (lr.table[idx], lr.gstate.copy(), lr.stats.copy())
+        preds = np.empty((1, self.width)) if self.width else np.empty(1)
+        args = (lr.table, lr.gstate, self.params if params is None else params, self.loss_id,
+                indptr, idx, lp.values[:k], labels, weights, bases, status, lr.stats, self.rows,
+                preds)  # fmt: skip
+        if self._train is None:  # (the dispatcher's call, then the entry: system.direct)
+            lr.spec.train_batch(*args)
+            self._train = direct(lr.spec.train_batch, args)
+        else:
+            self._train(*args)
+        lr.stats[S_NROWS] = 0.0
+        if not math.isfinite(preds.item(0) if preds.size == 1 else preds.sum()):
+            lr.table[idx], lr.gstate[:], lr.stats[:] = saved  # (learn() says why)
+            return False
+        self.checks.examples += 1
+        self.preds = preds
+        self.model = None
+        if lr.spec.finish is not None:
+            lr.spec.finish(lr.table, lr.gstate, self.params)
+        return True
 
     def snapshot(self) -> model_io.Model:
         if self.model is None:

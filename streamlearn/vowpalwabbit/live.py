@@ -49,7 +49,7 @@ class LineLive:
     def __init__(self, t) -> None:  # noqa: ANN001 - a vwargs.Translation
         from streamlearn.learners.base import P_LEARN, P_PROBS
         from streamlearn.run.resident import Resident
-        from streamlearn.run.runner import check_probabilities
+        from streamlearn.run.runner import check_probabilities, shown
         from streamlearn.run.train import merge_config
 
         start = _start(t)
@@ -66,6 +66,9 @@ class LineLive:
         self.scoring[P_LEARN] = 0.0
         self.link = t.link
         self.bits = config.bits
+        self.oaa = bool(config.oaa)
+        self.plain = t.link == "identity" and not config.binary  # (the margin as it is)
+        self.shown = shown
         self.prediction_type = PredictionType.SCALAR
         if config.oaa:
             self.prediction_type = PredictionType.SCALARS if t.probabilities \
@@ -76,21 +79,25 @@ class LineLive:
                              "not yet (sl vw runs them)")  # fmt: skip
 
     def step(self, text: str, learn: bool) -> object:
-        from streamlearn.run.runner import shown
-
         r = self.resident
-        batches = list(r.parse([_block(text, False)]))
-        _refuse_malformed(batches)
-        r.learn(batches, None if learn else self.scoring)
-        _refuse_malformed(batches)  # (a label that is no class of --oaa K: marked by learn)
+        line = text.encode("utf-8")
+        if not line.endswith(b"\n"):
+            line += b"\n"
+        if not r.learn_line(line, None if learn else self.scoring):  # (the one-line path)
+            batches = list(r.parse([_block(text, False)]))
+            _refuse_malformed(batches)
+            r.learn(batches, None if learn else self.scoring)
+            _refuse_malformed(batches)  # (a label that is no class of --oaa K: marked by learn)
         preds = r.preds
         if preds is None or preds.size == 0:
             return None
-        if self.config.oaa:
+        if self.oaa:
             if self.probabilities:
                 return [float(np.float32(p)) for p in preds[0, 1:]]
             return int(preds.reshape(-1)[0])
-        p = shown(preds.reshape(-1)[:1], self.link, self.config.binary)
+        if self.plain:
+            return float(np.float32(preds.item(0)))
+        p = self.shown(preds.reshape(-1)[:1], self.link, self.config.binary)
         return float(np.float32(p[0]))
 
     def save(self, path: str, fmt: str) -> None:
@@ -122,8 +129,10 @@ class BanditLive:
 
         ml = Multiline(**t.multiline)
         if ml.reduction not in ("cb_adf", "csoaa_ldf") or ml.legacy or ml.explore_eval:
-            raise UsageError(f"a Workspace of --{ml.reduction}: not yet (--cb_adf, "
-                             "--cb_explore_adf and --csoaa_ldf are; sl vw runs the others)")
+            raise UsageError(
+                f"a Workspace of --{ml.reduction}: not yet (--cb_adf, "
+                "--cb_explore_adf and --csoaa_ldf are; sl vw runs the others)"
+            )
         from streamlearn.run.mlmodel import kept_options
 
         path = t.inputs.get("initial_model")
