@@ -156,6 +156,8 @@ class Resident:
         indptr, labels, weights, bases, status = lp.row
         if status[0] != 0:
             return False
+        if self.checks.classification:  # (label 0 read as -1, as BatchChecks.check does)
+            self.checks.labels(labels)
         classes = self.checks.classes
         if classes:  # (check_classes: a class 0..K, no base)
             y = labels[0]

@@ -181,30 +181,34 @@ class BatchChecks:
                 "that example has no label; put a space before '|' to make it a label",
             )
         if self.classification:
-            labels = batch.labels
-            zero = labels == 0.0
-            if zero.any() and self.zero_to_negative:
-                labels[zero] = -1.0
-                self.console.warn_once(
-                    "zero", f"{self.config.loss} loss needs labels -1/+1: label 0 read as -1 "
-                    "(--zero-label vw reads it as VW does)",
-                )
-            elif zero.any():
-                meaning = ("halfway between -1 and +1: a target probability of 1/2"
-                           if self.config.loss == "logistic" else "a loss of 1, never learned")
-                self.console.warn_once(
-                    "zero", f"label 0 under {self.config.loss} loss is read as VW reads it: "
-                    f"{meaning} (--zero-label negative reads it as -1)",
-                )  # fmt: skip
-            odd = (labels != 1.0) & (labels != -1.0) & ~np.isnan(labels) & ~zero
-            if not self.zero_to_negative and self.config.loss == "logistic":
-                odd &= np.abs(labels) > 1.0  # VW's soft labels: a probability (y + 1) / 2
-            if odd.any():
-                v = labels[np.flatnonzero(odd)[0]]
-                self.console.warn_once(
-                    "odd", f"label {v:g} is not -1 or +1 as {self.config.loss} loss expects"
-                )
+            self.labels(batch.labels)
         return n_bad
+
+    def labels(self, labels: np.ndarray) -> None:
+        """Fix or warn of classification labels as the loss reads them (label 0 read as -1
+        where sl does so; labels that are not -1/+1)."""
+        zero = labels == 0.0
+        if zero.any() and self.zero_to_negative:
+            labels[zero] = -1.0
+            self.console.warn_once(
+                "zero", f"{self.config.loss} loss needs labels -1/+1: label 0 read as -1 "
+                "(--zero-label vw reads it as VW does)",
+            )
+        elif zero.any():
+            meaning = ("halfway between -1 and +1: a target probability of 1/2"
+                       if self.config.loss == "logistic" else "a loss of 1, never learned")
+            self.console.warn_once(
+                "zero", f"label 0 under {self.config.loss} loss is read as VW reads it: "
+                f"{meaning} (--zero-label negative reads it as -1)",
+            )  # fmt: skip
+        odd = (labels != 1.0) & (labels != -1.0) & ~np.isnan(labels) & ~zero
+        if not self.zero_to_negative and self.config.loss == "logistic":
+            odd &= np.abs(labels) > 1.0  # VW's soft labels: a probability (y + 1) / 2
+        if odd.any():
+            v = labels[np.flatnonzero(odd)[0]]
+            self.console.warn_once(
+                "odd", f"label {v:g} is not -1 or +1 as {self.config.loss} loss expects"
+            )
 
     def require_examples(self, allow_empty: bool, where: str) -> None:
         """At the end of the input: fail (:func:`no_examples`) when no row was usable."""
@@ -380,8 +384,11 @@ class PredictionWriter:
     def lines(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1) -> bytes:
         """The lines :meth:`write` writes to ``-p`` for ``batch`` (a server's answer:
         ``run/serve.py``), in VW's format when the writer is VW's."""
-        texts = self._vw_texts(preds, first, True) if self.vw else self._texts(preds, first)
-        return _lines(batch, texts)
+        return _lines(batch, self.texts(preds, first))
+
+    def texts(self, preds: np.ndarray, first: int | np.ndarray = 1) -> list[str]:
+        """Each row's prediction as :meth:`lines` writes it (without its tag)."""
+        return self._vw_texts(preds, first, True) if self.vw else self._texts(preds, first)
 
     def _texts(self, preds: np.ndarray, first: int | np.ndarray) -> list[str]:
         """Each row's prediction as written: :func:`shown`'s number; with one-against-all

@@ -13,6 +13,7 @@ Saves, reloads and the socket are :mod:`streamlearn.run.serve_saves`' and
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Iterator
 
@@ -22,8 +23,10 @@ from streamlearn import model as model_io
 from streamlearn.config import TrainConfig
 from streamlearn.errors import Diverged, UsageError
 from streamlearn.io.batch import Block
+from streamlearn.io.formats import FMT_VW
 from streamlearn.io.interactions import capped
-from streamlearn.io.parse import FORMATS, parse_blocks
+from streamlearn.io.parse import FORMATS, detect_format, parse_blocks
+from streamlearn.io.textparse import LineParser
 from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows
 from streamlearn.run.console import Console
 from streamlearn.run.finite import check_model
@@ -40,6 +43,8 @@ from streamlearn.run.runner import (
     run_kernel,
 )
 from streamlearn.run.serve_options import ServeOptions, log
+from streamlearn.system.direct import direct
+from streamlearn.system.jit import INTERPRETED
 
 
 def _finite(a: np.ndarray) -> bool:
@@ -76,6 +81,11 @@ class Served:
             self.params = self.scorer.params
             self.stats = self.scorer.stats
         self.classes = ClassNumbering(self.params, self.stats, console) if config.oaa else None
+        self.width = prediction_width(config) if opts.learn else self.scorer.width
+        self.rows = self.rows if opts.learn else self.scorer.rows
+        self.loss_id = config.loss_id if opts.learn else self.scorer.loss_id
+        self._lines: LineParser | None = None  # (one-line requests: _one_line)
+        self._kernel = None
         self.model = m
         """The model loaded (scoring: what a ``save`` line writes)."""
 
@@ -103,6 +113,10 @@ class Served:
 
         ``long_lines``: lines dropped for their length, an empty line in their place
         (:class:`~streamlearn.io.batch.Block`): each answered as a malformed line."""
+        if not long_lines and data.find(b"\n") == len(data) - 1:
+            one = self._one_line(data)
+            if one is not None:
+                return one, 1, 0
         # writable, as the parser takes it (a read-only view would be copied again)
         block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, first_line, live=True,
                       long_lines=long_lines)  # fmt: skip
@@ -120,6 +134,53 @@ class Served:
             rows += batch.n
             bad += int(np.count_nonzero(batch.status))
         return b"".join(out), rows, bad
+
+    def _one_line(self, line: bytes) -> bytes | None:
+        """The answer to one VW text line in two kernel calls and no batch (as
+        :meth:`~streamlearn.run.resident.Resident.learn_line`); None where :meth:`answer`'s
+        batch path must answer: a line the one-line parser leaves, a malformed line,
+        one-against-all (its class numbering), a step that leaves the model non-finite."""
+        if INTERPRETED or self.classes is not None:
+            return None
+        if self.code != FMT_VW and (self.code is not None or detect_format(line) != FMT_VW):
+            return None
+        lp = self._lines
+        if lp is None:
+            lp = self._lines = LineParser(self.config.bits, self.config.constant, self.inter)
+        k = lp.parse(line)
+        if k < 0:
+            return None
+        indptr, labels, weights, bases, status = lp.row
+        if status[0] != 0:
+            return None
+        if self.checks.classification:  # (label 0 read as -1, as BatchChecks.check does)
+            self.checks.labels(labels)
+        if self.learner is not None:
+            lr = self.learner
+            table, gstate, kernel = lr.table, lr.gstate, lr.spec.train_batch
+        else:
+            sc = self.scorer
+            table, gstate, kernel = sc.table, sc.gstate, sc.kernel
+        idx = lp.indices[:k]
+        saved = (table[idx], gstate.copy(), self.stats.copy()) if self.learner is not None \
+            else None  # fmt: skip
+        preds = np.empty((1, self.width)) if self.width else np.empty(1)
+        args = (table, gstate, self.params, self.loss_id, indptr, idx, lp.values[:k], labels,
+                weights, bases, status, self.stats, self.rows, preds)  # fmt: skip
+        if self._kernel is None:  # (the dispatcher's call, then its entry: system.direct)
+            kernel(*args)
+            self._kernel = direct(kernel, args)
+        else:
+            self._kernel(*args)
+        self.stats[S_NROWS] = 0.0
+        # (a sum that overflows only sends the line to answer(), which checks each value)
+        if saved is not None and not math.isfinite(table[idx].sum() + gstate.sum()):
+            table[idx], gstate[:], self.stats[:] = saved  # (answer() says why)
+            return None
+        self.checks.examples += 1
+        text = self.writer.texts(preds)[0].encode("ascii")
+        ts, te = int(lp.arrays[3][0]), int(lp.arrays[4][0])
+        return text + b" " + line[ts:te] + b"\n" if te > ts else text + b"\n"
 
     def _step(self, batch) -> tuple[np.ndarray, bool]:  # noqa: ANN001 - a Batch
         """Learn ``batch`` (its rows of status 0); its predictions, and False (everything
@@ -307,4 +368,3 @@ def _examples(data: bytes, start: int) -> Iterator[tuple[bytes, int]]:
             at = i + 1
     if at < len(lines):
         yield b"".join(lines[at:]), start + at
-
