@@ -58,7 +58,14 @@ from collections.abc import Iterable
 import numpy as np
 
 from streamlearn import model as model_io
-from streamlearn.api_sources import BLOCK_BYTES, LineSource, line_blocks, paths_of, source_of
+from streamlearn.api_sources import (
+    BLOCK_BYTES,
+    LineSource,
+    line_blocks,
+    one_line,
+    paths_of,
+    source_of,
+)
 from streamlearn.config import ConfigError, TrainConfig
 from streamlearn.errors import UsageError
 from streamlearn.io.batch import Batch
@@ -216,6 +223,9 @@ class Model:
         except UsageError as e:
             raise ValueError(e.message) from None
         self._bandit = None
+        # a list where the options keep a tuple (interactions=["ab"]): as given, it conflicted
+        # with the fitted model's own tuple when partial_fit continued it
+        options = {k: tuple(v) if type(v) is list else v for k, v in options.items()}  # noqa: E721
         try:
             TrainConfig(**options)
         except (ConfigError, TypeError) as e:
@@ -479,7 +489,9 @@ class Model:
             config = self._config(self.options, start)
             resident = self._resident = Resident(start, config)
         before = resident.learner.stats.copy()
-        resident.learn(resident.parse(line_blocks(lines, LineSource.name)))
+        line = one_line(lines)
+        if line is None or not resident.learn_line(line):  # (one line: two kernel calls)
+            resident.learn(resident.parse(line_blocks(lines, LineSource.name)))
         # this call's figures, as a run's report holds them: made if read (report)
         self._live_report = (before, resident.learner.stats.copy(), resident.config)
         return self
@@ -627,6 +639,12 @@ class Model:
             from streamlearn.run.resident import Scoring
 
             self._scoring = Scoring()
+        line = one_line(lines) if data is None else None
+        if line is not None:  # (one VW line, the model's format: two kernel calls)
+            with self._score_lock:
+                p = self._scoring.score_line(m, line, probabilities, format)
+            if p is not None:
+                return p
         guard = FormatGuard(m.config, format, "the model")
         paths = paths_of(data, lines)
         if paths is not None:

@@ -115,6 +115,19 @@ class LineSource:
         self._parsed = None
 
 
+def one_line(lines: object) -> bytes | None:
+    """``lines`` as one VW text line ending in ``\\n`` when it is one (a str, or a list
+    of one str, without a newline inside), for the one-line paths; else None."""
+    if type(lines) is list and len(lines) == 1:  # noqa: E721
+        lines = lines[0]
+    if type(lines) is not str:  # noqa: E721
+        return None
+    b = lines.encode("utf-8")
+    if not b.endswith(b"\n"):
+        b += b"\n"
+    return b if b.find(b"\n") == len(b) - 1 else None
+
+
 def line_blocks(lines: Iterable[str | bytes] | str | bytes, name: str) -> Iterator[Block]:
     """Blocks of ``lines``: an iterable of str or bytes lines (each may hold several,
     separated by newlines), or one str or bytes: a text of lines (``"1 |f a\n-1 |f b"``

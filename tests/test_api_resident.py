@@ -104,6 +104,14 @@ def test_a_failed_call_leaves_the_live_model_as_it_was(start, monkeypatch):
         return preds
 
     monkeypatch.setattr(resident, "run_kernel", diverging)
+    # the one-line path (Resident.learn_line) first: its step too, to be put back
+    rs = m._resident
+
+    def diverging_entry(*args):  # noqa: ANN002, ANN202
+        rs.learner.spec.train_batch(*args)
+        args[-1][:] = np.inf
+
+    monkeypatch.setattr(rs, "_train", diverging_entry)
     with pytest.raises(Diverged):
         m.partial_fit(lines=[LINES[101]])
     monkeypatch.undo()

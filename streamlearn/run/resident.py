@@ -203,6 +203,10 @@ class Scoring:
         self.checked: TrainConfig | None = None
         """The model's config with the format its lines were seen in (FormatGuard's)."""
         self.inter = None
+        self._lines = None  # io.textparse.LineParser of score_line, for ``inter``
+        self._lines_for = None
+        self._kernel = None  # the scorer's kernel's entry for score_line's arguments
+        self._kernel_of = None
 
     def lines_config(self, model: model_io.Model, fmt: str) -> TrainConfig:
         """``model``'s options with ``fmt`` as the format lines are parsed in (checked once)."""
@@ -215,6 +219,43 @@ class Scoring:
             self.checked = model.config
             self.inter = config.namespaces()  # compiled once per model
         return config
+
+    def score_line(self, model: model_io.Model, line: bytes, probabilities: bool,
+                   fmt: str) -> np.ndarray | None:  # fmt: skip
+        """The scorer's output for one VW text line (``(1,)``, or ``(1, K + 1)``) in two
+        kernel calls and no batch, as ``Model.predict``'s batch path gives it; None where
+        that path must run (a model of another format, a line the one-line parser leaves,
+        a malformed line)."""
+        from streamlearn.io.textparse import LineParser
+
+        if INTERPRETED or fmt not in ("auto", "vw") or model.config.format != "vw":
+            return None
+        config = self.lines_config(model, "vw")
+        scorer = self.scorer_for(model, probabilities)
+        lp = self._lines
+        if lp is None or self._lines_for is not self.inter:
+            lp = self._lines = LineParser(config.bits, config.constant, self.inter)
+            self._lines_for, self._kernel = self.inter, None
+        k = lp.parse(line)
+        if k < 0:
+            return None
+        indptr, labels, weights, bases, status = lp.row
+        if status[0] != 0:
+            return None
+        if config.oaa:
+            labels[0] = np.nan  # scoring: a line's label (any) plays no part
+        sc = scorer
+        preds = np.empty((1, sc.width)) if sc.width else np.empty(1)
+        args = (sc.table, sc.gstate, sc.params, sc.loss_id, indptr, lp.indices[:k],
+                lp.values[:k], labels, weights, bases, status, sc.stats, sc.rows,
+                preds)  # fmt: skip
+        if self._kernel is None or self._kernel_of is not sc:
+            sc.kernel(*args)
+            self._kernel, self._kernel_of = direct(sc.kernel, args), sc
+        else:
+            self._kernel(*args)
+        sc.stats[S_NROWS] = 0.0
+        return preds
 
     def scorer_for(self, model: model_io.Model, probabilities: bool) -> Scorer:
         if self.scorer is None or self.model is not model or self.probabilities != probabilities:

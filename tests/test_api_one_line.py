@@ -1,0 +1,75 @@
+"""``Model.partial_fit(lines=[line])`` and ``Model.predict(lines=[line])`` of one VW line
+(two kernel calls, no batch: ``Resident.learn_line``, ``Scoring.score_line``) give what
+the batch path gives, call for call (the path turned off in a twin model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from streamlearn import api
+from streamlearn.run.resident import Resident, Scoring
+from tests.vowpalwabbit.test_one_line_path import _lines
+
+OPTIONS = [
+    dict(),
+    dict(loss="logistic", interactions=["ab"]),
+    dict(loss="hinge", binary=True),
+    dict(oaa=3, loss="logistic"),
+    dict(algo="ftrl", bits=12),
+]
+
+
+def _call(m: api.Model, line: str, learn: bool, oaa: int) -> object:
+    try:
+        if learn:
+            m.partial_fit(lines=[line])
+            return None
+        if oaa:
+            return m.predict(lines=[line]).tolist(), m.predict_proba(lines=line).tolist()
+        return m.predict(lines=[line], link="logistic").tolist()
+    except ValueError as e:
+        return ("ValueError", str(e))
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_one_line_calls_give_the_batch_path_s_answers(options: dict, monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    oaa = options.get("oaa", 0)
+    lines = _lines(rng, oaa)
+    start = [ln for ln in lines[:40] if "\n" not in ln and ":x" not in ln and "7 |" not in ln]
+    fast = api.Model(**options).fit(lines=start)
+    slow = api.Model(**options).fit(lines=start)
+    took = []
+    learn_line, score_line = Resident.learn_line, Scoring.score_line
+
+    def counted_learn(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        took.append(learn_line(self, *a, **kw))
+        return took[-1]
+
+    def counted_score(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        r = score_line(self, *a, **kw)
+        took.append(r is not None)
+        return r
+
+    for line in lines:
+        learn = rng.random() < 0.7
+        with monkeypatch.context() as m:
+            m.setattr(Resident, "learn_line", counted_learn)
+            m.setattr(Scoring, "score_line", counted_score)
+            a = _call(fast, line, learn, oaa)
+        with monkeypatch.context() as m:
+            m.setattr(Resident, "learn_line", lambda *a, **kw: False)
+            m.setattr(Scoring, "score_line", lambda *a, **kw: None)
+            b = _call(slow, line, learn, oaa)
+        assert a == b, (line, a, b)
+    assert sum(took) > 300 and not all(took)
+    np.testing.assert_array_equal(fast.weights, slow.weights)
+
+
+def test_a_list_of_interactions_continues_in_partial_fit() -> None:
+    """``interactions=["ab"]`` (a list) fitted, then continued: it conflicted with the
+    fitted model's own ``("ab",)``."""
+    m = api.Model(interactions=["ab"]).fit(lines=["1 |a x |b y"] * 3)
+    m.partial_fit(lines=["1 |a x |b y"])
+    assert m.config.interactions == ("ab",)
