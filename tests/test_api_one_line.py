@@ -67,6 +67,31 @@ def test_one_line_calls_give_the_batch_path_s_answers(options: dict, monkeypatch
     np.testing.assert_array_equal(fast.weights, slow.weights)
 
 
+def test_a_vw_model_scores_one_line_as_the_batch_path(tmp_path, monkeypatch) -> None:
+    """A model read from VW's model file records no format ("auto"): a VW text line is
+    scored by the one-line path, an svmlight line by the batch path, both as before."""
+    fitted = api.Model().fit(lines=["1 |a x y", "-1 |a z", "1 |b q"] * 20)
+    fitted.save(tmp_path / "m.vw", format="vw")
+    m = api.Model.load(tmp_path / "m.vw")
+    assert m.config.format == "auto"
+    scored = []
+    score_line = Scoring.score_line
+
+    def counted(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        scored.append(score_line(self, *a, **kw))
+        return scored[-1]
+
+    for line in ["1 |a x", "|b q z", "1 3:1 7:0.5", "0 |a y"]:
+        with monkeypatch.context() as mp:
+            mp.setattr(Scoring, "score_line", counted)
+            a = m.predict(lines=[line]).tolist()
+        with monkeypatch.context() as mp:
+            mp.setattr(Scoring, "score_line", lambda *a, **kw: None)
+            b = m.predict(lines=[line]).tolist()
+        assert a == b
+    assert [x is not None for x in scored] == [True, True, False, True]
+
+
 def test_a_list_of_interactions_continues_in_partial_fit() -> None:
     """``interactions=["ab"]`` (a list) fitted, then continued: it conflicted with the
     fitted model's own ``("ab",)``."""

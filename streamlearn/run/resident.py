@@ -226,12 +226,18 @@ class Scoring:
         kernel calls and no batch, as ``Model.predict``'s batch path gives it; None where
         that path must run (a model of another format, a line the one-line parser leaves,
         a malformed line)."""
+        from streamlearn.io.formats import FMT_VW
+        from streamlearn.io.parse import detect_format
         from streamlearn.io.textparse import LineParser
 
-        if INTERPRETED or fmt not in ("auto", "vw") or model.config.format != "vw":
-            return None
-        config = self.lines_config(model, "vw")
+        recorded = model.config.format
+        if INTERPRETED or not (fmt == "vw" or fmt == "auto" and (recorded == "vw" or (
+                recorded == "auto" and detect_format(line) == FMT_VW))):  # fmt: skip
+            return None  # (VW text, as the batch path would read the line)
+        config = self.lines_config(model, fmt)
         scorer = self.scorer_for(model, probabilities)
+        if self.checked is not None and self.checked.format != "vw":  # (FormatGuard.check's)
+            self.checked = self.checked.replace(format="vw")
         lp = self._lines
         if lp is None or self._lines_for is not self.inter:
             lp = self._lines = LineParser(config.bits, config.constant, self.inter)

@@ -2,7 +2,9 @@
 the request protocol, signals, and the ``stats`` line.
 
 :class:`Server` listens on a TCP port and serves any number of connections at once
-on one ``asyncio`` event loop.  Each read of a connection is cut into whole lines
+on one ``asyncio`` event loop, each a :class:`_Connection` (a protocol: a read is answered
+in the callback that brings it, no task woken per request).  Each read of a connection is
+cut into whole lines
 (a line longer than ``--max-line-bytes`` dropped and answered ``nan``); VW's save
 commands among them go to the :class:`~streamlearn.run.serve_saves.Keeper`, the
 other lines to the served model, and the answers go back in order.
@@ -24,7 +26,7 @@ from streamlearn.errors import UsageError
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs
 from streamlearn.run.serve_model import Served
-from streamlearn.run.serve_options import READ_SIZE, ServeOptions, log
+from streamlearn.run.serve_options import ServeOptions, log
 from streamlearn.run.serve_saves import Keeper
 from streamlearn.system.outputs import write_text
 
@@ -46,7 +48,7 @@ class Server:
         self.console = console
         self.signal: int | None = None
         self.stop: asyncio.Event | None = None  # made in the loop
-        self.clients: set[asyncio.Task] = set()
+        self.connections: set[_Connection] = set()
         self.open = 0
         self.counts = dict(connections=0, refused=0, reads=0, lines=0, malformed=0,
                            reloads=0, reload_failures=0, saves=0, save_failures=0)  # fmt: skip
@@ -93,7 +95,7 @@ class Server:
             loop.add_signal_handler(s, self._stop, s)
         loop.add_signal_handler(signal.SIGHUP, self.keeper.hangup)
         loop.add_signal_handler(signal.SIGUSR1, self.say_stats)
-        server = await asyncio.start_server(self._client, sock=self.sock, limit=READ_SIZE)
+        server = await loop.create_server(lambda: _Connection(self), sock=self.sock)
         timers = [asyncio.create_task(self._ticks())]
         try:
             await self.stop.wait()
@@ -101,10 +103,10 @@ class Server:
             server.close()
             for t in timers:
                 t.cancel()
-            for t in [*self.clients, *self.keeper.background]:
+            for t in self.keeper.background:
                 t.cancel()
-            if self.clients:
-                await asyncio.wait(list(self.clients), timeout=0.5)
+            for c in list(self.connections):
+                c.transport.close()  # (what it was sent is still written)
             await self.keeper.saved_so_far()
             for s in caught:
                 loop.remove_signal_handler(s)  # (which leaves the default action)
@@ -128,79 +130,6 @@ class Server:
                 self.say_stats()
 
     # -- a connection -----------------------------------------------------------------------
-
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        self.counts["connections"] += 1
-        if self.open >= self.opts.max_connections:
-            self.counts["refused"] += 1
-            self.console.warn_once("full", f"sl serve: {self.open} connections open "
-                                   "(--max-connections): further ones are closed at once")
-            writer.close()
-            return
-        self.open += 1
-        self.clients.add(task)
-        with contextlib.suppress(OSError):
-            writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        peer = writer.get_extra_info("peername")
-        name = f"<{peer[0]}:{peer[1]}>" if isinstance(peer, tuple) else "<client>"
-        try:
-            await self._converse(reader, writer, name)
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
-            pass  # the client left
-        except asyncio.CancelledError:
-            pass  # the server stops
-        finally:
-            self.open -= 1
-            self.clients.discard(task)
-            writer.close()
-            if hasattr(self.served, "closed"):  # a bandit's unended example
-                self.served.closed(name)
-
-    async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                        name: str) -> None:  # fmt: skip
-        limit = self.opts.max_line_bytes
-        carry = b""
-        skipping = 0  # bytes of a too-long line dropped so far (0: not skipping)
-        line = 1
-        while True:
-            data = await reader.read(READ_SIZE)
-            t0 = time.perf_counter()
-            eof = not data
-            if eof:  # the client closed its side: a last line without newline counts
-                if not carry or skipping:
-                    return
-                data = b"\n"
-            head = b""
-            if skipping:
-                nl = data.find(b"\n")
-                if nl < 0:
-                    skipping += len(data)
-                    continue
-                skipping = 0
-                head = b"nan\n"  # the long line's answer, as a malformed line's
-                self.counts["malformed"] += 1
-                self.counts["lines"] += 1
-                line += 1
-                data = data[nl + 1 :]
-            buf = carry + data if carry else data
-            cut = buf.rfind(b"\n") + 1
-            carry = buf[cut:]
-            if len(carry) > limit:
-                skipping, carry = len(carry), b""
-            if cut:
-                body, lines, saves = self._answer(buf[:cut], name, line)
-                line += lines
-                head += body
-                if saves:  # the answers after a save line come once it is written
-                    await asyncio.wait(saves)
-            if head:
-                writer.write(head)
-                self.latency.append(time.perf_counter() - t0)
-                self.counts["reads"] += 1
-                await writer.drain()  # a client that does not read is not read either
-            if eof:
-                return
 
     def _answer(self, data: bytes, name: str,
                 line: int) -> tuple[bytes, int, list[asyncio.Future]]:  # fmt: skip
@@ -271,3 +200,152 @@ class Server:
         text = " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                         for k, v in s.items() if v is not None)  # fmt: skip
         log(self.console, f"sl serve: stats {text}")
+
+
+class _Connection(asyncio.Protocol):
+    """One client's connection: each read cut into whole lines and answered at once, in order.
+
+    A read whose lines hold a save command is answered once the save is written; reads
+    that come meanwhile wait, and the connection is not read (nor while the client does
+    not read its answers: the transport's write buffer past its high-water mark).  A line
+    longer than ``--max-line-bytes`` is dropped as it comes and answered ``nan``; a last
+    line without newline at the client's end is answered."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.name = "<client>"
+        self.counted = False  # (open: not refused)
+        self.carry = b""
+        self.skipping = 0  # bytes of a too-long line dropped so far (0: not skipping)
+        self.line = 1
+        self.saving = False  # a save line is being written: reads wait in ``waiting``
+        self.waiting: deque[bytes | None] = deque()  # (None: the client's end)
+        self.full = False  # the client does not read its answers
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        srv = self.server
+        self.transport = transport  # type: ignore[assignment]
+        srv.counts["connections"] += 1
+        if srv.open >= srv.opts.max_connections:
+            srv.counts["refused"] += 1
+            srv.console.warn_once("full", f"sl serve: {srv.open} connections open "
+                                  "(--max-connections): further ones are closed at once")
+            transport.close()
+            return
+        self.counted = True
+        srv.open += 1
+        srv.connections.add(self)
+        with contextlib.suppress(OSError):
+            transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP,
+                                                          socket.TCP_NODELAY, 1)  # fmt: skip
+        peer = transport.get_extra_info("peername")
+        self.name = f"<{peer[0]}:{peer[1]}>" if isinstance(peer, tuple) else "<client>"
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.counted:
+            return
+        self.counted = False
+        srv = self.server
+        srv.open -= 1
+        srv.connections.discard(self)
+        if hasattr(srv.served, "closed"):  # a bandit's unended example
+            srv.served.closed(self.name)
+
+    def data_received(self, data: bytes) -> None:
+        if not self.counted:
+            return
+        if self.saving:
+            self.waiting.append(data)
+            return
+        self._guarded(data)
+
+    def eof_received(self) -> bool:
+        if self.counted:
+            if self.saving:
+                self.waiting.append(None)
+            else:
+                self._guarded(None)
+        return True  # (closed once the last answers are written: _read)
+
+    def pause_writing(self) -> None:
+        self.full = True
+        self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.full = False
+        if not self.saving:
+            self.transport.resume_reading()
+
+    def _guarded(self, data: bytes | None) -> None:
+        try:
+            self._read(data)
+        except (ConnectionError, OSError):
+            self.transport.close()  # the client left
+        except BaseException:
+            self.transport.close()
+            raise
+
+    def _read(self, data: bytes | None) -> None:
+        """Answer one read (``None``: the client's end: its last line, then close)."""
+        srv = self.server
+        t0 = time.perf_counter()
+        eof = data is None
+        if eof:  # the client closed its side: a last line without newline counts
+            if not self.carry or self.skipping:
+                self.transport.close()
+                return
+            data = b"\n"
+        head = b""
+        if self.skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                self.skipping += len(data)
+                return
+            self.skipping = 0
+            head = b"nan\n"  # the long line's answer, as a malformed line's
+            srv.counts["malformed"] += 1
+            srv.counts["lines"] += 1
+            self.line += 1
+            data = data[nl + 1 :]
+        buf = self.carry + data if self.carry else data
+        cut = buf.rfind(b"\n") + 1
+        self.carry = buf[cut:]
+        if len(self.carry) > srv.opts.max_line_bytes:
+            self.skipping, self.carry = len(self.carry), b""
+        saves: list[asyncio.Future] = []
+        if cut:
+            body, lines, saves = srv._answer(buf[:cut], self.name, self.line)
+            self.line += lines
+            head += body
+        if saves:  # the answers after a save line come once it is written
+            self.saving = True
+            self.transport.pause_reading()
+            done = asyncio.ensure_future(asyncio.wait(saves))
+            done.add_done_callback(lambda _: self._saved(head, t0, eof))
+            return
+        self._answered(head, t0, eof)
+
+    def _answered(self, head: bytes, t0: float, eof: bool) -> None:
+        srv = self.server
+        if head:
+            self.transport.write(head)
+            srv.latency.append(time.perf_counter() - t0)
+            srv.counts["reads"] += 1
+        if eof:
+            self.transport.close()
+
+    def _saved(self, head: bytes, t0: float, eof: bool) -> None:
+        """A save line's file is written: its read's answers, then the reads that waited."""
+        self.saving = False
+        if self.transport.is_closing():
+            return
+        try:
+            self._answered(head, t0, eof)
+            while self.waiting and not self.saving and not self.transport.is_closing():
+                self._read(self.waiting.popleft())
+        except (ConnectionError, OSError):
+            self.transport.close()
+            return
+        if not self.saving and not self.full and not self.transport.is_closing():
+            self.transport.resume_reading()

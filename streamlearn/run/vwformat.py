@@ -81,6 +81,8 @@ def scalar_texts(preds: np.ndarray, link: str = "identity", binary: bool = False
     """``-p`` of a scalar learner, one text per row.  A prediction clipped to VW's
     initial range [0, 0] is VW's ``min_label``, +0 (sl's kernels give -0: ``+ 0.0``
     turns it into +0 and changes no other number)."""
+    if link == "identity" and not binary:  # (no float32 arithmetic but the + 0: a server's
+        return [fixed(v + 0.0) for v in preds.astype(F32).tolist()]  # one line, 3 µs less)
     return [fixed(v) for v in (link32(preds, link, binary) + F32(0.0)).tolist()]
 
 
