@@ -105,13 +105,14 @@ def test_a_failed_call_leaves_the_live_model_as_it_was(start, monkeypatch):
 
     monkeypatch.setattr(resident, "run_kernel", diverging)
     # the one-line path (Resident.learn_line) first: its step too, to be put back
-    rs = m._resident
+    one_step = resident.OneLine.step
 
-    def diverging_entry(*args):  # noqa: ANN002, ANN202
-        rs.learner.spec.train_batch(*args)
-        args[-1][:] = np.inf
+    def diverging_step(self, *args):  # noqa: ANN001, ANN002, ANN202
+        preds = one_step(self, *args)
+        preds[:] = np.inf
+        return preds
 
-    monkeypatch.setattr(rs, "_train", diverging_entry)
+    monkeypatch.setattr(resident.OneLine, "step", diverging_step)
     with pytest.raises(Diverged):
         m.partial_fit(lines=[LINES[101]])
     monkeypatch.undo()

@@ -39,6 +39,52 @@ from streamlearn.system.direct import direct
 from streamlearn.system.jit import INTERPRETED
 
 
+class OneLine:
+    """One VW text line through a learner's or a scorer's kernel, no batch: parsed by one
+    kernel call into arrays kept between calls (:class:`~streamlearn.io.textparse.
+    LineParser`), then the kernel called through its compiled entry for these arguments'
+    types (:func:`~streamlearn.system.direct.direct`).  The per-call path of
+    :class:`Resident`, :class:`Scoring` and the server's ``Served``."""
+
+    def __init__(self, config: TrainConfig, inter: object) -> None:
+        from streamlearn.io.textparse import LineParser
+
+        self.parser = LineParser(config.bits, config.constant, inter)
+        self.kernel = None
+        self.entry = None
+        self.k = 0
+
+    def parse(self, line: bytes) -> tuple | None:
+        """The row of ``line`` (indptr, labels, weights, bases, status views), or None where
+        the batch path must read it (the parser's cases, a malformed line)."""
+        self.k = self.parser.parse(line)
+        if self.k < 0:
+            return None
+        row = self.parser.row
+        return row if row[4][0] == 0 else None
+
+    def step(self, kernel, table: np.ndarray, gstate: np.ndarray, params: np.ndarray,
+             loss_id: int, stats: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:  # noqa: ANN001  # fmt: skip
+        """``kernel`` (a learner's ``train_batch`` or a scorer's) over the parsed row; its
+        predictions, ``(1,)`` or ``(1, width)``."""
+        lp, k = self.parser, self.k
+        indptr, labels, weights, bases, status = lp.row
+        preds = np.empty((1, width)) if width else np.empty(1)
+        args = (table, gstate, params, loss_id, indptr, lp.indices[:k], lp.values[:k], labels,
+                weights, bases, status, stats, rows, preds)  # fmt: skip
+        if self.kernel is not kernel:  # (the dispatcher's call, then its entry)
+            kernel(*args)
+            self.kernel, self.entry = kernel, direct(kernel, args)
+        else:
+            self.entry(*args)
+        stats[S_NROWS] = 0.0
+        return preds
+
+    def slots(self) -> np.ndarray:
+        """The parsed row's slots (what a learner's step may change)."""
+        return self.parser.indices[: self.k]
+
+
 class Resident:
     """A learner continued from ``model`` with ``config``, live across calls.
 
@@ -70,8 +116,7 @@ class Resident:
         self.model: model_io.Model | None = model
         self.preds: np.ndarray | None = None
         """The last batch's predictions (:meth:`learn`)."""
-        self._lines = None  # io.textparse.LineParser, for learn_line
-        self._train = None  # the learner's kernel's entry for learn_line's arguments
+        self._lines: OneLine | None = None  # (learn_line's)
         self.loss_id = config.loss_id
         """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
 
@@ -144,18 +189,13 @@ class Resident:
 
         if self.code != FMT_VW or self.weigh is not None or INTERPRETED:
             return False
-        lp = self._lines
-        if lp is None:
-            from streamlearn.io.textparse import LineParser
-
-            c = self.config
-            lp = self._lines = LineParser(c.bits, c.constant, self.inter)
-        k = lp.parse(line)
-        if k < 0:
+        one = self._lines
+        if one is None:
+            one = self._lines = OneLine(self.config, self.inter)
+        row = one.parse(line)
+        if row is None:
             return False
-        indptr, labels, weights, bases, status = lp.row
-        if status[0] != 0:
-            return False
+        labels, bases = row[1], row[3]
         if self.checks.classification:  # (label 0 read as -1, as BatchChecks.check does)
             self.checks.labels(labels)
         classes = self.checks.classes
@@ -164,18 +204,11 @@ class Resident:
             if y == y and not (0.0 <= y <= classes and y == math.floor(y) and bases[0] == 0.0):
                 return False
         lr = self.learner
-        idx = lp.indices[:k]
+        idx = one.slots()
         saved = (lr.table[idx], lr.gstate.copy(), lr.stats.copy())
-        preds = np.empty((1, self.width)) if self.width else np.empty(1)
-        args = (lr.table, lr.gstate, self.params if params is None else params, self.loss_id,
-                indptr, idx, lp.values[:k], labels, weights, bases, status, lr.stats, self.rows,
-                preds)  # fmt: skip
-        if self._train is None:  # (the dispatcher's call, then the entry: system.direct)
-            lr.spec.train_batch(*args)
-            self._train = direct(lr.spec.train_batch, args)
-        else:
-            self._train(*args)
-        lr.stats[S_NROWS] = 0.0
+        preds = one.step(lr.spec.train_batch, lr.table, lr.gstate,
+                         self.params if params is None else params, self.loss_id, lr.stats,
+                         self.rows, self.width)  # fmt: skip
         if not math.isfinite(preds.item(0) if preds.size == 1 else preds.sum()):
             lr.table[idx], lr.gstate[:], lr.stats[:] = saved  # (learn() says why)
             return False
@@ -203,10 +236,8 @@ class Scoring:
         self.checked: TrainConfig | None = None
         """The model's config with the format its lines were seen in (FormatGuard's)."""
         self.inter = None
-        self._lines = None  # io.textparse.LineParser of score_line, for ``inter``
+        self._lines: OneLine | None = None  # (score_line's, for ``inter``)
         self._lines_for = None
-        self._kernel = None  # the scorer's kernel's entry for score_line's arguments
-        self._kernel_of = None
 
     def lines_config(self, model: model_io.Model, fmt: str) -> TrainConfig:
         """``model``'s options with ``fmt`` as the format lines are parsed in (checked once)."""
@@ -228,7 +259,6 @@ class Scoring:
         a malformed line)."""
         from streamlearn.io.formats import FMT_VW
         from streamlearn.io.parse import detect_format
-        from streamlearn.io.textparse import LineParser
 
         recorded = model.config.format
         if INTERPRETED or not (fmt == "vw" or fmt == "auto" and (recorded == "vw" or (
@@ -238,29 +268,18 @@ class Scoring:
         scorer = self.scorer_for(model, probabilities)
         if self.checked is not None and self.checked.format != "vw":  # (FormatGuard.check's)
             self.checked = self.checked.replace(format="vw")
-        lp = self._lines
-        if lp is None or self._lines_for is not self.inter:
-            lp = self._lines = LineParser(config.bits, config.constant, self.inter)
-            self._lines_for, self._kernel = self.inter, None
-        k = lp.parse(line)
-        if k < 0:
-            return None
-        indptr, labels, weights, bases, status = lp.row
-        if status[0] != 0:
+        one = self._lines
+        if one is None or self._lines_for is not self.inter:
+            one = self._lines = OneLine(config, self.inter)
+            self._lines_for = self.inter
+        row = one.parse(line)
+        if row is None:
             return None
         if config.oaa:
-            labels[0] = np.nan  # scoring: a line's label (any) plays no part
+            row[1][0] = np.nan  # scoring: a line's label (any) plays no part
         sc = scorer
-        preds = np.empty((1, sc.width)) if sc.width else np.empty(1)
-        args = (sc.table, sc.gstate, sc.params, sc.loss_id, indptr, lp.indices[:k],
-                lp.values[:k], labels, weights, bases, status, sc.stats, sc.rows,
-                preds)  # fmt: skip
-        if self._kernel is None or self._kernel_of is not sc:
-            sc.kernel(*args)
-            self._kernel, self._kernel_of = direct(sc.kernel, args), sc
-        else:
-            self._kernel(*args)
-        sc.stats[S_NROWS] = 0.0
+        preds = one.step(sc.kernel, sc.table, sc.gstate, sc.params, sc.loss_id, sc.stats,
+                         sc.rows, sc.width)  # fmt: skip
         return preds
 
     def scorer_for(self, model: model_io.Model, probabilities: bool) -> Scorer:

@@ -26,13 +26,13 @@ from streamlearn.io.batch import Block
 from streamlearn.io.formats import FMT_VW
 from streamlearn.io.interactions import capped
 from streamlearn.io.parse import FORMATS, detect_format, parse_blocks
-from streamlearn.io.textparse import LineParser
 from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows
 from streamlearn.run.console import Console
 from streamlearn.run.finite import check_model
 from streamlearn.run.learner import Learner
 from streamlearn.run.options import Inputs
 from streamlearn.run.predict import Scorer
+from streamlearn.run.resident import OneLine
 from streamlearn.run.runner import (
     BatchChecks,
     ClassNumbering,
@@ -43,7 +43,6 @@ from streamlearn.run.runner import (
     run_kernel,
 )
 from streamlearn.run.serve_options import ServeOptions, log
-from streamlearn.system.direct import direct
 from streamlearn.system.jit import INTERPRETED
 
 
@@ -84,8 +83,7 @@ class Served:
         self.width = prediction_width(config) if opts.learn else self.scorer.width
         self.rows = self.rows if opts.learn else self.scorer.rows
         self.loss_id = config.loss_id if opts.learn else self.scorer.loss_id
-        self._lines: LineParser | None = None  # (one-line requests: _one_line)
-        self._kernel = None
+        self._lines: OneLine | None = None  # (one-line requests: _one_line)
         self.model = m
         """The model loaded (scoring: what a ``save`` line writes)."""
 
@@ -144,42 +142,32 @@ class Served:
             return None
         if self.code != FMT_VW and (self.code is not None or detect_format(line) != FMT_VW):
             return None
-        lp = self._lines
-        if lp is None:
-            lp = self._lines = LineParser(self.config.bits, self.config.constant, self.inter)
-        k = lp.parse(line)
-        if k < 0:
-            return None
-        indptr, labels, weights, bases, status = lp.row
-        if status[0] != 0:
+        one = self._lines
+        if one is None:
+            one = self._lines = OneLine(self.config, self.inter)
+        row = one.parse(line)
+        if row is None:
             return None
         if self.checks.classification:  # (label 0 read as -1, as BatchChecks.check does)
-            self.checks.labels(labels)
+            self.checks.labels(row[1])
         if self.learner is not None:
             lr = self.learner
             table, gstate, kernel = lr.table, lr.gstate, lr.spec.train_batch
         else:
             sc = self.scorer
             table, gstate, kernel = sc.table, sc.gstate, sc.kernel
-        idx = lp.indices[:k]
+        idx = one.slots()
         saved = (table[idx], gstate.copy(), self.stats.copy()) if self.learner is not None \
             else None  # fmt: skip
-        preds = np.empty((1, self.width)) if self.width else np.empty(1)
-        args = (table, gstate, self.params, self.loss_id, indptr, idx, lp.values[:k], labels,
-                weights, bases, status, self.stats, self.rows, preds)  # fmt: skip
-        if self._kernel is None:  # (the dispatcher's call, then its entry: system.direct)
-            kernel(*args)
-            self._kernel = direct(kernel, args)
-        else:
-            self._kernel(*args)
-        self.stats[S_NROWS] = 0.0
+        preds = one.step(kernel, table, gstate, self.params, self.loss_id, self.stats, self.rows,
+                         self.width)  # fmt: skip
         # (a sum that overflows only sends the line to answer(), which checks each value)
         if saved is not None and not math.isfinite(table[idx].sum() + gstate.sum()):
             table[idx], gstate[:], self.stats[:] = saved  # (answer() says why)
             return None
         self.checks.examples += 1
         text = self.writer.texts(preds)[0].encode("ascii")
-        ts, te = int(lp.arrays[3][0]), int(lp.arrays[4][0])
+        ts, te = int(one.parser.arrays[3][0]), int(one.parser.arrays[4][0])
         return text + b" " + line[ts:te] + b"\n" if te > ts else text + b"\n"
 
     def _step(self, batch) -> tuple[np.ndarray, bool]:  # noqa: ANN001 - a Batch
