@@ -27,9 +27,11 @@ KERNEL_PRIVATE = {
 """Private helpers of kernel files still taken from outside their package: each is to be
 made public at the next rebuild of the shipped kernels (renaming one changes the file)."""
 
-LONG_MODULES = {"io/interactions.py": 1100}
+LONG_MODULES = {"io/interactions.py": 1100, "io/jsonfast.py": 820}
 """Modules allowed over :data:`MAX_MODULE` lines, with their ceiling: kernel files
-(splitting one means rebuilding the shipped kernels; due with the next rebuild)."""
+(splitting one means rebuilding the shipped kernels; due with the next rebuild).
+``io/jsonfast.py`` (813): its JSON token scanner (``_ws`` … ``_skip_value``, ~200 lines)
+is the seam, to be its own module at that rebuild."""
 
 MAX_MODULE = 800
 MAX_FUNCTION = 100
