@@ -39,6 +39,7 @@ its text and label, so a line costs about its parsed JSON (Python's objects,
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -212,7 +213,7 @@ def translate(data: bytes, first_line: int, opts: JsonOptions) -> Translated:
         tr = _translate_fast(data, first_line, opts)
         if tr is not None:
             return tr
-    return _translate(data, first_line, opts, range(first_line, first_line + data.count(b"\n") + 1),
+    return _translate(opts, range(first_line, first_line + data.count(b"\n") + 1),
                       data.split(b"\n"))  # fmt: skip
 
 
@@ -247,7 +248,7 @@ def _translate_fast(data: bytes, first_line: int, opts: JsonOptions) -> Translat
             wheres.append(w)
             weights.append(np.ones(w.shape[0]))
         if k < n:
-            tr = _translate(raw[k] + b"\n", first_line + k, opts, [first_line + k], [raw[k]])
+            tr = _translate(opts, [first_line + k], [raw[k]])
             texts.append(tr.data)
             wheres.append(tr.lines)
             weights.append(tr.weights)
@@ -256,9 +257,9 @@ def _translate_fast(data: bytes, first_line: int, opts: JsonOptions) -> Translat
     return Translated(b"".join(texts), np.concatenate(wheres), np.concatenate(weights), errors)
 
 
-def _translate(data: bytes, first_line: int, opts: JsonOptions, numbers, lines) -> Translated:  # noqa: ANN001
-    """:func:`translate` in Python: ``lines`` (``data``'s), numbered ``numbers``."""
-    del data, first_line
+def _translate(opts: JsonOptions, numbers: Iterable[int], lines: list[bytes]) -> Translated:
+    """:func:`translate` in Python: ``lines`` (a block's, split at newlines), numbered
+    ``numbers``."""
     out: list[bytes] = []
     where: list[int] = []
     weights: list[float] = []

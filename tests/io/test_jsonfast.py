@@ -134,7 +134,7 @@ def _mutate(rng: np.random.Generator, line: bytes) -> bytes:
 
 
 def _python(data: bytes, opts: JsonOptions):  # noqa: ANN202
-    return _translate(data, 1, opts, range(1, data.count(b"\n") + 2), data.split(b"\n"))
+    return _translate(opts, range(1, data.count(b"\n") + 2), data.split(b"\n"))
 
 
 def _parsed(text: bytes) -> dict:
