@@ -217,9 +217,38 @@ def translate(data: bytes, first_line: int, opts: JsonOptions) -> Translated:
                       data.split(b"\n"))  # fmt: skip
 
 
+KERNEL_LINE = 64 << 10
+"""Longer JSON lines are read in Python: the kernel's scratch is sized by a block's longest
+line (~40 bytes per byte of it), the Python reader's memory by each line (~11x)."""
+
+
 def _translate_fast(data: bytes, first_line: int, opts: JsonOptions) -> Translated | None:
     """:func:`translate` by the kernel, with the lines it leaves read by :func:`read_record`;
     None when its output would not fit (then every line is read in Python)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    starts = np.concatenate([[0], ends + 1])
+    ends = np.concatenate([ends, [len(data)]])
+    long = np.flatnonzero(ends - starts > KERNEL_LINE).tolist()
+    if not long:
+        return _kernel_lines(data, first_line, opts)
+    parts: list[Translated | None] = []
+    pos = 0
+    for k in [*long, len(starts)]:  # the runs of short lines by the kernel, the long in Python
+        if pos < k:
+            parts.append(_kernel_lines(data[starts[pos] : ends[k - 1]], first_line + pos, opts))
+        if k < len(starts):
+            parts.append(_translate(opts, [first_line + k], [data[starts[k] : ends[k]]]))
+        pos = k + 1
+    if any(p is None for p in parts):
+        return None
+    return Translated(b"".join(p.data for p in parts), np.concatenate([p.lines for p in parts]),
+                      np.concatenate([p.weights for p in parts]),
+                      [e for p in parts for e in p.errors])  # fmt: skip
+
+
+def _kernel_lines(data: bytes, first_line: int, opts: JsonOptions) -> Translated | None:
+    """:func:`_translate_fast` of lines of at most :data:`KERNEL_LINE` bytes."""
     from streamlearn.io import jsonfast
 
     buf = np.frombuffer(data, dtype=np.uint8)

@@ -19,7 +19,7 @@ from streamlearn.io.batch import Block
 from streamlearn.io.interactions import compile_interactions
 from streamlearn.io.labels import LABEL_CB
 from streamlearn.io.multiline import parse_examples
-from streamlearn.io.vwjson import JsonOptions, _translate, translate
+from streamlearn.io.vwjson import KERNEL_LINE, JsonOptions, _translate, translate
 
 DS = JsonOptions(dsjson=True)
 JS = JsonOptions()
@@ -235,3 +235,7 @@ def test_many_actions_and_a_line_past_the_kernel_s_length() -> None:
     assert len(long) > jsonfast.FAST_LINE
     codes = _same(f"{many}\n{long}\n".encode(), DS)
     assert codes.tolist() == [jsonfast.FAST, jsonfast.SLOW, jsonfast.SKIP]
+    # lines past KERNEL_LINE among short ones: read in Python, in their places
+    short = _record(np.random.default_rng(1), True)
+    mid = long[: KERNEL_LINE + 500].rsplit(",", 1)[0] + '},"_multi":[{"a":{"y":2}}]}}'
+    _same(f"{short}\n{mid}\n{short}\n\n{short}\n{mid}\n".encode(), DS)
