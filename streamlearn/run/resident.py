@@ -116,9 +116,9 @@ class Resident:
         self.model: model_io.Model | None = model
         self.preds: np.ndarray | None = None
         """The last batch's predictions (:meth:`learn`)."""
-        self._lines: OneLine | None = None  # (learn_line's)
-        self.loss_id = config.loss_id
         """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
+        self._lines: OneLine | None = None  # (learn_line's)
+        self.loss_id = config.loss_id  # (a property of the config: computed once)
 
     def parse(self, blocks: Iterable[Block]) -> Iterator[Batch]:
         """The batches of ``blocks``, parsed as ``sl train`` parses lines (the format
@@ -152,17 +152,9 @@ class Resident:
                 self.weigh(batch)
             slots = batch.indices  # (a slot twice is restored twice to the same values)
             saved = (lr.table[slots], lr.gstate.copy(), lr.stats.copy())
-            preds = run_kernel(
-                lr.spec.train_batch,
-                lr.table,
-                lr.gstate,
-                self.params if params is None else params,
-                self.config.loss_id,
-                batch,
-                lr.stats,
-                self.rows,
-                self.width,
-            )
+            preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate,
+                               self.params if params is None else params,
+                               self.loss_id, batch, lr.stats, self.rows, self.width)
             self.preds = preds
             lr.stats[S_NROWS] = 0.0  # no progress table
             # (a sum of finite numbers that overflows only sends it to the exact check)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn import model as model_io
+from streamlearn.api_sources import one_line
 from streamlearn.errors import UsageError
 from streamlearn.io.batch import Block
 from streamlearn.vowpalwabbit.types import LabelType, PredictionType, by_action
@@ -80,10 +81,8 @@ class LineLive:
 
     def step(self, text: str, learn: bool) -> object:
         r = self.resident
-        line = text.encode("utf-8")
-        if not line.endswith(b"\n"):
-            line += b"\n"
-        if not r.learn_line(line, None if learn else self.scoring):  # (the one-line path)
+        line = one_line(text)
+        if line is None or not r.learn_line(line, None if learn else self.scoring):
             batches = list(r.parse([_block(text, False)]))
             _refuse_malformed(batches)
             r.learn(batches, None if learn else self.scoring)
