@@ -154,8 +154,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
         "m.learn('|u a', ['|a x', '|a y'], 1, 0.0, 0.5); m.choose('|u a', ['|a x', '|a y'])\n"
     ]),
     # session 19: the other explorers, CCB and slates, VW's model files of the multiline
-    # reductions, --explore_eval, and VW's bootstrap, autolink, bfgs and options (not
-    # --cb_force_legacy's kernels: they compile on first use, about 6 CPU-minutes)
+    # reductions, --explore_eval, and VW's bootstrap, autolink, bfgs and options
     ("py", [
         "import random\n"
         "from streamlearn.cli import cli\n"
@@ -202,6 +201,9 @@ COMMANDS: list[tuple[str, list[str]]] = [
         "for a in runs:\n"
         "    cli.main(['vw', '--quiet', '-p', T + '/z.p', *a], standalone_mode=False)\n"
     ]),
+    # every family a user can run, the legacy cb stack and --audit included (the list that
+    # tests/system/test_kernels_shipped.py checks the shipped kernels against)
+    ("lines", ["{T}"]),
     ("py", [
         "import numpy as np, streamlearn as sl\n"
         "X = np.random.default_rng(0).random((300, 5)); y = 1.0 + (X[:, 0] * 3).astype(int)\n"
@@ -246,6 +248,13 @@ def _worker(times_path: str, kind: str, args: list[str]) -> None:
     try:
         if kind == "py":
             exec(args[0], {})  # noqa: S102 - our own snippet
+        elif kind == "lines":  # every family a user can run (scripts/kernel_lines.py)
+            import kernel_lines
+
+            for line in kernel_lines.every_line(Path(args[0])):
+                if kernel_lines.run(line):
+                    raise SystemExit(f"failed: sl {' '.join(line)}")
+            kernel_lines.api_calls(Path(args[0]))
         else:
             from streamlearn.cli import cli
 

@@ -48,7 +48,7 @@ PER_RUN = ("passes", "holdout_period", "early_terminate", "test_only", "holdout_
 BATCH_ALGORITHMS = ("cd", "scd")
 FLOAT32_ALGORITHMS = ("gd", "ftrl", "coin", "pistol", "freegrad")
 """The learners that compute in single precision as VW: crosses' values are float32
-products for them (:func:`streamlearn.io.interactions.expand_batch`)."""
+products for them (:func:`streamlearn.io.crosses.expand_batch`)."""
 BATCH_EPOCHS = {"cd": 100_000, "scd": 1000}
 """The most sweeps by default.  ``cd`` stops on its convergence rules (``tol``); its
 cap is a safety net, high because a sweep over a small active set with covariance

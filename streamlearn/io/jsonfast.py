@@ -34,9 +34,19 @@ import math
 
 import numpy as np
 
-from streamlearn.io._numbers import NUM_OK, scan_number
-from streamlearn.io._scan import fast_decimal
-from streamlearn.io.vwfloat import strtof_of, vw_fast, vw_number
+from streamlearn.io.jsonscan import (
+    MAX_DEPTH,
+    key_part_ok,
+    literal,
+    name_ok,
+    number_end,
+    number_token,
+    same,
+    same_lower,
+    skip_value,
+    skip_ws,
+    string_end,
+)
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc
 
 FAST = 0
@@ -49,7 +59,6 @@ SLOW = 2
 FAST_LINE = 1 << 20
 """Longer lines go to the Python reader (the kernel's scratch is sized by the longest)."""
 _FLT_MAX = float(np.finfo(np.float32).max)
-_MAX_DEPTH = 48  # nesting beyond it: the Python reader (which refuses past 100)
 
 
 def _word(b: bytes) -> np.ndarray:
@@ -70,227 +79,6 @@ _W_ACTION = _word(b"action")
 _W_INDEX = _word(b"index")
 _W_SHARED = _word(b"shared")
 _W_PDROP = _word(b"pdrop")
-
-
-# --------------------------------------------------------------------------- JSON tokens
-
-
-@jit_inline
-def _ws(buf: np.ndarray, p: int, end: int) -> int:
-    """The first position at or after ``p`` that is not JSON whitespace."""
-    while p < end:
-        c = buf[p]
-        if c != 32 and c != 9 and c != 10 and c != 13:
-            break
-        p += 1
-    return p
-
-
-@jit_inline
-def _string_end(buf: np.ndarray, p: int, end: int) -> int:
-    """``buf[p]`` is a string's opening quote: its closing quote's position, or -1 (an
-    escape or a control byte: the Python reader's)."""
-    q = p + 1
-    while q < end:
-        c = buf[q]
-        if c == 34:
-            return q
-        if c == 92 or c < 32:
-            return -1
-        q += 1
-    return -1
-
-
-@jit_inline
-def _number_end(buf: np.ndarray, p: int, end: int) -> int:
-    """The end of a JSON number (strict grammar) at ``p``, or -1."""
-    q = p
-    if q < end and buf[q] == 45:
-        q += 1
-    if q >= end:
-        return -1
-    if buf[q] == 48:
-        q += 1
-    elif 49 <= buf[q] <= 57:
-        while q < end and 48 <= buf[q] <= 57:
-            q += 1
-    else:
-        return -1
-    if q < end and buf[q] == 46:
-        q += 1
-        k = q
-        while q < end and 48 <= buf[q] <= 57:
-            q += 1
-        if q == k:
-            return -1
-    if q < end and (buf[q] == 101 or buf[q] == 69):
-        q += 1
-        if q < end and (buf[q] == 43 or buf[q] == 45):
-            q += 1
-        k = q
-        while q < end and 48 <= buf[q] <= 57:
-            q += 1
-        if q == k:
-            return -1
-    return q
-
-
-@jit_inline
-def _literal(buf: np.ndarray, p: int, end: int) -> tuple[int, int]:
-    """``true`` (1), ``false`` (0), ``null`` (2) at ``p``: ``(kind, end)``, or ``(-1, -1)``."""
-    if p + 4 <= end and buf[p] == 116 and buf[p + 1] == 114 and buf[p + 2] == 117 \
-            and buf[p + 3] == 101:  # fmt: skip
-        return 1, p + 4
-    if p + 4 <= end and buf[p] == 110 and buf[p + 1] == 117 and buf[p + 2] == 108 \
-            and buf[p + 3] == 108:  # fmt: skip
-        return 2, p + 4
-    if p + 5 <= end and buf[p] == 102 and buf[p + 1] == 97 and buf[p + 2] == 108 \
-            and buf[p + 3] == 115 and buf[p + 4] == 101:  # fmt: skip
-        return 0, p + 5
-    return -1, -1
-
-
-@jit_inline
-def _key(buf: np.ndarray, p: int, end: int) -> int:
-    """A key and its ``:`` at ``p``: the position after the ``:``, or -1."""
-    if p >= end or buf[p] != 34:
-        return -1
-    q = _string_end(buf, p, end)
-    if q < 0:
-        return -1
-    q = _ws(buf, q + 1, end)
-    if q >= end or buf[q] != 58:
-        return -1
-    return q + 1
-
-
-@jit_noalloc
-def _skip_value(buf: np.ndarray, p: int, end: int) -> int:
-    """The end of the JSON value at ``p`` (read, not kept), or -1 where it is not strict
-    JSON the kernel reads (an escape, nesting past :data:`_MAX_DEPTH`)."""
-    depth = 0
-    objects = 0  # bit k: the container at depth k + 1 is an object
-    expect_value = True
-    while True:
-        p = _ws(buf, p, end)
-        if p >= end:
-            return -1
-        c = buf[p]
-        if expect_value:
-            if c == 123 or c == 91:  # { [
-                depth += 1
-                if depth > _MAX_DEPTH:
-                    return -1
-                objects = (objects << 1) | (1 if c == 123 else 0)
-                p = _ws(buf, p + 1, end)
-                if p < end and buf[p] == (125 if c == 123 else 93):  # {} []
-                    depth -= 1
-                    objects >>= 1
-                    p += 1
-                    expect_value = False
-                    if depth == 0:
-                        return p
-                elif c == 123:
-                    p = _key(buf, p, end)
-                    if p < 0:
-                        return -1
-                continue
-            if c == 34:
-                q = _string_end(buf, p, end)
-                if q < 0:
-                    return -1
-                p = q + 1
-            elif c == 45 or 48 <= c <= 57:
-                p = _number_end(buf, p, end)
-                if p < 0:
-                    return -1
-            else:
-                kind, p = _literal(buf, p, end)
-                if kind < 0:
-                    return -1
-            expect_value = False
-            if depth == 0:
-                return p
-            continue
-        # after a value inside an object or an array: ',' or the container's end
-        in_object = (objects & 1) == 1
-        if c == 44:
-            p = _ws(buf, p + 1, end)
-            if in_object:
-                p = _key(buf, p, end)
-                if p < 0:
-                    return -1
-            expect_value = True
-            continue
-        if c == (125 if in_object else 93):
-            depth -= 1
-            objects >>= 1
-            p += 1
-            if depth == 0:
-                return p
-            continue
-        return -1
-
-
-@jit_inline
-def _same(buf: np.ndarray, s: int, e: int, word: np.ndarray) -> bool:
-    if e - s != word.shape[0]:
-        return False
-    for q in range(e - s):
-        if buf[s + q] != word[q]:
-            return False
-    return True
-
-
-@jit_inline
-def _same_lower(buf: np.ndarray, s: int, e: int, word: np.ndarray) -> bool:
-    if e - s != word.shape[0]:
-        return False
-    for q in range(e - s):
-        c = buf[s + q]
-        if 65 <= c <= 90:
-            c = c + 32
-        if c != word[q]:
-            return False
-    return True
-
-
-@jit_inline
-def _name_ok(buf: np.ndarray, s: int, e: int) -> bool:
-    """Whether ``buf[s:e]`` stands in VW text as it is (``jsonreader.expressible``)."""
-    return e > s and _key_part_ok(buf, s, e)
-
-
-@jit_inline
-def number_token(buf: np.ndarray, s: int, e: int) -> tuple[int, float]:
-    """How the JSON number ``buf[s:e]`` is written: 0 as it is, 1 with ``e+0`` appended, -1
-    not here (module docstring); and VW's float32 of it."""
-    neg = buf[s] == 45
-    ok, d, j = fast_decimal(buf, s + 1 if neg else s, e)  # (most tokens: short decimals)
-    if ok and j == e:
-        if neg:
-            d = -d
-    else:
-        code, d, j = scan_number(buf, s, e)
-        if code != NUM_OK or j != e:
-            return -1, 0.0
-    f = np.float64(np.float32(d))
-    if not math.isfinite(f):
-        return -1, 0.0
-    ok, v, j = vw_fast(buf, s, e, e)
-    if ok and j == e and v == f:
-        return 0, f
-    if not ok:
-        c2, v, j2 = vw_number(buf, s, e, e)
-        if c2 == NUM_OK and j2 == e and v == f:
-            return 0, f
-    for q in range(s, e):
-        if buf[q] == 101 or buf[q] == 69:
-            return -1, 0.0
-    t, exact = strtof_of(d)
-    if exact and t == f:
-        return 1, f
-    return -1, 0.0
 
 
 # --------------------------------------------------------------------------- output
@@ -366,7 +154,7 @@ def _next_member(buf: np.ndarray, p: int, le: int) -> int:
     """After a value at ``p``: past the ``,`` before the next, or -1."""
     if buf[p] != 44:
         return -1
-    p = _ws(buf, p + 1, le)
+    p = skip_ws(buf, p + 1, le)
     return p if p < le else -1
 
 
@@ -386,7 +174,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
     (kind: 0 an object of features, 1 ``_multi``, 2 the DSJSON record; its namespace),
     ``label`` the cb label's tokens, ``seen`` 256 flags.
     """
-    p = _ws(buf, ls, le)
+    p = skip_ws(buf, ls, le)
     if p >= le:
         return SKIP, o, 0
     if buf[p] != 123:
@@ -416,7 +204,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
     p += 1
     first = True  # the frame's first member: no ',' before it
     while True:
-        p = _ws(buf, p, le)
+        p = skip_ws(buf, p, le)
         if p >= le:
             return SLOW, o, 0
         kind = frames[depth, 0]
@@ -435,11 +223,11 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
                     return SLOW, o, 0
                 c = buf[p]
             first = False
-            lk, q = _literal(buf, p, le)
+            lk, q = literal(buf, p, le)
             if lk == 2:  # null: no action
                 p = q
                 continue
-            if c != 123 or depth + 1 > _MAX_DEPTH or nx >= exs.shape[0] \
+            if c != 123 or depth + 1 > MAX_DEPTH or nx >= exs.shape[0] \
                     or nn >= nss.shape[0]:  # fmt: skip
                 return SLOW, o, 0
             cur = nx
@@ -482,20 +270,20 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         if buf[p] != 34:
             return SLOW, o, 0
         ks = p + 1
-        ke = _string_end(buf, p, le)
+        ke = string_end(buf, p, le)
         if ke < 0:
             return SLOW, o, 0
-        p = _ws(buf, ke + 1, le)
+        p = skip_ws(buf, ke + 1, le)
         if p >= le or buf[p] != 58:
             return SLOW, o, 0
-        p = _ws(buf, p + 1, le)
+        p = skip_ws(buf, p + 1, le)
         if p >= le:
             return SLOW, o, 0
         c = buf[p]
         vw_key = ke > ks and buf[ks] == 95  # _
-        is_label = vw_key and _same(buf, ks, min(ke, ks + 6), _W_LABEL)
+        is_label = vw_key and same(buf, ks, min(ke, ks + 6), _W_LABEL)
         if kind == 2:  # a DSJSON record's own key
-            if _same(buf, ks, ke, _W_C):
+            if same(buf, ks, ke, _W_C):
                 if c != 123 or context_done or nn >= nss.shape[0]:
                     return SLOW, o, 0
                 depth += 1
@@ -504,16 +292,16 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
                 p += 1
                 first = True
                 continue
-            if _same(buf, ks, ke, _W_A):
-                q = _ws(buf, p + 1, le)
+            if same(buf, ks, ke, _W_A):
+                q = skip_ws(buf, p + 1, le)
                 if c != 91 or q >= le or buf[q] == 93:  # (none taken: VW reads on)
                     return SLOW, o, 0
                 actions_seen = True
-            elif _same(buf, ks, ke, _W_PDROP) or _same(buf, ks, ke, _W_SKIP) \
-                    or _same(buf, ks, ke, _W_OUTCOMES):  # fmt: skip
+            elif same(buf, ks, ke, _W_PDROP) or same(buf, ks, ke, _W_SKIP) \
+                    or same(buf, ks, ke, _W_OUTCOMES):  # fmt: skip
                 return SLOW, o, 0
             if not is_label:
-                p = _skip_value(buf, p, le)
+                p = skip_value(buf, p, le)
                 if p < 0:
                     return SLOW, o, 0
                 continue
@@ -521,8 +309,8 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
             top = depth == 0 or (depth == 1 and dsjson)  # the context's own keys
             if not top:
                 return SLOW, o, 0
-            if _same(buf, ks, ke, _W_MULTI):
-                if multi_seen or c != 91 or depth + 1 > _MAX_DEPTH:
+            if same(buf, ks, ke, _W_MULTI):
+                if multi_seen or c != 91 or depth + 1 > MAX_DEPTH:
                     return SLOW, o, 0
                 multi_seen = True
                 depth += 1
@@ -534,8 +322,8 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
             if not is_label:
                 return SLOW, o, 0
         if is_label:  # _label_<property>, _labelIndex (VW's label_object_state)
-            if _same_lower(buf, ks + 6, ke, _W_INDEX):
-                q = _number_end(buf, p, le)
+            if same_lower(buf, ks + 6, ke, _W_INDEX):
+                q = number_end(buf, p, le)
                 if q < 0:
                     return SLOW, o, 0
                 v = 0
@@ -551,29 +339,29 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
                 continue
             if ke - ks <= 7 or buf[ks + 6] != 95:
                 return SLOW, o, 0  # _label, _labelX...: the Python reader's
-            lk, q = _literal(buf, p, le)
+            lk, q = literal(buf, p, le)
             if lk == 2:  # null: nothing
                 p = q
                 continue
-            q = _number_end(buf, p, le)
+            q = number_end(buf, p, le)
             if q < 0:
                 return SLOW, o, 0
             how, f = number_token(buf, p, q)
             if how < 0:
                 return SLOW, o, 0
-            if _same_lower(buf, ks + 7, ke, _W_COST):
+            if same_lower(buf, ks + 7, ke, _W_COST):
                 if f == _FLT_MAX:
                     return SLOW, o, 0
                 label[_CS] = p
                 label[_CE] = q
                 label[_CHOW] = how
-            elif _same_lower(buf, ks + 7, ke, _W_PROB):
+            elif same_lower(buf, ks + 7, ke, _W_PROB):
                 if buf[p] == 45:  # a negative probability: Python's refusal
                     return SLOW, o, 0
                 label[_PS] = p
                 label[_PE] = q
                 label[_PHOW] = how
-            elif _same_lower(buf, ks + 7, ke, _W_ACTION):
+            elif same_lower(buf, ks + 7, ke, _W_ACTION):
                 if f < 0.0 or f >= 4294967296.0 or f != math.floor(f):
                     return SLOW, o, 0
                 label[_ACTION] = np.int64(f)
@@ -585,7 +373,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         # ---- a feature, or a namespace
         ns = frames[depth, 1]
         if c == 123:  # a namespace
-            if not _name_ok(buf, ks, ke) or buf[ks] >= 128 or depth + 1 > _MAX_DEPTH \
+            if not name_ok(buf, ks, ke) or buf[ks] >= 128 or depth + 1 > MAX_DEPTH \
                     or nn >= nss.shape[0]:  # fmt: skip
                 return SLOW, o, 0
             depth += 1
@@ -601,16 +389,16 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         how = 0
         if c == 34:  # "k": "v" is the feature kv
             vs = p + 1
-            ve = _string_end(buf, p, le)
-            if ve < 0 or not _key_part_ok(buf, ks, ke) or (ke == ks and ve == vs):
+            ve = string_end(buf, p, le)
+            if ve < 0 or not key_part_ok(buf, ks, ke) or (ke == ks and ve == vs):
                 return SLOW, o, 0
             p = ve + 1
         elif c == 45 or 48 <= c <= 57:  # "k": number is k with that value (0: nothing)
-            q = _number_end(buf, p, le)
+            q = number_end(buf, p, le)
             if q < 0:
                 return SLOW, o, 0
             how, f = number_token(buf, p, q)
-            if how < 0 or not _name_ok(buf, ks, ke):
+            if how < 0 or not name_ok(buf, ks, ke):
                 return SLOW, o, 0
             if f == 0.0:
                 p = q
@@ -620,13 +408,13 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
                 te = q
             p = q
         else:  # true is k; false, null nothing
-            lk, q = _literal(buf, p, le)
+            lk, q = literal(buf, p, le)
             if lk < 0:
                 return SLOW, o, 0  # an array, or not JSON
             p = q
             if lk != 1:
                 continue
-            if not _name_ok(buf, ks, ke):
+            if not name_ok(buf, ks, ke):
                 return SLOW, o, 0
         if nf >= ints.shape[0]:
             return SLOW, o, 0
@@ -649,7 +437,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         nss[ns, 3] += 1
         nf += 1
     # ---- the line has ended: only whitespace may follow
-    if _ws(buf, p, le) != le:
+    if skip_ws(buf, p, le) != le:
         return SLOW, o, 0
     if not multi_seen or nx < 2 or not actions_seen or not context_done:
         return SLOW, o, 0
@@ -732,16 +520,6 @@ def _text(buf: np.ndarray, out: np.ndarray, o: int, ints: np.ndarray, nss: np.nd
 
 
 @jit_inline
-def _key_part_ok(buf: np.ndarray, s: int, e: int) -> bool:
-    """A string feature's key holds no byte VW text cannot (it may be empty)."""
-    for q in range(s, e):
-        c = buf[q]
-        if c <= 32 or c == 58 or c == 124:
-            return False
-    return True
-
-
-@jit_inline
 def _same_name(buf: np.ndarray, nss: np.ndarray, a: int, b: int) -> bool:
     """Whether namespaces ``a`` and ``b`` are written under the same text name."""
     sa, ea, sb, eb = nss[a, 0], nss[a, 1], nss[b, 0], nss[b, 1]
@@ -786,7 +564,7 @@ def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
     exs = np.empty((longest // 3 + 8, 2), dtype=np.int64)
     closes = np.empty((longest // 3 + 8, 2), dtype=np.int64)
     label = np.empty(2 * _AT_CLOSE, dtype=np.int64)
-    frames = np.empty((_MAX_DEPTH + 2, 2), dtype=np.int64)
+    frames = np.empty((MAX_DEPTH + 2, 2), dtype=np.int64)
     seen = np.zeros(256, dtype=np.bool_)
     o = 0
     for k in range(nl):

@@ -29,7 +29,8 @@ import numpy as np
 
 from streamlearn.io._scan import CONSTANT_NS
 from streamlearn.io.batch import Batch, Block
-from streamlearn.io.interactions import Interactions, expand_batch
+from streamlearn.io.crosses import expand_batch
+from streamlearn.io.interactions import Interactions
 from streamlearn.io.labels import (
     LABEL_CB,
     NO_ACTIONS,

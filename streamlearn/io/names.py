@@ -161,7 +161,8 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
     """
     import numpy as np
 
-    from streamlearn.io.interactions import MAX_TERMS, _example_terms, terms_room
+    from streamlearn.io.crosses import example_terms, terms_room
+    from streamlearn.io.interactions import MAX_TERMS
 
     mask = (1 << bits) - 1
     groups: dict[int, list[tuple[int, str]]] = {}
@@ -175,7 +176,7 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
     room = terms_room(inter.terms, inter.lengths, len(present))
     out_terms = np.empty((max(room, 1), MAX_TERMS), dtype=np.int64)
     out_len = np.empty(out_terms.shape[0], dtype=np.int64)
-    n = _example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
+    n = example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
                        len(present), out_terms, out_len, inter.dedupe)  # fmt: skip
     out: list[tuple[int, str]] = []
     perm = inter.permutations

@@ -21,8 +21,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from streamlearn.io.batch import LONG_LINE, MAX_MAGNITUDE, REASONS, Batch, Block
+from streamlearn.io.crosses import CROSS_BUDGET
 from streamlearn.io.formats import FMT_DSJSON, FMT_JSON, FMT_SVMLIGHT, FMT_VW, FORMATS
-from streamlearn.io.interactions import CROSS_BUDGET, Interactions, compile_interactions
+from streamlearn.io.interactions import Interactions, compile_interactions
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES, iter_blocks
 from streamlearn.io.textparse import WORDS, Rest, parse_text_block
 from streamlearn.system.text import shown_bytes

@@ -107,7 +107,7 @@ class _Buffers:
         return np.empty(n, dtype=np.uint8)
 
 
-def _drop_long_lines(data: np.ndarray, first_line: int, limit: int) -> tuple[np.ndarray, tuple]:
+def drop_long_lines(data: np.ndarray, first_line: int, limit: int) -> tuple[np.ndarray, tuple]:
     """``data`` (whole lines) with every line longer than ``limit`` bytes emptied.
 
     Returns the new bytes (``data`` itself when no line is too long) and the
@@ -225,7 +225,7 @@ def iter_lines_blocks(
             long_lines: tuple = ()
             dropped = 0
             if cut > max_line:
-                data, long_lines = _drop_long_lines(data, first_line, max_line)
+                data, long_lines = drop_long_lines(data, first_line, max_line)
                 dropped = cut - data.shape[0]
             newlines = count_newlines(data)
             yield Block(data, name, first_line, live=paused, newlines=newlines,

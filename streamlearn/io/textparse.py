@@ -33,15 +33,10 @@ import numpy as np
 
 from streamlearn.io._scan import block_arrays, count_newlines, feature_bound
 from streamlearn.io.batch import LONG_LINE, MAX_MAGNITUDE, TOO_MANY_CROSSES, Batch, Block
+from streamlearn.io.crosses import CROSS_BUDGET, expand_batch
 from streamlearn.io.formats import FMT_CSV, FMT_SVMLIGHT, FMT_VW
 from streamlearn.io.grams import expand_grams
-from streamlearn.io.interactions import (
-    CROSS_BUDGET,
-    Interactions,
-    expand_batch,
-    fuses,
-    row_crosser,
-)
+from streamlearn.io.interactions import Interactions, fuses, row_crosser
 from streamlearn.io.reader import BLOCK_SIZE
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
@@ -298,7 +293,7 @@ def _crossed(block: Block, data: np.ndarray, fmt: int, rows: int, arrays: tuple,
     ``budget`` entries; a row past ``inter.max_crosses`` becomes malformed.
 
     The first ``start`` rows have their crosses already (the parse kernel wrote them,
-    :func:`~streamlearn.io.interactions.cross_row`): they are the first part as they are.
+    :func:`~streamlearn.io.crosses.cross_row`): they are the first part as they are.
     """
     labels, weights, bases, tag_start, tag_end, _, _, _, status, line, line_start, err_pos, _ = (
         arrays

@@ -48,7 +48,7 @@ from streamlearn.io._words import (
     plain_decimal,
 )
 from streamlearn.io.batch import TOO_LARGE, TOO_MANY_CROSSES
-from streamlearn.io.interactions import CROSS_CROWDED, cross_row
+from streamlearn.io.crosses import CROSS_CROWDED, cross_row
 from streamlearn.io.vwfloat import vw_fast, vw_number
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
@@ -174,9 +174,9 @@ def parse_vw_block(
     features written, the tags touching ``|`` and the first one's line,
     ``overflow`` (``arrays`` had no room for the block) and ``crossed``.
 
-    ``crosser`` (:func:`~streamlearn.io.interactions.row_crosser`) holds the
+    ``crosser`` (:func:`~streamlearn.io.crosses.row_crosser`) holds the
     interactions the kernel writes itself, each row's crosses right after its
-    own features (:func:`~streamlearn.io.interactions.cross_row`), as long as
+    own features (:func:`~streamlearn.io.crosses.cross_row`), as long as
     they leave room for the rest of the block's own features: ``crossed`` rows
     have them, the later rows do not (their crosses are the caller's to
     expand).  A row with more crosses than the cap is malformed

@@ -168,7 +168,7 @@ def best_constant(loss_id: int, w: float, label_sum: float, pos_w: float) -> tup
 F32 = np.float32
 
 
-def _c_single(name: str):
+def c_single(name: str):
     """The C library's single-precision ``name`` (``expf``, ``logf``) as a Python function.
 
     Compiled kernels call the C library's ``expf``/``logf``; interpreted runs
@@ -190,10 +190,10 @@ def _c_single(name: str):
 
 
 if INTERPRETED:
-    expf = _c_single("expf")
-    logf = _c_single("logf")
-    log1pf = _c_single("log1pf")
-    expm1f = _c_single("expm1f")
+    expf = c_single("expf")
+    logf = c_single("logf")
+    log1pf = c_single("log1pf")
+    expm1f = c_single("expm1f")
 else:
 
     @jit_inline

@@ -382,7 +382,8 @@ def _ldf_test(part) -> bool:  # noqa: ANN001
 def _crossed(feats: list, inter, bits: int) -> list[tuple[int, str, float]]:  # noqa: ANN001
     """(slot, ``a^x*b^y``, value) of the crosses of one example's features in VW's order
     (:func:`streamlearn.io.names.crossed_names`, the values multiplied along)."""
-    from streamlearn.io.interactions import MAX_TERMS, _example_terms, terms_room
+    from streamlearn.io.crosses import example_terms, terms_room
+    from streamlearn.io.interactions import MAX_TERMS
 
     mask = (1 << bits) - 1
     groups: dict[int, list[tuple[int, str, float]]] = {}
@@ -396,7 +397,7 @@ def _crossed(feats: list, inter, bits: int) -> list[tuple[int, str, float]]:  # 
     room = terms_room(inter.terms, inter.lengths, len(present))
     out_terms = np.empty((max(room, 1), MAX_TERMS), dtype=np.int64)
     out_len = np.empty(out_terms.shape[0], dtype=np.int64)
-    n = _example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
+    n = example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
                        len(present), out_terms, out_len, inter.dedupe)  # fmt: skip
     out: list[tuple[int, str, float]] = []
     perm = inter.permutations

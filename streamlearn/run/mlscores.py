@@ -132,10 +132,10 @@ class Probabilities:
     the ``-p`` lines, each example's predicted class, and the multiclass log loss."""
 
     def __init__(self) -> None:
-        from streamlearn.learners.losses import _c_single
+        from streamlearn.learners.losses import c_single
 
-        self.expf = _c_single("expf")
-        self.logf = _c_single("logf")
+        self.expf = c_single("expf")
+        self.logf = c_single("logf")
         self.log_loss = 0.0  # VW's multiclass_log_loss (double), held-out examples apart
         self.ho_log_loss = 0.0
 

@@ -162,9 +162,9 @@ class Server:
     def _score(self, data: bytes, name: str, line: int) -> bytes:
         long: tuple = ()
         if len(data) > self.opts.max_line_bytes:  # a long complete line within one read
-            from streamlearn.io.reader import _drop_long_lines
+            from streamlearn.io.reader import drop_long_lines
 
-            arr, long = _drop_long_lines(np.frombuffer(data, dtype=np.uint8), line,
+            arr, long = drop_long_lines(np.frombuffer(data, dtype=np.uint8), line,
                                          self.opts.max_line_bytes)  # fmt: skip
             if long:
                 data = arr.tobytes()

@@ -227,7 +227,7 @@ def test_crosses_replayed_from_the_cache_equal_a_fresh_parse(tmp_path, algo):
     assert not np.array_equal(model_io.load(m2).weights, a.weights)
 
 
-def _vw_example_terms(templates: list[list[int]], present: list[int], dedupe: bool) -> list:
+def _vwexample_terms(templates: list[list[int]], present: list[int], dedupe: bool) -> list:
     """VW's list of one example's interactions, straight from its rules (plain Python):
     wildcards expanded over the example's namespaces (byte order; '::' as the pairs
     i <= j, or every ordered pair without dedupe; others as combinations with
@@ -270,7 +270,8 @@ def _vw_example_terms(templates: list[list[int]], present: list[int], dedupe: bo
 def test_example_terms_equal_vws_rules(seed):
     """The kernel's term list (sorted by key, deduplicated by canonical form) is the one
     VW's rules give, for random templates with and without wildcards."""
-    from streamlearn.io.interactions import MAX_TERMS, _example_terms, terms_room
+    from streamlearn.io.crosses import example_terms, terms_room
+    from streamlearn.io.interactions import MAX_TERMS
 
     rng = np.random.default_rng(seed)
     alphabet = [97, 98, 99, 100, 32, 58, 58]
@@ -285,10 +286,10 @@ def test_example_terms_equal_vws_rules(seed):
         room = max(terms_room(terms, lengths, len(present)), 1)
         out = np.empty((room, MAX_TERMS), dtype=np.int64)
         out_len = np.empty(room, dtype=np.int64)
-        n = _example_terms(terms, lengths, np.array(present + [0], dtype=np.int64),
+        n = example_terms(terms, lengths, np.array(present + [0], dtype=np.int64),
                            len(present), out, out_len, dedupe)  # fmt: skip
         got = [out[r, : out_len[r]].tolist() for r in range(n)]
-        assert got == _vw_example_terms(templates, present, dedupe), (templates, present)
+        assert got == _vwexample_terms(templates, present, dedupe), (templates, present)
 
 
 def _concat(parts: list) -> tuple:
@@ -393,7 +394,7 @@ def _fusable_lines(rng: np.random.Generator, n: int) -> list[str]:
 @pytest.mark.parametrize("seed", range(12))
 def test_crosses_the_parse_kernel_writes_equal_the_expanding_pass(seed, monkeypatch):
     """Where it can (no wildcard, filter or n-gram), the VW parse kernel writes each row's
-    crosses right after it (interactions.cross_row) instead of expand_batch copying every
+    crosses right after it (crosses.cross_row) instead of expand_batch copying every
     row: the same rows, slots, values, statuses and labels, with the kernel stopping at a
     repeated namespace or when room runs short, and a row over --max-crosses malformed."""
     import streamlearn.io.parse as parse_mod

@@ -1,0 +1,270 @@
+"""The command lines whose kernels ``sl`` ships compiled: every family a user can run.
+
+Enumerated from the registries, not listed by hand where a registry exists: every learning
+algorithm (:data:`streamlearn.learners.ALGORITHMS`) and loss, every multiline reduction of
+:data:`streamlearn.reductions.REDUCTIONS`, every explorer (:data:`streamlearn.learners.explore.
+EXPLORERS`) and ``--cb_type`` (:data:`streamlearn.learners.cb_adf.CB_TYPES`), the legacy
+``--cb_force_legacy`` stack with each of its types and explorers
+(:mod:`streamlearn.learners.cb_algs`), VW's single-line reductions, the input formats and the
+outputs that have kernels of their own (``--audit``, ``--invert_hash``, models read back).
+
+``scripts/build_kernels.py`` runs them when it compiles the kernels it ships;
+``tests/system/test_kernels_shipped.py`` runs them against the shipped kernels and fails on
+the first kernel that would compile, naming it and the line, and fails when a registry
+holds a name this file does not enumerate (a new explorer, cb type, algorithm or reduction
+is enumerated here before it ships).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "sample.vw"
+
+LOSSES = ("squared", "classic", "hinge", "logistic", "quantile", "expectile", "poisson")
+"""VW's ``--loss_function`` names sl takes (``vwargs.options._loss``; aliases left out)."""
+
+EXPLORER_ARGS = {
+    "greedy": [["--epsilon", "0.1"], ["--first_only"]],
+    "first": [["--first", "5"]],
+    "softmax": [["--softmax", "--lambda", "3"]],
+    "squarecb": [["--squarecb"], ["--squarecb", "--elim"]],
+    "bag": [["--bag", "3"], ["--bag", "3", "--greedify"]],
+    "cover": [["--cover", "3"], ["--cover", "3", "--cb_type", "dr"], ["--cover", "2", "--nounif"]],
+    "regcb": [["--regcb"], ["--regcbopt"]],
+    "synthcover": [["--synthcover"]],
+    "rnd": [["--rnd", "2"]],
+}
+"""``--cb_explore_adf``'s explorers (each name of ``learners.explore.EXPLORERS``) and the
+options that reach their kernels' other paths."""
+
+LEGACY_EXPLORER_ARGS = {
+    "": [[]],
+    "greedy": [["--epsilon", "0.2"]],
+    "first": [["--first", "7"]],
+    "bag": [["--bag", "3"]],
+    "cover": [["--cover", "3"], ["--cover", "2", "--nounif"]],
+}
+"""``--cb_explore K --cb_force_legacy``'s explorers (``learners.cb_algs.EXPLORERS``)."""
+
+
+def write_data(t: Path) -> dict[str, str]:
+    """Small inputs of every label kind into directory ``t``; their paths by name."""
+    r = random.Random(7)
+    cb, cs, mc, ml, cbk, reg, nl, ccb, slates = ([] for _ in range(9))
+    csv, js, ds = ["_label,a,b"], [], []
+    for i in range(240):
+        k = r.randint(2, 5)
+        c = r.randrange(k)
+        cb.append(f"shared |s u{r.randrange(9)} v{r.randrange(9)}")
+        cb += [(f"0:{r.randint(0, 1)}:0.5 " if j == c else "") + f"|a x{j} y{r.randrange(9)}:0.5"
+               for j in range(k)] + [""]  # fmt: skip
+        cs += [f"{j + 1}:{int(j != c)} |a x{j} z{r.randrange(4)}" for j in range(k)] + [""]
+        y = r.randint(1, 3)
+        mc.append(f"{y} |f a{y} b{r.randrange(5)}")
+        ml.append(f"{y},{1 + y % 3} |f a{y} b{r.randrange(5)}")
+        cbk.append(f"{1 + i % 3}:{i % 2}:0.5 |f a{i % 5} b{r.randrange(4)}")
+        reg.append(f"{r.random():.2f} |f a{r.randrange(5)} b{r.randrange(4)}:0.5")
+        nl.append(f"{'abc'[i % 3]} |f a{i % 5}")
+        ccb += ([f"ccb shared |s u{r.randrange(9)}"] + [f"ccb action |a x{j}" for j in range(3)]
+                + [f"ccb slot {r.randrange(3)}:{r.randint(0, 1)}:0.5 |z s0", "ccb slot |z s1",
+                   ""])  # fmt: skip
+        slates += [f"slates shared {r.randint(0, 1)} |s u{r.randrange(9)}",
+                   "slates action 0 |a x1", "slates action 0 |a x2", "slates action 1 |a y1",
+                   "slates action 1 |a y2", "slates slot 0:0.5 |z s0", "slates slot 1:0.5 |z s1",
+                   ""]  # fmt: skip
+        csv.append(f"{y},{r.randrange(5)},{y}")
+        ctx = (f'"s":{{"f":"{y}","n":{r.random():.3f}}},"_multi":[{{"a":{{"x":1}}}},'
+               f'{{"a":{{"y":1,"w":"v{r.randrange(3)}"}}}}]')
+        js.append(f'{{"_label_cost":{y % 2},"_label_probability":0.5,"_label_Action":1,'
+                  f'"_labelIndex":0,{ctx}}}')  # fmt: skip
+        ds.append(f'{{"_label_cost":{-(y % 2)},"_label_probability":0.5,"_label_Action":1,'
+                  f'"_labelIndex":0,"a":[1,2],"c":{{{ctx}}},"p":[0.5,0.5]}}')  # fmt: skip
+    files = {"cb": cb, "cs": cs, "mc": mc, "ml": ml, "cbk": cbk, "reg": reg, "nl": nl,
+             "ccb": ccb, "slates": slates, "c.csv": csv, "j.json": js, "d.json": ds}  # fmt: skip
+    paths = {}
+    for name, rows in files.items():
+        (t / name).write_text("\n".join(rows) + "\n")
+        paths[name] = str(t / name)
+    paths["D"] = str(SAMPLE)
+    return paths
+
+
+def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
+    """``sl vw`` command lines (without ``vw``), over the inputs of :func:`write_data`."""
+    from streamlearn.learners.cb_adf import CB_TYPES
+    from streamlearn.learners.cb_algs import LEGACY_TYPES
+
+    D, T = p["D"], str(t)
+    out: list[list[str]] = []
+    # single-line: losses, update rules, crosses and filters, VW's single-line reductions
+    out += [["-d", p["reg"] if loss == "poisson" else D, "--loss_function", loss]
+            for loss in LOSSES]  # (sample.vw's labels are -1 and 1)
+    out += [["-d", D, *a] for a in (
+        ["--sgd"], ["--adaptive"], ["--normalized"], ["--invariant"], ["--l1", "1e-5"],
+        ["--l2", "1e-4"], ["--ftrl"], ["--pistol"], ["--coin"], ["--freegrad"],
+        ["-q", "ff"], ["--cubic", "fff"], ["--interactions", "::"], ["-q", "ff", "--permutations"],
+        ["--ngram", "2"], ["--ngram", "2", "--skips", "1"], ["--sort_features"],
+        ["--feature_limit", "3"], ["--ignore", "f"], ["--keep", "f"], ["--ignore_linear", "f"],
+        ["--random_weights"], ["--normal_weights"], ["--hash", "all"],
+        ["--bootstrap", "3"], ["--bfgs", "--passes", "3", "-c", "-k", "--holdout_off"],
+        ["--passes", "2", "-c", "-k"], ["--audit"], ["-q", "ff", "--audit"],
+        ["--invert_hash", T + "/ih.txt"], ["--readable_model", T + "/rm.txt"],
+        ["--extra_metrics", T + "/em.json"], ["-f", T + "/s.vw"],
+    )]  # fmt: skip
+    out += [["-d", D, "-i", T + "/s.vw", "-t"], ["-d", p["reg"], "--autolink", "2"]]
+    out += [["-d", p["mc"], *a] for a in (
+        ["--oaa", "3"], ["--oaa", "3", "--probabilities", "--loss_function", "logistic"],
+        ["--oaa", "3", "-q", "ff"], ["--oaa", "3", "--audit"])]  # fmt: skip
+    out += [["-d", p["nl"], "--named_labels", "a,b,c", "--oaa", "3"],
+            ["-d", p["ml"], "--multilabel_oaa", "3"], ["-d", p["c.csv"], "--csv"]]
+    (t / "cs1").write_text("".join(f"1:{i % 2} 2:1 3:0 |f a{i % 5}\n" for i in range(240)))
+    out += [["-d", T + "/cs1", "--csoaa", "3"]]
+    # cost-sensitive multiline
+    for kind in ("m", "mc"):
+        for a in ([], ["--loss_function", "logistic"], ["--audit"],
+                  ["--loss_function", "logistic", "--audit"], ["-q", "aa"]):
+            out.append(["-d", p["cs"], "--csoaa_ldf", kind, *a])
+    # contextual bandits: every cb type, every explorer, every input format, audit, models
+    out += [["-d", p["cb"], "--cb_adf", "--cb_type", name] for name in CB_TYPES]
+    for variants in EXPLORER_ARGS.values():
+        out += [["-d", p["cb"], "--cb_explore_adf", *a] for a in variants]
+    out += [["-d", p["cb"], *a] for a in (
+        ["--cb_adf", "-q", "sa"], ["--cb_adf", "-q", "sa", "-c", "--passes", "2"],
+        ["--cb_adf", "--audit"], ["--cb_explore_adf", "--audit"], ["--cb_explore_adf", "-q", "sa"],
+        ["--cb_explore_adf", "--explore_eval"], ["--cb_explore_adf", "--cb_type", "mtr"],
+        ["--cb_explore_adf", "-f", T + "/cb.vw"], ["--cb_explore_adf", "--invert_hash",
+                                                   T + "/cbih.txt"],
+    )]  # fmt: skip
+    out += [["-d", p["cb"], "-i", T + "/cb.vw", "-t"]]
+    out += [["-d", p["j.json"], "--json", "--cb_explore_adf"],
+            ["-d", p["d.json"], "--dsjson", "--cb_explore_adf"],
+            ["-d", p["d.json"], "--dsjson", "--cb_adf", "--chain_hash"]]
+    out += [["-d", p["ccb"], "--ccb_explore_adf"],
+            ["-d", p["ccb"], "--ccb_explore_adf", "-q", "sa"], ["-d", p["slates"], "--slates"]]
+    # --cb K: reduced to cb_adf, or VW's legacy stack (its own kernels)
+    out += [["-d", p["cbk"], "--cb", "3"], ["-d", p["cbk"], "--cb_explore", "3"],
+            ["-d", p["mc"], "--cbify", "3"], ["-d", p["mc"], "--cbify", "3", "--cover", "2"]]
+    for cb_type in LEGACY_TYPES:
+        out.append(["-d", p["cbk"], "--cb", "3", "--cb_force_legacy", "--cb_type", cb_type])
+    out += [["-d", p["cbk"], "--cb", "3", "--cb_force_legacy", *a] for a in (
+        ["--cb_type", "mtr"], ["-q", "ff"], ["--passes", "3", "-c", "--holdout_off"])]
+    for variants in LEGACY_EXPLORER_ARGS.values():
+        for a in variants:
+            out.append(["-d", p["cbk"], "--cb_explore", "3", "--cb_force_legacy", *a])
+            out.append(["-d", p["mc"], "--cbify", "3", "--cb_force_legacy", *a])
+    out += [["-d", p["mc"], "--cbify", "3", "--cb_force_legacy", "--cb_type", "ips"],
+            ["-d", T + "/cs1", "--cbify", "3", "--cbify_cs", "--cb_force_legacy"]]
+    return out
+
+
+def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
+    """sl's own command lines: every algorithm, mini-batches, bandits, prediction."""
+    from streamlearn.learners import ALGORITHMS, MINIBATCH_ALGORITHMS
+
+    D, T = p["D"], str(t)
+    l1 = {"tg": "1e-5", "fobos": "1e-5", "smidas": "1e-5", "subgrad": "1e-5", "cd": "1e-3",
+          "scd": "1e-3", "ftrl": "3"}  # fmt: skip
+    out = []
+    for algo in ALGORITHMS:
+        extra = ["--top-k", "100"] if algo == "l0" else []
+        out.append(["train", D, "--algo", algo, *(["--l1", l1[algo]] if algo in l1 else []),
+                    *extra])  # fmt: skip
+    out += [["train", D, "--algo", a, "--minibatch", "8"] for a in MINIBATCH_ALGORITHMS]
+    out += [["train", D, "--loss", "logistic", "-f", T + "/m.sl"],
+            ["predict", "-i", T + "/m.sl", D, "-p", T + "/p.txt", "--link", "logistic"],
+            ["train", "--cb-adf", "--explore", "epsilon", p["cb"], "-f", T + "/b.sl"],
+            ["predict", "-i", T + "/b.sl", p["cb"], "-p", T + "/b.p"]]
+    return out
+
+
+def registry_names() -> dict[str, set[str]]:
+    """The names the registries hold, which :func:`vw_lines` and :func:`train_lines` must
+    each reach (``tests/system/test_kernels_shipped.py`` compares)."""
+    from streamlearn.learners import ALGORITHMS
+    from streamlearn.learners.cb_adf import CB_TYPES
+    from streamlearn.learners.cb_algs import EXPLORERS as LEGACY
+    from streamlearn.learners.cb_algs import LEGACY_TYPES
+    from streamlearn.learners.explore import EXPLORERS
+    from streamlearn.reductions import REDUCTIONS
+
+    return {"algorithms": set(ALGORITHMS), "cb_types": set(CB_TYPES),
+            "explorers": set(EXPLORERS), "legacy_explorers": set(LEGACY),
+            "legacy_types": set(LEGACY_TYPES), "reductions": set(REDUCTIONS)}  # fmt: skip
+
+
+REDUCTION_OPTIONS = {"csoaa_ldf": "--csoaa_ldf", "cb_adf": "--cb_adf", "cb": "--cb",
+                     "cbify": "--cbify", "ccb": "--ccb_explore_adf", "slates": "--slates"}
+"""The option that runs each multiline reduction of the registry."""
+
+
+def covered(lines: list[list[str]]) -> dict[str, set[str]]:
+    """What ``lines`` reach, in :func:`registry_names`' terms."""
+    words = [set(a) for a in lines]
+    every = set().union(*words)
+    legacy = [w for w in words if "--cb_force_legacy" in w]
+    explorers = {n for n, vs in EXPLORER_ARGS.items()
+                 if any(set(v) <= w and "--cb_explore_adf" in w for v in vs for w in words)}
+    legacy_explorers = {n for n, vs in LEGACY_EXPLORER_ARGS.items()
+                        if any(set(v) <= w for v in vs for w in legacy)}  # fmt: skip
+
+    def after(flag: str, among: list[set[str]], lines_: list[list[str]]) -> set[str]:
+        return {a[a.index(flag) + 1] for a in lines_ if flag in a and set(a) in among}
+
+    return {
+        "algorithms": {a[a.index("--algo") + 1] for a in lines if "--algo" in a},
+        "cb_types": {a[a.index("--cb_type") + 1] for a in lines
+                     if "--cb_type" in a and "--cb_force_legacy" not in a},
+        "explorers": explorers,
+        "legacy_explorers": legacy_explorers,
+        "legacy_types": after("--cb_type", legacy, lines),
+        "reductions": {name for name, flag in REDUCTION_OPTIONS.items() if flag in every},
+    }
+
+
+def every_line(t: Path) -> list[list[str]]:
+    """Every ``sl`` command line of this file, with its inputs written into ``t``."""
+    p = write_data(t)
+    return [["vw", *a] for a in vw_lines(p, t)] + train_lines(p, t)
+
+
+def run(args: list[str], quiet: bool = True) -> int:
+    """Run one ``sl`` command line in this process (its outputs in the files it names, its
+    predictions and progress discarded); its exit status."""
+    import contextlib
+    import io
+
+    from streamlearn.cli import cli
+
+    extra = ["--quiet"] if quiet and args[0] == "vw" else []
+    sink = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # (--audit writes bytes)
+    with contextlib.redirect_stdout(sink):
+        try:
+            code = cli.main([*args, *extra], prog_name="sl", standalone_mode=False)
+        except SystemExit as e:
+            code = e.code
+    return code if isinstance(code, int) else 0  # (a command may return its summary)
+
+
+def api_calls(t: Path) -> None:
+    """The Python drop-in's one-example paths (``streamlearn.vowpalwabbit``, ``Model``'s one
+    line), whose kernels are entered directly (:mod:`streamlearn.system.direct`)."""
+    from streamlearn import Model
+    from streamlearn import vowpalwabbit as vw
+
+    ws = vw.Workspace("--quiet")
+    for i in range(3):
+        ws.learn(f"{i % 2} |f a{i} b")
+        ws.predict(f"|f a{i}")
+    ws.finish()
+    ws = vw.Workspace("--cb_explore_adf --quiet -q UA --epsilon 0.2")
+    for i in range(3):
+        ex = ["shared |U u" + str(i), "|A x", "0:1:0.5 |A y" if i % 2 else "|A y"]
+        ws.predict(ex)
+        ws.learn(ex)
+    ws.finish()
+    m = Model(loss="logistic").fit(lines=["1 |a x y", "-1 |a z"])
+    m.partial_fit(lines=["1 |a x"])
+    m.predict(lines=["|a x"])
