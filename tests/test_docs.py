@@ -46,6 +46,7 @@ EXTRAS = [  # (pattern in a block, module it needs, the extra that brings it)
     (re.compile(r"\bsklearn\b"), "sklearn", "sklearn"),
     (re.compile(r"\bscipy\b"), "scipy", "test"),
     (re.compile(r"vowpalwabbit"), "vowpalwabbit", "bench"),
+    (re.compile(r"\bpandas\b|dftovw"), "pandas", "dftovw"),
 ]
 
 

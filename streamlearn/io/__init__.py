@@ -15,8 +15,12 @@ multilabel rows (:mod:`streamlearn.io.multilabels`).
 (:mod:`streamlearn.io.formats`): VW text, svmlight and CSV (:mod:`streamlearn.io.textparse`
 over the kernels of :mod:`streamlearn.io.vw`, :mod:`streamlearn.io.svmlight`,
 :mod:`streamlearn.io.csv`), VW's JSON and DSJSON translated to VW text first
-(:mod:`streamlearn.io.vwjson`, :mod:`streamlearn.io.jsonreader`,
-:mod:`streamlearn.io.jsondecode`, :mod:`streamlearn.io.dsjson`).
+(:mod:`streamlearn.io.vwjson`: the common lines by a kernel, :mod:`streamlearn.io.jsonfast`
+over :mod:`streamlearn.io.jsonscan`'s tokens; the others in Python,
+:mod:`streamlearn.io.jsonreader`, :mod:`streamlearn.io.jsondecode`,
+:mod:`streamlearn.io.dsjson`).  VW's interactions and namespace filters: compiled from the
+options by :mod:`streamlearn.io.interactions`, crossed by :mod:`streamlearn.io.crosses`'
+kernels.
 
 Multiline examples (the contextual bandits, ``--csoaa_ldf``): blocks that never split an
 example, the shared line merged (:mod:`streamlearn.io.multiline`), made into the ``Part`` a

@@ -4,6 +4,8 @@
   learning options: what to read (:class:`~streamlearn.run.options.Inputs`),
   where results go (:class:`~streamlearn.run.options.Outputs`).
 * :mod:`~streamlearn.run.console` -- how progress is shown (stderr, the bar).
+* :mod:`~streamlearn.run.driver` -- the one loop of every run's passes (a source of
+  batches, a learning, a pass's end), VW's multiline holdout rule.
 * :mod:`~streamlearn.run.train` -- ``sl train``'s driver: learners, passes, saving;
   :mod:`~streamlearn.run.learner` (the learner and its table),
   :mod:`~streamlearn.run.online` (the online passes), :mod:`~streamlearn.run.finite`

@@ -42,7 +42,8 @@ from streamlearn.reductions.base import Seen
 from streamlearn.reductions.cb_adf import cb_part
 from streamlearn.reductions.options import config_of
 from streamlearn.run.bandit_options import BANDIT_OPTIONS, EXPLORE_NAMES, multiline_of  # noqa: F401
-from streamlearn.run.mlpasses import Holdout, cb_width, prepare, report_bad
+from streamlearn.run.driver import Holdout, Replay, drive, holdout_flags
+from streamlearn.run.mlpasses import cb_width, prepare, report_bad
 
 META = "multiline"
 """The key of a bandit model's reduction in the model file's ``meta`` (its state: ``bandit``)."""
@@ -313,39 +314,17 @@ def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
     say = console.say
     since = b.stats.copy()
     passes = max(1, config.passes)
-    period = config.effective_holdout if passes > 1 else 0
-    preds: list[str] = []
-    want = bool(outputs.predictions)
-    kept: list = []
-    malformed = 0
-    holdout = Holdout(b.stats, config.early_terminate)
-    used = 0
-    for npass in range(passes):
-        used = npass + 1
-        holdout.begin()
-        src = _blocks(b, inputs) if npass == 0 else iter(kept)
-        n = 0
-        for part in src:
-            if npass == 0:
-                malformed = report_bad(part.bad, malformed, inputs.strict, say)
-                if passes > 1:
-                    kept.append(part)
-            m = part.mg.act_ptr.shape[0] - 1
-            ho = None
-            if period:
-                ho = (n + 1 + np.arange(m)) % period == 0
-            n += m
-            step = b.run(part, ho)
-            if want and npass == 0:
-                preds.extend(b.lines(step))
-        if period and holdout.stop():
-            break
+    learning = _Learning(b, inputs, say, config.effective_holdout if passes > 1 else 0,
+                         config.early_terminate, bool(outputs.predictions))  # fmt: skip
+    used = drive(passes, Replay(lambda: _blocks(b, inputs), keep=passes > 1), learning)
+    want, preds, malformed, holdout = (learning.want, learning.preds, learning.malformed,
+                                       learning.holdout)  # fmt: skip
     if b.stats[cb_adf.N_EX] == since[cb_adf.N_EX] and not inputs.allow_empty:
         from streamlearn.errors import NoExamples
 
         raise NoExamples("no usable multiline example in the input")
     out = {**b.summary(since), "passes": used, "malformed": malformed,
-           "best_holdout": float(holdout.best) if np.isfinite(holdout.best) else None}  # fmt: skip
+           "best_holdout": holdout.best_loss}  # fmt: skip
     final = getattr(outputs, "final_model", None)
     model = b.to_model() if final and not test_only else None
     if model is not None:
@@ -371,6 +350,42 @@ def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
     say(f"{'scored' if test_only else 'trained'}: {out['examples']} examples, "
         f"average loss {'n.a.' if loss is None else f'{loss:.6f}'}")  # fmt: skip
     return out
+
+
+class _Learning:
+    """:func:`train`'s learning (:class:`~streamlearn.run.driver.Learning`): the first
+    pass's malformed examples reported and its ``-p`` lines kept, each batch's holdout
+    flags, VW's holdout rule at a pass's end."""
+
+    def __init__(self, b: Bandit, inputs, say, period: int, patience: int,
+                 want: bool) -> None:  # noqa: ANN001  # fmt: skip
+        self.b = b
+        self.inputs = inputs
+        self.say = say
+        self.period = period
+        self.want = want
+        self.preds: list[str] = []
+        self.malformed = 0
+        self.seen = 0
+        self.holdout = Holdout(lambda: (b.stats[cb_adf.HO_N], b.stats[cb_adf.HO_LOSS]),
+                               patience)  # fmt: skip
+
+    def begin_pass(self, pass_no: int) -> None:
+        self.holdout.begin()
+        self.seen = 0
+
+    def learn(self, part: Part, pass_no: int) -> None:
+        if pass_no == 1:
+            self.malformed = report_bad(part.bad, self.malformed, self.inputs.strict, self.say)
+        m = part.mg.act_ptr.shape[0] - 1
+        ho = holdout_flags(self.seen, m, self.period)
+        self.seen += m
+        step = self.b.run(part, ho)
+        if self.want and pass_no == 1:
+            self.preds.extend(self.b.lines(step))
+
+    def end_pass(self, pass_no: int) -> bool:
+        return bool(self.period) and self.holdout.stop()
 
 
 def _blocks(b: Bandit, inputs):  # noqa: ANN001, ANN202

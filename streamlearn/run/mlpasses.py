@@ -28,6 +28,7 @@ from streamlearn.io.examples import Part, adf_part, crossed, parse_options
 from streamlearn.learners import cb_adf, csoaa_ldf
 from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.cb_adf import cb_part
+from streamlearn.run.driver import Holdout, Replay, drive, holdout_flags
 
 
 @dataclass
@@ -333,78 +334,85 @@ class _Walk:
         return self.raws.lines if self.raws is not None else None
 
 
-class Holdout:
-    """VW's summarize_holdout_set over passes: the best pass's holdout loss, and early
-    termination after ``patience`` passes that did not improve it."""
+class _Learning:
+    """:func:`passes`' learning (:class:`~streamlearn.run.driver.Learning`): each batch's
+    malformed examples reported (the first pass's), its holdout flags, the walk; a pass's
+    end asks VW's holdout rule whether to stop."""
 
-    def __init__(self, stats: np.ndarray, patience: int) -> None:
-        self.stats = stats
-        self.patience = patience
-        self.best = np.inf
-        self.no_win = 0
-        self.before = (0.0, 0.0)
+    def __init__(self, walk: _Walk, inputs, say, period: int,
+                 patience: int) -> None:  # noqa: ANN001  # fmt: skip
+        self.walk = walk
+        self.inputs = inputs
+        self.say = say
+        self.period = period
+        stats = walk.w.stats
+        self.holdout = Holdout(lambda: (stats[cb_adf.HO_N], stats[cb_adf.HO_LOSS]), patience)
+        self.malformed = 0
+        self.per_pass = 0
+        self.seen = 0
 
-    def begin(self) -> None:
-        self.before = (self.stats[cb_adf.HO_N], self.stats[cb_adf.HO_LOSS])
+    def begin_pass(self, pass_no: int) -> None:
+        self.holdout.begin()
+        self.seen = 0
+        if self.walk.opp is not None:
+            self.walk.opp.begin_pass(pass_no)
 
-    def stop(self) -> bool:
-        """The pass ended: whether to stop here."""
-        n_ho = self.stats[cb_adf.HO_N] - self.before[0]
-        this = (self.stats[cb_adf.HO_LOSS] - self.before[1]) / n_ho if n_ho > 0 else np.inf
-        if this < self.best:
-            self.best = this
-            self.no_win = 0
-        elif np.isfinite(this) or np.isfinite(self.best):
-            self.no_win += 1
-            return self.no_win >= self.patience
-        return False
+    def learn(self, part: Part, pass_no: int) -> None:
+        if pass_no == 1:
+            self.malformed = report_bad(part.bad, self.malformed, self.inputs.strict, self.say)
+        m = part.mg.act_ptr.shape[0] - 1
+        if m == 0:
+            return
+        ho = holdout_flags(self.seen, m, self.period)
+        self.seen += m
+        self.walk.batch(part, np.zeros(m, dtype=np.bool_) if ho is None else ho, pass_no - 1)
+
+    def end_pass(self, pass_no: int) -> bool:
+        return bool(self.period) and self.holdout.stop()
+
+
+class _Audited:
+    """``--audit``: a pass's batches cut into single examples, each audited before it is
+    learned (:meth:`streamlearn.run.mlaudit.Audit.split`)."""
+
+    def __init__(self, inner: Replay, auditor, cache: Cache) -> None:  # noqa: ANN001
+        self.inner = inner
+        self.auditor = auditor
+        self.cache = cache
+
+    def batches(self, pass_no: int):  # noqa: ANN201
+        return self.auditor.split(self.inner.batches(pass_no),
+                                  cached=pass_no > 1 or self.cache.sealed is not None)
 
 
 def passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cache: Cache,
             w: Weights, wants: Wants, counter) -> Fitted:  # noqa: ANN001  # fmt: skip
-    """:func:`fit`'s passes over the data: the first reads ``sources`` (copying their bytes
-    to the cache being written, if any), the others read the cache back (with no cache:
-    replay the batches kept in memory)."""
-    passes = max(1, cfg.passes)
-    period = cfg.effective_holdout if passes > 1 else 0
-    kept: list[Part] = []
-    malformed = 0
+    """:func:`fit`'s passes over the data (:func:`~streamlearn.run.driver.drive`): the first
+    reads ``sources`` (copying their bytes to the cache being written, if any), the others
+    read the cache back (with no cache: replay the batches kept in memory)."""
+    npasses = max(1, cfg.passes)
     walk = _Walk(ml, cfg, w, wants, counter)
-    holdout = Holdout(w.stats, cfg.early_terminate)
-    used = 0
+    learning = _Learning(walk, inputs, say, cfg.effective_holdout if npasses > 1 else 0,
+                         cfg.early_terminate)  # fmt: skip
     again: list[str] | None = None
-    for npass in range(passes):
-        holdout.begin()
-        used = npass + 1
-        if npass == 0:
-            source = parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes, cache.tee)
-        elif again is not None:
-            source = parts(ml, cfg, again, inputs.block_size, inputs.max_line_bytes)
-        else:
-            source = iter(kept)
-        if walk.auditor is not None:  # (VW's cache keeps no feature names)
-            source = walk.auditor.split(source, cached=npass > 0 or cache.sealed is not None)
-        pass_n = 0
-        if walk.opp is not None:
-            walk.opp.begin_pass(npass + 1)
-        for part in source:
-            if npass == 0:
-                malformed = report_bad(part.bad, malformed, inputs.strict, say)
-                if passes > 1 and cache.path is None and cache.sealed is None:
-                    kept.append(part)
-            m = part.mg.act_ptr.shape[0] - 1
-            if m == 0:
-                continue
-            ho = np.zeros(m, dtype=np.bool_)
-            if period:
-                ho = (pass_n + 1 + np.arange(m)) % period == 0
-            pass_n += m
-            walk.batch(part, ho, npass)
-        if npass == 0:
-            per_pass = int(w.stats[cb_adf.N_EX])
-            again = cache.seal() if passes > 1 else None
-        if period and holdout.stop():
-            break
+
+    def later():  # noqa: ANN202 - the sealed cache, parsed again
+        return parts(ml, cfg, again, inputs.block_size, inputs.max_line_bytes) \
+            if again is not None else None  # fmt: skip
+
+    def input_read() -> None:
+        nonlocal again
+        learning.per_pass = int(w.stats[cb_adf.N_EX])
+        again = cache.seal() if npasses > 1 else None
+
+    source = Replay(lambda: parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes,
+                                  cache.tee), later,
+                    keep=npasses > 1 and cache.path is None and cache.sealed is None)  # fmt: skip
+    if walk.auditor is not None:  # (VW's cache keeps no feature names)
+        source = _Audited(source, walk.auditor, cache)
+    used = drive(npasses, source, learning, input_read)
+    holdout, per_pass, malformed, period = (learning.holdout, learning.per_pass,
+                                            learning.malformed, learning.period)  # fmt: skip
     stats = w.stats
     best = holdout.best
     summary = {"examples": int(stats[cb_adf.N_EX]), "per_pass": per_pass, "passes": used,

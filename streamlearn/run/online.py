@@ -24,6 +24,7 @@ from streamlearn.errors import Diverged
 from streamlearn.io.batch import Batch
 from streamlearn.io.classes import check_classes
 from streamlearn.learners.base import P_ETA0, P_PROGRESS, S_PASS_N, new_rows
+from streamlearn.run.driver import drive
 from streamlearn.run.finite import check_finite, check_model
 from streamlearn.run.grid import Configuration
 from streamlearn.run.learner import Learner, class_weigher
@@ -89,65 +90,94 @@ def check_format(guard: FormatGuard, batch: Batch, runs: list[Run]) -> None:
 def learn_passes(runs: list[Run], config: TrainConfig, passes: Passes, guard: FormatGuard,
                  checks: BatchChecks, collector, names, bar, board,
                  end_of_input) -> None:  # fmt: skip
-    """The online learners' passes: every block to every run still learning.
+    """The online learners' passes (:func:`~streamlearn.run.driver.drive`): every block to
+    every run still learning.
 
     ``collector``: --invert-hash's names (``io.names.NameCollector``), else the initial
     model's ``names`` go into the models; ``bar``, ``board``: the progress bar and a grid's
     table, when there are.  ``end_of_input()`` is called once the first pass has read the
     whole input.
     """
-
-    weigh = class_weigher(config)
-    # later passes replayed from the parsed cache bring no text to name slots with
-    replayed = getattr(passes, "use_cache", False) and config.passes > 1
-
-    def snapshot(run: Run, final: bool = False):  # noqa: ANN202 - taken when PassLog asks
-        return functools.partial(
-            run.learner.snapshot, collector.names if collector is not None else names,
-            final=final,
-        )
-
-    pool = _Pool(len(runs))
-    auditor = _auditor(runs, config)
+    learning = _Online(runs, config, collector, names, bar, board,
+                       replayed=getattr(passes, "use_cache", False) and config.passes > 1)
     try:
-        for pass_no in range(1, config.passes + 1):
-            active = [run for run in runs if not run.done]
-            if not active:
-                break
-            for run in active:
-                run.progress.begin_pass(pass_no, run.learner.stats)
-                run.log.begin(run.learner.stats)
-            if board is not None:
-                board.begin_pass(pass_no)
-            for batch in prefetch(_checked(passes.batches(), pass_no, guard, checks, runs,
-                                           weigh)):  # fmt: skip
-                learning = [run for run in active if not run.done]
-                if auditor is not None:  # one example at a time, each shown before it learns
-                    learned = [auditor.run(functools.partial(_learn, run), run.learner, batch)
-                               for run in learning]  # fmt: skip
-                else:
-                    learned = pool.map(functools.partial(_learn, batch=batch), learning)
-                for run, preds in zip(learning, learned, strict=True):
-                    _learned(run, batch, preds, pass_no, alone=len(runs) == 1)
-                if board is not None:
-                    board.emit()
-                if collector is not None:
-                    _collect(collector, runs, learning, batch, pass_no, replayed)
-                if bar is not None:
-                    bar.update(batch.n)
-            if pass_no == 1:
-                end_of_input()
-            for run in active:
-                if not run.done:  # (else it diverged during this pass)
-                    _end_pass(run, pass_no, snapshot)
-            if board is not None:
-                board.end_pass(active)
+        drive(config.passes, _Checked(passes, guard, checks, runs, class_weigher(config)),
+              learning, end_of_input)  # fmt: skip
         for run in runs:
             if run.diverged is None:
-                run.final = run.log.final_model(snapshot(run, final=True))
+                run.final = run.log.final_model(learning.snapshot(run, final=True))
                 run.result = run.log.report()
     finally:
-        pool.close()
+        learning.pool.close()
+
+
+class _Checked:
+    """The batches of a pass (:class:`~streamlearn.run.passes.Passes`), checked on the
+    parser's side of :func:`~streamlearn.run.runner.prefetch` (:func:`_checked`)."""
+
+    def __init__(self, passes: Passes, guard: FormatGuard, checks: BatchChecks,
+                 runs: list[Run], weigh) -> None:  # noqa: ANN001  # fmt: skip
+        self.passes, self.guard, self.checks, self.runs, self.weigh = (
+            passes, guard, checks, runs, weigh)
+
+    def batches(self, pass_no: int) -> Iterator[Batch]:
+        return prefetch(_checked(self.passes.batches(), pass_no, self.guard, self.checks,
+                                 self.runs, self.weigh))  # fmt: skip
+
+
+class _Online:
+    """:func:`learn_passes`' learning (:class:`~streamlearn.run.driver.Learning`): a
+    batch to each run still learning (a grid's on both cores, or one example at a time
+    under ``--audit``), its predictions written, slot names collected; a pass's end for
+    each run (:func:`_end_pass`); the run stops once every run is done."""
+
+    def __init__(self, runs: list[Run], config: TrainConfig, collector, names, bar, board,
+                 replayed: bool) -> None:  # noqa: ANN001  # fmt: skip
+        self.runs = runs
+        self.collector = collector
+        self.names = names
+        self.bar = bar
+        self.board = board
+        self.replayed = replayed  # later passes replayed from the parsed cache: no text
+        self.pool = _Pool(len(runs))
+        self.auditor = _auditor(runs, config)
+        self.active: list[Run] = []
+
+    def snapshot(self, run: Run, final: bool = False):  # noqa: ANN201 - taken when PassLog asks
+        names = self.collector.names if self.collector is not None else self.names
+        return functools.partial(run.learner.snapshot, names, final=final)
+
+    def begin_pass(self, pass_no: int) -> None:
+        self.active = [run for run in self.runs if not run.done]
+        for run in self.active:
+            run.progress.begin_pass(pass_no, run.learner.stats)
+            run.log.begin(run.learner.stats)
+        if self.board is not None:
+            self.board.begin_pass(pass_no)
+
+    def learn(self, batch: Batch, pass_no: int) -> None:
+        learning = [run for run in self.active if not run.done]
+        if self.auditor is not None:  # one example at a time, each shown before it learns
+            learned = [self.auditor.run(functools.partial(_learn, run), run.learner, batch)
+                       for run in learning]  # fmt: skip
+        else:
+            learned = self.pool.map(functools.partial(_learn, batch=batch), learning)
+        for run, preds in zip(learning, learned, strict=True):
+            _learned(run, batch, preds, pass_no, alone=len(self.runs) == 1)
+        if self.board is not None:
+            self.board.emit()
+        if self.collector is not None:
+            _collect(self.collector, self.runs, learning, batch, pass_no, self.replayed)
+        if self.bar is not None:
+            self.bar.update(batch.n)
+
+    def end_pass(self, pass_no: int) -> bool:
+        for run in self.active:
+            if not run.done:  # (else it diverged during this pass)
+                _end_pass(run, pass_no, self.snapshot)
+        if self.board is not None:
+            self.board.end_pass(self.active)
+        return all(run.done for run in self.runs)
 
 
 def _auditor(runs: list[Run], config: TrainConfig):  # noqa: ANN202 - a vwaudit.Auditor or None
