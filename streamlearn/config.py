@@ -214,7 +214,8 @@ class TrainConfig:
     """--loss logistic: the label read as certainly positive (VW's --logistic_max)."""
     """--loss expectile: the level q in (0, 0.5] (VW's --expectile_q)."""
     zero_label: str = "negative"
-    """Logistic and hinge losses: a label 0 read as -1 ("negative") or as VW does ("vw")."""
+    """Logistic and hinge losses: a label 0 read as -1 ("negative") or as VW does ("vw");
+    with ``--oaa K``, "vw" also reads a label -1 as no label, as VW's multiclass reader."""
     numbers: str = "exact"
     """How the VW text parser reads decimals: correctly rounded ("exact", sl's) or as VW 9's
     reader does ("vw": float32, often one float off, :mod:`streamlearn.io.vwfloat`).  ``sl vw``

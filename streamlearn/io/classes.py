@@ -9,7 +9,7 @@ says or, as VW, the first learned label 0 or K decides
 other rows malformed, so they are skipped and reported with ``file:line`` like
 any bad line, on every pass.  Where VW differs (it stops reading at a label
 that is not an integer, reads ``-1`` as no label, learns a label above K as
-class K), see ``docs/input-formats.md``.
+class K), see ``docs/input-formats.md``; ``sl vw`` reads ``-1`` as VW does.
 """
 
 from __future__ import annotations
@@ -22,13 +22,17 @@ NOT_A_CLASS = 16
 CLASS_WITH_BASE = 17
 
 
-def check_classes(batch: Batch, k: int) -> int:
+def check_classes(batch: Batch, k: int, vw: bool = False) -> int:
     """Mark the rows whose label is not a class 0..``k``, or that carry a base, malformed.
 
     Returns how many rows were marked.  Unlabeled rows stay usable (predicted only).
+    ``vw``: labels read as VW's multiclass reader reads them (``sl vw``): a label ``-1``
+    is no label (VW's unsigned reading wraps it to its unlabeled marker), a row to predict.
     """
     ok = batch.status == 0
     y = batch.labels
+    if vw:
+        y[ok & (y == -1.0) & (batch.bases == 0.0)] = np.nan
     with np.errstate(invalid="ignore"):
         good = np.isnan(y) | ((y >= 0.0) & (y <= k) & (y == np.floor(y)))
     not_class = ok & ~good

@@ -201,7 +201,7 @@ def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks:
             check_format(guard, batch, runs)
             checks.check(batch)
         elif checks.classes:  # the cache replays labels as parsed
-            check_classes(batch, checks.classes)
+            check_classes(batch, checks.classes, checks.vw_labels)
         elif checks.zero_to_negative:
             batch.labels[batch.labels == 0.0] = -1.0
         if weigh is not None:

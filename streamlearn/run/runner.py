@@ -148,13 +148,15 @@ class BatchChecks:
         self.classes = 0 if config.csoaa or config.multilabel else config.oaa
         self.zero_to_negative = self.classification and config.zero_label == "negative"
         """Labels 0 become -1 (sl's reading; VW's, ``zero_label="vw"``, keeps them)."""
+        self.vw_labels = config.zero_label == "vw"
+        """Labels read as VW reads them (``sl vw``): with ``--oaa K``, ``-1`` is no label."""
 
     def check(self, batch: Batch, n_bad: int | None = None) -> int:
         """Count, report and (``--strict``) refuse ``batch``'s malformed rows (``n_bad`` of
         them, when the caller has counted); fix or warn of labels as the loss reads them.
         Returns the number of malformed rows."""
         if self.classes:
-            check_classes(batch, self.classes)  # may mark more rows
+            check_classes(batch, self.classes, self.vw_labels)  # may mark more rows
             n_bad = None
         if n_bad is None:
             n_bad = int(np.count_nonzero(batch.status))

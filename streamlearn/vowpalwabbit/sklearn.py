@@ -1,15 +1,16 @@
 """VW 9's scikit-learn estimators (``vowpalwabbit.sklearn``) over sl's :class:`Workspace`.
 
-``from streamlearn.vowpalwabbit.sklearn import VWClassifier, VWRegressor, tovw`` in place of
+``from streamlearn.vowpalwabbit.sklearn import VWClassifier, VWRegressor, VWMultiClassifier,
+tovw`` in place of
 VW's: the same parameters (VW's options by their long or short names, and
 ``convert_to_vw``, ``convert_labels``, ``passes``), the same rows (:func:`tovw`: a matrix's
 rows as VW lines, ``label weight | index:value ...``), the same answers (a Workspace learns
 each line as VW's does).  Needs scikit-learn (``pip install -e '.[sklearn]'``).
 
-Not here: ``VWMultiClassifier``.  VW's feeds ``--oaa K`` the labels -1 and 1 (it converts
-labels by default, as the binary classifier does), which VW learns from as it can and sl
-refuses as no class; sl's own multiclass estimator is
-``streamlearn.sklearn.SLClassifier(oaa=K)`` (docs/sklearn.md).
+``VWMultiClassifier`` too: VW's feeds ``--oaa K`` its class indices converted to -1 and 1
+(its ``convert_labels``), which ``sl vw``'s reader takes as VW's does (-1: no label), so its
+probabilities are VW's, odd as they are; sl's own multiclass estimator, which learns every
+class, is ``streamlearn.sklearn.SLClassifier(oaa=K)`` (docs/sklearn.md).
 """
 
 from __future__ import annotations
@@ -152,7 +153,10 @@ class VWClassifier(ClassifierMixin, VW):
         return VW.predict(self, X)
 
     def predict(self, X) -> np.ndarray:  # noqa: ANN001, N803
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        """Each row's class: the sign of its score, or (several classes) its best score."""
+        scores = np.asarray(self.decision_function(X))
+        best = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[best]
 
     def predict_proba(self, X) -> np.ndarray:  # noqa: ANN001, N803
         """[P(first class), P(second)]: the logistic of each score, as VW's computes it
@@ -163,6 +167,51 @@ class VWClassifier(ClassifierMixin, VW):
         return np.column_stack((1 - p, p))
 
 
+class VWMultiClassifier(VWClassifier):
+    """VW's multiclass classifier: ``--oaa K`` (or the ``csoaa`` given) with
+    ``--probabilities``; the classes are the labels' values, taken in sorted order.
+
+    As VW's, it feeds the workspace each row's class *index* (0..K-1), turned into -1 and 1
+    while ``convert_labels`` is on (its default): VW's multiclass reader takes -1 as no
+    label and 1 as the first class, and so does ``sl vw``'s, so the probabilities are
+    VW's (``tests/vowpalwabbit/test_sklearn.py``)."""
+
+    estimator_: dict | None = None
+
+    def __init__(self, probabilities: bool = True, **kwargs: object) -> None:
+        super().__init__(probabilities=probabilities, **kwargs)
+
+    def fit(self, X=None, y=None, sample_weight=None) -> VWMultiClassifier:  # noqa: ANN001, N803
+        if y is not None:
+            y = check_array(y, ensure_2d=False, dtype=None, accept_sparse=True)
+            self.classes_, y = np.unique(y, return_inverse=True)
+        for name in ("csoaa", "ect", "oaa", "wap"):  # (VW's order; sl runs oaa and csoaa)
+            k = getattr(self, name, None)
+            if k is not None:
+                self.estimator_ = {name: k}
+                if y is None:
+                    self.classes_ = np.arange(1, int(k) + 1)
+                break
+        else:
+            self.estimator_ = {"oaa": len(self.classes_)}
+        return VW.fit(self, X, y, sample_weight)
+
+    def _options(self) -> dict:
+        opts = {k: v for k, v in super()._options().items() if k != "estimator_"}
+        return {**opts, **(self.estimator_ or {})}
+
+    def decision_function(self, X) -> np.ndarray:  # noqa: ANN001, N803
+        """Each class's log-odds (the logit of its probability; two classes: the second's)."""
+        from scipy.special import logit  # (scikit-learn's own dependency)
+
+        logits = logit(self.predict_proba(X))
+        return logits[:, 1] if logits.shape[1] == 2 else logits
+
+    def predict_proba(self, X) -> np.ndarray:  # noqa: ANN001, N803
+        """Each class's probability (VW's ``--probabilities``)."""
+        return VW.predict(self, X)
+
+
 class VWRegressor(RegressorMixin, VW):
     """VW's regressor: the labels as they are."""
 
@@ -170,4 +219,4 @@ class VWRegressor(RegressorMixin, VW):
         super().__init__(convert_labels=convert_labels, **kwargs)
 
 
-__all__ = ["VW", "VWClassifier", "VWRegressor", "tovw"]
+__all__ = ["VW", "VWClassifier", "VWMultiClassifier", "VWRegressor", "tovw"]

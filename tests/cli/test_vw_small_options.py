@@ -235,3 +235,22 @@ def test_feature_limit_values_read_as_vw():
     assert lim[100] == NO_LIMIT and lim[256] == NO_LIMIT
     with pytest.raises(ValueError):
         compile_limits(("a",))
+
+
+# --- --oaa K's label -1 ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra", [[], ["--probabilities", "--loss_function", "logistic"]],
+                         ids=["oaa", "probabilities"])  # fmt: skip
+def test_oaa_reads_a_label_minus_one_as_no_label_as_vw(tmp_path, extra):
+    """VW's multiclass reader takes -1 as no label (its unsigned reading wraps it to the
+    unlabeled marker): the line is predicted, not learned; so does ``sl vw``: the same
+    predictions (and probabilities).  The loss too, but under ``--probabilities``, where VW
+    counts such a line's 0/1 loss against the class 4294967295 (docs/input-formats.md)."""
+    rng = np.random.default_rng(5)
+    (tmp_path / "mc.vw").write_text("".join(
+        f"{rng.choice([-1, 1, 2, 3])} |f a{rng.integers(6)} b{rng.integers(4)}\n"
+        for _ in range(300)))  # fmt: skip
+    vl, sl = both(["--oaa", "3", "-d", "mc.vw", "-p", "{out}.p", *extra], tmp_path,
+                  files=("{out}.p",))  # fmt: skip
+    assert vl == sl or extra

@@ -57,3 +57,30 @@ def test_scikit_learns_tools_and_files(tmp_path) -> None:
     again = slv.VWRegressor()
     again.load(path)
     assert np.array_equal(again.predict(Xt), fitted.predict(Xt))
+
+
+def test_the_multiclassifier_gives_vws_documented_probabilities() -> None:
+    """VW's own example (its docstring): ``--oaa 3`` fed the class indices as -1 and 1, its
+    reader taking -1 as no label; the probabilities as VW prints them."""
+    X = np.array([[10, 10], [8, 10], [-5, 5.5], [-5.4, 5.5], [-20, -20], [-15, -20]])  # noqa: N806
+    y = np.array([1, 1, 2, 2, 3, 3])
+    m = slv.VWMultiClassifier(oaa=3, loss_function="logistic").fit(X, y)
+    np.testing.assert_allclose(m.predict_proba(X), [
+        [0.38926664, 0.30536669, 0.30536669], [0.40663728, 0.2966814, 0.2966814],
+        [0.52337217, 0.23831393, 0.23831393], [0.52698863, 0.23650573, 0.23650573],
+        [0.6543135, 0.17284323, 0.17284323], [0.61224902, 0.19387549, 0.19387549]],
+        rtol=1e-7)  # fmt: skip
+    assert list(m.predict(X)) == [1] * 6 and m.decision_function(X).shape == (6, 3)
+
+
+@pytest.mark.parametrize("kw", [{}, {"convert_labels": False}, {"oaa": 4}],
+                         ids=["default", "indices", "oaa"])  # fmt: skip
+def test_the_multiclassifier_answers_are_vws(kw) -> None:  # noqa: ANN001
+    vw = pytest.importorskip("vowpalwabbit.sklearn")
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 6))  # noqa: N806
+    y = np.array(["a", "b", "c", "d"])[(X[:, 0] * 4).astype(int)]
+    ours, theirs = slv.VWMultiClassifier(**kw).fit(X, y), vw.VWMultiClassifier(**kw).fit(X, y)
+    np.testing.assert_array_equal(ours.predict_proba(X), theirs.predict_proba(X))
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    np.testing.assert_array_equal(ours.classes_, theirs.classes_)

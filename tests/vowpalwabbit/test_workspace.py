@@ -136,7 +136,7 @@ def test_what_it_does_not_take_is_said(argv: str, says: str) -> None:
 
 
 @pytest.mark.parametrize("argv, line, says", [
-    ("--oaa 3", "-1 1 | a b", "label is not a class"),
+    ("--oaa 3", "4 1 | a b", "label is not a class"),  # (-1: no label, as VW reads it)
     ("", "x | a", "bad label"),
     ("--cb_explore_adf", "shared |s a\n0:1:7 |a b", "probability"),
 ])  # fmt: skip
@@ -145,6 +145,13 @@ def test_a_malformed_example_is_a_valueerror_naming_it(argv: str, line: str, say
     for call in (w.learn, w.predict):
         with pytest.raises(ValueError, match=says):
             call(line)
+
+
+def test_a_label_minus_one_of_oaa_is_no_label_as_vw_reads_it() -> None:
+    w = sl.Workspace("--oaa 3 --quiet")
+    w.learn("-1 | a b")
+    assert w.get_weighted_examples() == 1 and w.get_sum_loss() == 0
+    assert w.num_weights() and w.get_weight(0) == 0 and w.predict("| a b") == 1
 
 
 def test_keywords_make_vws_command_line() -> None:
