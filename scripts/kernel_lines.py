@@ -203,24 +203,23 @@ REDUCTION_OPTIONS = {"csoaa_ldf": "--csoaa_ldf", "cb_adf": "--cb_adf", "cb": "--
 def covered(lines: list[list[str]]) -> dict[str, set[str]]:
     """What ``lines`` reach, in :func:`registry_names`' terms."""
     words = [set(a) for a in lines]
-    every = set().union(*words)
     legacy = [w for w in words if "--cb_force_legacy" in w]
-    explorers = {n for n, vs in EXPLORER_ARGS.items()
-                 if any(set(v) <= w and "--cb_explore_adf" in w for v in vs for w in words)}
-    legacy_explorers = {n for n, vs in LEGACY_EXPLORER_ARGS.items()
-                        if any(set(v) <= w for v in vs for w in legacy)}  # fmt: skip
 
-    def after(flag: str, among: list[set[str]], lines_: list[list[str]]) -> set[str]:
-        return {a[a.index(flag) + 1] for a in lines_ if flag in a and set(a) in among}
+    def values(flag: str, legacy_stack: bool) -> set[str]:
+        """The values ``flag`` takes in the lines of the legacy stack, or in the others."""
+        return {a[a.index(flag) + 1] for a in lines
+                if flag in a and ("--cb_force_legacy" in a) == legacy_stack}  # fmt: skip
 
     return {
-        "algorithms": {a[a.index("--algo") + 1] for a in lines if "--algo" in a},
-        "cb_types": {a[a.index("--cb_type") + 1] for a in lines
-                     if "--cb_type" in a and "--cb_force_legacy" not in a},
-        "explorers": explorers,
-        "legacy_explorers": legacy_explorers,
-        "legacy_types": after("--cb_type", legacy, lines),
-        "reductions": {name for name, flag in REDUCTION_OPTIONS.items() if flag in every},
+        "algorithms": values("--algo", False),
+        "cb_types": values("--cb_type", False),
+        "explorers": {n for n, vs in EXPLORER_ARGS.items()
+                      if any(set(v) <= w and "--cb_explore_adf" in w for v in vs for w in words)},
+        "legacy_explorers": {n for n, vs in LEGACY_EXPLORER_ARGS.items()
+                             if any(set(v) <= w for v in vs for w in legacy)},
+        "legacy_types": values("--cb_type", True),
+        "reductions": {name for name, flag in REDUCTION_OPTIONS.items()
+                       if any(flag in w for w in words)},
     }
 
 

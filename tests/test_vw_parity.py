@@ -9,12 +9,11 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import sys
 
 import numpy as np
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import script
 
 HAVE_VW = importlib.util.find_spec("vowpalwabbit") is not None
 pytestmark = pytest.mark.skipif(
@@ -23,11 +22,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def parity():
-    spec = importlib.util.spec_from_file_location("vw_parity", ROOT / "scripts" / "vw_parity.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("vw_parity", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    return script("vw_parity")
 
 
 def check(rows):

@@ -42,8 +42,8 @@ from streamlearn.reductions.base import Seen
 from streamlearn.reductions.cb_adf import cb_part
 from streamlearn.reductions.options import config_of
 from streamlearn.run.bandit_options import BANDIT_OPTIONS, EXPLORE_NAMES, multiline_of  # noqa: F401
-from streamlearn.run.driver import Holdout, Replay, drive, holdout_flags
-from streamlearn.run.mlpasses import cb_width, prepare, report_bad
+from streamlearn.run.driver import Replay, drive
+from streamlearn.run.mlpasses import ExampleLearning, cb_width, prepare
 
 META = "multiline"
 """The key of a bandit model's reduction in the model file's ``meta`` (its state: ``bandit``)."""
@@ -352,40 +352,21 @@ def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
     return out
 
 
-class _Learning:
-    """:func:`train`'s learning (:class:`~streamlearn.run.driver.Learning`): the first
-    pass's malformed examples reported and its ``-p`` lines kept, each batch's holdout
-    flags, VW's holdout rule at a pass's end."""
+class _Learning(ExampleLearning):
+    """:func:`train`'s learning: each batch through :meth:`Bandit.run`, the first pass's
+    ``-p`` lines kept."""
 
     def __init__(self, b: Bandit, inputs, say, period: int, patience: int,
                  want: bool) -> None:  # noqa: ANN001  # fmt: skip
+        super().__init__(b.stats, inputs, say, period, patience)
         self.b = b
-        self.inputs = inputs
-        self.say = say
-        self.period = period
         self.want = want
         self.preds: list[str] = []
-        self.malformed = 0
-        self.seen = 0
-        self.holdout = Holdout(lambda: (b.stats[cb_adf.HO_N], b.stats[cb_adf.HO_LOSS]),
-                               patience)  # fmt: skip
 
-    def begin_pass(self, pass_no: int) -> None:
-        self.holdout.begin()
-        self.seen = 0
-
-    def learn(self, part: Part, pass_no: int) -> None:
-        if pass_no == 1:
-            self.malformed = report_bad(part.bad, self.malformed, self.inputs.strict, self.say)
-        m = part.mg.act_ptr.shape[0] - 1
-        ho = holdout_flags(self.seen, m, self.period)
-        self.seen += m
+    def step(self, part: Part, m: int, ho: np.ndarray | None, pass_no: int) -> None:
         step = self.b.run(part, ho)
         if self.want and pass_no == 1:
             self.preds.extend(self.b.lines(step))
-
-    def end_pass(self, pass_no: int) -> bool:
-        return bool(self.period) and self.holdout.stop()
 
 
 def _blocks(b: Bandit, inputs):  # noqa: ANN001, ANN202

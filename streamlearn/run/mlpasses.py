@@ -334,41 +334,60 @@ class _Walk:
         return self.raws.lines if self.raws is not None else None
 
 
-class _Learning:
-    """:func:`passes`' learning (:class:`~streamlearn.run.driver.Learning`): each batch's
-    malformed examples reported (the first pass's), its holdout flags, the walk; a pass's
-    end asks VW's holdout rule whether to stop."""
+class ExampleLearning:
+    """The learning of a multiline run's passes (:class:`~streamlearn.run.driver.Learning`),
+    as :func:`passes` and ``run/bandit.py`` share it: the first pass's malformed examples
+    reported, each batch's holdout flags (:func:`~streamlearn.run.driver.holdout_flags`),
+    VW's holdout rule over the run's ``stats`` at a pass's end; :meth:`step` learns a batch."""
 
-    def __init__(self, walk: _Walk, inputs, say, period: int,
+    def __init__(self, stats: np.ndarray, inputs, say, period: int,
                  patience: int) -> None:  # noqa: ANN001  # fmt: skip
-        self.walk = walk
         self.inputs = inputs
         self.say = say
         self.period = period
-        stats = walk.w.stats
         self.holdout = Holdout(lambda: (stats[cb_adf.HO_N], stats[cb_adf.HO_LOSS]), patience)
         self.malformed = 0
-        self.per_pass = 0
         self.seen = 0
 
     def begin_pass(self, pass_no: int) -> None:
         self.holdout.begin()
         self.seen = 0
-        if self.walk.opp is not None:
-            self.walk.opp.begin_pass(pass_no)
 
     def learn(self, part: Part, pass_no: int) -> None:
         if pass_no == 1:
             self.malformed = report_bad(part.bad, self.malformed, self.inputs.strict, self.say)
         m = part.mg.act_ptr.shape[0] - 1
-        if m == 0:
-            return
         ho = holdout_flags(self.seen, m, self.period)
         self.seen += m
-        self.walk.batch(part, np.zeros(m, dtype=np.bool_) if ho is None else ho, pass_no - 1)
+        self.step(part, m, ho, pass_no)
+
+    def step(self, part: Part, m: int, ho: np.ndarray | None, pass_no: int) -> None:
+        """Learn ``part`` (``m`` examples; ``ho``: the held-out ones, None without)."""
+        raise NotImplementedError
 
     def end_pass(self, pass_no: int) -> bool:
         return bool(self.period) and self.holdout.stop()
+
+
+class _Learning(ExampleLearning):
+    """:func:`passes`' learning: the walk over each batch of examples, the off-policy
+    estimates' passes."""
+
+    def __init__(self, walk: _Walk, inputs, say, period: int,
+                 patience: int) -> None:  # noqa: ANN001  # fmt: skip
+        super().__init__(walk.w.stats, inputs, say, period, patience)
+        self.walk = walk
+        self.per_pass = 0
+
+    def begin_pass(self, pass_no: int) -> None:
+        super().begin_pass(pass_no)
+        if self.walk.opp is not None:
+            self.walk.opp.begin_pass(pass_no)
+
+    def step(self, part: Part, m: int, ho: np.ndarray | None, pass_no: int) -> None:
+        if m:
+            self.walk.batch(part, np.zeros(m, dtype=np.bool_) if ho is None else ho,
+                            pass_no - 1)  # fmt: skip
 
 
 class _Audited:

@@ -114,9 +114,9 @@ class Resident:
         self.checked = config
         """``config`` with the format the lines were seen in (FormatGuard's)."""
         self.model: model_io.Model | None = model
+        """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
         self.preds: np.ndarray | None = None
         """The last batch's predictions (:meth:`learn`)."""
-        """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
         self._lines: OneLine | None = None  # (learn_line's)
         self.loss_id = config.loss_id  # (a property of the config: computed once)
 

@@ -26,7 +26,7 @@ from streamlearn.distributed.mixing import Rows, average, refusal
 from streamlearn.io.ranges import Shard, cut, lines_before, read_all
 from streamlearn.learners import resolve
 from streamlearn.learners.base import S_N, make_params
-from tests.paths import ROOT
+from tests.paths import script
 
 # ---- shards (no Dask) ---------------------------------------------------------
 
@@ -115,15 +115,7 @@ def write_data(path, n, seed, bad_line=None):
 
 def make_data():
     """scripts/make_data.py (Zipf-distributed sparse features, one ground truth per seed)."""
-    import importlib.util
-    import sys
-
-    path = ROOT / "scripts" / "make_data.py"
-    spec = importlib.util.spec_from_file_location("make_data", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_data", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    return script("make_data")
 
 
 @pytest.fixture(scope="module")

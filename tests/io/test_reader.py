@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from streamlearn.io import InputError, describe_errors, iter_blocks, read_batches
-from tests.paths import ROOT
+from tests.paths import script
 
 BLOCK_SIZES = [1, 2, 7, 64, 1 << 20]
 
@@ -194,14 +194,7 @@ def test_memory_stays_bounded_by_blocks(tmp_path) -> None:
 
 
 def _make_data():
-    import importlib.util
-
-    path = ROOT / "scripts" / "make_data.py"
-    spec = importlib.util.spec_from_file_location("make_data", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_data", mod)  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return script("make_data")
 
 
 @pytest.mark.parametrize("fmt", ["vw", "svmlight"])

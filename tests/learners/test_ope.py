@@ -4,25 +4,18 @@ known true cost on simulations (scripts/make_cb_data.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 
 import numpy as np
 import pytest
 
 from streamlearn.learners import ope
 from tests.marks import slow_except
-from tests.paths import ROOT
+from tests.paths import script
 
 
 def _generator():
-    path = ROOT / "scripts" / "make_cb_data.py"
-    spec = importlib.util.spec_from_file_location("make_cb_data", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_cb_data", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    return script("make_cb_data")
 
 
 gen = _generator()

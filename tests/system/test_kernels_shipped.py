@@ -8,7 +8,6 @@ first kernel that would compile instead of load fails the test with its name and
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,16 +16,13 @@ import sys
 import pytest
 
 from streamlearn.system import prebuilt
-from tests.paths import ROOT
+from tests.paths import ROOT, script
 
 _SCRIPT = ROOT / "scripts" / "kernel_lines.py"
 
 
 def _kernel_lines():
-    spec = importlib.util.spec_from_file_location("kernel_lines", _SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("kernel_lines")
 
 
 def test_the_lines_reach_every_name_the_registries_hold(tmp_path):

@@ -8,7 +8,6 @@ before and says so on stderr.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -22,17 +21,13 @@ import pytest
 from streamlearn import model as model_io
 from streamlearn.system import jit_numba, notices, prebuilt
 from tests.marks import slow_except
-from tests.paths import ROOT
+from tests.paths import ROOT, script
 
 SAMPLE = str(ROOT / "data" / "sample.vw")
 
 
 def _build_script():
-    spec = importlib.util.spec_from_file_location("build_kernels", ROOT / "scripts" /
-                                                  "build_kernels.py")  # fmt: skip
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("build_kernels")
 
 
 def _sl(args: list[str], tmp_path, **env_extra: str) -> subprocess.CompletedProcess:
