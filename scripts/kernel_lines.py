@@ -122,6 +122,13 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["-d", p["ml"], "--multilabel_oaa", "3"], ["-d", p["c.csv"], "--csv"]]
     (t / "cs1").write_text("".join(f"1:{i % 2} 2:1 3:0 |f a{i % 5}\n" for i in range(240)))
     out += [["-d", T + "/cs1", "--csoaa", "3"]]
+    # the single-line reductions that own their options (reductions.SINGLE_LINE)
+    (t / "lrq").write_text("".join(f"{1 - 2 * (i % 3 == 0)} |a u{i % 7}:0.5 v{i % 4} "
+                                   f"|b m{i % 11} n{i % 5}\n" for i in range(240)))  # fmt: skip
+    out += [["-d", T + "/lrq", *a] for a in (
+        ["--lrq", "ab2"], ["--lrq", "ab2", "--lrqdropout", "-f", T + "/lrq.vw"],
+        ["-i", T + "/lrq.vw", "-t"], ["--lrq", "aa2", "--passes", "2", "-c", "-k"],
+        ["--lrq", "ab2", "--lrq", "ba1", "--l1", "1e-6"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -176,7 +183,9 @@ def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
     out += [["train", D, "--loss", "logistic", "-f", T + "/m.sl"],
             ["predict", "-i", T + "/m.sl", D, "-p", T + "/p.txt", "--link", "logistic"],
             ["train", "--cb-adf", "--explore", "epsilon", p["cb"], "-f", T + "/b.sl"],
-            ["predict", "-i", T + "/b.sl", p["cb"], "-p", T + "/b.p"]]
+            ["predict", "-i", T + "/b.sl", p["cb"], "-p", T + "/b.p"],
+            ["train", "--lrq", "ab2", T + "/lrq", "-f", T + "/lrq.sl"],
+            ["predict", "-i", T + "/lrq.sl", T + "/lrq"]]
     return out
 
 
@@ -188,11 +197,12 @@ def registry_names() -> dict[str, set[str]]:
     from streamlearn.learners.cb_algs import EXPLORERS as LEGACY
     from streamlearn.learners.cb_algs import LEGACY_TYPES
     from streamlearn.learners.explore import EXPLORERS
-    from streamlearn.reductions import REDUCTIONS
+    from streamlearn.reductions import REDUCTIONS, SINGLE_LINE
 
     return {"algorithms": set(ALGORITHMS), "cb_types": set(CB_TYPES),
             "explorers": set(EXPLORERS), "legacy_explorers": set(LEGACY),
-            "legacy_types": set(LEGACY_TYPES), "reductions": set(REDUCTIONS)}  # fmt: skip
+            "legacy_types": set(LEGACY_TYPES), "reductions": set(REDUCTIONS),
+            "single_line": set(SINGLE_LINE)}  # fmt: skip
 
 
 REDUCTION_OPTIONS = {"csoaa_ldf": "--csoaa_ldf", "cb_adf": "--cb_adf", "cb": "--cb",
@@ -220,6 +230,7 @@ def covered(lines: list[list[str]]) -> dict[str, set[str]]:
         "legacy_types": values("--cb_type", True),
         "reductions": {name for name, flag in REDUCTION_OPTIONS.items()
                        if any(flag in w for w in words)},
+        "single_line": {name for name in ("lrq",) if any(f"--{name}" in w for w in words)},
     }
 
 

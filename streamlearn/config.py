@@ -36,7 +36,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
                   *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
-                  "named_labels", "bootstrap", "bs_type", "autolink")  # fmt: skip
+                  "named_labels", "bootstrap", "bs_type", "autolink", "stack")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -156,6 +156,10 @@ class TrainConfig:
     importances, in one table (:mod:`streamlearn.learners.bootstrap`); 0 = none."""
     bs_type: str = "mean"
     autolink: int = 0
+    stack: tuple[str, ...] = ()
+    """The single-line reductions of :mod:`streamlearn.reductions` (``--lrq``, ...) as their
+    own words, VW's spelling (``("--lrq", "ab3")``): each reduction reads its options from
+    them (config knows none of them), and model files keep them as they are."""
     bfgs: int = -1
     """VW's --bfgs with --mem m (m >= 0): L-BFGS over passes instead of gd's online steps
     (:mod:`streamlearn.learners.bfgs`); -1 = off."""
@@ -279,8 +283,10 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         _check_types(self)
-        for name in NAMESPACE_OPTIONS:  # lists from JSON or click become tuples
+        for name in (*NAMESPACE_OPTIONS, "stack"):  # lists from JSON or click become tuples
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not all(isinstance(w, str) for w in self.stack):
+            raise ConfigError("the reductions' options (stack) are words")
         try:
             self.namespaces()
         except ValueError as e:

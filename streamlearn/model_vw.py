@@ -59,6 +59,11 @@ def _table(text: str, value: bool) -> dict[str, bool]:
     return dict.fromkeys(text.split(), value)
 
 
+STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False}
+"""The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
+a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
+list is what a model may name (a model's options are data: an allow-list, not a reader)."""
+
 MODEL_OPTIONS: dict[str, bool] = {
     # the multiline reductions, their explorers and what they stack below themselves
     **_table("csoaa_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first lambda "
@@ -73,6 +78,8 @@ MODEL_OPTIONS: dict[str, bool] = {
     **_table("oaa csoaa multilabel_oaa indexing bootstrap bs_type autolink mem termination "
              "named_labels classweight", True),
     **_table("bfgs hessian_on per_model_save_load cb_force_legacy", False),
+    # the single-line reductions that own their options: kept as their words (config.stack)
+    **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
     **_table("quadratic cubic interactions ignore ignore_linear keep ngram skips hash "
              "hash_seed bit_precision feature_limit", True),
@@ -107,7 +114,7 @@ INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa
                      "multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
                      "random_seed".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
-WORDS = frozenset("csoaa_ldf cb_type bs_type named_labels classweight quadratic cubic "
+WORDS = frozenset("lrq csoaa_ldf cb_type bs_type named_labels classweight quadratic cubic "
                   "interactions ignore ignore_linear keep ngram skips hash link loss_function "
                   "feature_limit".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
@@ -230,6 +237,9 @@ def _options(h: vwmodel.Header) -> dict:
             facts[name] = _float(name, value)
         elif name == "per_model_save_load":
             facts["per_model"] = True
+        elif name in STACK_OPTIONS:
+            learn["stack"] = (*learn.get("stack", ()), f"--{name}",
+                              *(() if value is None else (value,)))  # fmt: skip
         else:
             unknown.append(f"--{name}" + (f" {value}" if value is not None else ""))
     if unknown:
@@ -672,7 +682,7 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
     """The options VW keeps with a model of ``config`` (as VW writes them: long names,
     each with its value); ``random_seed``: the state of VW's generator, which VW keeps
     when a reduction draws from it (``--bootstrap``)."""
-    words: list[str] = []
+    words: list[str] = list(config.stack)  # the reductions' own words (reductions.SINGLE_LINE)
     if config.oaa:
         kind = "csoaa" if config.csoaa else "multilabel_oaa" if config.multilabel else "oaa"
         words += [f"--{kind}", str(config.oaa)]

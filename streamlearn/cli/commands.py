@@ -67,8 +67,8 @@ PROBABILITIES = click.option(
 
 
 def vw_learner_options(f):
-    """``--coin``, ``--pistol``, ``--freegrad`` (and freegrad's options), ``--oaa K`` and
-    ``--probabilities``: VW's spellings, for ``sl train``."""
+    """``--coin``, ``--pistol``, ``--freegrad`` (and freegrad's options), ``--oaa K``,
+    ``--probabilities`` and ``--lrq``: VW's spellings, for ``sl train``."""
     options = [
         click.option("--coin", is_flag=True,
                      help="VW's spelling of --algo coin: coin betting, no learning rate "
@@ -95,6 +95,11 @@ def vw_learner_options(f):
                      help="--oaa: the labels are 0..K-1 (0) or 1..K (1) [default: as VW, "
                      "1..K until a label 0 or K decides]."),
         PROBABILITIES,
+        click.option("--lrq", multiple=True, metavar="ABK",
+                     help="Low-rank quadratic features between namespaces A and B, rank K "
+                     "(VW's --lrq ab3: a factorization machine over gd; repeatable)."),
+        click.option("--lrqdropout", is_flag=True,
+                     help="--lrq: dropout training of the latent products (VW's)."),
     ]  # fmt: skip
     for option in reversed(options):
         f = option(f)

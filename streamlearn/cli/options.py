@@ -287,6 +287,13 @@ def learning_options(ctx: click.Context, values: dict) -> dict:
             out[key] = values[name]
     if values.get("noconstant"):
         out["constant"] = False
+    if values.get("lrq"):  # a reduction's own words (TrainConfig.stack), as VW spells them
+        out["stack"] = (*(w for p in values["lrq"] for w in ("--lrq", p)),
+                        *(("--lrqdropout",) if values.get("lrqdropout") else ()))  # fmt: skip
+        if values.get("invert_hash") or values.get("audit"):
+            raise click.UsageError("--lrq with --invert-hash or --audit is not supported")
+    elif values.get("lrqdropout"):
+        raise click.UsageError("--lrqdropout is an option of --lrq")
     if values.get("holdout_off"):
         if "holdout_period" in out or "holdout_after" in out:
             raise click.UsageError("--holdout-off conflicts with --holdout-period/--holdout-after")

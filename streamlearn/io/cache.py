@@ -56,6 +56,9 @@ _DTYPES = {  # every array of a record, in file order
 }  # fmt: skip
 _FIELDS = tuple(name for name in _DTYPES if name != "tagbuf")
 """The :class:`Batch` arrays a record stores (``tagbuf`` holds the packed tags)."""
+_OPTIONAL = {"ns": np.uint8}
+"""Arrays a record stores when its writer is asked to: each feature's namespace byte, for
+a learner that reads them (``--lrq``; the cache's identity says so)."""
 
 
 def identity(
@@ -122,7 +125,8 @@ class CacheWriter:
     many malformed lines per batch keep their excerpt.
     """
 
-    def __init__(self, path: str | os.PathLike, ident: dict, max_excerpts: int = 10) -> None:
+    def __init__(self, path: str | os.PathLike, ident: dict, max_excerpts: int = 10,
+                 keep_ns: bool = False) -> None:  # fmt: skip
         from streamlearn.system.outputs import Output
 
         self.path = Path(path)
@@ -132,11 +136,16 @@ class CacheWriter:
         head = json.dumps(ident, sort_keys=True).encode()
         self.f.write(MAGIC + struct.pack("<I", len(head)) + head)
         self.records = 0
+        self.keep_ns = keep_ns
 
     def add(self, batch: Batch) -> None:
         arrays = {name: np.ascontiguousarray(getattr(batch, name)) for name in _FIELDS}
         tagbuf, arrays["tag_start"], arrays["tag_end"] = _tag_bytes(batch)
         arrays["tagbuf"] = tagbuf
+        if self.keep_ns:
+            ns = getattr(batch, "ns", None)
+            arrays["ns"] = (np.full(batch.indices.shape[0], 32, dtype=np.uint8) if ns is None
+                            else np.ascontiguousarray(ns[: batch.indices.shape[0]]))  # fmt: skip
         bad = np.flatnonzero(batch.status != 0)[: self.max_excerpts]
         meta = {
             "source": batch.block.source,
@@ -323,7 +332,8 @@ def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
     arrays, off = {}, 0
     for name, dt, shape, how in meta["arrays"]:
         dtype = np.dtype(dt)
-        if name not in _DTYPES or dtype != _DTYPES[name] or not (
+        kinds = {**_DTYPES, **_OPTIONAL}
+        if name not in kinds or dtype != kinds[name] or not (
                 len(shape) == 1 or (len(shape) == 2 and name == "labels" and how is None)):
             raise ValueError(f"unexpected array {name} {dt} {shape}")
         count = int(np.prod(shape, dtype=np.int64)) if len(shape) == 2 else int(shape[0])
@@ -344,6 +354,7 @@ def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
     block = Block(arrays.pop("tagbuf"), str(meta["source"]), int(meta["first_line"]))
     return CachedBatch(
         **{k: arrays[k] for k in _FIELDS},
+        ns=arrays.get("ns"),
         block=block,
         n_touching_tags=int(meta["n_touching_tags"]),
         first_touching_tag_line=int(meta["first_touching_tag_line"]),
@@ -354,8 +365,11 @@ def _record(f, rec: bytes, d: int, total: int) -> CachedBatch:
 
 def _check(a: dict[str, np.ndarray], d: int) -> None:
     """What the kernels rely on: consistent lengths, a CSR index, slots below ``d``."""
-    if set(a) != set(_DTYPES):
-        raise ValueError(f"arrays {sorted(set(_DTYPES) ^ set(a))} missing or extra")
+    if set(a) - set(_OPTIONAL) != set(_DTYPES):
+        raise ValueError(f"arrays {sorted(set(_DTYPES) ^ (set(a) - set(_OPTIONAL)))} missing "
+                         "or extra")  # fmt: skip
+    if "ns" in a and a["ns"].shape[0] != a["indices"].shape[0]:
+        raise ValueError("ns does not have a byte per feature")
     n = a["labels"].shape[0]
     for name in ("weights", "bases", "tag_start", "tag_end", "status", "line"):
         if a[name].shape[0] != n:

@@ -10,8 +10,10 @@ outputs (``-p``, the progress table, VW's header lines) and its part of VW's mod
 ``run/bandit.py`` for the API and the server), VW's header (``run/mlconsole.py``) and VW's
 model files (``run/mlmodel.py``) consult; :data:`VW_OPTIONS` the one VW's command lines are
 read with (:mod:`streamlearn.vwargs`).  Adding a reduction is a module here and its line
-below.  The single-line reductions' kernels are :data:`streamlearn.learners.REDUCTIONS`;
-their VW options are :mod:`~streamlearn.reductions.singleline`'s.
+below.  The single-line reductions in the same shape are :data:`SINGLE_LINE` (``lrq.py``, the
+worked example: its options are its own words in ``TrainConfig.stack``, read by the module);
+the older ones' kernels are still chosen by :data:`streamlearn.learners.REDUCTIONS` from
+``TrainConfig`` fields, their VW options :mod:`~streamlearn.reductions.singleline`'s.
 
 A reduction's module is read before any kernel is chosen (a command line is read with it,
 and a tiny input then runs without numba, a larger one with the kernels shipped compiled):
@@ -23,7 +25,8 @@ their files).  Layer: above ``model``/``config``/``io``/``learners``, below ``ru
 
 from __future__ import annotations
 
-from streamlearn.reductions import cb_adf, ccb, csoaa_ldf, explore, singleline
+from streamlearn.errors import VWUsage
+from streamlearn.reductions import cb_adf, ccb, csoaa_ldf, explore, lrq, singleline
 from streamlearn.reductions.base import Reduction
 from streamlearn.reductions.explore import over
 from streamlearn.reductions.options import assemble
@@ -48,7 +51,13 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 (:data:`streamlearn.reductions.options.STACK`) and every registered reduction's
 ``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
 
-_DECLARING = (explore, singleline, csoaa_ldf, cb_adf, ccb)
+SINGLE_LINE = {lrq.NAME: lrq}
+"""The single-line reductions that own their options (``TrainConfig.stack``), by name: each
+module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
+(its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
+stderr), ``VW_OPTIONS`` and ``settle``."""
+
+_DECLARING = (explore, singleline, lrq, csoaa_ldf, cb_adf, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs."""
 
 VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))
@@ -60,9 +69,22 @@ SETTLE = tuple(m.settle for m in _DECLARING if hasattr(m, "settle"))
 """Each module's ``settle(t)``: what its options mean together, once a line is read."""
 
 
+def single_line(config):  # noqa: ANN001, ANN201 - a TrainConfig -> (module, options) | None
+    """The single-line reduction ``config.stack`` names and its options (None: none)."""
+    for module in SINGLE_LINE.values():
+        opts = module.read(config.stack)
+        if opts is not None:
+            return module, opts
+    if config.stack:
+        raise VWUsage(f"the reductions' options {' '.join(config.stack)!r} name no reduction "
+                      "sl runs")  # fmt: skip
+    return None
+
+
 def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multiline
     """The registry's entry of ``ml``'s reduction."""
     return REDUCTIONS[ml.reduction]
 
 
-__all__ = ["REDUCTIONS", "SETTLE", "VW_OPTIONS", "Multiline", "Reduction", "reduction_of"]
+__all__ = ["REDUCTIONS", "SETTLE", "SINGLE_LINE", "VW_OPTIONS", "Multiline", "Reduction",
+           "reduction_of", "single_line"]

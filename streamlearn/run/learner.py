@@ -55,6 +55,12 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
             if key in unrecorded or (key == "loss" and explicit.get("test_only")):
                 continue  # not in the file, or only scoring (VW's -t -i reports any loss)
             if key in explicit and explicit[key] != getattr(model_cfg, key):
+                if key == "stack":  # a reduction's own words (--lrq ab3): shown as they are
+                    raise UsageError(
+                        f"{' '.join(explicit[key]) or 'no reduction'} conflicts with the "
+                        "initial model, which was trained with "
+                        f"{' '.join(model_cfg.stack) or 'none'}"
+                    )
                 raise UsageError(
                     f"--{key.replace('_', '-')} {_shown(explicit[key])} conflicts with the "
                     f"initial model, which was trained with {key.replace('_', '-')} "
@@ -76,7 +82,13 @@ def _shown(value) -> str:
 
 
 def _spec(config: TrainConfig) -> LearnerSpec:
-    """The kernels that learn with ``config``'s algorithm and options."""
+    """The kernels that learn with ``config``'s algorithm and options: a reduction's of
+    :data:`streamlearn.reductions.SINGLE_LINE` when its ``stack`` names one."""
+    if config.stack:
+        from streamlearn.reductions import single_line
+
+        module, _ = single_line(config)
+        return module.spec(config)
     return spec_of(config)
 
 

@@ -178,6 +178,8 @@ class Passes:
                 self.ident["max_line"] = max_line
             if max_crosses != MAX_CROSSES:
                 self.ident["max_crosses"] = max_crosses
+            if config.stack:  # a reduction reading namespaces (--lrq): the cache keeps them
+                self.ident["ns"] = True
         self._held = None
         """The cache this run replays, open: checked once, never reopened by its path."""
         if self.use_cache and not streams and not rebuild:
@@ -203,7 +205,8 @@ class Passes:
         if not self.use_cache:
             yield from batches
             return
-        writer = batch_cache.CacheWriter(self.cache_path, self.ident, self.max_excerpts)
+        writer = batch_cache.CacheWriter(self.cache_path, self.ident, self.max_excerpts,
+                                         keep_ns=bool(self.ident.get("ns")))  # fmt: skip
         usable = 0
         try:
             for b in batches:

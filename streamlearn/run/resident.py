@@ -53,10 +53,15 @@ class OneLine:
         self.kernel = None
         self.entry = None
         self.k = 0
+        self.batch_only = bool(config.stack)
+        """A reduction that owns its options (``--lrq``) reads the batch's namespace bytes,
+        which the one-line parser does not keep: its lines take the batch path."""
 
     def parse(self, line: bytes) -> tuple | None:
         """The row of ``line`` (indptr, labels, weights, bases, status views), or None where
         the batch path must read it (the parser's cases, a malformed line)."""
+        if self.batch_only:
+            return None
         self.k = self.parser.parse(line)
         if self.k < 0:
             return None

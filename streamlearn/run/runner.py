@@ -633,6 +633,8 @@ def run_kernel(
         preds = np.empty((batch.n, width))
     args = (table, gstate, params, loss_id, batch.indptr, batch.indices, batch.values,
             batch.labels, batch.weights, batch.bases, batch.status, stats, rows, preds)  # fmt: skip
+    if getattr(train_batch, "wants_ns", False):  # a reduction's entry reading namespaces
+        args += (getattr(batch, "ns", None),)
     if INTERPRETED:
         # interpreted (tiny inputs), numpy warns of an overflow as a compiled kernel does not:
         # the run reports a non-finite state itself (check_model), in one line; compiled,

@@ -97,6 +97,9 @@ def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: flo
         lines.append(f"predictions = {_vw_path(outputs.predictions)}")
     if outputs.raw_predictions:
         lines.append(f"raw predictions = {_vw_path(outputs.raw_predictions)}")
+    reduction = _single_line(c)
+    if reduction is not None:
+        lines += reduction[0].header_lines(reduction[1])
     lines += _learner_lines(c)
     if cache is None:
         lines.append("using no cache")
@@ -145,7 +148,9 @@ def _learners(c, outputs) -> list[str]:
     base = f"ftrl-{FTRL_NAMES[c.algo]}" if c.algo in FTRL_NAMES else c.algo
     if c.bfgs >= 0:
         base = "bfgs"
-    out = [base, *(["autolink"] if c.autolink else []), f"scorer-{outputs.link}"]
+    reduction = _single_line(c)
+    out = [base, *([reduction[0].NAME] if reduction is not None else []),
+           *(["autolink"] if c.autolink else []), f"scorer-{outputs.link}"]
     if c.bootstrap:
         out.append("bootstrap")
     if c.binary:
@@ -155,6 +160,15 @@ def _learners(c, outputs) -> list[str]:
     else:
         out.append("count_label")
     return out
+
+
+def _single_line(c):  # noqa: ANN001, ANN202 - (module, options) | None
+    """The reduction of :data:`streamlearn.reductions.SINGLE_LINE` the run stacks, if any."""
+    if not c.stack:
+        return None
+    from streamlearn.reductions import single_line
+
+    return single_line(c)
 
 
 def start_t(c) -> float:

@@ -66,6 +66,11 @@ def kept_options(config, link: str = "identity") -> str:
             opts.append(("indexing", str(c.indexing)))
     if c.autolink:
         opts.append(("autolink", str(c.autolink)))
+    for w in c.stack:  # the reductions' own words (reductions.SINGLE_LINE): --name [value]
+        if w.startswith("--"):
+            opts.append((w[2:], None))
+        else:
+            opts[-1] = (opts[-1][0], w)
     if c.bootstrap:
         opts.append(("bootstrap", str(c.bootstrap)))
         if c.bs_type != "mean":

@@ -1,0 +1,202 @@
+"""Low-rank quadratics (VW's ``--lrq abk``, ``--lrqdropout``): gd with factored crosses.
+
+As VW's ``reductions/lrq.cc`` over its ``gd``: a pair ``abk`` gives every feature ``i`` of
+namespace ``a`` and ``j`` of ``b`` a rank-``k`` interaction ``Σ_n l_{i,n} r_{j,n} x_i x_j``,
+learned by alternating which side is held fixed, with O(k·|a|·|b|) work per example.
+
+* **Slots.** Each feature takes ``s`` consecutive slots, ``s`` = 1 + max k rounded up to a
+  power of 2 (VW's ``total_feature_width``): its linear weight at ``(h·s) mod 2^b`` and its
+  latent weights ``n = 1..k`` at ``(h·s + n) mod 2^b``, VW's own slots.
+* **One step of the stack.**  For each pair, in VW's order (its pairs as a sorted set), the
+  left namespace is ``a`` or ``b`` by the parity of VW's example counter; for each feature
+  ``i`` of the left namespace and ``n = 1..k``, the left latent weight ``l = w[i·s + n]``
+  (drawn as ``merand48(index)`` on a learned example when it is still 0: away from the
+  saddle point at 0) multiplies each feature ``j`` of the right namespace into a new
+  feature of the right namespace, value ``scale·l·x_i·x_j`` (float32), slot ``j·s + n``.
+  gd then predicts (and learns) the example with those features after the namespace's
+  own, as any other feature.  A learned example is learned twice, the second time with the
+  sides swapped; the prediction reported is the first.  Under ``--lrqdropout`` each
+  (feature, n) of a learned example is kept with probability 1/2 (one draw of VW's
+  generator, seeded ``random_seed | 8675309``), and an example that is not learned sees
+  every latent product at half its value.
+* The added features are not counted in ``current features``, and are not crossed (a run
+  with --lrq takes no -q: the reduction refuses it).
+
+``pairs`` is int64[p, 3] (left namespace byte, right byte, k), ``conf`` int64[4] (s, VW's
+stride shift of a learned example's weights, dropout, and what turns the run's example count
+``stats[S_N]`` into VW's example counter: the passes ended, each of which VW counts as one
+more example, less the count the run started from), ``seed`` uint64[1] (the dropout
+generator, advanced), ``ns`` the batch's namespace bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamlearn.learners import gd
+from streamlearn.learners.base import (
+    G_N,
+    G_T,
+    P_BINARY,
+    P_LEARN,
+    P_LOGISTIC_MAX,
+    P_LOGISTIC_MIN,
+    P_PROGRESS,
+    P_QUANTILE_TAU,
+    S_N,
+    add_scored,
+    begin_example,
+    binary_loss,
+    clip,
+    row_span,
+    write_raw,
+)
+from streamlearn.learners.explore import merand48, merand48_noadvance
+from streamlearn.learners.losses import loss32
+from streamlearn.system.jit import jit, jit_inline
+
+F32 = np.float32
+F64 = np.float64
+U64 = np.uint64
+
+
+@jit_inline
+def _extend(table, indptr, indices, values, ns, i, pairs, conf, seed, which, learn, scale,
+            mask, slots, vals, last, stamp, pushed_slot, pushed_val, pushed_ns):  # fmt: skip
+    """Example ``i``'s features with the latent products of every pair (``which``: the
+    parity that picks each pair's left side) into ``slots``/``vals``; their count."""
+    lo, hi = row_span(indptr, i)
+    s = U64(conf[0])
+    ss = U64(conf[1])
+    dropout = conf[2] != 0
+    m = 0  # latent products, in the pairs' order
+    for q in range(pairs.shape[0]):
+        left = pairs[q, 0] if which % 2 == 0 else pairs[q, 1]
+        right = pairs[q, 1] if which % 2 == 0 else pairs[q, 0]
+        k = pairs[q, 2]
+        for t in range(lo, hi):
+            if ns[t] != left:
+                continue
+            lfx = F32(values[t])
+            lindex = U64(indices[t]) * s
+            for n in range(1, k + 1):
+                if dropout and learn and not merand48(seed) > F32(0.5):
+                    continue
+                lslot = (lindex + U64(n)) & mask
+                lw = F32(table[lslot, 0])
+                if learn and lw == F32(0.0):
+                    lw = merand48_noadvance((lindex + U64(n)) << ss)
+                    table[lslot, 0] = lw
+                c = F32(scale * lw) * lfx
+                for r in range(lo, hi):
+                    if ns[r] == right:
+                        pushed_slot[m] = np.uint32((U64(indices[r]) * s + U64(n)) & mask)
+                        pushed_val[m] = F64(c * F32(values[r]))
+                        pushed_ns[m] = right
+                        m += 1
+    # each namespace's own features, then its latent products (after its last feature)
+    for t in range(lo, hi):
+        last[ns[t]] = t
+        stamp[ns[t]] = i
+    out = 0
+    for t in range(lo, hi):
+        slots[out] = np.uint32((U64(indices[t]) * s) & mask)
+        vals[out] = values[t]
+        out += 1
+        b = ns[t]
+        if m > 0 and last[b] == t and stamp[b] == i:
+            for u in range(m):
+                if pushed_ns[u] == b:
+                    slots[out] = pushed_slot[u]
+                    vals[out] = pushed_val[u]
+                    out += 1
+    return out
+
+
+@jit_inline
+def _predict(table, gstate, base, slots, vals, m, l1):
+    grav = F32(gstate[gd.G_GRAVITY])
+    p = F32(base)
+    for t in range(m):
+        w = F32(table[slots[t], 0])
+        if l1:
+            w = gd.trunc(w, grav)
+        p += w * F32(vals[t])
+    return p * F32(gstate[gd.G_CONTRACTION])
+
+
+@jit
+def room(indptr, ns, pairs):
+    """The most latent products one example of the batch makes (for the caller's buffers)."""
+    most = 0
+    count = np.zeros(256, dtype=np.int64)
+    for i in range(indptr.shape[0] - 1):
+        for t in range(indptr[i], indptr[i + 1]):
+            count[ns[t]] += 1
+        total = 0
+        for q in range(pairs.shape[0]):
+            total += pairs[q, 2] * count[pairs[q, 0]] * count[pairs[q, 1]]
+        most = max(most, total)
+        for t in range(indptr[i], indptr[i + 1]):
+            count[ns[t]] = 0
+    return most
+
+
+@jit
+def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases,
+                status, stats, rows, preds, ns, pairs, conf, seed, pushed):  # fmt: skip
+    """gd's ``train_batch`` with the latent products (``pushed``: room for :func:`room`)."""
+    rule = gd.rule_of(params)
+    l1 = rule[9] > F32(0.0)
+    tau = F32(params[P_QUANTILE_TAU])
+    lmin, lmax = F32(params[P_LOGISTIC_MIN]), F32(params[P_LOGISTIC_MAX])
+    binary = params[P_BINARY]
+    mask = U64(table.shape[0] - 1)
+    dropout = conf[2] != 0
+    n = indptr.shape[0] - 1
+    width = 0
+    for i in range(n):
+        width = max(width, indptr[i + 1] - indptr[i])
+    slots = np.empty(width + pushed, dtype=np.uint32)
+    vals = np.empty(width + pushed, dtype=np.float64)
+    pushed_slot = np.empty(pushed, dtype=np.uint32)
+    pushed_val = np.empty(pushed, dtype=np.float64)
+    pushed_ns = np.empty(pushed, dtype=np.uint8)
+    last = np.zeros(256, dtype=np.int64)
+    stamp = np.full(256, -1, dtype=np.int64)
+    for i in range(n):
+        if status[i] != 0:
+            preds[i] = np.nan
+            continue
+        lo, hi = row_span(indptr, i)
+        y = labels[i]
+        a = weights[i]
+        labeled, holdout = begin_example(stats, params, y)
+        learn = labeled and not holdout and params[P_LEARN] != 0.0
+        which = U64(np.int64(stats[S_N]) - 1 + conf[3]) if learn else U64(0)
+        scale = F32(1.0) if (not dropout or learn) else F32(0.5)
+        for it in range(2 if learn else 1):
+            m = _extend(table, indptr, indices, values, ns, i, pairs, conf, seed, which + U64(it),
+                        learn, scale, mask, slots, vals, last, stamp, pushed_slot, pushed_val,
+                        pushed_ns)  # fmt: skip
+            p = _predict(table, gstate, bases[i], slots, vals, m, l1)
+            if it == 0:
+                write_raw(preds, indptr, i, F64(p))
+            p = F32(clip(gstate, params, loss_id, F64(p), y, learn))
+            lv = loss32(loss_id, p, F32(y), tau, lmin, lmax) if labeled else F32(0.0)
+            if it == 0:
+                shown = F64(lv)
+                if labeled and binary != 0.0:
+                    shown = binary_loss(F64(p) if binary == 1.0 else 1.0, y, shown)
+                add_scored(stats, rows, F64(p), y, a, hi - lo, labeled, holdout, shown,
+                           params[P_PROGRESS])  # fmt: skip
+                preds[i] = F64(p)
+                if learn and a != 0.0:
+                    gstate[G_T] += a
+                    gstate[G_N] += 1.0
+            if not (learn and a != 0.0) or not lv > F32(0.0):
+                continue  # gd's zero-loss gate, on each of the two predictions
+            gd.step(table, gstate, gd.G_NORM, gd.G_TOTAL, slots, vals, 0, m, p, F32(y), F32(a),
+                    loss_id, rule)  # fmt: skip
+            if gstate[gd.G_CONTRACTION] < 1e-9 or gstate[gd.G_GRAVITY] > 1e3:
+                gd.rebase(table, gstate, params)

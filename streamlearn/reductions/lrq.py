@@ -1,0 +1,183 @@
+"""Low-rank quadratics, VW's ``--lrq abk`` and ``--lrqdropout``: the single-line reduction
+in the reductions' shape (the worked example for the others).
+
+What it owns, all here:
+
+* **its options**: :class:`Options`, read from the words it keeps in a run's configuration
+  (``TrainConfig.stack``: ``("--lrq", "ab3", "--lrqdropout")``, as VW keeps them in a
+  model's options) by :func:`read`; sl's and VW's model files keep those words, so a model
+  carries its reduction's options and nothing else of it;
+* **its VW options** (:data:`VW_OPTIONS`, :func:`settle`: what VW's command line says of it,
+  and what it refuses, in one line before any data is read) and sl's (``sl train --lrq``,
+  the same words);
+* **its learner**: :func:`spec`, gd's table with its kernel entry
+  (:mod:`streamlearn.learners.lrq`), which asks for the batch's namespace bytes;
+* **its outputs**: VW's header line and its name in VW's stack (:data:`HEADER`, :data:`NAME`);
+  ``-p``, ``-r`` and the progress table are gd's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn.errors import UsageError, VWUsage
+from streamlearn.reductions.vwoptions import Command, VWOption
+
+NAME = "lrq"
+"""Its name in VW's ``Enabled learners`` line (just above gd)."""
+
+SEED_MIX = 8675309
+"""VW seeds the dropout draws with ``random_seed | 8675309``."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """``--lrq`` pairs (VW's: a set, so sorted and each once) and ``--lrqdropout``."""
+
+    pairs: tuple[str, ...]
+    dropout: bool = False
+
+    @property
+    def width(self) -> int:
+        """Slots per feature: 1 + the largest rank, rounded up to a power of 2 (VW's)."""
+        k = max((int(p[2:]) for p in self.pairs), default=0)
+        return 1 << (k).bit_length() if k else 1
+
+    def table(self) -> np.ndarray:
+        """int64[p, 3]: each pair's (left namespace byte, right byte, rank)."""
+        return np.array([(ord(p[0]), ord(p[1]), int(p[2:])) for p in self.pairs],
+                        dtype=np.int64).reshape(-1, 3)  # fmt: skip
+
+
+def read(words: tuple[str, ...]) -> Options | None:
+    """The options in a configuration's ``stack`` words; None when it names no ``--lrq``."""
+    pairs, dropout = [], False
+    it = iter(words)
+    for w in it:
+        if w == "--lrq":
+            pairs.append(next(it, ""))
+        elif w == "--lrqdropout":
+            dropout = True
+    if not pairs:
+        return None
+    for p in pairs:
+        check_pair(p, "--lrq")
+    return Options(tuple(sorted(set(pairs))), dropout)
+
+
+def check_pair(p: str, flag: str, error: type[UsageError] = UsageError) -> None:
+    """VW's rule for a pair: two namespaces and a rank (``ab3``); no wildcard."""
+    if ":" in p:
+        raise error(f"{flag} {p}: --lrq does not support wildcards ':' (as VW)")
+    if len(p) < 3 or not p[2:].isdigit() or any(ord(c) > 127 for c in p[:2]):
+        raise error(f"{flag} {p}: low-rank quadratic features must involve two sets and a "
+                      "rank (ab3: namespaces a and b, rank 3)")  # fmt: skip
+    if int(p[2:]) > 255:
+        raise error(f"{flag} {p}: a rank above 255 is not supported by sl")
+
+
+def _lrq(t: Command, name: str, value: str | None) -> None:
+    check_pair(value or "", "--lrq", VWUsage)
+    t.learn["stack"] = (*t.learn.get("stack", ()), "--lrq", value)
+
+
+def _dropout(t: Command, name: str, value: str | None) -> None:
+    if "--lrqdropout" not in t.learn.get("stack", ()):
+        t.learn["stack"] = (*t.learn.get("stack", ()), "--lrqdropout")
+
+
+VW_OPTIONS = {
+    "lrq": VWOption(None, True, _lrq, repeatable=True),
+    "lrqdropout": VWOption(None, False, _dropout),
+}
+"""VW's options of the reduction (:mod:`streamlearn.reductions.vwoptions`)."""
+
+_ALONE = ("oaa", "bootstrap", "autolink", "multilabel", "csoaa")
+
+
+def settle(t: Command) -> None:
+    """What ``--lrq`` refuses with the rest of a VW command line (one line, exit 2)."""
+    words = t.learn.get("stack", ())
+    if "--lrq" not in words:
+        if "--lrqdropout" in words:
+            t.notes.append("--lrqdropout is an option of --lrq: ignored")
+            t.learn["stack"] = tuple(w for w in words if w != "--lrqdropout")
+        return
+    refuse(t.learn, t.outputs, vw=True)
+
+
+def refuse(learn: dict, outputs: dict, vw: bool) -> None:
+    """Refuse what sl's ``--lrq`` does not run with: ``learn``, TrainConfig fields (those a
+    VW command line gave, or a whole configuration's), ``outputs`` (``vw``: VW's names)."""
+    for key in _ALONE:
+        if learn.get(key):
+            raise VWUsage(f"--lrq with --{key.replace('_', '-')} is not supported by sl")
+    if learn.get("bfgs", -1) >= 0:
+        raise VWUsage("--lrq with --bfgs is not supported by sl")
+    if learn.get("algo", "gd") != "gd":
+        raise VWUsage(f"--lrq runs over gd, not --{learn['algo']}")
+    for key in ("quadratic", "cubic", "interactions"):
+        if learn.get(key):
+            raise VWUsage("--lrq with -q, --cubic or --interactions is not supported by sl "
+                          "(VW crosses the latent products too)")  # fmt: skip
+    for key in ("audit", "invert_hash"):
+        if outputs.get(key):
+            raise VWUsage(f"--{key} with --lrq is not supported by sl (VW names each latent "
+                          "product)")  # fmt: skip
+
+
+HEADER = "creating low rank quadratic features for pairs: "
+
+
+def header_lines(opts: Options) -> list[str]:
+    """VW's line on stderr when it sets the reduction up (its trailing space included)."""
+    return [HEADER + ("(using dropout) " if opts.dropout else "")
+            + "".join(p + " " for p in opts.pairs)]  # fmt: skip
+
+
+class _Entry:
+    """The kernel entry of one run: its pairs, width and the dropout generator's state."""
+
+    wants_ns = True
+
+    def __init__(self, opts: Options, stride_shift: int, seed: int) -> None:
+        self.pairs = opts.table()
+        self.conf = np.array([opts.width, stride_shift, int(opts.dropout), 0], dtype=np.int64)
+        self.seed = np.array([(seed & (2**64 - 1)) | SEED_MIX], dtype=np.uint64)
+        self.started = False
+
+    def end_pass(self, table, gstate, params) -> None:  # noqa: ANN001 - LearnerSpec.finish
+        """VW counts the end of a pass as an example (its counter picks the pairs' sides)."""
+        self.conf[3] += 1
+
+    def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
+                 weights, bases, status, stats, rows, preds, ns):  # fmt: skip
+        from streamlearn.learners import lrq
+
+        if not self.started:  # VW counts from 0 in each run (sl's count may go on)
+            self.started = True
+            self.conf[3] -= int(stats[0])
+        if ns is None:  # (svmlight: every feature in the default namespace)
+            ns = np.full(indices.shape[0], 32, dtype=np.uint8)
+        pushed = lrq.room(indptr, ns, self.pairs)
+        lrq.train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
+                        weights, bases, status, stats, rows, preds, ns, self.pairs, self.conf,
+                        self.seed, pushed)  # fmt: skip
+
+
+def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
+    """gd's table and update with the latent products: the run's learner."""
+    import dataclasses
+
+    from streamlearn.learners import gd
+
+    try:
+        opts = read(config.stack)
+        refuse(config.to_dict(), {}, vw=False)
+    except VWUsage as e:  # (sl train's, the API's: not a VW command line's)
+        raise UsageError(e.message) from None
+    shift = 2 if config.adaptive or config.normalized else 0  # VW's stride shift under gd
+    entry = _Entry(opts, shift, config.seed)
+    return dataclasses.replace(gd.SPEC, name="lrq_gd", train_batch=entry, finish=entry.end_pass)
