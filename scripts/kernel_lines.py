@@ -128,7 +128,8 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
     out += [["-d", T + "/lrq", *a] for a in (
         ["--lrq", "ab2"], ["--lrq", "ab2", "--lrqdropout", "-f", T + "/lrq.vw"],
         ["-i", T + "/lrq.vw", "-t"], ["--lrq", "aa2", "--passes", "2", "-c", "-k"],
-        ["--lrq", "ab2", "--lrq", "ba1", "--l1", "1e-6"])]  # fmt: skip
+        ["--lrq", "ab2", "--lrq", "ba1", "--l1", "1e-6"], ["--lrqfa", "ab2"],
+        ["--lrqfa", "ba1", "--passes", "2", "-c", "-k", "--holdout_off"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -230,7 +231,8 @@ def covered(lines: list[list[str]]) -> dict[str, set[str]]:
         "legacy_types": values("--cb_type", True),
         "reductions": {name for name, flag in REDUCTION_OPTIONS.items()
                        if any(flag in w for w in words)},
-        "single_line": {name for name in ("lrq",) if any(f"--{name}" in w for w in words)},
+        "single_line": {name for name in registry_names()["single_line"]
+                        if any(f"--{name}" in w for w in words)},
     }
 
 

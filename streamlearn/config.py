@@ -285,8 +285,6 @@ class TrainConfig:
         _check_types(self)
         for name in (*NAMESPACE_OPTIONS, "stack"):  # lists from JSON or click become tuples
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        if not all(isinstance(w, str) for w in self.stack):
-            raise ConfigError("the reductions' options (stack) are words")
         try:
             self.namespaces()
         except ValueError as e:

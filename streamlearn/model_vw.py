@@ -59,7 +59,7 @@ def _table(text: str, value: bool) -> dict[str, bool]:
     return dict.fromkeys(text.split(), value)
 
 
-STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False}
+STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -114,7 +114,7 @@ INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa
                      "multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
                      "random_seed".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
-WORDS = frozenset("lrq csoaa_ldf cb_type bs_type named_labels classweight quadratic cubic "
+WORDS = frozenset("lrq lrqfa csoaa_ldf cb_type bs_type named_labels classweight quadratic cubic "
                   "interactions ignore ignore_linear keep ngram skips hash link loss_function "
                   "feature_limit".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read

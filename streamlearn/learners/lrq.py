@@ -14,19 +14,27 @@ learned by alternating which side is held fixed, with O(k·|a|·|b|) work per ex
   saddle point at 0) multiplies each feature ``j`` of the right namespace into a new
   feature of the right namespace, value ``scale·l·x_i·x_j`` (float32), slot ``j·s + n``.
   gd then predicts (and learns) the example with those features after the namespace's
-  own, as any other feature.  A learned example is learned twice, the second time with the
-  sides swapped; the prediction reported is the first.  Under ``--lrqdropout`` each
+  own, as any other feature.  A learned example (labeled, not held out, of weight > 0: VW
+  only predicts one of weight 0, drawing nothing) is learned twice, the second time with
+  the sides swapped; the prediction reported is the first.  Under ``--lrqdropout`` each
   (feature, n) of a learned example is kept with probability 1/2 (one draw of VW's
   generator, seeded ``random_seed | 8675309``), and an example that is not learned sees
   every latent product at half its value.
 * The added features are not counted in ``current features``, and are not crossed (a run
   with --lrq takes no -q: the reduction refuses it).
 
-``pairs`` is int64[p, 3] (left namespace byte, right byte, k), ``conf`` int64[4] (s, VW's
-stride shift of a learned example's weights, dropout, and what turns the run's example count
-``stats[S_N]`` into VW's example counter: the passes ended, each of which VW counts as one
-more example, less the count the run started from), ``seed`` uint64[1] (the dropout
-generator, advanced), ``ns`` the batch's namespace bytes.
+**Field-aware** (VW's ``--lrqfa abck``, ``reductions/lrqfa.cc``): every two namespaces of the
+list are a pair, and a feature keeps k latent weights *for each field* it meets: feature
+``i`` of field ``f`` facing field ``g`` uses ``w[i·s + g·k + n]`` (``s`` = 1 + fields·k,
+rounded up to a power of 2), drawn as ``merand48(index)·0.5/√k``; the left side is the
+pair's second namespace on an even count; no dropout.
+
+``pairs`` is int64[p, 5] (first namespace byte, second byte, k, and under lrqfa their field
+numbers, else 0), ``conf`` int64[5] (s, VW's stride shift of a learned example's weights,
+dropout, what turns the run's example count ``stats[S_N]`` into VW's example counter -- the
+passes ended, each of which VW counts as one more example, less the count the run started
+from -- and 1 for lrqfa), ``seed`` uint64[1] (the dropout generator, advanced), ``ns`` the
+batch's namespace bytes.
 """
 
 from __future__ import annotations
@@ -61,19 +69,70 @@ U64 = np.uint64
 
 
 @jit_inline
+def _stale(pushed_slot, pushed_ns, m, prev_slot, prev_ns, mprev, scratch, counts):
+    """lrqfa's second learn of an example, as VW's: it truncates each field's values after
+    the first learn but not their indices, so the j-th product the second learn adds to a
+    field takes the j-th index that field holds past its own features -- the first learn's
+    j-th product's, while there are, then its own.  ``scratch``: room for 2·m + mprev."""
+    for u in range(mprev):
+        counts[0, prev_ns[u]] += 1
+    for u in range(m):
+        counts[1, pushed_ns[u]] += 1
+    p1 = 0
+    p2 = mprev
+    for c in range(256):  # each field's entries together, in order: where they start
+        counts[2, c] = p1
+        counts[3, c] = p2
+        p1 += counts[0, c]
+        p2 += counts[1, c]
+    for u in range(mprev):
+        c = prev_ns[u]
+        scratch[counts[2, c]] = prev_slot[u]
+        counts[2, c] += 1
+    for u in range(m):
+        c = pushed_ns[u]
+        scratch[counts[3, c]] = pushed_slot[u]
+        counts[3, c] += 1
+    for c in range(256):  # back to each field's start
+        counts[2, c] -= counts[0, c]
+        counts[3, c] -= counts[1, c]
+    for u in range(m):
+        c = pushed_ns[u]
+        j = counts[4, c]
+        counts[4, c] += 1
+        if j < counts[0, c]:
+            scratch[mprev + m + u] = scratch[counts[2, c] + j]
+        else:
+            scratch[mprev + m + u] = scratch[counts[3, c] + j - counts[0, c]]
+    for u in range(m):
+        pushed_slot[u] = scratch[mprev + m + u]
+    for c in range(256):
+        for r in range(5):
+            counts[r, c] = 0
+
+
+@jit_inline
 def _extend(table, indptr, indices, values, ns, i, pairs, conf, seed, which, learn, scale,
-            mask, slots, vals, last, stamp, pushed_slot, pushed_val, pushed_ns):  # fmt: skip
+            mask, slots, vals, last, stamp, pushed_slot, pushed_val, pushed_ns, prev_slot,
+            prev_ns, mprev, scratch, counts):  # fmt: skip
     """Example ``i``'s features with the latent products of every pair (``which``: the
-    parity that picks each pair's left side) into ``slots``/``vals``; their count."""
+    parity that picks each pair's left side) into ``slots``/``vals``; their count, and the
+    products'.  ``mprev`` >= 0: lrqfa's second learn (:func:`_stale`)."""
     lo, hi = row_span(indptr, i)
     s = U64(conf[0])
     ss = U64(conf[1])
     dropout = conf[2] != 0
+    fa = conf[4] != 0
     m = 0  # latent products, in the pairs' order
     for q in range(pairs.shape[0]):
-        left = pairs[q, 0] if which % 2 == 0 else pairs[q, 1]
-        right = pairs[q, 1] if which % 2 == 0 else pairs[q, 0]
+        # lrq: the pair's first namespace is the left one on an even count; lrqfa: its second
+        first = (which % 2 == 0) != fa
+        left = pairs[q, 0] if first else pairs[q, 1]
+        right = pairs[q, 1] if first else pairs[q, 0]
         k = pairs[q, 2]
+        # lrqfa: a feature's k latent weights for each field (0 for both under lrq)
+        lfield = pairs[q, 3] if first else pairs[q, 4]
+        rfield = pairs[q, 4] if first else pairs[q, 3]
         for t in range(lo, hi):
             if ns[t] != left:
                 continue
@@ -82,18 +141,24 @@ def _extend(table, indptr, indices, values, ns, i, pairs, conf, seed, which, lea
             for n in range(1, k + 1):
                 if dropout and learn and not merand48(seed) > F32(0.5):
                     continue
-                lslot = (lindex + U64(n)) & mask
+                lw_index = lindex + U64(rfield * k + n)
+                lslot = lw_index & mask
                 lw = F32(table[lslot, 0])
                 if learn and lw == F32(0.0):
-                    lw = merand48_noadvance((lindex + U64(n)) << ss)
+                    lw = merand48_noadvance(lw_index << ss)
+                    if fa:
+                        lw = lw * F32(0.5) / F32(np.sqrt(F64(k)))
                     table[lslot, 0] = lw
                 c = F32(scale * lw) * lfx
+                offset = U64(lfield * k + n)
                 for r in range(lo, hi):
                     if ns[r] == right:
-                        pushed_slot[m] = np.uint32((U64(indices[r]) * s + U64(n)) & mask)
+                        pushed_slot[m] = np.uint32((U64(indices[r]) * s + offset) & mask)
                         pushed_val[m] = F64(c * F32(values[r]))
                         pushed_ns[m] = right
                         m += 1
+    if mprev >= 0:
+        _stale(pushed_slot, pushed_ns, m, prev_slot, prev_ns, mprev, scratch, counts)
     # each namespace's own features, then its latent products (after its last feature)
     for t in range(lo, hi):
         last[ns[t]] = t
@@ -110,7 +175,7 @@ def _extend(table, indptr, indices, values, ns, i, pairs, conf, seed, which, lea
                     slots[out] = pushed_slot[u]
                     vals[out] = pushed_val[u]
                     out += 1
-    return out
+    return out, m
 
 
 @jit_inline
@@ -164,6 +229,11 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
     pushed_ns = np.empty(pushed, dtype=np.uint8)
     last = np.zeros(256, dtype=np.int64)
     stamp = np.full(256, -1, dtype=np.int64)
+    fa = conf[4] != 0
+    prev_slot = np.empty(pushed if fa else 0, dtype=np.uint32)
+    prev_ns = np.empty(pushed if fa else 0, dtype=np.uint8)
+    scratch = np.empty(3 * pushed if fa else 0, dtype=np.uint32)
+    counts = np.zeros((5, 256), dtype=np.int64)
     for i in range(n):
         if status[i] != 0:
             preds[i] = np.nan
@@ -172,13 +242,19 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
         y = labels[i]
         a = weights[i]
         labeled, holdout = begin_example(stats, params, y)
-        learn = labeled and not holdout and params[P_LEARN] != 0.0
+        learn = labeled and not holdout and params[P_LEARN] != 0.0 and a != 0.0
         which = U64(np.int64(stats[S_N]) - 1 + conf[3]) if learn else U64(0)
         scale = F32(1.0) if (not dropout or learn) else F32(0.5)
+        mprev = -1
         for it in range(2 if learn else 1):
-            m = _extend(table, indptr, indices, values, ns, i, pairs, conf, seed, which + U64(it),
-                        learn, scale, mask, slots, vals, last, stamp, pushed_slot, pushed_val,
-                        pushed_ns)  # fmt: skip
+            m, made = _extend(table, indptr, indices, values, ns, i, pairs, conf, seed,
+                              which + U64(it), learn, scale, mask, slots, vals, last, stamp,
+                              pushed_slot, pushed_val, pushed_ns, prev_slot, prev_ns, mprev,
+                              scratch, counts)  # fmt: skip
+            if fa and it == 0:  # (VW's lrqfa: the second learn takes these indices)
+                prev_slot[:made] = pushed_slot[:made]
+                prev_ns[:made] = pushed_ns[:made]
+                mprev = made
             p = _predict(table, gstate, bases[i], slots, vals, m, l1)
             if it == 0:
                 write_raw(preds, indptr, i, F64(p))

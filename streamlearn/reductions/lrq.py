@@ -10,8 +10,9 @@ What it owns, all here:
 * **its VW options** (:data:`VW_OPTIONS`, :func:`settle`: what VW's command line says of it,
   and what it refuses, in one line before any data is read) and sl's (``sl train --lrq``,
   the same words);
-* **its learner**: :func:`spec`, gd's table with its kernel entry
-  (:mod:`streamlearn.learners.lrq`), which asks for the batch's namespace bytes;
+* **its learner**: :func:`spec`, gd's table, state and name (a model of it is a gd model
+  whose options name ``--lrq``) with its own kernel entry (:mod:`streamlearn.learners.lrq`),
+  which asks for the batch's namespace bytes;
 * **its outputs**: VW's header line and its name in VW's stack (:data:`HEADER`, :data:`NAME`);
   ``-p``, ``-r`` and the progress table are gd's.
 """
@@ -46,9 +47,10 @@ class Options:
         return 1 << (k).bit_length() if k else 1
 
     def table(self) -> np.ndarray:
-        """int64[p, 3]: each pair's (left namespace byte, right byte, rank)."""
-        return np.array([(ord(p[0]), ord(p[1]), int(p[2:])) for p in self.pairs],
-                        dtype=np.int64).reshape(-1, 3)  # fmt: skip
+        """int64[p, 5]: each pair's (first namespace byte, second byte, rank, 0, 0): the
+        kernel's pairs (:mod:`streamlearn.learners.lrq`)."""
+        return np.array([(ord(p[0]), ord(p[1]), int(p[2:]), 0, 0) for p in self.pairs],
+                        dtype=np.int64).reshape(-1, 5)  # fmt: skip
 
 
 def read(words: tuple[str, ...]) -> Options | None:
@@ -105,26 +107,29 @@ def settle(t: Command) -> None:
             t.notes.append("--lrqdropout is an option of --lrq: ignored")
             t.learn["stack"] = tuple(w for w in words if w != "--lrqdropout")
         return
-    refuse(t.learn, t.outputs, vw=True)
+    refuse(t.learn, t.outputs, "--lrq")
 
 
-def refuse(learn: dict, outputs: dict, vw: bool) -> None:
-    """Refuse what sl's ``--lrq`` does not run with: ``learn``, TrainConfig fields (those a
-    VW command line gave, or a whole configuration's), ``outputs`` (``vw``: VW's names)."""
+def refuse(learn: dict, outputs: dict, flag: str) -> None:
+    """Refuse what sl's ``flag`` (``--lrq``, ``--lrqfa``) does not run with: ``learn``,
+    TrainConfig fields (those a VW command line gave, or a whole configuration's),
+    ``outputs``; one line each."""
     for key in _ALONE:
         if learn.get(key):
-            raise VWUsage(f"--lrq with --{key.replace('_', '-')} is not supported by sl")
+            raise VWUsage(f"{flag} with --{key.replace('_', '-')} is not supported by sl")
     if learn.get("bfgs", -1) >= 0:
-        raise VWUsage("--lrq with --bfgs is not supported by sl")
+        raise VWUsage(f"{flag} with --bfgs is not supported by sl")
     if learn.get("algo", "gd") != "gd":
-        raise VWUsage(f"--lrq runs over gd, not --{learn['algo']}")
+        raise VWUsage(f"{flag} runs over gd, not --{learn['algo']}")
     for key in ("quadratic", "cubic", "interactions"):
         if learn.get(key):
-            raise VWUsage("--lrq with -q, --cubic or --interactions is not supported by sl "
+            raise VWUsage(f"{flag} with -q, --cubic or --interactions is not supported by sl "
                           "(VW crosses the latent products too)")  # fmt: skip
+    if sum(w in ("--lrq", "--lrqfa") for w in dict.fromkeys(learn.get("stack", ()))) > 1:
+        raise VWUsage("--lrq with --lrqfa is not supported by sl")
     for key in ("audit", "invert_hash"):
         if outputs.get(key):
-            raise VWUsage(f"--{key} with --lrq is not supported by sl (VW names each latent "
+            raise VWUsage(f"--{key} with {flag} is not supported by sl (VW names each latent "
                           "product)")  # fmt: skip
 
 
@@ -137,19 +142,23 @@ def header_lines(opts: Options) -> list[str]:
             + "".join(p + " " for p in opts.pairs)]  # fmt: skip
 
 
-class _Entry:
-    """The kernel entry of one run: its pairs, width and the dropout generator's state."""
+class Entry:
+    """The kernel entry of one run (:mod:`streamlearn.learners.lrq`, for ``--lrq`` and
+    ``--lrqfa``): its pairs, slots per feature, the dropout generator's state."""
 
     wants_ns = True
 
-    def __init__(self, opts: Options, stride_shift: int, seed: int) -> None:
-        self.pairs = opts.table()
-        self.conf = np.array([opts.width, stride_shift, int(opts.dropout), 0], dtype=np.int64)
+    def __init__(self, pairs: np.ndarray, width: int, stride_shift: int, dropout: bool,
+                 seed: int, fa: bool = False) -> None:  # fmt: skip
+        self.pairs = pairs
+        self.conf = np.array([width, stride_shift, int(dropout), 0, int(fa)], dtype=np.int64)
         self.seed = np.array([(seed & (2**64 - 1)) | SEED_MIX], dtype=np.uint64)
         self.started = False
 
-    def end_pass(self, table, gstate, params) -> None:  # noqa: ANN001 - LearnerSpec.finish
-        """VW counts the end of a pass as an example (its counter picks the pairs' sides)."""
+    def end_pass(self) -> None:
+        """A pass's end (the single-line driver's call, ``run/online.py``): VW counts it as
+        an example, and its counter picks the pairs' sides.  (Not ``LearnerSpec.finish``,
+        which a resident learner runs after every call.)"""
         self.conf[3] += 1
 
     def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
@@ -166,18 +175,28 @@ class _Entry:
                         weights, bases, status, stats, rows, preds, ns, self.pairs, self.conf,
                         self.seed, pushed)  # fmt: skip
 
+    def spec(self):  # noqa: ANN201 - a LearnerSpec
+        """gd's table, state and name (a model of it is a gd model whose options name the
+        reduction), with this entry."""
+        import dataclasses
+
+        from streamlearn.learners import gd
+
+        return dataclasses.replace(gd.SPEC, train_batch=self)
+
+
+def stride_shift(config) -> int:  # noqa: ANN001 - a TrainConfig
+    """VW's stride shift of gd's weights as it learns: 4 floats a slot with adaptive or
+    normalized rates, else 1 (the latent weights' draws are seeded by float indices)."""
+    return 2 if config.adaptive or config.normalized else 0
+
 
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
-    """gd's table and update with the latent products: the run's learner."""
-    import dataclasses
-
-    from streamlearn.learners import gd
-
+    """gd with the latent products: the run's learner."""
     try:
         opts = read(config.stack)
-        refuse(config.to_dict(), {}, vw=False)
+        refuse(config.to_dict(), {}, "--lrq")
     except VWUsage as e:  # (sl train's, the API's: not a VW command line's)
         raise UsageError(e.message) from None
-    shift = 2 if config.adaptive or config.normalized else 0  # VW's stride shift under gd
-    entry = _Entry(opts, shift, config.seed)
-    return dataclasses.replace(gd.SPEC, name="lrq_gd", train_batch=entry, finish=entry.end_pass)
+    return Entry(opts.table(), opts.width, stride_shift(config), opts.dropout,
+                 config.seed).spec()  # fmt: skip

@@ -265,6 +265,9 @@ def _end_pass(run: Run, pass_no: int, snapshot) -> None:  # noqa: ANN001 - learn
     termination), a converged --bfgs, --save-per-pass and --decay_learning_rate."""
     if run.learner.spec.finish is not None:
         run.learner.spec.finish(run.learner.table, run.learner.gstate, run.params)
+    end_pass = getattr(run.learner.spec.train_batch, "end_pass", None)
+    if end_pass is not None:  # a reduction's entry counting passes (reductions/lrq.py)
+        end_pass()
     # --save-per-pass: one copy of the model, for its file and a new best pass
     model = snapshot(run)() if run.outputs.save_per_pass else None
     if run.log.end(run.learner.stats, snapshot(run) if model is None else lambda m=model: m):

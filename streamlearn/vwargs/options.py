@@ -398,9 +398,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "log_level": "--quiet",
     "log_output": "--quiet",
     "ring_size": "none",
-    "lrq": "-q on the same pair of namespaces (full crosses, not a low-rank factorisation)",
-    "lrqfa": "-q on the same namespaces (full crosses, not a low-rank factorisation)",
-    "lrqdropout": "none",
     "interact": "-q (crosses whose values are products, as --interact's)",
     "oaa_subsample": "none (--oaa learns every class from every example)",
 }
