@@ -129,7 +129,9 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--lrq", "ab2"], ["--lrq", "ab2", "--lrqdropout", "-f", T + "/lrq.vw"],
         ["-i", T + "/lrq.vw", "-t"], ["--lrq", "aa2", "--passes", "2", "-c", "-k"],
         ["--lrq", "ab2", "--lrq", "ba1", "--l1", "1e-6"], ["--lrqfa", "ab2"],
-        ["--lrqfa", "ba1", "--passes", "2", "-c", "-k", "--holdout_off"])]  # fmt: skip
+        ["--lrqfa", "ba1", "--passes", "2", "-c", "-k", "--holdout_off"],
+        ["--boosting", "3", "-f", T + "/boost.vw"], ["-i", T + "/boost.vw", "-t"],
+        ["--boosting", "2", "--passes", "2", "-c", "-k"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -186,7 +188,9 @@ def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["train", "--cb-adf", "--explore", "epsilon", p["cb"], "-f", T + "/b.sl"],
             ["predict", "-i", T + "/b.sl", p["cb"], "-p", T + "/b.p"],
             ["train", "--lrq", "ab2", T + "/lrq", "-f", T + "/lrq.sl"],
-            ["predict", "-i", T + "/lrq.sl", T + "/lrq"]]
+            ["predict", "-i", T + "/lrq.sl", T + "/lrq"],
+            ["train", "--boosting", "3", "--boost-alg", "logistic", T + "/lrq"],
+            ["train", "--boosting", "3", "--boost-alg", "adaptive", T + "/lrq"]]
     return out
 
 

@@ -59,10 +59,25 @@ def _table(text: str, value: bool) -> dict[str, bool]:
     return dict.fromkeys(text.split(), value)
 
 
-STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True}
+STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True,
+                                   "boosting": True, "alg": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
+
+def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """The words of ``stack`` (``TrainConfig.stack``) VW keeps with a model, as
+    (``--name``, value or None): those of :data:`STACK_OPTIONS`, in their order."""
+    out: list[tuple[str, str | None]] = []
+    it = iter(stack)
+    for w in it:
+        name = w[2:]
+        if name in STACK_OPTIONS:
+            out.append((w, next(it, "") if STACK_OPTIONS[name] else None))
+        elif w.startswith("--"):
+            next(it, None)  # (an option VW does not keep: its value)
+    return out
+
 
 MODEL_OPTIONS: dict[str, bool] = {
     # the multiline reductions, their explorers and what they stack below themselves
@@ -114,9 +129,9 @@ INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa
                      "multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
                      "random_seed".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
-WORDS = frozenset("lrq lrqfa csoaa_ldf cb_type bs_type named_labels classweight quadratic cubic "
-                  "interactions ignore ignore_linear keep ngram skips hash link loss_function "
-                  "feature_limit".split())  # fmt: skip
+WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight quadratic "
+                  "cubic interactions ignore ignore_linear keep ngram skips hash link "
+                  "loss_function feature_limit".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
 by VW as 32-bit floats (``l1_state``, ``l2_state``: doubles)."""
 F32_MAX = float(np.finfo(np.float32).max)
@@ -237,6 +252,9 @@ def _options(h: vwmodel.Header) -> dict:
             facts[name] = _float(name, value)
         elif name == "per_model_save_load":
             facts["per_model"] = True
+        elif name == "alg" and value in ("logistic", "adaptive"):
+            raise Unsupported(f"it was trained with --boosting --alg {value}, whose state (alpha, "
+                              "v) sl does not read from VW's model files yet")  # fmt: skip
         elif name in STACK_OPTIONS:
             learn["stack"] = (*learn.get("stack", ()), f"--{name}",
                               *(() if value is None else (value,)))  # fmt: skip
@@ -682,7 +700,7 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
     """The options VW keeps with a model of ``config`` (as VW writes them: long names,
     each with its value); ``random_seed``: the state of VW's generator, which VW keeps
     when a reduction draws from it (``--bootstrap``)."""
-    words: list[str] = list(config.stack)  # the reductions' own words (reductions.SINGLE_LINE)
+    words: list[str] = [w for kv in kept_stack(config.stack) for w in kv if w is not None]
     if config.oaa:
         kind = "csoaa" if config.csoaa else "multilabel_oaa" if config.multilabel else "oaa"
         words += [f"--{kind}", str(config.oaa)]

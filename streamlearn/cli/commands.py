@@ -100,6 +100,14 @@ def vw_learner_options(f):
                      "(VW's --lrq ab3: a factorization machine over gd; repeatable)."),
         click.option("--lrqdropout", is_flag=True,
                      help="--lrq: dropout training of the latent products (VW's)."),
+        click.option("--boosting", type=click.IntRange(1, 1024), default=None, metavar="N",
+                     help="Online boosting of N gd learners (VW's --boosting; Beygelzimer, "
+                     "Kale & Luo 2015)."),
+        click.option("--boost-alg", type=click.Choice(["BBM", "logistic", "adaptive"]),
+                     default=None, help="--boosting: boost-by-majority [default], "
+                     "AdaBoost.OL.W (logistic) or AdaBoost.OL (adaptive)."),
+        click.option("--boost-gamma", type=float, default=None,
+                     help="--boosting BBM: the weak learners' edge [default: 0.1]."),
     ]  # fmt: skip
     for option in reversed(options):
         f = option(f)

@@ -80,7 +80,8 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                "max_line_bytes", "max_crosses", "examples", "cache_path", "max_memory",
                "zero_label", "numbers"),
     "Learning": ("algo", "sgd", "ftrl", "coin", "pistol", "freegrad", "loss", "quantile_tau",
-                 "oaa", "indexing", "lrq", "lrqdropout", "bits", "learning_rate", "power_t",
+                 "oaa", "indexing", "lrq", "lrqdropout", "boosting", "boost_alg", "boost_gamma",
+                 "bits", "learning_rate", "power_t",
                  "initial_t", "decay_learning_rate",
                  "adaptive", "normalized", "invariant", "ftrl_alpha", "ftrl_beta", "fepsilon",
                  "flipschitz_const", "restart", "project", "radius", "initial_weight",
@@ -287,19 +288,35 @@ def learning_options(ctx: click.Context, values: dict) -> dict:
             out[key] = values[name]
     if values.get("noconstant"):
         out["constant"] = False
-    if values.get("lrq"):  # a reduction's own words (TrainConfig.stack), as VW spells them
-        out["stack"] = (*(w for p in values["lrq"] for w in ("--lrq", p)),
-                        *(("--lrqdropout",) if values.get("lrqdropout") else ()))  # fmt: skip
-        if values.get("invert_hash") or values.get("audit"):
-            raise click.UsageError("--lrq with --invert-hash or --audit is not supported")
-    elif values.get("lrqdropout"):
-        raise click.UsageError("--lrqdropout is an option of --lrq")
+    out.update(_stack(values))
     if values.get("holdout_off"):
         if "holdout_period" in out or "holdout_after" in out:
             raise click.UsageError("--holdout-off conflicts with --holdout-period/--holdout-after")
         out["holdout_period"] = 0
     out.update(_update_rule(out.get("algo"), values))
     return out
+
+
+def _stack(values: dict) -> dict:
+    """The single-line reductions' own words (``TrainConfig.stack``), as VW spells them."""
+    words: tuple[str, ...] = ()
+    if values.get("lrq"):
+        words += (*(w for p in values["lrq"] for w in ("--lrq", p)),
+                  *(("--lrqdropout",) if values.get("lrqdropout") else ()))  # fmt: skip
+    elif values.get("lrqdropout"):
+        raise click.UsageError("--lrqdropout is an option of --lrq")
+    if values.get("boosting"):
+        words += ("--boosting", str(values["boosting"]))
+        if values.get("boost_alg"):
+            words += ("--alg", values["boost_alg"])
+        if values.get("boost_gamma") is not None:
+            words += ("--gamma", repr(values["boost_gamma"]))
+    elif values.get("boost_alg") or values.get("boost_gamma") is not None:
+        raise click.UsageError("--boost-alg and --boost-gamma are options of --boosting")
+    if words and (values.get("invert_hash") or values.get("audit")):
+        raise click.UsageError("--lrq or --boosting with --invert-hash or --audit is not "
+                               "supported")  # fmt: skip
+    return {"stack": words} if words else {}
 
 
 def _update_rule(algo: str | None, values: dict) -> dict:

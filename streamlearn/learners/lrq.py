@@ -242,7 +242,8 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
         y = labels[i]
         a = weights[i]
         labeled, holdout = begin_example(stats, params, y)
-        learn = labeled and not holdout and params[P_LEARN] != 0.0 and a != 0.0
+        extend = labeled and not holdout and params[P_LEARN] != 0.0  # (VW's scorer widens)
+        learn = extend and a != 0.0
         which = U64(np.int64(stats[S_N]) - 1 + conf[3]) if learn else U64(0)
         scale = F32(1.0) if (not dropout or learn) else F32(0.5)
         mprev = -1
@@ -258,7 +259,7 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
             p = _predict(table, gstate, bases[i], slots, vals, m, l1)
             if it == 0:
                 write_raw(preds, indptr, i, F64(p))
-            p = F32(clip(gstate, params, loss_id, F64(p), y, learn))
+            p = F32(clip(gstate, params, loss_id, F64(p), y, extend))
             lv = loss32(loss_id, p, F32(y), tau, lmin, lmax) if labeled else F32(0.0)
             if it == 0:
                 shown = F64(lv)

@@ -170,7 +170,13 @@ class Learner:
             # the prediction range (G_CLIP..G_LABEL_MAX)
             gstate[G_CLIP:GSTATE_SIZE] = model.gstate[G_CLIP:GSTATE_SIZE]
         stats = model.stats.copy()
-        want = spec.init_gstate(config.params()).shape[0]  # GSTATE_SIZE but for l0's heap
+        fresh = spec.init_gstate(config.params())  # GSTATE_SIZE but for l0's heap, boosting's
+        want = fresh.shape[0]
+        if gstate.shape[0] < want and model_io.is_vw(model):
+            # a reduction's state VW's model file does not keep (--boosting's other learners'
+            # sums): as a fresh run starts it
+            fresh[: gstate.shape[0]] = gstate
+            gstate = fresh
         if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != want:
             raise ModelError("model counters have an unexpected layout")
         if not config.preserve_performance_counters:

@@ -149,8 +149,14 @@ def _learners(c, outputs) -> list[str]:
     if c.bfgs >= 0:
         base = "bfgs"
     reduction = _single_line(c)
-    out = [base, *([reduction[0].NAME] if reduction is not None else []),
-           *(["autolink"] if c.autolink else []), f"scorer-{outputs.link}"]
+    name, above = None, False
+    if reduction is not None:
+        module, opts = reduction
+        name = module.stack_name(opts) if hasattr(module, "stack_name") else module.NAME
+        above = getattr(module, "ABOVE_SCORER", False)
+    out = [base, *([name] if name and not above else []),
+           *(["autolink"] if c.autolink else []), f"scorer-{outputs.link}",
+           *([name] if name and above else [])]
     if c.bootstrap:
         out.append("bootstrap")
     if c.binary:

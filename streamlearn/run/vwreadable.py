@@ -21,6 +21,7 @@ import numpy as np
 
 from streamlearn.hashing import murmur3_32
 from streamlearn.learners.initial import random_state
+from streamlearn.model_vw import kept_stack
 
 VW_VERSION = "9.11.9"
 """The VW version whose layout this is (``vowpalwabbit`` 9.11.9 wrote the references)."""
@@ -66,11 +67,7 @@ def kept_options(config, link: str = "identity") -> str:
             opts.append(("indexing", str(c.indexing)))
     if c.autolink:
         opts.append(("autolink", str(c.autolink)))
-    for w in c.stack:  # the reductions' own words (reductions.SINGLE_LINE): --name [value]
-        if w.startswith("--"):
-            opts.append((w[2:], None))
-        else:
-            opts[-1] = (opts[-1][0], w)
+    opts += [(name[2:], value) for name, value in kept_stack(c.stack)]  # (reductions' words)
     if c.bootstrap:
         opts.append(("bootstrap", str(c.bootstrap)))
         if c.bs_type != "mean":

@@ -357,7 +357,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "lda": "none",
     "nn": "none (sl learns linear models)",
     "ksvm": "none (sl learns linear models)",
-    "boosting": "none",
     "ect": "none",
     "log_multi": "none",
     "active": "none",
@@ -404,7 +403,7 @@ NOT_SUPPORTED: dict[str, str] = {
 """VW's options sl does not take, with the nearest thing sl has."""
 
 OTHER_VW_OPTIONS = frozenset("""
-    OjaNewton action_cache_slack active_cover alg alpha alpha_inverse
+    OjaNewton action_cache_slack active_cover  alpha alpha_inverse
     audit_regressor automl automl_significance_level bandwidth baseline
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
@@ -420,7 +419,7 @@ OTHER_VW_OPTIONS = frozenset("""
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level error exclude_eval experimental_igl
     fixed_significance_level flip_loss_sign
-    gamma get_pmf global_only graph_feedback
+     get_pmf global_only graph_feedback
      ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator inpass interaction interaction_type
     interaction_update kary_tree kernel lambda_scheme large_action_space

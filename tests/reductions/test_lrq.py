@@ -150,9 +150,14 @@ def test_sl_train_learns_as_sl_vw(tmp_path: Path) -> None:
 )
 def test_what_sl_does_not_run_is_refused_in_one_line(tmp_path: Path, args: str,
                                                      why: str) -> None:  # fmt: skip
+    assert_refused(tmp_path, args, why)
+
+
+def assert_refused(tmp_path: Path, args: str, why: str) -> None:
+    """``sl vw ARGS`` exits 2 with one line saying ``why``, before any data is read."""
     (tmp_path / "d.vw").write_text("1 |a x |b y\n")
     r = _sl([*args.split(), "-d", "d.vw"], tmp_path)
-    assert r.returncode == 2
+    assert r.returncode == 2, r.stderr
     assert why in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 

@@ -1,0 +1,171 @@
+"""Online boosting, VW's ``--boosting N`` with ``--alg BBM|logistic|adaptive`` and
+``--gamma`` (:mod:`streamlearn.learners.boosting` is its kernel), in the single-line
+reductions' shape (:mod:`streamlearn.reductions.lrq` is the worked example): its options
+are its own words in ``TrainConfig.stack``, its state (α, v, each learner's normalizer sums)
+lives in gd's global state, which sl's model keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn.errors import UsageError, VWUsage
+from streamlearn.reductions.vwoptions import Command, VWOption
+
+NAME = "boosting"
+"""Its name in VW's ``Enabled learners`` line, with ``-logistic`` or ``-adaptive`` for those
+algorithms (:func:`stack_name`)."""
+ABOVE_SCORER = True
+"""VW stacks it above its scorer (``gd, scorer-identity, boosting, count_label``)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    n: int
+    alg: str = "BBM"
+    gamma: float = 0.1
+
+
+def read(words: tuple[str, ...]) -> Options | None:
+    """The options in a configuration's ``stack`` words; None when they name no boosting."""
+    found: dict = {}
+    it = iter(words)
+    for w in it:
+        if w in ("--boosting", "--alg", "--gamma"):
+            found[w[2:]] = next(it, "")
+    if "boosting" not in found:
+        return None
+    try:
+        n = int(found["boosting"])
+        gamma = float(found.get("gamma", "0.1"))
+    except ValueError:
+        raise UsageError(f"--boosting {found['boosting']}: a count of weak learners and a "
+                         "number for --gamma are expected") from None  # fmt: skip
+    alg = found.get("alg", "BBM")
+    if n < 1 or n > 1024:
+        raise UsageError(f"--boosting {n}: 1 to 1024 weak learners")
+    if alg not in ("BBM", "logistic", "adaptive"):
+        raise UsageError(f"--alg {alg}: BBM, logistic or adaptive")
+    return Options(n, alg, gamma)
+
+
+def _word(name: str):  # noqa: ANN202
+    def apply(t: Command, _: str, value: str | None) -> None:
+        t.learn["stack"] = (*t.learn.get("stack", ()), f"--{name}", value)
+
+    return apply
+
+
+VW_OPTIONS = {
+    "boosting": VWOption(None, True, _word("boosting")),
+    "alg": VWOption(None, True, _word("alg")),
+    "gamma": VWOption(None, True, _word("gamma")),
+}
+"""VW's options of the reduction."""
+
+_ALONE = ("oaa", "bootstrap", "autolink", "multilabel", "csoaa")
+
+
+def settle(t: Command) -> None:
+    """What ``--boosting`` means with the rest of a VW command line (one line, exit 2)."""
+    words = t.learn.get("stack", ())
+    if "--boosting" not in words:
+        if "--alg" in words or "--gamma" in words:
+            t.notes.append("--alg and --gamma are options of --boosting: ignored")
+            keep, it = [], iter(words)
+            for w in it:
+                if w in ("--alg", "--gamma"):
+                    next(it, None)
+                else:
+                    keep.append(w)
+            t.learn["stack"] = tuple(keep)
+        return
+    try:
+        read(words)
+    except UsageError as e:
+        raise VWUsage(e.message) from None
+    refuse(t.learn, t.outputs)
+    alg = read(words).alg
+    saved = [f for f, key in (("-f", "final_model"), ("--readable_model", "readable_model"),
+                              ("--save_per_pass", "save_per_pass")) if t.outputs.get(key)]
+    if alg != "BBM" and (saved or t.inputs.get("initial_model")):
+        raise VWUsage(f"--alg {alg} with {' or '.join(saved) or '-i'}: VW's model files of "
+                      "boosting's logistic and adaptive algorithms (their alpha and v) are not "
+                      "written or read by sl yet (BBM's are)")  # fmt: skip
+    if t.link != "identity":
+        raise VWUsage(f"--link {t.link} with --boosting is not supported by sl (VW links each "
+                      "weak learner's prediction)")  # fmt: skip
+
+
+def refuse(learn: dict, outputs: dict) -> None:
+    for key in _ALONE:
+        if learn.get(key):
+            raise VWUsage(f"--boosting with --{key.replace('_', '-')} is not supported by sl")
+    if learn.get("bfgs", -1) >= 0:
+        raise VWUsage("--boosting with --bfgs is not supported by sl")
+    if learn.get("algo", "gd") != "gd":
+        raise VWUsage(f"--boosting runs over gd, not --{learn['algo']}")
+    if learn.get("l1") or learn.get("l2"):
+        raise VWUsage("--boosting with --l1 or --l2 is not supported by sl")
+    if sum(w in ("--lrq", "--lrqfa", "--boosting") for w in
+           dict.fromkeys(learn.get("stack", ()))) > 1:  # fmt: skip
+        raise VWUsage("--boosting with --lrq or --lrqfa is not supported by sl")
+    for key in ("audit", "invert_hash"):
+        if outputs.get(key):
+            raise VWUsage(f"--{key} with --boosting is not supported by sl (VW audits each weak "
+                          "learner)")  # fmt: skip
+
+
+def header_lines(opts: Options) -> list[str]:
+    """VW says its boosting's numbers on stdout (``[info]``), not among its stderr lines."""
+    return []
+
+
+def stack_name(opts: Options) -> str:
+    return NAME if opts.alg == "BBM" else f"{NAME}-{opts.alg}"
+
+
+class Entry:
+    """The kernel entry of one run: the learners, the run's learned count (VW's ``t``, not
+    kept in a model), VW's generator (``--random_seed``'s state)."""
+
+    wants_ns = False
+
+    def __init__(self, opts: Options, seed: int) -> None:
+        from streamlearn.learners import boosting
+
+        self.n = opts.n
+        self.conf = np.array([opts.n, boosting.ALGORITHMS.index(opts.alg), 0], dtype=np.int64)
+        self.gamma = np.array([opts.gamma])
+        self.rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
+        self.binom = boosting.binomials(opts.n)
+
+    def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
+                 weights, bases, status, stats, rows, preds):  # fmt: skip
+        from streamlearn.learners import boosting
+
+        boosting.train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
+                             weights, bases, status, stats, rows, preds, self.conf, self.gamma,
+                             self.rng, self.binom)  # fmt: skip
+
+    def init_gstate(self, params: np.ndarray) -> np.ndarray:
+        from streamlearn.learners import boosting
+
+        return boosting.init_gstate(self.n, params)
+
+
+def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
+    """gd's table with N weak learners' slots: the run's learner."""
+    import dataclasses
+
+    from streamlearn.learners import gd
+
+    try:
+        opts = read(config.stack)
+        refuse(config.to_dict(), {})
+    except VWUsage as e:
+        raise UsageError(e.message) from None
+    entry = Entry(opts, config.seed)
+    return dataclasses.replace(gd.SPEC, train_batch=entry, init_gstate=entry.init_gstate)
