@@ -34,6 +34,7 @@ import numpy as np
 
 from streamlearn.config import UPDATE_RULE, TrainConfig
 from streamlearn.io import vwmodel
+from streamlearn.learners import boosting
 
 F32 = np.float32
 
@@ -252,9 +253,6 @@ def _options(h: vwmodel.Header) -> dict:
             facts[name] = _float(name, value)
         elif name == "per_model_save_load":
             facts["per_model"] = True
-        elif name == "alg" and value in ("logistic", "adaptive"):
-            raise Unsupported(f"it was trained with --boosting --alg {value}, whose state (alpha, "
-                              "v) sl does not read from VW's model files yet")  # fmt: skip
         elif name in STACK_OPTIONS:
             learn["stack"] = (*learn.get("stack", ()), f"--{name}",
                               *(() if value is None else (value,)))  # fmt: skip
@@ -493,13 +491,18 @@ def decode(data: bytes) -> tuple:
     if algo not in VW_LEARNERS:
         raise Unsupported(f"it is a --{algo} model, which sl does not read in VW's format")
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
+    params = config.params()
+    boost = boosting.parse_stack(config.stack)
+    if boost is not None:  # its state (VW's boosting's save_load) between header and weights
+        gstate = boosting.init_gstate(boost[0], params, opts.get("random_seed") or 0)
+        h.end = boosting.read_vw_section(data, h.end, *boost, gstate)
     body = vwmodel.read_body(data, h, len(cols), opts["models"])
     spec = reduction_of(config) or resolve(algo)
     r = body.resume
     if r is None:
         cols = (0,)  # the weights only
-    params = config.params()
-    gstate = spec.init_gstate(params).astype(np.float64)
+    if boost is None:
+        gstate = spec.init_gstate(params).astype(np.float64)
     if config.bootstrap and opts.get("random_seed") is not None:
         from streamlearn.learners.bootstrap import set_rng
 
@@ -622,11 +625,13 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
                                               _rng_state(model)))
     _split_grams(config, h)
     algo = config.algo
+    boost = boosting.parse_stack(config.stack)
+    section = boosting.vw_section(*boost, gstate) if boost is not None else b""
     if weights_only:
         keep = model.weights != 0.0
         slots = model.slots[keep]
         values = model.weights[keep].astype(F32).reshape(-1, 1)
-        return [vwmodel.encode_header(h), *vwmodel.encode_body(None, slots, values)]
+        return [vwmodel.encode_header(h), section, *vwmodel.encode_body(None, slots, values)]
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     values = np.ascontiguousarray(model.state[:, list(cols)], dtype=F32)
     gd_like = algo == "gd"
@@ -655,7 +660,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         "total_weight": total, "old_weighted_labeled_examples": wlab - float(stats[S_SINCE_W]),
         "current_pass": 1 if stats[S_N] else 0, "l1_state": gravity, "l2_state": contraction,
     }  # fmt: skip
-    return [vwmodel.encode_header(h), *vwmodel.encode_body(resume, slots, values)]
+    return [vwmodel.encode_header(h), section, *vwmodel.encode_body(resume, slots, values)]
 
 
 def _sums(model) -> tuple[list[float], list[float]]:  # noqa: ANN001
@@ -687,7 +692,11 @@ def _split_grams(config: TrainConfig, h: vwmodel.Header) -> None:
 
 
 def _rng_state(model) -> int | None:  # noqa: ANN001
-    """VW's generator's state (kept as ``--random_seed``): a ``--bootstrap`` model's."""
+    """VW's generator's state (kept as ``--random_seed``): a ``--bootstrap`` model's, a
+    ``--boosting`` one's (when not 0, as VW keeps it)."""
+    boost = boosting.parse_stack(model.config.stack)
+    if boost is not None:
+        return boosting.get_rng(model.gstate, boost[0]) or None
     if model.learner != "bootstrap_gd":
         return None
     from streamlearn.learners.bootstrap import get_rng

@@ -29,10 +29,10 @@ prediction is not clipped.  The loss VW counts is its scorer's, below the boosti
 loss of the *last* weak learner it ran with a weight > 0, times that weight (BBM's last
 learner often has weight 0: then the one before), not the loss of the prediction; sl
 counts the same (``--progress`` and the summary are VW's).  ``gstate`` keeps, after gd's,
-each learner's normalizer sums (learner 0's are gd's own), then the N α and the N v (the
-model keeps them); ``conf`` int64[3] (N, the algorithm 0/1/2, the examples learned this
-run), ``gamma`` float64[1], ``rng`` uint64[1] (VW's generator), ``binom`` int64[N, N]
-(``C(n, k)``).
+each learner's normalizer sums (learner 0's are gd's own), then the N α, the N v and VW's
+generator's state (the model keeps them: :func:`vw_section` in VW's files); ``conf``
+int64[3] (N, the algorithm 0/1/2, the examples learned this run), ``gamma`` float64[1],
+``binom`` int64[N, N] (``C(n, k)``).
 """
 
 from __future__ import annotations
@@ -89,16 +89,84 @@ def binomials(n: int) -> np.ndarray:
     return out
 
 
-def init_gstate(n: int, params: np.ndarray) -> np.ndarray:
+def rng_slot(n: int) -> int:
+    """Where VW's generator's 64-bit state is kept (two 32-bit halves) in N learners' state."""
+    return G_MODEL + 4 * n
+
+
+def get_rng(gstate: np.ndarray, n: int) -> int:
+    g = rng_slot(n)
+    return (int(gstate[g + 1]) << 32) | int(gstate[g])
+
+
+def set_rng(gstate: np.ndarray, n: int, state: int) -> None:
+    g = rng_slot(n)
+    gstate[g] = F64(state & 0xFFFFFFFF)
+    gstate[g + 1] = F64((state >> 32) & 0xFFFFFFFF)
+
+
+def parse_stack(words: tuple[str, ...]) -> tuple[int, str] | None:
+    """(N, the algorithm) that a configuration's reductions' words give ``--boosting`` (their
+    checks are :func:`streamlearn.reductions.boosting.read`'s), or None."""
+    it = iter(words)
+    n, alg = None, "BBM"
+    for w in it:
+        if w == "--boosting":
+            n = next(it, "")
+        elif w == "--alg":
+            alg = next(it, "BBM")
+    if n is None or not n.isdigit():
+        return None
+    return int(n), alg
+
+
+def vw_section(n: int, alg: str, gstate: np.ndarray) -> bytes:
+    """The reduction's part of VW's model file (its ``save_load``, before gd's): nothing for
+    BBM; N as int32 and the N α (float32) for logistic, then the N v for adaptive."""
+    if alg == "BBM":
+        return b""
+    out = np.int32(n).tobytes() + gstate[G_MODEL + 2 * n : G_MODEL + 3 * n].astype(F32).tobytes()
+    if alg == "adaptive":
+        out += gstate[G_MODEL + 3 * n : G_MODEL + 4 * n].astype(F32).tobytes()
+    return out
+
+
+def read_vw_section(data: bytes, pos: int, n: int, alg: str, gstate: np.ndarray) -> int:
+    """:func:`vw_section` read from ``data`` at ``pos`` into ``gstate``; where it ends."""
+    if alg == "BBM":
+        return pos
+    k = 2 if alg == "adaptive" else 1
+    if pos + 4 + 4 * n * k > len(data):
+        raise ValueError("it ends inside its boosting state (truncated)")
+    if int(np.frombuffer(data, np.int32, 1, pos)[0]) != n:
+        raise ValueError(f"its boosting state is not of its --boosting {n} (corrupt)")
+    vals = np.frombuffer(data, np.float32, n * k, pos + 4).astype(F64)
+    gstate[G_MODEL + 2 * n : G_MODEL + 2 * n + n * k] = vals
+    return pos + 4 + 4 * n * k
+
+
+def section_lines(n: int, alg: str, gstate: np.ndarray, g) -> list[str]:  # noqa: ANN001
+    """The readable model's lines of :func:`vw_section` (``g``: VW's float text)."""
+    if alg == "BBM":
+        return []
+    lines = [f"boosts {n}\n"]
+    lines += [f"alpha {g(F32(gstate[G_MODEL + 2 * n + i]))}\n" for i in range(n)]
+    if alg == "adaptive":
+        lines += [f"v {g(F32(gstate[G_MODEL + 3 * n + i]))}\n" for i in range(n)]
+    return lines
+
+
+def init_gstate(n: int, params: np.ndarray, seed: int = 0) -> np.ndarray:
     """gd's global state, N learners' normalizer sums (learner 0's from ``--initial_t``,
-    as VW), α = 0 and v = 1."""
-    gstate = np.zeros(G_MODEL + 4 * n)
+    as VW), α = 0, v = 1 and VW's generator seeded with ``--random_seed``."""
+    gstate = np.zeros(G_MODEL + 4 * n + 2)
     gstate[gd.G_CONTRACTION] = 1.0
     t0 = F64(np.float32(params[P_T0]))
     if t0 > 0.0:
         gstate[gd.G_NORM] = t0
         gstate[gd.G_TOTAL] = t0
     gstate[G_MODEL + 3 * n : G_MODEL + 4 * n] = 1.0
+    set_rng(gstate, n, seed & (2**64 - 1))
     return gstate
 
 
@@ -144,7 +212,7 @@ def _score(table, gstate, indices, values, lo, hi, base, c, s, mask, slots, l1):
 
 @jit
 def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases,
-                status, stats, rows, preds, conf, gamma, rng, binom):  # fmt: skip
+                status, stats, rows, preds, conf, gamma, binom):  # fmt: skip
     rule = gd.rule_of(params)
     l1 = rule[9] > F32(0.0)
     tau = F32(params[P_QUANTILE_TAU])
@@ -160,6 +228,9 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
     up = F64(0.5) + F64(F32(gamma[0]))
     down = F64(0.5) - F64(F32(gamma[0]))
     slots = np.empty(indices.shape[0], dtype=np.uint32)
+    g_rng = G_MODEL + 4 * n_learners
+    rng = np.empty(1, dtype=np.uint64)
+    rng[0] = (U64(gstate[g_rng + 1]) << U64(32)) | U64(gstate[g_rng])
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i] = np.nan
@@ -258,3 +329,5 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
         add_scored(stats, rows, F64(final), y, weights[i], hi - lo, labeled, holdout, lv,
                    params[P_PROGRESS])  # fmt: skip
         preds[i] = F64(final)
+    gstate[g_rng] = F64(rng[0] & U64(0xFFFFFFFF))
+    gstate[g_rng + 1] = F64(rng[0] >> U64(32))

@@ -87,13 +87,6 @@ def settle(t: Command) -> None:
     except UsageError as e:
         raise VWUsage(e.message) from None
     refuse(t.learn, t.outputs)
-    alg = read(words).alg
-    saved = [f for f, key in (("-f", "final_model"), ("--readable_model", "readable_model"),
-                              ("--save_per_pass", "save_per_pass")) if t.outputs.get(key)]
-    if alg != "BBM" and (saved or t.inputs.get("initial_model")):
-        raise VWUsage(f"--alg {alg} with {' or '.join(saved) or '-i'}: VW's model files of "
-                      "boosting's logistic and adaptive algorithms (their alpha and v) are not "
-                      "written or read by sl yet (BBM's are)")  # fmt: skip
     if t.link != "identity":
         raise VWUsage(f"--link {t.link} with --boosting is not supported by sl (VW links each "
                       "weak learner's prediction)")  # fmt: skip
@@ -128,8 +121,8 @@ def stack_name(opts: Options) -> str:
 
 
 class Entry:
-    """The kernel entry of one run: the learners, the run's learned count (VW's ``t``, not
-    kept in a model), VW's generator (``--random_seed``'s state)."""
+    """The kernel entry of one run: the learners and the run's learned count (VW's ``t``, not
+    kept in a model); VW's generator lives in the global state (``--random_seed``'s)."""
 
     wants_ns = False
 
@@ -139,7 +132,7 @@ class Entry:
         self.n = opts.n
         self.conf = np.array([opts.n, boosting.ALGORITHMS.index(opts.alg), 0], dtype=np.int64)
         self.gamma = np.array([opts.gamma])
-        self.rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
+        self.seed = seed
         self.binom = boosting.binomials(opts.n)
 
     def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
@@ -148,12 +141,12 @@ class Entry:
 
         boosting.train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
                              weights, bases, status, stats, rows, preds, self.conf, self.gamma,
-                             self.rng, self.binom)  # fmt: skip
+                             self.binom)  # fmt: skip
 
     def init_gstate(self, params: np.ndarray) -> np.ndarray:
         from streamlearn.learners import boosting
 
-        return boosting.init_gstate(self.n, params)
+        return boosting.init_gstate(self.n, params, self.seed)
 
 
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec

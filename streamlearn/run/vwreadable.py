@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.hashing import murmur3_32
+from streamlearn.learners import boosting
 from streamlearn.learners.initial import random_state
 from streamlearn.model_vw import kept_stack
 
@@ -45,9 +46,10 @@ def _f15(v: float) -> str:
     return f"{float(F32(v)):.15g}"
 
 
-def kept_options(config, link: str = "identity") -> str:
+def kept_options(config, link: str = "identity", gstate: np.ndarray | None = None) -> str:
     """VW's ``options:`` text: the options VW keeps in a model, by name, then the
-    namespace filters merged (each character once, sorted)."""
+    namespace filters merged (each character once, sorted); ``gstate``: the model's global
+    state (where a reduction keeps VW's generator)."""
     c = config
     opts: list[tuple[str, str | None]] = []
     rules = [r for r in ("adaptive", "normalized", "invariant") if getattr(c, r)]
@@ -89,6 +91,9 @@ def kept_options(config, link: str = "identity") -> str:
     text = "".join(f" --{opts[i][0]}" + (f" {opts[i][1]}" if opts[i][1] is not None else "")
                    for i in order)  # fmt: skip
     state = random_state(c.initial_weights, c.bits, c.seed) if c.algo == "gd" else c.seed
+    boost = boosting.parse_stack(c.stack)
+    if boost is not None and gstate is not None:  # (advanced by --boosting's draws)
+        state = boosting.get_rng(gstate, boost[0])
     if state:  # VW keeps its random state last (advanced by --random_weights)
         text += f" --random_seed {state}"
     for name in ("ignore", "ignore_linear", "keep"):
@@ -118,7 +123,7 @@ def header(model, link: str = "identity") -> _Text:
     """The header's pieces, through ``Checksum``."""
     c = model.config
     lo, hi = _label_range(model)
-    return header_of("", lo, hi, c.bits, c.ngram, c.skips, kept_options(c, link))
+    return header_of("", lo, hi, c.bits, c.ngram, c.skips, kept_options(c, link, model.gstate))
 
 
 def header_of(model_id: str, lo: float, hi: float, bits: int, ngram, skips,
@@ -313,6 +318,10 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
     ``quiet``: VW's table was off; ``held``: the features of held-out examples (VW's
     total feature number leaves them out); ``counted``: see :func:`_resume_lines`."""
     t = header(model, link)
+    boost = boosting.parse_stack(model.config.stack)
+    if boost is not None:  # the reduction's state, before gd's (VW's save_load order)
+        for line in boosting.section_lines(*boost, model.gstate, float_text):
+            t.add(line)
     t.add(f":{1 if resume else 0}\n")
     if resume:
         for line in _resume_lines(model, passes, quiet, held, counted):

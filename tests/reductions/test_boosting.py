@@ -1,7 +1,7 @@
 """``--boosting N`` (:mod:`streamlearn.reductions.boosting`, :mod:`streamlearn.learners.boosting`)
 against VW 9.11.9 on data of our own: ``-p`` and stderr byte for byte for the three
-algorithms (labels ±1 and labels that widen the range example after example), BBM's
-readable and binary models both ways; ``sl train``'s; the refusals."""
+algorithms (labels ±1 and labels that widen the range example after example), readable
+and binary models both ways; ``sl train``'s; the refusals."""
 
 from __future__ import annotations
 
@@ -103,11 +103,17 @@ def test_logistic_and_adaptive_predict_and_count_as_vw(tmp_path: Path, data: str
 
 
 @needs_vw
-def test_models_move_both_ways_and_continue(tmp_path: Path) -> None:
+@pytest.mark.parametrize("alg", ["BBM", "logistic", "adaptive"])
+def test_models_move_both_ways_and_continue(tmp_path: Path, alg: str) -> None:
+    """Each algorithm's VW model file both ways (logistic's α and adaptive's α, v and
+    generator state between the header and gd's weights, as VW's save_load writes them)."""
     _rising(tmp_path / "d.vw", 300, seed=1)
     _rising(tmp_path / "e.vw", 200, seed=2)
-    _vw("--boosting 3 -d d.vw -f vw.model", tmp_path)
-    assert _sl(["--boosting", "3", "-d", "d.vw", "-f", "sl.model"], tmp_path).returncode == 0
+    _vw(f"--boosting 3 --alg {alg} -d d.vw -f vw.model --readable_model vw.txt", tmp_path)
+    r = _sl(["--boosting", "3", "--alg", alg, "-d", "d.vw", "-f", "sl.model",
+             "--readable_model", "sl.txt"], tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "sl.txt").read_text() == (tmp_path / "vw.txt").read_text()
     _vw("-i vw.model -t -d e.vw -p vw_t.p", tmp_path)
     _vw("-i sl.model -t -d e.vw -p vw_of_sl.p", tmp_path)
     assert _sl(["-i", "vw.model", "-t", "-d", "e.vw", "-p", "sl_of_vw.p"], tmp_path).returncode == 0
@@ -144,8 +150,6 @@ def test_sl_train_runs_each_algorithm_and_keeps_its_state(tmp_path: Path, alg: s
 @pytest.mark.parametrize(
     ("args", "why"),
     [
-        ("--boosting 3 --alg logistic -f m.vw", "not written or read by sl yet"),
-        ("--boosting 3 --alg adaptive --readable_model m.txt", "not written or read"),
         ("--boosting 3 --oaa 3", "--oaa"),
         ("--boosting 3 --l1 1e-4", "--l1 or --l2"),
         ("--boosting 3 --lrq ab2", "--lrq"),
