@@ -492,21 +492,12 @@ def decode(data: bytes) -> tuple:
         raise Unsupported(f"it is a --{algo} model, which sl does not read in VW's format")
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     params = config.params()
-    boost = boosting.parse_stack(config.stack)
-    if boost is not None:  # its state (VW's boosting's save_load) between header and weights
-        gstate = boosting.init_gstate(boost[0], params, opts.get("random_seed") or 0)
-        h.end = boosting.read_vw_section(data, h.end, *boost, gstate)
-    body = vwmodel.read_body(data, h, len(cols), opts["models"])
     spec = reduction_of(config) or resolve(algo)
+    gstate = _initial_gstate(config, spec, params, opts, data, h)
+    body = vwmodel.read_body(data, h, len(cols), opts["models"])
     r = body.resume
     if r is None:
         cols = (0,)  # the weights only
-    if boost is None:
-        gstate = spec.init_gstate(params).astype(np.float64)
-    if config.bootstrap and opts.get("random_seed") is not None:
-        from streamlearn.learners.bootstrap import set_rng
-
-        set_rng(gstate, config.bootstrap, opts["random_seed"])
     state = np.zeros((body.slots.shape[0], spec.ncols), dtype=spec.dtype)
     for k, c in enumerate(cols):
         state[:, c] = body.values[:, k]
@@ -558,6 +549,24 @@ def decode(data: bytes) -> tuple:
     if body.repeats:
         meta["vw_model"]["repeated_slots"] = body.repeats
     return config, spec.name, body.slots, state, weights, gstate, stats, meta
+
+
+def _initial_gstate(config: TrainConfig, spec, params: np.ndarray, opts: dict, data: bytes,
+                    h: vwmodel.Header) -> np.ndarray:  # noqa: ANN001 - a LearnerSpec  # fmt: skip
+    """The global state a model of ``config`` starts from, with what VW keeps of it before
+    gd's part (``--boosting``'s alpha and v, read past the header: ``h.end`` moves) and its
+    generator's state (``--random_seed``, for ``--bootstrap`` and ``--boosting``)."""
+    boost = boosting.parse_stack(config.stack)
+    if boost is not None:  # its state (VW's boosting's save_load) between header and weights
+        gstate = boosting.init_gstate(boost[0], params, opts.get("random_seed") or 0)
+        h.end = boosting.read_vw_section(data, h.end, *boost, gstate)
+        return gstate
+    gstate = spec.init_gstate(params).astype(np.float64)
+    if config.bootstrap and opts.get("random_seed") is not None:
+        from streamlearn.learners.bootstrap import set_rng
+
+        set_rng(gstate, config.bootstrap, opts["random_seed"])
+    return gstate
 
 
 def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
