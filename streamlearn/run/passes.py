@@ -270,10 +270,16 @@ class PassLog:
     whether to stop.  :meth:`final_model` is the model to save.
     """
 
-    def __init__(self, config: TrainConfig, say: Callable[[str], None]) -> None:
+    def __init__(self, config: TrainConfig, say: Callable[[str], None], vw: bool = False) -> None:
         self.passes = config.passes
         self.patience = config.early_terminate
         self.say = say
+        self.vw = vw
+        """VW's rule for the model saved (``sl vw``): the last pass's, unless early
+        termination fired (then the best pass's, which VW wrote when it was the best)."""
+        self.terminated = False
+        """VW's ``early_terminate``: ``patience`` passes without improvement, the last
+        pass included."""
         self.figures: list[PassFigures] = []
         self.best: PassFigures | None = None
         self.best_model = None
@@ -319,6 +325,8 @@ class PassLog:
             self.best = fig
             return False
         stale = fig.number - self.best.number
+        if stale == self.patience:
+            self.terminated = True
         if stale >= self.patience and fig.number < self.passes:
             self.stopped_early = True
             self.say(
@@ -330,10 +338,13 @@ class PassLog:
         return False
 
     def final_model(self, current: Callable[[], object]):
-        """The best pass's model when passes were compared, else ``current()``.
+        """The best pass's model when passes were compared, else ``current()``; under VW's
+        rule (:attr:`vw`) the last pass's unless early termination fired.
 
         When the last pass is the best, its snapshot is the current model.
         """
+        if self.vw and not self.terminated:
+            return current()
         return self.best_model if self.best is not None else current()
 
     def report(self) -> dict:

@@ -377,7 +377,7 @@ def _new_run(c: Configuration, cfg: TrainConfig, o: Outputs, console: Console,
                       probabilities=o.probabilities,
                       shown=_vw_shown(o.link, cfg.binary) if o.vw_format and not cfg.oaa
                       else None),  # fmt: skip
-        PassLog(cfg, _silent if o.vw_format else grid_say),  # (VW prints no pass lines)
+        PassLog(cfg, _silent if o.vw_format else grid_say, vw=o.vw_format),  # (no pass lines)
         PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
                          o.probabilities, vw=o.vw_format, names=class_names(cfg),
                          multilabel=cfg.multilabel),

@@ -254,3 +254,25 @@ def test_oaa_reads_a_label_minus_one_as_no_label_as_vw(tmp_path, extra):
     vl, sl = both(["--oaa", "3", "-d", "mc.vw", "-p", "{out}.p", *extra], tmp_path,
                   files=("{out}.p",))  # fmt: skip
     assert vl == sl or extra
+
+
+# --- the model written after passes with a holdout ------------------------------------
+
+
+@pytest.mark.parametrize(("passes", "stop"), [("3", None), ("4", None), ("6", None),
+                                              ("5", "2")])  # fmt: skip
+def test_the_model_after_passes_is_vws(small, passes, stop):
+    """VW writes the last pass's model, unless early termination fired (``--early_terminate``
+    passes without a better holdout loss, the last pass included): then the best pass's,
+    which it wrote when that pass was the best.  ``sl vw -f`` and ``--readable_model`` keep
+    the same one (``sl train`` keeps the best pass's, its own rule)."""
+    text = (small / "d.vw").read_text()
+    (small / "d.vw").write_text(text * 8)  # (enough held-out examples to compare passes)
+    args = ["-d", "d.vw", "-c", "-k", "--passes", passes, "--readable_model", "{out}.txt",
+            *(["--early_terminate", stop] if stop else [])]  # fmt: skip
+    both(args, small)
+    vw_t, sl_t = ((small / f"{o}.txt").read_text() for o in ("vw", "sl"))
+    t_of = [re.search(r"^t (\S+)$", x, re.M).group(1) for x in (vw_t, sl_t)]
+    assert t_of[0] == t_of[1]
+    weights = [re.findall(r"^\d+:.*$", x, re.M) for x in (vw_t, sl_t)]
+    assert weights[0] == weights[1]
