@@ -6,7 +6,9 @@ The driver resolves the variant once, before the loop, and never branches on
 the algorithm inside it.  Modules are imported on demand so that startup only
 loads the kernels a run uses.  Reductions over gd's update: one against all
 (:mod:`~streamlearn.learners.oaa`), cost-sensitive (:mod:`~streamlearn.learners.csoaa`),
-multilabel (:mod:`~streamlearn.learners.multilabel`).
+multilabel (:mod:`~streamlearn.learners.multilabel`).  The kernels of the reductions that
+own their options (:mod:`~streamlearn.learners.lrq`, :mod:`~streamlearn.learners.boosting`)
+are chosen by their modules in :data:`streamlearn.reductions.SINGLE_LINE`, not here.
 """
 
 from __future__ import annotations
