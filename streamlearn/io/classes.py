@@ -27,14 +27,16 @@ def check_classes(batch: Batch, k: int, vw: bool = False) -> int:
 
     Returns how many rows were marked.  Unlabeled rows stay usable (predicted only).
     ``vw``: labels read as VW's multiclass reader reads them (``sl vw``): a label ``-1``
-    is no label (VW's unsigned reading wraps it to its unlabeled marker), a row to predict.
+    is no label (VW's unsigned reading wraps it to its unlabeled marker), a row to predict;
+    an integer above K is no class (learned as VW learns it: -1 for every class).
     """
     ok = batch.status == 0
     y = batch.labels
     if vw:
         y[ok & (y == -1.0) & (batch.bases == 0.0)] = np.nan
+    top = 4294967295.0 if vw else k  # (VW: a larger class is no class, every one learns -1)
     with np.errstate(invalid="ignore"):
-        good = np.isnan(y) | ((y >= 0.0) & (y <= k) & (y == np.floor(y)))
+        good = np.isnan(y) | ((y >= 0.0) & (y <= top) & (y == np.floor(y)))
     not_class = ok & ~good
     with_base = ok & good & (batch.bases != 0.0)
     batch.status[not_class] = NOT_A_CLASS

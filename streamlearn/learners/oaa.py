@@ -14,7 +14,8 @@ As VW's ``reductions/oaa.cc`` over its ``gd`` or ``ftrl``:
   importance.  With ``--probabilities`` (``params[P_PROBS]``) each score goes through
   the logistic function and the K values are normalised to sum 1, in float32 as VW,
   and the multiclass log loss ``−log p_y`` (weighted) is accounted too.
-* **Labels** are classes 0..K-1 or 1..K (``params[P_INDEXING]``, VW's ``--indexing``).
+* **Labels** are classes 0..K-1 or 1..K (``params[P_INDEXING]``, VW's ``--indexing``); a
+  larger integer is no class (``sl vw`` passes it on as VW reads it).
   By default (2) neither is known: labels read as 1..K until a learned label 0 or K
   decides (:func:`decided`, VW's rule, kept in ``params`` for the rest of the run and
   not in the model); the kernel writes the decision and its row to ``params``.  Once
@@ -109,9 +110,11 @@ def _stride(k):
 
 @jit_inline
 def is_label(y, k):
-    """``y`` is a class label 0..K (an integral float): 0..K-1 or 1..K, as ``P_INDEXING``
-    says (VW reads either until a label 0 or K decides, :func:`decided`)."""
-    return y >= 0.0 and y <= k and y == math.floor(y)
+    """``y`` is a label a class kernel takes: an integral float >= 0.  Classes are 0..K-1 or
+    1..K, as ``P_INDEXING`` says (VW reads either until a label 0 or K decides,
+    :func:`decided`); a label beyond them is no class (VW's reading, ``sl vw``: every class
+    learns -1 from it; ``sl train`` marks such a row malformed before, ``io/classes.py``)."""
+    return y >= 0.0 and y == math.floor(y)
 
 
 @jit_inline
@@ -135,7 +138,7 @@ def label_class(y, k, indexing):
         if y >= k:
             return -1, True
         return int(y), False
-    if indexing == 1.0 and y < 1.0:
+    if (indexing == 1.0 and y < 1.0) or y > k:
         return -1, True
     return int(y) - 1, False
 

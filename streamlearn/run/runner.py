@@ -521,9 +521,9 @@ class ClassNumbering:
         if moved > self.moved:
             label, classes = (k, f"0..{k - 1}") if now == 0.0 else (0, f"1..{k}")
             self.console.warn_once(
-                "moved", f"{batch.block.source}: label {label} is not one of the classes "
-                f"{classes}: every class learns -1 from it, as VW does (--oaa {k} has {k} "
-                "classes)",
+                "moved", f"{batch.block.source}: a label that is not one of the classes "
+                f"{classes} ({label}, or above {k}): every class learns -1 from it, as VW does "
+                f"(--oaa {k} has {k} classes)",
             )  # fmt: skip
         self.moved = moved
         first = 0 if now == 0.0 else 1

@@ -276,3 +276,14 @@ def test_the_model_after_passes_is_vws(small, passes, stop):
     assert t_of[0] == t_of[1]
     weights = [re.findall(r"^\d+:.*$", x, re.M) for x in (vw_t, sl_t)]
     assert weights[0] == weights[1]
+
+
+@pytest.mark.parametrize("extra", [[], ["--indexing", "0"], ["--indexing", "1"],
+                                   ["--probabilities", "--loss_function", "logistic"]])  # fmt: skip
+def test_an_oaa_label_above_k_is_no_class_as_vw_learns_it(small, extra):
+    """VW learns a label above K as no class (every class -1), predicts and counts it."""
+    text = (small / "d.vw").read_text().splitlines()
+    (small / "d.vw").write_text("\n".join(f"{1 + i % 5} {ln.partition(' ')[2] or ln}"
+                                          for i, ln in enumerate(text)) + "\n")  # fmt: skip
+    a, b = both(["-d", "d.vw", "--oaa", "3", "-p", "{out}.p", *extra], small, ("{out}.p",))
+    assert a == b

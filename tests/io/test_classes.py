@@ -38,3 +38,12 @@ def test_names_of_class_slots_follow_vws_layout():
     assert slot_names(names, 57421, 18, 3) == ["f^a[1]", "g^z[1]"]
     assert slot_names(names, 57420, 18, 3) == ["f^a", "g^z"]
     assert slot_names(names, 14355, 18) == ["f^a"]
+
+
+def test_vw_reads_a_label_above_k_as_no_class():
+    """``sl vw``: an integer above K is a label of no class (VW learns -1 for every class
+    from it), -1 no label; a fraction is still no label VW's reader takes."""
+    batch = parse_bytes(b"4 |f a\n7 |f a\n-1 |f a\n1.5 |f a\n")
+    assert check_classes(batch, 3, vw=True) == 1
+    assert batch.status.tolist() == [0, 0, 0, NOT_A_CLASS]
+    assert np.isnan(batch.labels[2])

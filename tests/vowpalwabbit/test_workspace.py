@@ -136,7 +136,7 @@ def test_what_it_does_not_take_is_said(argv: str, says: str) -> None:
 
 
 @pytest.mark.parametrize("argv, line, says", [
-    ("--oaa 3", "4 1 | a b", "label is not a class"),  # (-1: no label, as VW reads it)
+    ("--oaa 3", "1.5 | a b", "label is not a class"),  # (4: no class; -1: no label, as VW)
     ("", "x | a", "bad label"),
     ("--cb_explore_adf", "shared |s a\n0:1:7 |a b", "probability"),
 ])  # fmt: skip
