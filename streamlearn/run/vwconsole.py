@@ -34,7 +34,7 @@ class Tally:
         self.period = period
         self.after = after
         self.held_features = 0
-        """Features of held-out examples: VW's total feature number leaves them out."""
+        """Features of labeled held-out examples: VW's total feature number leaves them out."""
         self.labels: list[float] = []
         """The first two labels learned, as VW's ``count_label`` keeps them."""
         self.more_than_two = False
@@ -53,7 +53,9 @@ class Tally:
             held = seen % self.period == 0
         else:
             held = np.zeros(idx.size, dtype=bool)
-        self.held_features += int(np.diff(batch.indptr)[idx][held].sum())
+        # (VW counts an unlabeled held-out example as any other: only labeled ones are left out)
+        labeled = ~np.isnan(batch.labels[idx])
+        self.held_features += int(np.diff(batch.indptr)[idx][held & labeled].sum())
         if pass_no != 1 or self.more_than_two:
             return
         labels = batch.labels[idx][~held]

@@ -287,3 +287,25 @@ def test_an_oaa_label_above_k_is_no_class_as_vw_learns_it(small, extra):
                                           for i, ln in enumerate(text)) + "\n")  # fmt: skip
     a, b = both(["-d", "d.vw", "--oaa", "3", "-p", "{out}.p", *extra], small, ("{out}.p",))
     assert a == b
+
+
+def test_total_features_leave_out_labeled_held_out_examples_only(small):
+    """VW's ``total feature number`` leaves out the held-out examples that have a label; an
+    unlabeled one is counted as any other example (VW's ``shared_data::update``)."""
+    text = (small / "d.vw").read_text()
+    (small / "d.vw").write_text(text * 8)
+    args = ["-d", "d.vw", "-c", "-k", "--passes", "3"]
+    r = vw(args, small)
+    for f in small.glob("d.vw.cache*"):
+        f.unlink()
+    import os
+
+    here = os.getcwd()
+    os.chdir(small)
+    try:
+        s = invoke(["vw", *args])
+    finally:
+        os.chdir(here)
+    want = re.search(r"^total feature number = (\d+)", r.stderr, re.M).group(1)
+    got = re.search(r"^total feature number = (\d+)", s.output, re.M).group(1)
+    assert got == want
