@@ -54,7 +54,8 @@ class Tally:
         else:
             held = np.zeros(idx.size, dtype=bool)
         # (VW counts an unlabeled held-out example as any other: only labeled ones are left out)
-        labeled = ~np.isnan(batch.labels[idx])
+        labels = batch.labels[idx]
+        labeled = ~np.isnan(labels) if labels.ndim == 1 else True  # (cost and label lists: all)
         self.held_features += int(np.diff(batch.indptr)[idx][held & labeled].sum())
         if pass_no != 1 or self.more_than_two:
             return
