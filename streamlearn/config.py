@@ -301,11 +301,7 @@ class TrainConfig:
         gd = self.algo == "gd"
         adaptive_or_normalized = gd and (self.adaptive or self.normalized)
         if self.learning_rate is None:
-            # VW's defaults: 0.5 for its adaptive-and-normalized update, 10 for the others
-            # and for --sgd; 0.5 for the papers' learners (tg, fobos, smidas)
-            plain = (gd and not (self.adaptive and self.normalized)) or self.algo == "sgd"
-            rate = 10.0 if plain else 0.5
-            object.__setattr__(self, "learning_rate", rate)
+            object.__setattr__(self, "learning_rate", self.default_learning_rate)
         if self.initial_t is None:
             object.__setattr__(self, "initial_t", 0.0 if adaptive_or_normalized else 1.0)
         if self.passes is None:
@@ -607,6 +603,21 @@ class TrainConfig:
             autolink=self.autolink,
             bfgs=(max(self.bfgs, 0), self.termination, self.hessian_on, self.passes),
         )
+
+    @property
+    def default_learning_rate(self) -> float:
+        """VW's default rate: 0.5 for its adaptive-and-normalized update, 10 for the others
+        and for --sgd; 0.5 for the papers' learners (tg, fobos, smidas)."""
+        gd = self.algo == "gd"
+        plain = (gd and not (self.adaptive and self.normalized)) or self.algo == "sgd"
+        return 10.0 if plain else 0.5
+
+    @property
+    def stride_shift(self) -> int:
+        """VW's stride shift of gd's weights as it learns: 4 floats a slot with adaptive or
+        normalized rates, else 1 (VW's random initial weights and ``--lrq``'s latent draws are
+        seeded by float indices)."""
+        return 2 if self.adaptive or self.normalized else 0
 
     @property
     def update_rule(self) -> str:

@@ -761,8 +761,7 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
             words += [f"--{r}" for r in rules] or ["--sgd"]
         # as VW: the rates only when they are not the defaults (0.5, or 10 for the rules
         # other than adaptive and normalized together)
-        default = 0.5 if config.adaptive and config.normalized else 10.0
-        if F32(config.learning_rate) != F32(default):
+        if F32(config.learning_rate) != F32(config.default_learning_rate):
             words += ["--learning_rate", repr(float(F32(config.learning_rate)))]
         if F32(config.power_t) != F32(0.5):
             words += ["--power_t", repr(float(F32(config.power_t)))]

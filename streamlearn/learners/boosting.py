@@ -59,7 +59,7 @@ from streamlearn.learners.base import (
 )
 from streamlearn.learners.explore import merand48
 from streamlearn.learners.losses import SQUARED, expf, loss32
-from streamlearn.learners.oaa import clipped, prediction_range
+from streamlearn.learners.oaa import _stride, clipped, prediction_range
 from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
@@ -73,11 +73,6 @@ keep): Σ a Σ (x/m)² at ``G_MODEL + 2i``, Σ a at ``G_MODEL + 2i + 1``; then �
 
 BBM, LOGISTIC_BOOST, ADAPTIVE = 0, 1, 2
 ALGORITHMS = ("BBM", "logistic", "adaptive")
-
-
-def width(n: int) -> int:
-    """Slots per feature for N learners: N rounded up to a power of 2 (VW's)."""
-    return 1 << max(n - 1, 0).bit_length()
 
 
 def binomials(n: int) -> np.ndarray:
@@ -219,9 +214,7 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
     lmin, lmax = F32(params[P_LOGISTIC_MIN]), F32(params[P_LOGISTIC_MAX])
     n_learners = conf[0]
     alg = conf[1]
-    s = U64(1)
-    while s < U64(n_learners):
-        s *= U64(2)
+    s = U64(_stride(n_learners))  # (N learners' slots: VW's feature width, as --oaa's)
     mask = U64(table.shape[0] - 1)
     a_at = G_MODEL + 2 * n_learners
     v_at = G_MODEL + 3 * n_learners
@@ -258,14 +251,12 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
         for c in range(n_learners):
             raw = _score(table, gstate, indices, values, lo, hi, bases[i], c, s, mask, slots, l1)
             p = clipped(raw, rlo, rhi)
-            if alg == ADAPTIVE:
-                if not v_sum <= stop:
-                    if labeled and u > F32(0.0):
-                        last = _loss(gstate, params, loss_id, p, y32, tau, lmin, lmax) * u
-                    break
-                v_sum += F32(gstate[v_at + c])
             if labeled and u > F32(0.0):
                 last = _loss(gstate, params, loss_id, p, y32, tau, lmin, lmax) * u
+            if alg == ADAPTIVE:
+                if not v_sum <= stop:
+                    break  # (this learner was predicted, its loss counted, but not summed)
+                v_sum += F32(gstate[v_at + c])
             final += p if alg == BBM else p * F32(gstate[a_at + c])
         if learn and alg == ADAPTIVE:
             merand48(rng)  # (the learn call's own stopping point: its prediction is not kept)
@@ -300,8 +291,6 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
                     alpha = F32(-2.0)
                 gstate[a_at + c] = alpha
             wc = u * F32(w)
-            if wc > F32(0.0) and labeled:
-                last = _loss(gstate, params, loss_id, p, y32, tau, lmin, lmax) * wc
             pl = F32(clip(gstate, params, loss_id, F64(raw), y, True))  # the learn's own
             if not wc > F32(0.0):
                 continue  # (VW's scorer predicts an example of weight 0, or NaN: 0·(0^-1))

@@ -268,10 +268,10 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
                 add_scored(stats, rows, F64(p), y, a, hi - lo, labeled, holdout, shown,
                            params[P_PROGRESS])  # fmt: skip
                 preds[i] = F64(p)
-                if learn and a != 0.0:
+                if learn:
                     gstate[G_T] += a
                     gstate[G_N] += 1.0
-            if not (learn and a != 0.0) or not lv > F32(0.0):
+            if not learn or not lv > F32(0.0):
                 continue  # gd's zero-loss gate, on each of the two predictions
             gd.step(table, gstate, gd.G_NORM, gd.G_TOTAL, slots, vals, 0, m, p, F32(y), F32(a),
                     loss_id, rule)  # fmt: skip

@@ -25,7 +25,7 @@ their files).  Layer: above ``model``/``config``/``io``/``learners``, below ``ru
 
 from __future__ import annotations
 
-from streamlearn.errors import VWUsage
+from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions import boosting, cb_adf, ccb, csoaa_ldf, explore, lrq, lrqfa, singleline
 from streamlearn.reductions.base import Reduction
 from streamlearn.reductions.explore import over
@@ -58,6 +58,21 @@ module has ``read(words)`` (its options, or None when the words do not name it),
 stderr; ``stack_name(opts)`` when the name says more, ``ABOVE_SCORER`` when VW stacks it
 above its scorer), ``VW_OPTIONS`` and ``settle``."""
 
+
+def _named(words: tuple[str, ...]) -> list:
+    """The single-line reductions ``words`` name, with their options; two are refused (sl
+    runs one over gd at a time)."""
+    named = [(m, o) for m in SINGLE_LINE.values() if (o := m.read(words)) is not None]
+    if len(named) > 1:
+        raise VWUsage(f"--{named[0][0].NAME} with --{named[1][0].NAME} is not supported by sl")
+    return named
+
+
+def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
+    """A VW command line's single-line reductions: one at a time (:func:`_named`)."""
+    _named(t.learn.get("stack", ()))
+
+
 _DECLARING = (explore, singleline, lrq, lrqfa, boosting, csoaa_ldf, cb_adf, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs."""
 
@@ -66,19 +81,21 @@ VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))
 :mod:`streamlearn.reductions.vwoptions`; a name declared twice fails here);
 :mod:`streamlearn.vwargs` adds those every run has."""
 
-SETTLE = tuple(m.settle for m in _DECLARING if hasattr(m, "settle"))
+SETTLE = (*(m.settle for m in _DECLARING if hasattr(m, "settle")), _one_single_line)
 """Each module's ``settle(t)``: what its options mean together, once a line is read."""
 
 
 def single_line(config):  # noqa: ANN001, ANN201 - a TrainConfig -> (module, options) | None
     """The single-line reduction ``config.stack`` names and its options (None: none)."""
-    for module in SINGLE_LINE.values():
-        opts = module.read(config.stack)
-        if opts is not None:
-            return module, opts
+    try:
+        named = _named(config.stack)
+    except VWUsage as e:  # (sl train's, the API's, a model's: not a VW command line's)
+        raise UsageError(e.message) from None
+    if named:
+        return named[0]
     if config.stack:
-        raise VWUsage(f"the reductions' options {' '.join(config.stack)!r} name no reduction "
-                      "sl runs")  # fmt: skip
+        raise UsageError(f"the reductions' options {' '.join(config.stack)!r} name no "
+                         "reduction sl runs")  # fmt: skip
     return None
 
 

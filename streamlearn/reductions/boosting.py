@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
+from streamlearn.reductions.singleline import refuse_over_gd
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 NAME = "boosting"
@@ -65,9 +66,6 @@ VW_OPTIONS = {
 }
 """VW's options of the reduction."""
 
-_ALONE = ("oaa", "bootstrap", "autolink", "multilabel", "csoaa")
-
-
 def settle(t: Command) -> None:
     """What ``--boosting`` means with the rest of a VW command line (one line, exit 2)."""
     words = t.learn.get("stack", ())
@@ -93,22 +91,10 @@ def settle(t: Command) -> None:
 
 
 def refuse(learn: dict, outputs: dict) -> None:
-    for key in _ALONE:
-        if learn.get(key):
-            raise VWUsage(f"--boosting with --{key.replace('_', '-')} is not supported by sl")
-    if learn.get("bfgs", -1) >= 0:
-        raise VWUsage("--boosting with --bfgs is not supported by sl")
-    if learn.get("algo", "gd") != "gd":
-        raise VWUsage(f"--boosting runs over gd, not --{learn['algo']}")
+    """:func:`~streamlearn.reductions.singleline.refuse_over_gd`'s refusals, and l1/l2."""
+    refuse_over_gd(learn, outputs, "--boosting", "VW audits each weak learner")
     if learn.get("l1") or learn.get("l2"):
         raise VWUsage("--boosting with --l1 or --l2 is not supported by sl")
-    if sum(w in ("--lrq", "--lrqfa", "--boosting") for w in
-           dict.fromkeys(learn.get("stack", ()))) > 1:  # fmt: skip
-        raise VWUsage("--boosting with --lrq or --lrqfa is not supported by sl")
-    for key in ("audit", "invert_hash"):
-        if outputs.get(key):
-            raise VWUsage(f"--{key} with --boosting is not supported by sl (VW audits each weak "
-                          "learner)")  # fmt: skip
 
 
 def header_lines(opts: Options) -> list[str]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
+from streamlearn.reductions.singleline import refuse_over_gd
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 NAME = "lrq"
@@ -43,8 +44,9 @@ class Options:
     @property
     def width(self) -> int:
         """Slots per feature: 1 + the largest rank, rounded up to a power of 2 (VW's)."""
-        k = max((int(p[2:]) for p in self.pairs), default=0)
-        return 1 << (k).bit_length() if k else 1
+        from streamlearn.learners.oaa import stride
+
+        return stride(1 + max((int(p[2:]) for p in self.pairs), default=0))
 
     def table(self) -> np.ndarray:
         """int64[p, 5]: each pair's (first namespace byte, second byte, rank, 0, 0): the
@@ -96,9 +98,6 @@ VW_OPTIONS = {
 }
 """VW's options of the reduction (:mod:`streamlearn.reductions.vwoptions`)."""
 
-_ALONE = ("oaa", "bootstrap", "autolink", "multilabel", "csoaa")
-
-
 def settle(t: Command) -> None:
     """What ``--lrq`` refuses with the rest of a VW command line (one line, exit 2)."""
     words = t.learn.get("stack", ())
@@ -111,26 +110,13 @@ def settle(t: Command) -> None:
 
 
 def refuse(learn: dict, outputs: dict, flag: str) -> None:
-    """Refuse what sl's ``flag`` (``--lrq``, ``--lrqfa``) does not run with: ``learn``,
-    TrainConfig fields (those a VW command line gave, or a whole configuration's),
-    ``outputs``; one line each."""
-    for key in _ALONE:
-        if learn.get(key):
-            raise VWUsage(f"{flag} with --{key.replace('_', '-')} is not supported by sl")
-    if learn.get("bfgs", -1) >= 0:
-        raise VWUsage(f"{flag} with --bfgs is not supported by sl")
-    if learn.get("algo", "gd") != "gd":
-        raise VWUsage(f"{flag} runs over gd, not --{learn['algo']}")
+    """Refuse what sl's ``flag`` (``--lrq``, ``--lrqfa``) does not run with, one line each:
+    :func:`~streamlearn.reductions.singleline.refuse_over_gd`'s, and crosses."""
+    refuse_over_gd(learn, outputs, flag, "VW names each latent product")
     for key in ("quadratic", "cubic", "interactions"):
         if learn.get(key):
             raise VWUsage(f"{flag} with -q, --cubic or --interactions is not supported by sl "
                           "(VW crosses the latent products too)")  # fmt: skip
-    if sum(w in ("--lrq", "--lrqfa") for w in dict.fromkeys(learn.get("stack", ()))) > 1:
-        raise VWUsage("--lrq with --lrqfa is not supported by sl")
-    for key in ("audit", "invert_hash"):
-        if outputs.get(key):
-            raise VWUsage(f"--{key} with {flag} is not supported by sl (VW names each latent "
-                          "product)")  # fmt: skip
 
 
 HEADER = "creating low rank quadratic features for pairs: "
@@ -185,12 +171,6 @@ class Entry:
         return dataclasses.replace(gd.SPEC, train_batch=self)
 
 
-def stride_shift(config) -> int:  # noqa: ANN001 - a TrainConfig
-    """VW's stride shift of gd's weights as it learns: 4 floats a slot with adaptive or
-    normalized rates, else 1 (the latent weights' draws are seeded by float indices)."""
-    return 2 if config.adaptive or config.normalized else 0
-
-
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """gd with the latent products: the run's learner."""
     try:
@@ -198,5 +178,5 @@ def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
         refuse(config.to_dict(), {}, "--lrq")
     except VWUsage as e:  # (sl train's, the API's: not a VW command line's)
         raise UsageError(e.message) from None
-    return Entry(opts.table(), opts.width, stride_shift(config), opts.dropout,
+    return Entry(opts.table(), opts.width, config.stride_shift, opts.dropout,
                  config.seed).spec()  # fmt: skip

@@ -31,8 +31,9 @@ class Options:
     @property
     def width(self) -> int:
         """Slots per feature: 1 + fields·k, rounded up to a power of 2 (VW's)."""
-        need = 1 + len(self.fields) * self.k
-        return 1 << (need - 1).bit_length()
+        from streamlearn.learners.oaa import stride
+
+        return stride(1 + len(self.fields) * self.k)
 
     def table(self) -> np.ndarray:
         """The kernel's pairs: every two fields in VW's order, with their field numbers
@@ -95,5 +96,5 @@ def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
         lrq.refuse(config.to_dict(), {}, "--lrqfa")
     except VWUsage as e:
         raise UsageError(e.message) from None
-    return lrq.Entry(opts.table(), opts.width, lrq.stride_shift(config), False, config.seed,
+    return lrq.Entry(opts.table(), opts.width, config.stride_shift, False, config.seed,
                      fa=True).spec()  # fmt: skip

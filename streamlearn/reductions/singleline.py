@@ -75,3 +75,25 @@ def settle(t: Command) -> None:
         if t.learn.get(name) and t.outputs.get("audit"):
             raise VWUsage(f"--audit with --{name} is not supported by sl (VW audits each copy "
                           "or the added features; sl's audit shows one gd model)")  # fmt: skip
+
+
+STACKED = ("oaa", "bootstrap", "autolink", "multilabel", "csoaa")
+"""The older single-line reductions (``TrainConfig`` fields) a reduction of
+:data:`streamlearn.reductions.SINGLE_LINE` does not stack with."""
+
+
+def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str) -> None:
+    """What a single-line reduction over gd (``--lrq``, ``--lrqfa``, ``--boosting``) does not
+    run with, one line each: another reduction, ``--bfgs``, a learner other than gd, and
+    ``--audit``/``--invert_hash`` (``audit_why``: what VW would name).  ``learn``: TrainConfig
+    fields (those a VW command line gave, or a whole configuration's)."""
+    for key in STACKED:
+        if learn.get(key):
+            raise VWUsage(f"{flag} with --{key.replace('_', '-')} is not supported by sl")
+    if learn.get("bfgs", -1) >= 0:
+        raise VWUsage(f"{flag} with --bfgs is not supported by sl")
+    if learn.get("algo", "gd") != "gd":
+        raise VWUsage(f"{flag} runs over gd, not --{learn['algo']}")
+    for key in ("audit", "invert_hash"):
+        if outputs.get(key):
+            raise VWUsage(f"--{key} with {flag} is not supported by sl ({audit_why})")

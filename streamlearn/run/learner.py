@@ -115,9 +115,8 @@ class Learner:
         elif config.initial_weights != "zero":  # VW's random initial weights (gd only)
             from streamlearn.learners.initial import initial_weights
 
-            shift = 2 if config.adaptive or config.normalized else 0  # VW's stride shift
-            table[:, 0] = initial_weights(config.initial_weights, config.bits, shift,
-                                          config.seed)  # fmt: skip
+            table[:, 0] = initial_weights(config.initial_weights, config.bits,
+                                          config.stride_shift, config.seed)  # fmt: skip
         if config.initial_constant != 0.0:  # VW's -C: the constant's slot
             table[CONSTANT_HASH & ((1 << config.bits) - 1), 0] = config.initial_constant
         return cls(config, spec, table, spec.init_gstate(params), new_stats())

@@ -79,8 +79,7 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     if not c.constant:
         opts.append(("noconstant", None))
     if c.algo == "gd" and c.bfgs < 0:  # VW keeps a rate that was given (sl: not the default)
-        default = 0.5 if c.adaptive and c.normalized else 10.0
-        if float(F32(c.learning_rate)) != float(F32(default)):
+        if float(F32(c.learning_rate)) != float(F32(c.default_learning_rate)):
             opts.append(("learning_rate", _f15(c.learning_rate)))
     if float(F32(c.power_t)) != float(F32(0.5)):
         opts.append(("power_t", _f15(c.power_t)))

@@ -171,7 +171,9 @@ def test_options_and_vws_binomials() -> None:
         boosting.read(("--boosting", "2", "--alg", "ada"))
     c = kernel.binomials(6)
     assert c[5, 2] == 10 and c[4, 0] == 1 and c[3, 4] == 0
-    assert kernel.width(5) == 8 and kernel.width(4) == 4 and kernel.width(1) == 1
+    from streamlearn.learners.oaa import stride  # (N learners' slots, as --oaa's K classes)
+
+    assert stride(5) == 8 and stride(4) == 4 and stride(1) == 1
 
 
 def test_squared_loss_beyond_the_label_range_is_vws() -> None:
