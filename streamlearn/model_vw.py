@@ -558,6 +558,12 @@ def _initial_gstate(config: TrainConfig, spec, params: np.ndarray, opts: dict, d
     generator's state (``--random_seed``, for ``--bootstrap`` and ``--boosting``)."""
     boost = boosting.parse_stack(config.stack)
     if boost is not None:  # its state (VW's boosting's save_load) between header and weights
+        from streamlearn.system.memory import refuse_above
+
+        # (sized by its learners: a model's options are data, bounded before allocating;
+        # the reduction refuses more than it runs when it is set up)
+        refuse_above(8 * boosting.rng_slot(boost[0] + 1), f"the model's --boosting {boost[0]}",
+                     "it is not a model sl can load")  # fmt: skip
         gstate = boosting.init_gstate(boost[0], params, opts.get("random_seed") or 0)
         h.end = boosting.read_vw_section(data, h.end, *boost, gstate)
         return gstate

@@ -183,3 +183,21 @@ def test_squared_loss_beyond_the_label_range_is_vws() -> None:
     assert kernel.squared_vw(f32(3.0), f32(1.0), f32(0.0), f32(1.0)) == f32(0.0)
     assert kernel.squared_vw(f32(3.0), f32(0.5), f32(0.0), f32(1.0)) == f32(0.25 + 2 * 0.5 * 2)
     assert kernel.squared_vw(f32(-2.0), f32(0.5), f32(0.0), f32(1.0)) == f32(0.25 + 2 * 0.5 * 2)
+
+
+def test_a_models_learner_count_is_bounded_before_anything_is_sized(tmp_path: Path) -> None:
+    """A VW model whose options ask for 4e9 weak learners is refused (exit 8: more memory
+    than there is) before its state is allocated (a model's options are data: they never
+    choose an unbounded size)."""
+    from streamlearn.io import vwmodel
+
+    _data(tmp_path / "d.vw", 50, seed=2)
+    assert _sl(["--boosting", "3", "-d", "d.vw", "-f", "m.vw", "--quiet"], tmp_path).returncode == 0
+    data = (tmp_path / "m.vw").read_bytes()
+    h = vwmodel.read_header(data)
+    rest = data[h.end:]
+    h.options = " --boosting 4000000000"
+    (tmp_path / "evil.vw").write_bytes(vwmodel.encode_header(h) + rest)
+    r = _sl(["-i", "evil.vw", "-t", "-d", "d.vw", "--quiet"], tmp_path)
+    assert r.returncode == 8, r.stderr
+    assert "--boosting 4000000000 needs at least" in r.stderr
