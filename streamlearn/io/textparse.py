@@ -221,7 +221,7 @@ def _run(block: Block, data: np.ndarray, fmt: int, mask: np.uint64, constant: bo
         # the block's own features (text leaves ~4/5 of it: -q ui fits, -q tt in part); the
         # rows it leaves go through expand_batch (and so does parse_block's single batch)
         fused = budget is not None and fuses(inter)
-        args += (*_vw_options(inter, vw_numbers),
+        args += (*vw_options(inter, vw_numbers),
                  row_crosser(inter if fused else None, mask, budget or 0))  # fmt: skip
         kernel = parse_vw_block
     run = functools.partial(_kernel, kernel, args, arrays, words, block.source)
@@ -380,7 +380,7 @@ def _with_long_lines(batch: Batch, long_lines: tuple) -> Batch:
     )
 
 
-def _vw_options(inter: Interactions | None, vw_numbers: bool) -> tuple:
+def vw_options(inter: Interactions | None, vw_numbers: bool) -> tuple:
     """:func:`~streamlearn.io.vw.parse_vw_block`'s options after the block's: hash every
     name, VW's numbers, labels left to a label kernel, the hash seed."""
     return (inter is not None and inter.hash_all, vw_numbers,
@@ -437,7 +437,7 @@ class LineParser:
         fused = fuses(inter)
         self.crosses = inter is not None and inter.crosses_or_filters
         self.head = (1, mask, bool(constant), float(limit),
-                     *_vw_options(inter, inter is not None and inter.vw_numbers))  # fmt: skip
+                     *vw_options(inter, inter is not None and inter.vw_numbers))  # fmt: skip
         self.crosser = row_crosser(inter if fused else None, mask, CROSS_BUDGET)
         self.words = words
         self.buf = np.empty(self.ROOM // 4, dtype=np.uint8)

@@ -112,6 +112,7 @@ class Bandit:
                 raise ModelError("the bandit model's state does not fit its options")
         self.tables = cb_adf.tables_of(self.table)
         self.parsed: dict = {}
+        self.one = None  # parse_one's parser (made at its first call)
         """The API's recently parsed examples (:func:`api_part`)."""
         self.draws = int((start.meta.get("bandit") or {}).get("draws", 0)) if start else 0
         """Actions sampled by :meth:`choose` (the next one's seed: ``seed + draws``)."""
@@ -132,6 +133,23 @@ class Bandit:
         ex = parse_examples(block, cfg.bits, cfg.constant, self.parse_inter, self.kind)
         mg = cross_merged(merge_shared(ex), self.full, cfg.bits)
         return prepare(self.ml, ex, mg)
+
+    def parse_one(self, data: bytes, source: str, first_line: int = 1) -> Part:
+        """One example's lines (each ending in a newline, no blank line among them) made
+        ready, as :meth:`parse` makes them: through the arrays an
+        :class:`~streamlearn.io.oneexample.ExampleParser` keeps between calls when it can
+        take them (the part is then valid until the next call), else :meth:`parse`."""
+        if self.one is None and self.ml.reduction != "cb":
+            from streamlearn.io.oneexample import ExampleParser
+
+            red, cfg = reduction_of(self.ml), self.config
+            self.one = ExampleParser(cfg.bits, cfg.constant, self.parse_inter, self.kind,
+                                     self.full, red.cb, red.features(self.ml))  # fmt: skip
+        part = self.one.part(data, first_line) if self.one is not None else None
+        if part is not None:
+            return part
+        data = np.frombuffer(bytearray(data + b"\n"), dtype=np.uint8)
+        return self.parse(Block(data, source, first_line, live=True))
 
     def run(self, part: Part, holdout: np.ndarray | None = None) -> Seen:
         """Score each example of ``part`` (the pmf with an explorer) and learn the labeled

@@ -158,7 +158,8 @@ class BanditLive:
 
     def step(self, text: str, learn: bool) -> object:
         b = self.bandit
-        part = b.parse(_block(text, True))
+        lines = [ln for ln in text.encode("utf-8").split(b"\n") if ln.strip()]
+        part = b.parse_one(b"\n".join(lines) + b"\n" if lines else b"", "<workspace>")
         if part.bad:
             raise ValueError(part.bad[0])
         seen = b.run(part) if learn else b.score(part)
