@@ -8,6 +8,7 @@ Measures, on the loopback address only (127.0.0.1):
 * pipelined on one connection: every line sent by a writer thread while the
   answers are read (lines/s), and the same split over four connections at once;
 * a live pipe: ``sl predict -i m -p -`` fed one line at a time (p50, p90);
+* one ``--cb_explore_adf`` example at a time (``--bandit``), learned by each daemon;
 * the Python API per line: ``Model.predict(lines=[l])`` and ``partial_fit`` against
   VW's ``Workspace.predict`` / ``Workspace.learn`` (if ``vowpalwabbit`` is installed).
 
@@ -110,6 +111,50 @@ def one_at_a_time(port: int, lines: list[bytes]) -> list[float]:
     return lat[10:]  # the first answers warm the caches
 
 
+def bandit_one_at_a_time(port: int, examples: list[bytes]) -> list[float]:
+    """Each multiline example sent (its lines and the blank line), its answer (the pmf
+    line and a blank line) awaited: the round trips."""
+    sock = socket.create_connection((HOST, port), timeout=10)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    lat = []
+    end = time.monotonic() + LIMIT
+    try:
+        for ex in examples:
+            t = time.perf_counter()
+            sock.sendall(ex)
+            if read_lines(sock, 2, time.monotonic() + 10) != 2:
+                break
+            lat.append(time.perf_counter() - t)
+            if time.monotonic() > end:
+                break
+    finally:
+        sock.close()
+    return lat[10:]
+
+
+def bandit(args: argparse.Namespace, d: str) -> None:
+    """``--cb_explore_adf`` daemons learning from one labeled example at a time."""
+    data = os.path.join(d, "cb.txt")
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "make_cb_data.py"),
+                    "--examples", str(args.bandit), "--actions", "4", "--seed", "1", "-o", data],
+                   check=True)  # fmt: skip
+    examples = [ex.strip(b"\n") + b"\n\n" for ex in open(data, "rb").read().split(b"\n\n")
+                if ex.strip()]  # fmt: skip
+    opts = ["--cb_explore_adf", "--epsilon", "0.1", "--quiet"]
+    runs = {"sl": [sys.executable, "-m", "streamlearn", "vw", "--daemon", "--foreground",
+                   "--port", "0", "--port_file", os.path.join(d, "slcb.port"), *opts]}  # fmt: skip
+    if not args.no_vw:
+        runs["vw"] = [sys.executable, "-m", "vowpalwabbit", "--daemon", "--foreground", "--port",
+                      "0", "--port_file", os.path.join(d, "vwcb.port"), "--passes", "1",
+                      *opts]  # fmt: skip
+    for name, cmd in runs.items():
+        with server(cmd, cmd[cmd.index("--port_file") + 1]) as port:
+            lat = bandit_one_at_a_time(port, examples)
+            print(f"{name} daemon, --cb_explore_adf, one labeled example at a time: n={len(lat)} "
+                  f"p50 {pct(lat, .5):.3f} ms, p90 {pct(lat, .9):.3f} ms, "
+                  f"p99 {pct(lat, .99):.3f} ms")  # fmt: skip
+
+
 def pipelined(port: int, lines: list[bytes], connections: int = 1) -> float:
     """Lines per second answered, ``lines`` split over ``connections`` at once."""
     parts = [lines[i::connections] for i in range(connections)]
@@ -205,6 +250,8 @@ def main() -> None:
     ap.add_argument("--pipelined", type=int, default=50000, help="lines sent pipelined")
     ap.add_argument("--live", type=int, default=300, help="lines through the live pipe")
     ap.add_argument("--api", type=int, default=2000, help="lines through the Python API")
+    ap.add_argument("--bandit", type=int, default=2000,
+                    help="--cb_explore_adf examples (4 actions), one at a time, learned")
     ap.add_argument("--no-vw", action="store_true", help="sl only")
     args = ap.parse_args()
     lines = open(args.data, "rb").readlines()
@@ -234,6 +281,8 @@ def main() -> None:
                 four = pipelined(port, pipe_lines, 4)
                 print(f"{name} daemon, pipelined: one connection {one:,.0f} lines/s, "
                       f"four connections {four:,.0f} lines/s")
+        if args.bandit:
+            bandit(args, d)
         if args.live:
             lat = live_pipe(sl_model, lines[: args.live])
             print(f"sl predict -p - live pipe: n={len(lat)} p50 {pct(lat, .5):.3f} ms, "

@@ -107,7 +107,10 @@ class Reduction:
 
 def room(w: Weights, act_ptr: np.ndarray) -> None:
     """Grow ``w.dr_prev`` to the largest example's actions (and one)."""
-    need = int(np.diff(act_ptr).max()) + 1
+    if act_ptr.shape[0] == 2:  # (one example: the resident learner's call)
+        need = int(act_ptr[1] - act_ptr[0]) + 1
+    else:
+        need = int(np.diff(act_ptr).max()) + 1
     if need > w.dr_prev.shape[0]:
         w.dr_prev = np.concatenate([w.dr_prev, np.zeros(need - w.dr_prev.shape[0])])
 

@@ -166,10 +166,15 @@ class Explorer:
     (:mod:`streamlearn.learners.explore`), VW's progressive loss of the pmf, ``-p`` as VW."""
 
     def __init__(self, ml, cfg: TrainConfig) -> None:
+        from streamlearn.learners import cb_adf
         from streamlearn.learners import explore as ex
 
         self.ex = ex
+        self.cb_adf = cb_adf
         self.ml = ml
+        self.shape = (np.float32(ml.lam), np.float32(ml.gamma_scale),
+                      np.float32(ml.gamma_exponent))  # fmt: skip
+        """explore_examples' shape arguments (lambda, gamma's scale and exponent)."""
         self.kind = ex.EXPLORERS[ml.explore]
         if ml.explore == "squarecb" and ml.elim:
             self.kind = ex.REGCB
@@ -350,8 +355,7 @@ class Explorer:
         explorer makes each example's pmf; bagging has its own kernel.  Returns each row's
         action and probability, and the scores (None for bagging): the off-policy estimates'
         inputs."""
-        from streamlearn.learners import cb_adf
-
+        cb_adf = self.cb_adf
         ex = self.ex
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
@@ -391,10 +395,9 @@ class Explorer:
             )  # fmt: skip
         else:
             ex.explore_examples(
-                self.kind, self.eps, self.ml.first_only, np.float32(self.ml.lam),
-                np.float32(self.ml.gamma_scale), np.float32(self.ml.gamma_exponent),
-                mg.act_ptr, scores, order, part.chosen, part.cost, part.prob, ho, self.ho_learns,
-                self.learning, x, acts, probs,
+                self.kind, self.eps, self.ml.first_only, *self.shape, mg.act_ptr, scores, order,
+                part.chosen, part.cost, part.prob, ho, self.ho_learns, self.learning, x, acts,
+                probs,
             )  # fmt: skip
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
@@ -521,11 +524,13 @@ def pmf_lines(part: Part, acts: np.ndarray, probs: np.ndarray, out: list[str],
     # as explore.pmf_text, each distinct probability's text made once per batch (the
     # pmfs take few values): 200k examples x 8 actions took 2.3 s one by one
     ptr = part.mg.act_ptr.tolist()
-    uniq, inv = np.unique(probs, return_inverse=True)
-    ptext = [prob_text(float(p)) for p in uniq]
-    top = int(acts.max()) + 1 if acts.shape[0] else 0
-    atext = [f"{a}:" for a in range(top)]
-    cells = [atext[a] + ptext[i] for a, i in zip(acts.tolist(), inv.tolist(), strict=True)]
+    if acts.shape[0] <= 16:  # (one example: its cells as they are, no table of texts)
+        cells = [f"{a}:{prob_text(p)}" for a, p in zip(acts.tolist(), probs.tolist(), strict=True)]
+    else:
+        uniq, inv = np.unique(probs, return_inverse=True)
+        ptext = [prob_text(float(p)) for p in uniq]
+        atext = [f"{a}:" for a in range(int(acts.max()) + 1)]
+        cells = [atext[a] + ptext[i] for a, i in zip(acts.tolist(), inv.tolist(), strict=True)]
     tags = part.tags
     tagged = bool(np.any(tags.end > tags.start))
     for e in range(len(ptr) - 1):

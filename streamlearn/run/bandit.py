@@ -134,18 +134,25 @@ class Bandit:
         mg = cross_merged(merge_shared(ex), self.full, cfg.bits)
         return prepare(self.ml, ex, mg)
 
-    def parse_one(self, data: bytes, source: str, first_line: int = 1) -> Part:
+    def one_example(self, data: bytes, first_line: int = 1) -> Part | None:
         """One example's lines (each ending in a newline, no blank line among them) made
-        ready, as :meth:`parse` makes them: through the arrays an
-        :class:`~streamlearn.io.oneexample.ExampleParser` keeps between calls when it can
-        take them (the part is then valid until the next call), else :meth:`parse`."""
-        if self.one is None and self.ml.reduction != "cb":
+        ready as :meth:`parse` makes them, through the arrays an
+        :class:`~streamlearn.io.oneexample.ExampleParser` keeps between calls (the part is
+        valid until the next call); None where it leaves them to :meth:`parse` (a
+        malformed line, ``--cb K``, ...)."""
+        if self.one is None:
+            if self.ml.reduction == "cb":
+                return None
             from streamlearn.io.oneexample import ExampleParser
 
             red, cfg = reduction_of(self.ml), self.config
             self.one = ExampleParser(cfg.bits, cfg.constant, self.parse_inter, self.kind,
                                      self.full, red.cb, red.features(self.ml))  # fmt: skip
-        part = self.one.part(data, first_line) if self.one is not None else None
+        return self.one.part(data, first_line)
+
+    def parse_one(self, data: bytes, source: str, first_line: int = 1) -> Part:
+        """:meth:`one_example`, else :meth:`parse` of the example (and its errors)."""
+        part = self.one_example(data, first_line)
         if part is not None:
             return part
         data = np.frombuffer(bytearray(data + b"\n"), dtype=np.uint8)
@@ -540,6 +547,15 @@ PARSED = 256
 context and actions does not parse them again."""
 
 
+def _remember(b: Bandit, text: str, hit: tuple) -> tuple:
+    """Keep ``hit`` (merged rows, line numbers) as the parse of ``text`` (:data:`PARSED` at
+    most: the oldest goes)."""
+    if len(b.parsed) >= PARSED:
+        b.parsed.pop(next(iter(b.parsed)))
+    b.parsed[text] = hit
+    return hit
+
+
 def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> Part:
     """The examples of the API's lists, parsed and made ready (errors: ``ValueError``)."""
     if len(actions) != len(contexts) or (labels is not None and len(labels) != len(contexts)):
@@ -552,6 +568,12 @@ def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> P
                    for i, (c, a) in enumerate(zip(contexts, actions, strict=True)))  # fmt: skip
     m = len(contexts)
     hit = b.parsed.get(text)
+    if hit is None and m == 1:  # (one example: the parser's arrays, copied for the cache)
+        one = b.one_example(text.encode("utf-8")[:-1])
+        if one is not None:
+            mg = dataclasses.replace(one.mg, **{f.name: getattr(one.mg, f.name).copy()
+                                                for f in dataclasses.fields(one.mg)})  # fmt: skip
+            hit = _remember(b, text, (mg, one.ex_lines.copy()))
     if hit is None:
         data = np.frombuffer(bytearray(text.encode("utf-8")), dtype=np.uint8)
         cfg = b.config
@@ -562,10 +584,7 @@ def api_part(b: Bandit, contexts: list, actions: list, labels: list | None) -> P
         mg = cross_merged(merge_shared(ex), b.full, cfg.bits)
         if mg.act_ptr.shape[0] - 1 != m:
             raise ValueError("an example was not read whole (an action without features?)")
-        hit = (mg, ex.batch.line[ex.ex_ptr[:-1]])
-        if len(b.parsed) >= PARSED:
-            b.parsed.pop(next(iter(b.parsed)))
-        b.parsed[text] = hit
+        hit = _remember(b, text, (mg, ex.batch.line[ex.ex_ptr[:-1]]))
     mg, lines = hit
     if labels is None:
         chosen, cost, prob = np.full(m, -1, dtype=np.int64), np.zeros(m), np.ones(m)
@@ -707,24 +726,29 @@ class BanditServed:
 
         b = self.bandit
         cfg = b.config
-        block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start, live=True)
-        ex = parse_examples(block, cfg.bits, cfg.constant, b.parse_inter, b.kind)
-        if ex.m == 0:
-            return b"", 0, 0
-        mg = cross_merged(merge_shared(ex), b.full, cfg.bits)
-        part = prepare(b.ml, ex, mg)
+        m = 1
+        part = None
+        if data.endswith(b"\n\n") and b"\n\n" not in data[:-1]:  # (one example: one request)
+            part = b.one_example(data[:-1], start)
+        if part is None:
+            block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start, live=True)
+            ex = parse_examples(block, cfg.bits, cfg.constant, b.parse_inter, b.kind)
+            m = ex.m
+            if m == 0:
+                return b"", 0, 0
+            part = prepare(b.ml, ex, cross_merged(merge_shared(ex), b.full, cfg.bits))
         for msg in part.bad[:3]:
             self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
         step = b.run(part)
         lines = b.lines(step, vw=True)
         good = part.mg.example
-        if good.shape[0] == ex.m:
-            return "".join(lines).encode(), ex.m, 0
+        if good.shape[0] == m:
+            return "".join(lines).encode(), m, 0
         # a malformed example's answer in its place
         per: list[str] = []
         at = 0
         i = 0
-        for e in range(ex.m):
+        for e in range(m):
             if i < good.shape[0] and good[i] == e:
                 n = 1 if step.pred is None or self.bandit.ml.csoaa_rank else \
                     int(part.mg.act_ptr[i + 1] - part.mg.act_ptr[i]) + 1  # fmt: skip
@@ -733,7 +757,7 @@ class BanditServed:
                 i += 1
             else:
                 per.append("nan\n\n")
-        return "".join(per).encode(), ex.m, ex.m - good.shape[0]
+        return "".join(per).encode(), m, m - good.shape[0]
 
     def closed(self, source: str) -> None:
         """A connection ended: an example it left unended is dropped."""

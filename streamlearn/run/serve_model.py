@@ -48,7 +48,10 @@ from streamlearn.system.jit import INTERPRETED
 
 def _finite(a: np.ndarray) -> bool:
     """No NaN or inf in ``a`` (min and max are NaN if any element is, else ±inf if any is:
-    no array of flags, as ``model.non_finite``)."""
+    no array of flags, as ``model.non_finite``; float32 weights: their float64 sum, one
+    pass, which no finite float32 values can overflow)."""
+    if a.dtype == np.float32:
+        return math.isfinite(np.add.reduce(a, axis=None, dtype=np.float64))
     return not a.size or bool(np.isfinite(a.min()) and np.isfinite(a.max()))
 
 
@@ -293,10 +296,13 @@ def _guarded() -> type:
                 b = self.bandit
                 if not self.width:
                     return run(part, holdout)
-                idx = part.mg.indices.astype(np.uint64)
-                mask = np.uint64(b.table.shape[0] - 1)
-                rows = ((idx[:, None] * np.uint64(self.width)
-                         + np.arange(self.width, dtype=np.uint64)) & mask).ravel()  # fmt: skip
+                mask = b.table.shape[0] - 1
+                if self.width == 1:  # (the feature's row: its index within the table)
+                    rows = part.mg.indices & np.uint32(mask)
+                else:
+                    rows = ((part.mg.indices.astype(np.uint64)[:, None] * np.uint64(self.width)
+                             + np.arange(self.width, dtype=np.uint64))
+                            & np.uint64(mask)).ravel()  # fmt: skip
                 xp = vars(b.xp) if b.xp is not None else {}
                 kept = {k: v.copy() for k, v in xp.items() if isinstance(v, np.ndarray)}
                 saved = (b.table[rows], b.gstate.copy(), b.stats.copy(), b.dr_prev.copy())
