@@ -19,6 +19,7 @@ from streamlearn.cli.options import (
     FLOATS,
     INTS,
     GroupedCommand,
+    TrainCommand,
     format_option,
     input_options,
     learning_options,
@@ -67,8 +68,10 @@ PROBABILITIES = click.option(
 
 
 def vw_learner_options(f):
-    """``--coin``, ``--pistol``, ``--freegrad`` (and freegrad's options), ``--oaa K``,
-    ``--probabilities`` and ``--lrq``: VW's spellings, for ``sl train``."""
+    """``--coin``, ``--pistol``, ``--freegrad`` (and freegrad's options), ``--oaa K`` and
+    ``--probabilities``: VW's spellings, for ``sl train`` (the single-line reductions' own
+    options, ``--lrq`` ..., come from their modules: :class:`~streamlearn.cli.options.
+    TrainCommand`)."""
     options = [
         click.option("--coin", is_flag=True,
                      help="VW's spelling of --algo coin: coin betting, no learning rate "
@@ -95,26 +98,13 @@ def vw_learner_options(f):
                      help="--oaa: the labels are 0..K-1 (0) or 1..K (1) [default: as VW, "
                      "1..K until a label 0 or K decides]."),
         PROBABILITIES,
-        click.option("--lrq", multiple=True, metavar="ABK",
-                     help="Low-rank quadratic features between namespaces A and B, rank K "
-                     "(VW's --lrq ab3: a factorization machine over gd; repeatable)."),
-        click.option("--lrqdropout", is_flag=True,
-                     help="--lrq: dropout training of the latent products (VW's)."),
-        click.option("--boosting", type=click.IntRange(1, 1024), default=None, metavar="N",
-                     help="Online boosting of N gd learners (VW's --boosting; Beygelzimer, "
-                     "Kale & Luo 2015)."),
-        click.option("--boost-alg", type=click.Choice(["BBM", "logistic", "adaptive"]),
-                     default=None, help="--boosting: boost-by-majority [default], "
-                     "AdaBoost.OL.W (logistic) or AdaBoost.OL (adaptive)."),
-        click.option("--boost-gamma", type=float, default=None,
-                     help="--boosting BBM: the weak learners' edge [default: 0.1]."),
     ]  # fmt: skip
     for option in reversed(options):
         f = option(f)
     return f
 
 
-@cli.command(cls=GroupedCommand, context_settings=CONTEXT, epilog=EXIT_TEXT)
+@cli.command(cls=TrainCommand, context_settings=CONTEXT, epilog=EXIT_TEXT)
 @input_options
 @click.option(
     "-f",

@@ -80,8 +80,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                "max_line_bytes", "max_crosses", "examples", "cache_path", "max_memory",
                "zero_label", "numbers"),
     "Learning": ("algo", "sgd", "ftrl", "coin", "pistol", "freegrad", "loss", "quantile_tau",
-                 "oaa", "indexing", "lrq", "lrqdropout", "boosting", "boost_alg", "boost_gamma",
-                 "bits", "learning_rate", "power_t",
+                 "oaa", "indexing", "bits", "learning_rate", "power_t",
                  "initial_t", "decay_learning_rate",
                  "adaptive", "normalized", "invariant", "ftrl_alpha", "ftrl_beta", "fepsilon",
                  "flipschitz_const", "restart", "project", "radius", "initial_weight",
@@ -91,6 +90,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                  "hash_kind", "ngram", "skips", "sort_features", "quadratic", "cubic",
                  "interactions", "leave_duplicate_interactions", "ignore", "ignore_linear",
                  "keep"),
+    "Reductions over gd": (),  # (each reduction's own options: TrainCommand)
     "Regularization": ("l1", "l2", "theta", "period", "top_k"),
     "Contextual bandits": BANDIT_OPTIONS,
     "Outputs": ("final_model", "predictions", "raw_predictions", "link", "binary",
@@ -118,12 +118,53 @@ class GroupedCommand(click.Command):
             record = param.get_help_record(ctx)
             if record is not None:
                 name = "help" if param is help_option else param.name or ""  # click >= 8.5
-                title, i = place.get(name, ("Other options", 1000 + n))
+                title, i = place.get(name, (getattr(param, "help_group", "Other options"),
+                                            1000 + n))  # fmt: skip
                 records.setdefault(title, []).append((i, record))
         for title in [*HELP_GROUPS, "Other options"]:
             if records.get(title):
                 with formatter.section(title):
                     formatter.write_dl([r for _, r in sorted(records[title])])
+
+
+class TrainCommand(GroupedCommand):
+    """``sl train``: its options, and those the single-line reductions declare in their
+    modules (:data:`streamlearn.reductions.TRAIN_OPTIONS`), made when the command is read
+    (``sl --help`` and the other commands do not load the reductions)."""
+
+    REDUCTIONS_HEADING = "Reductions over gd"
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        if not getattr(self, "_reductions_added", False):
+            self._reductions_added = True
+            self.params.extend(_click_option(o) for o in _train_options())
+            params = super().get_params(ctx)
+        return params
+
+
+def _train_options() -> tuple:
+    from streamlearn.reductions import TRAIN_OPTIONS
+
+    return TRAIN_OPTIONS
+
+
+def _click_option(o) -> click.Option:  # noqa: ANN001 - a reductions.trainoptions.TrainOption
+    """The click option of a reduction's declared option."""
+    kw: dict = {"help": o.help, "metavar": o.metavar, "multiple": o.multiple}
+    if o.kind == "flag":
+        kw = {"help": o.help, "is_flag": True}
+    elif o.kind == "int":
+        kw["type"] = click.IntRange(o.low, o.high) if (o.low, o.high) != (None, None) else int
+    elif o.kind == "float":
+        kw["type"] = float
+    elif o.kind == "choice":
+        kw["type"] = click.Choice(list(o.choices))
+    if o.kind != "flag" and not o.multiple:
+        kw["default"] = None
+    opt = click.Option([*o.flags, o.dest], **kw)
+    opt.help_group = TrainCommand.REDUCTIONS_HEADING  # (GroupedCommand's heading for it)
+    return opt
 
 
 class GridValues(click.ParamType):
@@ -298,24 +339,17 @@ def learning_options(ctx: click.Context, values: dict) -> dict:
 
 
 def _stack(values: dict) -> dict:
-    """The single-line reductions' own words (``TrainConfig.stack``), as VW spells them."""
-    words: tuple[str, ...] = ()
-    if values.get("lrq"):
-        words += (*(w for p in values["lrq"] for w in ("--lrq", p)),
-                  *(("--lrqdropout",) if values.get("lrqdropout") else ()))  # fmt: skip
-    elif values.get("lrqdropout"):
-        raise click.UsageError("--lrqdropout is an option of --lrq")
-    if values.get("boosting"):
-        words += ("--boosting", str(values["boosting"]))
-        if values.get("boost_alg"):
-            words += ("--alg", values["boost_alg"])
-        if values.get("boost_gamma") is not None:
-            words += ("--gamma", repr(values["boost_gamma"]))
-    elif values.get("boost_alg") or values.get("boost_gamma") is not None:
-        raise click.UsageError("--boost-alg and --boost-gamma are options of --boosting")
-    if words and (values.get("invert_hash") or values.get("audit")):
-        raise click.UsageError("--lrq or --boosting with --invert-hash or --audit is not "
-                               "supported")  # fmt: skip
+    """The single-line reductions' own words (``TrainConfig.stack``), as VW spells them: each
+    reduction's module makes its own of its options' values."""
+    from streamlearn.errors import UsageError
+    from streamlearn.reductions import train_words
+
+    try:
+        words = train_words(values)
+    except UsageError as e:
+        raise click.UsageError(e.message) from None
+    if words and values.get("invert_hash"):
+        raise click.UsageError(f"{words[0]} with --invert-hash is not supported")
     return {"stack": words} if words else {}
 
 

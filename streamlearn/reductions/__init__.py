@@ -56,7 +56,19 @@ SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting}
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
 stderr; ``stack_name(opts)`` when the name says more, ``ABOVE_SCORER`` when VW stacks it
-above its scorer), ``VW_OPTIONS`` and ``settle``."""
+above its scorer), ``VW_OPTIONS`` and ``settle``, and ``sl train``'s ``TRAIN_OPTIONS`` and
+``train_words``."""
+
+
+TRAIN_OPTIONS = tuple(o for m in SINGLE_LINE.values() for o in m.TRAIN_OPTIONS)
+"""``sl train``'s options of the single-line reductions (each declared by its module:
+:mod:`streamlearn.reductions.trainoptions`); the CLI makes its click options of them."""
+
+
+def train_words(values: dict) -> tuple[str, ...]:
+    """The words (``TrainConfig.stack``) of ``sl train``'s values of :data:`TRAIN_OPTIONS`:
+    each reduction's, in the registry's order (a misused one: ``UsageError``)."""
+    return tuple(w for m in SINGLE_LINE.values() for w in m.train_words(values))
 
 
 def _named(words: tuple[str, ...]) -> list:
@@ -104,5 +116,5 @@ def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multil
     return REDUCTIONS[ml.reduction]
 
 
-__all__ = ["REDUCTIONS", "SETTLE", "SINGLE_LINE", "VW_OPTIONS", "Multiline", "Reduction",
-           "reduction_of", "single_line"]
+__all__ = ["REDUCTIONS", "SETTLE", "SINGLE_LINE", "TRAIN_OPTIONS", "VW_OPTIONS", "Multiline",
+           "Reduction", "reduction_of", "single_line", "train_words"]

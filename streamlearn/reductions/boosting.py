@@ -13,6 +13,7 @@ import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.singleline import refuse_over_gd
+from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 NAME = "boosting"
@@ -65,6 +66,32 @@ VW_OPTIONS = {
     "gamma": VWOption(None, True, _word("gamma")),
 }
 """VW's options of the reduction."""
+
+TRAIN_OPTIONS = (
+    TrainOption(("--boosting",), "boosting", "Online boosting of N gd learners (VW's "
+                "--boosting; Beygelzimer, Kale & Luo 2015).", kind="int", metavar="N", low=1,
+                high=1024),
+    TrainOption(("--boost-alg",), "boost_alg", "--boosting: boost-by-majority [default], "
+                "AdaBoost.OL.W (logistic) or AdaBoost.OL (adaptive).", kind="choice",
+                choices=("BBM", "logistic", "adaptive")),
+    TrainOption(("--boost-gamma",), "boost_gamma", "--boosting BBM: the weak learners' edge "
+                "[default: 0.1].", kind="float"),
+)  # fmt: skip
+"""``sl train``'s options of the reduction (:mod:`streamlearn.reductions.trainoptions`)."""
+
+
+def train_words(values: dict) -> tuple[str, ...]:
+    """The words of ``sl train``'s ``--boosting`` values (VW's spelling)."""
+    if not values.get("boosting"):
+        if values.get("boost_alg") or values.get("boost_gamma") is not None:
+            raise UsageError("--boost-alg and --boost-gamma are options of --boosting")
+        return ()
+    words: tuple[str, ...] = ("--boosting", str(values["boosting"]))
+    if values.get("boost_alg"):
+        words += ("--alg", values["boost_alg"])
+    if values.get("boost_gamma") is not None:
+        words += ("--gamma", repr(values["boost_gamma"]))
+    return words
 
 def settle(t: Command) -> None:
     """What ``--boosting`` means with the rest of a VW command line (one line, exit 2)."""

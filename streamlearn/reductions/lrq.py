@@ -25,6 +25,7 @@ import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.singleline import refuse_over_gd
+from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 NAME = "lrq"
@@ -97,6 +98,27 @@ VW_OPTIONS = {
     "lrqdropout": VWOption(None, False, _dropout),
 }
 """VW's options of the reduction (:mod:`streamlearn.reductions.vwoptions`)."""
+
+TRAIN_OPTIONS = (
+    TrainOption(("--lrq",), "lrq", "Low-rank quadratic features between namespaces A and B, "
+                "rank K (VW's --lrq ab3: a factorization machine over gd; repeatable).",
+                kind="str", multiple=True, metavar="ABK"),
+    TrainOption(("--lrqdropout",), "lrqdropout",
+                "--lrq: dropout training of the latent products (VW's)."),
+)  # fmt: skip
+"""``sl train``'s options of the reduction (:mod:`streamlearn.reductions.trainoptions`)."""
+
+
+def train_words(values: dict) -> tuple[str, ...]:
+    """The words of ``sl train``'s ``--lrq``/``--lrqdropout`` values (VW's spelling)."""
+    if not values.get("lrq"):
+        if values.get("lrqdropout"):
+            raise UsageError("--lrqdropout is an option of --lrq")
+        return ()
+    for p in values["lrq"]:
+        check_pair(p, "--lrq")
+    return (*(w for p in values["lrq"] for w in ("--lrq", p)),
+            *(("--lrqdropout",) if values.get("lrqdropout") else ()))  # fmt: skip
 
 def settle(t: Command) -> None:
     """What ``--lrq`` refuses with the rest of a VW command line (one line, exit 2)."""

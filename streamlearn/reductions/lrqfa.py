@@ -15,6 +15,7 @@ import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions import lrq
+from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 NAME = "lrqfa"
@@ -76,6 +77,22 @@ def _lrqfa(t: Command, name: str, value: str | None) -> None:
 
 VW_OPTIONS = {"lrqfa": VWOption(None, True, _lrqfa)}
 """VW's option of the reduction (given twice with two values: VW's "Disagreeing option")."""
+
+TRAIN_OPTIONS = (
+    TrainOption(("--lrqfa",), "lrqfa", "Field-aware low-rank quadratics: every two of the "
+                "namespaces ABC interact with rank K latent weights per field (VW's --lrqfa "
+                "abc2: a field-aware factorization machine over gd).", kind="str",
+                metavar="ABCK"),
+)  # fmt: skip
+"""``sl train``'s option of the reduction (:mod:`streamlearn.reductions.trainoptions`)."""
+
+
+def train_words(values: dict) -> tuple[str, ...]:
+    """The words of ``sl train --lrqfa``'s value (VW's spelling)."""
+    if not values.get("lrqfa"):
+        return ()
+    parse(values["lrqfa"])
+    return ("--lrqfa", values["lrqfa"])
 
 
 def settle(t: Command) -> None:

@@ -135,6 +135,55 @@ def test_sl_train_learns_as_sl_vw(tmp_path: Path) -> None:
     assert r.returncode == 2 and "conflicts with the initial model" in r.stderr
 
 
+@needs_vw
+def test_sl_train_lrqfa_is_vws(tmp_path: Path) -> None:
+    """``sl train --lrqfa`` (declared by the reduction's module, not the CLI) gives VW's
+    predictions, and its model predicts as it learned."""
+    _data(tmp_path / "d.vw", 300, seed=8)
+    _vw("--lrqfa abc2 -d d.vw -p vw.p", tmp_path)
+    r = _sl(["--lrqfa", "abc2", "d.vw", "-p", "sl.p", "-f", "m.sl"], tmp_path, "train")
+    assert r.returncode == 0, r.stderr
+    vw = [float(ln.split()[0]) for ln in (tmp_path / "vw.p").read_text().splitlines()]
+    sl = [float(ln.split()[0]) for ln in (tmp_path / "sl.p").read_text().splitlines()]
+    assert sl == pytest.approx(vw, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--lrqdropout"], "--lrqdropout is an option of --lrq"),
+        (["--lrq", "ab"], "two sets and a rank"),
+        (["--lrqfa", "ab:2"], "wildcards"),
+        (["--boost-alg", "logistic"], "options of --boosting"),
+        (["--lrq", "ab3", "--invert-hash", "x.txt"], "--lrq with --invert-hash"),
+        (["--boosting", "0"], "1<=x<=1024"),
+    ],
+)
+def test_sl_train_refuses_a_misused_reduction_option(tmp_path: Path, args: list[str],
+                                                     why: str) -> None:  # fmt: skip
+    _data(tmp_path / "d.vw", 20, seed=1)
+    r = _sl([*args, "d.vw"], tmp_path, "train")
+    assert r.returncode == 2 and why in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_sl_train_takes_each_reductions_declared_options() -> None:
+    """``sl train``'s reduction options are the registry's (each module's ``TRAIN_OPTIONS``),
+    under one heading of its help; the CLI's source names none of them."""
+    from click.testing import CliRunner
+
+    from streamlearn.cli import cli
+    from streamlearn.reductions import TRAIN_OPTIONS
+
+    out = CliRunner().invoke(cli, ["train", "--help"], terminal_width=100).output
+    section = out.split("Reductions over gd:")[1].split("\n\n")[0]
+    for o in TRAIN_OPTIONS:
+        assert o.flags[0] in section
+    cli_source = " ".join(p.read_text() for p in (ROOT / "streamlearn" / "cli").glob("*.py"))
+    for o in TRAIN_OPTIONS:
+        assert f'"{o.flags[0]}"' not in cli_source, o.flags[0]
+
+
 @pytest.mark.parametrize(
     ("args", "why"),
     [
