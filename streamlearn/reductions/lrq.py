@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
+from streamlearn.io.batch import TOO_MANY_CROSSES
+from streamlearn.io.interactions import MAX_CROSSES
 from streamlearn.reductions.singleline import refuse_over_gd
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
@@ -150,6 +152,54 @@ def header_lines(opts: Options) -> list[str]:
             + "".join(p + " " for p in opts.pairs)]  # fmt: skip
 
 
+LIMIT = MAX_CROSSES
+"""The most latent products one example may make (as the crosses' ``--max-crosses``): a wider
+line is malformed (``TOO_MANY_CROSSES``), reported with its ``file:line``, not learned."""
+
+
+def products(indptr: np.ndarray, ns: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Each row's latent products: Σ over the pairs of k·|a|·|b| (int64[rows])."""
+    n = indptr.shape[0] - 1
+    row = np.repeat(np.arange(n), np.diff(indptr))
+    total = np.zeros(n, dtype=np.int64)
+    for a, b, k, _, _ in pairs.tolist():
+        ca = np.bincount(row[ns == a], minlength=n)
+        cb = ca if a == b else np.bincount(row[ns == b], minlength=n)
+        total += k * ca * cb
+    return total
+
+
+def mark_wide(indptr, ns, pairs, status, labels, weights, limit: int = LIMIT) -> int:  # noqa: ANN001
+    """Make the rows with more than ``limit`` latent products malformed (as the crosses' rows
+    past ``--max-crosses``: status, label NaN, weight 0); the most products a row left makes
+    (the kernel's buffers)."""
+    from streamlearn.learners import lrq
+
+    most = int(lrq.room(indptr, ns, pairs))
+    if most <= limit:
+        return most
+    per_row = products(indptr, ns, pairs)
+    wide = per_row > limit
+    status[wide & (status == 0)] = TOO_MANY_CROSSES
+    labels[wide] = np.nan
+    weights[wide] = 0.0
+    return int(per_row[~wide].max(initial=0))
+
+
+def namespaces(batch) -> np.ndarray:  # noqa: ANN001 - an io.batch.Batch
+    """Each entry's namespace byte (svmlight's: the default namespace's)."""
+    if batch.ns is not None:
+        return batch.ns
+    return np.full(batch.indices.shape[0], 32, dtype=np.uint8)
+
+
+def mark_rows(batch, opts: Options) -> None:  # noqa: ANN001 - an io.batch.Batch
+    """The run's batch check (``run/runner.py: BatchChecks``): a line too wide for the
+    latent products is malformed before it is counted and reported (:func:`mark_wide`)."""
+    mark_wide(batch.indptr, namespaces(batch), opts.table(), batch.status, batch.labels,
+              batch.weights)  # fmt: skip
+
+
 class Entry:
     """The kernel entry of one run (:mod:`streamlearn.learners.lrq`, for ``--lrq`` and
     ``--lrqfa``): its pairs, slots per feature, the dropout generator's state."""
@@ -178,7 +228,9 @@ class Entry:
             self.conf[3] -= int(stats[0])
         if ns is None:  # (svmlight: every feature in the default namespace)
             ns = np.full(indices.shape[0], 32, dtype=np.uint8)
-        pushed = lrq.room(indptr, ns, self.pairs)
+        # (a run's batch checks marked the wide rows already, and reported them: here the
+        # API's and the server's calls, whose callers report what was marked)
+        pushed = mark_wide(indptr, ns, self.pairs, status, labels, weights)
         lrq.train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
                         weights, bases, status, stats, rows, preds, ns, self.pairs, self.conf,
                         self.seed, pushed)  # fmt: skip

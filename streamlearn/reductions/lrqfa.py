@@ -101,6 +101,12 @@ def settle(t: Command) -> None:
         lrq.refuse(t.learn, t.outputs, "--lrqfa")
 
 
+def mark_rows(batch, opts: Options) -> None:  # noqa: ANN001 - an io.batch.Batch
+    """The run's batch check: :func:`streamlearn.reductions.lrq.mark_rows`'s, its pairs."""
+    lrq.mark_wide(batch.indptr, lrq.namespaces(batch), opts.table(), batch.status, batch.labels,
+                  batch.weights)  # fmt: skip
+
+
 def header_lines(opts: Options) -> list[str]:
     """VW writes no line of its own when it sets the reduction up."""
     return []

@@ -150,6 +150,15 @@ class BatchChecks:
         """Labels 0 become -1 (sl's reading; VW's, ``zero_label="vw"``, keeps them)."""
         self.vw_labels = config.zero_label == "vw"
         """Labels read as VW reads them (``sl vw``): with ``--oaa K``, ``-1`` is no label."""
+        self.reduction = None
+        """The single-line reduction's own check of a batch (``mark_rows``: lines it cannot
+        run made malformed, then counted and reported here), with its options."""
+        if config.stack:
+            from streamlearn.reductions import single_line
+
+            named = single_line(config)
+            if named is not None and hasattr(named[0], "mark_rows"):
+                self.reduction = named
 
     def check(self, batch: Batch, n_bad: int | None = None) -> int:
         """Count, report and (``--strict``) refuse ``batch``'s malformed rows (``n_bad`` of
@@ -157,6 +166,10 @@ class BatchChecks:
         Returns the number of malformed rows."""
         if self.classes:
             check_classes(batch, self.classes, self.vw_labels)  # may mark more rows
+            n_bad = None
+        if self.reduction is not None:
+            module, opts = self.reduction
+            module.mark_rows(batch, opts)  # may mark more rows
             n_bad = None
         if n_bad is None:
             n_bad = int(np.count_nonzero(batch.status))

@@ -252,3 +252,42 @@ def test_lrqfa_reads_vws_fields_and_rank() -> None:
     assert opts.table().tolist() == [[97, 98, 2, 0, 1], [97, 99, 2, 0, 2], [98, 99, 2, 1, 2]]
     assert lrqfa.Options("aa", 3).table().tolist() == [[97, 97, 3, 1, 1]]  # (the last place)
     assert lrqfa.read(("--lrq", "ab2")) is None
+
+
+@pytest.mark.parametrize("command", ["vw", "train"])
+def test_a_line_too_wide_for_the_latent_products_is_skipped_and_named(tmp_path: Path,
+                                                                     command: str) -> None:  # fmt: skip
+    """A line whose latent products pass the bound (``--lrq ab200`` over 3,000 x 3,000
+    features: 1.8e9 products) is malformed, named with its file and line, and the rest is
+    learned; it does not die with a MemoryError."""
+    wide = "1 |a " + " ".join(f"x{i}" for i in range(3000)) + " |b " + " ".join(
+        f"y{i}" for i in range(3000))  # fmt: skip
+    (tmp_path / "d.vw").write_text(f"1 |a x1 |b y1\n{wide}\n-1 |a x3 |b y3\n")
+    args = ["--lrq", "ab200", "-p", "p.txt", "-f", "m.sl"]
+    args += ["-d", "d.vw"] if command == "vw" else ["d.vw"]
+    r = _sl(args, tmp_path, command)
+    assert r.returncode == 0, r.stderr
+    assert "d.vw:2: more crosses than --max-crosses" in r.stderr
+    assert "Traceback" not in r.stderr and (tmp_path / "m.sl").exists()
+
+
+def test_the_drop_in_refuses_a_line_too_wide_for_the_latent_products() -> None:
+    from streamlearn.vowpalwabbit import Workspace
+
+    ws = Workspace("--lrq ab200 --quiet")
+    wide = "1 |a " + " ".join(f"x{i}" for i in range(3000)) + " |b " + " ".join(
+        f"y{i}" for i in range(3000))  # fmt: skip
+    with pytest.raises(ValueError, match="more crosses than --max-crosses"):
+        ws.learn(wide)
+    ws.learn("1 |a x1 |b y1")  # (and it goes on)
+    assert ws.get_weighted_examples() == 1.0
+
+
+def test_products_counts_each_rows_latent_products() -> None:
+    import numpy as np
+
+    indptr = np.array([0, 3, 3, 7])
+    ns = np.array([97, 98, 98, 97, 97, 97, 99], dtype=np.uint8)
+    pairs = lrq.read(("--lrq", "ab2", "--lrq", "aa1")).table()
+    # row 0: a=1, b=2 -> 2*1*2 + 1*1*1; row 1: none; row 2: a=3, b=0 -> 0 + 9
+    assert lrq.products(indptr, ns, pairs).tolist() == [5, 0, 9]
