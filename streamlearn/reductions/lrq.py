@@ -24,8 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.io.batch import TOO_MANY_CROSSES
-from streamlearn.io.interactions import MAX_CROSSES
 from streamlearn.reductions.singleline import refuse_over_gd
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
@@ -152,9 +150,10 @@ def header_lines(opts: Options) -> list[str]:
             + "".join(p + " " for p in opts.pairs)]  # fmt: skip
 
 
-LIMIT = MAX_CROSSES
-"""The most latent products one example may make (as the crosses' ``--max-crosses``): a wider
-line is malformed (``TOO_MANY_CROSSES``), reported with its ``file:line``, not learned."""
+LIMIT = 1 << 25
+"""The most latent products one example may make (the crosses' default ``--max-crosses``,
+``io.interactions.MAX_CROSSES``, not imported: reading a command line loads no parser): a
+wider line is malformed (``TOO_MANY_CROSSES``), reported with its ``file:line``, not learned."""
 
 
 def products(indptr: np.ndarray, ns: np.ndarray, pairs: np.ndarray) -> np.ndarray:
@@ -173,6 +172,7 @@ def mark_wide(indptr, ns, pairs, status, labels, weights, limit: int = LIMIT) ->
     """Make the rows with more than ``limit`` latent products malformed (as the crosses' rows
     past ``--max-crosses``: status, label NaN, weight 0); the most products a row left makes
     (the kernel's buffers)."""
+    from streamlearn.io.batch import TOO_MANY_CROSSES
     from streamlearn.learners import lrq
 
     most = int(lrq.room(indptr, ns, pairs))
