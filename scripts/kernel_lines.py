@@ -131,7 +131,8 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--lrq", "ab2", "--lrq", "ba1", "--l1", "1e-6"], ["--lrqfa", "ab2"],
         ["--lrqfa", "ba1", "--passes", "2", "-c", "-k", "--holdout_off"],
         ["--boosting", "3", "-f", T + "/boost.vw"], ["-i", T + "/boost.vw", "-t"],
-        ["--boosting", "2", "--passes", "2", "-c", "-k"])]  # fmt: skip
+        ["--boosting", "2", "--passes", "2", "-c", "-k"], ["--nn", "3", "-f", T + "/nn.vw"],
+        ["-i", T + "/nn.vw", "-t"], ["--nn", "2", "--dropout", "--inpass"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -190,7 +191,8 @@ def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["train", "--lrq", "ab2", T + "/lrq", "-f", T + "/lrq.sl"],
             ["predict", "-i", T + "/lrq.sl", T + "/lrq"],
             ["train", "--boosting", "3", "--boost-alg", "logistic", T + "/lrq"],
-            ["train", "--boosting", "3", "--boost-alg", "adaptive", T + "/lrq"]]
+            ["train", "--boosting", "3", "--boost-alg", "adaptive", T + "/lrq"],
+            ["train", "--nn", "3", T + "/lrq"]]
     return out
 
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from streamlearn.config import UPDATE_RULE, TrainConfig
 from streamlearn.io import vwmodel
-from streamlearn.learners import boosting
+from streamlearn.learners.stacked import kept
 
 F32 = np.float32
 
@@ -61,7 +61,8 @@ def _table(text: str, value: bool) -> dict[str, bool]:
 
 
 STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True,
-                                   "boosting": True, "alg": True}
+                                   "boosting": True, "alg": True, "nn": True, "inpass": False,
+                                   "dropout": False, "multitask": False}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -70,13 +71,19 @@ def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
     """The words of ``stack`` (``TrainConfig.stack``) VW keeps with a model, as
     (``--name``, value or None): those of :data:`STACK_OPTIONS`, in their order."""
     out: list[tuple[str, str | None]] = []
-    it = iter(stack)
-    for w in it:
+    i = 0
+    while i < len(stack):
+        w = stack[i]
         name = w[2:]
+        if name in STACK_OPTIONS and STACK_OPTIONS[name]:
+            out.append((w, stack[i + 1] if i + 1 < len(stack) else ""))
+            i += 2
+            continue
         if name in STACK_OPTIONS:
-            out.append((w, next(it, "") if STACK_OPTIONS[name] else None))
-        elif w.startswith("--"):
-            next(it, None)  # (an option VW does not keep: its value)
+            out.append((w, None))
+        elif i + 1 < len(stack) and not stack[i + 1].startswith("--"):
+            i += 1  # (an option VW does not keep, and its value: --gamma 0.2)
+        i += 1
     return out
 
 
@@ -554,18 +561,19 @@ def decode(data: bytes) -> tuple:
 def _initial_gstate(config: TrainConfig, spec, params: np.ndarray, opts: dict, data: bytes,
                     h: vwmodel.Header) -> np.ndarray:  # noqa: ANN001 - a LearnerSpec  # fmt: skip
     """The global state a model of ``config`` starts from, with what VW keeps of it before
-    gd's part (``--boosting``'s alpha and v, read past the header: ``h.end`` moves) and its
-    generator's state (``--random_seed``, for ``--bootstrap`` and ``--boosting``)."""
-    boost = boosting.parse_stack(config.stack)
-    if boost is not None:  # its state (VW's boosting's save_load) between header and weights
+    gd's part (a reduction's, ``learners/stacked.py``: ``--boosting``'s alpha and v, read past
+    the header: ``h.end`` moves) and its generator's state (``--random_seed``, for
+    ``--bootstrap``, ``--boosting`` and ``--nn``)."""
+    state = kept(config.stack)
+    if state is not None:  # its state (VW's save_load of it) between header and weights
         from streamlearn.system.memory import refuse_above
 
-        # (sized by its learners: a model's options are data, bounded before allocating;
-        # the reduction refuses more than it runs when it is set up)
-        refuse_above(8 * boosting.rng_slot(boost[0] + 1), f"the model's --boosting {boost[0]}",
+        # (sized by the reduction's options: a model's options are data, bounded before
+        # allocating; the reduction refuses more than it runs when it is set up)
+        refuse_above(8 * state.size, f"the model's --{state.name} state",
                      "it is not a model sl can load")  # fmt: skip
-        gstate = boosting.init_gstate(boost[0], params, opts.get("random_seed") or 0)
-        h.end = boosting.read_vw_section(data, h.end, *boost, gstate)
+        gstate = state.init(params, opts.get("random_seed") or 0)
+        h.end = state.read_section(data, h.end, gstate)
         return gstate
     gstate = spec.init_gstate(params).astype(np.float64)
     if config.bootstrap and opts.get("random_seed") is not None:
@@ -640,8 +648,8 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
                                               _rng_state(model)))
     _split_grams(config, h)
     algo = config.algo
-    boost = boosting.parse_stack(config.stack)
-    section = boosting.vw_section(*boost, gstate) if boost is not None else b""
+    state = kept(config.stack)
+    section = state.section(gstate) if state is not None else b""
     if weights_only:
         keep = model.weights != 0.0
         slots = model.slots[keep]
@@ -708,10 +716,10 @@ def _split_grams(config: TrainConfig, h: vwmodel.Header) -> None:
 
 def _rng_state(model) -> int | None:  # noqa: ANN001
     """VW's generator's state (kept as ``--random_seed``): a ``--bootstrap`` model's, a
-    ``--boosting`` one's (when not 0, as VW keeps it)."""
-    boost = boosting.parse_stack(model.config.stack)
-    if boost is not None:
-        return boosting.get_rng(model.gstate, boost[0]) or None
+    ``--boosting`` or ``--nn`` one's (when not 0, as VW keeps it)."""
+    state = kept(model.config.stack)
+    if state is not None:
+        return state.rng(model.gstate) or None
     if model.learner != "bootstrap_gd":
         return None
     from streamlearn.learners.bootstrap import get_rng

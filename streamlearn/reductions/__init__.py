@@ -26,7 +26,17 @@ their files).  Layer: above ``model``/``config``/``io``/``learners``, below ``ru
 from __future__ import annotations
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions import boosting, cb_adf, ccb, csoaa_ldf, explore, lrq, lrqfa, singleline
+from streamlearn.reductions import (
+    boosting,
+    cb_adf,
+    ccb,
+    csoaa_ldf,
+    explore,
+    lrq,
+    lrqfa,
+    nn,
+    singleline,
+)
 from streamlearn.reductions.base import Reduction
 from streamlearn.reductions.explore import over
 from streamlearn.reductions.options import assemble
@@ -51,7 +61,7 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 (:data:`streamlearn.reductions.options.STACK`) and every registered reduction's
 ``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
 
-SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting}
+SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -85,7 +95,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
     _named(t.learn.get("stack", ()))
 
 
-_DECLARING = (explore, singleline, lrq, lrqfa, boosting, csoaa_ldf, cb_adf, ccb)
+_DECLARING = (explore, singleline, lrq, lrqfa, boosting, nn, csoaa_ldf, cb_adf, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs."""
 
 VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))

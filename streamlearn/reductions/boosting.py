@@ -124,7 +124,7 @@ def refuse(learn: dict, outputs: dict) -> None:
         raise VWUsage("--boosting with --l1 or --l2 is not supported by sl")
 
 
-def header_lines(opts: Options) -> list[str]:
+def header_lines(opts: Options, config=None) -> list[str]:  # noqa: ANN001, ARG001 - a TrainConfig
     """VW says its boosting's numbers on stdout (``[info]``), not among its stderr lines."""
     return []
 

@@ -144,7 +144,7 @@ def refuse(learn: dict, outputs: dict, flag: str) -> None:
 HEADER = "creating low rank quadratic features for pairs: "
 
 
-def header_lines(opts: Options) -> list[str]:
+def header_lines(opts: Options, config=None) -> list[str]:  # noqa: ANN001, ARG001 - a TrainConfig
     """VW's line on stderr when it sets the reduction up (its trailing space included)."""
     return [HEADER + ("(using dropout) " if opts.dropout else "")
             + "".join(p + " " for p in opts.pairs)]  # fmt: skip

@@ -107,7 +107,7 @@ def mark_rows(batch, opts: Options) -> None:  # noqa: ANN001 - an io.batch.Batch
                   batch.weights)  # fmt: skip
 
 
-def header_lines(opts: Options) -> list[str]:
+def header_lines(opts: Options, config=None) -> list[str]:  # noqa: ANN001, ARG001 - a TrainConfig
     """VW writes no line of its own when it sets the reduction up."""
     return []
 

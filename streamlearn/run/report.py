@@ -69,7 +69,9 @@ def table_line(row, holdout: bool = False, classes: bool = False, prob: float | 
 
 
 def _loss(x: float, none: str = "n.a.") -> str:
-    return f"{x:<8.6f}" if math.isfinite(x) else f"{none:<8}"
+    """A loss column: six decimals in 8 characters, cut to 8 as VW's table cuts a value
+    (``10.520606`` shows as ``10.52060``)."""
+    return f"{x:<8.6f}"[:8] if math.isfinite(x) else f"{none:<8}"
 
 
 class ProgressTable:

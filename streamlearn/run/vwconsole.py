@@ -102,7 +102,7 @@ def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: flo
         lines.append(f"raw predictions = {_vw_path(outputs.raw_predictions)}")
     reduction = _single_line(c)
     if reduction is not None:
-        lines += reduction[0].header_lines(reduction[1])
+        lines += reduction[0].header_lines(reduction[1], c)
     lines += _learner_lines(c)
     if cache is None:
         lines.append("using no cache")

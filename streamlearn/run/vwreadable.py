@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.hashing import murmur3_32
-from streamlearn.learners import boosting
 from streamlearn.learners.initial import random_state
+from streamlearn.learners.stacked import kept
 from streamlearn.model_vw import kept_stack
 
 VW_VERSION = "9.11.9"
@@ -90,9 +90,9 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     text = "".join(f" --{opts[i][0]}" + (f" {opts[i][1]}" if opts[i][1] is not None else "")
                    for i in order)  # fmt: skip
     state = random_state(c.initial_weights, c.bits, c.seed) if c.algo == "gd" else c.seed
-    boost = boosting.parse_stack(c.stack)
-    if boost is not None and gstate is not None:  # (advanced by --boosting's draws)
-        state = boosting.get_rng(gstate, boost[0])
+    stacked = kept(c.stack)
+    if stacked is not None and gstate is not None:  # (advanced by the reduction's draws)
+        state = stacked.rng(gstate)
     if state:  # VW keeps its random state last (advanced by --random_weights)
         text += f" --random_seed {state}"
     for name in ("ignore", "ignore_linear", "keep"):
@@ -317,9 +317,9 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
     ``quiet``: VW's table was off; ``held``: the features of held-out examples (VW's
     total feature number leaves them out); ``counted``: see :func:`_resume_lines`."""
     t = header(model, link)
-    boost = boosting.parse_stack(model.config.stack)
-    if boost is not None:  # the reduction's state, before gd's (VW's save_load order)
-        for line in boosting.section_lines(*boost, model.gstate, float_text):
+    stacked = kept(model.config.stack)
+    if stacked is not None:  # the reduction's state, before gd's (VW's save_load order)
+        for line in stacked.lines(model.gstate, float_text):
             t.add(line)
     t.add(f":{1 if resume else 0}\n")
     if resume:

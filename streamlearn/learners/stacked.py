@@ -1,0 +1,67 @@
+"""What a single-line reduction keeps beside gd's global state, as the model files see it.
+
+``--boosting`` (its learners' sums, α, v) and ``--nn`` (its units' sums) keep state in gd's
+``gstate`` after gd's own, and VW's generator there too (VW keeps its state in a model as
+``--random_seed``); boosting also writes a section of its own in VW's model file.  The model
+layer (``model_vw.py``, ``run/vwreadable.py``) cannot import the reductions: it asks
+:func:`kept` for the configuration's words, and gets one :class:`Kept` whatever the
+reduction, instead of a branch per reduction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn.learners import boosting, nn
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A reduction's state beside gd's: its ``gstate`` size, a fresh one (``init(params,
+    seed)``), VW's generator in it (``rng``), and its part of VW's model file before gd's
+    (``section``, ``read_section(data, pos, gstate) -> end``, ``lines(gstate, float_text)``:
+    the readable model's)."""
+
+    name: str
+    size: int
+    init: Callable[[np.ndarray, int], np.ndarray]
+    rng: Callable[[np.ndarray], int]
+    section: Callable[[np.ndarray], bytes]
+    read_section: Callable[[bytes, int, np.ndarray], int]
+    lines: Callable[[np.ndarray, Callable], list[str]]
+
+
+def _none_section(gstate: np.ndarray) -> bytes:  # noqa: ARG001
+    return b""
+
+
+def _no_read(data: bytes, pos: int, gstate: np.ndarray) -> int:  # noqa: ARG001
+    return pos
+
+
+def _no_lines(gstate: np.ndarray, g: Callable) -> list[str]:  # noqa: ARG001
+    return []
+
+
+def kept(words: tuple[str, ...]) -> Kept | None:
+    """The state of the reduction ``words`` (``TrainConfig.stack``) name, or None."""
+    b = boosting.parse_stack(words)
+    if b is not None:
+        n, alg = b
+        return Kept(
+            "boosting", boosting.rng_slot(n) + 2,
+            lambda params, seed: boosting.init_gstate(n, params, seed),
+            lambda g: boosting.get_rng(g, n),
+            lambda g: boosting.vw_section(n, alg, g),
+            lambda data, pos, g: boosting.read_vw_section(data, pos, n, alg, g),
+            lambda g, text: boosting.section_lines(n, alg, g, text),
+        )  # fmt: skip
+    net = nn.parse_stack(words)
+    if net is not None:
+        k = net[0]
+        return Kept("nn", nn.gstate_size(k), lambda params, seed: nn.init_gstate(k, params, seed),
+                    lambda g: nn.get_rng(g, k), _none_section, _no_read, _no_lines)  # fmt: skip
+    return None
