@@ -570,7 +570,7 @@ def _initial_gstate(config: TrainConfig, spec, params: np.ndarray, opts: dict, d
 
         # (sized by the reduction's options: a model's options are data, bounded before
         # allocating; the reduction refuses more than it runs when it is set up)
-        refuse_above(8 * state.size, f"the model's --{state.name} state",
+        refuse_above(8 * state.size, f"the model's {state.name}",
                      "it is not a model sl can load")  # fmt: skip
         gstate = state.init(params, opts.get("random_seed") or 0)
         h.end = state.read_section(data, h.end, gstate)

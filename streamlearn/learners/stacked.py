@@ -26,6 +26,7 @@ class Kept:
     the readable model's)."""
 
     name: str
+    """What the model's options say of it (``--boosting 4``): its refusals name it."""
     size: int
     init: Callable[[np.ndarray, int], np.ndarray]
     rng: Callable[[np.ndarray], int]
@@ -52,7 +53,7 @@ def kept(words: tuple[str, ...]) -> Kept | None:
     if b is not None:
         n, alg = b
         return Kept(
-            "boosting", boosting.rng_slot(n) + 2,
+            f"--boosting {n}", boosting.rng_slot(n) + 2,
             lambda params, seed: boosting.init_gstate(n, params, seed),
             lambda g: boosting.get_rng(g, n),
             lambda g: boosting.vw_section(n, alg, g),
@@ -62,6 +63,7 @@ def kept(words: tuple[str, ...]) -> Kept | None:
     net = nn.parse_stack(words)
     if net is not None:
         k = net[0]
-        return Kept("nn", nn.gstate_size(k), lambda params, seed: nn.init_gstate(k, params, seed),
+        return Kept(f"--nn {k}", nn.gstate_size(k),
+                    lambda params, seed: nn.init_gstate(k, params, seed),
                     lambda g: nn.get_rng(g, k), _none_section, _no_read, _no_lines)  # fmt: skip
     return None

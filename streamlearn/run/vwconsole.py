@@ -221,7 +221,9 @@ def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bo
     if not holdout:
         avg = f6(stats[B.S_LOSS] / wlab) if wlab > 0 else "n.a."
     else:
-        avg = "undefined (no holdout)" if held is None else f"{f6(held)} h"
+        # (after passes VW keeps the best pass's holdout loss as a float: its this_loss)
+        shown_loss = float(np.float32(held)) if held is not None and passes > 1 else held
+        avg = "undefined (no holdout)" if held is None else f"{f6(shown_loss)} h"
     lines.append(f"average loss = {avg}")
     if config.oaa and probabilities:
         if not holdout:

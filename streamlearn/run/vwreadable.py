@@ -89,16 +89,20 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     order = sorted(range(len(opts)), key=lambda i: (opts[i][0], i))
     text = "".join(f" --{opts[i][0]}" + (f" {opts[i][1]}" if opts[i][1] is not None else "")
                    for i in order)  # fmt: skip
-    state = random_state(c.initial_weights, c.bits, c.seed) if c.algo == "gd" else c.seed
-    stacked = kept(c.stack)
-    if stacked is not None and gstate is not None:  # (advanced by the reduction's draws)
-        state = stacked.rng(gstate)
-    if state:  # VW keeps its random state last (advanced by --random_weights)
-        text += f" --random_seed {state}"
     for name in ("ignore", "ignore_linear", "keep"):
         chars = sorted(set("".join(getattr(c, name))), key=lambda ch: ch.encode("latin-1"))
         if chars:
             text += f" --{name} " + "".join(chars)
+    state = random_state(c.initial_weights, c.bits, c.seed) if c.algo == "gd" else c.seed
+    stacked = kept(c.stack)
+    if stacked is not None and gstate is not None:  # (advanced by the reduction's draws)
+        state = stacked.rng(gstate)
+    elif c.bootstrap and gstate is not None:  # (--bootstrap's draws)
+        from streamlearn.learners.bootstrap import get_rng
+
+        state = get_rng(gstate, c.bootstrap)
+    if state:  # VW keeps its random state last, after the namespace filters
+        text += f" --random_seed {state}"
     return text
 
 
