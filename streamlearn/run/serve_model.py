@@ -55,6 +55,12 @@ def _finite(a: np.ndarray) -> bool:
     return not a.size or bool(np.isfinite(a.min()) and np.isfinite(a.max()))
 
 
+def _sums_finite(*arrays: np.ndarray) -> bool:
+    """No NaN or inf in ``arrays`` of float64 counters, by their sums: one pass each (a sum
+    past 1.8e308 of finite counters reads as not finite: a state that large has diverged)."""
+    return all(math.isfinite(np.add.reduce(a, axis=None)) for a in arrays)
+
+
 class Served:
     """The model being served: parse, score or learn, and write the answer lines of a read."""
 
@@ -304,10 +310,10 @@ def _guarded() -> type:
                              + np.arange(self.width, dtype=np.uint64))
                             & np.uint64(mask)).ravel()  # fmt: skip
                 xp = vars(b.xp) if b.xp is not None else {}
-                kept = {k: v.copy() for k, v in xp.items() if isinstance(v, np.ndarray)}
+                kept = {k: v.copy() for k, v in xp.items() if type(v) is np.ndarray}
                 saved = (b.table[rows], b.gstate.copy(), b.stats.copy(), b.dr_prev.copy())
                 step = run(part, holdout)
-                if _finite(b.table[rows]) and _finite(b.gstate) and _finite(b.stats):
+                if _finite(b.table[rows]) and _sums_finite(b.gstate, b.stats):
                     return step
                 b.table[rows], b.gstate[:], b.stats[:] = saved[:3]
                 b.dr_prev = saved[3]
