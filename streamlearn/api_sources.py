@@ -21,6 +21,7 @@ import numpy as np
 
 from streamlearn.config import TrainConfig
 from streamlearn.hashing import CONSTANT_HASH
+from streamlearn.io._scan import CONSTANT_NS, DEFAULT_NS
 from streamlearn.io.batch import MAX_MAGNITUDE, Batch, Block
 from streamlearn.io.reader import BLOCK_SIZE
 
@@ -228,8 +229,10 @@ class MatrixSource:
             pos = indptr[:-1][row_of] + (np.arange(len(cols)) - part_ptr[row_of])
             indices[pos] = (cols & self.mask).astype(np.uint32)
             values[pos] = vals
+            ns = np.full(indptr[-1], DEFAULT_NS, dtype=np.uint8)  # (svmlight's namespace)
             if self.constant:
                 indices[indptr[1:] - 1] = CONSTANT_HASH & self.mask
+                ns[indptr[1:] - 1] = CONSTANT_NS
             rows = hi - lo
             yield Batch(
                 labels=self.y[lo:hi].copy(), weights=self.w[lo:hi].copy(),
@@ -237,7 +240,7 @@ class MatrixSource:
                 tag_end=np.zeros(rows, dtype=np.int64), indptr=indptr, indices=indices,
                 values=values, status=np.zeros(rows, dtype=np.int32),
                 line=np.arange(lo + 1, hi + 1, dtype=np.int64),
-                block=Block(empty, self.name, lo + 1), fmt=FMT_SVMLIGHT,
+                block=Block(empty, self.name, lo + 1), fmt=FMT_SVMLIGHT, ns=ns,
             )  # fmt: skip
 
     def close(self) -> None:

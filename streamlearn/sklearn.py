@@ -50,7 +50,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from streamlearn.api import Model
 
-__all__ = ["SLClassifier", "SLRegressor", "expected_failed_checks"]
+__all__ = ["SLClassifier", "SLFMClassifier", "SLFMRegressor", "SLRegressor",
+           "expected_failed_checks"]
 
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
 _SPARSE = ("csr", "csc", "coo", "lil", "dok", "bsr", "dia")
@@ -339,6 +340,77 @@ class SLRegressor(RegressorMixin, _SLEstimator):
 
     def predict(self, X) -> np.ndarray:  # noqa: ANN001
         return self._margins(X)
+
+
+class _Factorization:
+    """A factorization machine over gd (VW's ``--lrq`` over the columns: every two columns
+    interact through ``rank`` latent weights each; ``dropout``: VW's ``--lrqdropout``)."""
+
+    def _options(self) -> dict:
+        options = super()._options()
+        rank = options.pop("rank")
+        dropout = options.pop("dropout")
+        if not isinstance(rank, int | np.integer) or not 1 <= rank <= 255:
+            raise ValueError(f"rank={rank!r}: 1 to 255 latent weights per column")
+        # the columns are the default namespace's features (svmlight's): the pair "  k"
+        options["stack"] = ("--lrq", f"  {int(rank)}", *(("--lrqdropout",) if dropout else ()))
+        return options
+
+
+class SLFMClassifier(_Factorization, SLClassifier):
+    """A factorization-machine classifier learned online by ``sl``: a linear model plus
+    every pair of columns through ``rank`` latent weights (VW's ``--lrq`` over gd, with VW's
+    numbers; Rendle's factorization machine with VW's updates).  Two classes (logistic or
+    hinge loss); the other parameters are :class:`SLClassifier`'s.
+
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]] * 50)
+    >>> y = np.array([1, 1, 0, 0] * 50)                   # a XOR: no linear model fits it
+    >>> SLFMClassifier(rank=2, passes=20, seed=1).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    def __init__(self, rank: int = 4, dropout: bool = False, loss: str = "logistic",
+                 bits: int = 18, learning_rate: float | None = None, power_t: float = 0.5,
+                 l1: float = 0.0, l2: float = 0.0, adaptive: bool = True,
+                 normalized: bool = True, invariant: bool = True, passes: int | None = None,
+                 holdout_period: int | None = None, early_terminate: int = 3, seed: int = 0,
+                 constant: bool = True) -> None:  # fmt: skip
+        super().__init__(loss=loss, bits=bits, learning_rate=learning_rate, power_t=power_t,
+                         l1=l1, l2=l2, adaptive=adaptive, normalized=normalized,
+                         invariant=invariant, passes=passes, holdout_period=holdout_period,
+                         early_terminate=early_terminate, seed=seed, constant=constant)  # fmt: skip
+        self.rank = rank
+        self.dropout = dropout
+
+    def __sklearn_tags__(self):  # noqa: ANN204
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # (scikit-learn's checks: two classes)
+        return tags
+
+    def _set_classes(self, y: np.ndarray, classes=None) -> None:  # noqa: ANN001
+        super()._set_classes(y, classes)
+        if len(self.classes_) > 2:
+            raise ValueError("Only binary classification is supported: SLFMClassifier learns "
+                             "two classes (sl runs --lrq over gd alone, not one-against-all), "
+                             f"got {len(self.classes_)}")  # fmt: skip
+
+
+class SLFMRegressor(_Factorization, SLRegressor):
+    """A factorization-machine regressor (squared loss): :class:`SLFMClassifier`'s model."""
+
+    def __init__(self, rank: int = 4, dropout: bool = False, loss: str = "squared",
+                 bits: int = 18, learning_rate: float | None = None, power_t: float = 0.5,
+                 l1: float = 0.0, l2: float = 0.0, adaptive: bool = True,
+                 normalized: bool = True, invariant: bool = True, passes: int | None = None,
+                 holdout_period: int | None = None, early_terminate: int = 3, seed: int = 0,
+                 constant: bool = True) -> None:  # fmt: skip
+        super().__init__(loss=loss, bits=bits, learning_rate=learning_rate, power_t=power_t,
+                         l1=l1, l2=l2, adaptive=adaptive, normalized=normalized,
+                         invariant=invariant, passes=passes, holdout_period=holdout_period,
+                         early_terminate=early_terminate, seed=seed, constant=constant)  # fmt: skip
+        self.rank = rank
+        self.dropout = dropout
 
 
 def expected_failed_checks(estimator: BaseEstimator) -> dict[str, str]:

@@ -21,7 +21,13 @@ from sklearn.preprocessing import MaxAbsScaler, StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
 from streamlearn import model as model_io  # noqa: E402
-from streamlearn.sklearn import SLClassifier, SLRegressor, expected_failed_checks  # noqa: E402
+from streamlearn.sklearn import (  # noqa: E402
+    SLClassifier,
+    SLFMClassifier,
+    SLFMRegressor,
+    SLRegressor,
+    expected_failed_checks,
+)
 from tests.unix import invoke  # noqa: E402
 
 SHARED = "/work/shared/data"
@@ -49,8 +55,8 @@ def cancer():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("estimator", [SLClassifier(), SLRegressor()],
-                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("estimator", [SLClassifier(), SLRegressor(), SLFMClassifier(),
+                                       SLFMRegressor()], ids=lambda e: type(e).__name__)
 def test_check_estimator(estimator):
     xfail = expected_failed_checks(estimator)
     assert len(xfail) <= 3 and all(xfail.values())
@@ -233,3 +239,38 @@ def test_uci_adult_through_a_grid_search_at_vw_accuracy(tmp_path):
                         {"sl__learning_rate": [0.1, 0.5, 1.0], "sl__passes": [1, 5]}, cv=3)
     grid.fit(Xtr, ytr)
     assert grid.score(Xte, yte) >= vw_default - 0.002
+
+
+def test_a_factorization_machine_learns_what_a_linear_model_cannot():
+    """A XOR of two columns: no linear model separates it, every pair's latent weights do."""
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]] * 50)
+    y = np.array(["yes", "yes", "no", "no"] * 50)
+    assert SLClassifier(passes=20).fit(X, y).score(X, y) == 0.5
+    fm = SLFMClassifier(rank=2, passes=20, seed=1).fit(X, y)
+    assert fm.score(X, y) == 1.0 and fm.predict_proba(X).shape == (200, 2)
+    assert clone(fm).get_params()["rank"] == 2
+
+
+def test_the_factorization_machine_is_sl_trains_lrq(tmp_path):
+    """Its columns are the default namespace's features, every two of them crossed: the model
+    ``sl train --lrq '  3'`` learns from the matrix's lines (weights and latent weights)."""
+    rng = np.random.default_rng(5)
+    X = sparse.random(200, 12, density=0.4, random_state=6, format="csr")
+    y = X @ rng.normal(size=12) + (X[:, 0].toarray().ravel() * X[:, 1].toarray().ravel())
+    y = np.round(y, 4)  # (the lines write labels with 6 significant digits)
+    reg = SLFMRegressor(rank=3).fit(X, y)
+    data = tmp_path / "d.vw"
+    data.write_text(_svmlight_lines(X, y, np.ones(200)))
+    r = invoke(["train", str(data), "--lrq", "  3", "--quiet", "-f", str(tmp_path / "m.sl")])
+    assert r.exit_code == 0, r.output
+    cli = model_io.load(tmp_path / "m.sl")
+    np.testing.assert_array_equal(reg.model_.weights, cli.dense_weights())
+    np.testing.assert_allclose(reg.predict(X), reg.model_.predict(X))
+
+
+def test_the_factorization_machine_refuses_what_it_does_not_learn():
+    X = np.eye(3)
+    with pytest.raises(ValueError, match="two classes"):
+        SLFMClassifier().fit(X, [0, 1, 2])
+    with pytest.raises(ValueError, match="1 to 255"):
+        SLFMRegressor(rank=0).fit(X, [0.0, 1.0, 2.0])
