@@ -355,7 +355,6 @@ OPTIONS: dict[str, VWOption] = take(CORE, VW_OPTIONS)
 NOT_SUPPORTED: dict[str, str] = {
     "conjugate_gradient": "--algo cd in sl train",
     "lda": "none",
-    "nn": "none (sl learns linear models)",
     "ksvm": "none (sl learns linear models)",
     "ect": "none",
     "log_multi": "none",
@@ -414,21 +413,21 @@ OTHER_VW_OPTIONS = frozenset("""
     cs_absolute_loss cs_active csa_debug
     csv_trace debug_reversed_learn decay
     default_lease degree direct domination dont_output_best_constant dream_at_update
-    dream_repeats dropout dump_json_weights_include_extra_online_state_experimental
+    dream_repeats  dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level error exclude_eval experimental_igl
     fixed_significance_level flip_loss_sign
      get_pmf global_only graph_feedback
      ignore_features_dsjson_experimental initial_denominator
-    initial_epsilon initial_numerator inpass interaction interaction_type
+    initial_epsilon initial_numerator  interaction interaction_type
     interaction_update kary_tree kernel lambda_scheme large_action_space
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
     leaf_example_multiplier learn learn_at_leaf learning_rate_cnt
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
-    max_depth max_labels max_number_of_labels max_value meanfield
+    max_depth max_labels max_number_of_labels max_value
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
-    model_count multitask multiworld_test no_progress node_only normalize oas online
+    model_count multiworld_test no_progress node_only normalize oas online
     opt_func oracle_type oracular ot overwrite_label
     para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
     pool_greedy pool_size print priority_challengers priority_type random_init
