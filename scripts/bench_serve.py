@@ -92,16 +92,17 @@ def read_lines(sock: socket.socket, n: int, deadline: float) -> int:
     return got
 
 
-def one_at_a_time(port: int, lines: list[bytes]) -> list[float]:
+def one_at_a_time(port: int, requests: list[bytes], newlines: int = 1) -> list[float]:
+    """Each request sent, its answer (``newlines`` of them) awaited: the round trips."""
     sock = socket.create_connection((HOST, port), timeout=10)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     lat = []
     end = time.monotonic() + LIMIT
     try:
-        for line in lines:
+        for request in requests:
             t = time.perf_counter()
-            sock.sendall(line)
-            if read_lines(sock, 1, time.monotonic() + 10) != 1:
+            sock.sendall(request)
+            if read_lines(sock, newlines, time.monotonic() + 10) != newlines:
                 break
             lat.append(time.perf_counter() - t)
             if time.monotonic() > end:
@@ -109,27 +110,6 @@ def one_at_a_time(port: int, lines: list[bytes]) -> list[float]:
     finally:
         sock.close()
     return lat[10:]  # the first answers warm the caches
-
-
-def bandit_one_at_a_time(port: int, examples: list[bytes]) -> list[float]:
-    """Each multiline example sent (its lines and the blank line), its answer (the pmf
-    line and a blank line) awaited: the round trips."""
-    sock = socket.create_connection((HOST, port), timeout=10)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    lat = []
-    end = time.monotonic() + LIMIT
-    try:
-        for ex in examples:
-            t = time.perf_counter()
-            sock.sendall(ex)
-            if read_lines(sock, 2, time.monotonic() + 10) != 2:
-                break
-            lat.append(time.perf_counter() - t)
-            if time.monotonic() > end:
-                break
-    finally:
-        sock.close()
-    return lat[10:]
 
 
 def bandit(args: argparse.Namespace, d: str) -> None:
@@ -149,7 +129,7 @@ def bandit(args: argparse.Namespace, d: str) -> None:
                       *opts]  # fmt: skip
     for name, cmd in runs.items():
         with server(cmd, cmd[cmd.index("--port_file") + 1]) as port:
-            lat = bandit_one_at_a_time(port, examples)
+            lat = one_at_a_time(port, examples, 2)  # (the pmf line and a blank line)
             print(f"{name} daemon, --cb_explore_adf, one labeled example at a time: n={len(lat)} "
                   f"p50 {pct(lat, .5):.3f} ms, p90 {pct(lat, .9):.3f} ms, "
                   f"p99 {pct(lat, .99):.3f} ms")  # fmt: skip
