@@ -129,18 +129,28 @@ class GroupedCommand(click.Command):
 
 class TrainCommand(GroupedCommand):
     """``sl train``: its options, and those the single-line reductions declare in their
-    modules (:data:`streamlearn.reductions.TRAIN_OPTIONS`), made when the command is read
-    (``sl --help`` and the other commands do not load the reductions)."""
+    modules (:data:`streamlearn.reductions.TRAIN_OPTIONS`), added when the command line
+    names an option the command does not have itself, or asks for help (loading the
+    reductions costs ~35 ms, which a plain run does not pay)."""
 
     REDUCTIONS_HEADING = "Reductions over gd"
 
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        params = super().get_params(ctx)
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not getattr(self, "_reductions_added", False):
+            # (the help options are not among the params: asking for help loads them too)
+            known = {o for p in self.params for o in (*p.opts, *p.secondary_opts)}
+            for a in args:
+                if a == "--":
+                    break
+                if a.startswith("-") and a != "-" and a.split("=", 1)[0] not in known:
+                    self._add_reductions()
+                    break
+        return super().parse_args(ctx, args)
+
+    def _add_reductions(self) -> None:
         if not getattr(self, "_reductions_added", False):
             self._reductions_added = True
             self.params.extend(_click_option(o) for o in _train_options())
-            params = super().get_params(ctx)
-        return params
 
 
 def _train_options() -> tuple:
@@ -329,7 +339,8 @@ def learning_options(ctx: click.Context, values: dict) -> dict:
             out[key] = values[name]
     if values.get("noconstant"):
         out["constant"] = False
-    out.update(_stack(values))
+    if getattr(ctx.command, "_reductions_added", False):  # (else none of theirs was given)
+        out.update(_stack(values))
     if values.get("holdout_off"):
         if "holdout_period" in out or "holdout_after" in out:
             raise click.UsageError("--holdout-off conflicts with --holdout-period/--holdout-after")
