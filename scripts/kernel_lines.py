@@ -132,7 +132,8 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--lrqfa", "ba1", "--passes", "2", "-c", "-k", "--holdout_off"],
         ["--boosting", "3", "-f", T + "/boost.vw"], ["-i", T + "/boost.vw", "-t"],
         ["--boosting", "2", "--passes", "2", "-c", "-k"], ["--nn", "3", "-f", T + "/nn.vw"],
-        ["-i", T + "/nn.vw", "-t"], ["--nn", "2", "--dropout", "--inpass"])]  # fmt: skip
+        ["-i", T + "/nn.vw", "-t"], ["--nn", "2", "--dropout", "--inpass"],
+        ["--active", "--simulation", "-f", T + "/active.vw"], ["-i", T + "/active.vw", "-t"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -192,7 +193,8 @@ def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["predict", "-i", T + "/lrq.sl", T + "/lrq"],
             ["train", "--boosting", "3", "--boost-alg", "logistic", T + "/lrq"],
             ["train", "--boosting", "3", "--boost-alg", "adaptive", T + "/lrq"],
-            ["train", "--nn", "3", T + "/lrq"]]
+            ["train", "--nn", "3", T + "/lrq"],
+            ["train", "--active", "--mellowness", "0.1", T + "/lrq"]]
     return out
 
 

@@ -62,7 +62,8 @@ def _table(text: str, value: bool) -> dict[str, bool]:
 
 STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True,
                                    "boosting": True, "alg": True, "nn": True, "inpass": False,
-                                   "dropout": False, "multitask": False}
+                                   "dropout": False, "multitask": False, "active": False,
+                                   "mellowness": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn.learners import boosting, nn
+from streamlearn.learners import active, boosting, nn
 
 
 @dataclass(frozen=True)
@@ -66,4 +66,7 @@ def kept(words: tuple[str, ...]) -> Kept | None:
         return Kept(f"--nn {k}", nn.gstate_size(k),
                     lambda params, seed: nn.init_gstate(k, params, seed),
                     lambda g: nn.get_rng(g, k), _none_section, _no_read, _no_lines)  # fmt: skip
+    if "--active" in words:
+        return Kept("--active", active.G_QUERIES + 1, active.init_gstate, active.get_rng,
+                    _none_section, _no_read, _no_lines)  # fmt: skip
     return None

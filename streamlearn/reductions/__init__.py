@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions import (
+    active,
     boosting,
     cb_adf,
     ccb,
@@ -61,7 +62,8 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 (:data:`streamlearn.reductions.options.STACK`) and every registered reduction's
 ``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
 
-SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn}
+SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
+               active.NAME: active}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -95,8 +97,9 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
     _named(t.learn.get("stack", ()))
 
 
-_DECLARING = (explore, singleline, lrq, lrqfa, boosting, nn, csoaa_ldf, cb_adf, ccb)
-"""The modules that declare VW options, in the order their ``settle`` runs."""
+_DECLARING = (active, explore, singleline, lrq, lrqfa, boosting, nn, csoaa_ldf, cb_adf, ccb)
+"""The modules that declare VW options, in the order their ``settle`` runs (``active``
+first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 
 VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))
 """VW's options the reductions take, by VW's long name (each declared by its module:

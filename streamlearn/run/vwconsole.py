@@ -197,11 +197,13 @@ def _eta(c) -> float:
 
 
 def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bool,
-            probabilities: bool, earlier_passes: int = 0) -> str:  # fmt: skip
+            probabilities: bool, earlier_passes: int = 0,
+            gstate: np.ndarray | None = None) -> str:  # fmt: skip
     """VW's "finished run" block.  ``s``: the run's report; ``stats``: the kernel's
     counters over the whole run; ``holdout``: VW's holdout is on (several passes without
     ``--holdout_off``, or ``--holdout_after``); ``earlier_passes``: the passes of a model
-    continued with its counters (``--preserve_performance_counters``), which VW adds."""
+    continued with its counters (``--preserve_performance_counters``), which VW adds;
+    ``gstate``: the learner's global state (a reduction's summary lines read it)."""
     from streamlearn.learners import base as B
 
     def f6(x: float) -> str:
@@ -234,6 +236,9 @@ def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bo
         lines += _best_constant(s, config, tally, stats)
     features = int(stats[B.S_FEATURES]) - (tally.held_features if tally is not None else 0)
     lines.append(f"total feature number = {features}")
+    reduction = _single_line(config)
+    if reduction is not None and gstate is not None and hasattr(reduction[0], "summary_lines"):
+        lines += reduction[0].summary_lines(reduction[1], gstate)
     if s.get("skipped_lines"):
         how = "malformed; each counted once, skipped on every pass" if passes > 1 else "malformed"
         lines.append(f"skipped lines = {s['skipped_lines']} ({how}, see warnings above)")

@@ -358,7 +358,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "ksvm": "none (sl learns linear models)",
     "ect": "none",
     "log_multi": "none",
-    "active": "none",
     "search": "none",
     "rank": "none",
     "new_mf": "none",
@@ -412,7 +411,7 @@ OTHER_VW_OPTIONS = frozenset("""
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
     cs_absolute_loss cs_active csa_debug
     csv_trace debug_reversed_learn decay
-    default_lease degree direct domination dont_output_best_constant dream_at_update
+    default_lease degree  domination dont_output_best_constant dream_at_update
     dream_repeats  dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
@@ -439,7 +438,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_neighbor_features search_no_caching search_passes_per_policy
     search_perturb_oracle search_rollin search_rollout search_rollout_num_steps
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
-    search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit simulation
+    search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit
     sketch_size spanner_c stage_size subsample svrg swap_resistance
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
