@@ -133,7 +133,8 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--boosting", "3", "-f", T + "/boost.vw"], ["-i", T + "/boost.vw", "-t"],
         ["--boosting", "2", "--passes", "2", "-c", "-k"], ["--nn", "3", "-f", T + "/nn.vw"],
         ["-i", T + "/nn.vw", "-t"], ["--nn", "2", "--dropout", "--inpass"],
-        ["--active", "--simulation", "-f", T + "/active.vw"], ["-i", T + "/active.vw", "-t"])]  # fmt: skip
+        ["--active", "--simulation", "-f", T + "/active.vw"],
+        ["-i", T + "/active.vw", "-t", "--active", "--simulation"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
