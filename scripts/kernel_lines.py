@@ -195,7 +195,7 @@ def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["train", "--boosting", "3", "--boost-alg", "logistic", T + "/lrq"],
             ["train", "--boosting", "3", "--boost-alg", "adaptive", T + "/lrq"],
             ["train", "--nn", "3", T + "/lrq"],
-            ["train", "--active", "--mellowness", "0.1", T + "/lrq"]]
+            ["train", "--active", "--active-mellowness", "0.1", T + "/lrq"]]
     return out
 
 

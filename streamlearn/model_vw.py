@@ -266,6 +266,12 @@ def _options(h: vwmodel.Header) -> dict:
                               *(() if value is None else (value,)))  # fmt: skip
         else:
             unknown.append(f"--{name}" + (f" {value}" if value is not None else ""))
+    stack = learn.get("stack", ())
+    if "--active" in stack and "--simulation" not in stack:
+        # (VW does not keep the mode; sl runs the simulation only: VW 9.11.9 cannot load its
+        # own --active models, whose header says neither)
+        at = stack.index("--active") + 1
+        learn["stack"] = (*stack[:at], "--simulation", *stack[at:])
     if unknown:
         raise Unsupported(
             f"it was trained with {', '.join(unknown)}, which sl does not support (sl reads "

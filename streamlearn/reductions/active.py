@@ -72,21 +72,22 @@ TRAIN_OPTIONS = (
     TrainOption(("--active",), "active", "Importance-weighted active learning: each example "
                 "is learned with a probability from its margin and the loss so far, the others "
                 "skipped (VW's --active --simulation)."),
-    TrainOption(("--mellowness",), "mellowness", "--active: how many examples are queried "
-                "(VW's c0) [default: 1].", kind="float"),
+    TrainOption(("--active-mellowness",), "active_mellowness", "--active: how many examples "
+                "are queried (VW's --mellowness, c0) [default: 1].", kind="float"),
 )  # fmt: skip
 """``sl train``'s options of the reduction (:mod:`streamlearn.reductions.trainoptions`)."""
 
 
 def train_words(values: dict) -> tuple[str, ...]:
-    """The words of ``sl train --active`` (VW's ``--active --simulation``)."""
+    """The words of ``sl train --active [--active-mellowness C]`` (VW's ``--active
+    --simulation [--mellowness C]``; sl train's ``--mellowness`` is the explorers')."""
     if not values.get("active"):
-        if values.get("mellowness") is not None:
-            raise UsageError("--mellowness is an option of --active")
+        if values.get("active_mellowness") is not None:
+            raise UsageError("--active-mellowness is an option of --active")
         return ()
     words: tuple[str, ...] = ("--active", "--simulation")
-    if values.get("mellowness") is not None:
-        words += ("--mellowness", vw_float(values["mellowness"]))
+    if values.get("active_mellowness") is not None:
+        words += ("--mellowness", vw_float(values["active_mellowness"]))
     return words
 
 
