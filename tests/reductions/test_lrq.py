@@ -78,23 +78,29 @@ CASES = [
 ]
 
 
-@needs_vw
-@pytest.mark.parametrize("args", CASES)
-def test_lrq_is_vws_byte_for_byte(tmp_path: Path, args: str) -> None:
-    _data(tmp_path / "d.vw", 500, seed=len(args))
-    outs = "-d d.vw -p {0}.p -f {0}.model --readable_model {0}.txt"
-    _vw(f"{args} {outs.format('vw')}", tmp_path)
+def assert_vws_bytes(tmp_path: Path, args: str, model: bool = True) -> str:
+    """``sl vw ARGS -d d.vw`` and VW's on the same ``d.vw`` (in ``tmp_path``): ``-p``, the
+    readable model and stderr (cache lines and ``[...]`` lines aside) the same bytes; sl's
+    stderr returned.  ``model``: both write a model file too."""
+    outs = "-d d.vw -p {0}.p --readable_model {0}.txt" + (" -f {0}.model" if model else "")
+    code = "import sys\nfrom vowpalwabbit import Workspace\nWorkspace(sys.argv[1]).finish()\n"
+    vw_err = subprocess.run([sys.executable, "-c", code, f"{args} {outs.format('vw')}"],
+                            cwd=tmp_path, capture_output=True, text=True).stderr  # fmt: skip
     for f in tmp_path.glob("d.vw.cache*"):
         f.unlink()
     r = _sl([*args.split(), *outs.format("sl").split()], tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "sl.p").read_bytes() == (tmp_path / "vw.p").read_bytes()
     assert (tmp_path / "sl.txt").read_text() == (tmp_path / "vw.txt").read_text()
-    code = ("import sys\nfrom vowpalwabbit import Workspace\n"
-            "Workspace(sys.argv[1]).finish()\n")  # fmt: skip
-    vw_err = subprocess.run([sys.executable, "-c", code, f"{args} {outs.format('vw')}"],
-                            cwd=tmp_path, capture_output=True, text=True).stderr  # fmt: skip
     assert _stderr(r.stderr, "sl.") == _stderr(vw_err, "vw.")
+    return r.stderr
+
+
+@needs_vw
+@pytest.mark.parametrize("args", CASES)
+def test_lrq_is_vws_byte_for_byte(tmp_path: Path, args: str) -> None:
+    _data(tmp_path / "d.vw", 500, seed=len(args))
+    assert_vws_bytes(tmp_path, args)
 
 
 @needs_vw

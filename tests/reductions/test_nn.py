@@ -5,8 +5,6 @@ round for round; ``sl train --nn``; what sl refuses, in one line."""
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +12,7 @@ import pytest
 
 from streamlearn.errors import UsageError
 from streamlearn.reductions import nn
-from tests.reductions.test_lrq import _sl, _stderr, _vw, assert_refused, needs_vw
+from tests.reductions.test_lrq import _sl, _vw, assert_refused, assert_vws_bytes, needs_vw
 
 
 def _data(path: Path, n: int, seed: int) -> None:
@@ -83,17 +81,7 @@ CASES = [
 def test_nn_is_vws_byte_for_byte(tmp_path: Path, case: str) -> None:
     args = case.split(": ")[-1]
     (_xor if case.startswith("xor") else _data)(tmp_path / "d.vw", 400, seed=len(args))
-    outs = "-d d.vw -p {0}.p -f {0}.model --readable_model {0}.txt"
-    code = "import sys\nfrom vowpalwabbit import Workspace\nWorkspace(sys.argv[1]).finish()\n"
-    vw_err = subprocess.run([sys.executable, "-c", code, f"{args} {outs.format('vw')}"],
-                            cwd=tmp_path, capture_output=True, text=True).stderr  # fmt: skip
-    for f in tmp_path.glob("d.vw.cache*"):
-        f.unlink()
-    r = _sl([*args.split(), *outs.format("sl").split()], tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert (tmp_path / "sl.p").read_bytes() == (tmp_path / "vw.p").read_bytes()
-    assert (tmp_path / "sl.txt").read_text() == (tmp_path / "vw.txt").read_text()
-    assert _stderr(r.stderr, "sl.") == _stderr(vw_err, "vw.")
+    assert_vws_bytes(tmp_path, args)
 
 
 @needs_vw
