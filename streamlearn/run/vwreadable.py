@@ -243,7 +243,7 @@ def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0,
     if c.algo == "gd":
         from streamlearn.learners import gd
 
-        if c.oaa:
+        if c.oaa or c.bootstrap:  # (class 0's, or copy 0's: bootstrap's G_COPY is G_CLASS)
             from streamlearn.learners.oaa import G_CLASS
 
             norm, total = g[G_CLASS], g[G_CLASS + 1]

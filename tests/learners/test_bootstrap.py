@@ -118,6 +118,21 @@ def test_against_vw(tmp_path, opts):
 
 
 @needs_vw
+@pytest.mark.parametrize("opts", [["--bootstrap", "3"], ["--bootstrap", "2", "--ignore", "k",
+                                  "--noconstant", "--bs_type", "vote"]])  # fmt: skip
+def test_readable_model_is_vws(tmp_path, opts):
+    """Copy 0's normalizer sums (sl keeps the copies' after gd's state: it wrote 0) and the
+    generator's state as ``--random_seed``, after the namespace filters, as VW writes them."""
+    _data(tmp_path / "d.vw", 300, 3)
+    for prog, tag in (("vowpalwabbit", "v"), ("streamlearn", "s")):
+        head = [prog] if prog == "vowpalwabbit" else [prog, "vw"]
+        r = _run([*head, "-d", "d.vw", *opts, "--readable_model", f"{tag}.txt", "--quiet"],
+                 tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+    assert (tmp_path / "s.txt").read_text() == (tmp_path / "v.txt").read_text()
+
+
+@needs_vw
 def test_binary_passes_against_vw(tmp_path):
     _data(tmp_path / "d.vw", 300, 2, classes=True)
     _both(tmp_path, ["-d", "d.vw", "--bootstrap", "5", "--binary", "-c", "-k", "--passes", "2",
