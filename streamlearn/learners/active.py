@@ -40,7 +40,7 @@ from streamlearn.learners.base import (
 )
 from streamlearn.learners.explore import merand48
 from streamlearn.learners.losses import loss32, square_grad32
-from streamlearn.system.jit import jit, jit_inline
+from streamlearn.system.jit import fdiv, jit, jit_inline
 
 F32 = np.float32
 F64 = np.float64
@@ -124,8 +124,12 @@ def sensitivity(table, gstate, indices, values, lo, hi, p, y, a, loss_id, rule):
             ax = abs(x)
             if ax > m:
                 m = ax
-            nx += F32(1.0) if x2 > gd.FLT_MAX else x2 / (m * m)
-        ppu += x2 * gd._rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
+            nx += F32(1.0) if x2 > gd.FLT_MAX else fdiv(x2, m * m)
+        if adaptive and normalized and sqrt_rate:  # (gd's default path: C's divisions)
+            rate = fdiv(F32(1.0), F32(math.sqrt(G))) * fdiv(F32(1.0), m)
+        else:
+            rate = gd._rate(G, m, adaptive, normalized, sqrt_rate, neg_q, neg_norm_power)
+        ppu += x2 * rate
     if normalized:
         nsnx = F32(gstate[gd.G_NORM]) + a * nx
         tw = F32(gstate[gd.G_TOTAL]) + a
@@ -171,16 +175,17 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
             continue
         count = F32(F64(rule[6]) + stats[S_WEX])  # (VW's t: from --initial_t, every weight)
         sens = sensitivity(table, gstate, indices, values, lo, hi, p, y32, u, loss_id, rule)
-        confidence = abs(p) / sens
+        confidence = fdiv(abs(p), sens)  # (VW's: inf or nan when the sensitivity is 0)
         bias = F32(1.0)
         if count > F32(1.0):
-            bias = coin_bias(count, F32(stats[S_LOSS]) / count, confidence / count, mellowness)
+            bias = coin_bias(count, fdiv(F32(stats[S_LOSS]), count), fdiv(confidence, count),
+                             mellowness)  # fmt: skip
         if not merand48(rng) < bias:  # not queried: an unlabeled example of weight 0
             add_scored(stats, rows, F64(p), np.nan, 0.0, hi - lo, False, False, 0.0,
                        params[P_PROGRESS])  # fmt: skip
             preds[i] = F64(p)
             continue
-        u2 = u * (F32(1.0) / bias)
+        u2 = u * fdiv(F32(1.0), bias)
         gstate[G_QUERIES] += 1.0
         gstate[G_T] += F64(u2)
         gstate[G_N] += 1.0
@@ -191,8 +196,9 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
             if gstate[gd.G_CONTRACTION] < 1e-9 or gstate[gd.G_GRAVITY] > 1e3:
                 gd.rebase(table, gstate, params)
         # VW's loss of the example: its scorer's, times the weight, in float32
-        add_scored(stats, rows, F64(p), y, F64(u2), hi - lo, True, False,
-                   F64(lv * u2) / F64(u2), params[P_PROGRESS])  # fmt: skip
+        shown = F64(lv * u2) / F64(u2) if u2 != F32(0.0) else 0.0
+        add_scored(stats, rows, F64(p), y, F64(u2), hi - lo, True, False, shown,
+                   params[P_PROGRESS])  # fmt: skip
         preds[i] = F64(p)
     gstate[G_RNG] = F64(rng[0] & U64(0xFFFFFFFF))
     gstate[G_RNG + 1] = F64(rng[0] >> U64(32))

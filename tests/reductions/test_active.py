@@ -36,6 +36,15 @@ def test_active_is_vws_byte_for_byte(tmp_path: Path, case: str) -> None:
 
 
 @needs_vw
+def test_a_zero_sensitivity_is_vws_not_a_division_error(tmp_path: Path) -> None:
+    """An example predicted exactly (label 0 on fresh weights: no gradient, so gd's rates
+    divide by a sum of 0) gives VW's infinite rate, not numba's ZeroDivisionError."""
+    _xor(tmp_path / "x.vw", 200, seed=7)
+    (tmp_path / "d.vw").write_text("0 |z fresh\n0 |z other:2\n" + (tmp_path / "x.vw").read_text())
+    assert_vws_bytes(tmp_path, "--active --simulation", model=False)
+
+
+@needs_vw
 def test_vws_model_is_read_as_the_simulation(tmp_path: Path) -> None:
     """VW's model does not say which mode it was trained in (and VW 9.11.9 cannot load it):
     sl reads it as the simulation, the weights as sl's own model of the same run."""
