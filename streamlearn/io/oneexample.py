@@ -29,27 +29,10 @@ from streamlearn.io.labels import ROW_SHARED, read_labels_kernel
 from streamlearn.io.multiline import Merged, _merge, check_examples, cross_merged, row_labels
 from streamlearn.io.textparse import WORDS, vw_options
 from streamlearn.io.vw import parse_vw_block
-from streamlearn.system.direct import direct
+from streamlearn.system.direct import Entries
 
 _NO_POS = np.empty(0, dtype=np.int64)
 _NO_VALS = np.empty(0, dtype=np.float64)
-
-
-class _Entries:
-    """Each kernel's compiled entry for the argument types its first call had (the parser
-    keeps every later call's arguments of those types: its own arrays and slices of them,
-    scalars of the same Python types)."""
-
-    def __init__(self) -> None:
-        self.entries: dict = {}
-
-    def __call__(self, kernel, *args: object) -> object:  # noqa: ANN001 - a numba kernel
-        entry = self.entries.get(kernel)
-        if entry is None:  # (the dispatcher's call compiles or loads it; then its entry)
-            out = kernel(*args)
-            self.entries[kernel] = direct(kernel, args)
-            return out
-        return entry(*args)
 
 
 class ExampleParser:
@@ -84,7 +67,7 @@ class ExampleParser:
                      *vw_options(inter, inter.vw_numbers))  # fmt: skip
         self.crosser = row_crosser(None, mask, CROSS_BUDGET)
         self.words = words
-        self.call = _Entries()
+        self.call = Entries()
         n, room = self.ROWS, self.ROOM
         self.buf = np.empty(room, dtype=np.uint8)
         self.arrays = block_arrays(n, room)

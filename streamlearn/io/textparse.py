@@ -41,7 +41,7 @@ from streamlearn.io.reader import BLOCK_SIZE
 from streamlearn.io.svmlight import parse_svmlight_block
 from streamlearn.io.vw import parse_vw_block
 from streamlearn.io.vwfloat import float32_of_decimal
-from streamlearn.system.direct import direct
+from streamlearn.system.direct import Entries
 from streamlearn.system.jit import INTERPRETED
 
 _SLOW_CAP = 64
@@ -444,7 +444,7 @@ class LineParser:
         self.arrays = block_arrays(2, self.ROOM)
         self.spans = np.empty((1, 2), dtype=np.int64)
         self.st = np.zeros(2, dtype=np.int64)
-        self.kernel = None  # parse_vw_block's entry for these arguments (system.direct)
+        self.call = Entries()  # parse_vw_block through its compiled entry (system.direct)
         labels, weights, bases, _, _, indptr, indices, values, status, *_ = self.arrays
         self.indices, self.values = indices, values
         self.row = (indptr[:2], labels[:1], weights[:1], bases[:1], status[:1])
@@ -462,12 +462,7 @@ class LineParser:
         self.st[0] = 0
         args = (data, *self.head, self.spans, self.st, _NO_POS, _NO_VALS, self.words,
                 self.arrays, self.crosser)  # fmt: skip
-        if self.kernel is None:  # (the dispatcher's call compiles or loads it; then its entry)
-            out = parse_vw_block(*args)
-            self.kernel = direct(parse_vw_block, args)
-        else:
-            out = self.kernel(*args)
-        rows, k, touching, _, overflow, crossed = out
+        rows, k, touching, _, overflow, crossed = self.call(parse_vw_block, *args)
         if rows != 1 or overflow or touching or self.st[0] or (self.crosses and crossed < 1):
             return -1
         return k

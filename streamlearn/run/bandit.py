@@ -112,8 +112,9 @@ class Bandit:
                 raise ModelError("the bandit model's state does not fit its options")
         self.tables = cb_adf.tables_of(self.table)
         self.parsed: dict = {}
-        self.one = None  # parse_one's parser (made at its first call)
         """The API's recently parsed examples (:func:`api_part`)."""
+        self.one = None
+        """:meth:`one_example`'s parser (made at its first call)."""
         self.draws = int((start.meta.get("bandit") or {}).get("draws", 0)) if start else 0
         """Actions sampled by :meth:`choose` (the next one's seed: ``seed + draws``)."""
 

@@ -26,3 +26,22 @@ def direct(kernel: Callable, args: tuple) -> Callable:
         return overloads[tuple(typeof(a) for a in args)].entry_point
     except (KeyError, AttributeError, TypeError, ValueError):
         return kernel
+
+
+class Entries:
+    """Each kernel's compiled entry for the argument types of its first call through this
+    object, which calls it: the first call goes through the dispatcher (which compiles or
+    loads the overload), the later ones through :func:`direct`'s entry.  The caller keeps
+    every later call's arguments of the first's types (arrays it keeps and slices of them,
+    scalars of the same Python types)."""
+
+    def __init__(self) -> None:
+        self.entries: dict = {}
+
+    def __call__(self, kernel: Callable, *args: object) -> object:
+        entry = self.entries.get(kernel)
+        if entry is None:
+            out = kernel(*args)
+            self.entries[kernel] = direct(kernel, args)
+            return out
+        return entry(*args)

@@ -19,13 +19,18 @@ from streamlearn.io.batch import Block
 from streamlearn.vowpalwabbit.types import LabelType, PredictionType, by_action
 
 
-def _block(text: str, multiline: bool) -> Block:
+def _block(text: str) -> Block:
+    """A single-line example as a block of its line."""
     data = text.encode("utf-8")
-    if multiline:  # (one example: its lines, then the blank line that ends it)
-        data = b"\n".join(ln for ln in data.split(b"\n") if ln.strip()) + b"\n\n"
-    elif not data.endswith(b"\n"):
+    if not data.endswith(b"\n"):
         data += b"\n"
     return Block(np.frombuffer(bytearray(data), dtype=np.uint8), "<workspace>", 1, live=True)
+
+
+def _example_lines(text: str) -> bytes:
+    """A multiline example's lines, each ending in a newline, blank ones left out."""
+    lines = [ln for ln in text.encode("utf-8").split(b"\n") if ln.strip()]
+    return b"".join(ln + b"\n" for ln in lines)
 
 
 def _start(t):  # noqa: ANN001, ANN202 - a vwargs.Translation; an sl model or None
@@ -83,7 +88,7 @@ class LineLive:
         r = self.resident
         line = one_line(text)
         if line is None or not r.learn_line(line, None if learn else self.scoring):
-            batches = list(r.parse([_block(text, False)]))
+            batches = list(r.parse([_block(text)]))
             _refuse_malformed(batches)
             r.learn(batches, None if learn else self.scoring)
             _refuse_malformed(batches)  # (a label that is no class of --oaa K: marked by learn)
@@ -158,8 +163,7 @@ class BanditLive:
 
     def step(self, text: str, learn: bool) -> object:
         b = self.bandit
-        lines = [ln for ln in text.encode("utf-8").split(b"\n") if ln.strip()]
-        part = b.parse_one(b"\n".join(lines) + b"\n" if lines else b"", "<workspace>")
+        part = b.parse_one(_example_lines(text), "<workspace>")
         if part.bad:
             raise ValueError(part.bad[0])
         seen = b.run(part) if learn else b.score(part)
