@@ -36,7 +36,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
                   *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
-                  "named_labels", "bootstrap", "bs_type", "autolink", "stack")  # fmt: skip
+                  "named_labels", "bootstrap", "bs_type", "stack")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -155,7 +155,6 @@ class TrainConfig:
     """Online bootstrap (VW's --bootstrap K): K copies of gd learning Poisson(1)-resampled
     importances, in one table (:mod:`streamlearn.learners.bootstrap`); 0 = none."""
     bs_type: str = "mean"
-    autolink: int = 0
     stack: tuple[str, ...] = ()
     """The single-line reductions of :mod:`streamlearn.reductions` (``--lrq``, ...) as their
     own words, VW's spelling (``("--lrq", "ab3")``): each reduction reads its options from
@@ -167,8 +166,6 @@ class TrainConfig:
     """--bfgs: stop when a pass lowers the loss by less than this fraction (VW's --termination)."""
     hessian_on: bool = False
     """--bfgs: a curvature pass before each step (VW's --hessian_on)."""
-    """VW's --autolink d: gd also learns from the powers 1..d of its own prediction
-    (:mod:`streamlearn.learners.autolink`); 0 = none."""
     """--bootstrap: the copies' predictions combined by their ``mean`` or majority ``vote``."""
     indexing: int | None = None
     """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
@@ -438,18 +435,10 @@ class TrainConfig:
         elif self.oaa < 0:
             raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
         self._check_bootstrap()
-        if self.bfgs >= 0 and (self.algo != "gd" or self.oaa or self.bootstrap or self.autolink
+        if self.bfgs >= 0 and (self.algo != "gd" or self.oaa or self.bootstrap or self.stack
                                or self.minibatch > 1 or self.loss not in ("squared", "logistic",
                                                                           "classic")):
             raise ConfigError("--bfgs runs alone, with squared, classic or logistic loss")
-        if self.autolink < 0:
-            raise ConfigError(f"--autolink d needs d >= 0, got {self.autolink}")
-        if self.autolink and (self.algo != "gd" or self.oaa or self.bootstrap
-                              or self.minibatch > 1
-                              or not (self.adaptive and self.normalized and self.invariant)):
-            raise ConfigError("--autolink runs over gd with its default update rule (adaptive, "
-                              "normalized, invariant), alone: not with --oaa, --bootstrap, other "
-                              "learners or mini-batches")  # fmt: skip
         if self.indexing is not None:
             if self.indexing not in (0, 1):
                 raise ConfigError(f"--indexing is 0 (labels 0..K-1) or 1 (labels 1..K), "
@@ -600,7 +589,6 @@ class TrainConfig:
             bootstrap=self.bootstrap,
             bs_vote=self.bs_type == "vote",
             seed=self.seed,
-            autolink=self.autolink,
             bfgs=(max(self.bfgs, 0), self.termination, self.hessian_on, self.passes),
         )
 
@@ -677,6 +665,8 @@ class TrainConfig:
             raise ConfigError(f"the options are not a mapping: {type(d).__name__}")
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
+        if d.get("autolink"):  # (a model written before --autolink moved into config.stack)
+            kw["stack"] = (*kw.get("stack", ()), "--autolink", str(d["autolink"]))
         if kw.get("theta") is None:
             kw["theta"] = math.inf
         return cls(**kw)

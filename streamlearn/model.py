@@ -545,6 +545,8 @@ def decode(data: bytes, name: str = "<model>") -> Model:
         learner = header.get("learner")
         if not isinstance(learner, str) or not learner:
             raise ValueError("learner is not a name")
+        if learner == "autolink_gd":  # (before --autolink moved into config.stack: gd's table)
+            learner = "gd"
         meta = header.get("meta", {})
         if not isinstance(meta, dict):
             raise ValueError("meta is not an object")

@@ -63,7 +63,7 @@ def _table(text: str, value: bool) -> dict[str, bool]:
 STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True,
                                    "boosting": True, "alg": True, "nn": True, "inpass": False,
                                    "dropout": False, "multitask": False, "active": False,
-                                   "mellowness": True}
+                                   "mellowness": True, "autolink": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -99,7 +99,7 @@ MODEL_OPTIONS: dict[str, bool] = {
              "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif",
              False),
     # the single-line reductions
-    **_table("oaa csoaa multilabel_oaa indexing bootstrap bs_type autolink mem termination "
+    **_table("oaa csoaa multilabel_oaa indexing bootstrap bs_type mem termination "
              "named_labels classweight", True),
     **_table("bfgs hessian_on per_model_save_load cb_force_legacy", False),
     # the single-line reductions that own their options: kept as their words (config.stack)
@@ -229,8 +229,6 @@ def _options(h: vwmodel.Header) -> dict:
             learn["csoaa"] = True
         elif name == "bfgs":
             learn["bfgs"] = 15  # (VW keeps --bfgs, not --mem: the memory matters only to learn)
-        elif name == "autolink":
-            learn["autolink"] = _int(name, value)
         elif name == "bootstrap":
             learn["bootstrap"] = _int(name, value)
         elif name == "bs_type" and value in ("mean", "vote"):
@@ -592,7 +590,7 @@ def _initial_gstate(config: TrainConfig, spec, params: np.ndarray, opts: dict, d
 
 def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
     """gd's (and coin's) normalizer sums from the resume state: class c's under --oaa."""
-    if learner in ("gd", "coin", "autolink_gd"):
+    if learner in ("gd", "coin"):
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         gstate[G_NORM] = r["norm"][0]
@@ -696,7 +694,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
 def _sums(model) -> tuple[list[float], list[float]]:  # noqa: ANN001
     """The normalizer sums VW keeps (one model's: class 0's under --oaa)."""
     g = model.gstate
-    if model.learner in ("gd", "coin", "autolink_gd"):
+    if model.learner in ("gd", "coin"):
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         return [float(g[G_NORM])], [float(g[G_TOTAL])]
@@ -749,8 +747,6 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += ["--bootstrap", str(config.bootstrap)]
         if config.bs_type != "mean":  # (VW keeps it when it was given)
             words += ["--bs_type", config.bs_type]
-    if config.autolink:
-        words += ["--autolink", str(config.autolink)]
     if config.bfgs >= 0:
         words.append("--bfgs")
     if random_seed is not None:

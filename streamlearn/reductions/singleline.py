@@ -1,5 +1,6 @@
 """The single-line reductions' VW options: ``--oaa``, ``--csoaa``, ``--multilabel_oaa``,
-``--bootstrap``, ``--autolink``, ``--bfgs``.
+``--bootstrap``, ``--bfgs`` (``--autolink`` has moved into the shape of
+:data:`streamlearn.reductions.SINGLE_LINE`: ``autolink.py``).
 
 Their kernels are chosen by :data:`streamlearn.learners.REDUCTIONS` (one over the run's
 base learner, from :class:`~streamlearn.config.TrainConfig`'s fields, which these options
@@ -40,7 +41,6 @@ VW_OPTIONS = {
     "bootstrap": VWOption(None, True, _classes("bootstrap", "--bootstrap",
                                                "the bootstrap needs at least one copy")),
     "bs_type": VWOption(None, True, _bs_type),
-    "autolink": VWOption(None, True, learn("autolink", integer)),
     "bfgs": VWOption(None, False, lambda t, n, v: t.learn.setdefault("bfgs", 15)),
     "mem": VWOption(None, True, learn("bfgs_mem_given", integer)),
     "termination": VWOption(None, True, learn("termination", number)),
@@ -71,13 +71,12 @@ def settle(t: Command) -> None:
     if t.learn.get("bootstrap") and t.raw_predictions:
         raise VWUsage("-r with --bootstrap is not supported by sl (VW writes each copy's "
                       "score, 1:s1 2:s2 ...; -p has the prediction and the copies' range)")
-    for name in ("bootstrap", "autolink"):
-        if t.learn.get(name) and t.outputs.get("audit"):
-            raise VWUsage(f"--audit with --{name} is not supported by sl (VW audits each copy "
-                          "or the added features; sl's audit shows one gd model)")  # fmt: skip
+    if t.learn.get("bootstrap") and t.outputs.get("audit"):
+        raise VWUsage("--audit with --bootstrap is not supported by sl (VW audits each copy; "
+                      "sl's audit shows one gd model)")
 
 
-STACKED = ("oaa", "bootstrap", "autolink", "multilabel", "csoaa")
+STACKED = ("oaa", "bootstrap", "multilabel", "csoaa")
 """The older single-line reductions (``TrainConfig`` fields) a reduction of
 :data:`streamlearn.reductions.SINGLE_LINE` does not stack with."""
 

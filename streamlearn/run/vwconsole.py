@@ -157,8 +157,7 @@ def _learners(c, outputs) -> list[str]:
         module, opts = reduction
         name = module.stack_name(opts) if hasattr(module, "stack_name") else module.NAME
         above = getattr(module, "ABOVE_SCORER", False)
-    out = [base, *([name] if name and not above else []),
-           *(["autolink"] if c.autolink else []), f"scorer-{outputs.link}",
+    out = [base, *([name] if name and not above else []), f"scorer-{outputs.link}",
            *([name] if name and above else [])]
     if c.bootstrap:
         out.append("bootstrap")

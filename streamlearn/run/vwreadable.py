@@ -67,8 +67,6 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
         opts.append(("oaa", str(c.oaa)))
         if c.indexing is not None:
             opts.append(("indexing", str(c.indexing)))
-    if c.autolink:
-        opts.append(("autolink", str(c.autolink)))
     opts += [(name[2:], value) for name, value in kept_stack(c.stack)]  # (reductions' words)
     if c.bootstrap:
         opts.append(("bootstrap", str(c.bootstrap)))

@@ -10,11 +10,13 @@ import random
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from streamlearn.config import ConfigError, TrainConfig
+from streamlearn.config import TrainConfig
+from streamlearn.errors import UsageError
 
 HAVE_VW = importlib.util.find_spec("vowpalwabbit") is not None
 needs_vw = pytest.mark.skipif(not HAVE_VW, reason="vowpalwabbit is not installed")
@@ -93,10 +95,48 @@ def test_models_cross_read(tmp_path):
     assert len(outs) == 2  # one result with learning, one without
 
 
-def test_refused_beside_other_reductions():
-    for kw in ({"oaa": 3}, {"bootstrap": 2}, {"algo": "ftrl"}, {"adaptive": False}):
-        with pytest.raises(ConfigError):
-            TrainConfig(autolink=2, **kw)
+def test_refused_beside_other_reductions(tmp_path):
+    from streamlearn.reductions import single_line
+
+    for kw in ({"oaa": 3}, {"bootstrap": 2}, {"algo": "ftrl"}, {"adaptive": False},
+               {"stack": ("--autolink", "2", "--lrq", "ab2")}):  # fmt: skip
+        with pytest.raises(UsageError):
+            config = TrainConfig(**{"stack": ("--autolink", "2"), **kw})
+            module, _ = single_line(config)
+            module.spec(config)
+    for kw in ({"oaa": 3}, {"algo": "ftrl"}, {"adaptive": False}):  # (sl vw: one line, exit 2)
+        _data(tmp_path / "d.vw", 5, 1)
+        r = _run(["streamlearn", "vw", "-d", "d.vw", "--autolink", "2", *_vw_words(kw)],
+                 tmp_path)  # fmt: skip
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+
+
+def _vw_words(kw: dict) -> list[str]:
+    return {"oaa": ["--oaa", "3"], "algo": ["--ftrl"], "adaptive": ["--normalized"]}[next(iter(kw))]
+
+
+LEGACY = Path(ROOT) / "tests" / "data" / "legacy"
+
+
+def test_a_model_of_the_field_reads_and_continues_the_same(tmp_path):
+    """``legacy/autolink.sl`` was written by sl at 6fc0264, when --autolink was a
+    ``TrainConfig`` field (``"autolink": 2``, learner ``autolink_gd``); its ``.preds`` are that
+    sl's ``sl predict -p`` on ``autolink.vw`` and ``.cont.preds`` the same after ``sl train -i``
+    on it.  Today's sl reads it as ``stack = ("--autolink", "2")`` and gives the same bytes."""
+    data, model = LEGACY / "autolink.vw", tmp_path / "m.sl"
+    r = _run(["streamlearn", "predict", "-i", str(LEGACY / "autolink.sl"), str(data), "-p",
+              "p.txt", "--quiet"], tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "p.txt").read_bytes() == (LEGACY / "autolink.preds").read_bytes()
+    r = _run(["streamlearn", "train", "-i", str(LEGACY / "autolink.sl"), str(data), "-f",
+              str(model), "--quiet"], tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = _run(["streamlearn", "predict", "-i", str(model), str(data), "-p", "p.txt", "--quiet"],
+             tmp_path)  # fmt: skip
+    assert (tmp_path / "p.txt").read_bytes() == (LEGACY / "autolink.cont.preds").read_bytes()
+    from streamlearn.api import Model
+
+    assert Model.load(model).config.stack == ("--autolink", "2")
 
 
 @pytest.mark.slow
@@ -104,11 +144,12 @@ def test_overlapping_floats():
     """Feature k's weight is the float ``(524267083 + k) mod 4·2^b`` of the table, its
     adaptive sum the next one (feature k+1's weight)."""
     from streamlearn.learners import autolink
-    from streamlearn.learners.base import new_rows, new_stats
+    from streamlearn.learners.base import P_AUTOLINK, new_rows, new_stats
 
     bits = 4
-    cfg = TrainConfig(autolink=2, bits=bits)
+    cfg = TrainConfig(stack=("--autolink", "2"), bits=bits)
     params = cfg.params()
+    params[P_AUTOLINK] = 2  # (the reduction's entry fills it: reductions/autolink.py)
     table = np.zeros((1 << bits, 4), dtype=np.float32)
     gstate = autolink.SPEC.init_gstate(params)
     indptr = np.array([0, 1, 2, 3])
