@@ -229,6 +229,8 @@ CORE: dict[str, VWOption] = {
     "kill_cache": VWOption("k", False, lambda t, n, v: t.inputs.__setitem__("rebuild_cache", True)),
     "compressed": VWOption(None, False, _noop),
     "onethread": VWOption(None, False, _noop),  # VW: no parser thread; sl's threads change nothing
+    # an option of --confidence (refused below): alone, VW stacks nothing and says nothing
+    "confidence_after_training": VWOption(None, False, _noop),
     "examples": VWOption(None, True, _examples),
     "strict_parse": VWOption(None, False, _set("strict")),
     "csv": VWOption(None, False, learn("format", lambda n, v: "csv")),
@@ -407,7 +409,7 @@ OTHER_VW_OPTIONS = frozenset("""
     block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
     cb_sample cb_to_cbadf cbify_reg cbzo challenger_epsilon
-    check_enabled choices_lambda compete confidence_after_training
+    check_enabled choices_lambda compete
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
     cs_absolute_loss cs_active csa_debug
     csv_trace debug_reversed_learn decay
