@@ -146,6 +146,9 @@ class Outputs:
     and its readable models show them so."""
     audit: bool = False
     """VW's ``--audit``: each example's prediction and features on stdout (with vw_format)."""
+    best_constant: bool = True
+    """With vw_format: the summary's best-constant lines (VW's ``--dont_output_best_constant``:
+    False)."""
     model_format: str = "sl"
     """The final model's format (and ``--save-per-pass``'s): ``sl``; ``vw``, VW's with its
     resume state (``sl vw -f``); ``vw_predict_only``, VW's weights only

@@ -670,7 +670,7 @@ def _say_summary(console: Console, board: GridTable | None, outputs: Outputs, ru
         holdout = run.params[P_HOLDOUT] > 0.0 or run.params[P_HOLDOUT_AFTER] > 0.0
         console.say(vw_summary(result, run.learner.stats, run.learner.config, run.tally,
                                holdout, outputs.probabilities, _earlier_passes(run, initial),
-                               run.learner.gstate))  # fmt: skip
+                               run.learner.gstate, outputs.best_constant))  # fmt: skip
     elif board is None:
         console.say(summary_text(result, vw=outputs.vw_summary))
     else:

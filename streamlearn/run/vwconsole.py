@@ -197,12 +197,13 @@ def _eta(c) -> float:
 
 def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bool,
             probabilities: bool, earlier_passes: int = 0,
-            gstate: np.ndarray | None = None) -> str:  # fmt: skip
+            gstate: np.ndarray | None = None, best_constant: bool = True) -> str:  # fmt: skip
     """VW's "finished run" block.  ``s``: the run's report; ``stats``: the kernel's
     counters over the whole run; ``holdout``: VW's holdout is on (several passes without
     ``--holdout_off``, or ``--holdout_after``); ``earlier_passes``: the passes of a model
     continued with its counters (``--preserve_performance_counters``), which VW adds;
-    ``gstate``: the learner's global state (a reduction's summary lines read it)."""
+    ``gstate``: the learner's global state (a reduction's summary lines read it);
+    ``best_constant``: False without the best constant's lines (``--dont_output_best_constant``)."""
     from streamlearn.learners import base as B
 
     def f6(x: float) -> str:
@@ -231,7 +232,7 @@ def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bo
             lines.append(f"average multiclass log loss = {f6(stats[B.S_MC_LOGLOSS] / wlab)}")
         else:
             lines.append(f"average multiclass log loss = {f6(stats[B.S_HO_MC_LOGLOSS] / wlab)} h")
-    if not config.oaa and tally is not None:
+    if not config.oaa and tally is not None and best_constant:
         lines += _best_constant(s, config, tally, stats)
     features = int(stats[B.S_FEATURES]) - (tally.held_features if tally is not None else 0)
     lines.append(f"total feature number = {features}")

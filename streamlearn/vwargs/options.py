@@ -335,6 +335,8 @@ CORE: dict[str, VWOption] = {
     "ope": VWOption(None, False, stack_field("ope")),  # sl's own: off-policy estimates (cb)
     "progress": VWOption("P", True, _progress),
     "audit": VWOption("a", False, lambda t, n, v: t.outputs.__setitem__("audit", True)),
+    "dont_output_best_constant": VWOption(
+        None, False, lambda t, n, v: t.outputs.__setitem__("best_constant", False)),
     "help": VWOption("h", False, _set("help")),
     "version": VWOption(None, False, _set("version")),
     # daemon (the server: streamlearn.cli.vw.daemon)
@@ -413,7 +415,7 @@ OTHER_VW_OPTIONS = frozenset("""
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
     cs_absolute_loss cs_active csa_debug
     csv_trace debug_reversed_learn decay
-    default_lease degree  domination dont_output_best_constant dream_at_update
+    default_lease degree  domination dream_at_update
     dream_repeats  dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit

@@ -309,3 +309,35 @@ def test_total_features_leave_out_labeled_held_out_examples_only(small):
     want = re.search(r"^total feature number = (\d+)", r.stderr, re.M).group(1)
     got = re.search(r"^total feature number = (\d+)", s.output, re.M).group(1)
     assert got == want
+
+
+# --- --dont_output_best_constant, --confidence_after_training alone ---------------------
+
+
+def _summary(text: str) -> list[str]:
+    return text[text.index("finished run"):].splitlines()
+
+
+def test_dont_output_best_constant_drops_its_lines_as_vw(small):
+    r = vw(["-d", "d.vw", "--dont_output_best_constant"], small)
+    assert r.returncode == 0, r.stderr
+    import os
+
+    here = os.getcwd()
+    os.chdir(small)
+    try:
+        s = invoke(["vw", "-d", "d.vw", "--dont_output_best_constant"])
+        plain = invoke(["vw", "-d", "d.vw"])
+    finally:
+        os.chdir(here)
+    assert _summary(s.output) == _summary(r.stderr)
+    assert not any("best constant" in line for line in _summary(s.output))
+    assert any("best constant" in line for line in _summary(plain.output))
+
+
+def test_confidence_after_training_alone_changes_nothing_as_vw(small):
+    a = both(["-d", "d.vw", "-p", "{out}.p"], small, ("{out}.p",))
+    b = both(["-d", "d.vw", "-p", "{out}.p", "--confidence_after_training"], small, ("{out}.p",))
+    assert a == b
+    r = invoke(["vw", "-d", str(small / "d.vw"), "--confidence"])
+    assert r.exit_code == 2 and "--confidence is not supported by sl" in r.output
