@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd
+from streamlearn.reductions.singleline import checked, refuse_over_gd
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
 
@@ -68,14 +68,8 @@ def train_words(values: dict) -> tuple[str, ...]:
 
 def settle(t: Command) -> None:
     """What ``--autolink`` means with the rest of a VW command line (one line, exit 2)."""
-    words = t.learn.get("stack", ())
-    if "--autolink" not in words:
-        return
-    try:
-        read(words)
-    except UsageError as e:
-        raise VWUsage(e.message) from None
-    refuse(t.learn, t.outputs)
+    if "--autolink" in t.learn.get("stack", ()):
+        checked(t, read, refuse)
 
 
 def refuse(learn: dict, outputs: dict) -> None:

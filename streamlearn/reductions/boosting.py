@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd
+from streamlearn.reductions.singleline import checked, refuse_over_gd
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
 
@@ -107,11 +107,7 @@ def settle(t: Command) -> None:
                     keep.append(w)
             t.learn["stack"] = tuple(keep)
         return
-    try:
-        read(words)
-    except UsageError as e:
-        raise VWUsage(e.message) from None
-    refuse(t.learn, t.outputs)
+    checked(t, read, refuse)
     if t.link != "identity":
         raise VWUsage(f"--link {t.link} with --boosting is not supported by sl (VW links each "
                       "weak learner's prediction)")  # fmt: skip

@@ -10,7 +10,9 @@ line says of them is here, as each multiline reduction's module says its own.
 
 from __future__ import annotations
 
-from streamlearn.errors import VWUsage
+from collections.abc import Callable
+
+from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.vwoptions import Command, VWOption, count, flag, integer, learn, number
 
 
@@ -96,3 +98,15 @@ def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str) -> Non
     for key in ("audit", "invert_hash"):
         if outputs.get(key):
             raise VWUsage(f"--{key} with {flag} is not supported by sl ({audit_why})")
+
+
+def checked(t: Command, read: Callable, refuse: Callable):  # noqa: ANN201 - the options read
+    """A single-line reduction's words on a VW command line read (``read(words)``; its
+    ``UsageError`` as VW's usage error, exit 2) and its refusals applied (``refuse(learn,
+    outputs)``): its options."""
+    try:
+        opts = read(t.learn.get("stack", ()))
+    except UsageError as e:
+        raise VWUsage(e.message) from None
+    refuse(t.learn, t.outputs)
+    return opts
