@@ -36,7 +36,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
                   *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
-                  "named_labels", "bootstrap", "bs_type", "stack")  # fmt: skip
+                  "named_labels", "stack")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -151,10 +151,6 @@ class TrainConfig:
     multilabel: bool = False
     """The ``oaa`` K classes are labels of a multilabel problem (VW's --multilabel_oaa K):
     labels ``c1,c2,...`` (0-based), K binary problems (:mod:`streamlearn.learners.multilabel`)."""
-    bootstrap: int = 0
-    """Online bootstrap (VW's --bootstrap K): K copies of gd learning Poisson(1)-resampled
-    importances, in one table (:mod:`streamlearn.learners.bootstrap`); 0 = none."""
-    bs_type: str = "mean"
     stack: tuple[str, ...] = ()
     """The single-line reductions of :mod:`streamlearn.reductions` (``--lrq``, ...) as their
     own words, VW's spelling (``("--lrq", "ab3")``): each reduction reads its options from
@@ -166,7 +162,6 @@ class TrainConfig:
     """--bfgs: stop when a pass lowers the loss by less than this fraction (VW's --termination)."""
     hessian_on: bool = False
     """--bfgs: a curvature pass before each step (VW's --hessian_on)."""
-    """--bootstrap: the copies' predictions combined by their ``mean`` or majority ``vote``."""
     indexing: int | None = None
     """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
     a learned label 0 (then 0..K-1) or K (then 1..K) decides, for the run."""
@@ -434,8 +429,7 @@ class TrainConfig:
                                   f"at least (each feature takes {self.oaa_stride} slots)")
         elif self.oaa < 0:
             raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
-        self._check_bootstrap()
-        if self.bfgs >= 0 and (self.algo != "gd" or self.oaa or self.bootstrap or self.stack
+        if self.bfgs >= 0 and (self.algo != "gd" or self.oaa or self.stack
                                or self.minibatch > 1 or self.loss not in ("squared", "logistic",
                                                                           "classic")):
             raise ConfigError("--bfgs runs alone, with squared, classic or logistic loss")
@@ -446,27 +440,6 @@ class TrainConfig:
             if not self.oaa:
                 raise ConfigError("--indexing numbers the classes of --oaa K: it does "
                                   "nothing without --oaa")  # fmt: skip
-
-    def _check_bootstrap(self) -> None:
-        if self.bs_type not in ("mean", "vote"):
-            raise ConfigError(f"--bs_type is mean or vote, not {self.bs_type}")
-        if not self.bootstrap:
-            if self.bootstrap < 0:
-                raise ConfigError(f"--bootstrap K needs K >= 1 copies, got {self.bootstrap}")
-            return
-        if self.bootstrap < 1:
-            raise ConfigError(f"--bootstrap K needs K >= 1 copies, got {self.bootstrap}")
-        if self.algo != "gd" or self.oaa or self.minibatch > 1:
-            raise ConfigError("--bootstrap runs K copies of gd (VW's default learner); sl does not "
-                              "run it over --oaa, other learners or mini-batches")  # fmt: skip
-        if self.bootstrap_stride > 1 << self.bits:
-            raise ConfigError(f"--bootstrap {self.bootstrap} needs -b "
-                              f"{self.bootstrap_stride.bit_length() - 1} at least")  # fmt: skip
-
-    @property
-    def bootstrap_stride(self) -> int:
-        """With --bootstrap K: the slots each feature takes, K rounded up to a power of 2."""
-        return 1 << max(self.bootstrap - 1, 0).bit_length() if self.bootstrap else 1
 
     @property
     def oaa_stride(self) -> int:
@@ -586,8 +559,6 @@ class TrainConfig:
             freegrad_restart=self.freegrad_restart,
             freegrad_project=self.freegrad_project,
             freegrad_radius=self.freegrad_radius,
-            bootstrap=self.bootstrap,
-            bs_vote=self.bs_type == "vote",
             seed=self.seed,
             bfgs=(max(self.bfgs, 0), self.termination, self.hessian_on, self.passes),
         )
@@ -665,8 +636,13 @@ class TrainConfig:
             raise ConfigError(f"the options are not a mapping: {type(d).__name__}")
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
-        if d.get("autolink"):  # (a model written before --autolink moved into config.stack)
+        # (a model written before --autolink and --bootstrap moved into config.stack)
+        if d.get("autolink"):
             kw["stack"] = (*kw.get("stack", ()), "--autolink", str(d["autolink"]))
+        if d.get("bootstrap"):
+            kw["stack"] = (*kw.get("stack", ()), "--bootstrap", str(d["bootstrap"]))
+            if d.get("bs_type", "mean") != "mean":
+                kw["stack"] += ("--bs_type", str(d["bs_type"]))
         if kw.get("theta") is None:
             kw["theta"] = math.inf
         return cls(**kw)

@@ -63,7 +63,8 @@ def _table(text: str, value: bool) -> dict[str, bool]:
 STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True,
                                    "boosting": True, "alg": True, "nn": True, "inpass": False,
                                    "dropout": False, "multitask": False, "active": False,
-                                   "mellowness": True, "autolink": True}
+                                   "mellowness": True, "autolink": True, "bootstrap": True,
+                                   "bs_type": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -99,7 +100,7 @@ MODEL_OPTIONS: dict[str, bool] = {
              "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif",
              False),
     # the single-line reductions
-    **_table("oaa csoaa multilabel_oaa indexing bootstrap bs_type mem termination "
+    **_table("oaa csoaa multilabel_oaa indexing mem termination "
              "named_labels classweight", True),
     **_table("bfgs hessian_on per_model_save_load cb_force_legacy", False),
     # the single-line reductions that own their options: kept as their words (config.stack)
@@ -229,10 +230,6 @@ def _options(h: vwmodel.Header) -> dict:
             learn["csoaa"] = True
         elif name == "bfgs":
             learn["bfgs"] = 15  # (VW keeps --bfgs, not --mem: the memory matters only to learn)
-        elif name == "bootstrap":
-            learn["bootstrap"] = _int(name, value)
-        elif name == "bs_type" and value in ("mean", "vote"):
-            learn["bs_type"] = value
         elif name == "named_labels" and value:
             learn["named_labels"] = value
         elif name == "noconstant":
@@ -289,8 +286,9 @@ def _options(h: vwmodel.Header) -> dict:
             learn[rule] = rule in facts["rules"]
     if facts.get("per_model") and learn.get("oaa"):
         facts["models"] = learn["oaa"]
-    if facts.get("per_model") and learn.get("bootstrap"):
-        facts["models"] = learn["bootstrap"]
+    state = kept(learn.get("stack", ()))
+    if facts.get("per_model") and state is not None and state.models > 1:
+        facts["models"] = state.models
     return {"learn": learn, **facts}
 
 
@@ -471,7 +469,7 @@ def gd_columns(config: TrainConfig) -> tuple[int, ...]:
 def decode(data: bytes) -> tuple:
     """``(config, learner, slots, state, weights, gstate, stats, meta)`` of the VW model in
     ``data``; ValueError (:class:`Unsupported` included) says what is wrong."""
-    from streamlearn.learners import reduction_of, resolve
+    from streamlearn.learners import reduction_of, resolve, spec_by_name
     from streamlearn.learners.base import (
         G_CLIP,
         G_LABEL_MAX,
@@ -504,7 +502,11 @@ def decode(data: bytes) -> tuple:
         raise Unsupported(f"it is a --{algo} model, which sl does not read in VW's format")
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     params = config.params()
-    spec = reduction_of(config) or resolve(algo)
+    state = kept(config.stack)
+    if state is not None and state.learner != "gd":  # (its table's layout: bootstrap's)
+        spec = spec_by_name(state.learner)
+    else:
+        spec = reduction_of(config) or resolve(algo)
     gstate = _initial_gstate(config, spec, params, opts, data, h)
     body = vwmodel.read_body(data, h, len(cols), opts["models"])
     r = body.resume
@@ -580,12 +582,7 @@ def _initial_gstate(config: TrainConfig, spec, params: np.ndarray, opts: dict, d
         gstate = state.init(params, opts.get("random_seed") or 0)
         h.end = state.read_section(data, h.end, gstate)
         return gstate
-    gstate = spec.init_gstate(params).astype(np.float64)
-    if config.bootstrap and opts.get("random_seed") is not None:
-        from streamlearn.learners.bootstrap import set_rng
-
-        set_rng(gstate, config.bootstrap, opts["random_seed"])
-    return gstate
+    return spec.init_gstate(params).astype(np.float64)
 
 
 def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
@@ -723,13 +720,9 @@ def _rng_state(model) -> int | None:  # noqa: ANN001
     """VW's generator's state (kept as ``--random_seed``): a ``--bootstrap`` model's, a
     ``--boosting`` or ``--nn`` one's (when not 0, as VW keeps it)."""
     state = kept(model.config.stack)
-    if state is not None:
-        return state.rng(model.gstate) or None
-    if model.learner != "bootstrap_gd":
+    if state is None:
         return None
-    from streamlearn.learners.bootstrap import get_rng
-
-    return get_rng(model.gstate, model.config.bootstrap)
+    return state.rng(model.gstate) if state.keeps_seed else state.rng(model.gstate) or None
 
 
 def options_string(config: TrainConfig, resume: bool = True, link: str | None = None,
@@ -743,10 +736,6 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += [f"--{kind}", str(config.oaa)]
         if config.indexing is not None:
             words += ["--indexing", str(config.indexing)]
-    if config.bootstrap:
-        words += ["--bootstrap", str(config.bootstrap)]
-        if config.bs_type != "mean":  # (VW keeps it when it was given)
-            words += ["--bs_type", config.bs_type]
     if config.bfgs >= 0:
         words.append("--bfgs")
     if random_seed is not None:

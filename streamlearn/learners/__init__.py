@@ -41,7 +41,6 @@ def _over(module: str):  # noqa: ANN202
 
 REDUCTIONS = (
     (lambda c: c.bfgs >= 0, _bfgs),  # --bfgs m: L-BFGS (learners/bfgs.py)
-    (lambda c: c.bootstrap, _over("bootstrap")),  # K resampled copies of gd
     (lambda c: c.oaa and c.multilabel, _over("multilabel")),  # --multilabel_oaa K
     (lambda c: c.oaa and c.csoaa, _over("csoaa")),  # --csoaa K
     (lambda c: c.oaa, _over("oaa")),  # --oaa K: one against all

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn.learners import active, boosting, nn
+from streamlearn.learners import active, boosting, bootstrap, nn
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,16 @@ class Kept:
     section: Callable[[np.ndarray], bytes]
     read_section: Callable[[bytes, int, np.ndarray], int]
     lines: Callable[[np.ndarray, Callable], list[str]]
+    learner: str = "gd"
+    """The learner whose table VW's model fills (sl's model files name it): ``gd``, or
+    ``bootstrap_gd`` (gd's rows, a copy's in each of K slots, the copies' sums)."""
+    models: int = 1
+    """The models VW writes one after another under ``--per_model_save_load``."""
+    sums_at: int | None = None
+    """Where model 0's normalizer sums are in the global state (VW's model file keeps
+    them), when not gd's own (``--bootstrap``: copy 0's)."""
+    keeps_seed: bool = False
+    """VW keeps ``--random_seed`` with the model even when its state is 0."""
 
 
 def _none_section(gstate: np.ndarray) -> bytes:  # noqa: ARG001
@@ -66,7 +76,28 @@ def kept(words: tuple[str, ...]) -> Kept | None:
         return Kept(f"--nn {k}", nn.gstate_size(k),
                     lambda params, seed: nn.init_gstate(k, params, seed),
                     lambda g: nn.get_rng(g, k), _none_section, _no_read, _no_lines)  # fmt: skip
+    if "--bootstrap" in words:
+        at = words.index("--bootstrap") + 1
+        k = int(words[at]) if at < len(words) and words[at].isdigit() else 0
+        if k >= 1:  # (otherwise the reduction refuses the words when it is set up)
+            return Kept(f"--bootstrap {k}", bootstrap.rng_slot(k) + 2,
+                        lambda params, seed: _bootstrap_state(k, params, seed),
+                        lambda g: bootstrap.get_rng(g, k), _none_section, _no_read, _no_lines,
+                        learner="bootstrap_gd", models=k, sums_at=bootstrap.G_COPY,
+                        keeps_seed=True)  # fmt: skip
     if "--active" in words:
         return Kept("--active", active.G_QUERIES + 1, active.init_gstate, active.get_rng,
                     _none_section, _no_read, _no_lines)  # fmt: skip
     return None
+
+
+def _bootstrap_state(k: int, params: np.ndarray, seed: int) -> np.ndarray:
+    """K copies' fresh global state (their sums, with ``--initial_t`` copy 0's) and VW's
+    generator at ``seed``."""
+    from streamlearn.learners.base import P_BOOTSTRAP
+
+    p = params.copy()
+    p[P_BOOTSTRAP] = k
+    gstate = bootstrap.gd_gstate(p)
+    bootstrap.set_rng(gstate, k, seed)
+    return gstate

@@ -1,6 +1,6 @@
 """The single-line reductions' VW options: ``--oaa``, ``--csoaa``, ``--multilabel_oaa``,
-``--bootstrap``, ``--bfgs`` (``--autolink`` has moved into the shape of
-:data:`streamlearn.reductions.SINGLE_LINE`: ``autolink.py``).
+``--bfgs`` (``--autolink`` and ``--bootstrap`` have moved into the shape of
+:data:`streamlearn.reductions.SINGLE_LINE`: ``autolink.py``, ``bootstrap.py``).
 
 Their kernels are chosen by :data:`streamlearn.learners.REDUCTIONS` (one over the run's
 base learner, from :class:`~streamlearn.config.TrainConfig`'s fields, which these options
@@ -27,12 +27,6 @@ def _classes(key: str, flag_name: str, what: str, also: str | None = None):  # n
     return apply
 
 
-def _bs_type(t: Command, name: str, value: str) -> None:
-    if value not in ("mean", "vote"):
-        raise VWUsage(f"--bs_type {value}: mean or vote")
-    t.learn["bs_type"] = value
-
-
 VW_OPTIONS = {
     "oaa": VWOption(None, True, _classes("oaa", "--oaa",
                                          "one-against-all needs at least one class")),
@@ -40,9 +34,6 @@ VW_OPTIONS = {
         "oaa", "--csoaa", "cost-sensitive one-against-all needs at least one class", "csoaa")),
     "multilabel_oaa": VWOption(None, True, _classes(
         "oaa", "--multilabel_oaa", "at least one class is needed", "multilabel")),
-    "bootstrap": VWOption(None, True, _classes("bootstrap", "--bootstrap",
-                                               "the bootstrap needs at least one copy")),
-    "bs_type": VWOption(None, True, _bs_type),
     "bfgs": VWOption(None, False, lambda t, n, v: t.learn.setdefault("bfgs", 15)),
     "mem": VWOption(None, True, learn("bfgs_mem_given", integer)),
     "termination": VWOption(None, True, learn("termination", number)),
@@ -70,15 +61,9 @@ def settle(t: Command) -> None:
         t.notes.append("--mem, --termination and --hessian_on are options of --bfgs: ignored")
         t.learn.pop("termination", None)
         t.learn.pop("hessian_on", None)
-    if t.learn.get("bootstrap") and t.raw_predictions:
-        raise VWUsage("-r with --bootstrap is not supported by sl (VW writes each copy's "
-                      "score, 1:s1 2:s2 ...; -p has the prediction and the copies' range)")
-    if t.learn.get("bootstrap") and t.outputs.get("audit"):
-        raise VWUsage("--audit with --bootstrap is not supported by sl (VW audits each copy; "
-                      "sl's audit shows one gd model)")
 
 
-STACKED = ("oaa", "bootstrap", "multilabel", "csoaa")
+STACKED = ("oaa", "multilabel", "csoaa")
 """The older single-line reductions (``TrainConfig`` fields) a reduction of
 :data:`streamlearn.reductions.SINGLE_LINE` does not stack with."""
 

@@ -220,7 +220,7 @@ def _learn(run: Run, batch: Batch) -> np.ndarray:
     return run_kernel(
         learner.spec.train_batch, learner.table, learner.gstate, run.params,
         learner.config.loss_id, batch, learner.stats, run.rows, prediction_width(learner.config),
-        raw, learner.config.bootstrap > 0,
+        raw, getattr(learner.spec.train_batch, "bounds", False),
     )  # fmt: skip
 
 

@@ -159,8 +159,6 @@ def _learners(c, outputs) -> list[str]:
         above = getattr(module, "ABOVE_SCORER", False)
     out = [base, *([name] if name and not above else []), f"scorer-{outputs.link}",
            *([name] if name and above else [])]
-    if c.bootstrap:
-        out.append("bootstrap")
     if c.binary:
         out.append("binary")
     if c.oaa:

@@ -68,10 +68,6 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
         if c.indexing is not None:
             opts.append(("indexing", str(c.indexing)))
     opts += [(name[2:], value) for name, value in kept_stack(c.stack)]  # (reductions' words)
-    if c.bootstrap:
-        opts.append(("bootstrap", str(c.bootstrap)))
-        if c.bs_type != "mean":
-            opts.append(("bs_type", c.bs_type))
     if link != "identity":
         opts.append(("link", link))
     if not c.constant:
@@ -95,10 +91,6 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     stacked = kept(c.stack)
     if stacked is not None and gstate is not None:  # (advanced by the reduction's draws)
         state = stacked.rng(gstate)
-    elif c.bootstrap and gstate is not None:  # (--bootstrap's draws)
-        from streamlearn.learners.bootstrap import get_rng
-
-        state = get_rng(gstate, c.bootstrap)
     if state:  # VW keeps its random state last, after the namespace filters
         text += f" --random_seed {state}"
     return text
@@ -241,10 +233,13 @@ def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0,
     if c.algo == "gd":
         from streamlearn.learners import gd
 
-        if c.oaa or c.bootstrap:  # (class 0's, or copy 0's: bootstrap's G_COPY is G_CLASS)
+        stacked = kept(c.stack)
+        if c.oaa:  # (class 0's)
             from streamlearn.learners.oaa import G_CLASS
 
             norm, total = g[G_CLASS], g[G_CLASS + 1]
+        elif stacked is not None and stacked.sums_at is not None:  # (--bootstrap: copy 0's)
+            norm, total = g[stacked.sums_at], g[stacked.sums_at + 1]
         else:
             norm, total = g[gd.G_NORM], g[gd.G_TOTAL]
         gravity, contraction = g[gd.G_GRAVITY], g[gd.G_CONTRACTION]

@@ -98,7 +98,8 @@ def test_models_cross_read(tmp_path):
 def test_refused_beside_other_reductions(tmp_path):
     from streamlearn.reductions import single_line
 
-    for kw in ({"oaa": 3}, {"bootstrap": 2}, {"algo": "ftrl"}, {"adaptive": False},
+    for kw in ({"oaa": 3}, {"stack": ("--autolink", "2", "--bootstrap", "2")}, {"algo": "ftrl"},
+               {"adaptive": False},
                {"stack": ("--autolink", "2", "--lrq", "ab2")}):  # fmt: skip
         with pytest.raises(UsageError):
             config = TrainConfig(**{"stack": ("--autolink", "2"), **kw})

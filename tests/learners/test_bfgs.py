@@ -94,7 +94,8 @@ def test_predict_only_models_cross_read(tmp_path):
 
 
 def test_refused_beside_other_reductions():
-    for kw in ({"oaa": 3}, {"bootstrap": 2}, {"stack": ("--autolink", "1")}, {"loss": "hinge"}):
+    for kw in ({"oaa": 3}, {"stack": ("--bootstrap", "2")}, {"stack": ("--autolink", "1")},
+               {"loss": "hinge"}):
         with pytest.raises(ConfigError):
             TrainConfig(bfgs=5, **kw)
 

@@ -166,3 +166,51 @@ def test_refused_outputs(tmp_path, extra):
     r = _run(["streamlearn", "vw", "-d", "d.vw", "--bootstrap", "2", *extra], tmp_path)
     assert r.returncode == 2 and "not supported by sl" in r.stderr
     assert not (tmp_path / "r.txt").exists()
+
+
+def test_refused_beside_other_reductions_and_learners(tmp_path):
+    (tmp_path / "d.vw").write_text("1 |f a\n0 |f b\n")
+    for extra in (["--oaa", "3"], ["--ftrl"], ["--lrq", "ff2"], ["--bootstrap", "0"],
+                  ["--bs_type", "median"]):  # fmt: skip
+        r = _run(["streamlearn", "vw", "-d", "d.vw", "--bootstrap", "2", *extra], tmp_path)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, (extra, r.stderr)
+
+
+def test_sl_train_bootstrap_is_sl_vw_s(tmp_path):
+    """``sl train --bootstrap K --bs-type vote`` learns what ``sl vw`` does (the same words)."""
+    from streamlearn.api import Model
+
+    _data(tmp_path / "d.vw", 120, 3)
+    r = _run(["streamlearn", "train", "d.vw", "--bootstrap", "3", "--bs-type", "vote", "-f",
+              "t.sl", "--quiet"], tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert Model.load(tmp_path / "t.sl").config.stack == ("--bootstrap", "3", "--bs_type", "vote")
+    r = _run(["streamlearn", "train", "d.vw", "--bs-type", "vote"], tmp_path)
+    assert r.returncode == 2 and "--bs-type is an option of --bootstrap" in r.stderr
+
+
+def test_a_model_of_the_fields_reads_and_continues_the_same(tmp_path):
+    """``legacy/bootstrap.sl`` was written by sl at 23d2068, when --bootstrap was
+    ``TrainConfig`` fields (``"bootstrap": 3, "bs_type": "vote"``): ``sl vw -d first.vw
+    --bootstrap 3 --bs_type vote --binary -b 10`` on ``data/sample.vw``'s first 600 lines,
+    saved in sl's format; ``.preds`` are that sl's ``sl predict -p`` on lines 601-800 and
+    ``.cont.preds`` the same after ``sl train -i`` on them.  Today's sl reads the fields as
+    the reduction's words and gives the same bytes."""
+    legacy = os.path.join(ROOT, "tests", "data", "legacy")
+    rows = open(os.path.join(ROOT, "data", "sample.vw"), "rb").read().splitlines(keepends=True)
+    (tmp_path / "next.vw").write_bytes(b"".join(rows[600:800]))
+    old = os.path.join(legacy, "bootstrap.sl")
+    r = _run(["streamlearn", "predict", "-i", old, "next.vw", "-p", "p.txt", "--quiet"],
+             tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(legacy, "bootstrap.preds"), "rb") as fh:
+        assert (tmp_path / "p.txt").read_bytes() == fh.read()
+    r = _run(["streamlearn", "train", "-i", old, "next.vw", "-f", "m.sl", "--quiet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = _run(["streamlearn", "predict", "-i", "m.sl", "next.vw", "-p", "p.txt", "--quiet"],
+             tmp_path)  # fmt: skip
+    with open(os.path.join(legacy, "bootstrap.cont.preds"), "rb") as fh:
+        assert (tmp_path / "p.txt").read_bytes() == fh.read()
+    from streamlearn.api import Model
+
+    assert Model.load(tmp_path / "m.sl").config.stack == ("--bootstrap", "3", "--bs_type", "vote")
