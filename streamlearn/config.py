@@ -42,7 +42,8 @@ FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numb
 # model trained with --passes 5 on today's log makes one pass and holds
 # nothing out unless this run asks for it.
 PER_RUN = ("passes", "holdout_period", "early_terminate", "test_only", "holdout_after",
-           "decay_learning_rate", "preserve_performance_counters", "classweight")  # fmt: skip
+           "decay_learning_rate", "preserve_performance_counters", "classweight", "l1_state",
+           "l2_state")  # fmt: skip
 
 
 BATCH_ALGORITHMS = ("cd", "scd")
@@ -126,6 +127,12 @@ class TrainConfig:
     """None: 0 for gd with adaptive or normalized rates (VW's default), else 1."""
     l1: float = 0.0
     l2: float = 0.0
+    l1_state: float | None = None
+    """gd's accumulated ℓ1 gravity to start from (VW's ``--l1_state``): a fresh run's, or, when
+    not 0, instead of a continued model's (VW's rule); None: not given."""
+    l2_state: float | None = None
+    """gd's accumulated ℓ2 contraction to start from (VW's ``--l2_state``), as ``l1_state``
+    (its default: 1)."""
     adaptive: bool = True
     normalized: bool = True
     invariant: bool = True
@@ -433,6 +440,10 @@ class TrainConfig:
                                or self.minibatch > 1 or self.loss not in ("squared", "logistic",
                                                                           "classic")):
             raise ConfigError("--bfgs runs alone, with squared, classic or logistic loss")
+        if (self.l1_state is not None or self.l2_state is not None) and (
+                self.algo != "gd" or self.minibatch > 1 or self.bfgs >= 0):
+            raise ConfigError("--l1_state and --l2_state are gd's state (VW's gd): not of "
+                              f"--{'bfgs' if self.bfgs >= 0 else self.algo}")  # fmt: skip
         if self.indexing is not None:
             if self.indexing not in (0, 1):
                 raise ConfigError(f"--indexing is 0 (labels 0..K-1) or 1 (labels 1..K), "

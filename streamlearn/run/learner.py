@@ -92,6 +92,20 @@ def _spec(config: TrainConfig) -> LearnerSpec:
     return spec_of(config)
 
 
+
+def _given_state(config: TrainConfig, gstate: np.ndarray, fresh: bool) -> None:
+    """VW's ``--l1_state``/``--l2_state``: gd's gravity and contraction a run starts from. A
+    fresh run takes a value given; a continued one a value given that is not the default
+    (0, 1), else the model's (VW's gd: the command line's when not its default)."""
+    if config.l1_state is None and config.l2_state is None:
+        return
+    from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
+
+    for value, slot, default in ((config.l1_state, G_GRAVITY, 0.0),
+                                 (config.l2_state, G_CONTRACTION, 1.0)):  # fmt: skip
+        if value is not None and (fresh or value != default):
+            gstate[slot] = value
+
 @dataclass
 class Learner:
     """A learner's live state: spec, table, global state, counters."""
@@ -119,7 +133,9 @@ class Learner:
                                           config.stride_shift, config.seed)  # fmt: skip
         if config.initial_constant != 0.0:  # VW's -C: the constant's slot
             table[CONSTANT_HASH & ((1 << config.bits) - 1), 0] = config.initial_constant
-        return cls(config, spec, table, spec.init_gstate(params), new_stats())
+        gstate = spec.init_gstate(params)
+        _given_state(config, gstate, fresh=True)
+        return cls(config, spec, table, gstate, new_stats())
 
     @classmethod
     def from_model(cls, model: model_io.Model, config: TrainConfig) -> Learner:
@@ -178,6 +194,7 @@ class Learner:
             gstate = fresh
         if stats.shape[0] != new_stats().shape[0] or gstate.shape[0] != want:
             raise ModelError("model counters have an unexpected layout")
+        _given_state(config, gstate, fresh=False)
         if not config.preserve_performance_counters:
             return cls(config, spec, table, gstate, new_stats(), counted=stats)
         return cls(config, spec, table, gstate, stats)

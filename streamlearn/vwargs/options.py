@@ -96,6 +96,14 @@ def _set(attr: str, value=True) -> Callable[[Translation, str, str | None], None
     return apply
 
 
+def _state(name: str, text: str) -> float:
+    """``--l1_state``/``--l2_state`` as VW reads them: a 32-bit float (gd's option), kept in
+    its double state."""
+    import struct
+
+    return struct.unpack("f", struct.pack("f", number(name, text)))[0]
+
+
 def _noop(t: Translation, name: str, value: str | None) -> None:
     """Accepted: what it asks for is what sl does anyway (docs/vw-compat.md)."""
 
@@ -256,6 +264,8 @@ CORE: dict[str, VWOption] = {
     "decay_learning_rate": VWOption(None, True, learn("decay_learning_rate", number)),
     "l1": VWOption(None, True, learn("l1", number)),
     "l2": VWOption(None, True, learn("l2", number)),
+    "l1_state": VWOption(None, True, learn("l1_state", _state)),
+    "l2_state": VWOption(None, True, learn("l2_state", _state)),
     "loss_function": VWOption(None, True, _loss),
     "quantile_tau": VWOption(None, True, learn("quantile_tau", number)),
     "expectile_q": VWOption(None, True, learn("expectile_q", number)),
@@ -376,8 +386,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "experimental_full_name_interactions": "--interactions (first characters of the names)",
     "adax": "--adaptive",
     "sparse_l2": "--l2",
-    "l1_state": "none",
-    "l2_state": "none",
     "feature_mask": "none",
     "no_bias_regularization": "none",
     "initial_pass_length": "--examples N (the first N examples of each pass)",

@@ -341,3 +341,50 @@ def test_confidence_after_training_alone_changes_nothing_as_vw(small):
     assert a == b
     r = invoke(["vw", "-d", str(small / "d.vw"), "--confidence"])
     assert r.exit_code == 2 and "--confidence is not supported by sl" in r.output
+
+
+# --- --l1_state, --l2_state ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra", [["--l1", "1e-4", "--l1_state", "0.002"],
+                                   ["--l2", "1e-4", "--l2_state", "0.95"],
+                                   ["--l1", "1e-4", "--l1_state", "0.002", "--l2_state", "0.95"],
+                                   ["--l1_state", "0.3", "--l2_state", "0.5"]])  # fmt: skip
+def test_l1_l2_state_start_a_run_as_vw(small, extra):
+    """gd's gravity and contraction a fresh run starts from (read as 32-bit floats, as VW's
+    gd reads them: with a double, the fifth digit moved on some lines), then a model of each
+    program continued with them given again (VW: a value that is not the default wins)."""
+    both(["-d", "d.vw", *extra, "-p", "{out}.p", "-f", "{out}.m", "--readable_model",
+          "{out}.txt"], small, ("{out}.p",))  # fmt: skip
+    a = (small / "vw.txt").read_text().splitlines()[2:]
+    b = (small / "sl.txt").read_text().splitlines()[2:]
+    assert a == b
+    for m in ("vw.m", "sl.m"):
+        both(["-d", "d.vw", "-i", m, *extra, "-p", "{out}2.p"], small, ("{out}2.p",))
+
+
+def test_l1_state_overrides_a_model_s_unless_default(small):
+    import os
+
+    here = os.getcwd()
+    os.chdir(small)
+    try:
+        for args in (["--no_stdin", "-f", "a.m"],
+                     ["--no_stdin", "-i", "a.m", "--l1_state", "5.34", "--l2_state", "0.003",
+                      "-f", "b.m"],
+                     ["--no_stdin", "-i", "b.m", "--l1_state", "0", "--readable_model", "c.txt"],
+                     ["--no_stdin", "-i", "b.m", "--l1_state", "89.4", "--readable_model",
+                      "d.txt"]):  # fmt: skip
+            r = invoke(["vw", *args, "--quiet"])
+            assert r.exit_code == 0, r.output
+    finally:
+        os.chdir(here)
+    c = (small / "c.txt").read_text()
+    d = (small / "d.txt").read_text()
+    assert "l1_state 5.34\nl2_state 0.003\n" in c  # (0 is the default: the model's stays)
+    assert "l1_state 89.4\nl2_state 0.003\n" in d
+
+
+def test_l1_state_is_gd_s(small):
+    r = invoke(["vw", "-d", str(small / "d.vw"), "--ftrl", "--l1_state", "1"])
+    assert r.exit_code != 0 and "gd's state" in r.output
