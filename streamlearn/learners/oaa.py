@@ -210,9 +210,13 @@ def probabilities(scores, k, out):
 
 
 @jit_inline
-def account_class(stats, rows, pred, y, a, nfeat, labeled, holdout, prob, mll, progress):
+def account_class(stats, rows, pred, y, a, nfeat, labeled, holdout, prob, mll, progress,
+                  unlabeled_wrong=False):
     """Add one scored multiclass example: 0/1 loss (weighted), accuracy, log loss, table rows
-    (:func:`~streamlearn.learners.base.table_row`, on ``-P``'s schedule as every learner)."""
+    (:func:`~streamlearn.learners.base.table_row`, on ``-P``'s schedule as every learner).
+    ``unlabeled_wrong``: an unlabeled example's weight is a loss in the sum (VW's
+    ``update_stats_oaa`` of ``--probabilities`` and ``--scores``: no label is not the class
+    predicted), not in the labeled weight."""
     stats[S_FEATURES] += nfeat
     stats[S_WEX] += a
     if labeled:
@@ -234,6 +238,9 @@ def account_class(stats, rows, pred, y, a, nfeat, labeled, holdout, prob, mll, p
                 stats[S_CORRECT_W] += a
     else:
         stats[S_UNLABELED] += 1.0
+        if unlabeled_wrong:
+            stats[S_LOSS] += a
+            stats[S_SINCE_LOSS] += a
     table_row(stats, rows, y, pred, nfeat, progress, prob, a, labeled and holdout)
 
 
@@ -247,8 +254,10 @@ def predict_example(table, gstate, params, loss_id, indices, values, lo, hi, bas
     :func:`~streamlearn.learners.base.score` decides them, ``indexing`` as the example
     leaves it (:func:`decided`); ``scores`` holds the K clipped scores (float32).  The
     class written and accounted is numbered as ``indexing`` was before the example (VW's
-    prediction, made before it learns), or with ``--probabilities`` as after it (VW
-    accounts those after learning).
+    prediction, made before it learns), or with ``--probabilities`` or ``--scores`` as
+    after it (VW accounts those after learning).  ``params[P_PROBS]``: 1 probabilities, 3
+    VW's ``--scores``, 4 VW's ``--probabilities`` (``sl vw``, the drop-in); under 3 and 4
+    an unlabeled example's weight is a loss too, as VW's ``update_stats_oaa`` counts it.
     """
     labeled, holdout = begin_example(stats, params, y)
     rlo, rhi = prediction_range(gstate, params, loss_id)
@@ -263,9 +272,11 @@ def predict_example(table, gstate, params, loss_id, indices, values, lo, hi, bas
         scores[c] = clipped(p * scale, rlo, rhi)
     extend = labeled and not holdout and params[P_LEARN] != 0.0
     after = decided(indexing, y, k, extend)
-    probs = params[P_PROBS] != 0.0
+    mode = params[P_PROBS]
+    probs = mode == 1.0 or mode == 4.0
+    late = probs or mode == 3.0  # (--scores: VW's accounting of --probabilities)
     best = best_class(scores, k)
-    pred = F64(best) if (after if probs else indexing) == 0.0 else F64(best + 1)
+    pred = F64(best) if (after if late else indexing) == 0.0 else F64(best + 1)
     out[0] = pred
     prob = np.nan
     mll = 0.0
@@ -279,7 +290,7 @@ def predict_example(table, gstate, params, loss_id, indices, values, lo, hi, bas
         for c in range(k):
             out[1 + c] = scores[c]
     account_class(stats, rows, pred, y, a, hi - lo, labeled, holdout, prob, mll,
-                  params[P_PROGRESS])
+                  params[P_PROGRESS], mode >= 3.0)
     return extend and a != 0.0, extend, after
 
 

@@ -146,6 +146,9 @@ class Outputs:
     and its readable models show them so."""
     audit: bool = False
     """VW's ``--audit``: each example's prediction and features on stdout (with vw_format)."""
+    scores: bool = False
+    """With vw_format: VW's ``--scores`` under ``--oaa``: ``-p`` has each class's score
+    (``1:s1 2:s2 ...``) instead of the class (:meth:`oaa_scores`)."""
     best_constant: bool = True
     """With vw_format: the summary's best-constant lines (VW's ``--dont_output_best_constant``:
     False)."""
@@ -190,6 +193,12 @@ class Outputs:
             invert_hash=fill(self.invert_hash),
             extra_metrics=fill(self.extra_metrics),
         )
+
+    def oaa_scores(self, config) -> bool:  # noqa: ANN001 - a TrainConfig
+        """VW's ``--scores`` applies: an ``--oaa`` model (VW's csoaa and multilabel have no
+        such option, and ``--probabilities`` wins, as in VW)."""
+        return bool(self.scores and config.oaa and not (config.csoaa or config.multilabel)
+                    and not self.probabilities)
 
 
 def written(inputs: Inputs, outputs: Outputs, passes: int = 1) -> list[tuple[str | None, str]]:

@@ -249,7 +249,8 @@ def _touching_tag_unlabeled(batch: Batch) -> bool:
     """Whether the first line whose tag touches ``|`` was left without a label (``1|f a``);
     a tag touching ``|`` after a label (VW's ``0.5 1 tag|f a``) is no surprise."""
     rows = np.flatnonzero(batch.line == batch.first_touching_tag_line)
-    return rows.size == 0 or bool(np.isnan(batch.labels[rows[0]]))
+    # (a row of labels under --csoaa and --multilabel_oaa: unlabeled when none is set)
+    return rows.size == 0 or bool(np.isnan(batch.labels[rows[0]]).all())
 
 
 def input_names(sources: list[str]) -> str:
@@ -328,12 +329,13 @@ class PredictionWriter:
     def __init__(self, path: str | None, link: str, binary: bool = False,
                  raw: str | None = None, probabilities: bool = False,
                  vw: bool = False, names: tuple[str, ...] = (),
-                 multilabel: bool = False) -> None:  # fmt: skip
+                 multilabel: bool = False, scores: bool = False) -> None:  # fmt: skip
         self.multilabel = multilabel  # --multilabel_oaa: classes c1,c2 (preds 2K + 1 wide)
         self.names = names  # --named_labels: class c (1..K) is written as names[c - 1]
         self.link = link
         self.binary = binary
         self.probabilities = probabilities
+        self.scores = scores  # VW's --scores (vw): each class's score on -p
         self.vw = vw
         self.path = path
         self.broken = False
@@ -369,8 +371,9 @@ class PredictionWriter:
                     self._write(out, _multilabel_lines(batch, preds, self.probabilities))
             return
         for out, transformed in self.outs:
-            if self.vw and not transformed and preds.ndim == 2 and self.probabilities:
-                continue  # VW's -r stays empty under --probabilities
+            if self.vw and not transformed and preds.ndim == 2 and (self.probabilities
+                                                                   or self.scores):
+                continue  # VW's -r stays empty under --probabilities and --scores
             if not transformed and batch.labels.ndim == 2:  # --csoaa: the classes listed
                 start = first if raw_first is None else raw_first
                 self._write(out, _lines(batch, _cs_raw_texts(batch.labels, preds, start)))
@@ -423,7 +426,7 @@ class PredictionWriter:
         if preds.ndim == 2:
             if not transformed:
                 return f.oaa_raw_texts(preds[:, 1:], first)
-            if self.probabilities:
+            if self.probabilities or self.scores:
                 return f.labelled_texts(preds[:, 1:], first)
             if self.names:
                 return self._named(preds)

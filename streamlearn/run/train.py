@@ -366,7 +366,9 @@ def _new_run(c: Configuration, cfg: TrainConfig, o: Outputs, console: Console,
     params = cfg.params()
     params[P_PROGRESS] = console.progress  # VW's -P: when the table gets a line
     params[P_BINARY] = binary_mode(cfg.binary, o.link)
-    params[P_PROBS] = 1.0 if o.probabilities else 0.0
+    # (sl vw: VW's accounting, an unlabeled example a loss: learners/oaa.py)
+    probs = (4.0 if o.vw_format and not cfg.multilabel else 1.0) if o.probabilities else 0.0
+    params[P_PROBS] = 3.0 if o.oaa_scores(cfg) else probs
     if cfg.multilabel and o.link == "logistic" and not o.probabilities:
         params[P_PROBS] = 2.0  # --multilabel_oaa: VW's logistic link on each class
     if console.progress < 0:
@@ -380,7 +382,7 @@ def _new_run(c: Configuration, cfg: TrainConfig, o: Outputs, console: Console,
         PassLog(cfg, _silent if o.vw_format else grid_say, vw=o.vw_format),  # (no pass lines)
         PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
                          o.probabilities, vw=o.vw_format, names=class_names(cfg),
-                         multilabel=cfg.multilabel),
+                         multilabel=cfg.multilabel, scores=o.oaa_scores(cfg)),
         classes=ClassNumbering(params, learner.stats, console) if cfg.oaa else None,
     )  # fmt: skip
 

@@ -124,8 +124,10 @@ def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: flo
         lines.append(f"decay_learning_rate = {general(c.decay_learning_rate)}")
     lines.append("Enabled learners: " + ", ".join(_learners(c, outputs)))
     if c.oaa:
-        out = "SCALARS" if outputs.probabilities else "MULTICLASS"
-        lines += ["Input label = MULTICLASS", f"Output pred = {out}"]
+        label = "CS" if c.csoaa else "MULTILABEL" if c.multilabel else "MULTICLASS"
+        out = ("SCALARS" if outputs.probabilities or outputs.oaa_scores(c)
+               else "MULTILABELS" if c.multilabel else "MULTICLASS")  # fmt: skip
+        lines += [f"Input label = {label}", f"Output pred = {out}"]
     else:
         lines += ["Input label = SIMPLE", "Output pred = SCALAR"]
     return "\n".join(lines)
@@ -162,10 +164,24 @@ def _learners(c, outputs) -> list[str]:
     if c.binary:
         out.append("binary")
     if c.oaa:
-        out.append("oaa-prob" if outputs.probabilities else "oaa")
+        out.append(_classes_name(c, outputs))
     else:
         out.append("count_label")
     return out
+
+
+def _classes_name(c, outputs) -> str:  # noqa: ANN001
+    """VW's name of its reduction over K classes: ``csoaa``, ``multilabel_oaa[-prob]``,
+    ``oaa`` with what its predictions are (``-prob``, ``-scores``, ``-raw`` under ``-r``)."""
+    if c.csoaa:
+        return "csoaa"
+    if c.multilabel:
+        return "multilabel_oaa-prob" if outputs.probabilities else "multilabel_oaa"
+    if outputs.probabilities:
+        return "oaa-prob"
+    if outputs.oaa_scores(c):
+        return "oaa-scores"
+    return "oaa-raw" if outputs.raw_predictions else "oaa"
 
 
 def _single_line(c):  # noqa: ANN001, ANN202 - (module, options) | None

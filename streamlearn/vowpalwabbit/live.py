@@ -66,8 +66,9 @@ class LineLive:
         check_probabilities(config, t.probabilities, t.link)
         self.probabilities = t.probabilities
         self.resident = Resident(start, config)
-        if t.probabilities:  # (each class's probability in the kernel's columns 1..K)
-            self.resident.params[P_PROBS] = 1.0
+        if t.probabilities:  # (each class's probability in the kernel's columns 1..K, VW's
+            # accounting of an unlabeled example: learners/oaa.py)
+            self.resident.params[P_PROBS] = 1.0 if config.multilabel else 4.0
         self.scoring = self.resident.params.copy()
         self.scoring[P_LEARN] = 0.0
         self.link = t.link

@@ -345,6 +345,7 @@ CORE: dict[str, VWOption] = {
     "ope": VWOption(None, False, stack_field("ope")),  # sl's own: off-policy estimates (cb)
     "progress": VWOption("P", True, _progress),
     "audit": VWOption("a", False, lambda t, n, v: t.outputs.__setitem__("audit", True)),
+    "scores": VWOption(None, False, lambda t, n, v: t.outputs.__setitem__("scores", True)),
     "dont_output_best_constant": VWOption(
         None, False, lambda t, n, v: t.outputs.__setitem__("best_constant", False)),
     "help": VWOption("h", False, _set("help")),
@@ -444,7 +445,7 @@ OTHER_VW_OPTIONS = frozenset("""
     pool_greedy pool_size print priority_challengers priority_type random_init
     randomized_routing range_c recall_tree replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
-    reward_as_cost sample_pdf sched_exponent scores
+    reward_as_cost sample_pdf sched_exponent
     search_active_verify search_allowed_transitions search_alpha search_beta
     search_history_length search_interpolation search_linear_ordering search_metatask
     search_neighbor_features search_no_caching search_passes_per_policy
