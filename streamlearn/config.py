@@ -162,13 +162,6 @@ class TrainConfig:
     """The single-line reductions of :mod:`streamlearn.reductions` (``--lrq``, ...) as their
     own words, VW's spelling (``("--lrq", "ab3")``): each reduction reads its options from
     them (config knows none of them), and model files keep them as they are."""
-    bfgs: int = -1
-    """VW's --bfgs with --mem m (m >= 0): L-BFGS over passes instead of gd's online steps
-    (:mod:`streamlearn.learners.bfgs`); -1 = off."""
-    termination: float = 0.001
-    """--bfgs: stop when a pass lowers the loss by less than this fraction (VW's --termination)."""
-    hessian_on: bool = False
-    """--bfgs: a curvature pass before each step (VW's --hessian_on)."""
     indexing: int | None = None
     """--oaa: the labels are the classes 0..K-1 (0) or 1..K (1); None: as VW, 1..K until
     a learned label 0 (then 0..K-1) or K (then 1..K) decides, for the run."""
@@ -436,14 +429,10 @@ class TrainConfig:
                                   f"at least (each feature takes {self.oaa_stride} slots)")
         elif self.oaa < 0:
             raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
-        if self.bfgs >= 0 and (self.algo != "gd" or self.oaa or self.stack
-                               or self.minibatch > 1 or self.loss not in ("squared", "logistic",
-                                                                          "classic")):
-            raise ConfigError("--bfgs runs alone, with squared, classic or logistic loss")
         if (self.l1_state is not None or self.l2_state is not None) and (
-                self.algo != "gd" or self.minibatch > 1 or self.bfgs >= 0):
+                self.algo != "gd" or self.minibatch > 1):
             raise ConfigError("--l1_state and --l2_state are gd's state (VW's gd): not of "
-                              f"--{'bfgs' if self.bfgs >= 0 else self.algo}")  # fmt: skip
+                              f"--{self.algo}")  # fmt: skip
         if self.indexing is not None:
             if self.indexing not in (0, 1):
                 raise ConfigError(f"--indexing is 0 (labels 0..K-1) or 1 (labels 1..K), "
@@ -571,7 +560,6 @@ class TrainConfig:
             freegrad_project=self.freegrad_project,
             freegrad_radius=self.freegrad_radius,
             seed=self.seed,
-            bfgs=(max(self.bfgs, 0), self.termination, self.hessian_on, self.passes),
         )
 
     @property
@@ -647,9 +635,15 @@ class TrainConfig:
             raise ConfigError(f"the options are not a mapping: {type(d).__name__}")
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
-        # (a model written before --autolink and --bootstrap moved into config.stack)
+        # (a model written before --autolink, --bootstrap and --bfgs moved into config.stack)
         if d.get("autolink"):
             kw["stack"] = (*kw.get("stack", ()), "--autolink", str(d["autolink"]))
+        if isinstance(d.get("bfgs"), int) and d["bfgs"] >= 0:  # (--mem m)
+            kw["stack"] = (*kw.get("stack", ()), "--bfgs", "--mem", str(d["bfgs"]))
+            if d.get("termination", 0.001) != 0.001:
+                kw["stack"] += ("--termination", repr(float(d["termination"])))
+            if d.get("hessian_on"):
+                kw["stack"] += ("--hessian_on",)
         if d.get("bootstrap"):
             kw["stack"] = (*kw.get("stack", ()), "--bootstrap", str(d["bootstrap"]))
             if d.get("bs_type", "mean") != "mean":

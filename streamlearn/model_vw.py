@@ -64,7 +64,7 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "boosting": True, "alg": True, "nn": True, "inpass": False,
                                    "dropout": False, "multitask": False, "active": False,
                                    "mellowness": True, "autolink": True, "bootstrap": True,
-                                   "bs_type": True}
+                                   "bs_type": True, "bfgs": False, "conjugate_gradient": False}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -102,7 +102,7 @@ MODEL_OPTIONS: dict[str, bool] = {
     # the single-line reductions
     **_table("oaa csoaa multilabel_oaa indexing mem termination "
              "named_labels classweight", True),
-    **_table("bfgs hessian_on per_model_save_load cb_force_legacy", False),
+    **_table("hessian_on per_model_save_load cb_force_legacy", False),
     # the single-line reductions that own their options: kept as their words (config.stack)
     **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
@@ -228,8 +228,6 @@ def _options(h: vwmodel.Header) -> dict:
         elif name == "csoaa":
             learn["oaa"] = _int(name, value)
             learn["csoaa"] = True
-        elif name == "bfgs":
-            learn["bfgs"] = 15  # (VW keeps --bfgs, not --mem: the memory matters only to learn)
         elif name == "named_labels" and value:
             learn["named_labels"] = value
         elif name == "noconstant":
@@ -736,8 +734,6 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += [f"--{kind}", str(config.oaa)]
         if config.indexing is not None:
             words += ["--indexing", str(config.indexing)]
-    if config.bfgs >= 0:
-        words.append("--bfgs")
     if random_seed is not None:
         words += ["--random_seed", str(random_seed)]
     if config.named_labels:

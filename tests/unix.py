@@ -21,6 +21,16 @@ def invoke(args: list[str], input: str | None = None):
     return CliRunner().invoke(cli, args, input=input, catch_exceptions=False)
 
 
+def invoke_in(cwd, args: list[str]):  # noqa: ANN001, ANN201
+    """:func:`invoke` with ``cwd`` as the working directory (relative paths are its)."""
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return invoke(args)
+    finally:
+        os.chdir(here)
+
+
 def text_data(n: int = 1500, seed: int = 0) -> str:
     """VW lines (over 32 KiB for n >= 1000, so runs use the compiled kernels)."""
     rng = np.random.default_rng(seed)

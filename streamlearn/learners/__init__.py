@@ -22,12 +22,6 @@ PARAMETER_FREE = ("coin", "pistol", "freegrad")
 MINIBATCH_ALGORITHMS = ("sgd", "tg", "fobos", "subgrad")
 
 
-def _bfgs(c) -> LearnerSpec:  # noqa: ANN001
-    from streamlearn.learners import bfgs
-
-    return bfgs.spec(c.bfgs)
-
-
 def _over(module: str):  # noqa: ANN202
     """A reduction over the run's base learner: ``module.resolve(algo)``."""
 
@@ -40,7 +34,6 @@ def _over(module: str):  # noqa: ANN202
 
 
 REDUCTIONS = (
-    (lambda c: c.bfgs >= 0, _bfgs),  # --bfgs m: L-BFGS (learners/bfgs.py)
     (lambda c: c.oaa and c.multilabel, _over("multilabel")),  # --multilabel_oaa K
     (lambda c: c.oaa and c.csoaa, _over("csoaa")),  # --csoaa K
     (lambda c: c.oaa, _over("oaa")),  # --oaa K: one against all

@@ -38,17 +38,19 @@ from streamlearn.learners.base import (
     P_BFGS_MEM,
     P_BFGS_PASSES,
     P_BFGS_TERM,
+    P_BINARY,
     P_L2,
     P_LEARN,
     P_PROGRESS,
     LearnerSpec,
     add_scored,
     begin_example,
+    binary_loss,
     clip,
     row_span,
 )
 from streamlearn.learners.losses import LOGISTIC, SQUARED, dloss32, expf, loss32
-from streamlearn.system.jit import jit, jit_inline
+from streamlearn.system.jit import fdiv, jit, jit_inline
 
 F32 = np.float32
 F64 = np.float64
@@ -97,6 +99,7 @@ def train_batch(
 ):
     n = indptr.shape[0] - 1
     active = gstate[B_PASS] <= gstate[B_FINAL]
+    binary = params[P_BINARY]
     for i in range(n):
         if status[i] != 0:
             preds[i] = np.nan
@@ -133,6 +136,8 @@ def train_batch(
                 for t in range(lo, hi):
                     x = F32(values[t])
                     table[indices[t], W_COND] += c * x * x
+        if labeled and binary != 0.0:  # (VW's binary, above: its 0/1 loss is the one shown)
+            lv = binary_loss(pc if binary == 1.0 else 1.0, y, lv)
         add_scored(stats, rows, F64(pc), y, a, hi - lo, labeled, holdout, lv, params[P_PROGRESS])
 
 
@@ -204,7 +209,7 @@ def process_pass(table, gstate, params):  # noqa: C901 - VW's one state machine
         g0_d = 0.0
         for j in range(nslots):
             g0_d += F64(table[j, _mi(origin, ms)]) * table[j, W_DIR]
-        wolfe1 = (gstate[B_LOSS] - gstate[B_PREV]) / (step * g0_d)
+        wolfe1 = fdiv(gstate[B_LOSS] - gstate[B_PREV], step * g0_d)  # (C: nan when 0/0)
         new_step = 0.5 * step
         if math.isnan(F32(wolfe1)):
             gstate[B_STEP] = 0.0
@@ -215,7 +220,7 @@ def process_pass(table, gstate, params):  # noqa: C901 - VW's one state machine
             table[:, W_GT] = 0.0
             gstate[B_LOSS] = 0.0
         else:
-            rel = (gstate[B_PREV] - gstate[B_LOSS]) / gstate[B_PREV]
+            rel = fdiv(gstate[B_PREV] - gstate[B_LOSS], gstate[B_PREV])
             if (not math.isnan(F32(rel)) and gstate[B_BACKSTEP] != 0.0
                     and abs(rel) < F64(F32(params[P_BFGS_TERM]))):  # fmt: skip
                 status = 2
@@ -248,7 +253,7 @@ def process_pass(table, gstate, params):  # noqa: C901 - VW's one state machine
             gstate[B_STEP] = 0.0
             status = 2
         else:
-            gstate[B_STEP] = F64(-dd / F32(gstate[B_CURV]))
+            gstate[B_STEP] = F64(fdiv(-dd, F32(gstate[B_CURV])))
         _update_weight(table, F32(gstate[B_STEP]))
         gstate[B_GRAD] = 1.0
     gstate[B_ORIGIN] = origin
@@ -289,7 +294,7 @@ def _iter_middle(table, m, ms, rho, alpha, lastj, origin):
             yv = table[j, W_GT] - g
             g_hy += F64(table[j, W_GT]) * table[j, W_COND] * yv
             g_hg += F64(g) * table[j, W_COND] * g
-        beta = F32(g_hy / g_hg)
+        beta = F32(fdiv(g_hy, g_hg))  # (C: nan when no gradient is left, then 0)
         if beta < F32(0.0) or math.isnan(beta):
             beta = F32(0.0)
         for j in range(nslots):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn.learners import active, boosting, bootstrap, nn
+from streamlearn.learners import active, bfgs, boosting, bootstrap, nn
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,12 @@ def kept(words: tuple[str, ...]) -> Kept | None:
                         lambda g: bootstrap.get_rng(g, k), _none_section, _no_read, _no_lines,
                         learner="bootstrap_gd", models=k, sums_at=bootstrap.G_COPY,
                         keeps_seed=True)  # fmt: skip
+    if "--bfgs" in words or "--conjugate_gradient" in words:
+        m = _bfgs_mem(words)
+        if m is not None:  # (otherwise the reduction refuses the words when it is set up)
+            return Kept(f"--mem {m}", bfgs.B_RHO + 2 * max(m, 1),
+                        lambda params, seed: _bfgs_state(m, params), lambda g: 0,
+                        _none_section, _no_read, _no_lines, learner=f"bfgs{m}")  # fmt: skip
     if "--active" in words:
         return Kept("--active", active.G_QUERIES + 1, active.init_gstate, active.get_rng,
                     _none_section, _no_read, _no_lines)  # fmt: skip
@@ -101,3 +107,24 @@ def _bootstrap_state(k: int, params: np.ndarray, seed: int) -> np.ndarray:
     gstate = bootstrap.gd_gstate(p)
     bootstrap.set_rng(gstate, k, seed)
     return gstate
+
+
+def _bfgs_mem(words: tuple[str, ...]) -> int | None:
+    """``--bfgs``'s memory (``--mem``, 15 by default; ``--conjugate_gradient``'s 0)."""
+    if "--conjugate_gradient" in words:
+        return 0
+    if "--mem" not in words:
+        return 15
+    at = words.index("--mem") + 1
+    return int(words[at]) if at < len(words) and words[at].isdigit() else None
+
+
+def _bfgs_state(m: int, params: np.ndarray) -> np.ndarray:
+    """L-BFGS's fresh global state of ``--mem`` m for a model read (its passes: 1, the run's
+    own are the run's)."""
+    from streamlearn.learners.base import P_BFGS_MEM, P_BFGS_PASSES
+
+    p = params.copy()
+    p[P_BFGS_MEM] = m
+    p[P_BFGS_PASSES] = 1.0
+    return bfgs.init_gstate(p)

@@ -29,6 +29,7 @@ from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions import (
     active,
     autolink,
+    bfgs,
     boosting,
     bootstrap,
     cb_adf,
@@ -65,7 +66,8 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 ``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
 
 SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
-               active.NAME: active, autolink.NAME: autolink, bootstrap.NAME: bootstrap}
+               active.NAME: active, autolink.NAME: autolink, bootstrap.NAME: bootstrap,
+               bfgs.NAME: bfgs}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -100,7 +102,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, singleline, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              csoaa_ldf, cb_adf, ccb)
+              bfgs, csoaa_ldf, cb_adf, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import checked, refuse_over_gd
+from streamlearn.reductions.singleline import checked, configured, refuse_over_gd
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
 
@@ -164,10 +164,6 @@ def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
 
     from streamlearn.learners import gd
 
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
+    opts = configured(config, read, refuse)
     entry = Entry(opts, config.seed)
     return dataclasses.replace(gd.SPEC, train_batch=entry, init_gstate=entry.init_gstate)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import checked
+from streamlearn.reductions.singleline import checked, configured
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
@@ -124,8 +124,6 @@ def refuse(learn: dict, outputs: dict) -> None:
         if learn.get(key):
             raise VWUsage("--bootstrap runs K copies of gd (VW's default learner); sl does "
                           f"not run it over --{key.replace('_', '-')}")  # fmt: skip
-    if learn.get("bfgs", -1) >= 0:
-        raise VWUsage("--bootstrap with --bfgs is not supported by sl")
     if learn.get("algo", "gd") != "gd" or learn.get("minibatch", 1) > 1:
         raise VWUsage("--bootstrap runs K copies of gd (VW's default learner); sl does not "
                       "run it over other learners or mini-batches")  # fmt: skip
@@ -178,11 +176,7 @@ def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
 
     from streamlearn.learners import bootstrap
 
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
+    opts = configured(config, read, refuse)
     stride = 1 << max(opts.k - 1, 0).bit_length()
     if stride > 1 << config.bits:
         raise UsageError(f"--bootstrap {opts.k} needs -b {stride.bit_length() - 1} at least")

@@ -1,6 +1,7 @@
 """The single-line reductions' VW options: ``--oaa``, ``--csoaa``, ``--multilabel_oaa``,
-``--bfgs`` (``--autolink`` and ``--bootstrap`` have moved into the shape of
-:data:`streamlearn.reductions.SINGLE_LINE`: ``autolink.py``, ``bootstrap.py``).
+the label kinds over K classes (``--autolink``, ``--bootstrap`` and ``--bfgs`` have moved
+into the shape of :data:`streamlearn.reductions.SINGLE_LINE`: ``autolink.py``,
+``bootstrap.py``, ``bfgs.py``).
 
 Their kernels are chosen by :data:`streamlearn.learners.REDUCTIONS` (one over the run's
 base learner, from :class:`~streamlearn.config.TrainConfig`'s fields, which these options
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.vwoptions import Command, VWOption, count, flag, integer, learn, number
+from streamlearn.reductions.vwoptions import Command, VWOption, count
 
 
 def _classes(key: str, flag_name: str, what: str, also: str | None = None):  # noqa: ANN202
@@ -34,10 +35,6 @@ VW_OPTIONS = {
         "oaa", "--csoaa", "cost-sensitive one-against-all needs at least one class", "csoaa")),
     "multilabel_oaa": VWOption(None, True, _classes(
         "oaa", "--multilabel_oaa", "at least one class is needed", "multilabel")),
-    "bfgs": VWOption(None, False, lambda t, n, v: t.learn.setdefault("bfgs", 15)),
-    "mem": VWOption(None, True, learn("bfgs_mem_given", integer)),
-    "termination": VWOption(None, True, learn("termination", number)),
-    "hessian_on": VWOption(None, False, flag("hessian_on")),
 }  # fmt: skip
 """The VW options they take (:mod:`streamlearn.reductions.vwoptions`)."""
 
@@ -51,16 +48,6 @@ def settle(t: Command) -> None:
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"
-    mem = t.learn.pop("bfgs_mem_given", None)
-    if "bfgs" in t.learn:
-        if mem is not None:
-            t.learn["bfgs"] = mem
-        if t.learn.get("passes", 1) < 2:
-            raise VWUsage("--bfgs needs at least 2 passes (as VW)")
-    elif mem is not None or "termination" in t.learn or t.learn.get("hessian_on"):
-        t.notes.append("--mem, --termination and --hessian_on are options of --bfgs: ignored")
-        t.learn.pop("termination", None)
-        t.learn.pop("hessian_on", None)
 
 
 STACKED = ("oaa", "multilabel", "csoaa")
@@ -76,8 +63,6 @@ def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str) -> Non
     for key in STACKED:
         if learn.get(key):
             raise VWUsage(f"{flag} with --{key.replace('_', '-')} is not supported by sl")
-    if learn.get("bfgs", -1) >= 0:
-        raise VWUsage(f"{flag} with --bfgs is not supported by sl")
     if learn.get("algo", "gd") != "gd":
         raise VWUsage(f"{flag} runs over gd, not --{learn['algo']}")
     for key in ("audit", "invert_hash"):
@@ -94,4 +79,16 @@ def checked(t: Command, read: Callable, refuse: Callable):  # noqa: ANN201 - the
     except UsageError as e:
         raise VWUsage(e.message) from None
     refuse(t.learn, t.outputs)
+    return opts
+
+
+def configured(config, read: Callable, refuse: Callable):  # noqa: ANN001, ANN201
+    """A single-line reduction's options in a configuration (``TrainConfig.stack``: ``sl
+    train``'s, the API's, a model's) read and its refusals applied (``refuse(learn,
+    outputs)`` on the configuration's fields), each as a ``UsageError``: its options."""
+    try:
+        opts = read(config.stack)
+        refuse(config.to_dict(), {})
+    except VWUsage as e:
+        raise UsageError(e.message) from None
     return opts

@@ -151,14 +151,14 @@ def _learner_lines(c) -> list[str]:
 
 def _learners(c, outputs) -> list[str]:
     base = f"ftrl-{FTRL_NAMES[c.algo]}" if c.algo in FTRL_NAMES else c.algo
-    if c.bfgs >= 0:
-        base = "bfgs"
     reduction = _single_line(c)
     name, above = None, False
     if reduction is not None:
         module, opts = reduction
         name = module.stack_name(opts) if hasattr(module, "stack_name") else module.NAME
         above = getattr(module, "ABOVE_SCORER", False)
+        if getattr(module, "BASE", False):  # (--bfgs: VW names it instead of gd)
+            base, name = name, None
     out = [base, *([name] if name and not above else []), f"scorer-{outputs.link}",
            *([name] if name and above else [])]
     if c.binary:

@@ -72,7 +72,8 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
         opts.append(("link", link))
     if not c.constant:
         opts.append(("noconstant", None))
-    if c.algo == "gd" and c.bfgs < 0:  # VW keeps a rate that was given (sl: not the default)
+    bfgs = "--bfgs" in c.stack or "--conjugate_gradient" in c.stack
+    if c.algo == "gd" and not bfgs:  # VW keeps a rate that was given (sl: not the default)
         if float(F32(c.learning_rate)) != float(F32(c.default_learning_rate)):
             opts.append(("learning_rate", _f15(c.learning_rate)))
     if float(F32(c.power_t)) != float(F32(0.5)):

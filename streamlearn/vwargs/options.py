@@ -368,7 +368,6 @@ OPTIONS: dict[str, VWOption] = take(CORE, VW_OPTIONS)
 """VW's options ``sl vw`` takes, by VW's long name: :data:`CORE` and the reductions'."""
 
 NOT_SUPPORTED: dict[str, str] = {
-    "conjugate_gradient": "--algo cd in sl train",
     "lda": "none",
     "ksvm": "none (sl learns linear models)",
     "ect": "none",

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.unix import invoke
+from tests.unix import invoke_in
 
 
 def vw(args: list[str], cwd) -> subprocess.CompletedProcess:  # noqa: ANN001
@@ -65,14 +65,7 @@ def test_outputs_over_classes_are_vws(classes, data, opts):
     args = ["-d", data, *opts, "-p", "{out}.p"]
     r = vw([a.format(out="vw") for a in args], classes)
     assert r.returncode == 0, r.stderr
-    import os
-
-    here = os.getcwd()
-    os.chdir(classes)
-    try:
-        s = invoke(["vw", *[a.format(out="sl") for a in args]])
-    finally:
-        os.chdir(here)
+    s = invoke_in(classes, ["vw", *[a.format(out="sl") for a in args]])
     assert s.exit_code == 0, s.output
     assert facts(s.output) == facts(r.stderr)
     for ext in ("p", "r"):
@@ -81,14 +74,8 @@ def test_outputs_over_classes_are_vws(classes, data, opts):
 
 
 def test_scores_lines_are_each_class_s_score(classes):
-    import os
-
-    here = os.getcwd()
-    os.chdir(classes)
-    try:
-        s = invoke(["vw", "-d", "one.vw", "--oaa", "4", "--scores", "-p", "s.p", "--quiet"])
-    finally:
-        os.chdir(here)
+    s = invoke_in(classes, ["vw", "-d", "one.vw", "--oaa", "4", "--scores", "-p", "s.p",
+                            "--quiet"])  # fmt: skip
     assert s.exit_code == 0, s.output
     first = (classes / "s.p").read_text().splitlines()[1]
     assert re.fullmatch(r"1:\S+ 2:\S+ 3:\S+ 4:\S+", first), first

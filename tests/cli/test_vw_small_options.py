@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.unix import invoke
+from tests.unix import invoke, invoke_in
 
 
 def vw(args: list[str], cwd) -> subprocess.CompletedProcess:  # noqa: ANN001
@@ -33,14 +33,7 @@ def both(args: list[str], tmp_path, files: tuple[str, ...] = ()) -> tuple[str, s
     ``sl``); assert each named output (``{out}``-templated) is the same; the two losses."""
     r = vw([a.format(out="vw") for a in args], tmp_path)
     assert r.returncode == 0, r.stderr
-    import os
-
-    here = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        s = invoke(["vw", *[a.format(out="sl") for a in args]])
-    finally:
-        os.chdir(here)
+    s = invoke_in(tmp_path, ["vw", *[a.format(out="sl") for a in args]])
     assert s.exit_code == 0, s.output
     for f in files:
         a = (tmp_path / f.format(out="vw")).read_text()

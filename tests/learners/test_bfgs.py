@@ -15,7 +15,8 @@ import sys
 import numpy as np
 import pytest
 
-from streamlearn.config import ConfigError, TrainConfig
+from streamlearn.config import TrainConfig
+from streamlearn.errors import UsageError
 
 HAVE_VW = importlib.util.find_spec("vowpalwabbit") is not None
 needs_vw = pytest.mark.skipif(not HAVE_VW, reason="vowpalwabbit is not installed")
@@ -94,10 +95,15 @@ def test_predict_only_models_cross_read(tmp_path):
 
 
 def test_refused_beside_other_reductions():
-    for kw in ({"oaa": 3}, {"stack": ("--bootstrap", "2")}, {"stack": ("--autolink", "1")},
-               {"loss": "hinge"}):
-        with pytest.raises(ConfigError):
-            TrainConfig(bfgs=5, **kw)
+    from streamlearn.reductions import single_line
+
+    for kw in ({"oaa": 3}, {"stack": ("--bfgs", "--bootstrap", "2")},
+               {"stack": ("--bfgs", "--autolink", "1")}, {"loss": "hinge"}, {"algo": "ftrl"},
+               {"stack": ("--bfgs", "--conjugate_gradient")}):  # fmt: skip
+        with pytest.raises(UsageError):
+            config = TrainConfig(**{"stack": ("--bfgs", "--mem", "5"), **kw})
+            module, _ = single_line(config)
+            module.spec(config)
 
 
 def test_first_steps_match_a_dense_statement():
@@ -105,17 +111,19 @@ def test_first_steps_match_a_dense_statement():
     g = Σ 2(p - y) x (p = 0) and the diagonal h = Σ 2 x²; the direction is d = -g / h
     (capped at 10^4 / max h); pass 2 sums the curvature Σ 2 (d·x)², and the step is
     -g·d / curvature."""
-    from streamlearn.learners import bfgs
     from streamlearn.learners.base import new_rows, new_stats
 
     rng = np.random.default_rng(0)
     n, d = 50, 8
     X = rng.random((n, d))
     y = X @ rng.normal(size=d) + 0.3
-    cfg = TrainConfig(bfgs=4, bits=3, passes=3, holdout_period=0, min_prediction=-1e9,
-                      max_prediction=1e9)  # fmt: skip
+    from streamlearn.reductions import bfgs as reduction
+
+    cfg = TrainConfig(stack=("--bfgs", "--mem", "4"), bits=3, passes=3, holdout_period=0,
+                      min_prediction=-1e9, max_prediction=1e9)  # fmt: skip
     params = cfg.params()
-    spec = bfgs.spec(4)
+    spec = reduction.spec(cfg)
+    assert spec.name == "bfgs4"
     table = spec.new_table(3)
     gstate = spec.init_gstate(params)
     indptr = np.arange(0, n * d + 1, d)
@@ -123,8 +131,8 @@ def test_first_steps_match_a_dense_statement():
     args = (indptr, indices, X.reshape(-1), y, np.ones(n), np.zeros(n),
             np.zeros(n, dtype=np.uint8))  # fmt: skip
     for _ in range(2):
-        bfgs.train_batch(table, gstate, params, 0, *args, new_stats(), new_rows(), np.empty(n))
-        bfgs.finish(table, gstate, params)
+        spec.train_batch(table, gstate, params, 0, *args, new_stats(), new_rows(), np.empty(n))
+        spec.finish(table, gstate, params)
     X32 = X.astype(np.float32)
     g = (2 * (0 - y)[:, None] * X32).sum(0)
     h = (2 * X32 * X32).sum(0)
@@ -132,3 +140,43 @@ def test_first_steps_match_a_dense_statement():
     curv = (2 * (X32 @ direction) ** 2).sum()
     step = -(g @ direction) / curv
     np.testing.assert_allclose(table[:, 0], step * direction, rtol=2e-4)
+
+
+def test_a_model_of_the_fields_reads_the_same(tmp_path):
+    """``legacy/bfgs.sl`` was written by sl at 857a075, when --bfgs was ``TrainConfig``
+    fields (``"bfgs": 4, "termination": 0.01, "hessian_on": true``, learner ``bfgs4``): 4
+    passes over ``data/sample.vw``'s first 600 lines at ``-b 10``; ``bfgs.preds`` is that sl's
+    ``sl predict -p`` on lines 601-800.  Today's sl reads the fields as the reduction's words
+    and gives the same bytes."""
+    legacy = os.path.join(ROOT, "tests", "data", "legacy")
+    rows = open(os.path.join(ROOT, "data", "sample.vw"), "rb").read().splitlines(keepends=True)
+    (tmp_path / "next.vw").write_bytes(b"".join(rows[600:800]))
+    r = _run(["streamlearn", "predict", "-i", os.path.join(legacy, "bfgs.sl"), "next.vw", "-p",
+              "p.txt", "--quiet"], tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(legacy, "bfgs.preds"), "rb") as fh:
+        assert (tmp_path / "p.txt").read_bytes() == fh.read()
+    from streamlearn.api import Model
+
+    words = Model.load(os.path.join(legacy, "bfgs.sl")).config.stack
+    assert words == ("--bfgs", "--mem", "4", "--termination", "0.01", "--hessian_on")
+
+
+@needs_vw
+@pytest.mark.parametrize("opts", [["--conjugate_gradient", "--passes", "5", "--holdout_off"],
+                                  ["--conjugate_gradient", "--passes", "4", "--binary"],
+                                  ["--bfgs", "--mem", "0", "--passes", "4"],
+                                  ["--bfgs", "--passes", "4", "--loss_function", "logistic",
+                                   "--binary"]])  # fmt: skip
+def test_conjugate_gradient_and_binary_against_vw(tmp_path, opts):
+    """VW's --conjugate_gradient (L-BFGS with m = 0, the curvature always, no threshold;
+    it divided by zero in the compiled kernel where C gives NaN) and --binary's 0/1 loss
+    shown under L-BFGS (the logistic loss was shown), on labels -1/+1."""
+    _data(tmp_path / "d.vw", 300, 4, classes="--binary" in opts)
+    outs = []
+    for prog, tag in (("vowpalwabbit", "v"), ("streamlearn", "s")):
+        head = [prog] if prog == "vowpalwabbit" else [prog, "vw"]
+        r = _run([*head, "-d", "d.vw", "-c", "-k", *opts, "-p", f"{tag}.p"], tmp_path)
+        assert r.returncode == 0, r.stderr
+        outs.append((_facts(r.stderr), (tmp_path / f"{tag}.p").read_bytes()))
+    assert outs[0] == outs[1]
