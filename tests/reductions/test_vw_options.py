@@ -76,7 +76,7 @@ print("numba" in sys.modules)
 
 @pytest.mark.parametrize("argv", [
     "-d x.vw -q ab --passes 2 -c",
-    "--oaa 3 --bfgs --passes 2",
+    "--oaa 3 --passes 2", "--bfgs --mem 5 --passes 2",  # (--oaa with --bfgs: refused as read)
     "--cb_explore_adf --epsilon 0.1 -q UA",
     "--csoaa_ldf mc --csoaa_rank",
     "--cb_adf --cb_type dr --rank_all",
