@@ -129,10 +129,19 @@ def single_line(config):  # noqa: ANN001, ANN201 - a TrainConfig -> (module, opt
     return None
 
 
+def fixed_words(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The words of ``words`` a model fixes: those of the reductions a run may lay over a
+    model trained without them (``WARM``: ``--bfgs``) left out."""
+    for m in SINGLE_LINE.values():
+        if getattr(m, "WARM", False):
+            words = m.strip(words)
+    return words
+
+
 def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multiline
     """The registry's entry of ``ml``'s reduction."""
     return REDUCTIONS[ml.reduction]
 
 
 __all__ = ["REDUCTIONS", "SETTLE", "SINGLE_LINE", "TRAIN_OPTIONS", "VW_OPTIONS", "Multiline",
-           "Reduction", "reduction_of", "single_line", "train_words"]
+           "Reduction", "fixed_words", "reduction_of", "single_line", "train_words"]

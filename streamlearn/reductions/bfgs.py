@@ -28,6 +28,9 @@ BASE = True
 """VW names it instead of the base learner (it is the learner, not a reduction over gd)."""
 MOST = 1024
 """The most L-BFGS corrections sl keeps (``--mem``: 2m columns a slot)."""
+WARM = True
+"""A run may lay it over a model trained without it (VW's ``-i gd.model --bfgs``): its
+table starts from the model's weights (:func:`strip`)."""
 FLAGS = ("--bfgs", "--conjugate_gradient")
 OWN = ("--mem", "--termination", "--hessian_on")
 """Its options, which VW reads only with ``--bfgs``."""
@@ -106,6 +109,11 @@ def _without(words: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
         else:
             out.append(w)
     return tuple(out)
+
+
+def strip(words: tuple[str, ...]) -> tuple[str, ...]:
+    """``words`` without this reduction's (what a model it continues must agree with)."""
+    return _without(words, FLAGS + OWN)
 
 
 def settle(t: Command) -> None:

@@ -54,6 +54,11 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
         for key in FIXED_BY_MODEL:
             if key in unrecorded or (key == "loss" and explicit.get("test_only")):
                 continue  # not in the file, or only scoring (VW's -t -i reports any loss)
+            if key == "stack" and key in explicit:
+                from streamlearn.reductions import fixed_words
+
+                if fixed_words(explicit[key]) == fixed_words(model_cfg.stack):
+                    continue  # (--bfgs over a gd model, as VW: warm-started)
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 if key == "stack":  # a reduction's own words (--lrq ab3): shown as they are
                     raise UsageError(

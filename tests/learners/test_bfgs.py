@@ -180,3 +180,22 @@ def test_conjugate_gradient_and_binary_against_vw(tmp_path, opts):
         assert r.returncode == 0, r.stderr
         outs.append((_facts(r.stderr), (tmp_path / f"{tag}.p").read_bytes()))
     assert outs[0] == outs[1]
+
+
+@needs_vw
+def test_bfgs_over_a_gd_model_as_vw(tmp_path):
+    """VW lays --bfgs over a model trained without it (its weights the start): so does sl,
+    though the model fixes the reductions' words otherwise (suite id 385)."""
+    _data(tmp_path / "a.vw", 200, 5)
+    _data(tmp_path / "b.vw", 120, 6)
+    r = _run(["vowpalwabbit", "-d", "a.vw", "-f", "gd.m", "--predict_only_model", "--quiet"],
+             tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    outs = []
+    for prog, tag in (("vowpalwabbit", "v"), ("streamlearn", "s")):
+        head = [prog] if prog == "vowpalwabbit" else [prog, "vw"]
+        r = _run([*head, "-d", "b.vw", "-i", "gd.m", "--bfgs", "--passes", "3", "-c", "-k",
+                  "--predict_only_model", "-p", f"{tag}.p"], tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        outs.append((_facts(r.stderr), (tmp_path / f"{tag}.p").read_bytes()))
+    assert outs[0] == outs[1]
