@@ -97,12 +97,24 @@ def class_texts(preds: np.ndarray) -> list[str]:
 
 
 def labelled_texts(scores: np.ndarray, first: int | np.ndarray) -> list[str]:
-    """``1:p1 2:p2 ...``: VW's ``--probabilities`` line (``first``: each row's first class,
-    0 or 1)."""
+    """``1:p1 2:p2 ...``: VW's ``--probabilities`` and ``--scores`` line (``first``: each
+    row's first class, 0 or 1).  Each value as :func:`general` writes it: the float32 as a
+    double with ``%g``, one format per row (a call per value cost 0.6 µs: 4.8 s of ``-p``
+    for 800,000 rows of 8 classes, against VW's whole run of 3.4 s); a NaN as C writes it."""
     k = scores.shape[1]
     starts = np.broadcast_to(first, scores.shape[:1]).tolist()
-    return [" ".join(f"{c}:{general(v)}" for c, v in zip(range(f, f + k), row, strict=True))
-            for f, row in zip(starts, scores.tolist(), strict=True)]  # fmt: skip
+    values = scores.astype(F32).astype(np.float64)
+    if np.isnan(values).any():  # (C's sign of a NaN: -nan)
+        return [" ".join(f"{c}:{general(v)}" for c, v in zip(range(f, f + k), row, strict=True))
+                for f, row in zip(starts, values.tolist(), strict=True)]  # fmt: skip
+    formats: dict[int, str] = {}
+    out = []
+    for f, row in zip(starts, values.tolist(), strict=True):
+        fmt = formats.get(f)
+        if fmt is None:
+            fmt = formats[f] = " ".join(f"{c}:%g" for c in range(f, f + k))
+        out.append(fmt % tuple(row))
+    return out
 
 
 def oaa_raw_texts(scores: np.ndarray, first: int | np.ndarray) -> list[str]:
