@@ -505,7 +505,7 @@ def decode(data: bytes) -> tuple:
         spec = spec_by_name(state.learner)
     else:
         spec = reduction_of(config) or resolve(algo)
-    gstate = _initial_gstate(config, spec, params, opts, data, h)
+    gstate = _initial_gstate(state, spec, params, opts, data, h)
     body = vwmodel.read_body(data, h, len(cols), opts["models"])
     r = body.resume
     if r is None:
@@ -563,13 +563,12 @@ def decode(data: bytes) -> tuple:
     return config, spec.name, body.slots, state, weights, gstate, stats, meta
 
 
-def _initial_gstate(config: TrainConfig, spec, params: np.ndarray, opts: dict, data: bytes,
-                    h: vwmodel.Header) -> np.ndarray:  # noqa: ANN001 - a LearnerSpec  # fmt: skip
-    """The global state a model of ``config`` starts from, with what VW keeps of it before
-    gd's part (a reduction's, ``learners/stacked.py``: ``--boosting``'s alpha and v, read past
-    the header: ``h.end`` moves) and its generator's state (``--random_seed``, for
-    ``--bootstrap``, ``--boosting`` and ``--nn``)."""
-    state = kept(config.stack)
+def _initial_gstate(state, spec, params: np.ndarray, opts: dict, data: bytes,  # noqa: ANN001
+                    h: vwmodel.Header) -> np.ndarray:  # fmt: skip
+    """The global state a model starts from: ``spec``'s, or its reduction's (``state``, a
+    :class:`~streamlearn.learners.stacked.Kept` of its words), with what VW keeps of it before
+    gd's part (``--boosting``'s alpha and v, read past the header: ``h.end`` moves) and its
+    generator's state (``--random_seed``, for ``--bootstrap``, ``--boosting`` and ``--nn``)."""
     if state is not None:  # its state (VW's save_load of it) between header and weights
         from streamlearn.system.memory import refuse_above
 
@@ -720,7 +719,8 @@ def _rng_state(model) -> int | None:  # noqa: ANN001
     state = kept(model.config.stack)
     if state is None:
         return None
-    return state.rng(model.gstate) if state.keeps_seed else state.rng(model.gstate) or None
+    seed = state.rng(model.gstate)
+    return seed if seed or state.keeps_seed else None
 
 
 def options_string(config: TrainConfig, resume: bool = True, link: str | None = None,

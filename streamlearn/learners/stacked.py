@@ -17,6 +17,10 @@ import numpy as np
 
 from streamlearn.learners import active, bfgs, boosting, bootstrap, nn
 
+BFGS = ("--bfgs", "--conjugate_gradient")
+"""The words that name L-BFGS (``reductions/bfgs.py``): the learner itself, not a reduction
+over gd."""
+
 
 @dataclass(frozen=True)
 class Kept:
@@ -85,7 +89,7 @@ def kept(words: tuple[str, ...]) -> Kept | None:
                         lambda g: bootstrap.get_rng(g, k), _none_section, _no_read, _no_lines,
                         learner="bootstrap_gd", models=k, sums_at=bootstrap.G_COPY,
                         keeps_seed=True)  # fmt: skip
-    if "--bfgs" in words or "--conjugate_gradient" in words:
+    if any(w in words for w in BFGS):
         m = _bfgs_mem(words)
         if m is not None:  # (otherwise the reduction refuses the words when it is set up)
             return Kept(f"--mem {m}", bfgs.B_RHO + 2 * max(m, 1),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import checked, configured, refuse_over_gd
+from streamlearn.reductions.singleline import Filled, checked, configured, refuse_over_gd
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
 
@@ -88,35 +88,12 @@ def header_lines(opts: Options, config=None) -> list[str]:  # noqa: ANN001, ARG0
     return []
 
 
-class Entry:
-    """The kernel entry of one run: the kernel reads the degree from its ``P_AUTOLINK``
-    slot of the run's parameters, which this reduction fills (the configuration no longer
-    knows it)."""
-
-    wants_ns = False
-
-    def __init__(self, d: int) -> None:
-        from streamlearn.learners import autolink
-        from streamlearn.learners.base import P_AUTOLINK
-
-        self.d = float(d)
-        self.slot = P_AUTOLINK
-        self.kernel = autolink.train_gd
-
-    def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
-                 weights, bases, status, stats, rows, preds):  # fmt: skip
-        params[self.slot] = self.d
-        self.kernel(table, gstate, params, loss_id, indptr, indices, values, labels, weights,
-                    bases, status, stats, rows, preds)  # fmt: skip
-
-
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """gd's table and rules with the link features: the run's learner (its table is gd's:
     sl's model files name it ``gd``; those written before the move, ``autolink_gd``, which
     :mod:`streamlearn.model` reads as ``gd``)."""
-    import dataclasses
-
-    from streamlearn.learners import gd
+    from streamlearn.learners import autolink
+    from streamlearn.learners.base import P_AUTOLINK
 
     opts = configured(config, read, refuse)
-    return dataclasses.replace(gd.SPEC, train_batch=Entry(opts.d))
+    return Filled(autolink.SPEC, ((P_AUTOLINK, opts.d),)).spec(name="gd")

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import STACKED, checked, configured
+from streamlearn.reductions.singleline import STACKED, Filled, checked, configured
 from streamlearn.reductions.vwoptions import Command, VWOption, integer, number
 
 NAME = "bfgs"
@@ -32,6 +30,8 @@ WARM = True
 """A run may lay it over a model trained without it (VW's ``-i gd.model --bfgs``): its
 table starts from the model's weights (:func:`strip`)."""
 FLAGS = ("--bfgs", "--conjugate_gradient")
+"""(``learners/stacked.py: BFGS``, the same words: that module loads kernels, this one is read
+with every command line)"""
 OWN = ("--mem", "--termination", "--hessian_on")
 """Its options, which VW reads only with ``--bfgs``."""
 
@@ -119,14 +119,13 @@ def strip(words: tuple[str, ...]) -> tuple[str, ...]:
 def settle(t: Command) -> None:
     """What ``--bfgs`` means with the rest of a VW command line (one line, exit 2)."""
     words = t.learn.get("stack", ())
-    own = [w for w in OWN if w in words]
-    if not any(w in words for w in FLAGS) or "--conjugate_gradient" in words:
-        if own:  # (VW reads them only with --bfgs)
-            t.notes.append("--mem, --termination and --hessian_on are options of --bfgs: "
-                           "ignored")  # fmt: skip
-            t.learn["stack"] = _without(words, OWN)
-        if not any(w in words for w in FLAGS):
-            return
+    named = any(w in words for w in FLAGS)
+    if any(w in words for w in OWN) and (not named or "--conjugate_gradient" in words):
+        # (VW reads them only with --bfgs)
+        t.notes.append("--mem, --termination and --hessian_on are options of --bfgs: ignored")
+        t.learn["stack"] = _without(words, OWN)
+    if not named:
+        return
     checked(t, read, refuse)
     if t.learn.get("passes", 1) < 2 and not t.learn.get("test_only"):
         raise VWUsage(f"{_flag_of(t.learn['stack'])} needs at least 2 passes (as VW)")
@@ -153,50 +152,12 @@ def header_lines(opts: Options, config=None) -> list[str]:  # noqa: ANN001, ARG0
     return []
 
 
-class Entry:
-    """The kernel entries of one run: the kernels read m, the threshold, the curvature and
-    the passes from their slots of the run's parameters, which this reduction fills."""
-
-    wants_ns = False
-
-    def __init__(self, opts: Options, passes: int) -> None:
-        from streamlearn.learners import bfgs
-        from streamlearn.learners.base import (
-            P_BFGS_HESSIAN,
-            P_BFGS_MEM,
-            P_BFGS_PASSES,
-            P_BFGS_TERM,
-        )
-
-        self.values = ((P_BFGS_MEM, float(opts.mem)), (P_BFGS_TERM, opts.termination),
-                       (P_BFGS_HESSIAN, 1.0 if opts.hessian else 0.0),
-                       (P_BFGS_PASSES, float(passes)))  # fmt: skip
-        self.kernel, self.end, self.fresh = bfgs.train_batch, bfgs.finish, bfgs.init_gstate
-
-    def fill(self, params: np.ndarray) -> np.ndarray:
-        for slot, value in self.values:
-            params[slot] = value
-        return params
-
-    def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
-                 weights, bases, status, stats, rows, preds):  # fmt: skip
-        self.kernel(table, gstate, self.fill(params), loss_id, indptr, indices, values, labels,
-                    weights, bases, status, stats, rows, preds)  # fmt: skip
-
-    def finish(self, table: np.ndarray, gstate: np.ndarray, params: np.ndarray) -> None:
-        self.end(table, gstate, self.fill(params))
-
-    def init_gstate(self, params: np.ndarray) -> np.ndarray:
-        return self.fresh(self.fill(params.copy()))
-
-
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """The L-BFGS learner of ``--mem`` m (``bfgs<m>``) for this run's passes."""
-    import dataclasses
-
     from streamlearn.learners import bfgs
+    from streamlearn.learners.base import P_BFGS_HESSIAN, P_BFGS_MEM, P_BFGS_PASSES, P_BFGS_TERM
 
     opts = configured(config, read, refuse)
-    entry = Entry(opts, config.passes)
-    return dataclasses.replace(bfgs.spec(opts.mem), train_batch=entry,
-                               init_gstate=entry.init_gstate, finish=entry.finish)
+    values = ((P_BFGS_MEM, opts.mem), (P_BFGS_TERM, opts.termination),
+              (P_BFGS_HESSIAN, 1.0 if opts.hessian else 0.0), (P_BFGS_PASSES, config.passes))
+    return Filled(bfgs.spec(opts.mem), values).spec()

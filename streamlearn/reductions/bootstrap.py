@@ -6,7 +6,7 @@ is its kernel and says how), in the single-line reductions' shape
 gd's (each copy's normalizer sums, VW's generator) lives in gd's global state, which both
 model files keep (:func:`streamlearn.learners.stacked.kept`); its ``-p`` lines (the
 prediction and the copies' range) are written from the kernel's 3 values a row
-(``Entry.bounds``).
+(``singleline.Filled``'s ``bounds``).
 
 One of the older reductions moved into the shape (it was ``TrainConfig.bootstrap`` and
 ``bs_type``): sl's models written before keep them in their options, which
@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import checked, configured
+from streamlearn.reductions.singleline import Filled, checked, configured
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
@@ -137,48 +135,15 @@ def header_lines(opts: Options, config=None) -> list[str]:  # noqa: ANN001, ARG0
     return []
 
 
-class Entry:
-    """The kernel entry of one run: the kernel reads K and the vote from their slots of the
-    run's parameters (``P_BOOTSTRAP``, ``P_BS_VOTE``), which this reduction fills; it writes
-    3 values a row when asked (``bounds``: the prediction, the lowest and highest copy's),
-    which ``-p`` shows as VW does."""
-
-    wants_ns = False
-    bounds = True
-
-    def __init__(self, opts: Options) -> None:
-        from streamlearn.learners import bootstrap
-        from streamlearn.learners.base import P_BOOTSTRAP, P_BS_VOTE
-
-        self.k, self.vote = float(opts.k), 1.0 if opts.vote else 0.0
-        self.slots = (P_BOOTSTRAP, P_BS_VOTE)
-        self.kernel = bootstrap.train_gd
-        self.fresh = bootstrap.gd_gstate
-
-    def fill(self, params: np.ndarray) -> np.ndarray:
-        params[self.slots[0]] = self.k
-        params[self.slots[1]] = self.vote
-        return params
-
-    def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
-                 weights, bases, status, stats, rows, preds):  # fmt: skip
-        self.kernel(table, gstate, self.fill(params), loss_id, indptr, indices, values, labels,
-                    weights, bases, status, stats, rows, preds)  # fmt: skip
-
-    def init_gstate(self, params: np.ndarray) -> np.ndarray:
-        return self.fresh(self.fill(params.copy()))
-
-
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """K copies of gd in one table (K rounded up to a power of 2 slots a feature): the run's
     learner, ``bootstrap_gd`` in sl's model files (its global state holds the copies')."""
-    import dataclasses
-
     from streamlearn.learners import bootstrap
+    from streamlearn.learners.base import P_BOOTSTRAP, P_BS_VOTE
 
     opts = configured(config, read, refuse)
     stride = 1 << max(opts.k - 1, 0).bit_length()
     if stride > 1 << config.bits:
         raise UsageError(f"--bootstrap {opts.k} needs -b {stride.bit_length() - 1} at least")
-    entry = Entry(opts)
-    return dataclasses.replace(bootstrap.GD, train_batch=entry, init_gstate=entry.init_gstate)
+    values = ((P_BOOTSTRAP, opts.k), (P_BS_VOTE, 1.0 if opts.vote else 0.0))
+    return Filled(bootstrap.GD, values, bounds=True).spec()

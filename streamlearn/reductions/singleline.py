@@ -1,7 +1,9 @@
-"""The single-line reductions' VW options: ``--oaa``, ``--csoaa``, ``--multilabel_oaa``,
-the label kinds over K classes (``--autolink``, ``--bootstrap`` and ``--bfgs`` have moved
-into the shape of :data:`streamlearn.reductions.SINGLE_LINE`: ``autolink.py``,
-``bootstrap.py``, ``bfgs.py``).
+"""The VW options of the reductions over K classes, ``--oaa``, ``--csoaa`` and
+``--multilabel_oaa`` (also the label kinds), and what the single-line reductions of
+:data:`streamlearn.reductions.SINGLE_LINE` share: their refusals over gd, their words read on a
+VW line or in a configuration, and an entry that fills their kernels' parameters
+(:class:`Filled`).  ``--autolink``, ``--bootstrap`` and ``--bfgs`` were here and have moved
+into that shape (``autolink.py``, ``bootstrap.py``, ``bfgs.py``).
 
 Their kernels are chosen by :data:`streamlearn.learners.REDUCTIONS` (one over the run's
 base learner, from :class:`~streamlearn.config.TrainConfig`'s fields, which these options
@@ -11,7 +13,10 @@ line says of them is here, as each multiline reduction's module says its own.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+
+import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.vwoptions import Command, VWOption, count
@@ -92,3 +97,42 @@ def configured(config, read: Callable, refuse: Callable):  # noqa: ANN001, ANN20
     except VWUsage as e:
         raise UsageError(e.message) from None
     return opts
+
+
+class Filled:
+    """A learner's kernels (``spec``'s train, fresh state and end of pass) run with a
+    reduction's values in their slots of the run's parameters, which the configuration no
+    longer fills (``--autolink``'s degree, ``--bootstrap``'s K and vote, ``--bfgs``'s
+    memory, threshold, curvature and passes): the kernels and :mod:`learners.base
+    <streamlearn.learners.base>` keep their signatures.  ``bounds``: the kernel writes 3
+    values a row when asked (``--bootstrap``'s prediction and copies' range)."""
+
+    wants_ns = False
+
+    def __init__(self, spec, values: tuple[tuple[int, float], ...], bounds: bool = False):  # noqa: ANN001 - a LearnerSpec
+        self.values = tuple((slot, float(value)) for slot, value in values)
+        self.bounds = bounds
+        self.kernel, self.fresh, self.end, self.base = (spec.train_batch, spec.init_gstate,
+                                                        spec.finish, spec)  # fmt: skip
+
+    def fill(self, params: np.ndarray) -> np.ndarray:
+        for slot, value in self.values:
+            params[slot] = value
+        return params
+
+    def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
+                 weights, bases, status, stats, rows, preds):  # fmt: skip
+        self.kernel(table, gstate, self.fill(params), loss_id, indptr, indices, values, labels,
+                    weights, bases, status, stats, rows, preds)  # fmt: skip
+
+    def init_gstate(self, params: np.ndarray) -> np.ndarray:
+        return self.fresh(self.fill(params.copy()))
+
+    def finish(self, table: np.ndarray, gstate: np.ndarray, params: np.ndarray) -> None:
+        self.end(table, gstate, self.fill(params))
+
+    def spec(self, name: str | None = None):  # noqa: ANN201 - a LearnerSpec
+        """The learner with these entries (named ``name`` in model files, else its own)."""
+        return dataclasses.replace(
+            self.base, name=name or self.base.name, train_batch=self,
+            init_gstate=self.init_gstate, finish=self.finish if self.end is not None else None)

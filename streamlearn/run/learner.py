@@ -97,7 +97,6 @@ def _spec(config: TrainConfig) -> LearnerSpec:
     return spec_of(config)
 
 
-
 def _given_state(config: TrainConfig, gstate: np.ndarray, fresh: bool) -> None:
     """VW's ``--l1_state``/``--l2_state``: gd's gravity and contraction a run starts from. A
     fresh run takes a value given; a continued one a value given that is not the default
@@ -110,6 +109,7 @@ def _given_state(config: TrainConfig, gstate: np.ndarray, fresh: bool) -> None:
                                  (config.l2_state, G_CONTRACTION, 1.0)):  # fmt: skip
         if value is not None and (fresh or value != default):
             gstate[slot] = value
+
 
 @dataclass
 class Learner:

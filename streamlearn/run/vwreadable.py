@@ -21,7 +21,7 @@ import numpy as np
 
 from streamlearn.hashing import murmur3_32
 from streamlearn.learners.initial import random_state
-from streamlearn.learners.stacked import kept
+from streamlearn.learners.stacked import BFGS, kept
 from streamlearn.model_vw import kept_stack
 
 VW_VERSION = "9.11.9"
@@ -72,8 +72,8 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
         opts.append(("link", link))
     if not c.constant:
         opts.append(("noconstant", None))
-    bfgs = "--bfgs" in c.stack or "--conjugate_gradient" in c.stack
-    if c.algo == "gd" and not bfgs:  # VW keeps a rate that was given (sl: not the default)
+    # VW keeps a rate that was given (sl: not the default), not L-BFGS's
+    if c.algo == "gd" and not any(w in c.stack for w in BFGS):
         if float(F32(c.learning_rate)) != float(F32(c.default_learning_rate)):
             opts.append(("learning_rate", _f15(c.learning_rate)))
     if float(F32(c.power_t)) != float(F32(0.5)):

@@ -81,8 +81,9 @@ class LineLive:
             self.prediction_type = PredictionType.SCALARS if t.probabilities \
                 else PredictionType.MULTICLASS  # fmt: skip
         self.label_type = LabelType.MULTICLASS if config.oaa else LabelType.SIMPLE
-        if config.multilabel or config.csoaa or {"--bootstrap", "--bfgs",
-                                                 "--conjugate_gradient"} & set(config.stack):
+        from streamlearn.learners.stacked import BFGS
+
+        if config.multilabel or config.csoaa or {"--bootstrap", *BFGS} & set(config.stack):
             raise UsageError("a Workspace of --multilabel_oaa, --csoaa, --bootstrap or --bfgs: "
                              "not yet (sl vw runs them)")  # fmt: skip
 
