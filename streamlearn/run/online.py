@@ -41,6 +41,7 @@ from streamlearn.run.runner import (
     run_kernel,
     split_bounds,
 )
+from streamlearn.system import process
 
 LEARN_WORKERS = 2
 """Threads that run a grid's learners on a block (their kernels release the GIL)."""
@@ -275,18 +276,21 @@ def _end_pass(run: Run, pass_no: int, snapshot) -> None:  # noqa: ANN001 - learn
     if run.learner.spec.stopped is not None and run.learner.spec.stopped(run.learner.gstate):
         run.done = True  # (--bfgs: converged)
     if model is not None:
-        run.pass_models.append(_save_pass(model, run.outputs, pass_no))
+        _save_pass(model, run, pass_no)
     _decay(run)
 
 
-def _save_pass(model: model_io.Model, outputs: Outputs, pass_no: int) -> str:
+def _save_pass(model: model_io.Model, run: Run, pass_no: int) -> None:
     """VW's ``--save_per_pass``: the model as it stands after pass ``pass_no``, written
-    at once (atomically) to ``final_model.N`` (returned); the run's other outputs wait
-    for its end."""
+    at once (atomically) to ``final_model.N`` and named in ``run.pass_models`` (a signal
+    meanwhile waits, so that what is written is named); the run's other outputs wait for
+    its end."""
     check_model(model)
+    outputs = run.outputs
     path = f"{outputs.final_model}.{pass_no}"
-    model_io.save(model, path, outputs.model_format, outputs.link)
-    return path
+    with process.deferring():
+        model_io.save(model, path, outputs.model_format, outputs.link)
+        run.pass_models.append(path)
 
 
 def _decay(run: Run) -> None:

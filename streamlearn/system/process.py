@@ -67,11 +67,18 @@ class Signalled(KeyboardInterrupt):
 _PENDING: int | None = None
 """The ``sl`` program's signal whose :class:`Signalled` has not yet become an error."""
 
+_DEFERRING = 0
+_DEFERRED: int | None = None
+"""A signal that came inside :func:`deferring`, raised when its block ends."""
+
 
 def _handler(signum, frame):  # noqa: ANN001 - signal API
-    global _PENDING
+    global _PENDING, _DEFERRED
     if _HELD:  # the run is committing its outputs: it completes, unless it is blocked
         _watch_commit(signum)
+        return
+    if _DEFERRING:  # a step that must finish once begun: the signal waits for its end
+        _DEFERRED = signum
         return
     if _HOLD_TO_EXIT:
         _PENDING = signum
@@ -213,6 +220,32 @@ def committing() -> Iterator[None]:
         _COMMITTING -= 1
         if not _HOLD_TO_EXIT:
             _HELD = False
+
+
+@contextlib.contextmanager
+def deferring() -> Iterator[None]:
+    """A step that must finish once begun, and be recorded: a signal that arrives inside
+    the block is raised as it ends.
+
+    A pass's model (``--save_per_pass``) is written and then named in the run's
+    list of what it left; a SIGTERM between the file's rename and the list's
+    append left a file the run's last line did not name.  The step is short
+    (one model's write), so the signal is late by that much, not dropped.
+    """
+    global _DEFERRING, _DEFERRED, _PENDING
+    raise_pending()
+    _DEFERRING += 1
+    try:
+        yield
+    finally:
+        _DEFERRING -= 1
+        signum = _DEFERRED if not _DEFERRING else None
+        if signum is not None:
+            _DEFERRED = None
+            if _HOLD_TO_EXIT:
+                _PENDING = signum  # raised again if the exception below is swallowed
+    if signum is not None:
+        raise Signalled(signum)
 
 
 def reopen_closed_std_fds() -> None:
