@@ -134,7 +134,9 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--boosting", "2", "--passes", "2", "-c", "-k"], ["--nn", "3", "-f", T + "/nn.vw"],
         ["-i", T + "/nn.vw", "-t"], ["--nn", "2", "--dropout", "--inpass"],
         ["--active", "--simulation", "-f", T + "/active.vw"],
-        ["-i", T + "/active.vw", "-t", "--active", "--simulation"])]  # fmt: skip
+        ["-i", T + "/active.vw", "-t", "--active", "--simulation"],
+        ["--rank", "2", "-q", "ab", "-f", T + "/mf.vw"], ["-i", T + "/mf.vw", "-t"],
+        ["--rank", "1", "--passes", "2", "-c", "-k"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -195,6 +197,8 @@ def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["train", "--boosting", "3", "--boost-alg", "logistic", T + "/lrq"],
             ["train", "--boosting", "3", "--boost-alg", "adaptive", T + "/lrq"],
             ["train", "--nn", "3", T + "/lrq"],
+            ["train", "--rank", "2", "-q", "ab", T + "/lrq", "-f", T + "/mf.sl"],
+            ["predict", "-i", T + "/mf.sl", T + "/lrq"],
             ["train", "--active", "--active-mellowness", "0.1", T + "/lrq"]]
     return out
 

@@ -593,8 +593,11 @@ class TrainConfig:
             return None
         from streamlearn.io.interactions import compile_interactions
 
+        given = {name: getattr(self, name) for name in names}
+        if "--rank" in self.stack:  # (VW's gd_mf multiplies the pairs' latent sums itself)
+            given["quadratic"] = ()
         inter = compile_interactions(
-            **{name: getattr(self, name) for name in names}, hash_all=self.hash == "all",
+            **given, hash_all=self.hash == "all",
             f32=self.algo in FLOAT32_ALGORITHMS, vw_numbers=self.numbers == "vw",
             hash_seed=self.hash_seed,
         )

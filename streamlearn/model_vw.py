@@ -64,7 +64,8 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "boosting": True, "alg": True, "nn": True, "inpass": False,
                                    "dropout": False, "multitask": False, "active": False,
                                    "mellowness": True, "autolink": True, "bootstrap": True,
-                                   "bs_type": True, "bfgs": False, "conjugate_gradient": False}
+                                   "bs_type": True, "bfgs": False, "conjugate_gradient": False,
+                                   "rank": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -490,10 +491,14 @@ def decode(data: bytes) -> tuple:
     opts = _options(h)
     resumed = len(data) > h.end and data[h.end] == 1
     learn = dict(opts["learn"])
-    if not resumed:
+    mf = "--rank" in learn.get("stack", ())  # (VW's gd_mf keeps its rates, and no resume flag)
+    if not resumed and not mf:
         learn.pop("learning_rate", None)
         learn.pop("power_t", None)
     learn["numbers"] = "vw"  # VW's model: its inputs are read as VW reads them (io/vwfloat.py)
+    if mf:  # (VW's gd_mf: plain updates, its rate 10 and t 1 unless given)
+        learn.update(adaptive=False, normalized=False, invariant=False)
+        return _decode_mf(TrainConfig(**learn), data, h, opts)
     config = TrainConfig(**learn)
     algo = config.algo
     if algo not in VW_LEARNERS:
@@ -561,6 +566,18 @@ def decode(data: bytes) -> tuple:
     if body.repeats:
         meta["vw_model"]["repeated_slots"] = body.repeats
     return config, spec.name, body.slots, state, weights, gstate, stats, meta
+
+
+def _decode_mf(config: TrainConfig, data: bytes, h: vwmodel.Header, opts: dict) -> tuple:
+    """:func:`decode` of a ``--rank`` model (:func:`streamlearn.learners.gd_mf.decode_vw`)."""
+    from streamlearn.learners import gd_mf
+
+    meta = {"vw_model": {"version": h.version, "options": h.options.strip(), "resume": False,
+                         # (its initial t is 1 unless given, as the model's config says)
+                         "unrecorded": [k for k in UNRECORDED if k != "initial_t"]}}
+    if opts["link"] is not None:
+        meta["vw_model"]["link"] = opts["link"]
+    return (config, *gd_mf.decode_vw(config, data, h), meta)
 
 
 def _initial_gstate(state, spec, params: np.ndarray, opts: dict, data: bytes,  # noqa: ANN001
@@ -642,6 +659,15 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
     else:
         edge = 50.0 if config.loss_id == LOGISTIC else 0.0
         lo, hi = -edge, edge
+    if "--rank" in config.stack:  # VW's gd_mf: its options, every row of its table
+        from streamlearn.learners import gd_mf
+
+        rank = gd_mf.rank_of(config.stack)
+        h = vwmodel.Header(id=config.model_id, min_label=lo + 0.0, max_label=hi + 0.0,
+                           bits=config.bits, options=gd_mf.vw_options(config, rank, link))
+        _split_grams(config, h)
+        return [vwmodel.encode_header(h), gd_mf.vw_rows(model.slots, model.state, config.bits,
+                                                        rank)]  # fmt: skip
     h = vwmodel.Header(id=config.model_id, min_label=lo, max_label=hi, bits=config.bits,
                        options=options_string(config, not weights_only, link,
                                               _rng_state(model)))

@@ -346,6 +346,11 @@ def learning_options(ctx: click.Context, values: dict) -> dict:
             raise click.UsageError("--holdout-off conflicts with --holdout-period/--holdout-after")
         out["holdout_period"] = 0
     out.update(_update_rule(out.get("algo"), values))
+    if out.get("stack"):  # what a reduction sets unless given (--rank: VW's plain updates)
+        from streamlearn.reductions import train_defaults
+
+        for key, value in train_defaults(out["stack"]).items():
+            out.setdefault(key, value)
     return out
 
 

@@ -129,6 +129,10 @@ def spec_by_name(name: str) -> LearnerSpec:
         from streamlearn.learners import bfgs
 
         return bfgs.spec(int(name[4:]))
+    if name.startswith("gd_mf") and name[5:].isdigit():  # (2k + 2 columns)
+        from streamlearn.learners import gd_mf
+
+        return gd_mf.spec(int(name[5:]))
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
         "cd", "coin", "pistol", "freegrad", "oaa", "csoaa", "bootstrap", "autolink",

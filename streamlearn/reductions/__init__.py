@@ -36,6 +36,7 @@ from streamlearn.reductions import (
     ccb,
     csoaa_ldf,
     explore,
+    gd_mf,
     lrq,
     lrqfa,
     nn,
@@ -67,7 +68,7 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 
 SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
                active.NAME: active, autolink.NAME: autolink, bootstrap.NAME: bootstrap,
-               bfgs.NAME: bfgs}
+               bfgs.NAME: bfgs, gd_mf.NAME: gd_mf}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -87,6 +88,16 @@ def train_words(values: dict) -> tuple[str, ...]:
     return tuple(w for m in SINGLE_LINE.values() for w in m.train_words(values))
 
 
+def train_defaults(words: tuple[str, ...]) -> dict:
+    """The configuration's fields the reductions ``words`` name set when ``sl train`` does
+    not give them (a module's ``TRAIN_DEFAULTS``: ``--rank``'s plain updates, VW's gd_mf)."""
+    out: dict = {}
+    for m in SINGLE_LINE.values():
+        if hasattr(m, "TRAIN_DEFAULTS") and m.read(words) is not None:
+            out.update(m.TRAIN_DEFAULTS)
+    return out
+
+
 def _named(words: tuple[str, ...]) -> list:
     """The single-line reductions ``words`` name, with their options; two are refused (sl
     runs one over gd at a time)."""
@@ -102,7 +113,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, singleline, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, csoaa_ldf, cb_adf, ccb)
+              bfgs, gd_mf, csoaa_ldf, cb_adf, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 
@@ -144,4 +155,5 @@ def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multil
 
 
 __all__ = ["REDUCTIONS", "SETTLE", "SINGLE_LINE", "TRAIN_OPTIONS", "VW_OPTIONS", "Multiline",
-           "Reduction", "fixed_words", "reduction_of", "single_line", "train_words"]
+           "Reduction", "fixed_words", "reduction_of", "single_line", "train_defaults",
+           "train_words"]

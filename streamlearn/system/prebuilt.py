@@ -123,7 +123,8 @@ def usable(m: dict) -> str | None:
     import numba
     from llvmlite import binding as ll
 
-    if numba.config.CPU_NAME is not None or numba.config.CPU_FEATURES is not None:
+    target = (numba.config.CPU_NAME, numba.config.CPU_FEATURES)
+    if target not in ((None, None), (CPU, "")):  # (the build's own: scripts/build_kernels.py)
         return "NUMBA_CPU_NAME or NUMBA_CPU_FEATURES is set"
     here = environment()
     for key, value in m.get("environment", {}).items():

@@ -318,3 +318,32 @@ def test_entries_ship_without_their_type_annotations():
     k = max(m["kernels"], key=lambda k: (prebuilt.DIR / k["file"]).stat().st_size)
     data = pickle.loads(zlib.decompress((prebuilt.DIR / k["file"]).read_bytes()))
     assert data[6] == "" and len(data) == 9
+
+
+def test_an_incremental_build_merges_what_it_compiled(tmp_path):
+    """``build_kernels.py --incremental``: the shipped entries of unchanged modules stay,
+    a changed module's go, the new ones are added (renamed where a file name is taken)."""
+    bk = _build_script()
+    shipped = json.loads((prebuilt.DIR / prebuilt.MANIFEST).read_text())
+    out, new = tmp_path / "out", tmp_path / "new"
+    kept = next(k for k in shipped["kernels"] if k["module"] == "learners/gd.py")
+    gone = next(k for k in shipped["kernels"] if k["module"] == "learners/ftrl.py")
+    modules = {"learners/gd.py": shipped["modules"]["learners/gd.py"],
+               "learners/ftrl.py": {"learners/ftrl.py": "0" * 64}}  # (changed since)
+    for d, kernels, mods in ((out, [kept, gone], modules),
+                             (new, [{**kept, "base": "gd.other", "sig": "(int64,)"}],
+                              {"learners/gd.py": modules["learners/gd.py"]})):  # fmt: skip
+        for k in kernels:
+            (d / k["file"]).parent.mkdir(parents=True, exist_ok=True)
+            (d / k["file"]).write_bytes(d.name.encode())
+        (d / prebuilt.MANIFEST).write_text(json.dumps(
+            {**shipped, "modules": mods, "kernels": kernels,
+             "compile_seconds": {d.name: 1.0}}))  # fmt: skip
+    merged = bk._merge(out, new)
+    m = json.loads((out / prebuilt.MANIFEST).read_text())
+    assert set(merged) == set(m["modules"]) == {"learners/gd.py"}
+    assert [(k["base"], k["file"]) for k in m["kernels"]] == [
+        (kept["base"], kept["file"]), ("gd.other", kept["file"].removesuffix(".z") + ".1.z")]
+    assert (out / kept["file"]).read_bytes() == b"out"
+    assert not (out / gone["file"]).exists()
+    assert m["compile_seconds"] == {"out": 1.0, "new": 1.0}
