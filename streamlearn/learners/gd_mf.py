@@ -335,3 +335,14 @@ def decode_vw(config, data: bytes, h) -> tuple:  # noqa: ANN001 - a TrainConfig,
     gstate[G_CLIP], gstate[G_LABEL_MIN], gstate[G_LABEL_MAX] = 1.0, h.min_label, h.max_label
     slots = np.arange(state.shape[0], dtype=np.uint32)
     return learner.name, slots, state, state[:, 0].astype(np.float64), gstate, new_stats()
+
+
+def initial_row(row: int, ss: int, k1: int) -> list[float]:
+    """Row ``row``'s first ``k1`` initial values (:func:`draw`'s, in Python: an audit shows
+    a row before any example has read it)."""
+    s, out = row << ss, []
+    for _ in range(k1):
+        s = (s * 0xEECE66D5DEECE66D + 2147483647) & (2**64 - 1)
+        out.append(float(F32(0.1) * F32(((s >> 25) & 0x7FFFFF) / 2.0**23)))
+        s += 1
+    return out

@@ -95,7 +95,7 @@ def refuse(learn: dict, outputs: dict) -> None:
     for pair in learn.get("quadratic", ()):
         if len(pair) != 2 or ":" in pair:
             raise VWUsage(f"-q {pair}: --rank takes pairs of two namespaces, no wildcard")
-    for key in ("audit", "invert_hash", "readable_model"):
+    for key in ("invert_hash", "readable_model"):
         if outputs.get(key):
             raise VWUsage(f"--{key} with --rank is not supported by sl (VW's readable model "
                           "of it prints memory addresses)")  # fmt: skip
@@ -108,13 +108,12 @@ def header_lines(rank: int, config=None) -> list[str]:  # noqa: ANN001, ARG001 -
 
 
 def pairs_of(config) -> np.ndarray:  # noqa: ANN001 - a TrainConfig
-    """int64[p, 2]: the namespace bytes of the run's ``-q`` pairs (each once, as VW keeps
-    them unless ``--leave_duplicate_interactions``)."""
+    """int64[p, 2]: the namespace bytes of the run's ``-q`` pairs in VW's order: sorted, then
+    each unordered pair once (the first), unless ``--leave_duplicate_interactions``."""
     seen: list[tuple[int, int]] = []
-    for pair in config.quadratic:
-        key = (ord(pair[0]), ord(pair[1]))
-        if config.leave_duplicate_interactions or (
-                key not in seen and key[::-1] not in seen):  # fmt: skip
+    for key in sorted((ord(q[0]), ord(q[1])) for q in config.quadratic):
+        if config.leave_duplicate_interactions or not any(
+                sorted(key) == sorted(k) for k in seen):  # fmt: skip
             seen.append(key)
     return np.array(seen, dtype=np.int64).reshape(-1, 2)
 

@@ -117,6 +117,8 @@ class Auditor:
         """``learn`` over ``batch`` one example at a time, each example's audit written
         before it is learned; the predictions of the whole batch."""
         c = self.config
+        if "--rank" in c.stack:
+            return self._run_mf(learn, learner, batch)
         lines = batch.block.data.tobytes().split(b"\n")
         first_line = batch.block.first_line
         self.source = batch.block.source
@@ -201,6 +203,79 @@ class Auditor:
         except BrokenPipeError:
             pass
         return np.concatenate(preds + raws) if preds else np.empty(0)
+
+
+    def _run_mf(self, learn, learner, batch) -> np.ndarray:  # noqa: ANN001
+        """``--rank``'s audit, as VW's gd_mf prints it when it predicts: the prediction, then
+        each feature in the example's order (``name:index(slot):value:weight``, VW's index
+        the hash times its stride), then for each ``-q`` pair, rank and two features, both
+        sides' latent weights and their product."""
+        from streamlearn.learners.gd_mf import initial_row, rank_of, stride_shift
+        from streamlearn.reductions.gd_mf import pairs_of
+
+        c = self.config
+        rank = rank_of(c.stack)
+        ss = stride_shift(rank)
+        wmask = ((1 << c.bits) << ss) - 1
+        lines = batch.block.data.tobytes().split(b"\n")
+        self.source = batch.block.source
+        table = learner.table
+        pairs = pairs_of(c).tolist()
+
+        def weight(row: int, col: int) -> float:
+            drawn = table[row, -1] != 0.0
+            return float(table[row, col]) if drawn else initial_row(row, ss, col + 1)[col]
+
+        out, preds = [], []
+        for i in range(batch.n):
+            lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
+            ns = batch.ns[lo:hi] if getattr(batch, "ns", None) is not None else None
+            one = SimpleNamespace(
+                n=1, indptr=np.array([0, hi - lo], dtype=batch.indptr.dtype),
+                indices=batch.indices[lo:hi], values=batch.values[lo:hi],
+                labels=batch.labels[i : i + 1], weights=batch.weights[i : i + 1],
+                bases=batch.bases[i : i + 1], status=batch.status[i : i + 1], ns=ns,
+            )  # fmt: skip
+            cells = []
+            if batch.status[i] == 0:
+                text = lines[int(batch.line[i]) - batch.block.first_line]
+                names = self.names(text, hi - lo)
+                feats = []
+                for t in range(hi - lo):
+                    row = int(batch.indices[lo + t])
+                    const = names[t] == "Constant" and row == self.constant
+                    index = (CONSTANT_HASH if const else row) << ss
+                    feats.append((names[t] or "", index, row, float(batch.values[lo + t]),
+                                  int(ns[t]) if ns is not None else 32))  # fmt: skip
+                for name, index, row, x, _ in feats:
+                    cells.append(f"\t{name}:{index}({index & wmask}):{general(x)}:"
+                                 f"{general(weight(row, 0))}")  # fmt: skip
+                for a, b in pairs:
+                    left = [f for f in feats if f[4] == a]
+                    right = [f for f in feats if f[4] == b]
+                    for k in range(1, rank + 1):
+                        for n1, i1, r1, x1, _ in left:
+                            for n2, i2, r2, x2, _ in right:
+                                w1, w2 = weight(r1, k), weight(r2, rank + k)
+                                cells.append(
+                                    f"\t{n1}:{(i1 + k) & wmask}({(i1 + k) & wmask}):"
+                                    f"{general(x1)}:{general(w1)}:{n2}:"
+                                    f"{(i2 + k + rank) & wmask}({(i2 + k + rank) & wmask}):"
+                                    f"{general(x2)}:{general(w2)}:{general(F32(w1) * F32(w2))}")
+            p = learn(one)
+            preds.append(p)
+            if batch.status[i] != 0:
+                continue
+            a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
+            tag = (b" " + batch.block.data[a:b].tobytes()) if b > a else b""
+            out.append(fixed(float(p.reshape(-1)[0]) + 0.0).encode("ascii") + tag + b"\n"
+                       + "".join(cells).encode("utf-8", "surrogateescape") + b"\n")  # fmt: skip
+        try:
+            self.out.write(b"".join(out))
+            self.out.flush()
+        except BrokenPipeError:
+            pass
+        return np.concatenate(preds) if preds else np.empty(0)
 
 
 def _costs(label: np.ndarray) -> list[float]:

@@ -172,6 +172,7 @@ CASES = [
     "--rank 2 -q ui -b 10 --passes 3 -c -k --decay_learning_rate 0.9",
     "--rank 2 -q ui -b 10 --passes 2 -c -k --holdout_off --initial_t 4",
     "--rank 5 -b 7",
+    "--rank 2 -q xu -q ui -q ix -q iu -b 10",  # VW's order: sorted, each unordered pair once
 ]
 
 
@@ -242,6 +243,24 @@ def test_sl_train_rank_continues_exactly(tmp_path: Path) -> None:
     assert (tmp_path / "two.sl.p").read_bytes() == (tmp_path / "both.sl.p").read_bytes()
 
 
+@needs_vw
+@pytest.mark.parametrize("args", ["--rank 2 -q ui -b 8", "--rank 3 -b 7", "--rank 1 -q uu -q ix"])
+def test_audit_is_vws(tmp_path: Path, args: str) -> None:
+    """``--audit``: each prediction and tag, the features in the example's order with VW's
+    index (hash times stride) and slot, then each pair's latent weights and products, as
+    VW's gd_mf prints them before it learns (rows no example read: their initial draws)."""
+    _data(tmp_path / "d.vw", 60, seed=9)
+    code = "import sys\nfrom vowpalwabbit import Workspace\nWorkspace(sys.argv[1]).finish()\n"
+    import subprocess
+    import sys
+
+    want = subprocess.run([sys.executable, "-c", code, f"{args} --audit -d d.vw --quiet"],
+                          cwd=tmp_path, capture_output=True).stdout  # fmt: skip
+    r = _sl([*args.split(), "--audit", "-d", "d.vw", "--quiet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.encode() == want
+
+
 @pytest.mark.parametrize(
     ("args", "why"),
     [
@@ -249,7 +268,7 @@ def test_sl_train_rank_continues_exactly(tmp_path: Path) -> None:
         ("--rank 2 --cubic uix", "pairs only"),
         ("--rank 2 -q u:", "no wildcard"),
         ("--rank 2 -q ui --oaa 3", "runs alone"),
-        ("--rank 2 -q ui --audit", "--audit with --rank"),
+        ("--rank 2 -q ui --readable_model r.txt", "--readable_model with --rank"),
         ("--rank 0", "at least 1"),
     ],
 )
