@@ -33,6 +33,7 @@ from streamlearn.reductions import (
     boosting,
     bootstrap,
     cb_adf,
+    cb_dro,
     ccb,
     csoaa_ldf,
     explore,
@@ -113,7 +114,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, singleline, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, gd_mf, csoaa_ldf, cb_adf, ccb)
+              bfgs, gd_mf, csoaa_ldf, cb_adf, cb_dro, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 

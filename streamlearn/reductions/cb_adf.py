@@ -20,6 +20,7 @@ import numpy as np
 
 from streamlearn.errors import VWUsage
 from streamlearn.reductions.base import Reduction, Seen, Weights, room, scratch
+from streamlearn.reductions.cb_dro import OPTIONS as DRO_OPTIONS
 from streamlearn.reductions.text import cb_label, fmt_float, score_text, tag_text
 
 if TYPE_CHECKING:
@@ -124,6 +125,11 @@ class Learner:
         self.clip_p = ml.clip_p
         self.rank_all = bool(ml.rank_all)
         self.ho_learns = ml.reduction != "cb"  # VW predicts held-out single-line examples
+        self.dro = None
+        if getattr(ml, "cb_dro", False):
+            from streamlearn.reductions.cb_dro import State
+
+            self.dro = State(ml)
 
     def learn(self, w: Weights, part: Part, ho: np.ndarray, lines: bool = False) -> Seen:
         from streamlearn.learners import cb_adf
@@ -131,6 +137,12 @@ class Learner:
         mg = part.mg
         room(w, mg.act_ptr)
         scores, order, sub = scratch(part)
+        if self.dro is not None:  # --cb_dro: the estimator scales each example's weight
+            from streamlearn.reductions import cb_dro
+
+            scores, order, loss, _, _ = cb_dro.learn(self.dro, w, (w.tables, sub, w.step), part,
+                                                     ho, self.ho_learns, self.clip_p)  # fmt: skip
+            return Seen(part, scores=scores, order=order, loss=loss)
         loss = np.zeros(mg.act_ptr.shape[0] - 1)
         cb_adf.train_examples(
             w.tables, sub, w.step, w.gstate, w.params, w.loss_id, w.cb_type, self.clip_p,
@@ -297,7 +309,7 @@ def cb_part(block, bits: int, constant: bool, parse_inter, actions: int, width: 
 
 
 REDUCTION = Reduction("cb_adf", "cb", True, learner, stack, vw_words, features,
-                      OPTIONS + LEGACY_OPTIONS)  # fmt: skip
+                      OPTIONS + LEGACY_OPTIONS + DRO_OPTIONS)  # fmt: skip
 CB = Reduction("cb", "cb", True, learner, stack, vw_words, options=OPTIONS + LEGACY_OPTIONS)
 CBIFY = Reduction("cbify", "cb", True, learner, stack, vw_words, options=CBIFY_OPTIONS)
 """``--cbify``: multiclass or cost-sensitive examples played as bandit rounds over cb_adf

@@ -193,6 +193,7 @@ class Explorer:
         self.counts = np.zeros(2 * max(1, ml.bag, ml.rnd + 1))
         self.costs = np.zeros(2)  # --synthcover: the lowest and highest cost seen (from 0)
         self.ee = None  # --explore_eval's counts (learners/explore_eval.py)
+        self.dro_state = None  # --cb_dro's estimator (reductions/cb_dro.py)
 
     def resume(self, counter: int | None, stats: np.ndarray) -> None:
         """Continue a model's explorer: its counter (``--synthcover``: its lowest and highest
@@ -367,6 +368,8 @@ class Explorer:
         if self.ml.explore_eval:
             return self.explore_eval(weights, gstate, params, loss_id, cb_type, part, stats,
                                      dr_prev)  # fmt: skip
+        if self.ml.cb_dro:
+            return self.dro(weights, gstate, params, loss_id, cb_type, part, ho, stats, dr_prev)
         rows = mg.row.shape[0]
         scores = np.zeros(rows, dtype=np.float32)
         order = np.zeros(rows, dtype=np.int64)
@@ -401,6 +404,28 @@ class Explorer:
             )  # fmt: skip
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
+        return acts, probs, scores
+
+    def dro(self, weights, gstate, params, loss_id, cb_type, part, ho, stats,
+            dr_prev) -> tuple:  # noqa: ANN001  # fmt: skip
+        """``--cb_dro`` over the explorer: each example predicted, then learned with its
+        weight scaled by the estimator's bound (:mod:`streamlearn.reductions.cb_dro`)."""
+        from types import SimpleNamespace
+
+        from streamlearn.learners import cb_adf
+        from streamlearn.reductions import cb_dro
+
+        if self.dro_state is None:
+            self.dro_state = cb_dro.State(self.ml)
+        w = SimpleNamespace(gstate=gstate, params=params, loss_id=loss_id, cb_type=cb_type,
+                            stats=stats, dr_prev=dr_prev)  # fmt: skip
+        x = self.xstats
+        saved = stats[cb_adf.LOSS], stats[cb_adf.HO_LOSS]
+        before = x[self.ex.X_LOSS], x[self.ex.X_HO_LOSS]
+        scores, _, _, acts, probs = cb_dro.learn(self.dro_state, w, weights, part, ho,
+                                                 self.ho_learns, self.clip_p, self)  # fmt: skip
+        stats[cb_adf.LOSS] = saved[0] + (x[self.ex.X_LOSS] - before[0])
+        stats[cb_adf.HO_LOSS] = saved[1] + (x[self.ex.X_HO_LOSS] - before[1])
         return acts, probs, scores
 
     def explore_eval(self, weights, gstate, params, loss_id, cb_type, part, stats,
