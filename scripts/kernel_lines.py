@@ -150,7 +150,7 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--cb_adf", "-q", "sa"], ["--cb_adf", "-q", "sa", "-c", "--passes", "2"],
         ["--cb_adf", "--audit"], ["--cb_explore_adf", "--audit"], ["--cb_explore_adf", "-q", "sa"],
         ["--cb_explore_adf", "--explore_eval"], ["--cb_explore_adf", "--cb_type", "mtr"],
-        ["--cb_adf", "--cb_dro"], ["--cb_explore_adf", "--cb_dro", "--cb_type", "sm"],
+        ["--cb_adf", "--cb_dro"], ["--cb_explore_adf", "--cb_dro", "--cb_type", "ips"],
         ["--cb_explore_adf", "--cb_dro", "--first", "2"],
         ["--cb_explore_adf", "-f", T + "/cb.vw"], ["--cb_explore_adf", "--invert_hash",
                                                    T + "/cbih.txt"],

@@ -115,8 +115,7 @@ def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
     weight : float32
         The examples' weight, as VW's ``ec.weight`` multiplies mtr's importance and is the
         importance of ips's and dm's lines (``--explore_eval`` learns an example with a
-        threshold above 1 so) and multiplies sm's line weights (``--cb_dro``); dr's
-        learning takes 1 whatever it is.
+        threshold above 1 so); dr's and sm's learning take 1 whatever it is.
     """
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
@@ -199,8 +198,7 @@ def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
             continue
         if cb_type == SM:
             _learn_sm(tables, sub, gstate, params, loss_id, rule, slots, indices, values, indptr,
-                      r0, n, k, c, p, scores, order, ys, xs, width, mask, truncate,
-                      weight)  # fmt: skip
+                      r0, n, k, c, p, scores, order, ys, xs, width, mask, truncate)  # fmt: skip
             gstate[G_N] += counted
             continue
         for i in range(n):
@@ -223,10 +221,9 @@ def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
 
 @jit_inline
 def _learn_sm(tables, sub, gstate, params, loss_id, rule, slots, indices, values, indptr, r0, n,
-              k, c, p, scores, order, ys, ws, width, mask, truncate, weight):  # fmt: skip
+              k, c, p, scores, order, ys, ws, width, mask, truncate):  # fmt: skip
     """VW's ``learn_sm``: regression toward the ranked scores nudged by ±1, importance from a
-    softmax of them, times the example's ``weight`` (VW multiplies each line's).  As VW,
-    the j-th *ranked* action's target is given to line j."""
+    softmax of them.  As VW, the j-th *ranked* action's target is given to line j."""
     sign = F32(1.0)
     ew = c / p
     if c < F32(0.0):
@@ -250,7 +247,7 @@ def _learn_sm(tables, sub, gstate, params, loss_id, rule, slots, indices, values
     wl = np.empty(n, dtype=np.float32)
     for j in range(n):
         a = order[r0 + j]
-        w = F32(weight * (ew * (F32(1.0) - ws[j]) if a == k else ew * ws[j]))
+        w = ew * (F32(1.0) - ws[j]) if a == k else ew * ws[j]
         wl[a] = F32(0.0) if w <= F32(1e-15) else w
     for i in range(n):
         r = r0 + i

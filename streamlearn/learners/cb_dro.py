@@ -178,8 +178,16 @@ def dro_examples(tables, sub, step, gstate, params, params_pred, loss_id, cb_typ
                  stats, dr_prev, explore, kind, epsilon, first_only, lam, gamma_scale,
                  gamma_exponent, xstats, chi, scores, order, loss_out, acts, probs):  # fmt: skip
     """The examples of a batch, one by one (see the module); ``explore``: an explorer's pmf
-    (``kind``...) at ``acts``/``probs``, else cb_adf's ranking alone."""
+    (``kind``...) at ``acts``/``probs``, else cb_adf's ranking alone.  cb_adf and the
+    explorer are called on the whole arrays with one example's window of ``act_ptr`` and
+    its label in arrays of one, the types of the calls the drivers make: their compiled
+    kernels serve these calls too."""
     ap = np.zeros(2, dtype=np.int64)
+    ch = np.empty_like(chosen[:1])
+    co = np.empty_like(cost[:1])
+    pr = np.empty_like(prob[:1])
+    ho = np.empty_like(holdout[:1])
+    lo = np.empty_like(loss_out[:1])
     scratch = np.zeros(stats.shape[0])
     xs = np.zeros(xstats.shape[0])
     acts2 = np.zeros_like(acts)
@@ -189,18 +197,18 @@ def dro_examples(tables, sub, step, gstate, params, params_pred, loss_id, cb_typ
         r0 = act_ptr[e]
         r1 = act_ptr[e + 1]
         n = r1 - r0
-        ap[1] = n
+        ap[0], ap[1] = r0, r1
         k = chosen[e]
-        ch, co, pr, ho = chosen[e : e + 1], cost[e : e + 1], prob[e : e + 1], holdout[e : e + 1]
+        ch[0], co[0], pr[0], ho[0] = k, cost[e], prob[e], holdout[e]
         # predict: cb_adf's scores with learning off (the explorer's pmf)
-        lo = loss_out[e : e + 1]
-        train_examples(tables, sub[r0:r1], step, gstate, params_pred, loss_id, cb_type, clip_p,
-                       ap, indptr[r0 : r1 + 1], indices, values, ch, co, pr, ho, holdout_learns,
-                       stats, dr_prev, scores[r0:r1], order[r0:r1], lo)  # fmt: skip
+        train_examples(tables, sub, step, gstate, params_pred, loss_id, cb_type, clip_p, ap,
+                       indptr, indices, values, ch, co, pr, ho, holdout_learns, stats, dr_prev,
+                       scores, order, lo)  # fmt: skip
+        loss_out[e] = lo[0]
         if explore:
             explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, ap,
-                             scores[r0:r1], order[r0:r1], ch, co, pr, ho, holdout_learns, False,
-                             xstats, acts[r0:r1], probs[r0:r1])  # fmt: skip
+                             scores, order, ch, co, pr, ho, holdout_learns, False, xstats, acts,
+                             probs)  # fmt: skip
         learn = k >= 0 and learning and (holdout_learns or not holdout[e])
         if not learn or n == 0:
             continue
@@ -222,15 +230,15 @@ def dro_examples(tables, sub, step, gstate, params, params_pred, loss_id, cb_typ
         scratch[:] = 0.0
         scratch[EVENTS] = stats[EVENTS]
         scratch[ACTIONS] = stats[ACTIONS]
-        train_weighted(tables, sub[r0:r1], step, gstate, params, loss_id, cb_type, clip_p, ap,
-                       indptr[r0 : r1 + 1], indices, values, ch, co, pr, ho, holdout_learns,
-                       scratch, dr_prev, scores[r0:r1], order[r0:r1], lo, qlb)  # fmt: skip
+        train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, ap, indptr,
+                       indices, values, ch, co, pr, ho, holdout_learns, scratch, dr_prev, scores,
+                       order, lo, qlb)  # fmt: skip
         stats[EVENTS] = scratch[EVENTS]
         stats[ACTIONS] = scratch[ACTIONS]
         if explore:  # the explorer learns: its counters advance (the pmf is the one above)
             xs[:] = xstats
             explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, ap,
-                             scores[r0:r1], order[r0:r1], ch, co, pr, ho, holdout_learns, True,
-                             xs, acts2[r0:r1], probs2[r0:r1])  # fmt: skip
+                             scores, order, ch, co, pr, ho, holdout_learns, True, xs, acts2,
+                             probs2)  # fmt: skip
             xstats[X_TAU] = xs[X_TAU]
             xstats[X_COUNTER] = xs[X_COUNTER]
