@@ -358,7 +358,7 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("elim", "elim"), ("greedify", "greedify"), ("ope", None), ("cbify_cs", "cbify_cs"),
         ("cbify_ldf", "cbify_ldf"), ("legacy", "cb_force_legacy"), ("evaluate", "eval"),
         ("explore_eval", "explore_eval"), ("all_slots_loss", "all_slots_loss"),
-        ("ccb_no_slot_index", "ccb_no_slot_index"), ("no_predict", None))},
+        ("ccb_no_slot_index", "ccb_no_slot_index"), ("no_predict", None), ("cb_dro", None))},
     **{f: (o, int) for f, o in (
         ("actions", "cb"), ("tau", "first"), ("bag", "bag"), ("cover", "cover"), ("rnd", "rnd"),
         ("synthcoversize", "synthcoversize"), ("cbify", "cbify"))},
@@ -369,7 +369,8 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("loss0", "loss0"), ("loss1", "loss1"), ("epsilon", "epsilon"),
         ("mellowness", "mellowness"), ("cb_min_cost", "cb_min_cost"),
         ("cb_max_cost", "cb_max_cost"), ("multiplier", "multiplier"),
-        ("target_rate", "target_rate"))},
+        ("target_rate", "target_rate"), ("cb_dro_alpha", None), ("cb_dro_tau", None),
+        ("cb_dro_wmax", None))},
     **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"),
                                 ("explore", None))},
 }  # fmt: skip
@@ -569,14 +570,12 @@ def decode(data: bytes) -> tuple:
 
 
 def _decode_mf(config: TrainConfig, data: bytes, h: vwmodel.Header, opts: dict) -> tuple:
-    """:func:`decode` of a ``--rank`` model (:func:`streamlearn.learners.gd_mf.decode_vw`)."""
+    """:func:`decode` of a ``--rank`` model (``learners.gd_mf.decode_vw``; its t0 recorded)."""
     from streamlearn.learners import gd_mf
 
+    link = {"link": opts["link"]} if opts["link"] else {}
     meta = {"vw_model": {"version": h.version, "options": h.options.strip(), "resume": False,
-                         # (its initial t is 1 unless given, as the model's config says)
-                         "unrecorded": [k for k in UNRECORDED if k != "initial_t"]}}
-    if opts["link"] is not None:
-        meta["vw_model"]["link"] = opts["link"]
+                         "unrecorded": [k for k in UNRECORDED if k != "initial_t"], **link}}
     return (config, *gd_mf.decode_vw(config, data, h), meta)
 
 
@@ -662,12 +661,11 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
     if "--rank" in config.stack:  # VW's gd_mf: its options, every row of its table
         from streamlearn.learners import gd_mf
 
-        rank = gd_mf.rank_of(config.stack)
+        k = gd_mf.rank_of(config.stack)
         h = vwmodel.Header(id=config.model_id, min_label=lo + 0.0, max_label=hi + 0.0,
-                           bits=config.bits, options=gd_mf.vw_options(config, rank, link))
+                           bits=config.bits, options=gd_mf.vw_options(config, k, link))
         _split_grams(config, h)
-        return [vwmodel.encode_header(h), gd_mf.vw_rows(model.slots, model.state, config.bits,
-                                                        rank)]  # fmt: skip
+        return [vwmodel.encode_header(h), gd_mf.vw_rows(model.slots, model.state, config.bits, k)]
     h = vwmodel.Header(id=config.model_id, min_label=lo, max_label=hi, bits=config.bits,
                        options=options_string(config, not weights_only, link,
                                               _rng_state(model)))

@@ -22,7 +22,7 @@ OPTIONS = (
     ("cb_dro", "bool", False),
     ("cb_dro_alpha", "float", 0.05),
     ("cb_dro_tau", "float", 0.999),
-    ("cb_dro_wmax", "float", float("inf")),
+    ("cb_dro_wmax", "float | None", None),  # None: VW's default, infinity
 )
 """Its fields of :class:`~streamlearn.reductions.Multiline` (VW's defaults)."""
 
@@ -51,7 +51,7 @@ def settle(t: Command) -> None:
         raise VWUsage("cb_dro requires cb_adf or cb_explore_adf (as VW)")
     alpha = ml.get("cb_dro_alpha", 0.05)
     tau = ml.get("cb_dro_tau", 0.999)
-    wmax = ml.get("cb_dro_wmax", float("inf"))
+    wmax = ml.get("cb_dro_wmax") or float("inf")
     if not 0.0 < alpha < 1.0:
         raise VWUsage("cb_dro_alpha must be in (0, 1) (as VW)")
     if not 0.0 < tau <= 1.0:
@@ -69,9 +69,13 @@ def settle(t: Command) -> None:
                       "(mtr, ips, dm)")  # fmt: skip
 
 
+def _wmax(ml) -> float:  # noqa: ANN001 - a Multiline
+    return float("inf") if ml.cb_dro_wmax is None else ml.cb_dro_wmax
+
+
 def header_lines(ml) -> list[str]:  # noqa: ANN001 - a Multiline
     """VW's lines as it sets the reduction up (before the data's)."""
-    wmax = float(np.float32(ml.cb_dro_wmax))
+    wmax = float(np.float32(_wmax(ml)))
     return ["Using DRO for CB learning",
             f"cb_dro_alpha = {float(np.float32(ml.cb_dro_alpha)):g}",
             f"cb_dro_tau = {float(np.float32(ml.cb_dro_tau)):g}",
@@ -91,7 +95,7 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001 - a Multiline
         return []
     f32 = np.float32
     return ["--cb_dro", "--cb_dro_alpha", f"{float(f32(ml.cb_dro_alpha)):g}", "--cb_dro_tau",
-            f"{float(f32(ml.cb_dro_tau)):g}", "--cb_dro_wmax", f"{float(f32(ml.cb_dro_wmax)):g}"]
+            f"{float(f32(ml.cb_dro_tau)):g}", "--cb_dro_wmax", f"{float(f32(_wmax(ml))):g}"]
 
 
 class State:
@@ -100,7 +104,7 @@ class State:
     def __init__(self, ml) -> None:  # noqa: ANN001 - a Multiline
         from streamlearn.learners.cb_dro import new_state
 
-        self.chi = new_state(ml.cb_dro_alpha, ml.cb_dro_tau, ml.cb_dro_wmax)
+        self.chi = new_state(ml.cb_dro_alpha, ml.cb_dro_tau, _wmax(ml))
 
 
 def learn(state: State, w, weights: tuple, part, ho: np.ndarray, holdout_learns: bool,  # noqa: ANN001
