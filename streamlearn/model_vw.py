@@ -493,13 +493,12 @@ def decode(data: bytes) -> tuple:
     resumed = len(data) > h.end and data[h.end] == 1
     learn = dict(opts["learn"])
     mf = "--rank" in learn.get("stack", ())  # (VW's gd_mf keeps its rates, and no resume flag)
-    if not resumed and not mf:
-        learn.pop("learning_rate", None)
-        learn.pop("power_t", None)
+    for key in ("learning_rate", "power_t") if not (resumed or mf) else ():
+        learn.pop(key, None)
     learn["numbers"] = "vw"  # VW's model: its inputs are read as VW reads them (io/vwfloat.py)
     if mf:  # (VW's gd_mf: plain updates, its rate 10 and t 1 unless given)
-        learn.update(adaptive=False, normalized=False, invariant=False)
-        return _decode_mf(TrainConfig(**learn), data, h, opts)
+        return _decode_mf(TrainConfig(**learn, adaptive=False, normalized=False,
+                                      invariant=False), data, h, opts)  # fmt: skip
     config = TrainConfig(**learn)
     algo = config.algo
     if algo not in VW_LEARNERS:

@@ -373,7 +373,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "ect": "none",
     "log_multi": "none",
     "search": "none",
-    "rank": "none",
     "new_mf": "none",
     "stage_poly": "none",
     "marginal": "none",
@@ -417,7 +416,7 @@ OTHER_VW_OPTIONS = frozenset("""
     audit_regressor automl automl_significance_level bandwidth baseline
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
-    cb_c_tau cb_discrete cb_dro cb_dro_alpha cb_dro_tau cb_dro_wmax cb_explore_pdf
+    cb_c_tau cb_discrete cb_explore_pdf
     cb_sample cb_to_cbadf cbify_reg cbzo challenger_epsilon
     check_enabled choices_lambda compete
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
