@@ -470,10 +470,10 @@ def _merge(out: Path, new: Path) -> dict[str, dict[str, str]]:
     key = lambda k: (k["module"], k["base"], k["sig"], tuple(k["code"]))  # noqa: E731
     added = {key(k) for k in add["kernels"]}
     kernels = [k for k in old["kernels"] if k["module"] in unchanged and key(k) not in added]
-    for k in kernels + [k for k in old["kernels"] if k not in kernels]:
-        if k not in kernels:
-            (out / k["file"]).unlink(missing_ok=True)
     taken = {k["file"] for k in kernels}
+    for k in old["kernels"]:
+        if k["file"] not in taken:
+            (out / k["file"]).unlink(missing_ok=True)
     for k in add["kernels"]:
         name, n = k["file"], 0
         while name in taken:

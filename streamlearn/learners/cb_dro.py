@@ -10,8 +10,8 @@ with its weight times ``qlb = n · q(w, r) / w`` (1 when ``w`` is 0; at least 0.
 ``q`` is the Cressie-Read lower bound's dual at the estimator's least reward: cb_adf's mtr,
 ips and dm take the weight, dr and sm learn with 1 whatever it is (as VW's cb_adf).
 
-``chi`` is float64[:data:`CHI`]: the estimator's parameters and sums, and the duals of
-its last bound.
+``chi`` is float64[:data:`CHI`]: the estimator's parameters and sums (its duals are
+recomputed at each bound, as VW's after every update).
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ F32 = np.float32
 
 C_ALPHA, C_TAU, C_WMIN, C_WMAX, C_RMIN, C_RMAX = 0, 1, 2, 3, 4, 5
 C_N, C_SUMW, C_SUMWSQ, C_SUMWR, C_SUMWSQR, C_SUMWSQRSQ, C_DELTA = 6, 7, 8, 9, 10, 11, 12
-D_UNBOUNDED, D_KAPPA, D_GAMMA, D_BETA, D_N = 13, 14, 15, 16, 17
-CHI = 18
+CHI = 13
 
 _ISF = (-1.73754, -1.40684, 0.0758363, 0.00726577, 0.000468688, 0.0000214395, 1.0643e-6,
         6.43011e-8, 2.0475e-9, 1.16356, -0.575446, 0.329796, -0.136076, 0.0396764,
@@ -96,9 +95,20 @@ def _close(x, y, atol):
 
 
 @jit_inline
+def _kappa(y, z):
+    """VW's test of a candidate: (admissible, κ = √(y/2z), √(2yz)), a ``y·z`` within 1e-9 of
+    0 taken as 0."""
+    if _close(y * z, 0.0, 1e-9):
+        y = 0.0
+    if not (z <= 0.0 and y * z >= 0.0):
+        return False, 0.0, 0.0
+    return True, np.sqrt(fdiv(y, 2.0 * z)), np.sqrt(2.0 * y * z)
+
+
+@jit_inline
 def _duals(chi, r, sign, phi):
     """VW's ``cressieread_duals``: (score, unbounded, kappa, gamma, beta, n) of the best
-    candidate (the first of the least), or VW's fallbacks."""
+    candidate of the two fake weights (the first of the least), or VW's fallbacks."""
     n = chi[C_N]
     if n <= 0.0:
         return r, True, 0.0, 0.0, 0.0, 0.0
@@ -110,23 +120,14 @@ def _duals(chi, r, sign, phi):
     for j in range(2):
         wfake = chi[C_WMIN] if j == 0 else chi[C_WMAX]
         ok = False
-        cand = out
+        x = gamma = beta = kappa = root = 0.0
         if wfake == np.inf:
             x = sign * (r + (swr - sw * r) / n)
             y = (r * sw - swr) * (r * sw - swr) / (n * (1.0 + n)) - (
                 r * r * swsq - 2.0 * r * swsqr + swsqrsq) / (1.0 + n)  # fmt: skip
-            z = phi + 1.0 / (2.0 * n)
-            if _close(y * z, 0.0, 1e-9):
-                y = 0.0
-            if z <= 0.0 and y * z >= 0.0:
-                ok = True
-                kappa = np.sqrt(fdiv(y, 2.0 * z))
-                if _close(kappa, 0.0, 1e-8):
-                    cand = (sign * r, True, 0.0, 0.0, 0.0, n)
-                else:
-                    gstar = x - np.sqrt(2.0 * y * z)
-                    gamma = -kappa * (1.0 + n) / n + sign * (r * sw - swr) / n
-                    cand = (gstar, False, kappa, gamma, -sign * r, n)
+            ok, kappa, root = _kappa(y, phi + 1.0 / (2.0 * n))
+            gamma = -kappa * (1.0 + n) / n + sign * (r * sw - swr) / n
+            beta = -sign * r
         else:
             bw = (wfake + sw) / (1.0 + n)
             bwsq = (wfake * wfake + swsq) / (1.0 + n)
@@ -134,23 +135,19 @@ def _duals(chi, r, sign, phi):
             bwsqr = sign * (wfake * wfake * r + swsqr) / (1.0 + n)
             bwsqrsq = (wfake * wfake * r * r + swsqrsq) / (1.0 + n)
             if bwsq > bw * bw:
-                x = bwr + ((1.0 - bw) * (bwsqr - bw * bwr) / (bwsq - bw * bw))
-                y = (bwsqr - bw * bwr) * (bwsqr - bw * bwr) / (bwsq - bw * bw) - (
-                    bwsqrsq - bwr * bwr)  # fmt: skip
-                z = phi + 0.5 * (1.0 - bw) * (1.0 - bw) / (bwsq - bw * bw)
-                if _close(y * z, 0.0, 1e-9):
-                    y = 0.0
-                if z <= 0.0 and y * z >= 0.0:
-                    ok = True
-                    kappa = np.sqrt(fdiv(y, 2.0 * z))
-                    if _close(kappa, 0.0, 1e-8):
-                        cand = (sign * r, True, 0.0, 0.0, 0.0, n)
-                    else:
-                        gstar = x - np.sqrt(2.0 * y * z)
-                        beta = (-kappa * (1.0 - bw) - (bwsqr - bw * bwr)) / (bwsq - bw * bw)
-                        gamma = -kappa - beta * bw - bwr
-                        cand = (gstar, False, kappa, gamma, beta, n)
-        if ok and (not found or cand[0] < best):
+                v = bwsq - bw * bw
+                x = bwr + ((1.0 - bw) * (bwsqr - bw * bwr) / v)
+                y = (bwsqr - bw * bwr) * (bwsqr - bw * bwr) / v - (bwsqrsq - bwr * bwr)
+                ok, kappa, root = _kappa(y, phi + 0.5 * (1.0 - bw) * (1.0 - bw) / v)
+                beta = (-kappa * (1.0 - bw) - (bwsqr - bw * bwr)) / v
+                gamma = -kappa - beta * bw - bwr
+        if not ok:
+            continue
+        if _close(kappa, 0.0, 1e-8):
+            cand = (sign * r, True, 0.0, 0.0, 0.0, n)
+        else:
+            cand = (x - root, False, kappa, gamma, beta, n)
+        if not found or cand[0] < best:
             found = True
             best = cand[0]
             out = cand
@@ -164,8 +161,6 @@ def qlb_weight(chi, w, r):
     """The example's weight factor: ``n · q(w, r) / w`` at fresh duals (1 when ``w`` is 0),
     at least 0.01 (float32, as VW)."""
     _, unbounded, kappa, gamma, beta, n = _duals(chi, chi[C_RMIN], 1.0, _phi(chi))
-    chi[D_UNBOUNDED] = 1.0 if unbounded else 0.0
-    chi[D_KAPPA], chi[D_GAMMA], chi[D_BETA], chi[D_N] = kappa, gamma, beta, n
     if not w > 0.0:
         return F32(1.0)
     q = 1.0 if unbounded else fdiv(-(gamma + (beta + r) * w), (n + 1.0) * kappa)

@@ -164,8 +164,6 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
                     scalars[stored + 1] = left
                     scalars[stored + 2] = right
                     stored += 2
-        for t in range(lo, hi):
-            count[ns[t]] = 0
         write_raw(preds, indptr, i, F64(p))
         p = F32(clip(gstate, params, loss_id, F64(p), y, labeled))
         lv = loss32(loss_id, p, F32(y), tau, lmin, lmax) if labeled else F32(0.0)
@@ -185,7 +183,7 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
             rho = eta_t * l2
             _move(table, 0, m, sns, sl, sv, -1, 0, u, rho)
             for q in range(pairs.shape[0]):
-                if count_of(sns, m, pairs[q, 0]) == 0 or count_of(sns, m, pairs[q, 1]) == 0:
+                if count[pairs[q, 0]] == 0 or count[pairs[q, 1]] == 0:
                     continue
                 for c in range(1, k + 1):
                     _move(table, 0, m, sns, sl, sv, pairs[q, 0], c, u * scalars[2 * c], rho)
@@ -193,15 +191,8 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
                     _move(table, 0, m, sns, sl, sv, pairs[q, 1], k + c, u * scalars[2 * c - 1],
                           rho)  # fmt: skip
         gstate[G_T] += a
-
-
-@jit_inline
-def count_of(ns, m, which):
-    c = 0
-    for t in range(m):
-        if ns[t] == which:
-            c += 1
-    return c
+        for t in range(lo, hi):
+            count[ns[t]] = 0
 
 
 @jit
@@ -228,20 +219,13 @@ def spec(rank: int) -> LearnerSpec:
 
 
 def random_state(seed: int, bits: int) -> int:
-    """VW's generator after its set-up of a ``--rank`` run: ``2^bits`` draws from ``seed``
-    (it fills its weights with random values first, then gd_mf draws them again by index):
-    the ``--random_seed`` its model files keep."""
-    a, c = 0xEECE66D5DEECE66D, 2147483647
-    m = (1 << 64) - 1
-    # n steps of s -> a·s + c at once: (A, C) composed by squaring
-    big_a, big_c, s = 1, 0, seed & m
-    step_a, step_c, n = a, c, 1 << bits
-    while n:
-        if n & 1:
-            big_a, big_c = (step_a * big_a) & m, (step_a * big_c + step_c) & m
-        step_a, step_c = (step_a * step_a) & m, (step_a * step_c + step_c) & m
-        n >>= 1
-    return (big_a * s + big_c) & m
+    """VW's generator after its set-up of a ``--rank`` run, the ``--random_seed`` its model
+    files keep: VW fills its weights with random values first (``--random_weights``' 2^bits
+    draws, :func:`streamlearn.learners.initial.random_state`), then gd_mf draws them again by
+    index."""
+    from streamlearn.learners.initial import random_state as after_draws
+
+    return after_draws("random", bits, seed)
 
 
 # ---------------------------------------------------------------------------
@@ -294,14 +278,18 @@ def vw_rows(slots: np.ndarray, state: np.ndarray, bits: int, rank: int) -> bytes
 
 def read_vw_rows(data: bytes, start: int, bits: int, rank: int) -> np.ndarray:
     """The table of VW's rows from ``start`` (each ``uint64 i`` and 2k + 1 floats): every
-    row read marked drawn; ValueError when the rows are cut short or out of the table."""
+    row read marked drawn; ValueError when they are not the table's 2^bits rows (VW's
+    files hold every row: fewer is a file cut short, which VW would read as random
+    weights) or one is out of the table."""
     k1 = 2 * rank + 1
     kind = np.dtype([("i", "<u8"), ("w", "<f4", (k1,))])
     size = len(data) - start
     if size % kind.itemsize:
         raise ValueError(f"its weights are cut short ({size} bytes, rows of {kind.itemsize})")
     rows = np.frombuffer(data, dtype=kind, offset=start)
-    if rows.shape[0] and int(rows["i"].max()) >= 1 << bits:
+    if rows.shape[0] != 1 << bits:  # (VW writes every row: fewer is a file cut short)
+        raise ValueError(f"its weights are cut short ({rows.shape[0]} of {1 << bits} rows)")
+    if int(rows["i"].max()) >= 1 << bits:
         raise ValueError(f"a row past the table of {bits} bits")
     table = np.zeros((1 << bits, k1 + 1), dtype=np.float32)
     idx = rows["i"].astype(np.int64)

@@ -53,17 +53,16 @@ def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
         lines.pop()
     lines.pop()
     chain, label, pred = learners(ml, config.algo)
-    if getattr(ml, "explore", None) == "synthcover":  # (said as its reduction is set up)
-        at = next((i for i, ln in enumerate(lines) if ln.startswith(
-            ("using ", "creating cache", "Reading datafile"))), len(lines))  # fmt: skip
+    # what a reduction says as it is set up: before the data's lines
+    at = next((i for i, ln in enumerate(lines) if ln.startswith(
+        ("using ", "creating cache", "Reading datafile"))), len(lines))  # fmt: skip
+    if getattr(ml, "explore", None) == "synthcover":
         lines[at:at] = ["Using synthcover for CB exploration",
                         f"synthcoversize = {ml.synthcoversize}",
                         f"synthcoverpsi = {float(F32(ml.synthcoverpsi)):g}"]  # fmt: skip
-    if getattr(ml, "cb_dro", False):  # (said as it is set up; named above cb_adf or its explorer)
+    if getattr(ml, "cb_dro", False):  # (named above cb_adf or its explorer)
         from streamlearn.reductions import cb_dro
 
-        at = next((i for i, ln in enumerate(lines) if ln.startswith(
-            ("using ", "creating cache", "Reading datafile"))), len(lines))  # fmt: skip
         lines[at:at] = cb_dro.header_lines(ml)
         chain = cb_dro.chain(ml, chain)
     if ml.reduction != "csoaa_ldf":

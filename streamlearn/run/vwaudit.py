@@ -122,18 +122,12 @@ class Auditor:
         lines = batch.block.data.tobytes().split(b"\n")
         first_line = batch.block.first_line
         self.source = batch.block.source
-        data = batch.block.data
         out = []
         preds = []
         raws: list[np.ndarray] = []
         for i in range(batch.n):
             lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
-            one = SimpleNamespace(
-                n=1, indptr=np.array([0, hi - lo], dtype=batch.indptr.dtype),
-                indices=batch.indices[lo:hi], values=batch.values[lo:hi],
-                labels=batch.labels[i : i + 1], weights=batch.weights[i : i + 1],
-                bases=batch.bases[i : i + 1], status=batch.status[i : i + 1],
-            )  # fmt: skip
+            one = _one(batch, i)
             feature_slots = batch.indices[lo:hi].astype(np.int64)
             x = batch.values[lo:hi].astype(F32)
             ok = batch.status[i] == 0
@@ -172,8 +166,7 @@ class Auditor:
             preds.append(p)
             if not ok:
                 continue
-            a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
-            tag = (b" " + data[a:b].tobytes()) if b > a else b""
+            tag = _tag(batch, i)
             row = p.reshape(-1)
             order = range(len(state))
             if c.csoaa and int(batch.labels[i, 0]) > 0:  # VW audits the classes listed, in order
@@ -197,11 +190,7 @@ class Auditor:
                     first = min(max(score, before[0]), before[1])
                     out.append(fixed(first + 0.0).encode("ascii") + tag + b"\n" + features)
                 out.append(head + features)
-        try:
-            self.out.write(b"".join(out))
-            self.out.flush()
-        except BrokenPipeError:
-            pass
+        self._write(out)
         return np.concatenate(preds + raws) if preds else np.empty(0)
 
 
@@ -222,20 +211,20 @@ class Auditor:
         table = learner.table
         pairs = pairs_of(c).tolist()
 
+        initial: dict[int, list[float]] = {}  # rows no example has read: VW's draws
+
         def weight(row: int, col: int) -> float:
-            drawn = table[row, -1] != 0.0
-            return float(table[row, col]) if drawn else initial_row(row, ss, col + 1)[col]
+            if table[row, -1] != 0.0:
+                return float(table[row, col])
+            if row not in initial:
+                initial[row] = initial_row(row, ss, 2 * rank + 1)
+            return initial[row][col]
 
         out, preds = [], []
         for i in range(batch.n):
             lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
-            ns = batch.ns[lo:hi] if getattr(batch, "ns", None) is not None else None
-            one = SimpleNamespace(
-                n=1, indptr=np.array([0, hi - lo], dtype=batch.indptr.dtype),
-                indices=batch.indices[lo:hi], values=batch.values[lo:hi],
-                labels=batch.labels[i : i + 1], weights=batch.weights[i : i + 1],
-                bases=batch.bases[i : i + 1], status=batch.status[i : i + 1], ns=ns,
-            )  # fmt: skip
+            one = _one(batch, i)
+            ns = one.ns
             cells = []
             if batch.status[i] == 0:
                 text = lines[int(batch.line[i]) - batch.block.first_line]
@@ -266,16 +255,38 @@ class Auditor:
             preds.append(p)
             if batch.status[i] != 0:
                 continue
-            a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
-            tag = (b" " + batch.block.data[a:b].tobytes()) if b > a else b""
+            tag = _tag(batch, i)
             out.append(fixed(float(p.reshape(-1)[0]) + 0.0).encode("ascii") + tag + b"\n"
                        + "".join(cells).encode("utf-8", "surrogateescape") + b"\n")  # fmt: skip
+        self._write(out)
+        return np.concatenate(preds) if preds else np.empty(0)
+
+
+    def _write(self, out: list[bytes]) -> None:
         try:
             self.out.write(b"".join(out))
             self.out.flush()
         except BrokenPipeError:
             pass
-        return np.concatenate(preds) if preds else np.empty(0)
+
+
+def _one(batch, i: int) -> SimpleNamespace:  # noqa: ANN001 - an io.batch.Batch
+    """Row ``i`` of ``batch`` as a batch of one (its namespace bytes too, when kept)."""
+    lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
+    ns = getattr(batch, "ns", None)
+    return SimpleNamespace(
+        n=1, indptr=np.array([0, hi - lo], dtype=batch.indptr.dtype),
+        indices=batch.indices[lo:hi], values=batch.values[lo:hi],
+        labels=batch.labels[i : i + 1], weights=batch.weights[i : i + 1],
+        bases=batch.bases[i : i + 1], status=batch.status[i : i + 1],
+        ns=ns[lo:hi] if ns is not None else None,
+    )  # fmt: skip
+
+
+def _tag(batch, i: int) -> bytes:  # noqa: ANN001 - an io.batch.Batch
+    """Row ``i``'s tag as VW prints it after a prediction (a space first), or nothing."""
+    a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
+    return (b" " + batch.block.data[a:b].tobytes()) if b > a else b""
 
 
 def _costs(label: np.ndarray) -> list[float]:

@@ -15,7 +15,7 @@ import pytest
 from streamlearn.config import TrainConfig
 from streamlearn.learners import gd_mf
 from streamlearn.learners.losses import c_single
-from tests.reductions.test_lrq import _sl, _stderr, _vw, needs_vw
+from tests.reductions.test_lrq import _sl, _stderr, assert_models_move_both_ways, needs_vw
 
 F32 = np.float32
 EXPF = c_single("expf")
@@ -209,19 +209,7 @@ def test_models_move_both_ways(tmp_path: Path) -> None:
     """VW's model scored and continued by sl, sl's by VW: the same predictions."""
     _data(tmp_path / "d.vw", 300, seed=11)
     _data(tmp_path / "e.vw", 200, seed=12)
-    args = "--rank 3 -q ui -b 10 -l 0.3"
-    _vw(f"{args} -d d.vw -f vw.model", tmp_path)
-    assert _sl([*args.split(), "-d", "d.vw", "-f", "sl.model"], tmp_path).returncode == 0
-    _vw("-i vw.model -t -d e.vw -p vw_t.p", tmp_path)
-    _vw("-i sl.model -t -d e.vw -p vw_of_sl.p", tmp_path)
-    assert _sl(["-i", "vw.model", "-t", "-d", "e.vw", "-p", "sl_of_vw.p"], tmp_path).returncode == 0
-    want = (tmp_path / "vw_t.p").read_bytes()
-    assert (tmp_path / "vw_of_sl.p").read_bytes() == want
-    assert (tmp_path / "sl_of_vw.p").read_bytes() == want
-    _vw("-i vw.model -d e.vw -p vw_c.p -f vw_c.model", tmp_path)
-    r = _sl(["-i", "vw.model", "-d", "e.vw", "-p", "sl_c.p", "-f", "sl_c.model"], tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert (tmp_path / "sl_c.p").read_bytes() == (tmp_path / "vw_c.p").read_bytes()
+    assert_models_move_both_ways(tmp_path, "--rank 3 -q ui -b 10 -l 0.3")
 
 
 def test_sl_train_rank_continues_exactly(tmp_path: Path) -> None:
@@ -277,3 +265,18 @@ def test_refused_in_one_line(tmp_path: Path, args: str, why: str) -> None:
     r = _sl([*args.split(), "-d", "d.vw"], tmp_path)
     assert r.returncode == 2 and why in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_vw_model_cut_short_is_refused(tmp_path: Path) -> None:
+    """VW writes every row of a --rank model: a file with fewer (a disk that filled, a copy
+    cut short) is refused naming the file, not read as random weights (exit 5)."""
+    from streamlearn.io import vwmodel
+
+    _data(tmp_path / "d.vw", 50, seed=4)
+    r = _sl(["--rank", "2", "-q", "ui", "-b", "6", "-d", "d.vw", "-f", "m.vw"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = (tmp_path / "m.vw").read_bytes()
+    end = vwmodel.read_header(data).end
+    (tmp_path / "cut.vw").write_bytes(data[: end + 20 * (8 + 4 * 5)])  # 20 whole rows of 64
+    r = _sl(["-i", "cut.vw", "-t", "-d", "d.vw"], tmp_path)
+    assert r.returncode == 5 and "cut.vw" in r.stderr and "cut short (20 of 64 rows)" in r.stderr

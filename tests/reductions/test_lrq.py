@@ -111,6 +111,12 @@ def test_models_move_both_ways_and_continue(tmp_path: Path, args: str) -> None:
     counter starts again from 0 in a run)."""
     _data(tmp_path / "d.vw", 400, seed=3)
     _data(tmp_path / "e.vw", 300, seed=4)
+    assert_models_move_both_ways(tmp_path, args)
+
+
+def assert_models_move_both_ways(tmp_path: Path, args: str) -> None:
+    """VW's model of ``args`` trained on ``d.vw`` and sl's, each scored on ``e.vw`` by the
+    other program, give VW's ``-t`` predictions; VW's model continued by sl, VW's."""
     _vw(f"{args} -d d.vw -f vw.model", tmp_path)
     assert _sl([*args.split(), "-d", "d.vw", "-f", "sl.model"], tmp_path).returncode == 0
     _vw("-i vw.model -t -d e.vw -p vw_t.p", tmp_path)
