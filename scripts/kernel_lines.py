@@ -136,7 +136,9 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--active", "--simulation", "-f", T + "/active.vw"],
         ["-i", T + "/active.vw", "-t", "--active", "--simulation"],
         ["--rank", "2", "-q", "ab", "-f", T + "/mf.vw"], ["-i", T + "/mf.vw", "-t"],
-        ["--rank", "1", "--passes", "2", "-c", "-k"])]  # fmt: skip
+        ["--rank", "1", "--passes", "2", "-c", "-k"],
+        ["--svrg", "--passes", "3", "-c", "-k", "-q", "ab", "-f", T + "/svrg.vw"],
+        ["-i", T + "/svrg.vw", "-t"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -201,6 +203,8 @@ def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["train", "--nn", "3", T + "/lrq"],
             ["train", "--rank", "2", "-q", "ab", T + "/lrq", "-f", T + "/mf.sl"],
             ["predict", "-i", T + "/mf.sl", T + "/lrq"],
+            ["train", "--svrg", "--passes", "2", "--cache", T + "/svrg.c", T + "/lrq", "-f",
+             T + "/svrg.sl"], ["predict", "-i", T + "/svrg.sl", T + "/lrq"],
             ["train", "--active", "--active-mellowness", "0.1", T + "/lrq"]]
     return out
 

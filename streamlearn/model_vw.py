@@ -65,10 +65,21 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "dropout": False, "multitask": False, "active": False,
                                    "mellowness": True, "autolink": True, "bootstrap": True,
                                    "bs_type": True, "bfgs": False, "conjugate_gradient": False,
-                                   "rank": True}
+                                   "rank": True, "svrg": False}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
+
+WITHOUT_GD = ("--svrg",)
+"""Words of ``TrainConfig.stack`` naming a base learner VW sets up instead of gd (with gd's
+table layout of plain updates): VW keeps none of gd's options with its model, and its rate
+is the one given (gd's set-up multiplies it by t0^p)."""
+
+
+def without_gd(config: TrainConfig) -> bool:
+    """Whether ``config``'s learner is one of :data:`WITHOUT_GD`."""
+    return any(w in config.stack for w in WITHOUT_GD)
+
 
 def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
     """The words of ``stack`` (``TrainConfig.stack``) VW keeps with a model, as
@@ -496,6 +507,8 @@ def decode(data: bytes) -> tuple:
     for key in ("learning_rate", "power_t") if not (resumed or mf) else ():
         learn.pop(key, None)
     learn["numbers"] = "vw"  # VW's model: its inputs are read as VW reads them (io/vwfloat.py)
+    if any(w in learn.get("stack", ()) for w in WITHOUT_GD):  # (no gd: none of its rules)
+        learn.update(adaptive=False, normalized=False, invariant=False)
     if mf:  # (VW's gd_mf: plain updates, its rate 10 and t 1 unless given)
         return _decode_mf(TrainConfig(**learn, adaptive=False, normalized=False,
                                       invariant=False), data, h, opts)  # fmt: skip
@@ -679,7 +692,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         return [vwmodel.encode_header(h), section, *vwmodel.encode_body(None, slots, values)]
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     values = np.ascontiguousarray(model.state[:, list(cols)], dtype=F32)
-    gd_like = algo == "gd"
+    gd_like = algo == "gd" and not without_gd(config)  # (gd's state: its sums, l1/l2's)
     if gd_like and config.adaptive and config.initial_t > 0:
         # sl keeps a fresh slot's adaptive sum as 0 (read as t0); VW stores t0 itself
         g = values[:, 1]
@@ -780,7 +793,7 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += ["--link", link]
     if config.algo in ("ftrl", "coin", "pistol", "freegrad"):
         words.append(f"--{config.algo}")
-    elif resume:
+    elif resume and not without_gd(config):
         rules = [r for r in UPDATE_RULE if getattr(config, r)]
         if len(rules) < len(UPDATE_RULE):
             words += [f"--{r}" for r in rules] or ["--sgd"]

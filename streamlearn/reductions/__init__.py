@@ -42,6 +42,7 @@ from streamlearn.reductions import (
     lrqfa,
     nn,
     singleline,
+    svrg,
 )
 from streamlearn.reductions.base import Reduction
 from streamlearn.reductions.explore import over
@@ -69,7 +70,7 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 
 SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
                active.NAME: active, autolink.NAME: autolink, bootstrap.NAME: bootstrap,
-               bfgs.NAME: bfgs, gd_mf.NAME: gd_mf}
+               bfgs.NAME: bfgs, gd_mf.NAME: gd_mf, svrg.NAME: svrg}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -114,7 +115,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, singleline, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, gd_mf, csoaa_ldf, cb_adf, cb_dro, ccb)
+              bfgs, gd_mf, svrg, csoaa_ldf, cb_adf, cb_dro, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 

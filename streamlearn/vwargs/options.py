@@ -450,7 +450,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_perturb_oracle search_rollin search_rollout search_rollout_num_steps
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit
-    sketch_size spanner_c stage_size subsample svrg swap_resistance
+    sketch_size spanner_c subsample swap_resistance
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update
