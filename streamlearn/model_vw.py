@@ -34,7 +34,7 @@ import numpy as np
 
 from streamlearn.config import UPDATE_RULE, TrainConfig
 from streamlearn.io import vwmodel
-from streamlearn.learners.stacked import kept
+from streamlearn.learners.stacked import kept, without_gd
 
 F32 = np.float32
 
@@ -69,17 +69,6 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
-
-WITHOUT_GD = ("--svrg",)
-"""Words of ``TrainConfig.stack`` naming a base learner VW sets up instead of gd (with gd's
-table layout of plain updates): VW keeps none of gd's options with its model, and its rate
-is the one given (gd's set-up multiplies it by t0^p)."""
-
-
-def without_gd(config: TrainConfig) -> bool:
-    """Whether ``config``'s learner is one of :data:`WITHOUT_GD`."""
-    return any(w in config.stack for w in WITHOUT_GD)
-
 
 def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
     """The words of ``stack`` (``TrainConfig.stack``) VW keeps with a model, as
@@ -498,7 +487,6 @@ def decode(data: bytes) -> tuple:
         S_WLAB,
         new_stats,
     )  # fmt: skip
-
     h = vwmodel.read_header(data)
     opts = _options(h)
     resumed = len(data) > h.end and data[h.end] == 1
@@ -507,11 +495,10 @@ def decode(data: bytes) -> tuple:
     for key in ("learning_rate", "power_t") if not (resumed or mf) else ():
         learn.pop(key, None)
     learn["numbers"] = "vw"  # VW's model: its inputs are read as VW reads them (io/vwfloat.py)
-    if any(w in learn.get("stack", ()) for w in WITHOUT_GD):  # (no gd: none of its rules)
+    if mf or without_gd(learn.get("stack", ())):  # (gd_mf's, svrg's rules: none of gd's)
         learn.update(adaptive=False, normalized=False, invariant=False)
-    if mf:  # (VW's gd_mf: plain updates, its rate 10 and t 1 unless given)
-        return _decode_mf(TrainConfig(**learn, adaptive=False, normalized=False,
-                                      invariant=False), data, h, opts)  # fmt: skip
+    if mf:  # (VW's gd_mf: its rate 10 and t 1 unless given)
+        return _decode_mf(TrainConfig(**learn), data, h, opts)
     config = TrainConfig(**learn)
     algo = config.algo
     if algo not in VW_LEARNERS:
@@ -692,7 +679,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         return [vwmodel.encode_header(h), section, *vwmodel.encode_body(None, slots, values)]
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     values = np.ascontiguousarray(model.state[:, list(cols)], dtype=F32)
-    gd_like = algo == "gd" and not without_gd(config)  # (gd's state: its sums, l1/l2's)
+    gd_like = algo == "gd" and not without_gd(config.stack)  # (gd's state: its sums, l1/l2's)
     if gd_like and config.adaptive and config.initial_t > 0:
         # sl keeps a fresh slot's adaptive sum as 0 (read as t0); VW stores t0 itself
         g = values[:, 1]
@@ -793,7 +780,7 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += ["--link", link]
     if config.algo in ("ftrl", "coin", "pistol", "freegrad"):
         words.append(f"--{config.algo}")
-    elif resume and not without_gd(config):
+    elif resume and not without_gd(config.stack):
         rules = [r for r in UPDATE_RULE if getattr(config, r)]
         if len(rules) < len(UPDATE_RULE):
             words += [f"--{r}" for r in rules] or ["--sgd"]

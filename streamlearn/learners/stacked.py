@@ -20,6 +20,15 @@ from streamlearn.learners import active, bfgs, boosting, bootstrap, nn
 BFGS = ("--bfgs", "--conjugate_gradient")
 """The words that name L-BFGS (``reductions/bfgs.py``): the learner itself, not a reduction
 over gd."""
+WITHOUT_GD = ("--svrg",)
+"""The words naming a base learner VW sets up instead of gd, with gd's table of plain
+updates (``reductions/svrg.py``): VW keeps none of gd's options with its model, and its rate
+is the one given (gd's set-up multiplies it by t0^p)."""
+
+
+def without_gd(stack: tuple[str, ...]) -> bool:
+    """Whether the words ``stack`` (``TrainConfig.stack``) name one of :data:`WITHOUT_GD`."""
+    return any(w in stack for w in WITHOUT_GD)
 
 
 @dataclass(frozen=True)

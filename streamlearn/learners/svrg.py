@@ -21,9 +21,9 @@ next ``s`` take variance-reduced steps from it.
   has no schedule and no decay.
 
 ``ns`` is each feature's namespace byte (0: a cross; empty: none crossed), for VW's count
-of an example's features, which leaves crosses out under svrg.  ``conf`` is float64[4], the run's state the entry keeps between batches (a new run starts
-afresh, as VW's does): the pass, the pass of the last example learned (-1: none), ``n``,
-and ``s``.
+of an example's features, which leaves crosses out under svrg.  ``conf`` is float64[4],
+the run's state the entry keeps between batches (a new run starts afresh, as VW's does):
+the pass, the pass of the last example learned (-1: none), ``n``, and ``s``.
 """
 
 from __future__ import annotations

@@ -133,12 +133,17 @@ class Entry:
         self.conf = np.array([0.0, -1.0, 0.0, float(stage)])
         self.eta = float(np.float32(eta))
         self.said = -1
+        self.in_pass = 0.0  # (the drivers count a pass's examples from 0 at each pass)
 
     def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
                  weights, bases, status, stats, rows, preds, ns):  # fmt: skip
         from streamlearn.learners import svrg
-        from streamlearn.learners.base import P_LEARN
+        from streamlearn.learners.base import P_LEARN, S_PASS_N
 
+        # a new pass: the driver counts its examples from 0 (a resident model, the API's and
+        # the server's, is in one pass for good, as VW's Python package, whose passes never end)
+        if stats[S_PASS_N] < self.in_pass:
+            self.conf[0] += 1.0
         npass = int(self.conf[0])
         if params[P_LEARN] != 0.0 and self.said != npass and indptr.shape[0] > 1:
             self.said = npass
@@ -147,6 +152,7 @@ class Entry:
             ns = np.empty(0, dtype=np.uint8)
         svrg.train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
                          weights, bases, status, stats, rows, preds, ns, self.conf, self.eta)
+        self.in_pass = stats[S_PASS_N]
 
     def _announce(self, npass: int) -> None:
         """VW's lines as a pass first learns (its ``trace_message``: the console's stderr)."""
@@ -158,10 +164,6 @@ class Entry:
         else:
             notices.tell(f"svrg pass {npass}: taking steps")
 
-    def finish(self, table, gstate, params) -> None:  # noqa: ANN001, ARG002
-        """The end of a pass."""
-        self.conf[0] += 1.0
-
 
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """SVRG with the run's stage size and rate."""
@@ -171,4 +173,4 @@ def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
 
     stage = configured(config, read, refuse)
     entry = Entry(stage, config.learning_rate)
-    return dataclasses.replace(svrg.spec(), train_batch=entry, finish=entry.finish)
+    return dataclasses.replace(svrg.spec(), train_batch=entry)

@@ -203,10 +203,10 @@ def start_t(c) -> float:
 def _eta(c) -> float:
     """VW's ``learning rate`` line: gd without adaptive and normalized multiplies the rate
     by t0^power_t (float32); a base learner VW sets up instead of gd does not."""
-    from streamlearn.model_vw import without_gd
+    from streamlearn.learners.stacked import without_gd
 
     eta = F32(c.learning_rate)
-    if c.algo == "gd" and not (c.adaptive or c.normalized) and not without_gd(c):
+    if c.algo == "gd" and not (c.adaptive or c.normalized) and not without_gd(c.stack):
         eta = F32(eta * F32(np.power(F32(start_t(c)), F32(c.power_t))))
     return float(eta)
 
