@@ -97,6 +97,9 @@ def settle(t: Command) -> None:
         t.learn[rule] = False
     for key, value in TRAIN_DEFAULTS.items():
         t.learn.setdefault(key, value)
+    # VW's holdout summary and early termination are gd's end of pass: without gd no pass
+    # ends a run early, the last pass's model is kept, and the summary's loss is 0 h
+    t.learn["early_terminate"] = t.learn.get("passes", 1) + 1
 
 
 def refuse(learn: dict, outputs: dict) -> None:

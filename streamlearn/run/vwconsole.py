@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from streamlearn.learners.stacked import without_gd
 from streamlearn.run.vwformat import general
 
 F32 = np.float32
@@ -203,8 +204,6 @@ def start_t(c) -> float:
 def _eta(c) -> float:
     """VW's ``learning rate`` line: gd without adaptive and normalized multiplies the rate
     by t0^power_t (float32); a base learner VW sets up instead of gd does not."""
-    from streamlearn.learners.stacked import without_gd
-
     eta = F32(c.learning_rate)
     if c.algo == "gd" and not (c.adaptive or c.normalized) and not without_gd(c.stack):
         eta = F32(eta * F32(np.power(F32(start_t(c)), F32(c.power_t))))
@@ -242,6 +241,8 @@ def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bo
         # (after passes VW keeps the best pass's holdout loss as a float: its this_loss)
         shown_loss = float(np.float32(held)) if held is not None and passes > 1 else held
         avg = "undefined (no holdout)" if held is None else f"{f6(shown_loss)} h"
+        if without_gd(config.stack):  # (VW's best holdout loss is gd's: 0 without gd)
+            avg = f"{f6(0.0)} h"
     lines.append(f"average loss = {avg}")
     if config.oaa and probabilities:
         if not holdout:

@@ -216,6 +216,18 @@ def test_sl_train_svrg_is_sl_vws(tmp_path: Path) -> None:
     assert "0.851228714" in (tmp_path / "t.sl.p").read_text()  # (it learned)
 
 
+def test_holdout_as_vws_svrg(tmp_path: Path) -> None:
+    """With passes and a holdout, VW's svrg never ends a run early and keeps the last pass's
+    model (its holdout summary and early termination are gd's, not set up under svrg), and its
+    summary's loss is gd's best holdout loss, which stays 0: ``0.000000 h``."""
+    _data(tmp_path / "d.vw", 300, seed=3)
+    r = _sl(["--svrg", "--passes", "6", "-c", "-k", "-l", "0.01", "-d", "d.vw", "-f", "m.vw"],
+            tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "passes used = 6" in r.stderr and "average loss = 0.000000 h" in r.stderr
+    assert "svrg pass 5: taking steps" in r.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "why"),
     [
