@@ -787,13 +787,13 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         # as VW: the rates only when they are not the defaults (0.5, or 10 for the rules
         # other than adaptive and normalized together)
         if F32(config.learning_rate) != F32(config.default_learning_rate):
-            words += ["--learning_rate", repr(float(F32(config.learning_rate)))]
+            words += ["--learning_rate", f"{float(F32(config.learning_rate)):.15g}"]
         if F32(config.power_t) != F32(0.5):
-            words += ["--power_t", repr(float(F32(config.power_t)))]
+            words += ["--power_t", f"{float(F32(config.power_t)):.15g}"]
     from streamlearn.learners.initial import random_state
 
     state = (random_state(config.initial_weights, config.bits, config.seed)
              if config.algo == "gd" else config.seed)  # fmt: skip
     if state:  # VW keeps its random state last (advanced by --random_weights)
         words += ["--random_seed", str(state)]
-    return (" " + " ".join(words)) if words else ""
+    return vwmodel.vw_order(" ".join(words))

@@ -415,3 +415,19 @@ def test_a_streamed_vw_model_stops_at_a_full_table(tmp_path, good):
     r = sl(["(cat m.vw; head -c 100000 /dev/zero) | SL predict -i /dev/stdin d.vw"], tmp_path,
            shell=True)  # fmt: skip
     assert r.returncode == 5 and b"more bytes than a VW model of 2^8 slots" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    "-q ab --binary --noconstant", "--nn 2 --binary -q ab", "--sgd -l 0.3 --power_t 0.2",
+    "--lrq ab2 --link logistic --loss_function logistic --ignore c", "--svrg -q ab --hash all",
+    "--bootstrap 3 --bs_type vote -q ab -q aa --keep a"])  # fmt: skip
+def test_the_options_string_is_vws(tmp_path, data, args):
+    """The options a model keeps, as VW writes them (names sorted, a repeated option's values
+    in their order, then the namespace filters and the generator's state; floats of 15
+    digits), so that the header's bytes and checksum are VW's."""
+    for who in ("vw", "sl"):
+        m = tmp_path / f"{who}.m"
+        line = [*args.split(), "-d", str(data / "a.vw"), "-f", str(m)]
+        vw(*line, "--quiet") if who == "vw" else slvw(tmp_path, *line)
+    want = vwmodel.read_header((tmp_path / "vw.m").read_bytes()).options
+    assert vwmodel.read_header((tmp_path / "sl.m").read_bytes()).options == want

@@ -353,6 +353,21 @@ def split_options(text: str) -> list[tuple[str, str | None]]:
     return [(name, value) for name, value, _ in option_items(text)]
 
 
+_LAST = ("ignore", "ignore_linear", "keep", "random_seed")
+
+
+def vw_order(text: str) -> str:
+    """An options string as VW writes it in a model: the options by name (a repeated one's
+    values in their order), then the namespace filters, then the generator's state.
+
+    >>> vw_order("--random_seed 3 --quadratic ab --ignore c --binary --quadratic aa")
+    ' --binary --quadratic ab --quadratic aa --ignore c --random_seed 3'
+    """
+    items = split_options(text)
+    items.sort(key=lambda kv: (_LAST.index(kv[0]) + 1 if kv[0] in _LAST else 0, kv[0]))
+    return "".join(f" --{name}" + (f" {v}" if v is not None else "") for name, v in items)
+
+
 def _is_option(word: str) -> bool:
     """Whether a word of an options string starts an option: ``--name``, or ``-x`` of a
     letter (``-0.5`` and ``-.5`` are numbers, ``-`` alone a value), as VW's parser reads it."""
