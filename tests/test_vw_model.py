@@ -431,3 +431,13 @@ def test_the_options_string_is_vws(tmp_path, data, args):
         vw(*line, "--quiet") if who == "vw" else slvw(tmp_path, *line)
     want = vwmodel.read_header((tmp_path / "vw.m").read_bytes()).options
     assert vwmodel.read_header((tmp_path / "sl.m").read_bytes()).options == want
+
+
+def test_a_models_options_in_another_order_are_the_same(tmp_path, data):
+    """A model keeps its options in VW's order (``--alg logistic --boosting 3``); the command
+    line that names them in its own (``--boosting 3 --alg logistic``) continues it."""
+    m = tmp_path / "m.vw"
+    slvw(tmp_path, "--boosting", "3", "--alg", "logistic", "-d", str(data / "a.vw"), "-f", str(m))
+    assert vwmodel.read_header(m.read_bytes()).options == " --alg logistic --boosting 3"
+    slvw(tmp_path, "--boosting", "3", "--alg", "logistic", "-t", "-i", str(m), "-d",
+         str(data / "b.vw"))  # fmt: skip

@@ -55,9 +55,14 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
             if key in unrecorded or (key == "loss" and explicit.get("test_only")):
                 continue  # not in the file, or only scoring (VW's -t -i reports any loss)
             if key == "stack" and key in explicit:
+                from streamlearn.io.vwmodel import vw_order
                 from streamlearn.reductions import fixed_words
 
-                if fixed_words(explicit[key]) == fixed_words(model_cfg.stack):
+                def same(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+                    """The same options, in whatever order (VW's model keeps its own)."""
+                    return vw_order(" ".join(a)) == vw_order(" ".join(b))
+
+                if same(fixed_words(explicit[key]), fixed_words(model_cfg.stack)):
                     continue  # (--bfgs over a gd model, as VW: warm-started)
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 if key == "stack":  # a reduction's own words (--lrq ab3): shown as they are
