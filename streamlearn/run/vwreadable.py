@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.hashing import murmur3_32
+from streamlearn.io.vwmodel import vw_order
 from streamlearn.learners.initial import random_state
 from streamlearn.learners.stacked import BFGS, kept
 from streamlearn.model_vw import kept_stack
@@ -81,20 +82,18 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     opts += [("quadratic", v) for v in c.quadratic]
     opts += [("cubic", v) for v in c.cubic]
     opts += [("interactions", v) for v in c.interactions]
-    order = sorted(range(len(opts)), key=lambda i: (opts[i][0], i))
-    text = "".join(f" --{opts[i][0]}" + (f" {opts[i][1]}" if opts[i][1] is not None else "")
-                   for i in order)  # fmt: skip
     for name in ("ignore", "ignore_linear", "keep"):
         chars = sorted(set("".join(getattr(c, name))), key=lambda ch: ch.encode("latin-1"))
         if chars:
-            text += f" --{name} " + "".join(chars)
+            opts.append((name, "".join(chars)))
     state = random_state(c.initial_weights, c.bits, c.seed) if c.algo == "gd" else c.seed
     stacked = kept(c.stack)
     if stacked is not None and gstate is not None:  # (advanced by the reduction's draws)
         state = stacked.rng(gstate)
-    if state:  # VW keeps its random state last, after the namespace filters
-        text += f" --random_seed {state}"
-    return text
+    if state:
+        opts.append(("random_seed", str(state)))
+    # VW's order: by name, then the namespace filters, then its random state
+    return vw_order(" ".join(f"--{n}" + (f" {v}" if v is not None else "") for n, v in opts))
 
 
 class _Text:
