@@ -8,7 +8,7 @@ its VW options and their refusals (its update is its own: no adaptive, normalize
 invariant rule, no regularizer, no schedule); its learner (:func:`spec`: the entry keeps
 the pass, VW's announcements of each pass on the run's console, and the stage's count);
 its header.  Its VW model file is gd's with plain updates (the inner weights) and none of
-gd's options (``model_vw.WITHOUT_GD``).
+gd's options (``learners/stacked.WITHOUT_GD``).
 """
 
 from __future__ import annotations
@@ -88,14 +88,8 @@ def settle(t: Command) -> None:
         if "--stage_size" in stack:
             raise VWUsage("--stage_size is an option of --svrg")
         return
-    for rule in _RULES:
-        if t.learn.get(rule):
-            raise VWUsage(f"--{rule} is gd's update rule: --svrg has its own (VW runs it "
-                          "without gd)")  # fmt: skip
     refuse(t.learn, t.outputs)
-    for rule in _RULES:
-        t.learn[rule] = False
-    for key, value in TRAIN_DEFAULTS.items():
+    for key, value in TRAIN_DEFAULTS.items():  # (gd's rules off: refuse let none be on)
         t.learn.setdefault(key, value)
     # VW's holdout summary and early termination are gd's end of pass: without gd no pass
     # ends a run early, the last pass's model is kept, and the summary's loss is 0 h
@@ -107,8 +101,10 @@ def refuse(learn: dict, outputs: dict) -> None:
     if any(learn.get(k) for k in STACKED) or learn.get("algo", "gd") != "gd":
         raise VWUsage("--svrg runs alone (VW's svrg is a base learner): not with another "
                       "learner or reduction")  # fmt: skip
-    if learn.get("adaptive") or learn.get("normalized") or learn.get("invariant"):
-        raise VWUsage("--svrg has its own update: not --adaptive, --normalized or --invariant")
+    for rule in _RULES:
+        if learn.get(rule):
+            raise VWUsage(f"--{rule} is gd's update rule: --svrg has its own (VW runs it "
+                          "without gd)")  # fmt: skip
     for key in ("l1", "l2"):
         if learn.get(key):
             raise VWUsage(f"--{key} is gd's: --svrg has no regularizer (VW ignores it)")

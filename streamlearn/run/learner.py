@@ -58,11 +58,10 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
                 from streamlearn.io.vwmodel import vw_order
                 from streamlearn.reductions import fixed_words
 
-                def same(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-                    """The same options, in whatever order (VW's model keeps its own)."""
-                    return vw_order(" ".join(a)) == vw_order(" ".join(b))
-
-                if same(fixed_words(explicit[key]), fixed_words(model_cfg.stack)):
+                # the same options in whatever order (VW's model keeps them in its own)
+                mine, its = (vw_order(" ".join(fixed_words(w)))
+                             for w in (explicit[key], model_cfg.stack))  # fmt: skip
+                if mine == its:
                     continue  # (--bfgs over a gd model, as VW: warm-started)
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 if key == "stack":  # a reduction's own words (--lrq ab3): shown as they are

@@ -261,7 +261,6 @@ class Auditor:
         self._write(out)
         return np.concatenate(preds) if preds else np.empty(0)
 
-
     def _write(self, out: list[bytes]) -> None:
         try:
             self.out.write(b"".join(out))
