@@ -138,7 +138,9 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--rank", "2", "-q", "ab", "-f", T + "/mf.vw"], ["-i", T + "/mf.vw", "-t"],
         ["--rank", "1", "--passes", "2", "-c", "-k"],
         ["--svrg", "--passes", "3", "-c", "-k", "-q", "ab", "-f", T + "/svrg.vw"],
-        ["-i", T + "/svrg.vw", "-t"])]  # fmt: skip
+        ["-i", T + "/svrg.vw", "-t"], ["--ksvm", "--reprocess", "2", "-f", T + "/ksvm.vw"],
+        ["-i", T + "/ksvm.vw", "-t"], ["--ksvm", "--kernel", "rbf", "--pool_size", "3"],
+        ["--ksvm", "--kernel", "poly", "--passes", "2", "-c", "-k"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -205,7 +207,9 @@ def train_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["predict", "-i", T + "/mf.sl", T + "/lrq"],
             ["train", "--svrg", "--passes", "2", "--cache", T + "/svrg.c", T + "/lrq", "-f",
              T + "/svrg.sl"], ["predict", "-i", T + "/svrg.sl", T + "/lrq"],
-            ["train", "--active", "--active-mellowness", "0.1", T + "/lrq"]]
+            ["train", "--active", "--active-mellowness", "0.1", T + "/lrq"],
+            ["train", "--ksvm", "--ksvm-kernel", "rbf", T + "/lrq", "-f", T + "/ksvm.sl"],
+            ["predict", "-i", T + "/ksvm.sl", T + "/lrq"]]
     return out
 
 

@@ -65,7 +65,8 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "dropout": False, "multitask": False, "active": False,
                                    "mellowness": True, "autolink": True, "bootstrap": True,
                                    "bs_type": True, "bfgs": False, "conjugate_gradient": False,
-                                   "rank": True, "svrg": False}
+                                   "rank": True, "svrg": False, "ksvm": False,
+                                   "kernel": True, "bandwidth": True, "degree": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -87,6 +88,22 @@ def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
         elif i + 1 < len(stack) and not stack[i + 1].startswith("--"):
             i += 1  # (an option VW does not keep, and its value: --gamma 0.2)
         i += 1
+    return out
+
+
+def run_words(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """The words of ``stack`` VW does not keep with a model (a run's: ``--reprocess 5``), as
+    (``--name``, value or None): :func:`kept_stack`'s others."""
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(stack):
+        name = stack[i][2:]
+        if name in STACK_OPTIONS:
+            i += 2 if STACK_OPTIONS[name] else 1
+            continue
+        value = stack[i + 1] if i + 1 < len(stack) and not stack[i + 1].startswith("--") else None
+        out.append((stack[i], value))
+        i += 1 if value is None else 2
     return out
 
 
@@ -142,7 +159,7 @@ INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
 WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight quadratic "
                   "cubic interactions ignore ignore_linear keep ngram skips hash link "
-                  "loss_function feature_limit".split())  # fmt: skip
+                  "loss_function feature_limit kernel".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
 by VW as 32-bit floats (``l1_state``, ``l2_state``: doubles)."""
 F32_MAX = float(np.finfo(np.float32).max)
@@ -499,6 +516,8 @@ def decode(data: bytes) -> tuple:
         learn.update(adaptive=False, normalized=False, invariant=False)
     if mf:  # (VW's gd_mf: its rate 10 and t 1 unless given)
         return _decode_mf(TrainConfig(**learn), data, h, opts)
+    if "--ksvm" in learn.get("stack", ()):  # (VW's support vectors, no table)
+        return _decode_ksvm(learn, data, h, opts)
     config = TrainConfig(**learn)
     algo = config.algo
     if algo not in VW_LEARNERS:
@@ -576,6 +595,27 @@ def _decode_mf(config: TrainConfig, data: bytes, h: vwmodel.Header, opts: dict) 
     meta = {"vw_model": {"version": h.version, "options": h.options.strip(), "resume": False,
                          "unrecorded": [k for k in UNRECORDED if k != "initial_t"], **link}}
     return (config, *gd_mf.decode_vw(config, data, h), meta)
+
+
+def _decode_ksvm(learn: dict, data: bytes, h: vwmodel.Header, opts: dict) -> tuple:
+    """:func:`decode` of a ``--ksvm`` model: its support vectors after the learner's global
+    state (``learners.ksvm.read_vw_section``), VW's generator from its ``--random_seed``."""
+    from streamlearn.learners import ksvm
+    from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, new_stats
+
+    learn.update(loss="hinge", learning_rate=0.5, initial_t=0.0)
+    config = TrainConfig(**learn)
+    seed = opts.get("random_seed") or 0
+    gstate = ksvm.init_gstate(config.params())
+    gstate[G_CLIP], gstate[G_LABEL_MIN], gstate[G_LABEL_MAX] = 1.0, h.min_label, h.max_label
+    saved = ksvm.read_vw_section(data, h.end, seed)
+    # (its loss, rate and rules are VW's ksvm's, whatever a run's defaults: recorded)
+    unrecorded = [u for u in UNRECORDED if u not in ("loss", "initial_t")]
+    meta = {"vw_model": {"version": h.version, "options": h.options.strip(), "resume": False,
+                         "unrecorded": unrecorded}}  # fmt: skip
+    empty = np.zeros(0, dtype=np.uint32)
+    return (config, "ksvm", empty, np.zeros((0, 1), dtype=np.float32), np.zeros(0),
+            np.concatenate([gstate, saved]), new_stats(), meta)
 
 
 def _initial_gstate(state, spec, params: np.ndarray, opts: dict, data: bytes,  # noqa: ANN001
@@ -665,6 +705,18 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
                            bits=config.bits, options=gd_mf.vw_options(config, k, link))
         _split_grams(config, h)
         return [vwmodel.encode_header(h), gd_mf.vw_rows(model.slots, model.state, config.bits, k)]
+    if "--ksvm" in config.stack:  # VW's kernel svm: its support vectors, no table
+        from streamlearn.learners import ksvm
+        from streamlearn.learners.base import GSTATE_SIZE
+
+        saved = gstate[GSTATE_SIZE:]
+        seed = int(saved[1]) | (int(saved[2]) << 32) if saved.shape[0] >= 3 else 0
+        h = vwmodel.Header(version=ksvm.VW_VERSION, id=config.model_id, min_label=lo,
+                           max_label=hi, bits=config.bits,
+                           options=options_string(config.replace(seed=0), False,
+                                                  link, seed or None))  # fmt: skip
+        _split_grams(config, h)
+        return [vwmodel.encode_header(h), ksvm.vw_section(saved)]
     h = vwmodel.Header(id=config.model_id, min_label=lo, max_label=hi, bits=config.bits,
                        options=options_string(config, not weights_only, link,
                                               _rng_state(model)))

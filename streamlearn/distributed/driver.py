@@ -317,6 +317,13 @@ class _Run:
         if config.oaa:
             raise UsageError("--dask does not train one-against-all (--oaa) models: train them "
                              "in one process")  # fmt: skip
+        if config.stack:
+            from streamlearn.reductions import single_line
+
+            named = single_line(config)
+            if named is not None and not getattr(named[0], "AVERAGED", True):
+                raise UsageError(f"--dask: a --{named[0].NAME} model cannot be averaged across "
+                                 "workers: train it in one process")  # fmt: skip
         if self.outputs.save_per_pass:
             raise UsageError("--dask does not save each pass's model (--save-per-pass): its "
                              "passes end in the averaged model")  # fmt: skip

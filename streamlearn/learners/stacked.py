@@ -20,10 +20,11 @@ from streamlearn.learners import active, bfgs, boosting, bootstrap, nn
 BFGS = ("--bfgs", "--conjugate_gradient")
 """The words that name L-BFGS (``reductions/bfgs.py``): the learner itself, not a reduction
 over gd."""
-WITHOUT_GD = ("--svrg",)
-"""The words naming a base learner VW sets up instead of gd, with gd's table of plain
-updates (``reductions/svrg.py``): VW keeps none of gd's options with its model, and its rate
-is the one given (gd's set-up multiplies it by t0^p)."""
+WITHOUT_GD = ("--svrg", "--ksvm")
+"""The words naming a base learner VW sets up instead of gd (``reductions/svrg.py``, with
+gd's table of plain updates; ``reductions/ksvm.py``, with support vectors): VW keeps none of
+gd's options with its model, and its rate is the one given (gd's set-up multiplies it by
+t0^p)."""
 
 
 def without_gd(stack: tuple[str, ...]) -> bool:

@@ -38,6 +38,7 @@ from streamlearn.reductions import (
     csoaa_ldf,
     explore,
     gd_mf,
+    ksvm,
     lrq,
     lrqfa,
     nn,
@@ -70,7 +71,8 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 
 SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
                active.NAME: active, autolink.NAME: autolink, bootstrap.NAME: bootstrap,
-               bfgs.NAME: bfgs, gd_mf.NAME: gd_mf, svrg.NAME: svrg}
+               bfgs.NAME: bfgs, gd_mf.NAME: gd_mf, svrg.NAME: svrg,
+               ksvm.NAME: ksvm}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -100,6 +102,17 @@ def train_defaults(words: tuple[str, ...]) -> dict:
     return out
 
 
+def fixed_fields(words: tuple[str, ...]) -> dict:
+    """The configuration's fields the reductions ``words`` name always set, whatever a run
+    gives (a module's ``FIXED``: ``--ksvm``'s hinge loss, as VW's set-up forces it): a model
+    continued or scored with them."""
+    out: dict = {}
+    for m in SINGLE_LINE.values():
+        if hasattr(m, "FIXED") and m.read(words) is not None:
+            out.update(m.FIXED)
+    return out
+
+
 def _named(words: tuple[str, ...]) -> list:
     """The single-line reductions ``words`` name, with their options; two are refused (sl
     runs one over gd at a time)."""
@@ -115,7 +128,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, singleline, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, gd_mf, svrg, csoaa_ldf, cb_adf, cb_dro, ccb)
+              bfgs, gd_mf, svrg, ksvm, csoaa_ldf, cb_adf, cb_dro, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 
@@ -157,5 +170,5 @@ def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multil
 
 
 __all__ = ["REDUCTIONS", "SETTLE", "SINGLE_LINE", "TRAIN_OPTIONS", "VW_OPTIONS", "Multiline",
-           "Reduction", "fixed_words", "reduction_of", "single_line", "train_defaults",
-           "train_words"]
+           "Reduction", "fixed_fields", "fixed_words", "reduction_of", "single_line",
+           "train_defaults", "train_words"]

@@ -63,6 +63,10 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
                              for w in (explicit[key], model_cfg.stack))  # fmt: skip
                 if mine == its:
                     continue  # (--bfgs over a gd model, as VW: warm-started)
+                merged = _merged_stack(explicit[key], model_cfg.stack)
+                if merged is not None:  # (as VW merges a model's options into the line's)
+                    explicit = {**explicit, key: merged}
+                    continue
             if key in explicit and explicit[key] != getattr(model_cfg, key):
                 if key == "stack":  # a reduction's own words (--lrq ab3): shown as they are
                     raise UsageError(
@@ -75,12 +79,34 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
                     f"initial model, which was trained with {key.replace('_', '-')} "
                     f"{_shown(getattr(model_cfg, key))}"
                 )
+        if model_cfg.stack:  # what a model's reduction always sets (--ksvm: the hinge loss)
+            from streamlearn.reductions import fixed_fields
+
+            explicit = {**explicit, **fixed_fields(model_cfg.stack)}
         if unrecorded:  # their defaults, resolved with the run's options (VW's rates)
             kept = {k: v for k, v in model_cfg.to_dict().items() if k not in unrecorded}
             return TrainConfig.from_dict({**kept, **explicit})
         return model_cfg.replace(**explicit)
     except ConfigError as e:
         raise UsageError(str(e)) from None
+
+
+def _merged_stack(mine: tuple[str, ...], its: tuple[str, ...]) -> tuple[str, ...] | None:
+    """A run's reduction words over a model's, as VW merges a model's options into its
+    command line: the words VW keeps with a model (``--ksvm --kernel rbf``) that the run
+    gives must be the model's, and those it leaves out are the model's; the words of a run
+    (``--reprocess 5``) are the run's, else the model's.  None when they disagree."""
+    from streamlearn.model_vw import kept_stack, run_words
+
+    model_kept = kept_stack(its)
+    if not set(kept_stack(mine)) <= set(model_kept):
+        return None
+    given = run_words(mine)
+    names = {w for w, _ in given}
+    out = [w for kv in model_kept for w in kv if w is not None]
+    for w, v in [*given, *(kv for kv in run_words(its) if kv[0] not in names)]:
+        out += [w] if v is None else [w, v]
+    return tuple(out)
 
 
 def _shown(value) -> str:
@@ -194,6 +220,8 @@ class Learner:
             # the prediction range (G_CLIP..G_LABEL_MAX)
             gstate[G_CLIP:GSTATE_SIZE] = model.gstate[G_CLIP:GSTATE_SIZE]
         stats = model.stats.copy()
+        if hasattr(spec.train_batch, "restore"):  # (--ksvm: its support vectors after it)
+            gstate = spec.train_batch.restore(gstate)
         fresh = spec.init_gstate(config.params())  # GSTATE_SIZE but for l0's heap, boosting's
         want = fresh.shape[0]
         if gstate.shape[0] < want and model_io.is_vw(model):
@@ -227,6 +255,8 @@ class Learner:
             meta=meta,
             final=final,
         )
+        if hasattr(self.spec.train_batch, "saved"):  # (--ksvm: its support vectors)
+            model.gstate = np.concatenate([model.gstate, self.spec.train_batch.saved()])
         if final:
             self.table = None  # its rows may have moved: nothing may read it now
         return model

@@ -651,6 +651,8 @@ def run_kernel(
             batch.labels, batch.weights, batch.bases, batch.status, stats, rows, preds)  # fmt: skip
     if getattr(train_batch, "wants_ns", False):  # a reduction's entry reading namespaces
         args += (getattr(batch, "ns", None),)
+    if getattr(train_batch, "wants_batch", False):  # one keeping its rows' tags (--ksvm)
+        args += (batch,)
     if INTERPRETED:
         # interpreted (tiny inputs), numpy warns of an overflow as a compiled kernel does not:
         # the run reports a non-finite state itself (check_model), in one line; compiled,
