@@ -551,11 +551,11 @@ def decode(data: bytes, name: str = "<model>") -> Model:
         if not isinstance(meta, dict):
             raise ValueError("meta is not an object")
         if "multiline" in meta:  # (a bandit's reduction: data, checked as a VW model's are)
-            from streamlearn import model_vw
+            from streamlearn import model_sizes, model_vw
 
             model_vw.check_sl_multiline(meta["multiline"])
-            model_vw.check_sizes(meta["multiline"], model_vw.SIZE_NAMES,
-                                 origin=f"{name}: from its options, ")
+            model_sizes.check_sizes(meta["multiline"], model_sizes.SIZE_NAMES,
+                                    origin=f"{name}: from its options, ")
         if learner == "l0" and config.algo == "l0":  # a heap the kernel indexes with
             from streamlearn.learners.l0 import check_state
 

@@ -308,66 +308,6 @@ def _options(h: vwmodel.Header) -> dict:
     return {"learn": learn, **facts}
 
 
-ACTION_BYTES = 64
-"""The least memory one action of one example takes under ``--cb K``/``--cbify K`` (its copy
-of the line's features, a feature and the constant at 13 bytes each; its row pointers; its
-score, order and probability)."""
-SIZES = ("actions", "cbify", "bag", "rnd", "cover", "synthcoversize", "tau")
-"""The counts a multiline reduction's options declare (:class:`Multiline`'s fields)."""
-
-
-def _pow2(n: int) -> int:
-    return 1 << (n - 1).bit_length() if n > 1 else 1
-
-
-def reduction_need(ml: dict) -> list[tuple[str, int]]:
-    """What the counts of a multiline reduction ``ml`` (Multiline's fields: ``actions``,
-    ``bag``, ``rnd``, ``cover``, ``cb_type``, ...) take at least, before the first example
-    and for one example, each as (field, bytes): bagging's and rnd's sums and counters,
-    cover's policies' sums (16 bytes a model, the models a power of 2, as VW's feature
-    width), ``--cb K``'s K copies of a line (:data:`ACTION_BYTES` each); the legacy
-    ``cb_explore``'s sums of K actions' models."""
-
-    def n(key: str) -> int:
-        v = ml.get(key)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
-
-    dr = 2 if ml.get("cb_type") == "dr" else 1
-    two = 2 if ml.get("cb_type", "mtr") in ("mtr", "dr") else 1
-    bag, rnd, cover = n("bag"), n("rnd"), n("cover")
-    key = "cbify" if n("cbify") > n("actions") else "actions"
-    k = n(key)
-    need = [(key, k * ACTION_BYTES), ("bag", 16 * bag + 16 * bag * dr),
-            ("rnd", 16 * (rnd + 1) + 16 * _pow2((rnd + 1) * dr) if rnd else 0),
-            ("cover", 16 * _pow2((cover + 1) * two) if cover else 0)]  # fmt: skip
-    if ml.get("legacy") and k:
-        need.append((key, 16 * _pow2(2 * k * max(1, bag) * (cover + 1)) + 4 * k))
-    return [(key, b) for key, b in need if b]
-
-
-SIZE_NAMES = {"actions": "--cb", "cbify": "--cbify", "bag": "--bag", "rnd": "--rnd",
-              "cover": "--cover"}  # fmt: skip
-"""The counts a multiline reduction declares (:func:`reduction_need`), named as options:
-what ``sl vw``'s options and a model's stored ones allocate for, bounded (exit 8)."""
-
-
-def check_sizes(ml: dict, names: dict[str, str], max_memory: int | None = None,
-                origin: str = "") -> None:  # fmt: skip
-    """Refuse (exit 8, before anything is allocated) the counts of a multiline reduction
-    ``ml`` whose memory (:func:`reduction_need`) passes ``max_memory`` or the memory
-    available; ``names``: each field's option as the user writes it (``{"bag": "--bag"}``),
-    ``origin``: where the counts come from (``"-i m.vw: its options ask for "``)."""
-    from streamlearn.system.memory import refuse_above
-
-    parts = reduction_need(ml)
-    if not parts:
-        return
-    total = sum(b for _, b in parts)
-    key = max(parts, key=lambda p: p[1])[0]
-    flag = names.get(key, f"--{key}")
-    refuse_above(total, f"{origin}{flag} {ml[key]}", f"lower {flag}", max_memory)
-
-
 SL_FIELDS: dict[str, tuple[str | None, type]] = {
     **{f: (o, bool) for f, o in (
         ("classifier", None), ("rank_all", "rank_all"), ("csoaa_rank", "csoaa_rank"),
@@ -487,23 +427,8 @@ def decode(data: bytes) -> tuple:
     """``(config, learner, slots, state, weights, gstate, stats, meta)`` of the VW model in
     ``data``; ValueError (:class:`Unsupported` included) says what is wrong."""
     from streamlearn.learners import reduction_of, resolve, spec_by_name
-    from streamlearn.learners.base import (
-        G_CLIP,
-        G_LABEL_MAX,
-        G_LABEL_MIN,
-        G_N,
-        G_T,
-        S_FEATURES,
-        S_LABEL_SQ,
-        S_LABEL_SUM,
-        S_LOSS,
-        S_N,
-        S_SHOWN_N,
-        S_SHOWN_W,
-        S_WEX,
-        S_WLAB,
-        new_stats,
-    )  # fmt: skip
+    from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, G_N, G_T, new_stats
+
     h = vwmodel.read_header(data)
     opts = _options(h)
     resumed = len(data) > h.end and data[h.end] == 1
@@ -550,16 +475,7 @@ def decode(data: bytes) -> tuple:
         gstate[G_LABEL_MIN] = r["min_label"]
         gstate[G_LABEL_MAX] = r["max_label"]
         _normalizer(gstate, spec.name, r)
-        stats[S_N] = stats[S_SHOWN_N] = float(r["example_number"])
-        stats[S_WLAB] = r["weighted_labeled_examples"]
-        stats[S_WEX] = stats[S_SHOWN_W] = stats[S_WLAB] + r["weighted_unlabeled_examples"]
-        stats[S_LOSS] = r["sum_loss"]
-        stats[S_LABEL_SUM] = r["weighted_labels"]
-        # VW keeps no sum of squared labels: the one whose best constant's squared loss is
-        # VW's, (max - c)(c - min) for c the mean label (exact for labels -1/+1)
-        lo, hi = r["min_label"], r["max_label"]
-        stats[S_LABEL_SQ] = r["weighted_labels"] * (hi + lo) - stats[S_WLAB] * hi * lo
-        stats[S_FEATURES] = float(r["total_features"])
+        _resume_stats(stats, r)
         if gd_like:
             from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
 
@@ -585,6 +501,22 @@ def decode(data: bytes) -> tuple:
     if body.repeats:
         meta["vw_model"]["repeated_slots"] = body.repeats
     return config, spec.name, body.slots, state, weights, gstate, stats, meta
+
+
+def _resume_stats(stats: np.ndarray, r: dict) -> None:
+    """The counters of VW's resume state ``r`` in ``stats``."""
+    from streamlearn.learners import base as B
+
+    stats[B.S_N] = stats[B.S_SHOWN_N] = float(r["example_number"])
+    stats[B.S_WLAB] = r["weighted_labeled_examples"]
+    stats[B.S_WEX] = stats[B.S_SHOWN_W] = stats[B.S_WLAB] + r["weighted_unlabeled_examples"]
+    stats[B.S_LOSS] = r["sum_loss"]
+    stats[B.S_LABEL_SUM] = r["weighted_labels"]
+    # VW keeps no sum of squared labels: the one whose best constant's squared loss is
+    # VW's, (max - c)(c - min) for c the mean label (exact for labels -1/+1)
+    lo, hi = r["min_label"], r["max_label"]
+    stats[B.S_LABEL_SQ] = r["weighted_labels"] * (hi + lo) - stats[B.S_WLAB] * hi * lo
+    stats[B.S_FEATURES] = float(r["total_features"])
 
 
 def _decode_mf(config: TrainConfig, data: bytes, h: vwmodel.Header, opts: dict) -> tuple:

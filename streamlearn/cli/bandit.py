@@ -100,7 +100,7 @@ SIZES = {"cb": ("actions", "--cb"), "bags": ("bag", "--bags"),
 def bandit_of(kw: dict) -> dict:
     """The bandit options given (popped from ``kw``), sl's names; counts whose memory
     passes ``--max-memory`` or the memory available are refused (exit 8) here, before any
-    is allocated (:func:`streamlearn.model_vw.check_sizes`)."""
+    is allocated (:func:`streamlearn.model_sizes.check_sizes`)."""
     from streamlearn.cli.options import size
 
     got = {k: v for k in NAMES if (v := kw.pop(k, None)) is not None and v is not False}
@@ -111,7 +111,7 @@ def bandit_of(kw: dict) -> dict:
                                      else f"--{k.replace('_', '-')}")  # fmt: skip
     fields = {SIZES[k][0]: v for k, v in got.items() if k in SIZES}
     if fields:  # (imported here: a tiny plain run must not import numba)
-        from streamlearn.model_vw import check_sizes
+        from streamlearn.model_sizes import check_sizes
 
         fields["cb_type"] = got.get("cb_type", "mtr")
         check_sizes(fields, {f: flag for f, flag in SIZES.values()},

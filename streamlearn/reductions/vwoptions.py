@@ -130,8 +130,8 @@ def stack_field(key: str, kind: Callable | None = None, value=True) -> Apply:  #
 def sized(t: Command, key: str, name: str) -> None:
     """Refuse (exit 8) a count whose memory passes what is available, before any is
     allocated: ``--cb 4294967296``, ``--bag 100000000`` (a model's too: vwargs.model_argv);
-    a field that is no count (``model_vw.SIZE_NAMES``) passes."""
-    from streamlearn.model_vw import SIZE_NAMES, check_sizes
+    a field that is no count (``model_sizes.SIZE_NAMES``) passes."""
+    from streamlearn.model_sizes import SIZE_NAMES, check_sizes
 
     if key not in SIZE_NAMES:
         return

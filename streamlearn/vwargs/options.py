@@ -369,7 +369,6 @@ OPTIONS: dict[str, VWOption] = take(CORE, VW_OPTIONS)
 
 NOT_SUPPORTED: dict[str, str] = {
     "lda": "none",
-    "ksvm": "none (sl learns linear models)",
     "ect": "none",
     "log_multi": "none",
     "search": "none",
@@ -413,7 +412,7 @@ NOT_SUPPORTED: dict[str, str] = {
 
 OTHER_VW_OPTIONS = frozenset("""
     OjaNewton action_cache_slack active_cover  alpha alpha_inverse
-    audit_regressor automl automl_significance_level bandwidth baseline
+    audit_regressor automl automl_significance_level  baseline
     baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
     block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_explore_pdf
@@ -422,7 +421,7 @@ OTHER_VW_OPTIONS = frozenset("""
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
     cs_absolute_loss cs_active csa_debug
     csv_trace debug_reversed_learn decay
-    default_lease degree  domination dream_at_update
+    default_lease   domination dream_at_update
     dream_repeats  dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
@@ -431,7 +430,7 @@ OTHER_VW_OPTIONS = frozenset("""
      get_pmf global_only graph_feedback
      ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator  interaction interaction_type
-    interaction_update kary_tree kernel lambda_scheme large_action_space
+    interaction_update kary_tree  lambda_scheme large_action_space
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
     leaf_example_multiplier learn learn_at_leaf learning_rate_cnt
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
@@ -439,10 +438,10 @@ OTHER_VW_OPTIONS = frozenset("""
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
     model_count multiworld_test no_progress node_only normalize oas online
     opt_func oracle_type oracular ot overwrite_label
-    para_active per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
-    pool_greedy pool_size print priority_challengers priority_type random_init
+     per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
+      print priority_challengers priority_type random_init
     randomized_routing range_c recall_tree replay_b
-    replay_b_count replay_c replay_c_count replay_m replay_m_count reprocess
+    replay_b_count replay_c replay_c_count replay_m replay_m_count
     reward_as_cost sample_pdf sched_exponent
     search_active_verify search_allowed_transitions search_alpha search_beta
     search_history_length search_interpolation search_linear_ordering search_metatask
@@ -450,7 +449,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_perturb_oracle search_rollin search_rollout search_rollout_num_steps
     search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit
-    sketch_size spanner_c subsample swap_resistance
+    sketch_size spanner_c  swap_resistance
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
     unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update

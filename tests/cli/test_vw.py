@@ -52,7 +52,7 @@ def test_vws_grammar():
     [
         (["--lda", "5"], "--lda is not supported by sl"),
         (["--affix", "+2a"], "--affix is not supported"),
-        (["--ksvm"], "--ksvm is not supported by sl (nearest in sl: none"),
+        (["--stage_poly"], "--stage_poly is not supported by sl (nearest in sl: none"),
         (["--warm_cb", "3"], "--warm_cb is not supported by sl (nearest in sl: none)"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),
         (["-Z"], "-Z is not an option of sl vw"),

@@ -124,7 +124,7 @@ def test_the_model_goes_where_vw_reads_it(tmp_path) -> None:
 @pytest.mark.parametrize("argv, says", [
     ("-d data.vw", "-d and --daemon"),
     ("--passes 3", "--passes"),
-    ("--ksvm", "not supported by sl"),
+    ("--stage_poly", "not supported by sl"),
     ("--cbify 3", "--cbify: not yet"),
     ("-p out.txt", "-p in a Workspace"),
     ("-f /nonexistent/dir/m.vw", "does not exist"),  # (at once, not after the learning)
