@@ -50,7 +50,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from streamlearn.api import Model
 
-__all__ = ["SLClassifier", "SLFMClassifier", "SLFMRegressor", "SLRegressor",
+__all__ = ["SLClassifier", "SLFMClassifier", "SLFMRegressor", "SLKernelSVC", "SLRegressor",
            "expected_failed_checks"]
 
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
@@ -411,6 +411,76 @@ class SLFMRegressor(_Factorization, SLRegressor):
                          early_terminate=early_terminate, seed=seed, constant=constant)  # fmt: skip
         self.rank = rank
         self.dropout = dropout
+
+
+class SLKernelSVC(SLClassifier):
+    """A kernel support vector classifier learned online by ``sl`` (VW's ``--ksvm``: LaSVM
+    over support vectors, the hinge loss, with VW's numbers): ``kernel`` "linear", "rbf"
+    (``exp(-bandwidth·|x - z|²)``) or "poly" (``(1 + x·z)^degree``); ``l2`` is its λ (the
+    scores are ``Σ K(x, sv)·α / λ``); ``reprocess`` LaSVM's steps after each example,
+    ``pool_size`` the examples it adds at a time.  Two classes.  Its model is the support
+    vectors, so its memory grows with them (n² kernel values while learning): it suits
+    thousands of rows, not millions.
+
+    >>> import numpy as np
+    >>> X = np.array([[np.cos(t), np.sin(t)] for t in np.linspace(0, 6.2, 60)])
+    >>> X = np.vstack([0.5 * X, 1.5 * X])                 # two rings: no line separates them
+    >>> y = np.array([1] * 60 + [0] * 60)
+    >>> SLKernelSVC(kernel="rbf", reprocess=2, passes=3).fit(X, y).score(X, y) == 1.0
+    True
+    """
+
+    def __init__(self, kernel: str = "rbf", bandwidth: float = 1.0, degree: int = 2,
+                 l2: float = 1.0, reprocess: int = 1, pool_size: int = 1, bits: int = 18,
+                 passes: int | None = None, holdout_period: int | None = None,
+                 early_terminate: int = 3, seed: int = 0,
+                 constant: bool = True) -> None:  # fmt: skip
+        super().__init__(loss="hinge", bits=bits, l2=l2, passes=passes,
+                         holdout_period=holdout_period, early_terminate=early_terminate,
+                         seed=seed, constant=constant)  # fmt: skip
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.degree = degree
+        self.reprocess = reprocess
+        self.pool_size = pool_size
+
+    def _options(self) -> dict:
+        options = super()._options()
+        kernel, bandwidth, degree = (options.pop(k) for k in ("kernel", "bandwidth", "degree"))
+        reprocess, pool = options.pop("reprocess"), options.pop("pool_size")
+        if kernel not in ("linear", "rbf", "poly"):
+            raise ValueError(f"kernel={kernel!r}: 'linear', 'rbf' or 'poly'")
+        for name, value, low in (("degree", degree, 0), ("reprocess", reprocess, 0),
+                                 ("pool_size", pool, 1)):  # fmt: skip
+            if not isinstance(value, int | np.integer) or value < low:
+                raise ValueError(f"{name}={value!r}: an integer of at least {low}")
+        if not (isinstance(bandwidth, int | float) and math.isfinite(bandwidth)):
+            raise ValueError(f"bandwidth={bandwidth!r}: a number")
+        options["stack"] = ("--ksvm", "--kernel", kernel, "--bandwidth",
+                            f"{float(np.float32(bandwidth)):.15g}", "--degree", str(degree),
+                            "--reprocess", str(reprocess), "--pool_size", str(pool))  # fmt: skip
+        options.update(loss="hinge", adaptive=False, normalized=False, invariant=False,
+                       learning_rate=0.5, initial_t=0.0)  # (VW's ksvm: no gd, no rate)
+        return options
+
+    def _set_classes(self, y: np.ndarray, classes=None) -> None:  # noqa: ANN001
+        super()._set_classes(y, classes)
+        if len(self.classes_) > 2:
+            raise ValueError("Only binary classification is supported: SLKernelSVC learns "
+                             f"two classes, got {len(self.classes_)}")  # fmt: skip
+
+    def __sklearn_tags__(self):  # noqa: ANN204
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # (scikit-learn's checks: two classes)
+        return tags
+
+    @property
+    def coef_(self) -> np.ndarray:
+        raise AttributeError("SLKernelSVC has no coef_: its model is its support vectors")
+
+    @property
+    def intercept_(self) -> float:
+        raise AttributeError("SLKernelSVC has no intercept_: its model is its support vectors")
 
 
 def expected_failed_checks(estimator: BaseEstimator) -> dict[str, str]:

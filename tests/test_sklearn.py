@@ -25,6 +25,7 @@ from streamlearn.sklearn import (  # noqa: E402
     SLClassifier,
     SLFMClassifier,
     SLFMRegressor,
+    SLKernelSVC,
     SLRegressor,
     expected_failed_checks,
 )
@@ -56,7 +57,8 @@ def cancer():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("estimator", [SLClassifier(), SLRegressor(), SLFMClassifier(),
-                                       SLFMRegressor()], ids=lambda e: type(e).__name__)
+                                       SLFMRegressor(), SLKernelSVC()],
+                         ids=lambda e: type(e).__name__)
 def test_check_estimator(estimator):
     xfail = expected_failed_checks(estimator)
     assert len(xfail) <= 3 and all(xfail.values())
@@ -274,3 +276,38 @@ def test_the_factorization_machine_refuses_what_it_does_not_learn():
         SLFMClassifier().fit(X, [0, 1, 2])
     with pytest.raises(ValueError, match="1 to 255"):
         SLFMRegressor(rank=0).fit(X, [0.0, 1.0, 2.0])
+
+
+def test_a_kernel_svm_learns_what_a_linear_model_cannot():
+    """Two rings: no line separates them, the rbf kernel's support vectors do; the model is
+    ``sl train --ksvm``'s on the matrix's lines (the same scores)."""
+    t = np.linspace(0, 6.2, 80)
+    ring = np.column_stack([np.cos(t), np.sin(t)])
+    X = np.vstack([0.5 * ring, 1.5 * ring])
+    y = np.array(["in"] * 80 + ["out"] * 80)
+    assert SLClassifier(passes=5).fit(X, y).score(X, y) < 0.75
+    svc = SLKernelSVC(kernel="rbf", reprocess=2, passes=3).fit(X, y)
+    assert svc.score(X, y) == 1.0
+    assert clone(svc).get_params()["kernel"] == "rbf"
+    assert not hasattr(svc, "coef_")
+    with pytest.raises(ValueError, match="kernel='cubic'"):
+        SLKernelSVC(kernel="cubic").fit(X, y)
+    with pytest.raises(ValueError, match="two classes"):
+        SLKernelSVC().fit(X[:3], [0, 1, 2])
+
+
+def test_the_kernel_svm_is_sl_trains_ksvm(tmp_path):
+    """Its scores are ``sl train --ksvm``'s over the matrix's lines, bit for bit."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 4))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    svc = SLKernelSVC(kernel="poly", degree=3, l2=0.5, reprocess=3).fit(X, y)
+    data = tmp_path / "d.vw"
+    data.write_text(_svmlight_lines(sparse.csr_matrix(X), y.astype(float), np.ones(150)))
+    r = invoke(["train", str(data), "--ksvm", "--ksvm-kernel", "poly", "--ksvm-degree", "3",
+                "--l2", "0.5", "--ksvm-reprocess", "3", "--quiet", "-f", str(tmp_path / "m.sl")])
+    assert r.exit_code == 0, r.output
+    r = invoke(["predict", "-i", str(tmp_path / "m.sl"), str(data), "-p", str(tmp_path / "p")])
+    assert r.exit_code == 0, r.output
+    cli = np.loadtxt(tmp_path / "p", dtype=np.float32)  # (9 digits: a float32 exactly)
+    np.testing.assert_array_equal(svc.decision_function(X).astype(np.float32), cli)

@@ -30,15 +30,16 @@ Kernels (float32 as VW): linear ``x·z``; ``rbf`` ``exp(-(|x|² + |z|² - 2 x·z
 ``poly`` ``(1 + x·z)^degree`` (in double, then float32).  ``x·z`` merges the two sorted
 feature lists in order.
 
-State (:func:`new_state`; the entry keeps it between batches, the model file keeps the
-support vectors): ``ints`` int64[NI] (counts), ``kp`` float64[NK] (options), ``rng``
-uint64[1], per stored example ``slot_i`` int64[S, NSI] and ``slot_f`` float64[S, 4], the
-features of every stored example ``f_idx`` uint64 / ``f_val`` float32, the rows ``krow``
-float32[S, P], the model ``sv`` int64[P] (slot of each position), ``alpha``/``delta``
-float32[P], the ``pool`` int64[pool_size], the free slots ``free`` int64[S] (a stack), and
-``events`` float64[E, 6] (VW's trace line every 1000 examples: written here, printed by the
-entry).  :func:`train_batch` stops before an example that could overflow an array and says
-where (the entry grows them and calls again).
+State (:class:`State`; the entry keeps it between batches, the model files keep the support
+vectors): ``ints`` int64[NI] (counts), ``kp`` float64[NK] (options), ``rng`` uint64[1], per
+stored example ``slot_i`` int64[S, NSI] and ``slot_f`` float64[S, 4], the features of every
+stored example ``f_idx`` uint64 / ``f_val`` float32, the kernel rows ``krow`` float32[R, S]
+(a row taken from the free rows ``rfree`` the first time an example needs one: scoring
+against a model takes one row, learning one per stored example), the model ``sv`` int64[S]
+(slot of each position), ``alpha``/``delta`` float32[S], the ``pool`` int64[pool_size], the
+free slots ``free`` int64[S] (a stack), and ``events`` float64[E, 6] (VW's trace line every
+1000 examples: written here, printed by the entry).  :func:`train_batch` stops before an
+example that could overflow an array and says where (the entry grows them and calls again).
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ CACHE = 5  # VW's num_cache_evals
 COUNTER = 6  # VW's example_counter: the examples of the run so far (0-based)
 N_EVENTS = 7
 FEAT_LIVE = 8  # features of the stored examples still in use
-NI = 9
+N_RFREE = 9  # kernel rows free (``rfree``)
+NI = 10
 # kp
 K_TYPE = 0  # 0 linear, 1 rbf, 2 poly (VW's SVM_KER_*)
 K_BANDWIDTH = 1
@@ -96,7 +98,8 @@ S_COUNTER = 3  # its example_counter
 S_KLEN = 4  # its kernel row's length
 S_USED = 5
 S_ROW = 6  # the batch's row it was stored from (-1: an earlier batch's; its tag)
-NSI = 7
+S_KROW = 7  # its kernel row in ``krow`` (-1: none yet)
+NSI = 8
 # slot_f columns (float32 values)
 S_LABEL = 0
 S_WEIGHT = 1
@@ -150,48 +153,67 @@ def kernel(kp, slot_i, slot_f, f_idx, f_val, a, b):
 
 
 @jit_inline
-def compute_kernels(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, e):
-    """VW's ``compute_kernels``: slot ``e``'s row extended to the model's size."""
-    n = ints[N_SUPPORT]
-    k = slot_i[e, S_KLEN]
-    if k < n:
-        ints[EVALS] += k  # (VW counts the row's length before, not the values computed)
-        for i in range(k, n):
-            krow[e, i] = kernel(kp, slot_i, slot_f, f_idx, f_val, e, sv[i])
-        slot_i[e, S_KLEN] = n
-    else:
-        ints[CACHE] += n
+def row_of(ints, slot_i, rfree, e):
+    """Slot ``e``'s kernel row, taken from the free rows the first time it needs one (an
+    example scored against a model never learned from needs one row, not one per vector)."""
+    r = slot_i[e, S_KROW]
+    if r < 0:
+        ints[N_RFREE] -= 1
+        r = rfree[ints[N_RFREE]]
+        slot_i[e, S_KROW] = r
+    return r
 
 
 @jit_inline
-def dense_dot(krow, e, alpha, n):
+def compute_kernels(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, e):
+    """VW's ``compute_kernels``: slot ``e``'s row extended to the model's size; the row."""
+    n = ints[N_SUPPORT]
+    k = slot_i[e, S_KLEN]
+    r = row_of(ints, slot_i, rfree, e)
+    if k < n:
+        ints[EVALS] += k  # (VW counts the row's length before, not the values computed)
+        for i in range(k, n):
+            krow[r, i] = kernel(kp, slot_i, slot_f, f_idx, f_val, e, sv[i])
+        slot_i[e, S_KLEN] = n
+    else:
+        ints[CACHE] += n
+    return r
+
+
+@jit_inline
+def dense_dot(krow, r, alpha, n):
     d = F32(0.0)
     for i in range(n):
-        d += krow[e, i] * alpha[i]
+        d += krow[r, i] * alpha[i]
     return d
 
 
 @jit_inline
-def score(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, e):
+def score(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, alpha, e):
     """VW's ``predict`` of one stored example: its row against the model, over λ."""
-    compute_kernels(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, e)
+    r = compute_kernels(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, e)
     if slot_i[e, S_KLEN] > 0:
-        return dense_dot(krow, e, alpha, ints[N_SUPPORT]) / F32(kp[K_LAMBDA])
+        return dense_dot(krow, r, alpha, ints[N_SUPPORT]) / F32(kp[K_LAMBDA])
     return F32(0.0)
 
 
 @jit_inline
-def release(ints, slot_i, free, e):
-    """Slot ``e`` back on the free stack (its features become garbage)."""
+def release(ints, slot_i, free, rfree, e):
+    """Slot ``e`` back on the free stack (its features become garbage), its row too."""
     ints[FEAT_LIVE] -= slot_i[e, S_LEN]
     slot_i[e, S_USED] = 0
     slot_i[e, S_KLEN] = 0
+    r = slot_i[e, S_KROW]
+    if r >= 0:
+        rfree[ints[N_RFREE]] = r
+        ints[N_RFREE] += 1
+        slot_i[e, S_KROW] = -1
     free[ints[N_FREE]] = e
     ints[N_FREE] += 1
 
 
 @jit_inline
-def remove(ints, slot_i, krow, sv, alpha, delta, free, svi):
+def remove(ints, slot_i, krow, sv, alpha, delta, free, rfree, svi):
     """VW's ``remove``: the vector at ``svi`` out of the model; the support vectors' rows
     (only theirs) lose its column."""
     n = ints[N_SUPPORT]
@@ -200,25 +222,26 @@ def remove(ints, slot_i, krow, sv, alpha, delta, free, svi):
         sv[i] = sv[i + 1]
         alpha[i] = alpha[i + 1]
         delta[i] = delta[i + 1]
-    release(ints, slot_i, free, e)
+    release(ints, slot_i, free, rfree, e)
     n -= 1
     ints[N_SUPPORT] = n
     for j in range(n):
         s = sv[j]
         size = slot_i[s, S_KLEN]
         if svi < size:
+            r = slot_i[s, S_KROW]
             for i in range(svi, size - 1):
-                krow[s, i] = krow[s, i + 1]
+                krow[r, i] = krow[r, i + 1]
             slot_i[s, S_KLEN] = size - 1
 
 
 @jit_inline
-def make_hot(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, svi):
+def make_hot(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, alpha, delta, svi):
     """VW's ``make_hot_sv``: the vector at ``svi`` to the front, the support vectors' rows
     rotated with it (a row too short for it gains its value at the front)."""
     n = ints[N_SUPPORT]
     hot = sv[svi]
-    compute_kernels(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, hot)
+    h = compute_kernels(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, hot)
     a, d = alpha[svi], delta[svi]
     for i in range(svi, 0, -1):
         sv[i] = sv[i - 1]
@@ -230,34 +253,35 @@ def make_hot(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, svi
     for j in range(n):
         s = sv[j]
         size = slot_i[s, S_KLEN]
+        r = row_of(ints, slot_i, rfree, s)
         if svi < size:
-            kv = krow[s, svi]
+            kv = krow[r, svi]
             for i in range(svi, 0, -1):
-                krow[s, i] = krow[s, i - 1]
-            krow[s, 0] = kv
+                krow[r, i] = krow[r, i - 1]
+            krow[r, 0] = kv
         else:
-            kv = krow[hot, j]
+            kv = krow[h, j]
             for i in range(size, 0, -1):
-                krow[s, i] = krow[s, i - 1]
-            krow[s, 0] = kv
+                krow[r, i] = krow[r, i - 1]
+            krow[r, 0] = kv
             slot_i[s, S_KLEN] = size + 1
 
 
 @jit_inline
-def update(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, free, pos):
+def update(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, free, rfree, pos):
     """VW's ``update`` (LaSVM's step on one coordinate); True when it moved (> 1e-6)."""
     e = sv[pos]
     lam = F32(kp[K_LAMBDA])
     y = F32(slot_f[e, S_LABEL])
-    compute_kernels(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, e)
+    r = compute_kernels(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, e)
     n = ints[N_SUPPORT]
-    aki = dense_dot(krow, e, alpha, n)
+    aki = dense_dot(krow, r, alpha, n)
     delta[pos] = aki * y / lam - F32(1.0)
     old = alpha[pos]
-    aki -= alpha[pos] * krow[e, pos]
+    aki -= alpha[pos] * krow[r, pos]
     alpha[pos] = F32(0.0)
     proj = aki * y
-    ai = fdiv(lam - proj, krow[e, pos])  # (as C: inf or nan when K(x, x) is 0)
+    ai = fdiv(lam - proj, krow[r, pos])  # (as C: inf or nan when K(x, x) is 0)
     w = F32(slot_f[e, S_WEIGHT])
     if ai > w:
         ai = w
@@ -270,9 +294,9 @@ def update(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, free,
         diff = F32(diff > 0) - F32(diff < 0)
         ai = old + diff
     for i in range(n):
-        delta[i] += diff * krow[e, i] * F32(slot_f[sv[i], S_LABEL]) / lam
+        delta[i] += diff * krow[r, i] * F32(slot_f[sv[i], S_LABEL]) / lam
     if F64(abs(ai)) <= 1.0e-6:
-        remove(ints, slot_i, krow, sv, alpha, delta, free, pos)
+        remove(ints, slot_i, krow, sv, alpha, delta, free, rfree, pos)
     else:
         alpha[pos] = ai
     return moved
@@ -295,34 +319,35 @@ def suboptimality(ints, slot_f, sv, alpha, delta):
 
 @jit_inline
 def train_pool(ints, kp, rng, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, pool,
-               free):  # fmt: skip
+               free, rfree):  # fmt: skip
     """VW's ``train``: score the pool (its rows completed), then add each of its examples as
     a support vector, process it, and reprocess."""
     m = ints[POOL_POS]
     for i in range(m):
-        score(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, pool[i])
+        score(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, alpha, pool[i])
     for i in range(m):
         pos = ints[N_SUPPORT]
         sv[pos] = pool[i]
         alpha[pos] = F32(0.0)
         delta[pos] = F32(0.0)
         ints[N_SUPPORT] = pos + 1
-        update(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, free, pos)
+        update(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, free, rfree, pos)
         for _ in range(I64(kp[K_REPROCESS])):
             n = ints[N_SUPPORT]
             if n == 0:
                 break
             if merand48(rng) < F32(0.5):
                 at = I64(np.floor(merand48(rng) * F32(n)))
-                update(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, free, at)
+                update(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, free, rfree,
+                       at)  # fmt: skip
             else:
                 at, worst = suboptimality(ints, slot_f, sv, alpha, delta)
                 if worst > 0.0:
                     if at * n <= I64(kp[K_MAXCACHE]):
-                        make_hot(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta,
-                                 at)  # fmt: skip
+                        make_hot(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, alpha,
+                                 delta, at)  # fmt: skip
                     update(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta, free,
-                           at)  # fmt: skip
+                           rfree, at)  # fmt: skip
     ints[POOL_POS] = 0
 
 
@@ -367,6 +392,7 @@ def store(ints, slot_i, slot_f, f_idx, f_val, free, indices, values, lo, hi, mas
     slot_i[e, S_KLEN] = 0
     slot_i[e, S_USED] = 1
     slot_i[e, S_ROW] = row
+    slot_i[e, S_KROW] = -1
     slot_f[e, S_LABEL] = F64(F32(y))
     slot_f[e, S_WEIGHT] = F64(F32(a))
     slot_f[e, S_INITIAL] = F64(F32(base))
@@ -377,12 +403,13 @@ def store(ints, slot_i, slot_f, f_idx, f_val, free, indices, values, lo, hi, mas
 @jit
 def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels, weights, bases,
                 status, stats, rows, preds, start, ints, kp, rng, slot_i, slot_f, f_idx, f_val,
-                krow, sv, alpha, delta, pool, free, events):  # fmt: skip
+                krow, sv, alpha, delta, pool, free, rfree, events):  # fmt: skip
     """Score, account and learn the batch's examples from ``start`` on (see the module);
     returns the row to call again from when an array is too small for the next example, or
     -1 when the batch is done."""
     mask = U64(table.shape[0] - 1)
     pool_size = I64(kp[K_POOL])
+    learning = params[P_LEARN] != 0.0
     n = indptr.shape[0] - 1
     for i in range(start, n):
         if status[i] != 0:
@@ -391,9 +418,10 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
         lo, hi = row_span(indptr, i)
         m = I64(hi - lo)
         if (ints[N_FREE] < 2 or ints[FEAT_END] + m > f_idx.shape[0]
-                or ints[N_SUPPORT] + pool_size + 1 > sv.shape[0]
+                or ints[N_SUPPORT] + pool_size + 1 > sv.shape[0] or ints[N_RFREE] < 2
+                or (learning and krow.shape[0] < slot_i.shape[0])
                 or ints[N_EVENTS] >= events.shape[0]):  # fmt: skip
-            return i
+            return i  # (learning, every stored example may need a row: one a slot)
         y = labels[i]
         a = weights[i]
         labeled, holdout = begin_example(stats, params, y)
@@ -403,7 +431,7 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
         learned = learn and a > 0.0
         e = store(ints, slot_i, slot_f, f_idx, f_val, free, indices, values, lo, hi, mask, y, a,
                   bases[i], i)  # fmt: skip
-        p = score(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, e)
+        p = score(ints, kp, slot_i, slot_f, f_idx, f_val, krow, sv, rfree, alpha, e)
         if learned:
             lv = F32(1.0) - p * F32(y)
             kp[K_LOSS_SUM] = F64(F32(F32(kp[K_LOSS_SUM]) + (lv if lv > F32(0.0) else F32(0.0))))
@@ -421,9 +449,9 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
             ints[POOL_POS] += 1
             if ints[POOL_POS] == pool_size:
                 train_pool(ints, kp, rng, slot_i, slot_f, f_idx, f_val, krow, sv, alpha, delta,
-                           pool, free)  # fmt: skip
+                           pool, free, rfree)  # fmt: skip
         else:
-            release(ints, slot_i, free, e)
+            release(ints, slot_i, free, rfree, e)
         ints[COUNTER] += 1
         write_raw(preds, indptr, i, F64(p))
         lv = loss32(loss_id, p, F32(y), F32(0.5), F32(-1.0), F32(1.0)) if labeled else F32(0.0)
@@ -474,7 +502,11 @@ class State:
         self.slot_f = np.zeros((slots, 4))
         self.f_idx = np.zeros(feats, dtype=np.uint64)
         self.f_val = np.zeros(feats, dtype=np.float32)
-        self.krow = np.zeros((slots, slots), dtype=np.float32)
+        self.krow = np.zeros((4, slots), dtype=np.float32)
+        """A row of kernel values per stored example that has needed one (rows by
+        ``rfree``'s stack), a column per position of the model (its capacity: ``slots``)."""
+        self.rfree = np.arange(3, -1, -1, dtype=np.int64)
+        self.ints[N_RFREE] = 4
         self.sv = np.zeros(slots, dtype=np.int64)
         self.alpha = np.zeros(slots, dtype=np.float32)
         self.delta = np.zeros(slots, dtype=np.float32)
@@ -485,11 +517,14 @@ class State:
 
     def arrays(self) -> tuple:
         return (self.ints, self.kp, self.rng, self.slot_i, self.slot_f, self.f_idx, self.f_val,
-                self.krow, self.sv, self.alpha, self.delta, self.pool, self.free, self.events)
+                self.krow, self.sv, self.alpha, self.delta, self.pool, self.free, self.rfree,
+                self.events)
 
-    def make_room(self, need_feats: int) -> None:
+    def make_room(self, need_feats: int, learning: bool = True) -> None:
         """Room for one more example of ``need_feats`` features: the features compacted
-        when half are garbage, each array doubled when still short."""
+        when half are garbage, each array doubled when still short; learning, a kernel row
+        for every stored example (VW's rows: the support vectors' grow to their number,
+        n² values in all, bounded by the memory available: exit 8 rather than a crash)."""
         ints = self.ints
         if ints[FEAT_END] + need_feats > self.f_idx.shape[0]:
             self._compact()
@@ -499,7 +534,31 @@ class State:
         s = self.slot_i.shape[0]
         if ints[N_FREE] < 2 or ints[N_SUPPORT] + self.pool.shape[0] + 1 > self.sv.shape[0]:
             self._grow(2 * s)
+        rows = self.krow.shape[0]
+        if ints[N_RFREE] < 2 or (learning and rows < self.slot_i.shape[0]):
+            self._grow_rows(max(2 * rows, self.slot_i.shape[0] if learning else 0))
         ints[N_EVENTS] = 0
+
+    def _room_for(self, rows: int, cols: int) -> None:
+        """Refuse (exit 8) kernel rows that would pass the memory available."""
+        from streamlearn.system.memory import refuse_above
+
+        refuse_above(4 * rows * cols, f"--ksvm's kernel rows ({int(self.ints[N_SUPPORT]):,} "
+                     "support vectors)", "a larger --l2 or fewer examples keep fewer support "
+                     "vectors")  # fmt: skip
+
+    def _grow_rows(self, r: int) -> None:
+        old, cols = self.krow.shape
+        self._room_for(r, cols)
+        krow = np.zeros((r, cols), dtype=np.float32)
+        krow[:old] = self.krow
+        self.krow = krow
+        n_free = int(self.ints[N_RFREE])
+        rfree = np.zeros(r, dtype=np.int64)
+        rfree[: r - old] = np.arange(r - 1, old - 1, -1)
+        rfree[r - old : r - old + n_free] = self.rfree[:n_free]
+        self.rfree = rfree
+        self.ints[N_RFREE] = n_free + r - old
 
     def _compact(self) -> None:
         ints = self.ints
@@ -521,8 +580,10 @@ class State:
         old = self.slot_i.shape[0]
         self.slot_i = np.concatenate([self.slot_i, np.zeros((s - old, NSI), dtype=np.int64)])
         self.slot_f = np.concatenate([self.slot_f, np.zeros((s - old, 4))])
-        krow = np.zeros((s, s), dtype=np.float32)
-        krow[:old, :old] = self.krow
+        rows = self.krow.shape[0]
+        self._room_for(rows, s)
+        krow = np.zeros((rows, s), dtype=np.float32)
+        krow[:, :old] = self.krow
         self.krow = krow
         for name in ("sv", "alpha", "delta"):
             a = getattr(self, name)
@@ -583,7 +644,7 @@ class State:
             idx, val = saved[at : at + m], saved[at + m : at + 2 * m]
             tag = saved[at + 2 * m : at + 2 * m + t].astype(np.uint8).tobytes()
             at += 2 * m + t
-            self.make_room(m)
+            self.make_room(m, learning=False)
             ints = self.ints
             ints[N_FREE] -= 1
             e = int(self.free[ints[N_FREE]])
@@ -592,7 +653,7 @@ class State:
             self.f_val[lo : lo + m] = val.astype(np.float32)
             ints[FEAT_END] += m
             ints[FEAT_LIVE] += m
-            self.slot_i[e] = (lo, m, int(nfeat), int(counter), 0, 1, -1)
+            self.slot_i[e] = (lo, m, int(nfeat), int(counter), 0, 1, -1, -1)
             self.slot_f[e] = (label, weight, initial, sq)
             if tag:
                 self.tags[e] = tag

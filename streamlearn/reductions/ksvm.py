@@ -256,7 +256,7 @@ class Entry:
     def __call__(self, table, gstate, params, loss_id, indptr, indices, values, labels,  # noqa: ANN001, ANN204
                  weights, bases, status, stats, rows, preds, batch=None):  # fmt: skip
         from streamlearn.learners import ksvm as K
-        from streamlearn.learners.base import G_USER, S_PASS_N
+        from streamlearn.learners.base import G_USER, P_LEARN, S_PASS_N
 
         st = self.state
         if stats[S_PASS_N] < self.in_pass:  # a new pass: VW's end-of-pass example counted
@@ -270,7 +270,7 @@ class Entry:
             st.take_tags(batch)
             if nxt < 0:
                 break
-            st.make_room(int(indptr[nxt + 1] - indptr[nxt]))
+            st.make_room(int(indptr[nxt + 1] - indptr[nxt]), params[P_LEARN] != 0.0)
             start = nxt
         self.in_pass = float(stats[S_PASS_N])
         ints = st.ints
