@@ -531,8 +531,8 @@ def _decode_mf(config: TrainConfig, data: bytes, h: vwmodel.Header, opts: dict) 
 
 def _decode_ksvm(learn: dict, data: bytes, h: vwmodel.Header, opts: dict) -> tuple:
     """:func:`decode` of a ``--ksvm`` model: its support vectors after the learner's global
-    state (``learners.ksvm.read_vw_section``), VW's generator from its ``--random_seed``."""
-    from streamlearn.learners import ksvm
+    state (``learners.ksvm_state.read_vw_section``), VW's generator from its ``--random_seed``."""
+    from streamlearn.learners import ksvm, ksvm_state
     from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, new_stats
 
     learn.update(loss="hinge", learning_rate=0.5, initial_t=0.0)
@@ -540,7 +540,7 @@ def _decode_ksvm(learn: dict, data: bytes, h: vwmodel.Header, opts: dict) -> tup
     seed = opts.get("random_seed") or 0
     gstate = ksvm.init_gstate(config.params())
     gstate[G_CLIP], gstate[G_LABEL_MIN], gstate[G_LABEL_MAX] = 1.0, h.min_label, h.max_label
-    saved = ksvm.read_vw_section(data, h.end, seed)
+    saved = ksvm_state.read_vw_section(data, h.end, seed)
     # (its loss, rate and rules are VW's ksvm's, whatever a run's defaults: recorded)
     unrecorded = [u for u in UNRECORDED if u not in ("loss", "initial_t")]
     meta = {"vw_model": {"version": h.version, "options": h.options.strip(), "resume": False,
@@ -638,17 +638,17 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         _split_grams(config, h)
         return [vwmodel.encode_header(h), gd_mf.vw_rows(model.slots, model.state, config.bits, k)]
     if "--ksvm" in config.stack:  # VW's kernel svm: its support vectors, no table
-        from streamlearn.learners import ksvm
+        from streamlearn.learners import ksvm_state
         from streamlearn.learners.base import GSTATE_SIZE
 
         saved = gstate[GSTATE_SIZE:]
         seed = int(saved[1]) | (int(saved[2]) << 32) if saved.shape[0] >= 3 else 0
-        h = vwmodel.Header(version=ksvm.VW_VERSION, id=config.model_id, min_label=lo,
+        h = vwmodel.Header(version=ksvm_state.VW_VERSION, id=config.model_id, min_label=lo,
                            max_label=hi, bits=config.bits,
                            options=options_string(config.replace(seed=0), False,
                                                   link, seed or None))  # fmt: skip
         _split_grams(config, h)
-        return [vwmodel.encode_header(h), ksvm.vw_section(saved)]
+        return [vwmodel.encode_header(h), ksvm_state.vw_section(saved)]
     h = vwmodel.Header(id=config.model_id, min_label=lo, max_label=hi, bits=config.bits,
                        options=options_string(config, not weights_only, link,
                                               _rng_state(model)))

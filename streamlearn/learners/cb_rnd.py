@@ -38,6 +38,7 @@ from streamlearn.learners.explore import (
     merand48,
     softmax_pmf,
 )
+from streamlearn.learners.losses import logf
 from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
@@ -63,7 +64,7 @@ def boxmuller(state):
         t = x1 * x1 + x2 * x2
         if not (t >= F32(1.0) or t == F32(0.0)):
             break
-    t = F32(math.sqrt((F32(-2.0) * F32(math.log(t))) / t))
+    t = F32(math.sqrt((F32(-2.0) * logf(t)) / t))  # (logf: VW's std::log of a float)
     return x1 * t
 
 

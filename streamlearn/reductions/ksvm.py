@@ -8,8 +8,8 @@ options, their refusals and defaults (the hinge loss, λ = ``--l2`` or 1); its l
 (:func:`spec`: an entry that keeps the support vectors between batches, grows their arrays,
 prints VW's trace line every 1000 examples, and hands the model files its support vectors);
 its header lines and VW's lines after the summary.  The model files keep the support
-vectors after the learner's global state (``learners/ksvm.State.dump``; VW's file: its
-``save_load``, ``learners/ksvm.vw_section``).
+vectors after the learner's global state (``learners/ksvm_state.State.dump``; VW's file:
+its ``save_load``, ``learners/ksvm_state.vw_section``).
 """
 
 from __future__ import annotations
@@ -247,7 +247,9 @@ class Entry:
         kp[K.K_REPROCESS] = opts.reprocess
         kp[K.K_POOL] = opts.pool_size
         kp[K.K_MAXCACHE] = K.MAXCACHE
-        self.state = K.State(kp, seed)
+        from streamlearn.learners.ksvm_state import State
+
+        self.state = State(kp, seed)
         self.in_pass = 0.0  # (the drivers count a pass's examples from 0 at each pass)
 
     wants_batch = True

@@ -271,6 +271,7 @@ def test_a_saved_model_reads_back_whole() -> None:
     """:meth:`State.dump` and VW's bytes of it read back to the same numbers; a damaged one
     is refused, never read past its end."""
     from streamlearn.learners import ksvm as K
+    from streamlearn.learners import ksvm_state as S
 
     rnd = np.random.default_rng(3)
     kp = np.zeros(K.NK)
@@ -282,19 +283,19 @@ def test_a_saved_model_reads_back_whole() -> None:
                   np.array([1.0, -1.0, 0.5][:m]), np.array([116.0, 55.0])]
     saved += [np.array([0.25, -0.5]), np.array([0.1, 0.2], dtype=np.float32).astype(float)]
     saved = np.concatenate(saved)
-    st = K.State(kp, 0)
+    st = S.State(kp, 0)
     st.load(saved)
     np.testing.assert_array_equal(st.dump(), saved)
-    vw = K.vw_section(saved)
-    back = K.read_vw_section(vw, 0, 7 | (9 << 32))
+    vw = S.vw_section(saved)
+    back = S.read_vw_section(vw, 0, 7 | (9 << 32))
     np.testing.assert_array_equal(back, saved)
     for cut in (1, 8, 30, len(vw) - 1):
         with pytest.raises(ValueError):
-            K.read_vw_section(vw[:cut], 0, 0)
+            S.read_vw_section(vw[:cut], 0, 0)
     bad = saved.copy()
     bad[9] = 5000.0  # (a feature count beyond the list)
     with pytest.raises(ValueError):
-        K.check_dump(bad)
+        S.check_dump(bad)
 
 
 # ---------------------------------------------------------------------------
