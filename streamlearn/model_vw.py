@@ -71,40 +71,35 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
 
-def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
-    """The words of ``stack`` (``TrainConfig.stack``) VW keeps with a model, as
-    (``--name``, value or None): those of :data:`STACK_OPTIONS`, in their order."""
-    out: list[tuple[str, str | None]] = []
+def _stack_options(stack: tuple[str, ...]) -> list[tuple[str, str | None, bool]]:
+    """The options of ``stack`` (``TrainConfig.stack``) as (``--name``, value or None,
+    whether VW keeps it with a model: :data:`STACK_OPTIONS`), in their order."""
+    out: list[tuple[str, str | None, bool]] = []
     i = 0
     while i < len(stack):
         w = stack[i]
         name = w[2:]
-        if name in STACK_OPTIONS and STACK_OPTIONS[name]:
-            out.append((w, stack[i + 1] if i + 1 < len(stack) else ""))
-            i += 2
-            continue
         if name in STACK_OPTIONS:
-            out.append((w, None))
-        elif i + 1 < len(stack) and not stack[i + 1].startswith("--"):
-            i += 1  # (an option VW does not keep, and its value: --gamma 0.2)
-        i += 1
+            value = (stack[i + 1] if i + 1 < len(stack) else "") if STACK_OPTIONS[name] else None
+            out.append((w, value, True))
+        else:  # (an option VW does not keep, and its value if any: --gamma 0.2)
+            has = i + 1 < len(stack) and not stack[i + 1].startswith("--")
+            value = stack[i + 1] if has else None
+            out.append((w, value, False))
+        i += 1 if value is None else 2
     return out
+
+
+def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """The words of ``stack`` VW keeps with a model, as (``--name``, value or None): those of
+    :data:`STACK_OPTIONS`, in their order."""
+    return [(w, v) for w, v, kept in _stack_options(stack) if kept]
 
 
 def run_words(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
     """The words of ``stack`` VW does not keep with a model (a run's: ``--reprocess 5``), as
     (``--name``, value or None): :func:`kept_stack`'s others."""
-    out: list[tuple[str, str | None]] = []
-    i = 0
-    while i < len(stack):
-        name = stack[i][2:]
-        if name in STACK_OPTIONS:
-            i += 2 if STACK_OPTIONS[name] else 1
-            continue
-        value = stack[i + 1] if i + 1 < len(stack) and not stack[i + 1].startswith("--") else None
-        out.append((stack[i], value))
-        i += 1 if value is None else 2
-    return out
+    return [(w, v) for w, v, kept in _stack_options(stack) if not kept]
 
 
 MODEL_OPTIONS: dict[str, bool] = {
@@ -642,7 +637,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         from streamlearn.learners.base import GSTATE_SIZE
 
         saved = gstate[GSTATE_SIZE:]
-        seed = int(saved[1]) | (int(saved[2]) << 32) if saved.shape[0] >= 3 else 0
+        seed = ksvm_state.rng_of(saved) if saved.shape[0] >= 3 else 0
         h = vwmodel.Header(version=ksvm_state.VW_VERSION, id=config.model_id, min_label=lo,
                            max_label=hi, bits=config.bits,
                            options=options_string(config.replace(seed=0), False,

@@ -342,6 +342,24 @@ class SLRegressor(RegressorMixin, _SLEstimator):
         return self._margins(X)
 
 
+class _TwoClasses:
+    """A classifier of two classes only (sl runs its reduction alone, not one-against-all):
+    more are refused, and scikit-learn's checks are told (``_why``: the reason shown)."""
+
+    _why = ""
+
+    def __sklearn_tags__(self):  # noqa: ANN204
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # (scikit-learn's checks: two classes)
+        return tags
+
+    def _set_classes(self, y: np.ndarray, classes=None) -> None:  # noqa: ANN001
+        super()._set_classes(y, classes)
+        if len(self.classes_) > 2:
+            raise ValueError(f"Only binary classification is supported: {type(self).__name__} "
+                             f"learns two classes{self._why}, got {len(self.classes_)}")
+
+
 class _Factorization:
     """A factorization machine over gd (VW's ``--lrq`` over the columns: every two columns
     interact through ``rank`` latent weights each; ``dropout``: VW's ``--lrqdropout``)."""
@@ -357,7 +375,7 @@ class _Factorization:
         return options
 
 
-class SLFMClassifier(_Factorization, SLClassifier):
+class SLFMClassifier(_TwoClasses, _Factorization, SLClassifier):
     """A factorization-machine classifier learned online by ``sl``: a linear model plus
     every pair of columns through ``rank`` latent weights (VW's ``--lrq`` over gd, with VW's
     numbers; Rendle's factorization machine with VW's updates).  Two classes (logistic or
@@ -369,6 +387,8 @@ class SLFMClassifier(_Factorization, SLClassifier):
     >>> SLFMClassifier(rank=2, passes=20, seed=1).fit(X, y).score(X, y) > 0.9
     True
     """
+
+    _why = " (sl runs --lrq over gd alone, not one-against-all)"
 
     def __init__(self, rank: int = 4, dropout: bool = False, loss: str = "logistic",
                  bits: int = 18, learning_rate: float | None = None, power_t: float = 0.5,
@@ -383,17 +403,6 @@ class SLFMClassifier(_Factorization, SLClassifier):
         self.rank = rank
         self.dropout = dropout
 
-    def __sklearn_tags__(self):  # noqa: ANN204
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # (scikit-learn's checks: two classes)
-        return tags
-
-    def _set_classes(self, y: np.ndarray, classes=None) -> None:  # noqa: ANN001
-        super()._set_classes(y, classes)
-        if len(self.classes_) > 2:
-            raise ValueError("Only binary classification is supported: SLFMClassifier learns "
-                             "two classes (sl runs --lrq over gd alone, not one-against-all), "
-                             f"got {len(self.classes_)}")  # fmt: skip
 
 
 class SLFMRegressor(_Factorization, SLRegressor):
@@ -413,7 +422,7 @@ class SLFMRegressor(_Factorization, SLRegressor):
         self.dropout = dropout
 
 
-class SLKernelSVC(SLClassifier):
+class SLKernelSVC(_TwoClasses, SLClassifier):
     """A kernel support vector classifier learned online by ``sl`` (VW's ``--ksvm``: LaSVM
     over support vectors, the hinge loss, with VW's numbers): ``kernel`` "linear", "rbf"
     (``exp(-bandwidth·|x - z|²)``) or "poly" (``(1 + x·z)^degree``); ``l2`` is its λ (the
@@ -456,23 +465,13 @@ class SLKernelSVC(SLClassifier):
                 raise ValueError(f"{name}={value!r}: an integer of at least {low}")
         if not (isinstance(bandwidth, int | float) and math.isfinite(bandwidth)):
             raise ValueError(f"bandwidth={bandwidth!r}: a number")
-        options["stack"] = ("--ksvm", "--kernel", kernel, "--bandwidth",
-                            f"{float(np.float32(bandwidth)):.15g}", "--degree", str(degree),
-                            "--reprocess", str(reprocess), "--pool_size", str(pool))  # fmt: skip
-        options.update(loss="hinge", adaptive=False, normalized=False, invariant=False,
-                       learning_rate=0.5, initial_t=0.0)  # (VW's ksvm: no gd, no rate)
+        from streamlearn.reductions.ksvm import TRAIN_DEFAULTS, vw_float
+
+        options["stack"] = ("--ksvm", "--kernel", kernel, "--bandwidth", vw_float(bandwidth),
+                            "--degree", str(degree), "--reprocess", str(reprocess),
+                            "--pool_size", str(pool))  # fmt: skip
+        options.update(TRAIN_DEFAULTS)  # (sl train's: the hinge, no gd rules, VW's rate)
         return options
-
-    def _set_classes(self, y: np.ndarray, classes=None) -> None:  # noqa: ANN001
-        super()._set_classes(y, classes)
-        if len(self.classes_) > 2:
-            raise ValueError("Only binary classification is supported: SLKernelSVC learns "
-                             f"two classes, got {len(self.classes_)}")  # fmt: skip
-
-    def __sklearn_tags__(self):  # noqa: ANN204
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # (scikit-learn's checks: two classes)
-        return tags
 
     @property
     def coef_(self) -> np.ndarray:

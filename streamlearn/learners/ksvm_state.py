@@ -32,6 +32,16 @@ VW_VERSION = "9.6.0"
 tags were written otherwise before 9.6)."""
 
 
+def rng_of(saved: np.ndarray) -> int:
+    """VW's generator's state in a :meth:`State.dump` (two 32-bit halves after the count)."""
+    return int(saved[1]) | (int(saved[2]) << 32)
+
+
+def _head(n: int, rng: int) -> np.ndarray:
+    """A :meth:`State.dump`'s first numbers: the support vectors' count, the generator."""
+    return np.array([float(n), float(rng & 0xFFFFFFFF), float(rng >> 32)])
+
+
 def _grown(stack: np.ndarray, ints: np.ndarray, count: int, old: int, new: int) -> np.ndarray:
     """A free stack of ``old`` ids (``ints[count]`` of them free) grown to ``new`` ids: the
     new ones at its bottom, the free ones above."""
@@ -162,7 +172,7 @@ class State:
         indices, m values, t bytes), then alpha and delta (what the model files keep)."""
         n = int(self.ints[N_SUPPORT])
         r = int(self.rng[0])
-        out = [np.array([float(n), float(r & 0xFFFFFFFF), float(r >> 32)])]
+        out = [_head(n, r)]
         for k in range(n):
             e = int(self.sv[k])
             lo, m = int(self.slot_i[e, S_LO]), int(self.slot_i[e, S_LEN])
@@ -178,7 +188,7 @@ class State:
     def load(self, saved: np.ndarray) -> None:
         """The model :meth:`dump` wrote (checked by :func:`check_dump`), kernel rows empty."""
         n, _ = check_dump(saved)
-        self.rng[0] = np.uint64(int(saved[1]) | (int(saved[2]) << 32))
+        self.rng[0] = np.uint64(rng_of(saved))
         while self.slot_i.shape[0] < n + self.pool.shape[0] + 2:
             self._grow(2 * self.slot_i.shape[0])
         at = 3
@@ -325,7 +335,7 @@ def read_vw_section(data: bytes, pos: int, seed: int) -> np.ndarray:
     (n,) = take("<Q")
     if n > len(data):
         raise ValueError("its count of support vectors is wrong")
-    out = [np.array([float(n), float(seed & 0xFFFFFFFF), float(seed >> 32)])]
+    out = [_head(n, seed)]
     for _ in range(n):
         label, weight, initial, tag_len = take("<fffI")
         if tag_len > len(data) - pos:

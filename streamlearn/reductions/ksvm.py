@@ -21,7 +21,7 @@ import numpy as np
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.singleline import STACKED, configured
 from streamlearn.reductions.trainoptions import TrainOption
-from streamlearn.reductions.vwoptions import Command, VWOption, count, number
+from streamlearn.reductions.vwoptions import Command, VWOption, count, integer, number
 
 NAME = "ksvm"
 """Its name in VW's ``Enabled learners`` line, where the base learner's would be."""
@@ -88,16 +88,18 @@ def _kernel(name: str, text: str) -> str:
     return text
 
 
+def vw_float(x: float) -> str:
+    """A float32 as VW writes it in a model's options (15 digits: ``0.699999988079071``): the
+    word kept for ``--bandwidth``, whoever gives it (``sl vw``, ``sl train``, the estimator)."""
+    return f"{float(np.float32(x)):.15g}"
+
+
 def _float(name: str, text: str) -> str:
-    """A float32 as VW writes it in a model's options (15 digits: ``0.699999988079071``)."""
-    return f"{float(np.float32(number(name, text))):.15g}"
+    return vw_float(number(name, text))
 
 
 def _int(name: str, text: str) -> str:
-    try:
-        return str(int(text))
-    except ValueError:
-        raise VWUsage(f"--{name} {text}: an integer") from None
+    return str(integer(name, text))
 
 
 def _count(name: str, text: str) -> str:
@@ -156,7 +158,7 @@ def train_words(values: dict) -> tuple[str, ...]:
             if not values.get("ksvm"):
                 raise UsageError(f"--{key.replace('_', '-')} is an option of --ksvm")
             value = values[key]
-            words += [word, _float(key, str(value)) if key == "ksvm_bandwidth" else str(value)]
+            words += [word, vw_float(value) if key == "ksvm_bandwidth" else str(value)]
     return ("--ksvm", *words) if values.get("ksvm") else ()
 
 
