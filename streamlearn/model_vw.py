@@ -150,7 +150,7 @@ MULTILINE_REFUSED = {
 
 INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa csoaa "
                      "multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
-                     "random_seed".split())  # fmt: skip
+                     "random_seed degree".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
 WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight quadratic "
                   "cubic interactions ignore ignore_linear keep ngram skips hash link "

@@ -64,8 +64,8 @@ def read(words: tuple[str, ...]) -> Options | None:
             except ValueError:
                 raise UsageError(f"--bandwidth {text}: a number") from None
         elif w == "--degree":
-            if not text.lstrip("-").isdigit():
-                raise UsageError(f"--degree {text}: an integer")
+            if not text.lstrip("-").isdigit() or not -(2**31) <= int(text) < 2**31:
+                raise UsageError(f"--degree {text}: an integer of 32 bits (VW's int)")
             given["degree"] = int(text)
         elif w in ("--reprocess", "--pool_size"):
             if not text.isdigit() or (w == "--pool_size" and int(text) < 1):
@@ -99,7 +99,10 @@ def _float(name: str, text: str) -> str:
 
 
 def _int(name: str, text: str) -> str:
-    return str(integer(name, text))
+    k = integer(name, text)
+    if not -(2**31) <= k < 2**31:
+        raise VWUsage(f"--{name} {text}: an integer of 32 bits (VW's int)")
+    return str(k)
 
 
 def _count(name: str, text: str) -> str:

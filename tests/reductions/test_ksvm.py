@@ -405,6 +405,7 @@ def test_sl_train_ksvm_is_sl_vws_and_continues_exactly(tmp_path: Path) -> None:
     (["--ksvm", "--invert_hash", "x"], "--invert_hash with --ksvm"),
     (["--ksvm", "--para_active"], "--para_active"),
     (["--ksvm", "--kernel", "cubic"], "--kernel cubic"),
+    (["--ksvm", "--kernel", "poly", "--degree", "99999999999999999999"], "an integer of 32 bits"),
     (["--kernel", "rbf"], "--kernel is an option of --ksvm"),
     (["--ksvm", "--adaptive"], "--adaptive is gd's"),
     (["--ksvm", "--lrq", "ab2"], "--lrq with --ksvm"),
