@@ -66,13 +66,18 @@ class LabelError(ValueError):
 
 
 def _float(text: str) -> float:
+    """A label's number as VW's ``float_of_string`` reads it (its ``parse_float``: the
+    digits accumulated in float32, not C's correctly rounded ``strtof``: 0.466667 is
+    one unit in the last place apart)."""
+    from streamlearn.io.vwfloat import vw_parse_float
+
     try:
-        v = float(text)
+        v = vw_parse_float(text)
     except ValueError:
         raise LabelError(BAD_LABEL) from None
     if math.isnan(v) or math.isinf(v):
         raise LabelError(BAD_LABEL)
-    return float(np.float32(v))
+    return v
 
 
 def _int(text: str) -> int:

@@ -196,26 +196,13 @@ def compile_interactions(
     >>> spec.terms.tolist(), spec.lengths.tolist()
     ([[97, 98, -1, -1], [97, 98, 98, -1], [99, 98, 97, -1]], [2, 3, 3])
     """
-    rows = []
-    for specs, size, option in ((quadratic, 2, "--quadratic"), (cubic, 3, "--cubic")):
-        for spec in specs:
-            t = _bytes(spec, option)
-            if len(t) != size:
-                raise ValueError(f"{option} {spec!r}: expected {size} namespace characters")
-            rows.append(t)
-    for spec in interactions:
-        t = _bytes(spec, "--interactions")
-        if not 2 <= len(t) <= MAX_TERMS:
-            raise ValueError(
-                f"--interactions {spec!r}: 2 to {MAX_TERMS} namespace characters expected"
-            )
-        rows.append(t)
+    rows = _rows(quadratic, cubic, interactions)
     if permutations and leave_duplicate_interactions and any(
             t.count(WILDCARD) and len(t) > 2 for t in rows):  # fmt: skip
         raise ValueError("--permutations with --leave_duplicate_interactions: wildcards in "
                          "interactions of more than two namespaces are not expanded as VW "
                          "yet")  # fmt: skip
-    terms = _term_array(rows, leave_duplicate_interactions)
+    terms = _term_array(rows, leave_duplicate_interactions)[0]
     drop = np.zeros(257, dtype=np.bool_)
     drop_linear = np.zeros(257, dtype=np.bool_)
     for spec in ignore:
@@ -241,15 +228,52 @@ def compile_interactions(
                         permutations=bool(permutations))  # fmt: skip
 
 
-def _term_array(rows: list[list[int]], leave_duplicate_interactions: bool) -> np.ndarray:
+def _rows(quadratic: tuple[str, ...], cubic: tuple[str, ...],
+          interactions: tuple[str, ...]) -> list[list[int]]:  # fmt: skip
+    """The interactions' namespace bytes, as given (ValueError for a bad spec)."""
+    rows = []
+    for specs, size, option in ((quadratic, 2, "--quadratic"), (cubic, 3, "--cubic")):
+        for spec in specs:
+            t = _bytes(spec, option)
+            if len(t) != size:
+                raise ValueError(f"{option} {spec!r}: expected {size} namespace characters")
+            rows.append(t)
+    for spec in interactions:
+        t = _bytes(spec, "--interactions")
+        if not 2 <= len(t) <= MAX_TERMS:
+            raise ValueError(
+                f"--interactions {spec!r}: 2 to {MAX_TERMS} namespace characters expected"
+            )
+        rows.append(t)
+    return rows
+
+
+def rewritten(quadratic: tuple[str, ...] = (), cubic: tuple[str, ...] = (),
+              interactions: tuple[str, ...] = (),
+              leave_duplicate_interactions: bool = False) -> tuple[int, int]:  # fmt: skip
+    """How many interactions VW drops as duplicates and how many it counts as sorted
+    (``sort_and_filter_duplicate_interactions``'s counts, which its warnings say).
+
+    >>> rewritten(quadratic=("ab", "ba"), interactions=("aab",))
+    (1, 1)
+    """
+    _, removed, ordered = _term_array(_rows(quadratic, cubic, interactions),
+                                      leave_duplicate_interactions)  # fmt: skip
+    return removed, ordered
+
+
+def _term_array(rows: list[list[int]],
+                leave_duplicate_interactions: bool) -> tuple[np.ndarray, int, int]:  # fmt: skip
     """VW's list of interactions as an array (rows padded with -1): sorted (shorter
     first, then bytewise, ':' as its byte), duplicates equal up to order dropped (the
     first kept), and an interaction with a repeated and a different namespace ('aab',
-    'bab') sorted so its repeats are adjacent."""
+    'bab') sorted so its repeats are adjacent; with the counts of those dropped and
+    of those VW counts as sorted (every 'aab' kind, sorted already or not)."""
     key = rows
     order = sorted(range(len(rows)), key=lambda i: (len(key[i]), key[i]))
     kept: list[list[int]] = []
     seen: set[tuple[int, ...]] = set()
+    ordered = 0
     for i in order:
         k = tuple(sorted(key[i]))
         if k in seen and not leave_duplicate_interactions:
@@ -258,11 +282,12 @@ def _term_array(rows: list[list[int]], leave_duplicate_interactions: bool) -> np
         t = rows[i]
         if left_sorted(np.array(t, dtype=np.int64), len(t), np.empty(MAX_TERMS, np.int64)):
             t = sorted(t)
+            ordered += 1
         kept.append(t)
     terms = np.full((len(kept), MAX_TERMS), -1, dtype=np.int64)
     for i, t in enumerate(kept):
         terms[i, : len(t)] = t
-    return terms
+    return terms, len(rows) - len(kept), ordered
 
 
 def with_ccb_slot_index(inter: Interactions | None) -> Interactions:
@@ -278,7 +303,7 @@ def with_ccb_slot_index(inter: Interactions | None) -> Interactions:
         raise ValueError(f"--ccb_explore_adf: an interaction of {MAX_TERMS} namespaces cannot "
                          "be crossed with the slot index")  # fmt: skip
     extra = [[*t, CCB_ID_NS] for t in rows] + [[WILDCARD, CCB_ID_NS]]
-    terms = _term_array(rows + extra, not inter.dedupe)
+    terms = _term_array(rows + extra, not inter.dedupe)[0]
     lengths = np.sum(terms >= 0, axis=1).astype(np.int64)
     return dataclasses.replace(inter, terms=terms, lengths=lengths)
 

@@ -41,6 +41,7 @@ from streamlearn.io.labels import (
     Labels,
     read_labels,
 )
+from streamlearn.io.shared import clear, merge_row, shared_example
 from streamlearn.system.jit import jit
 
 MAX_EXAMPLE_BYTES = 1 << 30
@@ -192,11 +193,21 @@ def parse_examples(block: Block, bits: int, constant: bool, inter: Interactions,
 @jit
 def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_ex, out_row,
            out_ptr, out_idx, out_val, out_ns):  # fmt: skip
-    """Count (``count_only``: sizes only, no entry visited) or write the merged rows;
-    returns (examples, rows, entries)."""
+    """Count (``count_only``: sizes only, no entry visited) or write the merged rows (each
+    action row with the shared line's features, as VW's ``shared_feature_merger`` appends
+    them: :func:`streamlearn.io.shared.merge_row`); returns (examples, rows, entries)."""
     m = 0
     rows = 0
     k = 0
+    # the shared example, grouped as VW's (io/shared.py): grown to the widest shared line
+    raw_idx = np.empty(0, dtype=indices.dtype)
+    raw_val = np.empty(0, dtype=values.dtype)
+    raw_ns = np.empty(0, dtype=ns.dtype)
+    s_idx = np.empty(0, dtype=indices.dtype)
+    s_val = np.empty(0, dtype=values.dtype)
+    s_ns = np.empty(0, dtype=ns.dtype)
+    s_has = np.zeros(257, dtype=np.bool_)
+    mark = np.zeros(257, dtype=np.bool_)
     if not count_only:
         out_ptr[0] = 0
     for e in range(ex_ptr.shape[0] - 1):
@@ -224,23 +235,25 @@ def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_e
             continue
         out_ex[m] = e
         m += 1
+        s_n = 0
+        if shared:
+            need = indptr[lo + 1] - indptr[lo] + 1
+            if need > s_idx.shape[0]:
+                raw_idx = np.empty(2 * need, dtype=indices.dtype)
+                raw_val = np.empty(2 * need, dtype=values.dtype)
+                raw_ns = np.empty(2 * need, dtype=ns.dtype)
+                s_idx = np.empty(2 * need, dtype=indices.dtype)
+                s_val = np.empty(2 * need, dtype=values.dtype)
+                s_ns = np.empty(2 * need, dtype=ns.dtype)
+            s_n = shared_example(lo, -1, -1, indptr, indices, values, ns, raw_idx, raw_val,
+                                 raw_ns, s_idx, s_val, s_ns, s_has, mark)  # fmt: skip
         for r in range(first, hi):
-            for t in range(indptr[r], indptr[r + 1]):
-                out_idx[k] = indices[t]
-                out_val[k] = values[t]
-                out_ns[k] = ns[t]
-                k += 1
-            if shared:
-                for t in range(indptr[lo], indptr[lo + 1]):
-                    if ns[t] == CONSTANT_NS:
-                        continue
-                    out_idx[k] = indices[t]
-                    out_val[k] = values[t]
-                    out_ns[k] = ns[t]
-                    k += 1
+            k = merge_row(indptr[r], indptr[r + 1], indices, values, ns, s_idx, s_val, s_ns, s_n,
+                          s_has, k, out_idx, out_val, out_ns, mark)  # fmt: skip
             out_row[rows] = r
             out_ptr[rows + 1] = k
             rows += 1
+        clear(s_ns, s_n, s_has)
     return m, rows, k
 
 

@@ -153,8 +153,26 @@ def svmlight_names(line: bytes, bits: int) -> list[tuple[int, str, int]]:
     return out
 
 
+def wildcard_ns(nsb: int) -> bool:
+    """Whether a wildcard (``:``) stands for namespace byte ``nsb`` (VW's
+    ``is_interaction_ns``: ``' '`` to ``'~'`` and the CCB slot's; not the constant, nor
+    the CCB slot index's)."""
+    from streamlearn.io.crosses import CCB_SLOT_NS
+
+    return 32 <= nsb <= 126 or nsb == CCB_SLOT_NS
+
+
 def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tuple[int, str]]:
-    """(slot, ``a^x*b^y``) of the crosses of one example's features, as VW names them.
+    """(slot, ``a^x*b^y``) of the crosses of one example's features, as VW names them
+    (:func:`crossed_values`)."""
+    valued = [(h, name, nsb, 1.0) for h, name, nsb in feats]
+    return [(h, name) for h, name, _ in crossed_values(valued, inter, bits)]
+
+
+def crossed_values(feats: list[tuple[int, str, int, float]], inter,  # noqa: ANN001
+                   bits: int) -> list[tuple[int, str, float]]:  # fmt: skip
+    """(slot, ``a^x*b^y``, value) of the crosses of one example's features (slot, name,
+    namespace byte, value), as VW names them, the values multiplied along in float32.
 
     The list of interactions comes from the same kernel helper as the crosses
     themselves (wildcards, duplicates, order), the slots from VW's arithmetic.
@@ -164,38 +182,40 @@ def crossed_names(feats: list[tuple[int, str, int]], inter, bits: int) -> list[t
     from streamlearn.io.crosses import example_terms, terms_room
     from streamlearn.io.interactions import MAX_TERMS
 
+    f32 = np.float32
     mask = (1 << bits) - 1
-    groups: dict[int, list[tuple[int, str]]] = {}
+    groups: dict[int, list[tuple[int, str, float]]] = {}
     present: list[int] = []
-    for slot, name, nsb in feats:
+    for slot, name, nsb, x in feats:
         if inter.drop[nsb]:
             continue
-        if nsb not in groups:
+        if nsb not in groups and wildcard_ns(nsb):
             present.append(nsb)
-        groups.setdefault(nsb, []).append((slot, name))
+        groups.setdefault(nsb, []).append((slot, name, x))
     room = terms_room(inter.terms, inter.lengths, len(present))
     out_terms = np.empty((max(room, 1), MAX_TERMS), dtype=np.int64)
     out_len = np.empty(out_terms.shape[0], dtype=np.int64)
     n = example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
                        len(present), out_terms, out_len, inter.dedupe)  # fmt: skip
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, str, float]] = []
     perm = inter.permutations
 
-    def walk(term: list[int], lists: list, lvl: int, start: int, acc: int,
-             names: list[str]) -> None:  # fmt: skip
+    def walk(term: list[int], lists: list, lvl: int, start: int, acc: int, names: list[str],
+             v: float) -> None:  # fmt: skip
         """The crosses in VW's order (the first namespace's features outermost)."""
         for i in range(start, len(lists[lvl])):
-            slot, name = lists[lvl][i]
+            slot, name, x = lists[lvl][i]
             h = slot if lvl == 0 else ((16777619 * acc) & 0xFFFFFFFF) ^ slot
+            vx = f32(x) if lvl == 0 else f32(v * f32(x))
             if lvl == len(term) - 1:
-                out.append((h & mask, "*".join([*names, name])))
+                out.append((h & mask, "*".join([*names, name]), float(vx)))
             else:
                 nxt = i if term[lvl + 1] == term[lvl] and not perm else 0
-                walk(term, lists, lvl + 1, nxt, h, [*names, name])
+                walk(term, lists, lvl + 1, nxt, h, [*names, name], vx)
 
     for t in range(n):
         term = out_terms[t, : out_len[t]].tolist()
-        walk(term, [groups.get(c, []) for c in term], 0, 0, 0, [])
+        walk(term, [groups.get(c, []) for c in term], 0, 0, 0, [], f32(1.0))
     return out
 
 

@@ -1,13 +1,12 @@
 """VW's conditional contextual bandit reduction (``ccb_explore_adf``, and ``slates`` on it)
 as numba kernels over a block of examples.
 
-:func:`pair_rows` writes, for each (slot, action) pair of a block, the action line's
-features followed by the shared line's and the slot's (VW's ``inject_slot_features`` and
-``shared_feature_merger``: constants but the action's left out, the slot's default
-namespace as ``CCB_SLOT_NAMESPACE``) and the slot's index feature; the caller crosses them
-once for the block.  :func:`run_slots` then walks the examples and their slots in order:
-each slot is one ``cb_explore_adf`` example over the pairs of the actions earlier slots
-left (and the slot lists, if it does), scored and learned by
+:func:`streamlearn.io.shared.ccb_pair_rows` writes, for each (slot, action) pair of a
+block, the action line with the shared line's and the slot's features (VW's
+``inject_slot_features`` and ``shared_feature_merger``) and the slot's index feature; the
+caller crosses them once for the block.  :func:`run_slots` then walks the examples and
+their slots in order: each slot is one ``cb_explore_adf`` example over the pairs of the
+actions earlier slots left (and the slot lists, if it does), scored and learned by
 :func:`streamlearn.learners.cb_adf.train_examples`, explored by
 :func:`streamlearn.learners.explore.explore_examples` and sampled by
 :func:`streamlearn.learners.explore.cb_sample`; the first action is the slot's.
@@ -18,57 +17,13 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners import cb_adf
+from streamlearn.learners.base import G_N
 from streamlearn.learners.explore import cb_sample, explore_examples
 from streamlearn.system.jit import jit
 
 F32 = np.float32
-CONSTANT_NS = 128
-DEFAULT_NS = 32
-SLOT_NS = 139
-ID_NS = 140
 CCB = 0
 SLATES = 1
-
-
-@jit
-def pair_rows(count_only, p_action, p_shared, p_slot, p_id, indptr, indices, values, ns,
-              out_ptr, out_idx, out_val, out_ns):  # noqa: ANN001, ANN201  # fmt: skip
-    """Count (``count_only``) or write the rows of the pairs; returns their entries.
-
-    Pair ``p``: the action row ``p_action[p]``'s entries, the shared row's and the slot
-    row's but their constants (the slot's namespace ``' '`` written as 139), then the
-    slot index feature ``p_id[p]`` (namespace 140) when it is not -1.
-    """
-    k = 0
-    if not count_only:
-        out_ptr[0] = 0
-    for p in range(p_action.shape[0]):
-        r = p_action[p]
-        for t in range(indptr[r], indptr[r + 1]):
-            if not count_only:
-                out_idx[k] = indices[t]
-                out_val[k] = values[t]
-                out_ns[k] = ns[t]
-            k += 1
-        for r in (p_shared[p], p_slot[p]):
-            for t in range(indptr[r], indptr[r + 1]):
-                c = ns[t]
-                if c == CONSTANT_NS:
-                    continue
-                if not count_only:
-                    out_idx[k] = indices[t]
-                    out_val[k] = values[t]
-                    out_ns[k] = SLOT_NS if (r == p_slot[p] and c == DEFAULT_NS) else c
-                k += 1
-        if p_id[p] >= 0:
-            if not count_only:
-                out_idx[k] = p_id[p]
-                out_val[k] = 1.0
-                out_ns[k] = ID_NS
-            k += 1
-        if not count_only:
-            out_ptr[p + 1] = k
-    return k
 
 
 @jit
@@ -104,6 +59,7 @@ def run_slots(mode, all_slots, no_pred, ex_slot_ptr, ex_nact, shared_cost, share
         n_lab = 0
         feats = 0
         ratio = F32(0.0)
+        t_ex = gstate[G_N]  # VW's t: the examples before this one (its slots all learn at it)
         for s in range(ex_slot_ptr[e], ex_slot_ptr[e + 1]):
             k = s - ex_slot_ptr[e]
             inc = np.zeros(n_act, dtype=np.bool_)
@@ -152,6 +108,7 @@ def run_slots(mode, all_slots, no_pred, ex_slot_ptr, ex_nact, shared_cost, share
             prob[0] = slot_prob[s] if logged >= 0 else 1.0
             scores = np.zeros(n, dtype=np.float32)
             order = np.zeros(n, dtype=np.int64)
+            gstate[G_N] = t_ex
             cb_adf.train_examples(tables, np.zeros(n, dtype=np.int64), step, gstate, params,
                                   loss_id, cb_type, clip_p, act_ptr, s_ptr, s_idx, s_val, chosen,
                                   cost, prob, ho, True, stats, dr_prev, scores, order,
@@ -191,6 +148,8 @@ def run_slots(mode, all_slots, no_pred, ex_slot_ptr, ex_nact, shared_cost, share
             ex_labeled[e] = n_lab > 0
         ex_loss[e] = loss
         ex_feat[e] = feats
+        # VW's t counts the example once, after it (none under --no_predict: no update_stats)
+        gstate[G_N] = t_ex + (1.0 if ex_labeled[e] and not no_pred else 0.0)
 
 
-__all__ = ["CCB", "SLATES", "pair_rows", "run_slots"]
+__all__ = ["CCB", "SLATES", "run_slots"]

@@ -393,9 +393,12 @@ def _ldf_console(ml, cfg, inputs, outputs, console) -> tuple:  # noqa: ANN001
     progress = None
     if getattr(outputs, "vw_format", False):
         from streamlearn.run.mlconsole import header
+        from streamlearn.run.vwconsole import say_notes
 
+        if not getattr(outputs, "vw_quiet", False):
+            say_notes(cfg, outputs)
         say(header(ml, cfg, inputs, outputs, None, list(inputs.sources or ["-"])))
-        progress = Progress(say, False)
+        progress = Progress(say, False, step=getattr(console, "progress", 0.0))
     return say, progress
 
 

@@ -94,6 +94,8 @@ class _Runner:
         self.mask = np.uint64((1 << cfg.bits) - 1)
         self.id_hashes: list[int] = []
         self.pred_lines: list[str] | None = [] if predictions else None
+        self.trace = None  # a run.ccbaudit.SlotAudit: --audit, --invert_hash's names
+        self.vw_log = False  # VW's warning about partly labeled examples (sl vw, not --quiet)
 
     def closing_lines(self) -> list[str]:
         """VW's lines after the summary: none for CCB and slates."""
@@ -149,7 +151,7 @@ class _Runner:
         seg_aug = None
         for ex in examples:
             aug = self._augment(b, ex)
-            if seg and aug != seg_aug:
+            if seg and (aug != seg_aug or self.trace is not None):
                 out.append(self._segment(b, seg, seg_aug))
                 seg = []
             seg.append(ex)
@@ -177,7 +179,7 @@ class _Runner:
 
     def _segment(self, b, examples: list, augment: bool) -> tuple:  # noqa: ANN001
         from streamlearn.io.multiline import Merged, cross_merged
-        from streamlearn.learners import ccb as kern
+        from streamlearn.io.shared import ccb_pair_rows
 
         m = len(examples)
         ex_nact = np.zeros(m, dtype=np.int64)
@@ -220,12 +222,12 @@ class _Runner:
         ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
         args = (p_action, rep(slot_shared), rep(slot_row), p_id, b.indptr, b.indices, b.values, ns)
         e0 = np.zeros(1, dtype=np.int64)
-        nnz = kern.pair_rows(True, *args, e0, b.indices[:0], b.values[:0], ns[:0])
+        nnz = ccb_pair_rows(True, *args, e0, b.indices[:0], b.values[:0], ns[:0])
         ptr = np.empty(total + 1, dtype=np.int64)
         idx = np.empty(nnz, dtype=b.indices.dtype)
         val = np.empty(nnz, dtype=b.values.dtype)
         pns = np.empty(nnz, dtype=ns.dtype)
-        kern.pair_rows(False, *args, ptr, idx, val, pns)
+        ccb_pair_rows(False, *args, ptr, idx, val, pns)
         one = np.array([0, total], dtype=np.int64)  # (cross_merged reads the rows only)
         mg = Merged(one, one[:1], np.arange(total, dtype=np.int64), ptr, idx,
                     val.astype(np.float64), pns)  # fmt: skip
@@ -242,29 +244,19 @@ class _Runner:
         need = int(ex_nact.max(initial=0)) + 1
         if need > self.dr_prev.shape[0]:
             self.dr_prev = np.concatenate([self.dr_prev, np.zeros(need - self.dr_prev.shape[0])])
-        n_slots = len(slot_row)
-        dec_n = np.zeros(n_slots, dtype=np.int64)
-        dec_act = np.zeros(total, dtype=np.int64)
-        dec_prob = np.zeros(total, dtype=np.float32)
-        ex_loss = np.zeros(m)
-        ex_labeled = np.zeros(m, dtype=np.bool_)
-        ex_feat = np.zeros(m, dtype=np.int64)
         slot_own = row_nnz[np.asarray(slot_row, dtype=np.int64)] if slot_row else e0[:0]
-        ml = self.ml
-        kern.run_slots(
-            kern.SLATES if self.slates else kern.CCB, ml.all_slots_loss, ml.no_predict,
-            ex_slot_ptr, ex_nact,
-            shared_cost, shared_labeled, slot_pair0[:-1].copy(), np.array(s_act, dtype=np.int64),
-            np.array(s_cost), np.array(s_prob), np.array(s_seed, dtype=np.int64),
-            slot_own.astype(np.int64), np.array(inc_ptr, dtype=np.int64),
-            np.array(inc_ids, dtype=np.int64), mg.indptr, mg.indices, mg.values, self.tables,
-            self.step, self.gstate, self.params, self.cfg.loss_id, self.cb_type,
-            self.ml.clip_p, self.stats, self.dr_prev, self.kind, self.eps, ml.first_only,
-            F32(ml.lam), F32(ml.gamma_scale), F32(ml.gamma_exponent), self.learning,
-            self.xstats, self.rng, slot_pair0[:-1].copy(), dec_n, dec_act, dec_prob, ex_loss,
-            ex_labeled, ex_feat,
-        )  # fmt: skip
+        slots = (ex_slot_ptr, ex_nact, shared_cost, shared_labeled, slot_pair0[:-1].copy(),
+                 np.array(s_act, dtype=np.int64), np.array(s_cost), np.array(s_prob),
+                 np.array(s_seed, dtype=np.int64), slot_own.astype(np.int64),
+                 np.array(inc_ptr, dtype=np.int64), np.array(inc_ids, dtype=np.int64))  # fmt: skip
+        if self.trace is not None and m == 1:
+            played = self._traced(b, examples[0], slots, mg, total, augment)
+        else:
+            played = self._play(slots, mg, total)
+        dec_n, dec_act, dec_prob, ex_loss, ex_labeled, ex_feat = played
         ex_feat = ex_feat + own
+        if self.vw_log and not self.ml.no_predict:
+            self._warn_partly_labeled(examples)
         texts = []
         for e, (_, labels) in enumerate(examples):
             lo_s, hi_s = int(ex_slot_ptr[e]), int(ex_slot_ptr[e + 1])
@@ -275,6 +267,102 @@ class _Runner:
             if self.pred_lines is not None and not self.ml.no_predict:
                 self.pred_lines.append(self._pred_text(decisions))
         return ex_labeled, np.where(ex_labeled, ex_loss, 0.0), ex_feat, texts
+
+    @staticmethod
+    def _warn_partly_labeled(examples: list) -> None:
+        """VW's ``update_stats_ccb`` warns of each example with some but not all of its
+        slots labeled (its logger: standard output)."""
+        from streamlearn.run.vwconsole import vw_log
+
+        for _, labels in examples:
+            slots = [lab for lab in labels if lab.kind == cl.SLOT]
+            n_lab = sum(1 for lab in slots if lab.action >= 0)
+            if 0 < n_lab < len(slots):
+                vw_log("[warning] Unlabeled example in train set, was this intentional?\n")
+
+    def _play(self, slots: tuple, mg, total: int) -> tuple:  # noqa: ANN001
+        """The kernel over ``slots`` (:meth:`_segment`'s arrays) and the pairs' crossed rows
+        ``mg``: each slot's decision, and each example's loss, label and features."""
+        from streamlearn.learners import ccb as kern
+
+        ex_slot_ptr = slots[0]
+        m = ex_slot_ptr.shape[0] - 1
+        dec_n = np.zeros(int(ex_slot_ptr[-1]), dtype=np.int64)
+        dec_act = np.zeros(total, dtype=np.int64)
+        dec_prob = np.zeros(total, dtype=np.float32)
+        ex_loss = np.zeros(m)
+        ex_labeled = np.zeros(m, dtype=np.bool_)
+        ex_feat = np.zeros(m, dtype=np.int64)
+        ml = self.ml
+        kern.run_slots(
+            kern.SLATES if self.slates else kern.CCB, ml.all_slots_loss, ml.no_predict, *slots,
+            mg.indptr, mg.indices, mg.values, self.tables, self.step, self.gstate, self.params,
+            self.cfg.loss_id, self.cb_type, self.ml.clip_p, self.stats, self.dr_prev, self.kind,
+            self.eps, ml.first_only, F32(ml.lam), F32(ml.gamma_scale), F32(ml.gamma_exponent),
+            self.learning, self.xstats, self.rng, slots[4].copy(), dec_n, dec_act, dec_prob,
+            ex_loss, ex_labeled, ex_feat,
+        )  # fmt: skip
+        return dec_n, dec_act, dec_prob, ex_loss, ex_labeled, ex_feat
+
+    def _traced(self, b, ex, slots: tuple, mg, total: int, augment: bool) -> tuple:  # noqa: ANN001
+        """:meth:`_play` of one example with its ``--audit`` or ``--invert_hash`` names
+        (:mod:`streamlearn.run.ccbaudit`): each slot audited with the weights the slots
+        before it left (a replay of them from a snapshot, put back)."""
+        tr = self.trace
+        table = self.tables[0]
+        before: list = []
+        if tr.audit:
+            n_slots = int(slots[0][1])
+            saved = self._snapshot(mg.indices)
+            for k in range(n_slots):
+                if k:
+                    ptr = np.array([0, k], dtype=np.int64)
+                    head = tuple(a[:k] for a in slots[4:10])
+                    self._play((ptr, *slots[1:4], *head, slots[10][: k + 1], slots[11]), mg,
+                               total)  # fmt: skip
+                before.append((tr.frozen(table, mg.indices), self.gstate.copy()))
+                self._restore(saved)
+        played = self._play(slots, mg, total)
+        dec_n, dec_act = played[0], played[1]
+        lo = ex[0]
+        n_act = int(slots[1][0])
+        for k in range(dec_n.shape[0]):
+            p0 = int(slots[4][k])
+            avail = sorted(dec_act[p0 : p0 + dec_n[k]].tolist())
+            if not avail:
+                continue
+            slot_row = lo + 1 + n_act + k
+            common = tr.slot_common(b, lo, slot_row, k, self._id_feature(k) if augment else -1)
+            act = int(slots[5][k])
+            logged = avail.index(act) if self.learning and act in avail else -1
+            w, g = before[k] if before else (None, None)
+            scores = [tr.score(w, g, mg.indptr, mg.indices, mg.values, p0 + a) for a in avail
+                      ] if before else []  # fmt: skip
+            tr.slot(b, [lo + 1 + a for a in avail], common, augment, slot_row, logged, scores, w,
+                    g)  # fmt: skip
+        return played
+
+    def _snapshot(self, indices: np.ndarray) -> tuple:
+        """The run's state an example's replay changes: the weights at ``indices`` (all of
+        them under ``--l1``/``--l2``), gd's, the explorer's and the generator's."""
+        table = self.tables[0]
+        ent = None if self.trace.whole else np.unique(indices.astype(np.int64) & int(self.mask))
+        rows = table.copy() if ent is None else table[ent].copy()
+        return (ent, rows, self.gstate.copy(), self.stats.copy(), self.dr_prev.copy(),
+                self.xstats.copy(), self.rng.copy())  # fmt: skip
+
+    def _restore(self, saved: tuple) -> None:
+        ent, rows, gstate, stats, dr_prev, xstats, rng = saved
+        table = self.tables[0]
+        if ent is None:
+            table[:] = rows
+        else:
+            table[ent] = rows
+        self.gstate[:] = gstate
+        self.stats[:] = stats
+        self.dr_prev[:] = dr_prev
+        self.xstats[:] = xstats
+        self.rng[:] = rng
 
     # ------------------------------------------------------------------ accounting
 
@@ -332,12 +420,15 @@ class _Runner:
 
 def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, params,
            table, tables, step: int, gstate, stats, dr_prev, progress=None,
-           counter: int | None = None):  # noqa: ANN001, ANN201  # fmt: skip
+           counter: int | None = None, trace: tuple = (False, False),
+           vw_log: bool = False):  # noqa: ANN001, ANN201  # fmt: skip
     """:func:`streamlearn.run.multiline.fit`'s passes for ``--ccb_explore_adf`` and
     ``--slates`` (one pass); returns its :class:`~streamlearn.run.multiline.Fitted`, whose
     ``explorer`` is the run (its explorer's counter and the generator's state, which a
     model keeps).  ``counter``: a continued model's explorer's (``--first``'s examples
-    still to explore)."""
+    still to explore); ``trace``: write VW's ``--audit``, collect ``--invert_hash``'s
+    names (:mod:`streamlearn.run.ccbaudit`); ``vw_log``: VW's warning about an example of
+    some slots labeled, on standard output."""
     from streamlearn.io.examples import parse_options
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.labels import LABEL_CB
@@ -350,6 +441,11 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
         run.xstats[run.ex.X_TAU] = counter
     if inputs.initial_model:
         run.seen_multi = _seen_multi(inputs.initial_model)
+    run.vw_log = vw_log and not run.slates
+    if any(trace):
+        from streamlearn.run.ccbaudit import SlotAudit
+
+        run.trace = SlotAudit(ml, cfg, run.user, run.with_index, *trace)
     # the labels are read here (io/ccblabels.py): the parser leaves them as cb's
     parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
     counts = _Counts()
@@ -492,7 +588,7 @@ class _Counts:
         summary["ccb_seen_multi"] = run.seen_multi
         summary["read"] = self.read  # (learned from, though --no_predict counts none)
         return Fitted(table, run.gstate, out_stats, run.pred_lines or [], summary, False, None,
-                      explorer=run)  # fmt: skip
+                      explorer=run, names=run.trace.names if run.trace else None)  # fmt: skip
 
 
 __all__ = ["passes"]

@@ -35,6 +35,7 @@ import numpy as np
 
 from streamlearn.errors import UsageError
 from streamlearn.io.examples import Source
+from streamlearn.io.names import crossed_values
 from streamlearn.learners.base import (
     G_CLIP,
     G_LABEL_MAX,
@@ -64,11 +65,14 @@ def check(ml, learn: dict) -> None:  # noqa: ANN001 - a reductions.Multiline
     why = None
     fmt = learn.get("format") or "auto"
     passes = int(learn.get("passes") or 1)
-    if ml.reduction not in ("csoaa_ldf", "cb_adf") or ml.legacy or ml.evaluate:
-        why = None if ml.reduction in ("csoaa_ldf", "cb_adf") else "this reduction"
-    if ml.reduction == "cb_adf" and (ml.explore_eval or ml.explore not in EXPLORERS):
+    built = ("csoaa_ldf", "cb_adf", "ccb", "slates")
+    if ml.reduction not in built or ml.legacy or ml.evaluate:
+        why = None if ml.reduction in built else "this reduction"
+    if ml.reduction in ("ccb", "slates") and ml.no_predict:
+        why = "--no_predict"
+    elif ml.reduction != "csoaa_ldf" and (ml.explore_eval or ml.explore not in EXPLORERS):
         why = "this explorer (each of its models audited)"
-    elif ml.reduction == "cb_adf" and ml.cb_type != "mtr":
+    elif ml.reduction != "csoaa_ldf" and ml.cb_type != "mtr":
         why = f"--cb_type {ml.cb_type}"
     elif (learn.get("algo") or "gd") != "gd":
         why = f"--{learn.get('algo')}"
@@ -82,7 +86,7 @@ def check(ml, learn: dict) -> None:  # noqa: ANN001 - a reductions.Multiline
         why = "--l1"
     elif ml.explore == "squarecb" and ml.elim:
         why = "--elim"
-    if ml.reduction not in ("csoaa_ldf", "cb_adf") or ml.legacy or ml.evaluate or why:
+    if ml.reduction not in built or ml.legacy or ml.evaluate or why:
         from streamlearn.reductions.options import reduction_name
 
         what = why or reduction_name(ml)
@@ -181,13 +185,16 @@ class Audit:
             groups[nsb].append((slot, name, nsb, x))
         return [f for nsb in order for f in groups[nsb]]
 
-    def _merged(self, action: bytes, shared: bytes | None) -> list[tuple[int, str, float]]:
+    def _merged(self, action: bytes, shared: bytes | None,
+                common: list | None = None) -> list[tuple[int, str, float]]:  # fmt: skip
         """(table slot at offset 0, name, value) of an action line merged with the shared
-        line, in VW's order: linear features (namespaces kept), constant, crosses."""
+        line (or the shared example's features ``common``: CCB's slot injects its own), in
+        VW's order: linear features (namespaces kept), constant, crosses."""
         from streamlearn.hashing import CONSTANT_HASH
 
         own = self._feats(action)
-        common = self._feats(shared) if shared is not None else []
+        if common is None:
+            common = self._feats(shared) if shared is not None else []
         spaces: list[int] = []
         groups: dict[int, list] = {}
         for f in own + common:
@@ -213,7 +220,7 @@ class Audit:
         if inter is not None and inter.terms.shape[0]:
             feats = [(slot & mask, name, nsb, x) for s in action_spaces + shared_spaces
                      for slot, name, nsb, x in groups[s]]  # fmt: skip
-            out += _crossed(feats, inter, self.bits)
+            out += crossed_values(feats, inter, self.bits)
         return out
 
     def _tag(self, src: Source, r: int) -> bytes:
@@ -307,6 +314,10 @@ class Audit:
                                       tags[c]))  # fmt: skip
             elif self.ml.explore:
                 out += predict  # (cb_explore_adf's learn predicts an unlabeled example again)
+        self.write(out)
+
+    def write(self, out: list[bytes]) -> None:
+        """Write an example's audit lines (a reader gone: nothing more said)."""
         try:
             self.out.write(b"".join(out))
             self.out.flush()
@@ -339,7 +350,7 @@ class Audit:
                         y, a = F32(-1.0), float(F32(hi_c) - F32(lo_c))
                     else:
                         y, a = F32(1.0), float(c - F32(lo_c))
-                before = _Frozen(table, ent, self.whole)
+                before = Frozen(table, ent, self.whole)
                 lo, hi = np.int64(mg.indptr[r]), np.int64(mg.indptr[r + 1])
                 p = csoaa_ldf.learn_line(table, gstate, self.params, self.loss_id, rule, slots,
                                          mg.indices, mg.values, lo, hi, y, a, 1, 0, mask,
@@ -354,7 +365,7 @@ class Audit:
         return out
 
 
-class _Frozen:
+class Frozen:
     """The weights of some slots as they were (``table[slots]`` read through it)."""
 
     def __init__(self, table: np.ndarray, ent: np.ndarray, whole: bool) -> None:
@@ -377,44 +388,3 @@ def _ldf_test(part) -> bool:  # noqa: ANN001
     if lab_n[0] != 1 or first_nan:
         return True
     return any(lab_n[r] != 1 or (cost[r] != cost[r]) != first_nan for r in range(n))
-
-
-def _crossed(feats: list, inter, bits: int) -> list[tuple[int, str, float]]:  # noqa: ANN001
-    """(slot, ``a^x*b^y``, value) of the crosses of one example's features in VW's order
-    (:func:`streamlearn.io.names.crossed_names`, the values multiplied along)."""
-    from streamlearn.io.crosses import example_terms, terms_room
-    from streamlearn.io.interactions import MAX_TERMS
-
-    mask = (1 << bits) - 1
-    groups: dict[int, list[tuple[int, str, float]]] = {}
-    present: list[int] = []
-    for slot, name, nsb, x in feats:
-        if inter.drop[nsb]:
-            continue
-        if nsb not in groups:
-            present.append(nsb)
-        groups.setdefault(nsb, []).append((slot, name, x))
-    room = terms_room(inter.terms, inter.lengths, len(present))
-    out_terms = np.empty((max(room, 1), MAX_TERMS), dtype=np.int64)
-    out_len = np.empty(out_terms.shape[0], dtype=np.int64)
-    n = example_terms(inter.terms, inter.lengths, np.array(present, dtype=np.int64),
-                       len(present), out_terms, out_len, inter.dedupe)  # fmt: skip
-    out: list[tuple[int, str, float]] = []
-    perm = inter.permutations
-
-    def walk(term: list[int], lists: list, lvl: int, start: int, acc: int, names: list[str],
-             v: F32) -> None:  # fmt: skip
-        for i in range(start, len(lists[lvl])):
-            slot, name, x = lists[lvl][i]
-            h = slot if lvl == 0 else ((16777619 * acc) & 0xFFFFFFFF) ^ slot
-            vx = F32(x) if lvl == 0 else F32(v * F32(x))
-            if lvl == len(term) - 1:
-                out.append((h & mask, "*".join([*names, name]), float(vx)))
-            else:
-                nxt = i if term[lvl + 1] == term[lvl] and not perm else 0
-                walk(term, lists, lvl + 1, nxt, h, [*names, name], vx)
-
-    for t in range(n):
-        term = out_terms[t, : out_len[t]].tolist()
-        walk(term, [groups.get(c, []) for c in term], 0, 0, 0, [], F32(1.0))
-    return out

@@ -98,8 +98,10 @@ class Progress:
     example's label and prediction text (asked only for the rows printed).
     """
 
-    def __init__(self, say, holdout_on: bool, quiet: bool = False) -> None:  # noqa: ANN001
+    def __init__(self, say, holdout_on: bool, quiet: bool = False,  # noqa: ANN001
+                 step: float = 0.0) -> None:  # fmt: skip
         self.say = say
+        self.step = step  # -P (run.console.progress_step): 0 doubles, f > 1 multiplies, -n adds
         self.holdout_on = holdout_on
         self.quiet = quiet
         self.sum_loss = 0.0
@@ -113,7 +115,7 @@ class Progress:
         self.ho_since_w = 0.0
         self.example_number = 0
         self.total_features = 0
-        self.dump = 1.0
+        self.dump = -step if step < 0.0 else 1.0
         self.started = False
 
     def batch(self, npass: int, labeled: np.ndarray, held: np.ndarray, loss: np.ndarray,
@@ -194,4 +196,7 @@ class Progress:
         self.say(line)
         self.since_loss = 0.0
         self.old_wlab = self.wlab
-        self.dump = float(F32(we * 2.0))
+        if self.step < 0.0:
+            self.dump = float(F32(we - self.step))
+        else:
+            self.dump = float(F32(we * (self.step if self.step > 0.0 else 2.0)))

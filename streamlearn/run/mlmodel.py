@@ -238,17 +238,40 @@ def _vw_order(text: str) -> str:
 
 
 def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  # noqa: ANN001
-           counter: int | tuple | None, seed: int = 0,
-           weights_only: bool = False, seen_multi: bool = False) -> list:  # fmt: skip
+           counter: int | tuple | None, seed: int = 0, weights_only: bool = False,
+           seen_multi: bool = False, passes: int = 1, progress=None) -> list:  # noqa: ANN001  # fmt: skip
     """The VW model file of a run's state, in pieces (``weights_only``: VW's
     ``--predict_only_model``); ``counter``: the explorer's (``--synthcover``: its lowest
     and highest costs seen); ``seen_multi``: CCB's and slates' has_seen_multi_slot_example,
-    the byte VW's ccb writes above the explorer's state."""
+    the byte VW's ccb writes above the explorer's state; ``passes``, ``progress``: what
+    VW's table left in gd's resume state (:func:`table_state`)."""
     m = model_state(ml, cfg, table, gstate, stats, counter, seed, weights_only)
+    if m.resume is not None:
+        table_state(m.resume, passes, progress)
     gd_parts = vwmodel.encode_body(m.resume, m.keep, m.values)
     flag = bool(seen_multi) if ml.reduction in ("ccb", "slates") else None
     return [vwmodel.encode_header(m.header),
             *vwmodel_cb.encode_cb_body(m.counter, m.mtr, gd_parts, m.costs, flag)]  # fmt: skip
+
+
+def table_state(resume: dict, passes: int, progress) -> None:  # noqa: ANN001
+    """gd's resume state as VW's progress table leaves it: its loss since the last line and
+    its next line's weight (``progress``: a :class:`~streamlearn.run.mlconsole.Progress`;
+    None, or quiet: no line printed, the loss since the start), its counts (held-out
+    examples apart) and the pass."""
+    resume["sum_loss_since_last_dump"] = resume["sum_loss"]
+    if resume["example_number"]:
+        resume["current_pass"] = passes
+    if progress is None:
+        return
+    resume["total_features"] = progress.total_features
+    # (held-out examples count apart: neither examples nor unlabeled ones)
+    resume["example_number"] = progress.example_number
+    resume["weighted_unlabeled_examples"] = progress.wunl
+    if not progress.quiet:
+        resume["sum_loss_since_last_dump"] = progress.since_loss
+        resume["dump_interval"] = progress.dump
+        resume["old_weighted_labeled_examples"] = progress.old_wlab
 
 
 @dataclass
@@ -283,7 +306,8 @@ def model_state(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarra
             raise ValueError(f"VW's header holds --{name} values of 3 bytes at most")
     lo, hi = 0.0, 0.0
     if gstate[G_CLIP]:
-        lo, hi = float(gstate[G_LABEL_MIN]), float(gstate[G_LABEL_MAX])
+        # (+ 0.0: VW's std::min from 0 never makes -0, where sl's range may hold it)
+        lo, hi = float(gstate[G_LABEL_MIN]) + 0.0, float(gstate[G_LABEL_MAX]) + 0.0
     h = vwmodel.Header(id=cfg.model_id, min_label=lo, max_label=hi, bits=cfg.bits,
                        options=options_string(ml, cfg, seed, not weights_only),
                        ngram=tuple(cfg.ngram), skips=tuple(cfg.skips))  # fmt: skip
@@ -332,15 +356,18 @@ _COUNTER_TEXT = {"first": "cb first adf", "cover": "cb cover adf", "squarecb": "
 """How VW's explorers name their counter in a text model (each its own ``save_load``)."""
 
 
-def readable(m: ModelState, ml, names: dict | None = None) -> bytes:  # noqa: ANN001
+def readable(m: ModelState, ml, names: dict | None = None,  # noqa: ANN001
+             seen_multi: bool = False) -> bytes:  # fmt: skip
     """``--readable_model`` (``names`` None) or ``--invert_hash`` (slot -> VW's name) of the
     model :func:`model_state` describes, as VW writes it: the header, the reductions' state
-    as text (the explorer's, then cb_adf's ``event_sum``/``action_sum``), then gd's
-    (:mod:`streamlearn.run.vwreadable`)."""
+    as text (CCB's and slates' ``seen_multi``, the explorer's, then cb_adf's
+    ``event_sum``/``action_sum``), then gd's (:mod:`streamlearn.run.vwreadable`)."""
     from streamlearn.run.vwreadable import float_text, header_of, resume_text, slot_lines
 
     h = m.header  # (the text says VW's version, as VW's own: the bytes say sl's 9.0.0)
     t = header_of(h.id, h.min_label, h.max_label, h.bits, h.ngram, h.skips, h.options)
+    if ml.reduction in ("ccb", "slates"):
+        t.add(f"CCB: has_seen_multi_slot_example = {'true' if seen_multi else 'false'}\n")
     if m.counter is not None:
         t.add(f"{_COUNTER_TEXT[ml.explore]} storing example counter:  = {m.counter}\n")
     if m.costs is not None:
@@ -369,11 +396,12 @@ def spec(ml: Multiline):  # noqa: ANN202
     return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
 
 
-def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl") -> None:
+def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl",  # noqa: ANN001
+         progress=None) -> None:  # noqa: ANN001  # fmt: skip
     """Write the run's model: VW's format (``fmt`` "vw" or "vw_predict_only",
-    :mod:`streamlearn.run.mlmodel`), or sl's, whose ``meta["multiline"]`` records the
-    reduction (and mtr's running counts, the explorer's counter), which ``-i`` reads
-    back (:func:`initial`)."""
+    :mod:`streamlearn.run.mlmodel`; ``progress``: VW's table, whose state gd's resume
+    state holds), or sl's, whose ``meta["multiline"]`` records the reduction (and mtr's
+    running counts, the explorer's counter), which ``-i`` reads back (:func:`initial`)."""
     from streamlearn import model as model_io
 
     cfg = config_of(learn, bases=True)
@@ -390,8 +418,9 @@ def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl") -> None
         try:
             multi = bool(fitted.summary.get("ccb_seen_multi"))  # (CCB's, slates')
             parts = encode(ml, cfg, fitted.table, fitted.gstate, stats, counter, seed,
-                                   weights_only=fmt == "vw_predict_only",
-                                   seen_multi=multi)  # fmt: skip
+                           weights_only=fmt == "vw_predict_only", seen_multi=multi,
+                           passes=int(fitted.summary.get("passes") or 1),
+                           progress=progress)  # fmt: skip
         except ValueError as e:
             raise ModelError(f"cannot write {path} as a VW model: {e}") from None
         write_bytes(str(path), parts, "model")

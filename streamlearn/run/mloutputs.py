@@ -20,9 +20,9 @@ from streamlearn.errors import UsageError
 from streamlearn.reductions.options import reduction_name
 
 BUILT: dict[str, frozenset[str]] = {
-    "readable_model": frozenset({"csoaa_ldf", "cb_adf", "cb"}),
-    "invert_hash": frozenset({"csoaa_ldf", "cb_adf"}),
-    "audit": frozenset({"csoaa_ldf", "cb_adf"}),
+    "readable_model": frozenset({"csoaa_ldf", "cb_adf", "cb", "ccb", "slates"}),
+    "invert_hash": frozenset({"csoaa_ldf", "cb_adf", "ccb", "slates"}),
+    "audit": frozenset({"csoaa_ldf", "cb_adf", "ccb", "slates"}),
     "raw_predictions": frozenset({"csoaa_ldf", "cb_adf", "cb"}),
     "probabilities": frozenset({"csoaa_ldf"}),
 }
@@ -59,6 +59,11 @@ def refuse(ml, outputs, inputs=None, learn: dict | None = None) -> None:  # noqa
 
         fmt = (learn or {}).get("format") or "auto"
         sources = list(inputs.sources or ["-"])
+        if ml.reduction in ("ccb", "slates"):  # (named as the run meets them: any input)
+            sources = []
+            if ml.no_predict:
+                raise UsageError("sl vw: --invert_hash with --no_predict is not written yet "
+                                 "(sl refuses it rather than skip it)")  # fmt: skip
         if fmt not in ("auto", "vw") or not all(is_regular(s) for s in sources):
             raise UsageError(f"sl vw: --invert_hash under {reduction_name(ml)} names the "
                              "features of VW text files (-d FILE), not of stdin, a pipe, "
@@ -66,9 +71,12 @@ def refuse(ml, outputs, inputs=None, learn: dict | None = None) -> None:  # noqa
 
 
 def quiet_progress(outputs):  # noqa: ANN001, ANN201
-    """Under ``--quiet``, VW's counters that a readable model writes (no table printed);
-    None when the run writes no readable model."""
-    if not (getattr(outputs, "readable_model", None) or getattr(outputs, "invert_hash", None)):
+    """Under ``--quiet``, VW's counters that a readable model or VW's model file writes
+    (no table printed); None when the run writes neither."""
+    vw_model = getattr(outputs, "final_model", None) and getattr(
+        outputs, "model_format", "sl") in ("vw", "vw_predict_only")  # fmt: skip
+    if not (getattr(outputs, "readable_model", None) or getattr(outputs, "invert_hash", None)
+            or vw_model):  # fmt: skip
         return None
     from streamlearn.run.mlconsole import Progress
 
@@ -93,24 +101,15 @@ def write_readable(fitted, learn: dict, ml, outputs, progress) -> None:  # noqa:
     m = mlmodel.model_state(ml, cfg, fitted.table, fitted.gstate, stats, counter, seed,
                             weights_only)  # fmt: skip
     if m.resume is not None:
-        # VW's table moves these as it prints (never under --quiet)
-        m.resume["sum_loss_since_last_dump"] = m.resume["sum_loss"]
-        if m.resume["example_number"]:
-            m.resume["current_pass"] = int(fitted.summary.get("passes") or 1)
-        if progress is not None:
-            m.resume["total_features"] = progress.total_features
-            # (held-out examples count apart: neither examples nor unlabeled ones)
-            m.resume["example_number"] = progress.example_number
-            m.resume["weighted_unlabeled_examples"] = progress.wunl
-            if not progress.quiet:
-                m.resume["sum_loss_since_last_dump"] = progress.since_loss
-                m.resume["dump_interval"] = progress.dump
-                m.resume["old_weighted_labeled_examples"] = progress.old_wlab
+        mlmodel.table_state(m.resume, int(fitted.summary.get("passes") or 1), progress)
+    multi = bool(fitted.summary.get("ccb_seen_multi"))  # (CCB's, slates')
     if outputs.readable_model:
-        write_bytes(outputs.readable_model, mlmodel.readable(m, ml), "readable model")
+        write_bytes(outputs.readable_model, mlmodel.readable(m, ml, seen_multi=multi),
+                    "readable model")  # fmt: skip
     if outputs.invert_hash:
-        names = getattr(fitted, "names", None) or {}
-        write_bytes(outputs.invert_hash, mlmodel.readable(m, ml, names), "invert-hash model")
+        names = fitted.names or {}
+        write_bytes(outputs.invert_hash, mlmodel.readable(m, ml, names, multi),
+                    "invert-hash model")  # fmt: skip
 
 
 def _lines(path: str):  # noqa: ANN202

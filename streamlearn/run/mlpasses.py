@@ -45,6 +45,7 @@ class Fitted:
     off_policy: object = None  # run.offpolicy.OffPolicy (cb_adf, cb_explore_adf, cb)
     raw: list | None = None  # -r lines (run/mlscores.py; --cb_force_legacy's)
     explorer: object = None  # reductions.explore.Explorer (its counter, counts, generator)
+    names: dict | None = None  # --invert_hash: slot -> VW's name (run/mloutputs.py)
 
 
 @dataclass

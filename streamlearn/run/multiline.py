@@ -71,7 +71,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         begun = start(first, ml, learn) if first and not ml.legacy else None
         progress = None  # (VW's table: not made under --quiet, where nothing shows it)
         if getattr(outputs, "vw_format", False) and not getattr(outputs, "vw_quiet", False):
-            progress = _vw_header(learn, ml, inputs, outputs, say, begun[5] if begun else None)
+            progress = _vw_header(learn, ml, inputs, outputs, say, begun[5] if begun else None,
+                                  console.progress)  # fmt: skip
         elif getattr(outputs, "vw_quiet", False):
             progress = mloutputs.quiet_progress(outputs)  # (VW's counters a readable model says)
         # the off-policy estimates cost a fifth of the learner's time: made when shown
@@ -79,10 +80,13 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
                      progress=progress, raw=bool(getattr(outputs, "raw_predictions", None)),
                      off_policy=bool(ml.ope or getattr(outputs, "report", None)),
                      begun=begun, audit=bool(getattr(outputs, "audit", False)),
-                     probabilities=bool(getattr(outputs, "probabilities", False)))  # fmt: skip
+                     probabilities=bool(getattr(outputs, "probabilities", False)),
+                     names=bool(getattr(outputs, "invert_hash", None)),
+                     vw_log=bool(getattr(outputs, "vw_format", False)
+                                 and not getattr(outputs, "vw_quiet", False)))  # fmt: skip
         if fitted.summary.get("config") is not None:
             learn = fitted.summary.pop("config")
-        if getattr(outputs, "invert_hash", None):
+        if getattr(outputs, "invert_hash", None) and fitted.names is None:
             fitted.names = mloutputs.feature_names(ml, learn, inputs, fitted)
         if not fitted.summary.get("read", fitted.summary.get("examples")) \
                 and not inputs.allow_empty:  # fmt: skip
@@ -122,8 +126,8 @@ def _write_outputs(fitted: Fitted, learn: dict, ml: Multiline, outputs, console,
 
         mloutputs.write_readable(fitted, learn, ml, outputs, progress)
     if outputs.final_model:
-        save(fitted, ml, learn, outputs.final_model,
-             getattr(outputs, "model_format", "sl"))  # fmt: skip
+        save(fitted, ml, learn, outputs.final_model, getattr(outputs, "model_format", "sl"),
+             progress)  # fmt: skip
 
 
 def _check_base(learn: dict, ml: Multiline) -> None:
@@ -150,13 +154,14 @@ def _check_base(learn: dict, ml: Multiline) -> None:
                          "VW's default learner)")  # fmt: skip
 
 
-def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say,
-               model_t: float | None = None):  # noqa: ANN001, ANN202  # fmt: skip
+def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say, model_t: float | None = None,
+               step: float = 0.0):  # noqa: ANN001, ANN202  # fmt: skip
     """Print VW's header lines (``model_t``: the t of VW's model continued); the progress
-    table to fill (:mod:`streamlearn.run.mlconsole`)."""
-    from streamlearn.run import mlconsole
+    table to fill (:mod:`streamlearn.run.mlconsole`; ``step``: ``-P``'s)."""
+    from streamlearn.run import mlconsole, vwconsole
 
     cfg = config_of(learn, bases=True)
+    vwconsole.say_notes(cfg, outputs)
     sources = list(inputs.sources or ["-"])
     cache = None
     if inputs.cache:
@@ -165,19 +170,23 @@ def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say,
         cache = (inputs.cache, reused)
     say(mlconsole.header(ml, cfg, inputs, outputs, cache, sources, model_t))
     holdout_on = bool(cfg.effective_holdout) and max(1, cfg.passes) > 1
-    return mlconsole.Progress(say, holdout_on)
+    return mlconsole.Progress(say, holdout_on, step=step)
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
         progress=None, raw: bool = False, off_policy: bool = True, begun=None,
-        audit: bool = False, probabilities: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
+        audit: bool = False, probabilities: bool = False, names: bool = False,
+        vw_log: bool = False) -> Fitted:  # noqa: ANN001  # fmt: skip
     """Learn from ``inputs.sources`` (every pass); see :func:`run`.  ``progress``: a
     :class:`streamlearn.run.mlconsole.Progress` fed each batch (VW's table);
     ``off_policy``: make the off-policy estimates (:mod:`streamlearn.run.offpolicy`);
     ``begun``: what :func:`~streamlearn.run.mlmodel.start` read of ``inputs.initial_model``
     already; ``audit``: write VW's ``--audit`` (:mod:`streamlearn.run.mlaudit`);
     ``probabilities``, ``raw``: VW's ``--probabilities`` and ``-r``
-    (:mod:`streamlearn.run.mlscores`)."""
+    (:mod:`streamlearn.run.mlscores`); ``names``: ``--invert_hash``'s names of the features
+    as the run meets them (CCB's and slates': ``Fitted.names``; the others' are read from
+    the files after); ``vw_log``: VW's warnings about examples on standard output (``sl
+    vw`` without ``--quiet``)."""
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
     cover_cb_type(ml, console.say)
@@ -197,7 +206,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
 
             return ccb.passes(ml, cfg, inputs, say, sources, cache, predictions, w.params,
                               w.table, w.tables, w.step, w.gstate, w.stats, w.dr_prev, progress,
-                              counter)  # fmt: skip
+                              counter, (audit, names), vw_log)  # fmt: skip
         return passes(ml, cfg, inputs, say, sources, cache, w, wants, counter)
     except BaseException:
         cache.drop()

@@ -429,6 +429,8 @@ def _vw_header(console: Console, config: TrainConfig, inputs: Inputs, outputs: O
     model_t = None
     if initial is not None:
         model_t = vwconsole.start_t(initial.config) + float(initial.stats[S_WEX])
+    if not outputs.vw_quiet:
+        vwconsole.say_notes(config, outputs)
     console.say(vwconsole.header(config, inputs, outputs, cache, model_t,
                                  list(inputs.sources) or ["-"]))  # fmt: skip
 

@@ -71,6 +71,55 @@ class Tally:
                 return
 
 
+DUPLICATES_NOTE = ("[info] Any duplicate namespace interactions will be removed\n"
+                   "You can use --leave_duplicate_interactions to disable this behaviour.\n")
+SAVE_NOTE = ("[info] VW 9.0.0 introduced a change to the default model save behavior. Please use "
+             "'--predict_only_model' when using either '--invert_hash' or '--readable_model' to "
+             "get the old behavior. Details: https://vowpalwabbit.org/link/1\n")
+
+
+def say_notes(config, outputs) -> None:  # noqa: ANN001 - a TrainConfig, run.options.Outputs
+    """VW's informational lines at set-up, which its logger writes on standard output (not
+    with the header on standard error; none under ``--quiet``): wildcard interactions lose
+    their duplicates, and which interactions did or were sorted; a readable model holds the
+    resume state unless ``--predict_only_model``."""
+    from streamlearn.io.interactions import rewritten
+
+    notes = []
+    words = (*config.quadratic, *config.cubic, *config.interactions)
+    leave = config.leave_duplicate_interactions
+    if not leave and any(":" in w for w in words):
+        notes.append(DUPLICATES_NOTE)
+    try:
+        removed, ordered = rewritten(config.quadratic, config.cubic, config.interactions, leave)
+    except ValueError:  # (the run refuses the spec in its own words)
+        removed, ordered = 0, 0
+    if removed:
+        notes.append(f"[warning] Duplicate namespace interactions were found. Removed: "
+                     f"{removed}.\nYou can use --leave_duplicate_interactions to disable this "
+                     "behaviour.\n")  # fmt: skip
+    if ordered:
+        notes.append("[warning] Some interactions contain duplicate characters and their "
+                     f"characters order has been changed. Interactions affected: {ordered}.\n")
+    readable = getattr(outputs, "invert_hash", None) or getattr(outputs, "readable_model", None)
+    if readable and getattr(outputs, "model_format", "sl") != "vw_predict_only":
+        notes.append(SAVE_NOTE)
+    if notes:
+        vw_log("".join(notes))
+
+
+def vw_log(text: str) -> None:
+    """Write ``text`` (whole lines) where VW's logger writes its info and warning lines:
+    standard output (a reader gone: nothing more said)."""
+    import sys
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+
+
 def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: float | None,
            sources: list[str]) -> str:  # fmt: skip
     """VW's lines before the table.  ``cache``: (path, reused) when a cache was asked for;

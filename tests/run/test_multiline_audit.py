@@ -132,7 +132,7 @@ REFUSED = [
     "--cb_explore_adf --bag 2",
     "--cb_adf --cb_type dr",
     "--cb 3",
-    "--ccb_explore_adf",
+    "--ccb_explore_adf --cb_type dr",
     "--cb_explore_adf --passes 2 -c",
     "--csoaa_ldf m --l1 0.001",
     "--cb_explore_adf --json",

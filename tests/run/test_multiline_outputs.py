@@ -131,8 +131,8 @@ REFUSED = [
     (["--cb", "3", "-a"], "--audit"),
     (["--ccb_explore_adf", "-r", "raw.txt"], "-r/--raw_predictions"),
     (["--cb_explore_adf", "--probabilities"], "--probabilities"),
-    (["--ccb_explore_adf", "--invert_hash", "x.inv"], "--invert_hash"),
-    (["--slates", "--readable_model", "x.txt"], "--readable_model"),
+    (["--ccb_explore_adf", "--no_predict", "--invert_hash", "x.inv"], "--invert_hash"),
+    (["--slates", "--cb_type", "ips", "--audit"], "--audit"),
     (["--cbify", "3", "--readable_model", "x.txt"], "--readable_model"),
     (["--cb", "3", "--invert_hash", "x.inv"], "--invert_hash"),
 ]
