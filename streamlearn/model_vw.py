@@ -140,7 +140,6 @@ them is used, named as it is written (:func:`check_options`)."""
 MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf")
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
-    "cb_force_legacy": "--cb_force_legacy (VW's legacy cb)",
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
     "epsilon_decay": "--epsilon_decay", "wap_ldf": "--wap_ldf",
     "cb_dro": "--cb_dro", "automl": "--automl",
@@ -362,13 +361,19 @@ def check_sl_multiline(ml: object) -> None:
 
 def not_run(names: set[str]) -> str | None:
     """What of a multiline VW model (its options' ``names``) sl does not run, as "a VW model
-    of ..." ends (``--cb K`` without ``cb_adf`` is VW's legacy cb_algs); None: sl runs it."""
+    of ..." ends; None: sl runs it (``--cb K`` without ``cb_adf``, VW's legacy cb_algs, with
+    or without ``--cb_force_legacy``: :func:`legacy_cb`)."""
     bad = [MULTILINE_REFUSED[n] for n in sorted(names & set(MULTILINE_REFUSED))]
     if bad:
         return ", ".join(bad)
-    if names & {"cb", "cb_explore"} and "cb_adf" not in names:
-        return "VW's legacy cb (cb_algs, before 8.11)"
     return None
+
+
+def legacy_cb(names: set[str]) -> bool:
+    """Whether a multiline VW model naming ``names`` is VW's legacy single-line cb
+    (cb_algs over csoaa: ``--cb K`` or ``--cb_explore K`` without ``cb_adf``; VW before 8.11
+    wrote no ``--cb_force_legacy`` into such a model, VW 9 reads it as one)."""
+    return bool(names & {"cb", "cb_explore"}) and "cb_adf" not in names
 
 
 def _multiline(items: list[tuple[str, str | None, str]]) -> None:

@@ -59,10 +59,15 @@ class CbBody:
     """--ccb_explore_adf's has_seen_multi_slot_example (None: the file keeps none)."""
 
 
-def layout(h: vwmodel.Header, explorer: str, cb_adf: bool) -> tuple[bool, bool]:
+def layout(h: vwmodel.Header, explorer: str, cb_adf: bool,
+           legacy: bool = False) -> tuple[bool, bool]:  # fmt: skip
     """(counter, sums): which of the reductions' fields a model of header ``h`` holds,
-    for ``explorer`` (first, squarecb, greedy, ...; "" for none) and ``cb_adf``."""
+    for ``explorer`` (first, squarecb, greedy, ...; "" for none) and ``cb_adf``;
+    ``legacy``: VW's single-line ``cb_explore`` keeps its counter (cover's, 0 for the
+    others) under every explorer, from 8.9.0, and no sums."""
     ver = h.version_tuple
+    if legacy:
+        return bool(explorer) and ver >= CCB_SEEN_FLAG, False
     counter = (explorer in ("first", "squarecb", "regcb") and ver >= FIRST_COUNTER) or (
         explorer == "cover" and ver >= COVER_COUNTER
     )

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from streamlearn.errors import VWUsage
 from streamlearn.reductions.base import Reduction, Seen, Weights, room, scratch
 from streamlearn.reductions.cb_dro import OPTIONS as DRO_OPTIONS
 from streamlearn.reductions.text import cb_label, fmt_float, score_text, tag_text
@@ -107,10 +106,6 @@ def settle(t: Command) -> None:
         asked.pop("legacy", None)  # VW: without --cb/--cb_explore/--cbify it changes nothing
         return
     asked["legacy"] = True
-    if t.outputs.get("final_model"):
-        # (sl's legacy runs keep cb_algs' weights, which VW 9's cb_adf layout cannot hold)
-        raise VWUsage("-f with --cb_force_legacy or --eval: not supported yet (VW's legacy cb "
-                      "model is not written; without them --cb K writes VW 9's)")  # fmt: skip
     kind = asked.setdefault("cb_type", "dr")
     if kind in ("mtr", "sm"):
         t.notes.append(f"--cb_type {kind}: cb_type must be in {{'ips','dm','dr'}}; resetting to "

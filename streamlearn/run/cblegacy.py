@@ -56,6 +56,33 @@ def check(ml) -> None:  # noqa: ANN001
         raise UsageError("The value of epsilon must be in [0,1]")
 
 
+def vw_words(ml) -> list[str]:  # noqa: ANN001
+    """The options VW keeps with a legacy model: cb_explore's, cb_algs' (its cb_type, the
+    ``--csoaa K`` it stacks on) and the explorer's given ones."""
+    from streamlearn.reductions.text import vw_number
+
+    k = str(ml.actions)
+    words = ["--cb", k]
+    if ml.explore:
+        words += ["--cb_explore", k]
+    words += ["--cb_force_legacy", "--cb_type", ml.cb_type, "--csoaa", k]
+    if ml.evaluate:
+        words.append("--eval")
+    if ml.epsilon is not None:
+        words += ["--epsilon", vw_number(ml.epsilon)]
+    if ml.explore == "first":
+        words += ["--first", str(ml.tau)]
+    elif ml.explore == "bag":
+        words += ["--bag", str(ml.bag)]
+    elif ml.explore == "cover":
+        words += ["--cover", str(ml.cover)]
+        if ml.psi != 1.0:
+            words += ["--psi", vw_number(ml.psi)]
+        if ml.nounif:
+            words.append("--nounif")
+    return words
+
+
 def part(ml, cfg, block, parse_inter):  # noqa: ANN001, ANN201
     """One block of ``--cb K`` lines as a :class:`~streamlearn.io.examples.Part` of one
     row per example, with its :class:`Entries` in ``legacy``."""
@@ -133,7 +160,8 @@ def _g(x: float) -> str:
 class Legacy:
     """The learner's state over a run and its per-batch outputs."""
 
-    def __init__(self, ml, cfg, table: np.ndarray, gstate: np.ndarray) -> None:  # noqa: ANN001
+    def __init__(self, ml, cfg, table: np.ndarray, gstate: np.ndarray,  # noqa: ANN001
+                 counter: int | None = None) -> None:  # fmt: skip
         check(ml)
         self.ml = ml
         self.k = ml.actions
@@ -148,10 +176,25 @@ class Legacy:
                                float(decay)])  # fmt: skip
         self.bags = max(1, ml.bag)
         self.xstate = np.array([float(ml.tau)])
+        if ml.explore == "cover" and counter:  # (a model's: VW's cover counts on from it)
+            self.xstate[0] = float(counter)
         self.rng = np.array([cfg.seed], dtype=np.uint64)
         self.table = table
         self.gstate = gstate
         self.raw_lines: list[str] = []
+
+    def closing_lines(self) -> list[str]:
+        """VW's lines after the summary: none."""
+        return []
+
+    def saved(self) -> tuple[int | None, int]:
+        """(cb_explore's counter, the generator's state) VW's model keeps: the counter of
+        ``--cover`` (examples learned; 0 under the other explorers, None without one), and
+        ``--bag``'s generator (VW's ``--random_seed``; 0: none kept)."""
+        counter = None
+        if self.ml.explore:
+            counter = int(self.xstate[0]) if self.ml.explore == "cover" else 0
+        return counter, int(self.rng[0]) if self.ml.explore == "bag" else 0
 
     @staticmethod
     def gstate_for(ml, params: np.ndarray) -> np.ndarray:  # noqa: ANN001

@@ -153,8 +153,8 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     if h.bits > 30 or h.bits < 1:
         raise ModelError(f"-i {path}: {h.bits} bits (sl's tables take 1 to 30)")
     cb = ml.reduction != "csoaa_ldf"
-    counter, sums = vwmodel_cb.layout(h, explorer_of(ml), cb)
-    costs = vwmodel_cb.has_costs(h, explorer_of(ml))
+    counter, sums = vwmodel_cb.layout(h, explorer_of(ml), cb, ml.legacy)
+    costs = vwmodel_cb.has_costs(h, explorer_of(ml)) and not ml.legacy
     # CCB's and slates' models keep has_seen_multi_slot_example (VW reads it when the
     # model's options name ccb_explore_adf: a cb_adf model continued by CCB has none)
     ccb = ml.reduction in ("ccb", "slates") and vwmodel_cb.has_ccb_flag(h)
@@ -169,7 +169,12 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     use = cols if body.resume is not None else (0,)
     for k, c in enumerate(use):
         table[body.slots, c] = body.values[:, k]
-    gstate = csoaa_ldf.init_gstate(cfg.params(), cfg.algo)
+    if ml.legacy:  # (cb_algs' normalizer sums per model: VW keeps model 0's)
+        from streamlearn.run.cblegacy import Legacy
+
+        gstate = Legacy.gstate_for(ml, cfg.params())
+    else:
+        gstate = csoaa_ldf.init_gstate(cfg.params(), cfg.algo)
     gstate[G_CLIP] = 1.0
     gstate[G_LABEL_MIN] = h.min_label
     gstate[G_LABEL_MAX] = h.max_label
@@ -201,7 +206,12 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
     from streamlearn.model_vw import options_string as gd_options
 
     # the reduction's options, then its explorer's (as VW's stack keeps them)
-    words = reduction_of(ml).vw_words(ml) + explorer_words(ml)
+    if ml.legacy:
+        from streamlearn.run.cblegacy import vw_words
+
+        words = vw_words(ml)
+    else:
+        words = reduction_of(ml).vw_words(ml) + explorer_words(ml)
     text = " " + " ".join(words) + gd_options(cfg, resume)
     if seed:  # (the generator's state now: the seed given, if any, is spent)
         text = re.sub(r" --random_seed \S+", "", text) + f" --random_seed {int(seed)}"
@@ -312,7 +322,7 @@ def model_state(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarra
                        options=options_string(ml, cfg, seed, not weights_only),
                        ngram=tuple(cfg.ngram), skips=tuple(cfg.skips))  # fmt: skip
     cb = ml.reduction != "csoaa_ldf"
-    want_counter, sums = vwmodel_cb.layout(h, ml.explore or "", cb)
+    want_counter, sums = vwmodel_cb.layout(h, ml.explore or "", cb, ml.legacy)
     costs = None
     if vwmodel_cb.has_costs(h, ml.explore or ""):
         costs, counter = (tuple(counter) if counter is not None else (0.0, 0.0)), None
@@ -368,7 +378,9 @@ def readable(m: ModelState, ml, names: dict | None = None,  # noqa: ANN001
     t = header_of(h.id, h.min_label, h.max_label, h.bits, h.ngram, h.skips, h.options)
     if ml.reduction in ("ccb", "slates"):
         t.add(f"CCB: has_seen_multi_slot_example = {'true' if seen_multi else 'false'}\n")
-    if m.counter is not None:
+    if m.counter is not None and ml.legacy:  # (VW's single-line cb_explore: every explorer)
+        t.add(f"cb cover storing VW::example counter:  = {m.counter}\n")
+    elif m.counter is not None:
         t.add(f"{_COUNTER_TEXT[ml.explore]} storing example counter:  = {m.counter}\n")
     if m.costs is not None:
         t.add(f"_min_cost {float_text(m.costs[0])}\n_max_cost {float_text(m.costs[1])}\n")
@@ -396,6 +408,16 @@ def spec(ml: Multiline):  # noqa: ANN202
     return dataclasses.replace(gd.SPEC, name=f"{ml.reduction}_gd")
 
 
+def reductions_state(fitted, ml: Multiline) -> tuple:  # noqa: ANN001
+    """(explorer's counter, mtr's sums, generator state) a model of the run ``fitted``
+    keeps (:func:`streamlearn.reductions.explore.saved_state`; ``--cb_force_legacy``'s:
+    :meth:`streamlearn.run.cblegacy.Legacy.saved`)."""
+    if ml.legacy:
+        counter, seed = fitted.explorer.saved()
+        return counter, (0.0, 0.0), seed
+    return saved_state(fitted.explorer, fitted.stats, ml)
+
+
 def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl",  # noqa: ANN001
          progress=None) -> None:  # noqa: ANN001  # fmt: skip
     """Write the run's model: VW's format (``fmt`` "vw" or "vw_predict_only",
@@ -406,10 +428,7 @@ def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl",  # noqa
 
     cfg = config_of(learn, bases=True)
     check_finite(fitted, path)
-    if ml.legacy:  # (cb_algs' weights: neither VW 9's cb_adf layout nor read back by sl)
-        raise ModelError(f"cannot write {path}: a --cb_force_legacy/--eval model is not "
-                         "written yet")  # fmt: skip
-    counter, sums, seed = saved_state(fitted.explorer, fitted.stats, ml)
+    counter, sums, seed = reductions_state(fitted, ml)
     if fmt in ("vw", "vw_predict_only"):
         from streamlearn.system.outputs import write_bytes
 
@@ -508,7 +527,9 @@ def start(path: str, ml: Multiline, learn: dict):  # noqa: ANN202
     options.pop("bits", None)
     got = read(path, ml, config_of(options, bases=True))
     options["bits"] = got["bits"]
-    if ml.explore in ("first", "squarecb", "cover", "regcb") and got["counter"] is None:
+    if ml.legacy:
+        got["counter"] = got["counter"] or 0  # (cover's; VW before 8.9 kept none)
+    elif ml.explore in ("first", "squarecb", "cover", "regcb") and got["counter"] is None:
         # (VW before 8.11 kept no counter: VW reads such a model with a fresh one)
         got["counter"] = ml.tau if ml.explore == "first" else 0
     return options, got["table"], got["gstate"], got["counts"], got["counter"], got["t"]

@@ -37,8 +37,8 @@ NAMES = {"audit": "--audit", "raw_predictions": "-r/--raw_predictions",
 def built(ml, attr: str) -> bool:  # noqa: ANN001
     """Whether runs of ``ml`` write output ``attr`` (an :class:`~streamlearn.run.options.Outputs`
     field) as VW does."""
-    if ml.legacy or ml.evaluate:
-        return attr == "raw_predictions"  # (cblegacy writes -r)
+    if ml.legacy or ml.evaluate:  # (cblegacy writes -r, and its models both ways)
+        return attr in ("raw_predictions", "readable_model")
     return ml.reduction in BUILT[attr]
 
 
@@ -86,13 +86,12 @@ def quiet_progress(outputs):  # noqa: ANN001, ANN201
 def write_readable(fitted, learn: dict, ml, outputs, progress) -> None:  # noqa: ANN001
     """Write ``--readable_model`` and ``--invert_hash`` (with the run's other outputs)."""
     from streamlearn.learners import cb_adf
-    from streamlearn.reductions.explore import saved_state
     from streamlearn.reductions.options import config_of
     from streamlearn.run import mlmodel
     from streamlearn.system.outputs import write_bytes
 
     cfg = config_of(learn, bases=True)
-    counter, sums, seed = saved_state(fitted.explorer, fitted.stats, ml)
+    counter, sums, seed = mlmodel.reductions_state(fitted, ml)
     if ml.explore_eval and fitted.explorer is not None:
         seed = int(fitted.explorer.rng[0])  # (explore_eval's draws: VW's generator, kept)
     stats = fitted.stats.copy()

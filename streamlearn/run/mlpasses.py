@@ -249,7 +249,7 @@ def weights(ml: Multiline, cfg: TrainConfig, start) -> tuple[Weights, object]:  
     else:
         table = fresh_table(cfg.bits, (0.0,) * csoaa_ldf.COLUMNS[cfg.algo], np.float32)
         gstate = csoaa_ldf.init_gstate(params, cfg.algo)
-    if ml.legacy:
+    if ml.legacy and not start:
         from streamlearn.run.cblegacy import Legacy
 
         gstate = Legacy.gstate_for(ml, params)
@@ -287,7 +287,7 @@ class _Walk:
         if ml.legacy:
             from streamlearn.run.cblegacy import Legacy
 
-            self.lg = Legacy(ml, cfg, w.table, w.gstate)
+            self.lg = Legacy(ml, cfg, w.table, w.gstate, counter)
         self.auditor = None
         if wants.audit:  # (one example per kernel call, its audit written before it is learned)
             from streamlearn.run.mlaudit import Audit
@@ -444,4 +444,4 @@ def passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cac
         probs = walk.probs
         summary["log_loss"] = (probs.log_loss, probs.ho_log_loss) if probs else (0.0, 0.0)
     return Fitted(w.table, w.gstate, stats, walk.pred_lines, summary, bool(period), walk.opp,
-                  raw=walk.raw_lines(), explorer=walk.xp)  # fmt: skip
+                  raw=walk.raw_lines(), explorer=walk.xp or walk.lg)  # fmt: skip

@@ -68,7 +68,7 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         first and outputs.final_model and same_file(outputs.final_model, first)) else None
     with model_lock(first, in_place, outputs.lock_timeout, console.say):
         # a VW model is read before the header, which says its t (VW's "initial_t")
-        begun = start(first, ml, learn) if first and not ml.legacy else None
+        begun = start(first, ml, learn) if first else None
         progress = None  # (VW's table: not made under --quiet, where nothing shows it)
         if getattr(outputs, "vw_format", False) and not getattr(outputs, "vw_quiet", False):
             progress = _vw_header(learn, ml, inputs, outputs, say, begun[5] if begun else None,
@@ -190,8 +190,6 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     if ml.cb_type not in cb_adf.CB_TYPES:
         raise UsageError(f"--cb_type {ml.cb_type}: sl takes mtr, ips, dm, dr, sm")
     cover_cb_type(ml, console.say)
-    if ml.legacy and inputs.initial_model:
-        raise UsageError("-i with --cb_force_legacy: not supported yet")
     got = begun
     if got is None and inputs.initial_model:
         got = start(inputs.initial_model, ml, learn)

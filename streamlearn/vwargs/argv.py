@@ -106,15 +106,22 @@ def model_argv(path: str, argv: list[str]) -> list[str]:
     pairs = kept_options(path)
     if not pairs:
         return []
+    from streamlearn.model_vw import legacy_cb
+
     names = {n for n, _ in pairs}
     top = next(r for r in CB_REDUCTIONS if r in names)
     given = _given(argv)
+    legacy = legacy_cb(names)
     out: list[str] = []
+    if legacy and "cb_force_legacy" not in names | given:
+        out.append("--cb_force_legacy")  # (VW before 8.11 kept none: VW 9 reads it so)
     for name, value in pairs:
         if name in CB_REDUCTIONS and name != top:
             continue  # (the reductions VW stacks below the first)
         if name in IMPLIED and name != top and top != "csoaa_ldf":
             continue
+        if legacy and name == "csoaa":
+            continue  # (the csoaa legacy cb_algs stacks below itself)
         if name in given:
             continue
         out.append(f"--{name}")

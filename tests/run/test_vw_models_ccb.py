@@ -129,12 +129,11 @@ def test_a_cb_model_continued_as_ccb(tmp_path):
     assert p.read_text() == q.read_text()
 
 
-@pytest.mark.parametrize("line", ["--cbify 3 --cb_force_legacy", "--cb 2 --eval",
-                                  "--cb 2 --cb_force_legacy"])  # fmt: skip
+@pytest.mark.parametrize("line", ["--cbify 3 --cb_force_legacy"])
 def test_legacy_models_are_refused_before_any_data(tmp_path, line):
-    """sl's legacy cb runs keep cb_algs' weights, which it does not write as VW's model yet:
-    -f is refused (exit 2) before a line is read, nothing written (was: a --cbify model
-    silently not saved, exit 0; a --cb K --cb_force_legacy model written in cb_adf's layout)."""
+    """--cbify's legacy model is not written as VW's yet: -f is refused (exit 2) before a
+    line is read, nothing written (was: silently not saved, exit 0).  --cb K's and
+    --cb_explore K's legacy models move both ways: tests/run/test_cb_legacy_models.py."""
     m = tmp_path / "m.vw"
     r = invoke(["vw", *line.split(), "-f", str(m)], input="this is not read\n")
     assert r.exit_code == 2, r.output
