@@ -41,8 +41,8 @@ from streamlearn.io.labels import (
     Labels,
     read_labels,
 )
-from streamlearn.io.shared import clear, merge_row, shared_example
-from streamlearn.system.jit import jit
+from streamlearn.io.shared import merge_row, shared_example
+from streamlearn.system.jit import jit, jit_inline, jit_noalloc
 
 MAX_EXAMPLE_BYTES = 1 << 30
 """The longest multiline example read (bytes): a source without blank lines is one
@@ -196,64 +196,88 @@ def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_e
     """Count (``count_only``: sizes only, no entry visited) or write the merged rows (each
     action row with the shared line's features, as VW's ``shared_feature_merger`` appends
     them: :func:`streamlearn.io.shared.merge_row`); returns (examples, rows, entries)."""
-    m = 0
-    rows = 0
-    k = 0
-    # the shared example, grouped as VW's (io/shared.py): grown to the widest shared line
-    raw_idx = np.empty(0, dtype=indices.dtype)
-    raw_val = np.empty(0, dtype=values.dtype)
-    raw_ns = np.empty(0, dtype=ns.dtype)
-    s_idx = np.empty(0, dtype=indices.dtype)
-    s_val = np.empty(0, dtype=values.dtype)
-    s_ns = np.empty(0, dtype=ns.dtype)
-    s_has = np.zeros(257, dtype=np.bool_)
-    mark = np.zeros(257, dtype=np.bool_)
-    if not count_only:
-        out_ptr[0] = 0
-    for e in range(ex_ptr.shape[0] - 1):
-        lo = ex_ptr[e]
-        hi = ex_ptr[e + 1]
-        bad = False
-        for r in range(lo, hi):
-            if status[r] != 0:
-                bad = True
-        if bad:
-            continue
-        shared = flags[lo] & ROW_SHARED
-        first = lo + 1 if shared else lo
-        if first >= hi:
-            continue
-        if count_only:  # the sizes only: each row's entries, plus the shared line's
+    if count_only:  # the sizes only: each row's entries, plus the shared line's
+        m = 0
+        rows = 0
+        k = 0
+        for e in range(ex_ptr.shape[0] - 1):
+            lo = ex_ptr[e]
+            hi = ex_ptr[e + 1]
+            first = _first_row(lo, hi, flags, status)
+            if first < 0:
+                continue
             m += 1
             extra = 0
-            if shared:
+            if first > lo:
                 for t in range(indptr[lo], indptr[lo + 1]):
                     if ns[t] != CONSTANT_NS:
                         extra += 1
             k += indptr[hi] - indptr[first] + extra * (hi - first)
             rows += hi - first
+        return m, rows, k
+    # the shared example's arrays, made once for the widest shared line; the loop that uses
+    # them counts no references (its helpers' many arrays made the merge 2x slower)
+    room = 1
+    for e in range(ex_ptr.shape[0] - 1):
+        room = max(room, indptr[ex_ptr[e] + 1] - indptr[ex_ptr[e]] + 1)
+    scratch_idx = np.empty((2, room), dtype=indices.dtype)
+    scratch_val = np.empty((2, room), dtype=values.dtype)
+    scratch_ns = np.empty((2, room), dtype=ns.dtype)
+    marks = np.zeros((2, 257), dtype=np.int64)
+    grouping = np.zeros(257, dtype=np.bool_)
+    s_bits = np.zeros(4, dtype=np.uint64)
+    return _merge_rows(ex_ptr, flags, status, indptr, indices, values, ns, out_ex, out_row,
+                       out_ptr, out_idx, out_val, out_ns, scratch_idx, scratch_val, scratch_ns,
+                       marks, grouping, s_bits)  # fmt: skip
+
+
+@jit_inline
+def _first_row(lo, hi, flags, status):  # noqa: ANN001, ANN202
+    """Example ``lo:hi``'s first action row (after its shared line), or -1: a malformed row,
+    or no action."""
+    for r in range(lo, hi):
+        if status[r] != 0:
+            return -1
+    first = lo + 1 if flags[lo] & ROW_SHARED else lo
+    return first if first < hi else -1
+
+
+@jit_noalloc
+def _merge_rows(ex_ptr, flags, status, indptr, indices, values, ns, out_ex, out_row, out_ptr,
+                out_idx, out_val, out_ns, scratch_idx, scratch_val, scratch_ns, marks, grouping,
+                s_bits):  # fmt: skip
+    """:func:`_merge`'s rows, written (``scratch_*``: the raw and the grouped shared example;
+    ``marks``: the shared example's and the rows' namespace stamps)."""
+    m = 0
+    rows = 0
+    k = 0
+    out_ptr[0] = 0
+    raw_idx, s_idx = scratch_idx[0], scratch_idx[1]
+    raw_val, s_val = scratch_val[0], scratch_val[1]
+    raw_ns, s_ns = scratch_ns[0], scratch_ns[1]
+    s_has, mark = marks[0], marks[1]
+    for e in range(ex_ptr.shape[0] - 1):
+        lo = ex_ptr[e]
+        hi = ex_ptr[e + 1]
+        first = _first_row(lo, hi, flags, status)
+        if first < 0:
             continue
         out_ex[m] = e
         m += 1
         s_n = 0
-        if shared:
-            need = indptr[lo + 1] - indptr[lo] + 1
-            if need > s_idx.shape[0]:
-                raw_idx = np.empty(2 * need, dtype=indices.dtype)
-                raw_val = np.empty(2 * need, dtype=values.dtype)
-                raw_ns = np.empty(2 * need, dtype=ns.dtype)
-                s_idx = np.empty(2 * need, dtype=indices.dtype)
-                s_val = np.empty(2 * need, dtype=values.dtype)
-                s_ns = np.empty(2 * need, dtype=ns.dtype)
+        for w in range(4):
+            s_bits[w] = 0
+        if first > lo:
             s_n = shared_example(lo, -1, -1, indptr, indices, values, ns, raw_idx, raw_val,
-                                 raw_ns, s_idx, s_val, s_ns, s_has, mark)  # fmt: skip
+                                 raw_ns, s_idx, s_val, s_ns, s_has, m, s_bits,
+                                 grouping)  # fmt: skip
         for r in range(first, hi):
-            k = merge_row(indptr[r], indptr[r + 1], indices, values, ns, s_idx, s_val, s_ns, s_n,
-                          s_has, k, out_idx, out_val, out_ns, mark)  # fmt: skip
+            k = merge_row(indptr[r], indptr[r + 1], indices, values, ns, s_idx, s_val, s_ns,
+                          s_n, s_has, m, s_bits, k, out_idx, out_val, out_ns, mark,
+                          rows + 1)  # fmt: skip
             out_row[rows] = r
             out_ptr[rows + 1] = k
             rows += 1
-        clear(s_ns, s_n, s_has)
     return m, rows, k
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.io._scan import CONSTANT_NS
-from streamlearn.system.jit import jit
+from streamlearn.system.jit import jit, jit_inline
 
 DEFAULT_NS = 32
 SLOT_NS = 139  # VW's CCB_SLOT_NAMESPACE
@@ -51,70 +51,92 @@ def group_namespaces(idx, val, nsb, n, out_idx, out_val, out_ns, mark):  # noqa:
         mark[nsb[t]] = False
 
 
-@jit
-def merge_row(a0, a1, indices, values, ns, s_idx, s_val, s_ns, s_n, s_has, k, out_idx, out_val,
-              out_ns, mark):  # noqa: ANN001, ANN201  # fmt: skip
+@jit_inline
+def merge_row(a0, a1, indices, values, ns, s_idx, s_val, s_ns, s_n, s_has, s_stamp, s_bits, k,
+              out_idx, out_val, out_ns, mark, stamp):  # noqa: ANN001, ANN201  # fmt: skip
     """Write action row entries ``a0:a1`` at ``k`` with the shared example's ``s_n``
-    entries (grouped by namespace, no constant; ``s_has[c]``: namespace ``c`` is among
-    them) as VW appends them; returns the next ``k``.  ``mark``: 257 False, left so."""
-    plain = True
+    entries (grouped by namespace, no constant; namespace ``c`` is among them when
+    ``s_has[c] == s_stamp``; ``s_bits``: the same as four words of bits) as VW appends
+    them; returns the next ``k``.  ``mark``: the namespaces' stamps (a new ``stamp`` per
+    row)."""
+    # the plain row (each namespace one run, none the shared's), told in registers: a
+    # namespace's bit in four words (stores to a table of marks here made the merge 2x)
+    r0 = r1 = r2 = r3 = np.uint64(0)
+    rep = np.uint64(0)
     last = -1
     for t in range(a0, a1):
         c = ns[t]
-        if c == last:
-            continue
-        if mark[c] or s_has[c]:
-            plain = False
-        mark[c] = True
-        last = c
-    if plain:
+        if c != last:
+            last = c
+            b = np.uint64(1) << np.uint64(c & 63)
+            w = c >> 6
+            if w == 0:
+                rep |= r0 & b
+                r0 |= b
+            elif w == 1:
+                rep |= r1 & b
+                r1 |= b
+            elif w == 2:
+                rep |= r2 & b
+                r2 |= b
+            else:
+                rep |= r3 & b
+                r3 |= b
+    if rep == 0 and (r0 & s_bits[0]) | (r1 & s_bits[1]) | (r2 & s_bits[2]) | (r3 & s_bits[3]) == 0:
         for t in range(a0, a1):
             out_idx[k] = indices[t]
             out_val[k] = values[t]
             out_ns[k] = ns[t]
             k += 1
-    else:
-        for t in range(a0, a1):
-            mark[ns[t]] = False
-        for t in range(a0, a1):
-            c = ns[t]
-            if mark[c]:
-                continue
-            mark[c] = True
-            for u in range(t, a1):
-                if ns[u] == c:
-                    out_idx[k] = indices[u]
-                    out_val[k] = values[u]
-                    out_ns[k] = c
-                    k += 1
-            if s_has[c]:
-                for u in range(s_n):
-                    if s_ns[u] == c:
-                        out_idx[k] = s_idx[u]
-                        out_val[k] = s_val[u]
-                        out_ns[k] = c
-                        k += 1
-    for u in range(s_n):
-        if not mark[s_ns[u]]:
+        for u in range(s_n):
             out_idx[k] = s_idx[u]
             out_val[k] = s_val[u]
             out_ns[k] = s_ns[u]
             k += 1
+        return k
+    seen = stamp
     for t in range(a0, a1):
-        mark[ns[t]] = False
+        c = ns[t]
+        if mark[c] == seen:
+            continue
+        mark[c] = seen
+        for u in range(t, a1):
+            if ns[u] == c:
+                out_idx[k] = indices[u]
+                out_val[k] = values[u]
+                out_ns[k] = c
+                k += 1
+        if s_has[c] == s_stamp:
+            for u in range(s_n):
+                if s_ns[u] == c:
+                    out_idx[k] = s_idx[u]
+                    out_val[k] = s_val[u]
+                    out_ns[k] = c
+                    k += 1
+    for u in range(s_n):
+        if mark[s_ns[u]] != seen:
+            out_idx[k] = s_idx[u]
+            out_val[k] = s_val[u]
+            out_ns[k] = s_ns[u]
+            k += 1
     return k
 
 
-@jit
+@jit_inline
 def shared_example(row, slot, id_feature, indptr, indices, values, ns, raw_idx, raw_val, raw_ns,
-                   s_idx, s_val, s_ns, s_has, mark):  # noqa: ANN001, ANN201  # fmt: skip
+                   s_idx, s_val, s_ns, s_has, s_stamp, s_bits, grouping):  # noqa: ANN001, ANN201  # fmt: skip
     """Write the shared example of ``row`` (the shared line; -1: none) and ``slot`` (a CCB
     slot's row; -1: none) into ``s_idx``/``s_val``/``s_ns`` (``raw_*``: scratch; each
     with room for their entries and one more): grouped by namespace, constants left out,
     the slot's default namespace as ``CCB_SLOT_NAMESPACE``, then ``id_feature`` (-1: none)
-    in ``CCB_ID_NAMESPACE``; marks its namespaces in ``s_has`` (:func:`clear`).  Returns
-    the entries written."""
+    in ``CCB_ID_NAMESPACE``; stamps its namespaces ``s_stamp`` in ``s_has`` and sets their
+    bits in ``s_bits`` (four words) (``grouping``: :func:`group_namespaces`'s marks).
+    Returns the entries written."""
+    for w in range(4):
+        s_bits[w] = 0
     n = 0
+    grouped = True  # (each namespace in one run: as written)
+    last = -1
     for r in (row, slot):
         if r < 0:
             continue
@@ -122,26 +144,32 @@ def shared_example(row, slot, id_feature, indptr, indices, values, ns, raw_idx, 
             c = ns[t]
             if c == CONSTANT_NS:
                 continue
-            raw_idx[n] = indices[t]
-            raw_val[n] = values[t]
-            raw_ns[n] = SLOT_NS if (r == slot and c == DEFAULT_NS) else c
+            if r == slot and c == DEFAULT_NS:
+                c = SLOT_NS
+            if c != last:
+                if s_has[c] == s_stamp:
+                    grouped = False
+                s_has[c] = s_stamp
+                s_bits[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+                last = c
+            s_idx[n] = indices[t]
+            s_val[n] = values[t]
+            s_ns[n] = c
             n += 1
-    group_namespaces(raw_idx, raw_val, raw_ns, n, s_idx, s_val, s_ns, mark)
+    if not grouped:
+        for t in range(n):
+            raw_idx[t] = s_idx[t]
+            raw_val[t] = s_val[t]
+            raw_ns[t] = s_ns[t]
+        group_namespaces(raw_idx, raw_val, raw_ns, n, s_idx, s_val, s_ns, grouping)
     if id_feature >= 0:
         s_idx[n] = id_feature
         s_val[n] = 1.0
         s_ns[n] = ID_NS
+        s_has[ID_NS] = s_stamp
+        s_bits[ID_NS >> 6] |= np.uint64(1) << np.uint64(ID_NS & 63)
         n += 1
-    for t in range(n):
-        s_has[s_ns[t]] = True
     return n
-
-
-@jit
-def clear(s_ns, s_n, s_has):  # noqa: ANN001, ANN201
-    """Unmark the namespaces :func:`shared_example` marked."""
-    for t in range(s_n):
-        s_has[s_ns[t]] = False
 
 
 @jit
@@ -175,22 +203,26 @@ def ccb_pair_rows(count_only, p_action, p_shared, p_slot, p_id, indptr, indices,
     s_idx = np.empty(room, dtype=indices.dtype)
     s_val = np.empty(room, dtype=values.dtype)
     s_ns = np.empty(room, dtype=ns.dtype)
-    s_has = np.zeros(257, dtype=np.bool_)
-    mark = np.zeros(257, dtype=np.bool_)
+    s_has = np.zeros(257, dtype=np.int64)
+    mark = np.zeros(257, dtype=np.int64)
+    grouping = np.zeros(257, dtype=np.bool_)
+    s_bits = np.zeros(4, dtype=np.uint64)
     s_n = 0
+    s_stamp = 0
     out_ptr[0] = 0
     for p in range(p_action.shape[0]):
         if p == 0 or p_shared[p] != p_shared[p - 1] or p_slot[p] != p_slot[p - 1] \
                 or p_id[p] != p_id[p - 1]:  # fmt: skip
-            clear(s_ns, s_n, s_has)
+            s_stamp += 1
             s_n = shared_example(p_shared[p], p_slot[p], p_id[p], indptr, indices, values, ns,
-                                 raw_idx, raw_val, raw_ns, s_idx, s_val, s_ns, s_has, mark)
+                                 raw_idx, raw_val, raw_ns, s_idx, s_val, s_ns, s_has, s_stamp,
+                                 s_bits, grouping)  # fmt: skip
         r = p_action[p]
         k = merge_row(indptr[r], indptr[r + 1], indices, values, ns, s_idx, s_val, s_ns, s_n,
-                      s_has, k, out_idx, out_val, out_ns, mark)  # fmt: skip
+                      s_has, s_stamp, s_bits, k, out_idx, out_val, out_ns, mark, p + 1)  # fmt: skip
         out_ptr[p + 1] = k
     return k
 
 
-__all__ = ["DEFAULT_NS", "ID_NS", "SLOT_NS", "ccb_pair_rows", "clear", "group_namespaces",
-           "merge_row", "shared_example"]
+__all__ = ["DEFAULT_NS", "ID_NS", "SLOT_NS", "ccb_pair_rows", "group_namespaces", "merge_row",
+           "shared_example"]
