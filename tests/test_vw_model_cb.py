@@ -253,9 +253,10 @@ def test_a_hostile_cb_header_allocates_nothing(tmp_path, good):
 
 def test_models_of_reductions_sl_does_not_run_are_refused_by_name(tmp_path, data):
     (tmp_path / "none").write_text("1:1:0.5 |f a\n")
+    # (VW 8.9.0's legacy --cb model, refused before: it runs as VW 9 runs it now)
     r = invoke(["vw", "-i", str(VWMODELS / "cb_compat_test.vwmodel"), "-d",
                 str(tmp_path / "none")])  # fmt: skip
-    assert r.exit_code == 5 and "legacy cb" in r.output
+    assert r.exit_code == 0, r.output
     m = str(tmp_path / "dro")
     vw("--cb_explore_adf", "--cb_dro", "-d", str(data / "a.adf"), "-f", m)
     r = invoke(["vw", "-i", m, "-d", str(data / "b.adf")])
