@@ -418,6 +418,7 @@ def test_vw_fuzz_vw_numbers(lines, bits, constant) -> None:
     check_block(lines, "vw", bits, constant, numbers="vw")
 
 
+@pytest.mark.slow  # (9 s: the quick set fuzzes VW's numbers in test_vw_fuzz_vw_numbers)
 @FUZZ
 @given(blocks(vw_lines()), bits_st, st.sampled_from([b"\n", b"\r\n", b"\r\r\n"]))
 def test_vw_valid_lines_vw_numbers(lines, bits, eol) -> None:

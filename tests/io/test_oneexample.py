@@ -29,6 +29,7 @@ from streamlearn.io.interactions import compile_interactions
 from streamlearn.io.labels import LABEL_CB, LABEL_CS
 from streamlearn.io.multiline import cross_merged, merge_shared, parse_examples
 from streamlearn.io.oneexample import ExampleParser
+from tests.marks import slow_except
 
 BITS = 18
 
@@ -94,7 +95,8 @@ CASES = [(LABEL_CB, True, FEATURES_MERGED, ()), (LABEL_CB, True, FEATURES_LINES,
          (LABEL_CB, True, FEATURES_MERGED, ("sa", "at"))]  # fmt: skip
 
 
-@pytest.mark.parametrize(("kind", "cb", "features", "quadratic"), CASES)
+@pytest.mark.parametrize(("kind", "cb", "features", "quadratic"),
+                         slow_except(CASES, 3, 4, unpack=True))  # (the others: -m slow)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.data_too_large])
 @given(data=st.data())
 def test_part_is_the_block_paths(kind: int, cb: bool, features: str, quadratic: tuple,
