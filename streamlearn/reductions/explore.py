@@ -593,6 +593,17 @@ def progress_rows(progress, npass: int, part: Part, acts, probs, ho,  # noqa: AN
     progress.batch(npass, labeled, ho, loss, part.feat_row, part.feat_total, label, pred)
 
 
+def cover_words(ml) -> list[str]:  # noqa: ANN001
+    """``--cover``'s options VW keeps with a model (cb_explore_adf's and the legacy
+    cb_explore's alike)."""
+    words = ["--cover", str(ml.cover)]
+    if ml.psi != 1.0:
+        words += ["--psi", vw_number(ml.psi)]
+    if ml.nounif:
+        words.append("--nounif")
+    return words
+
+
 def vw_words(ml) -> list[str]:  # noqa: ANN001
     """The explorer's options VW keeps with the model (after its reduction's)."""
     words: list[str] = []
@@ -631,11 +642,7 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
         if ml.elim:
             words.append("--elim")
     elif ml.explore == "cover":
-        words += ["--cover", str(ml.cover)]
-        if ml.psi != 1.0:
-            words += ["--psi", vw_number(ml.psi)]
-        if ml.nounif:
-            words.append("--nounif")
+        words += cover_words(ml)
     elif ml.explore == "regcb":
         words.append("--regcb")
         if ml.regcbopt:

@@ -59,6 +59,7 @@ def check(ml) -> None:  # noqa: ANN001
 def vw_words(ml) -> list[str]:  # noqa: ANN001
     """The options VW keeps with a legacy model: cb_explore's, cb_algs' (its cb_type, the
     ``--csoaa K`` it stacks on) and the explorer's given ones."""
+    from streamlearn.reductions.explore import cover_words
     from streamlearn.reductions.text import vw_number
 
     k = str(ml.actions)
@@ -75,11 +76,7 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
     elif ml.explore == "bag":
         words += ["--bag", str(ml.bag)]
     elif ml.explore == "cover":
-        words += ["--cover", str(ml.cover)]
-        if ml.psi != 1.0:
-            words += ["--psi", vw_number(ml.psi)]
-        if ml.nounif:
-            words.append("--nounif")
+        words += cover_words(ml)
     return words
 
 
