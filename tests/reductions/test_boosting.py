@@ -15,6 +15,7 @@ import pytest
 from streamlearn.errors import UsageError
 from streamlearn.learners import boosting as kernel
 from streamlearn.reductions import boosting
+from tests.marks import slow_except
 from tests.reductions.test_lrq import _data, _sl, _stderr, _vw, assert_refused
 
 HAVE_VW = importlib.util.find_spec("vowpalwabbit") is not None
@@ -126,7 +127,7 @@ def test_models_move_both_ways_and_continue(tmp_path: Path, alg: str) -> None:
     assert (tmp_path / "sl_c.p").read_bytes() == (tmp_path / "vw_c.p").read_bytes()
 
 
-@pytest.mark.parametrize("alg", ["BBM", "logistic", "adaptive"])
+@pytest.mark.parametrize("alg", slow_except(["BBM", "logistic", "adaptive"], 1))
 def test_sl_train_runs_each_algorithm_and_keeps_its_state(tmp_path: Path, alg: str) -> None:
     """``sl train --boosting`` with each algorithm: a model written, continued (α and v kept
     in its state) and scored."""

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.marks import slow_except
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -150,7 +152,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("bad", "line", "reason"), BAD)
+@pytest.mark.parametrize(("bad", "line", "reason"), slow_except(BAD, 0, 3, 6, unpack=True))
 def test_bad_ccb_example_is_skipped_with_its_reason(tmp_path: Path, bad: str, line: int,
                                                     reason: str) -> None:  # fmt: skip
     data = tmp_path / "d.txt"
