@@ -23,8 +23,9 @@ options by :mod:`streamlearn.io.interactions`, crossed by :mod:`streamlearn.io.c
 kernels.
 
 Multiline examples (the contextual bandits, ``--csoaa_ldf``): blocks that never split an
-example, the shared line merged (:mod:`streamlearn.io.multiline`), made into the ``Part`` a
-reduction learns from (:mod:`streamlearn.io.examples`); their cache
+example, the shared line merged (:mod:`streamlearn.io.multiline`; in the order VW's
+``shared_feature_merger`` appends it, and CCB's slot rows: :mod:`streamlearn.io.shared`),
+made into the ``Part`` a reduction learns from (:mod:`streamlearn.io.examples`); their cache
 (:mod:`streamlearn.io.example_cache`).  VW's model files: :mod:`streamlearn.io.vwmodel`,
 :mod:`streamlearn.io.vwmodel_cb`; sl's parsed cache: :mod:`streamlearn.io.cache`.
 """
