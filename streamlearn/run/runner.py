@@ -503,10 +503,12 @@ class ClassNumbering:
     each kernel call over a batch.
     """
 
-    def __init__(self, params: np.ndarray, stats: np.ndarray, console: Console) -> None:
+    def __init__(self, params: np.ndarray, stats: np.ndarray, console: Console,
+                 vw_log: bool = False) -> None:  # fmt: skip
         self.params = params
         self.stats = stats
         self.console = console
+        self.vw_log = vw_log  # (sl vw, not --quiet: VW's info line when a label decides)
         self.k = int(params[P_OAA])
         self.before = float(params[P_INDEXING])
         self.moved = float(stats[S_CLASS_MOVED])
@@ -521,6 +523,11 @@ class ClassNumbering:
         self.before = now
         at = int(self.params[P_INDEXING_AT])
         k = self.k
+        if at and was == INDEXING_AUTO and now != was and self.vw_log:
+            from streamlearn.run.vwconsole import vw_log
+
+            label, base = (0, 0) if now == 0.0 else (k, 1)
+            vw_log(f"[info] label {label} found -- labels are now considered {base}-indexed.\n")
         if at and now == 0.0:
             self.console.note_once(
                 "indexing", f"{batch.block.source}:{int(batch.line[at - 1])}: label 0: the "

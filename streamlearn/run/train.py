@@ -383,7 +383,8 @@ def _new_run(c: Configuration, cfg: TrainConfig, o: Outputs, console: Console,
         PredictionWriter(o.predictions, o.link, cfg.binary, o.raw_predictions,
                          o.probabilities, vw=o.vw_format, names=class_names(cfg),
                          multilabel=cfg.multilabel, scores=o.oaa_scores(cfg)),
-        classes=ClassNumbering(params, learner.stats, console) if cfg.oaa else None,
+        classes=ClassNumbering(params, learner.stats, console,
+                               o.vw_format and not o.vw_quiet) if cfg.oaa else None,  # fmt: skip
     )  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """``--audit``, ``--invert_hash`` and ``--readable_model`` under ``--ccb_explore_adf`` and
 ``--slates`` (``run/ccbaudit.py``), beside VW 9.11.9 on logs of our own; and what those
 runs showed: VW's t counts a CCB example once (not once per slot), its labels' numbers
-are read with VW's ``parse_float``, and VW's informational lines go to standard output."""
+are read with VW's ``parse_float`` (VW's informational lines on standard output:
+``tests/cli/test_vw_stdout_notes.py``)."""
 
 from __future__ import annotations
 
@@ -194,23 +195,3 @@ def test_ccb_labels_read_as_vws_parser() -> None:
     assert lab.cost == lab.prob
     assert lab.prob != float(np.float32(0.466667))
     assert abs(lab.prob - want) <= 2**-24
-
-
-@pytest.mark.parametrize(("args", "note"), [
-    (["-q", "::"], b"[info] Any duplicate namespace interactions will be removed\n"),
-    (["--readable_model", "r.txt"], b"[info] VW 9.0.0 introduced a change"),
-    (["-q", "::", "--leave_duplicate_interactions"], b""),
-    (["-q", "::", "--quiet"], b""),
-    (["--readable_model", "r.txt", "--predict_only_model"], b""),
-])  # fmt: skip
-def test_vws_notes_go_to_standard_output(tmp_path: Path, args: list[str], note: bytes) -> None:
-    """VW's logger writes its informational lines on standard output (the suite's
-    references hold them there), once, before anything else; none under --quiet."""
-    (tmp_path / "d.txt").write_text("1 |a x y\n-1 |b z\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, "-m", "streamlearn", "vw", "-d", "d.txt", *args],
-                       cwd=tmp_path, env=env, capture_output=True, timeout=120,
-                       check=False)  # fmt: skip
-    assert r.returncode == 0, r.stderr.decode()
-    assert r.stdout.startswith(note) and r.stdout.count(b"[info]") == (1 if note else 0)
-    assert b"[info]" not in r.stderr

@@ -1,0 +1,52 @@
+"""VW's logger writes its ``[info]`` and ``[warning]`` lines on standard output (the
+suite's references hold them there): ``sl vw`` writes the ones it knows there too, once,
+none under ``--quiet`` (``run/vwconsole.say_notes``, ``run/runner.ClassNumbering``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+
+
+def _stdout(tmp_path: Path, data: str, args: list[str]) -> subprocess.CompletedProcess:
+    (tmp_path / "d.txt").write_text(data)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "streamlearn", "vw", "-d", "d.txt", *args],
+                       cwd=tmp_path, env=env, capture_output=True, timeout=120,
+                       check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr.decode()
+    return r
+
+
+@pytest.mark.parametrize(("args", "note"), [
+    (["-q", "::"], b"[info] Any duplicate namespace interactions will be removed\n"),
+    (["--readable_model", "r.txt"], b"[info] VW 9.0.0 introduced a change"),
+    (["-q", "::", "--leave_duplicate_interactions"], b""),
+    (["-q", "::", "--quiet"], b""),
+    (["--readable_model", "r.txt", "--predict_only_model"], b""),
+])  # fmt: skip
+def test_vws_notes_go_to_standard_output(tmp_path: Path, args: list[str], note: bytes) -> None:
+    """Once, before anything else; none under --quiet."""
+    r = _stdout(tmp_path, "1 |a x y\n-1 |b z\n", args)
+    assert r.stdout.startswith(note) and r.stdout.count(b"[info]") == (1 if note else 0)
+    assert b"[info]" not in r.stderr
+
+
+@pytest.mark.parametrize(("labels", "args", "note"), [
+    ("2 3 1 3", ["--oaa", "3"], b"[info] label 3 found -- labels are now considered 1-indexed.\n"),
+    ("2 0 1 3", ["--oaa", "3"], b"[info] label 0 found -- labels are now considered 0-indexed.\n"),
+    ("2 3 1 3", ["--oaa", "3", "--indexing", "1"], b""),
+    ("2 3 1 3", ["--oaa", "3", "--quiet"], b""),
+    ("2 1 2 1", ["--oaa", "3"], b""),
+])  # fmt: skip
+def test_oaa_says_which_labels_decided(tmp_path: Path, labels: str, args: list[str],
+                                       note: bytes) -> None:  # fmt: skip
+    """VW's oaa numbers its classes by the first learned label 0 or K, and says so once."""
+    data = "".join(f"{y} |f a{i} b\n" for i, y in enumerate(labels.split()))
+    assert _stdout(tmp_path, data, args).stdout == note
