@@ -336,8 +336,7 @@ class _Runner:
             act = int(slots[5][k])
             logged = avail.index(act) if self.learning and act in avail else -1
             w, g = before[k] if before else (None, None)
-            scores = [tr.score(w, g, mg.indptr, mg.indices, mg.values, p0 + a) for a in avail
-                      ] if before else []  # fmt: skip
+            scores = [tr.score(w, g, mg, p0 + a) for a in avail] if before else []
             tr.slot(b, [lo + 1 + a for a in avail], common, augment, slot_row, logged, scores, w,
                     g)  # fmt: skip
         return played

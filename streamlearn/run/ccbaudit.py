@@ -41,15 +41,11 @@ class SlotAudit(Audit):
         self.audit = audit
         self.names: dict[int, str] | None = {} if names else None
         self.width = 2 if ml.cb_type == "dr" else 1
-        self._texts: tuple[int, list[bytes]] | None = None
 
     # -- the text of a batch's rows
 
     def row_text(self, b, r: int) -> bytes:  # noqa: ANN001 - an io.batch.Batch
-        key = id(b.block.data)
-        if self._texts is None or self._texts[0] != key:
-            self._texts = (key, b.block.data.tobytes().split(b"\n"))
-        return self._texts[1][int(b.line[r]) - b.block.first_line].rstrip(b"\r")
+        return self._line_text(b.block.data, b.block.first_line, b.line[r])
 
     def _tag_of(self, b, r: int) -> bytes:  # noqa: ANN001
         a, z = int(b.tag_start[r]), int(b.tag_end[r])
@@ -91,34 +87,18 @@ class SlotAudit(Audit):
             if self.ml.explore in TWICE and logged >= 0:
                 out += predict  # (VW predicts, then its learn predicts again)
             if logged >= 0:
-                out.append(self._learned(table, gstate, rows[logged], scores[logged], lo, hi,
-                                         tags[logged]))  # fmt: skip
+                out.append(self._line(table, gstate, rows[logged],
+                                      self._clip(scores[logged], lo, hi), tags[logged]))
             elif self.ml.explore:
                 out += predict  # (cb_explore_adf's learn predicts an unlabeled example again)
         self.write(out)
 
-    def _learned(self, table, gstate, row, score, lo, hi, tag: bytes) -> bytes:  # noqa: ANN001
-        return self._line(table, gstate, row, self._clip(score, lo, hi), tag)
-
     def _name(self, rows: list) -> None:
-        mask = self.mask
+        from streamlearn.run.mloutputs import name_slot
+
         for row in rows:
             for h, name, _ in row:
-                for o in range(self.width):
-                    at = (h * self.width + o) & mask
-                    if at not in self.names:
-                        self.names[at] = f"{name}[{o}]" if o else name
-
-    def score(self, table, gstate: np.ndarray, indptr, indices, values, r: int) -> F32:  # noqa: ANN001
-        """gd's raw score of crossed pair row ``r`` from ``table`` (possibly frozen)."""
-        from streamlearn.learners.gd import G_CONTRACTION
-
-        lo, hi = int(indptr[r]), int(indptr[r + 1])
-        w = table[indices[lo:hi].astype(np.int64) & self.mask, 0]
-        p = F32(0.0)
-        for t in range(hi - lo):
-            p = F32(p + F32(F32(w[t]) * F32(values[lo + t])))
-        return F32(p * F32(gstate[G_CONTRACTION]))
+                name_slot(self.names, h, name, self.width, self.mask)
 
     def frozen(self, table: np.ndarray, indices: np.ndarray) -> Frozen:
         """The weights at ``indices`` as they are now."""

@@ -158,10 +158,15 @@ class Audit:
     # -- the text of the rows
 
     def _text(self, src: Source, line: int) -> bytes:
-        key = id(src.data)
+        return self._line_text(src.data, src.first_line, line)
+
+    def _line_text(self, data: np.ndarray, first_line: int, line: int) -> bytes:
+        """Line ``line`` of the block ``data`` whose first line is ``first_line`` (the
+        block split once)."""
+        key = id(data)
         if self._lines is None or self._lines[0] != key:
-            self._lines = (key, src.data.tobytes().split(b"\n"))
-        return self._lines[1][int(line) - src.first_line].rstrip(b"\r")
+            self._lines = (key, data.tobytes().split(b"\n"))
+        return self._lines[1][int(line) - first_line].rstrip(b"\r")
 
     def _feats(self, line: bytes) -> list[tuple[int, str, int, float]]:
         """(32-bit slot, name, namespace byte, value) of a line's features, grouped by
@@ -263,18 +268,21 @@ class Audit:
         return fixed(float(pred) + 0.0).encode("ascii") + tag + b"\n" + feature_cells(
             names, slots, x, w, shown, g)
 
-    def _score(self, table, gstate, mg, r: int) -> F32:  # noqa: ANN001
-        """gd's raw prediction of merged row ``r`` (the kernels' ``line_score``, in Python)."""
+    def score(self, table, gstate, mg, r: int) -> F32:  # noqa: ANN001
+        """gd's raw prediction of merged row ``r`` (the kernels' ``line_score``, in Python)
+        from ``table`` (an array, or the weights as they were: :class:`Frozen`)."""
         from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY, trunc
 
         grav = F32(gstate[G_GRAVITY])
         truncate = self.params[P_L1] != 0.0
+        lo, hi = int(mg.indptr[r]), int(mg.indptr[r + 1])
+        ws = table[mg.indices[lo:hi].astype(np.int64) & self.mask, 0]
         p = F32(0.0)
-        for t in range(int(mg.indptr[r]), int(mg.indptr[r + 1])):
-            w = F32(table[int(mg.indices[t]) & self.mask, 0])
+        for t in range(hi - lo):
+            w = F32(ws[t])
             if truncate:
                 w = trunc(w, grav)
-            p = F32(p + F32(w * F32(mg.values[t])))
+            p = F32(p + F32(w * F32(mg.values[lo + t])))
         return F32(p * F32(gstate[G_CONTRACTION]))
 
     def example(self, part, table: np.ndarray, gstate: np.ndarray) -> None:  # noqa: ANN001
@@ -294,7 +302,7 @@ class Audit:
             tag = part.tags[0]
             tags[0] = b" " + tag if tag else b""
         lo, hi = self._range(gstate)
-        scores = [self._score(table, gstate, mg, r) for r in range(n)]
+        scores = [self.score(table, gstate, mg, r) for r in range(n)]
         predict = [self._line(table, gstate, rows[r], self._clip(scores[r], lo, hi), tags[r])
                    for r in range(n)]  # fmt: skip
         out = list(predict)

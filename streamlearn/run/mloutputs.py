@@ -184,8 +184,14 @@ def feature_names(ml, learn: dict, inputs, fitted) -> dict[int, str]:  # noqa: A
             if inter is not None and inter.terms.shape[0]:
                 named += crossed_names(feats, inter, bits)
             for slot, name in named:
-                for o in range(width):
-                    at = (slot * width + o) & mask
-                    if at not in found:
-                        found[at] = f"{name}[{o}]" if o else name
+                name_slot(found, slot, name, width, mask)
     return found
+
+
+def name_slot(found: dict[int, str], slot: int, name: str, width: int, mask: int) -> None:
+    """Name the table slots of feature ``slot`` (offsets 0..width-1 of the feature width, ``[o]``
+    after the name at offset o > 0), each by the first name met there."""
+    for o in range(width):
+        at = (slot * width + o) & mask
+        if at not in found:
+            found[at] = f"{name}[{o}]" if o else name
