@@ -810,6 +810,119 @@ class VWIndexing:
         return [1.0 if y == (c if self.i == 0 else c + 1) else -1.0 for c in range(self.k)]
 
 
+class VWClassesGD:
+    """VW's gd under a reduction over K classes, dense: K binary sub-problems (:class:`_GDModel`)
+    sharing VW's global state (gravity, contraction, clock ``T``, normalizer μ) and its
+    prediction range ``lo, hi``.  The reductions (``--oaa``, ``--multilabel_oaa``,
+    ``--csoaa``) differ in which class learns what, and when the range widens."""
+
+    def __init__(self, d, loss_id, k, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0,
+                 adaptive=True, normalized=True, invariant=True, dt=np.float32):
+        self.A = A = Arith(dt)
+        self.f = f = A.f
+        self.dt = dt
+        self.loss_id = loss_id
+        self.adaptive, self.normalized, self.invariant = adaptive, normalized, invariant
+        self.l1, self.l2, self.t0 = l1, l2, t0
+        self.models = [_GDModel(A, d, t0, adaptive, c == 0) for c in range(k)]
+        self.shared = {"g": 0.0, "c": 1.0, "mu": f(1.0), "T": 0.0}
+        self.q = q = f(power_t)
+        self.nq = q - f(1.0) if adaptive or q != f(0.5) else f(-1.0)
+        self.eta = f(eta0)
+        if not adaptive and not normalized:
+            self.eta = self.eta * A.pow(f(t0), q)
+        edge = 50.0 if loss_id == 1 else 0.0
+        self.lo, self.hi = -edge, edge
+
+    def widen(self, *ys):
+        self.lo, self.hi = min([self.lo, *ys]), max([self.hi, *ys])
+
+    def clip(self, p):
+        return min(max(float(p), self.lo), self.hi)
+
+    def trunc(self, vj):
+        f = self.f
+        g = f(self.shared["g"])
+        return vj - (f(-1.0) if vj <= 0 else f(1.0)) * g if g < abs(vj) else f(0.0)
+
+    def score(self, c, base, idx, x):
+        """Class c's score (truncated weights, times the contraction), not clipped."""
+        f = self.f
+        raw = f(base)
+        for j, xj in zip(idx, x, strict=True):
+            raw = raw + self.trunc(self.models[c].v[j]) * xj
+        return float(raw * f(self.shared["c"]))
+
+    def _rate(self, mod, j):
+        A, f = self.A, self.f
+        r = f(1.0)
+        if self.adaptive:
+            r = A.pow(mod.G[j], -self.q)
+        if self.normalized:
+            r = r * A.pow(mod.m[j] * mod.m[j], self.nq)
+        return r
+
+    def step(self, c, idx, x, p, y, a):
+        """Class c learns label y from its prediction p (clipped), importance a."""
+        A, f, shared = self.A, self.f, self.shared
+        mod = self.models[c]
+        p, y = f(p), f(y)
+        loss, dl, dl2 = vw_loss_terms(A, self.loss_id, p, y)
+        if not loss > 0:
+            return
+        gamma = f(a) * dl2
+        if not self.adaptive and not self.normalized:
+            ppu = f(0.0)
+            for xj in x:
+                ppu = ppu + xj * xj
+        else:
+            ppu, nx = f(0.0), f(0.0)
+            for j, xj in zip(idx, x, strict=True):
+                x2 = max(xj * xj, f(1.084202e-19) * f(1.084202e-19))
+                ax = A.sqrt(x2) if x2 > xj * xj else abs(xj)
+                if self.adaptive:
+                    mod.G[j] = mod.G[j] + gamma * x2
+                if self.normalized:
+                    if ax > mod.m[j]:
+                        if mod.m[j] > 0:
+                            mod.v[j] = mod.v[j] * A.pow((ax / mod.m[j]) * (ax / mod.m[j]),
+                                                        self.nq)
+                        mod.m[j] = ax
+                    nx = nx + x2 / (mod.m[j] * mod.m[j])
+                ppu = ppu + x2 * self._rate(mod, j)
+            if self.normalized:
+                mod.S += float(f(a)) * float(nx)
+                mod.W += float(f(a))
+                shared["mu"] = A.pow(f(mod.S) / f(mod.W), self.nq)
+                ppu = ppu * shared["mu"]
+        s = self.eta * f(a)
+        if not self.adaptive:
+            s = s * A.pow(f(f(self.t0) + shared["T"]), -self.q)
+        u = vw_step(A, self.loss_id, p, y, s, ppu, self.invariant)
+        if (self.l1 > 0 or self.l2 > 0) and abs(float(u)) > 1e-8:
+            eta_bar = -float(u) / float(dl) if abs(float(dl)) > 1e-8 else 0.0
+            if abs(float(dl)) > 1e-8:
+                shared["c"] *= 1.0 - float(f(self.l2)) * eta_bar
+            u = u / f(shared["c"])
+            shared["g"] += eta_bar * float(f(self.l1))
+        if self.normalized:
+            u = u * shared["mu"]
+        for j, xj in zip(idx, x, strict=True):
+            adapt = self.adaptive or self.normalized
+            mod.v[j] = mod.v[j] + u * (xj * self._rate(mod, j) if adapt else xj)
+        if shared["c"] < 1e-9 or shared["g"] > 1e3:  # settle every class's weights
+            for other in self.models:
+                other.v = np.array([self.trunc(vj) * f(shared["c"]) for vj in other.v],
+                                   dtype=self.dt)
+            shared["g"], shared["c"] = 0.0, 1.0
+
+    def weights(self):
+        """Every class's weights as read at the end: [K, d]."""
+        f = self.f
+        return np.array([[float(self.trunc(vj) * f(self.shared["c"])) for vj in mod.v]
+                         for mod in self.models])
+
+
 def oaa_gd(stream, loss_id, k, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0, adaptive=True,
            normalized=True, invariant=True, dt=np.float32, indexing=None):
     """VW's ``--oaa K`` over its gd, dense: K binary problems (class c learns +1 when the
@@ -822,80 +935,10 @@ def oaa_gd(stream, loss_id, k, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0, ad
     scores[n, K], classes[n]).
     """
     numbering = VWIndexing(indexing, k)
-    A = Arith(dt)
-    f = A.f
-    d = stream.d
-    models = [_GDModel(A, d, t0, adaptive, c == 0) for c in range(k)]
-    shared = {"g": 0.0, "c": 1.0, "mu": f(1.0), "T": 0.0}
-    q = f(power_t)
-    nq = q - f(1.0) if adaptive or q != f(0.5) else f(-1.0)
-    eta = f(eta0)
-    if not adaptive and not normalized:
-        eta = eta * A.pow(f(t0), q)
-    edge = 50.0 if loss_id == 1 else 0.0
-    lo, hi = -edge, edge
+    gd = VWClassesGD(stream.d, loss_id, k, eta0, power_t, t0, l1, l2, adaptive, normalized,
+                     invariant, dt)
     scores = np.full((stream.n, k), np.nan)
     classes = np.full(stream.n, np.nan)
-
-    def trunc(vj):
-        g = f(shared["g"])
-        return vj - (f(-1.0) if vj <= 0 else f(1.0)) * g if g < abs(vj) else f(0.0)
-
-    def rate(mod, j):
-        r = f(1.0)
-        if adaptive:
-            r = A.pow(mod.G[j], -q)
-        if normalized:
-            r = r * A.pow(mod.m[j] * mod.m[j], nq)
-        return r
-
-    def step(mod, idx, x, p, y, a):
-        loss, dl, dl2 = vw_loss_terms(A, loss_id, p, y)
-        if not loss > 0:
-            return
-        gamma = f(a) * dl2
-        if not adaptive and not normalized:
-            ppu = f(0.0)
-            for xj in x:
-                ppu = ppu + xj * xj
-        else:
-            ppu, nx = f(0.0), f(0.0)
-            for j, xj in zip(idx, x, strict=True):
-                x2 = max(xj * xj, f(1.084202e-19) * f(1.084202e-19))
-                ax = A.sqrt(x2) if x2 > xj * xj else abs(xj)
-                if adaptive:
-                    mod.G[j] = mod.G[j] + gamma * x2
-                if normalized:
-                    if ax > mod.m[j]:
-                        if mod.m[j] > 0:
-                            mod.v[j] = mod.v[j] * A.pow((ax / mod.m[j]) * (ax / mod.m[j]), nq)
-                        mod.m[j] = ax
-                    nx = nx + x2 / (mod.m[j] * mod.m[j])
-                ppu = ppu + x2 * rate(mod, j)
-            if normalized:
-                mod.S += float(f(a)) * float(nx)
-                mod.W += float(f(a))
-                shared["mu"] = A.pow(f(mod.S) / f(mod.W), nq)
-                ppu = ppu * shared["mu"]
-        s = eta * f(a)
-        if not adaptive:
-            s = s * A.pow(f(f(t0) + shared["T"]), -q)
-        u = vw_step(A, loss_id, p, y, s, ppu, invariant)
-        if (l1 > 0 or l2 > 0) and abs(float(u)) > 1e-8:
-            eta_bar = -float(u) / float(dl) if abs(float(dl)) > 1e-8 else 0.0
-            if abs(float(dl)) > 1e-8:
-                shared["c"] *= 1.0 - float(f(l2)) * eta_bar
-            u = u / f(shared["c"])
-            shared["g"] += eta_bar * float(f(l1))
-        if normalized:
-            u = u * shared["mu"]
-        for j, xj in zip(idx, x, strict=True):
-            mod.v[j] = mod.v[j] + u * (xj * rate(mod, j) if adaptive or normalized else xj)
-        if shared["c"] < 1e-9 or shared["g"] > 1e3:  # settle every class's weights
-            for other in models:
-                other.v = np.array([trunc(vj) * f(shared["c"]) for vj in other.v], dtype=dt)
-            shared["g"], shared["c"] = 0.0, 1.0
-
     for i in range(stream.n):
         if stream.status[i] != 0:
             continue
@@ -903,23 +946,83 @@ def oaa_gd(stream, loss_id, k, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0, ad
         x = val.astype(dt)
         y = stream.labels[i]
         a = stream.weights[i]
-        for c, mod in enumerate(models):
-            raw = f(stream.bases[i])
-            for j, xj in zip(idx, x, strict=True):
-                raw = raw + trunc(mod.v[j]) * xj
-            scores[i, c] = min(max(float(raw * f(shared["c"])), lo), hi)
+        for c in range(k):
+            scores[i, c] = gd.clip(gd.score(c, stream.bases[i], idx, x))
         classes[i] = numbering.shown(int(np.argmax(scores[i])))
         if np.isnan(y):
             continue
         targets = numbering.learn(y)
-        lo, hi = min([lo, *targets]), max([hi, *targets])
+        gd.widen(*targets)
         if a == 0:
             continue
-        shared["T"] += a
-        for c, mod in enumerate(models):
-            step(mod, idx, x, f(scores[i, c]), f(targets[c]), a)
-    weights = np.array([[float(trunc(vj) * f(shared["c"])) for vj in mod.v] for mod in models])
-    return weights, scores, classes
+        gd.shared["T"] += a
+        for c in range(k):
+            gd.step(c, idx, x, scores[i, c], targets[c], a)
+    return gd.weights(), scores, classes
+
+
+def multilabel_gd(stream, label_lists, loss_id, k, dt=np.float32, **options):
+    """VW's ``--multilabel_oaa K`` over its gd, dense (``multilabel_oaa.cc``): for each
+    learned example (``label_lists[i]``: its classes, increasing; None: unlabeled), class
+    c = 0..K-1 in turn learns +1 when it is listed, else -1: the label widens the range,
+    gd predicts clipped to it and learns from that prediction.  A class is predicted when
+    its clipped score is above 0.  Returns (weights[K, d], scores[n, K], predicted[n, K])."""
+    gd = VWClassesGD(stream.d, loss_id, k, dt=dt, **options)
+    scores = np.full((stream.n, k), np.nan)
+    predicted = np.zeros((stream.n, k), dtype=bool)
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        x = val.astype(dt)
+        given = label_lists[i]
+        if given is not None:
+            gd.shared["T"] += 1.0
+        for c in range(k):
+            if given is not None:
+                y = 1.0 if c in given else -1.0
+                gd.widen(y)
+            scores[i, c] = gd.clip(gd.score(c, stream.bases[i], idx, x))
+            if given is not None:
+                gd.step(c, idx, x, scores[i, c], y, 1.0)
+            predicted[i, c] = scores[i, c] > 0.0
+    return gd.weights(), scores, predicted
+
+
+def csoaa_gd(stream, costs, loss_id, k, dt=np.float32, **options):
+    """VW's ``--csoaa K`` over its gd, dense (``csoaa.cc``): a learned example's classes
+    (``costs[i]``: (class 1..K, cost) in the line's order; cost None: not learned; an empty
+    list: a test example, every class scored) each regress toward their cost: the cost
+    widens the range, gd learns from the clipped score.  The predicted class is the first
+    lowest unclipped score among those listed (a test example's: the first lowest clipped
+    score of all).  Returns (weights[K, d], classes[n])."""
+    gd = VWClassesGD(stream.d, loss_id, k, dt=dt, **options)
+    classes = np.full(stream.n, np.nan)
+    for i in range(stream.n):
+        if stream.status[i] != 0:
+            continue
+        idx, val = stream.row(i)
+        x = val.astype(dt)
+        listed = costs[i]
+        if not listed:
+            s = [gd.clip(gd.score(c, stream.bases[i], idx, x)) for c in range(k)]
+            classes[i] = 1 + int(np.argmin(s))
+            continue
+        best, counted = None, False
+        for cl, cost in listed:
+            if cost is not None:
+                gd.widen(cost)
+            p = gd.score(cl - 1, stream.bases[i], idx, x)
+            if best is None or p < best[0] or (p == best[0] and cl < best[1]):
+                best = (p, cl)
+            if cost is None:
+                continue
+            if not counted:
+                counted = True
+                gd.shared["T"] += 1.0
+            gd.step(cl - 1, idx, x, gd.clip(p), cost, 1.0)
+        classes[i] = best[1]
+    return gd.weights(), classes
 
 
 def oaa_ftrl(stream, loss_id, k, alpha=0.5, beta=1.0, l1=0.0, l2=0.0, dt=np.float32,

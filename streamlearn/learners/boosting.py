@@ -59,7 +59,7 @@ from streamlearn.learners.base import (
 )
 from streamlearn.learners.explore import merand48
 from streamlearn.learners.losses import SQUARED, expf, loss32
-from streamlearn.learners.oaa import _stride, clipped, prediction_range
+from streamlearn.learners.oaa import class_stride, clipped, prediction_range
 from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
@@ -214,7 +214,7 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
     lmin, lmax = F32(params[P_LOGISTIC_MIN]), F32(params[P_LOGISTIC_MAX])
     n_learners = conf[0]
     alg = conf[1]
-    s = U64(_stride(n_learners))  # (N learners' slots: VW's feature width, as --oaa's)
+    s = U64(class_stride(n_learners))  # (N learners' slots: VW's feature width, as --oaa's)
     mask = U64(table.shape[0] - 1)
     a_at = G_MODEL + 2 * n_learners
     v_at = G_MODEL + 3 * n_learners

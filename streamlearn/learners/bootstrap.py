@@ -54,7 +54,7 @@ from streamlearn.learners.base import (
 )
 from streamlearn.learners.explore import poisson_draw
 from streamlearn.learners.losses import loss32
-from streamlearn.learners.oaa import _stride
+from streamlearn.learners.oaa import class_stride
 from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
@@ -145,7 +145,7 @@ def train_gd(
     voting = params[P_BS_VOTE] != 0.0
     binary = params[P_BINARY]
     tau = F32(params[P_QUANTILE_TAU])
-    step = _stride(k)
+    step = class_stride(k)
     mask = np.uint64(table.shape[0] - 1)
     n = indptr.shape[0] - 1
     bounds = preds.shape[0] >= 3 * n

@@ -55,7 +55,14 @@ from streamlearn.learners.base import (
     table_row,
 )
 from streamlearn.learners.losses import loss32
-from streamlearn.learners.oaa import G_CLASS, _stride, clipped, gd_gstate, prediction_range, widen
+from streamlearn.learners.oaa import (
+    G_CLASS,
+    class_stride,
+    clipped,
+    gd_gstate,
+    prediction_range,
+    widen,
+)
 from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
@@ -65,7 +72,7 @@ FLT_MAX = F32(3.4028234663852886e38)
 
 
 @jit_inline
-def _score(table, indices, values, lo, hi, base, step, c, mask, truncate, gravity, scale):
+def score(table, indices, values, lo, hi, base, step, c, mask, truncate, gravity, scale):
     p = F32(base)
     for t in range(lo, hi):
         j = (np.uint64(indices[t]) * np.uint64(step) + np.uint64(c)) & mask
@@ -77,7 +84,9 @@ def _score(table, indices, values, lo, hi, base, step, c, mask, truncate, gravit
 
 
 @jit_inline
-def _account(stats, rows, pred, lv, a, nfeat, labeled, holdout, progress):
+def account(stats, rows, pred, lv, a, nfeat, labeled, holdout, progress, prob):
+    """An example's loss ``lv`` and prediction counted, and its table line when one is due
+    (``prob``: the line's last column, :func:`~streamlearn.learners.base.table_row`'s)."""
     stats[S_FEATURES] += nfeat
     stats[S_WEX] += a
     if labeled:
@@ -94,7 +103,7 @@ def _account(stats, rows, pred, lv, a, nfeat, labeled, holdout, progress):
                 stats[S_CORRECT_W] += a
     else:
         stats[S_UNLABELED] += 1.0
-    table_row(stats, rows, 0.0 if labeled else np.nan, pred, nfeat, progress, np.nan, a,
+    table_row(stats, rows, 0.0 if labeled else np.nan, pred, nfeat, progress, prob, a,
               labeled and holdout)  # fmt: skip
 
 
@@ -118,10 +127,11 @@ def train_gd(
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
     k = int(params[P_OAA])
-    step = _stride(k)
+    step = class_stride(k)
     mask = np.uint64(table.shape[0] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     params[P_INDEXING_AT] = 0.0
+    prediction_range(gstate, params, loss_id)  # (VW's range is there before a cost widens it)
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i, :] = np.nan
@@ -156,7 +166,7 @@ def train_gd(
         if m == 0:  # no label: every class, clipped (VW's multipredict: a test example)
             rlo, rhi = prediction_range(gstate, params, loss_id)
             for c in range(k):
-                p = _score(table, indices, values, lo, hi, bases[i], step, c, mask, truncate,
+                p = score(table, indices, values, lo, hi, bases[i], step, c, mask, truncate,
                            grav, scale)  # fmt: skip
                 p = clipped(p, rlo, rhi)
                 preds[i, 1 + c] = p
@@ -178,7 +188,7 @@ def train_gd(
                     a_last = aj  # VW's csoaa sets the weight for each class it learns
                 if learning and x != INF:
                     widen(gstate, params, x)
-                p = _score(table, indices, values, lo, hi, bases[i], step, c, mask, truncate,
+                p = score(table, indices, values, lo, hi, bases[i], step, c, mask, truncate,
                            F32(gstate[gd.G_GRAVITY]), F32(gstate[gd.G_CONTRACTION]))  # fmt: skip
                 preds[i, 1 + c] = p
                 if p < best or (p == best and cl < pred):
@@ -215,8 +225,8 @@ def train_gd(
                 if x < low:
                     low = x
             lv = F64(F32(chosen - low))
-        _account(stats, rows, F64(pred), lv, a_last, hi - lo, labeled, holdout,
-                 params[P_PROGRESS])  # fmt: skip
+        account(stats, rows, F64(pred), lv, a_last, hi - lo, labeled, holdout,
+                params[P_PROGRESS], np.nan)  # fmt: skip
 
 
 GD = LearnerSpec(

@@ -36,9 +36,16 @@ from streamlearn.learners.base import (
     begin_example,
     row_span,
 )
-from streamlearn.learners.csoaa import _account, _score
+from streamlearn.learners.csoaa import account, score
 from streamlearn.learners.losses import expf, loss32
-from streamlearn.learners.oaa import G_CLASS, _stride, clipped, gd_gstate, prediction_range, widen
+from streamlearn.learners.oaa import (
+    G_CLASS,
+    class_stride,
+    clipped,
+    gd_gstate,
+    prediction_range,
+    widen,
+)
 from streamlearn.system.jit import jit
 
 F32 = np.float32
@@ -65,10 +72,11 @@ def train_gd(
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
     k = int(params[P_OAA])
-    step = _stride(k)
+    step = class_stride(k)
     mask = np.uint64(table.shape[0] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     link = params[P_PROBS]
+    prediction_range(gstate, params, loss_id)  # (VW's range is there before a label widens it)
     for i in range(indptr.shape[0] - 1):
         if status[i] != 0:
             preds[i, :] = np.nan
@@ -91,7 +99,7 @@ def train_gd(
                     cursor += 1
                 widen(gstate, params, F64(y))
             rlo, rhi = prediction_range(gstate, params, loss_id)
-            p = clipped(_score(table, indices, values, lo, hi, bases[i], step, c, mask, truncate,
+            p = clipped(score(table, indices, values, lo, hi, bases[i], step, c, mask, truncate,
                                F32(gstate[gd.G_GRAVITY]), F32(gstate[gd.G_CONTRACTION])),
                         rlo, rhi)  # fmt: skip
             if learning and loss32(loss_id, p, y) > F32(0.0):
@@ -135,8 +143,8 @@ def train_gd(
                 if preds[i, 1 + k + a] != 0.0:
                     lv += 1.0
                 a += 1
-        _account(stats, rows, F64(npred), lv, 1.0, hi - lo, labeled, holdout,
-                 params[P_PROGRESS])  # fmt: skip
+        account(stats, rows, F64(npred), lv, 1.0, hi - lo, labeled, holdout,
+                params[P_PROGRESS], F64(i))  # (the row's example: its label and classes' text)
 
 
 GD = LearnerSpec(

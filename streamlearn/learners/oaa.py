@@ -101,7 +101,7 @@ def stride(k: int) -> int:
 
 
 @jit_inline
-def _stride(k):
+def class_stride(k):
     s = 1
     while s < k:
         s *= 2
@@ -315,7 +315,7 @@ def train_gd(
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
     k = int(params[P_OAA])
-    step = _stride(k)
+    step = class_stride(k)
     mask = np.uint64(table.shape[0] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     scores = np.empty(k, dtype=np.float32)
@@ -366,7 +366,7 @@ def train_ftrl(
     l1 = F32(params[P_L1])
     l2 = F32(params[P_L2])
     k = int(params[P_OAA])
-    step = _stride(k)
+    step = class_stride(k)
     mask = np.uint64(table.shape[0] - 1)
     slots = np.empty(indices.shape[0], dtype=np.uint32)
     scores = np.empty(k, dtype=np.float32)

@@ -142,3 +142,70 @@ def test_audit_against_vw(tmp_path):
         assert r.returncode == 0, r.stderr
         outs.append([ln for ln in r.stdout.splitlines() if not ln.startswith("[")])
     assert outs[0] == outs[1]
+
+
+def _costs(seed: int, n: int, k: int) -> list:
+    """Each example's (class 1..K, cost) pairs in a line's order: a few costs left out (not
+    learned), negative costs, a few test lines (no class listed)."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        if rnd.random() < 0.05:
+            out.append([])
+            continue
+        listed = rnd.sample(range(1, k + 1), rnd.randrange(1, k + 1))
+        out.append([(c, None if rnd.random() < 0.1 else rnd.choice([-1.5, 0.0, 0.5, 1.0, 3.0]))
+                    for c in listed])  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("loss_id", [0])  # squared (costs are regression targets)
+@pytest.mark.parametrize("opts", [{}, dict(adaptive=False), dict(normalized=False),
+                                  dict(l1=1e-3), dict(l2=1e-2), dict(invariant=False),
+                                  dict(power_t=0.25, initial_t=3.0)])
+@pytest.mark.parametrize(("k", "seed"), [(3, 0), (4, 1)])
+def test_kernel_equals_k_dense_regressions(loss_id, opts, k, seed):
+    """The lazy kernel against VW's csoaa over gd written densely
+    (:func:`tests.reference.csoaa_gd`): each listed class regresses toward its cost, the
+    cost widening the range first (from the first example's first class on: a first cost
+    of -1.5 is in the range its prediction is clipped to), weights and predicted classes,
+    in 1-3 batches."""
+    from streamlearn.learners import csoaa, oaa
+    from streamlearn.learners.base import make_params, new_rows, new_stats
+    from streamlearn.run.runner import run_kernel
+    from tests import reference
+    from tests.streams import random_stream
+
+    stream = random_stream(seed, n=250, bits=5)
+    costs = _costs(seed, stream.n, k)
+    # the first cost widens the range (VW's is there before it), and the second line's
+    # class 2, which learned toward it, predicts below 0: in the range it was given
+    costs[:2] = [[(2, -1.5), (1, 0.5)], [(2, 1.0)]]
+    stream.labels = np.zeros((stream.n, 1 + 2 * k))
+    for i, listed in enumerate(costs):
+        stream.labels[i, 0] = len(listed)
+        for j, (c, cost) in enumerate(listed):
+            stream.labels[i, 1 + 2 * j : 3 + 2 * j] = (c, np.inf if cost is None else cost)
+    params = make_params(oaa=k, indexing=1, **{"learning_rate": 0.5, "initial_t": 0.0, **opts})
+    bits = int(np.log2(stream.d)) + int(np.log2(oaa.stride(k)))
+    spec = csoaa.GD
+    table, gstate = spec.new_table(bits), spec.init_gstate(params)
+    stats, rows = new_stats(), new_rows()
+    preds = np.empty((stream.n, 1 + k))
+    cuts = np.linspace(0, stream.n, 2 + seed).astype(int)
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        preds[a:b] = run_kernel(spec.train_batch, table, gstate, params, loss_id,
+                                stream.slice(a, b), stats, rows, 1 + k)  # fmt: skip
+    ref = dict(opts)
+    ref["eta0"] = 0.5
+    ref["t0"] = ref.pop("initial_t", 0.0)
+    w_ref, classes_ref = reference.csoaa_gd(stream, costs, loss_id, k, **ref)
+    s = oaa.stride(k)
+    slots = (np.arange(stream.d)[None, :] * s + np.arange(k)[:, None]).astype(np.uint32)
+    w = np.empty(slots.size)
+    spec.current_weights(table, gstate, params, slots.ravel(), w)
+    scale = max(float(np.max(np.abs(w_ref))), 1e-30)
+    np.testing.assert_allclose(w.reshape(k, stream.d), w_ref, rtol=0, atol=3e-4 * scale)
+    ok = ~np.isnan(classes_ref)  # (the stream's malformed rows: NaN in both)
+    np.testing.assert_array_equal(np.isnan(preds[:, 0]), ~ok)
+    np.testing.assert_array_equal(preds[ok, 0], classes_ref[ok])

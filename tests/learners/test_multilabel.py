@@ -110,3 +110,68 @@ def test_against_vw(tmp_path, opts, n):
         r = _run([*head, "-t", "-i", model, "-d", "d.txt", "-p", f"{tag}.p"], tmp_path)
         assert r.returncode == 0, r.stderr
     assert (tmp_path / "vs.p").read_bytes() == (tmp_path / "sv.p").read_bytes()
+
+
+def _label_lists(seed: int, n: int, k: int) -> list:
+    """Each example's classes, increasing (None: unlabeled, a few)."""
+    rnd = random.Random(seed)
+    return [None if rnd.random() < 0.05 else sorted(rnd.sample(range(k), rnd.randrange(k + 1)))
+            for _ in range(n)]  # fmt: skip
+
+
+GD_CASES = [{}, dict(adaptive=False), dict(normalized=False), dict(l1=1e-3), dict(l2=1e-2),
+            dict(adaptive=False, normalized=False, invariant=False, learning_rate=0.1,
+                 initial_t=1.0), dict(power_t=0.25, initial_t=3.0)]  # fmt: skip
+
+
+@pytest.mark.parametrize("loss_id", [0, 1, 2])  # squared, logistic, hinge
+@pytest.mark.parametrize("opts", GD_CASES)
+@pytest.mark.parametrize(("k", "seed"), [(3, 0), (4, 1)])
+def test_kernel_equals_k_dense_binary_learners(loss_id, opts, k, seed):
+    """The lazy kernel against VW's multilabel_oaa over gd written densely
+    (:func:`tests.reference.multilabel_gd`): each class's labels, the range each label
+    widens before the class predicts (from the first class of the first example: the
+    range exists before it widens), weights, scores and predicted classes, in 1-3 batches."""
+    from streamlearn.learners import multilabel, oaa
+    from streamlearn.learners.base import make_params, new_rows, new_stats
+    from streamlearn.run.runner import run_kernel
+    from tests import reference
+    from tests.streams import random_stream
+
+    stream = random_stream(seed, n=250, bits=5)
+    lists = _label_lists(seed, stream.n, k)
+    # the first class's -1 widens the range (VW's is there before it); the next line's
+    # class 0, which learned toward it, predicts below 0: in the range it was given
+    lists[:2] = [list(range(1, k)), list(range(k))]
+    stream.labels = np.zeros((stream.n, 1 + k))
+    for i, listed in enumerate(lists):
+        if listed:
+            stream.labels[i, 0] = len(listed)
+            stream.labels[i, 1 : 1 + len(listed)] = listed
+    lists = [listed if listed else None for listed in lists]  # (VW: no class given, no label)
+    kw = {"learning_rate": 0.5, "initial_t": 0.0, **opts}
+    params = make_params(oaa=k, **kw)
+    bits = int(np.log2(stream.d)) + int(np.log2(oaa.stride(k)))
+    spec = multilabel.GD
+    table, gstate = spec.new_table(bits), spec.init_gstate(params)
+    stats, rows = new_stats(), new_rows()
+    preds = np.empty((stream.n, 1 + 2 * k))
+    cuts = np.linspace(0, stream.n, 2 + seed).astype(int)
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        preds[a:b] = run_kernel(spec.train_batch, table, gstate, params, loss_id,
+                                stream.slice(a, b), stats, rows, 1 + 2 * k)  # fmt: skip
+    ref = dict(opts)
+    ref["eta0"] = ref.pop("learning_rate", 0.5)
+    ref["t0"] = ref.pop("initial_t", 0.0)
+    w_ref, s_ref, member_ref = reference.multilabel_gd(stream, lists, loss_id, k, **ref)
+    s = oaa.stride(k)
+    slots = (np.arange(stream.d)[None, :] * s + np.arange(k)[:, None]).astype(np.uint32)
+    w = np.empty(slots.size)
+    spec.current_weights(table, gstate, params, slots.ravel(), w)
+    scale = max(float(np.max(np.abs(w_ref))), 1e-30)
+    np.testing.assert_allclose(w.reshape(k, stream.d), w_ref, rtol=0, atol=3e-4 * scale)
+    ok = ~np.isnan(s_ref[:, 0])  # (the stream's malformed rows: NaN in both)
+    sscale = max(float(np.max(np.abs(s_ref[ok]))), 1e-30)
+    np.testing.assert_allclose(preds[:, 1 : 1 + k], s_ref, rtol=0, atol=3e-4 * sscale)
+    clear = np.abs(s_ref) > 1e-3 * sscale
+    np.testing.assert_array_equal((preds[:, 1 + k :] != 0)[clear], member_ref[clear])
