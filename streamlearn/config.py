@@ -447,6 +447,14 @@ class TrainConfig:
         ``total_feature_width``); feature slot h of class c is ``(h·stride + c) mod 2^b``."""
         return 1 << max(self.oaa - 1, 0).bit_length() if self.oaa else 1
 
+    @property
+    def classes_option(self) -> str:
+        """VW's name of the reduction over the ``oaa`` K classes (``oaa``, ``csoaa``,
+        ``multilabel_oaa``; "" without classes): what VW's model files keep."""
+        if not self.oaa:
+            return ""
+        return "csoaa" if self.csoaa else "multilabel_oaa" if self.multilabel else "oaa"
+
     def class_weights(self) -> dict[int, float]:
         """``--classweight``'s multipliers by class, as VW keys them: the label truncated to
         an integer, modulo 2^32 (so ``-1:5`` weighs the label -1)."""

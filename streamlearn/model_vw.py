@@ -737,8 +737,7 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
     when a reduction draws from it (``--bootstrap``)."""
     words: list[str] = [w for kv in kept_stack(config.stack) for w in kv if w is not None]
     if config.oaa:
-        kind = "csoaa" if config.csoaa else "multilabel_oaa" if config.multilabel else "oaa"
-        words += [f"--{kind}", str(config.oaa)]
+        words += [f"--{config.classes_option}", str(config.oaa)]
         if config.indexing is not None:
             words += ["--indexing", str(config.indexing)]
     if random_seed is not None:

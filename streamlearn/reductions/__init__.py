@@ -12,8 +12,9 @@ model files (``run/mlmodel.py``) consult; :data:`VW_OPTIONS` the one VW's comman
 read with (:mod:`streamlearn.vwargs`).  Adding a reduction is a module here and its line
 below.  The single-line reductions in the same shape are :data:`SINGLE_LINE` (``lrq.py``, the
 worked example: its options are its own words in ``TrainConfig.stack``, read by the module);
-the older ones' kernels are still chosen by :data:`streamlearn.learners.REDUCTIONS` from
-``TrainConfig`` fields, their VW options :mod:`~streamlearn.reductions.singleline`'s.
+the reductions over K classes (``--oaa``, ``--csoaa``, ``--multilabel_oaa``) are
+:mod:`~streamlearn.reductions.classes`: the classes' layout stays ``TrainConfig``'s fields,
+which layers below read, and their kernels are chosen by :data:`streamlearn.learners.REDUCTIONS`.
 
 A reduction's module is read before any kernel is chosen (a command line is read with it,
 and a tiny input then runs without numba, a larger one with the kernels shipped compiled):
@@ -35,6 +36,7 @@ from streamlearn.reductions import (
     cb_adf,
     cb_dro,
     ccb,
+    classes,
     csoaa_ldf,
     explore,
     gd_mf,
@@ -42,7 +44,6 @@ from streamlearn.reductions import (
     lrq,
     lrqfa,
     nn,
-    singleline,
     svrg,
 )
 from streamlearn.reductions.base import Reduction
@@ -127,7 +128,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
     _named(t.learn.get("stack", ()))
 
 
-_DECLARING = (active, explore, singleline, lrq, lrqfa, boosting, nn, autolink, bootstrap,
+_DECLARING = (active, explore, classes, lrq, lrqfa, boosting, nn, autolink, bootstrap,
               bfgs, gd_mf, svrg, ksvm, csoaa_ldf, cb_adf, cb_dro, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""

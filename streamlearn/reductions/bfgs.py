@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import STACKED, Filled, checked, configured
+from streamlearn.reductions.classes import FIELDS
+from streamlearn.reductions.singleline import Filled, checked, configured
 from streamlearn.reductions.vwoptions import Command, VWOption, integer, number
 
 NAME = "bfgs"
@@ -139,7 +140,7 @@ def refuse(learn: dict, outputs: dict) -> None:  # noqa: ARG001
     """What sl's L-BFGS does not run with, one line: it runs alone (no reduction over or
     under it, gd's table only), with squared, classic or logistic loss."""
     flag = _flag_of(learn.get("stack", ()))
-    if (any(learn.get(k) for k in STACKED) or learn.get("algo", "gd") != "gd"
+    if (any(learn.get(k) for k in FIELDS) or learn.get("algo", "gd") != "gd"
             or learn.get("minibatch", 1) > 1
             or learn.get("loss", "squared") not in ("squared", "logistic", "classic")):
         raise VWUsage(f"{flag} runs alone, with squared, classic or logistic loss")

@@ -116,9 +116,9 @@ def refuse(learn: dict, outputs: dict) -> None:
     """What sl's bootstrap does not run with, one line each: a reduction below it, another
     learner or mini-batches, ``--audit`` (``--invert_hash`` and the readable model show
     copy 0, as VW's)."""
-    from streamlearn.reductions.singleline import STACKED
+    from streamlearn.reductions.classes import FIELDS
 
-    for key in STACKED:
+    for key in FIELDS:
         if learn.get(key):
             raise VWUsage("--bootstrap runs K copies of gd (VW's default learner); sl does "
                           f"not run it over --{key.replace('_', '-')}")  # fmt: skip

@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import STACKED, configured
+from streamlearn.reductions.classes import FIELDS
+from streamlearn.reductions.singleline import configured
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
@@ -84,7 +85,7 @@ def refuse(learn: dict, outputs: dict) -> None:
     if learn.get("adaptive") or learn.get("normalized"):
         raise VWUsage("--rank learns with plain updates: not --adaptive or --normalized (VW: "
                       "not implemented for matrix factorization)")  # fmt: skip
-    if any(learn.get(k) for k in STACKED) or learn.get("algo", "gd") != "gd":
+    if any(learn.get(k) for k in FIELDS) or learn.get("algo", "gd") != "gd":
         raise VWUsage("--rank runs alone (VW's gd_mf is a base learner): not with another "
                       "learner or reduction")  # fmt: skip
     if learn.get("minibatch", 1) > 1:

@@ -1,14 +1,7 @@
-"""The VW options of the reductions over K classes, ``--oaa``, ``--csoaa`` and
-``--multilabel_oaa`` (also the label kinds), and what the single-line reductions of
-:data:`streamlearn.reductions.SINGLE_LINE` share: their refusals over gd, their words read on a
-VW line or in a configuration, and an entry that fills their kernels' parameters
-(:class:`Filled`).  ``--autolink``, ``--bootstrap`` and ``--bfgs`` were here and have moved
-into that shape (``autolink.py``, ``bootstrap.py``, ``bfgs.py``).
-
-Their kernels are chosen by :data:`streamlearn.learners.REDUCTIONS` (one over the run's
-base learner, from :class:`~streamlearn.config.TrainConfig`'s fields, which these options
-fill); the single-line driver (``run/online.py``) runs whichever it is.  What VW's command
-line says of them is here, as each multiline reduction's module says its own.
+"""What the single-line reductions of :data:`streamlearn.reductions.SINGLE_LINE` share: their
+refusals over gd, their words read on a VW line or in a configuration, and an entry that
+fills their kernels' parameters (:class:`Filled`).  The reductions over K classes, which
+were here too, are :mod:`streamlearn.reductions.classes`.
 """
 
 from __future__ import annotations
@@ -19,45 +12,8 @@ from collections.abc import Callable
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.vwoptions import Command, VWOption, count
-
-
-def _classes(key: str, flag_name: str, what: str, also: str | None = None):  # noqa: ANN202
-    """A count of classes or copies as the learning option ``key`` (and ``also`` set)."""
-
-    def apply(t: Command, name: str, value: str) -> None:
-        t.learn[key] = count(name, value, flag_name, what)
-        if also is not None:
-            t.learn[also] = True
-
-    return apply
-
-
-VW_OPTIONS = {
-    "oaa": VWOption(None, True, _classes("oaa", "--oaa",
-                                         "one-against-all needs at least one class")),
-    "csoaa": VWOption(None, True, _classes(
-        "oaa", "--csoaa", "cost-sensitive one-against-all needs at least one class", "csoaa")),
-    "multilabel_oaa": VWOption(None, True, _classes(
-        "oaa", "--multilabel_oaa", "at least one class is needed", "multilabel")),
-}  # fmt: skip
-"""The VW options they take (:mod:`streamlearn.reductions.vwoptions`)."""
-
-
-def settle(t: Command) -> None:
-    """What their options mean together, and with the run's outputs, as VW reads them."""
-    if t.learn.get("multilabel") and t.link not in ("identity", "logistic"):
-        raise VWUsage(f"--link {t.link}: --multilabel_oaa takes identity or logistic")
-    # VW applies a link below --oaa: no effect (--multilabel_oaa's scorer does link each class)
-    if t.learn.get("oaa") and t.link != "identity" and not t.learn.get("multilabel"):
-        t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
-                       "nothing (as in VW)")  # fmt: skip
-        t.link = "identity"
-
-
-STACKED = ("oaa", "multilabel", "csoaa")
-"""The older single-line reductions (``TrainConfig`` fields) a reduction of
-:data:`streamlearn.reductions.SINGLE_LINE` does not stack with."""
+from streamlearn.reductions.classes import FIELDS
+from streamlearn.reductions.vwoptions import Command
 
 
 def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str) -> None:
@@ -65,7 +21,7 @@ def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str) -> Non
     run with, one line each: another reduction, ``--bfgs``, a learner other than gd, and
     ``--audit``/``--invert_hash`` (``audit_why``: what VW would name).  ``learn``: TrainConfig
     fields (those a VW command line gave, or a whole configuration's)."""
-    for key in STACKED:
+    for key in FIELDS:
         if learn.get(key):
             raise VWUsage(f"{flag} with --{key.replace('_', '-')} is not supported by sl")
     if learn.get("algo", "gd") != "gd":

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import STACKED, configured
+from streamlearn.reductions.classes import FIELDS
+from streamlearn.reductions.singleline import configured
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
@@ -98,7 +99,7 @@ def settle(t: Command) -> None:
 
 def refuse(learn: dict, outputs: dict) -> None:
     """What sl's ``--svrg`` does not run with, one line each."""
-    if any(learn.get(k) for k in STACKED) or learn.get("algo", "gd") != "gd":
+    if any(learn.get(k) for k in FIELDS) or learn.get("algo", "gd") != "gd":
         raise VWUsage("--svrg runs alone (VW's svrg is a base learner): not with another "
                       "learner or reduction")  # fmt: skip
     for rule in _RULES:

@@ -39,6 +39,7 @@ class Command(Protocol):
     outputs: dict
     link: str
     raw_predictions: str | None
+    probabilities: bool
 
 
 Apply = Callable[[Command, str, "str | None"], None]

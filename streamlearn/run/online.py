@@ -24,19 +24,19 @@ from streamlearn.errors import Diverged
 from streamlearn.io.batch import Batch
 from streamlearn.io.classes import check_classes
 from streamlearn.learners.base import P_ETA0, P_PROGRESS, S_PASS_N, new_rows
+from streamlearn.reductions.classes import prediction_width
 from streamlearn.run.driver import drive
 from streamlearn.run.finite import check_finite, check_model
 from streamlearn.run.grid import Configuration
 from streamlearn.run.learner import Learner, class_weigher
 from streamlearn.run.options import Outputs
 from streamlearn.run.passes import Passes, PassLog
-from streamlearn.run.report import ProgressTable
+from streamlearn.run.report import ProgressTable, multilabel_texts
 from streamlearn.run.runner import (
     BatchChecks,
     ClassNumbering,
     FormatGuard,
     PredictionWriter,
-    prediction_width,
     prefetch,
     run_kernel,
     split_bounds,
@@ -159,8 +159,10 @@ class _Online:
     def learn(self, batch: Batch, pass_no: int) -> None:
         learning = [run for run in self.active if not run.done]
         if self.auditor is not None:  # one example at a time, each shown before it learns
-            learned = [self.auditor.run(functools.partial(_learn, run), run.learner, batch)
-                       for run in learning]  # fmt: skip
+            for run in learning:
+                _room(run, batch.n)  # (the lines of the batch's calls, emitted after them)
+            learned = [self.auditor.run(functools.partial(_learn, run), run.learner, batch,
+                                        run.classes, run.rows) for run in learning]  # fmt: skip
         else:
             learned = self.pool.map(functools.partial(_learn, batch=batch), learning)
         for run, preds in zip(learning, learned, strict=True):
@@ -213,8 +215,7 @@ def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks:
 def _learn(run: Run, batch: Batch) -> np.ndarray:
     """Run the learner's kernel over one batch; return its predictions (VW's ``-r``:
     followed by the scores before clipping, :func:`~streamlearn.run.runner.run_kernel`)."""
-    if run.params[P_PROGRESS] < 0 and run.rows.shape[0] < batch.n:  # -P N: a line every N
-        run.rows = np.zeros((batch.n, run.rows.shape[1]))
+    _room(run, batch.n)
     # VW's -r: the kernel writes the unclipped scores after the predictions
     raw = bool(run.outputs.raw_predictions and run.outputs.vw_format)
     learner = run.learner
@@ -223,6 +224,12 @@ def _learn(run: Run, batch: Batch) -> np.ndarray:
         learner.config.loss_id, batch, learner.stats, run.rows, prediction_width(learner.config),
         raw, getattr(learner.spec.train_batch, "bounds", False),
     )  # fmt: skip
+
+
+def _room(run: Run, n: int) -> None:
+    """Room in the run's table lines for ``n`` examples' (``-P N``: a line every N)."""
+    if run.params[P_PROGRESS] < 0 and run.rows.shape[0] < n:
+        run.rows = np.zeros((n, run.rows.shape[1]))
 
 
 def _learned(run: Run, batch: Batch, preds: np.ndarray, pass_no: int, alone: bool) -> None:
@@ -234,7 +241,10 @@ def _learned(run: Run, batch: Batch, preds: np.ndarray, pass_no: int, alone: boo
         preds, raw = preds[: batch.n], preds[batch.n :]
         raw[batch.status != 0] = np.nan
     first = run.classes.after(batch) if run.classes is not None else 1
-    run.progress.emit(run.learner.stats, run.rows)
+    texts = None
+    if run.progress.labels == "multilabel":
+        texts = multilabel_texts(batch.labels, preds, run.learner.config.oaa)
+    run.progress.emit(run.learner.stats, run.rows, texts)
     try:
         cfg = run.learner.config
         check_finite(batch, preds, cfg.algo, cfg.csoaa)

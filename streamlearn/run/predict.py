@@ -23,6 +23,7 @@ from streamlearn.learners.base import (
     scoring_gstate,
 )
 from streamlearn.learners.losses import CLASSIFICATION
+from streamlearn.reductions.classes import check_probabilities, prediction_width
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs, check
 from streamlearn.run.passes import first_examples, parsed
@@ -34,10 +35,8 @@ from streamlearn.run.runner import (
     FormatGuard,
     PredictionWriter,
     binary_mode,
-    check_probabilities,
     class_names,
     input_names,
-    prediction_width,
     prefetch,
     run_kernel,
 )

@@ -44,15 +44,20 @@ def _num(x: float, width: int, prec: int) -> str:
     return f"{x:>{width}.{prec}f}" if math.isfinite(x) else f"{'n.a.':>{width}}"
 
 
-def table_line(row, holdout: bool = False, classes: bool = False, prob: float | None = None) -> str:
+def table_line(row, holdout: bool = False, classes: bool = False, prob: float | None = None,
+               texts: tuple[str, str] | None = None) -> str:  # fmt: skip
     """One progressive line: avg loss, since last, count, weight, label, predict, features.
 
     ``holdout``: the two losses are holdout losses, marked ``h`` as VW does.
     ``classes``: label and prediction are classes (``--oaa``), printed as integers, the
     prediction with its probability ``2(31%)`` when ``prob`` is given (``--probabilities``).
+    ``texts``: the label and prediction columns as given (``--multilabel_oaa``'s lists,
+    ``--csoaa``'s ``known``).
     """
     avg, since, n, w, label, pred, nf = row[:7]
-    if classes:
+    if texts is not None:
+        lab, guess = f"{texts[0]:>14}", f"{texts[1]:>14}"
+    elif classes:
         lab = f"{'unknown':>14}" if math.isnan(label) else f"{int(label):>14d}"
         shown = "n.a." if math.isnan(pred) else f"{int(pred)}"
         if prob is not None and math.isfinite(prob) and shown != "n.a.":
@@ -86,14 +91,19 @@ class ProgressTable:
     """
 
     def __init__(self, say, holdout: bool, classes: bool = False,
-                 probabilities: bool = False, shown=None) -> None:  # noqa: ANN001  # fmt: skip
+                 probabilities: bool = False, shown=None, labels: str = "") -> None:  # noqa: ANN001  # fmt: skip
         """``shown``: what the "current predict" column prints of a margin (``sl vw``: VW's
-        linked, ``--binary`` prediction); the curve keeps the margin."""
+        linked, ``--binary`` prediction); the curve keeps the margin.  ``labels``: the
+        label kind of a reduction over classes whose columns are not numbers, as VW prints
+        them: ``"cs"`` (``--csoaa``: ``known``), ``"multilabel"`` (``--multilabel_oaa``:
+        the lists of classes; its kernel writes each line's example in the last column, and
+        :meth:`emit` is given that example's texts)."""
         self.say = say
         self.shown = shown
         self.holdout = holdout
         self.classes = classes  # --oaa: label and prediction are classes
-        self.probabilities = probabilities
+        self.labels = labels
+        self.probabilities = probabilities and labels != "multilabel"
         self.curve: list[list[float]] = []
         self._h = False
         self._before: np.ndarray | None = None  # the holdout sums before this run
@@ -109,11 +119,13 @@ class ProgressTable:
         self._done = sums - self._before
         self._h = self.holdout and number > 1
 
-    def emit(self, stats: np.ndarray, rows: np.ndarray) -> None:
+    def emit(self, stats: np.ndarray, rows: np.ndarray, texts=None) -> None:  # noqa: ANN001
         """Print and keep the rows written since the last call, then reset the kernels' count.
 
         A holdout line (``h``, after the first pass) shows, as VW's, the holdout loss of
         the run so far and since the previous holdout line (the first: since the start).
+        ``texts(i)``: the label and prediction columns of the batch's example ``i`` (``labels
+        "multilabel"``).
         """
         for r in range(int(stats[S_NROWS])):
             row = [float(x) for x in rows[r, :7]]
@@ -125,8 +137,30 @@ class ProgressTable:
             self.curve.append(row + [1.0 if self._h else 0.0])
             prob = float(rows[r, 9]) if self.probabilities else None
             printed = row if self.shown is None else [*row[:5], self.shown(row[5]), row[6]]
-            self.say(table_line(printed, self._h, self.classes, prob))
+            self.say(table_line(printed, self._h, self.classes, prob, self._texts(rows[r], texts)))
         stats[S_NROWS] = 0.0
+
+
+    def _texts(self, row: np.ndarray, texts) -> tuple[str, str] | None:  # noqa: ANN001
+        if self.labels == "cs":
+            return ("unknown" if math.isnan(row[4]) else "known",
+                    "n.a." if math.isnan(row[5]) else str(int(row[5])))  # fmt: skip
+        if self.labels == "multilabel" and texts is not None:
+            return texts(int(row[9]))
+        return None
+
+
+def multilabel_texts(labels: np.ndarray, preds: np.ndarray, k: int):  # noqa: ANN201
+    """``--multilabel_oaa K``'s columns of a batch's example ``i``, as VW prints them: the
+    classes given (``unknown``: none) and those predicted (``preds``' membership columns,
+    :mod:`streamlearn.learners.multilabel`), comma-separated."""
+
+    def texts(i: int) -> tuple[str, str]:
+        m = int(labels[i, 0])
+        given = ",".join(str(int(c)) for c in labels[i, 1 : 1 + m]) if m else "unknown"
+        return given, ",".join(str(c) for c in range(k) if preds[i, 1 + k + c] != 0.0)
+
+    return texts
 
 
 def _ratio(a: float, b: float) -> float:

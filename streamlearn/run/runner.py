@@ -515,6 +515,27 @@ class ClassNumbering:
         self.predicted: int | np.ndarray = 1
         """After :meth:`after`: each row's first class as it was predicted (the row that
         decided numbered as before it)."""
+        self.said = False  # (VW's info line written where --audit's lines put it)
+
+    def decided_in(self, row: int) -> str:
+        """``sl vw --audit`` runs the kernel one example at a time: after the call over the
+        batch's row ``row``, VW's info line when that example decided (the line is then
+        the auditor's to write, in its place among the audits), else "".  The row is kept
+        as the batch's deciding row, for :meth:`after`."""
+        if not self.params[P_INDEXING_AT]:
+            return ""
+        self.params[P_INDEXING_AT] = 0.0
+        self.decided_row = row + 1
+        if self.before != INDEXING_AUTO or not self.vw_log:
+            return ""
+        self.said = True
+        return _info_line(self.k, float(self.params[P_INDEXING]))
+
+    def audited(self) -> None:
+        """After the auditor's calls over a batch: the deciding row as a call over the whole
+        batch would have left it."""
+        self.params[P_INDEXING_AT] = float(getattr(self, "decided_row", 0))
+        self.decided_row = 0
 
     def after(self, batch: Batch) -> int | np.ndarray:
         """The number of the first class in each row's predictions (0 or 1): what VW writes
@@ -523,11 +544,11 @@ class ClassNumbering:
         self.before = now
         at = int(self.params[P_INDEXING_AT])
         k = self.k
-        if at and was == INDEXING_AUTO and now != was and self.vw_log:
+        if at and was == INDEXING_AUTO and now != was and self.vw_log and not self.said:
             from streamlearn.run.vwconsole import vw_log
 
-            label, base = (0, 0) if now == 0.0 else (k, 1)
-            vw_log(f"[info] label {label} found -- labels are now considered {base}-indexed.\n")
+            vw_log(_info_line(k, now))
+        self.said = False
         if at and now == 0.0:
             self.console.note_once(
                 "indexing", f"{batch.block.source}:{int(batch.line[at - 1])}: label 0: the "
@@ -558,6 +579,12 @@ class ClassNumbering:
         self.predicted = numbers.copy()
         self.predicted[at - 1] = 0 if was == 0.0 else 1
         return numbers
+
+
+def _info_line(k: int, indexing: float) -> str:
+    """VW's info line when a label decides how the K classes are numbered."""
+    label, base = (0, 0) if indexing == 0.0 else (k, 1)
+    return f"[info] label {label} found -- labels are now considered {base}-indexed.\n"
 
 
 def _cs_raw_texts(labels: np.ndarray, preds: np.ndarray, first: int | np.ndarray) -> list[str]:
@@ -677,27 +704,3 @@ def split_bounds(preds: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray | No
     if preds.ndim == 1 and preds.shape[0] == 3 * n and n > 0:
         return preds[:n], preds[n:].reshape(2, n)
     return preds, None
-
-
-def prediction_width(config: TrainConfig) -> int:
-    """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``
-    (``--multilabel_oaa K``: 2K + 1, :mod:`streamlearn.learners.multilabel`)."""
-    if config.multilabel:
-        return 2 * config.oaa + 1
-    return config.oaa + 1 if config.oaa else 0
-
-
-def check_probabilities(config: TrainConfig, probabilities: bool, link: str = "identity") -> None:
-    """``--probabilities`` needs ``--oaa`` and logistic loss (VW's probabilities are
-    logistic of each class's score, normalised); a link transforms a binary model's score,
-    and would be ignored by a multiclass model, whose predictions are classes."""
-    if config.oaa and link != "identity" and not (config.multilabel and link == "logistic"):
-        raise UsageError(f"--link {link} transforms one score; this --oaa {config.oaa} "
-                         "model predicts classes (--probabilities: each class's "
-                         "probability)")  # fmt: skip
-    if probabilities and not config.oaa:
-        raise UsageError("--probabilities applies to --oaa K (multiclass) models; for a "
-                         "binary model's probabilities use --link logistic")  # fmt: skip
-    if probabilities and config.loss != "logistic":
-        raise UsageError(f"--probabilities needs --loss logistic (this model learns {config.loss} "
-                         "loss: its scores are not log-odds)")  # fmt: skip

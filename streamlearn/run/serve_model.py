@@ -27,6 +27,7 @@ from streamlearn.io.formats import FMT_VW
 from streamlearn.io.interactions import capped
 from streamlearn.io.parse import FORMATS, detect_format, parse_blocks
 from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows
+from streamlearn.reductions.classes import check_probabilities, prediction_width
 from streamlearn.run.console import Console
 from streamlearn.run.finite import check_model
 from streamlearn.run.learner import Learner
@@ -38,8 +39,6 @@ from streamlearn.run.runner import (
     ClassNumbering,
     PredictionWriter,
     binary_mode,
-    check_probabilities,
-    prediction_width,
     run_kernel,
 )
 from streamlearn.run.serve_options import ServeOptions, log

@@ -34,6 +34,7 @@ from streamlearn.learners.base import (
     S_NEXT_DUMP,
     S_SHOWN_W,
 )
+from streamlearn.reductions.classes import check_probabilities, header_lines, table_labels
 from streamlearn.run.finite import check_model
 from streamlearn.run.grid import Configuration, Grid, check_distinct
 from streamlearn.run.learner import Learner, merge_config
@@ -60,7 +61,6 @@ from streamlearn.run.runner import (
     FormatGuard,
     PredictionWriter,
     binary_mode,
-    check_probabilities,
     class_names,
     input_names,
     prefetch,
@@ -89,9 +89,7 @@ def print_config(console: Console, config: TrainConfig, inputs: Inputs, spec,
     ]
     if c.algo in PARAMETER_FREE:
         lines[1] = "no learning rate (parameter-free)"
-    if c.oaa:
-        lines.append(f"one against all: {c.oaa} classes (labels 1..{c.oaa}), "
-                     f"{c.oaa_stride} slots per feature")  # fmt: skip
+    lines += header_lines(c)
     if grid is not None and grid.size > 1:
         lines.append(f"grid: {grid.describe()}, over one parse")
     if c.algo == "tg":
@@ -376,7 +374,7 @@ def _new_run(c: Configuration, cfg: TrainConfig, o: Outputs, console: Console,
     return Run(
         c, learner, o, params,
         ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0, classes=cfg.oaa > 0,
-                      probabilities=o.probabilities,
+                      probabilities=o.probabilities, labels=table_labels(cfg, o),
                       shown=_vw_shown(o.link, cfg.binary) if o.vw_format and not cfg.oaa
                       else None),  # fmt: skip
         PassLog(cfg, _silent if o.vw_format else grid_say, vw=o.vw_format),  # (no pass lines)

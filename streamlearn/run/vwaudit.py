@@ -26,6 +26,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from streamlearn.hashing import CONSTANT_HASH
+from streamlearn.learners.base import R_PROB, S_NROWS
 from streamlearn.run.vwformat import fixed, general
 
 F32 = np.float32
@@ -113,9 +114,14 @@ class Auditor:
             return -edge, edge
         return float(g[G_LABEL_MIN]), float(g[G_LABEL_MAX])
 
-    def run(self, learn, learner, batch) -> np.ndarray:  # noqa: ANN001 - (batch) -> preds
+    def run(self, learn, learner, batch, numbering=None, rows=None) -> np.ndarray:  # noqa: ANN001 - (batch) -> preds
         """``learn`` over ``batch`` one example at a time, each example's audit written
-        before it is learned; the predictions of the whole batch."""
+        before it is learned; the predictions of the whole batch.  ``numbering``: the run's
+        :class:`~streamlearn.run.runner.ClassNumbering` (``--oaa``, ``--csoaa``), whose
+        info line VW writes among the audits: before the example's (csoaa: as its label
+        is read), or after them (oaa: as it learns).  ``rows``: the run's table lines, whose
+        ``--multilabel_oaa`` lines name their example in the batch (each call names row 0
+        of its batch of one)."""
         c = self.config
         if "--rank" in c.stack:
             return self._run_mf(learn, learner, batch)
@@ -159,7 +165,14 @@ class Auditor:
                          for k in range(classes)]  # fmt: skip
             before = self._range(learner) if c.algo == "ftrl" else None
             span = self._range(learner) if c.csoaa else None
+            shown = int(learner.stats[S_NROWS])
             p = learn(one)
+            if c.multilabel and rows is not None:
+                rows[shown : int(learner.stats[S_NROWS]), R_PROB] = i
+            info = numbering.decided_in(i).encode() if numbering is not None else b""
+            if info and c.csoaa:
+                out.append(info)
+                info = b""
             if p.ndim == 1 and p.shape[0] == 2:  # -r: the unclipped score after it
                 raws.append(p[1:])
                 p = p[:1]
@@ -190,6 +203,9 @@ class Auditor:
                     first = min(max(score, before[0]), before[1])
                     out.append(fixed(first + 0.0).encode("ascii") + tag + b"\n" + features)
                 out.append(head + features)
+            out.append(info)
+        if numbering is not None:
+            numbering.audited()
         self._write(out)
         return np.concatenate(preds + raws) if preds else np.empty(0)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners.stacked import without_gd
+from streamlearn.reductions.classes import vw_name, vw_types
 from streamlearn.run.vwformat import general
 
 F32 = np.float32
@@ -173,13 +174,7 @@ def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: flo
     if c.passes > 1:
         lines.append(f"decay_learning_rate = {general(c.decay_learning_rate)}")
     lines.append("Enabled learners: " + ", ".join(_learners(c, outputs)))
-    if c.oaa:
-        label = "CS" if c.csoaa else "MULTILABEL" if c.multilabel else "MULTICLASS"
-        out = ("SCALARS" if outputs.probabilities or outputs.oaa_scores(c)
-               else "MULTILABELS" if c.multilabel else "MULTICLASS")  # fmt: skip
-        lines += [f"Input label = {label}", f"Output pred = {out}"]
-    else:
-        lines += ["Input label = SIMPLE", "Output pred = SCALAR"]
+    lines += vw_types(c, outputs)
     return "\n".join(lines)
 
 
@@ -213,25 +208,8 @@ def _learners(c, outputs) -> list[str]:
            *([name] if name and above else [])]
     if c.binary:
         out.append("binary")
-    if c.oaa:
-        out.append(_classes_name(c, outputs))
-    else:
-        out.append("count_label")
+    out.append(vw_name(c, outputs))
     return out
-
-
-def _classes_name(c, outputs) -> str:  # noqa: ANN001
-    """VW's name of its reduction over K classes: ``csoaa``, ``multilabel_oaa[-prob]``,
-    ``oaa`` with what its predictions are (``-prob``, ``-scores``, ``-raw`` under ``-r``)."""
-    if c.csoaa:
-        return "csoaa"
-    if c.multilabel:
-        return "multilabel_oaa-prob" if outputs.probabilities else "multilabel_oaa"
-    if outputs.probabilities:
-        return "oaa-prob"
-    if outputs.oaa_scores(c):
-        return "oaa-scores"
-    return "oaa-raw" if outputs.raw_predictions else "oaa"
 
 
 def _single_line(c):  # noqa: ANN001, ANN202 - (module, options) | None
@@ -293,7 +271,7 @@ def summary(s: dict, stats: np.ndarray, config, tally: Tally | None, holdout: bo
         if without_gd(config.stack):  # (VW's best holdout loss is gd's: 0 without gd)
             avg = f"{f6(0.0)} h"
     lines.append(f"average loss = {avg}")
-    if config.oaa and probabilities:
+    if config.oaa and probabilities and not config.multilabel:  # (VW's oaa's, not multilabel's)
         if not holdout:
             lines.append(f"average multiclass log loss = {f6(stats[B.S_MC_LOGLOSS] / wlab)}")
         else:

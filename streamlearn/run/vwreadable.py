@@ -65,7 +65,7 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     if c.hash_seed:
         opts.append(("hash_seed", str(c.hash_seed)))
     if c.oaa:
-        opts.append(("oaa", str(c.oaa)))
+        opts.append((c.classes_option, str(c.oaa)))
         if c.indexing is not None:
             opts.append(("indexing", str(c.indexing)))
     opts += [(name[2:], value) for name, value in kept_stack(c.stack)]  # (reductions' words)
