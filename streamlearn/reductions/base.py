@@ -95,6 +95,10 @@ class Reduction:
     options: tuple = ()
     """Its fields of the stack's options record, (name, type, default) each
     (:func:`streamlearn.reductions.options.assemble`)."""
+    batched: bool = True
+    """Its examples run through :attr:`learner`, a batch at a time: ``sl vw``'s passes, the
+    server, the API.  False: ``sl vw``'s passes only, which play them in a loop of their
+    own (CCB's and slates' slots, ``run/ccb.py``); the server and the API refuse it."""
 
     @property
     def label_kind(self) -> int:

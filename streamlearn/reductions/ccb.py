@@ -2,9 +2,11 @@
 ``ccb_explore_adf.cc`` and ``slates.cc``, over cb_adf and an explorer.
 
 Their driver is still ``run/ccb.py`` (each slot an example of cb_adf's, the slots'
-chosen actions removed from the next slot's): what the registry takes from here is their
-place in VW's header; labels, learner and VW's model options are cb_adf's and the
-explorer's (:mod:`streamlearn.reductions.cb_adf`, :mod:`streamlearn.reductions.explore`).
+chosen actions removed from the next slot's; ``batched=False``: the server and the API,
+which run a batch through the registry's learner, refuse them): what the registry takes
+from here is their place in VW's header; labels, learner and VW's model options are
+cb_adf's and the explorer's (:mod:`streamlearn.reductions.cb_adf`,
+:mod:`streamlearn.reductions.explore`).
 """
 
 from __future__ import annotations
@@ -59,6 +61,6 @@ def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001, ARG001 - VW n
 
 
 REDUCTION = Reduction("ccb", "cb", True, cb_adf.learner, stack, cb_adf.vw_words,
-                      options=OPTIONS)  # fmt: skip
+                      options=OPTIONS, batched=False)  # fmt: skip
 SLATES = Reduction("slates", "cb", True, cb_adf.learner, stack, cb_adf.vw_words,
-                   options=OPTIONS)  # fmt: skip
+                   options=OPTIONS, batched=False)  # fmt: skip

@@ -72,6 +72,10 @@ class Bandit:
         self.cb_type = cb_adf.CB_TYPES[ml.cb_type]
         self.step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
         red = reduction_of(ml)
+        if not red.batched:
+            name = "slates" if ml.reduction == "slates" else "ccb_explore_adf"
+            raise UsageError(f"--{name}: only sl vw's passes run its examples; serving a "
+                             f"--{name} model, or the API's bandit calls on it: not yet")
         self.kind = red.label_kind
         self.full = config.namespaces() or compile_interactions()
         full = self.full

@@ -17,7 +17,7 @@ import os
 from streamlearn.errors import NoExamples, UsageError
 from streamlearn.io.example_cache import is_cache
 from streamlearn.learners import cb_adf, csoaa_ldf
-from streamlearn.reductions import Multiline
+from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.options import config_of
 from streamlearn.run.mlmodel import check_finite, save, start
 from streamlearn.run.mlpasses import (
@@ -199,7 +199,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     sources, cache = sources_of(inputs, say, progress)
     wants = Wants(predictions, progress, raw, off_policy, audit, probabilities)
     try:
-        if ml.reduction in ("ccb", "slates"):
+        if not reduction_of(ml).batched:  # (CCB's and slates' slots: their own loop)
             from streamlearn.run import ccb
 
             return ccb.passes(ml, cfg, inputs, say, sources, cache, predictions, w.params,

@@ -1,13 +1,20 @@
 """``sl vw`` over K classes beside VW 9.11.9: ``--scores`` (each class's score on ``-p``, VW's
 accounting of an unlabeled example as wrong, as under ``--probabilities``), the stack's name
-of each reduction over classes, and a tag touching ``|`` on a ``--csoaa`` line (it crashed)."""
+of each reduction over classes, and a tag touching ``|`` on a ``--csoaa`` line (it crashed).
+Then, with VW's bytes held here (taken from ``vw`` on these lines), what ``sl vw`` writes
+around them: ``--csoaa``'s and ``--multilabel_oaa``'s progress columns (``known``; the
+lists of classes), their readable models' options, and under ``--audit`` the indexing info
+line among the audits and every table line of ``-P 1`` (``run/report.ProgressTable``,
+``run/vwaudit.Auditor``, ``run/runner.ClassNumbering``)."""
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +86,125 @@ def test_scores_lines_are_each_class_s_score(classes):
     assert s.exit_code == 0, s.output
     first = (classes / "s.p").read_text().splitlines()[1]
     assert re.fullmatch(r"1:\S+ 2:\S+ 3:\S+ 4:\S+", first), first
+
+
+# ----------------------------------------------------------- VW's bytes, held here
+
+ROOT = Path(__file__).parents[2]
+
+MULTILABEL = """\
+ | f17:0.5 f11:-1 f20:1 f19:1 f29:-1
+0,3 | f1:2 f24:1 f26:2 f15:-1 f22:-1
+ | f21:-1 f24:2 f13:-1
+1,2 | f17:1 f22:0.5 f20:2
+3 | f1:1
+ | f17:1 f6:-1 f9:2 f4:1 f27:2
+3 | f16:2 f17:2 f0:-1
+2,3 | f23:-1 f0:1 f21:1
+3 | f24:1
+1 | f25:0.5 f2:2 f23:0.5 f28:-1
+0 | f11:0.5 f13:2 f16:2 f14:2 f20:-1
+ | f26:2 f17:2 f28:0.5 f27:1
+"""
+MULTILABEL_TABLE = """\
+n.a.     n.a.                1            1.0        unknown                       6
+2.000000 2.000000            2            2.0            0,3                       6
+2.000000 n.a.                3            3.0        unknown            0,3        4
+3.000000 4.000000            4            4.0            1,2            0,3        4
+2.333333 1.000000            5            5.0              3            0,3        2
+2.333333 n.a.                6            6.0        unknown            1,2        6
+2.500000 3.000000            7            7.0              3            1,2        4
+2.200000 1.000000            8            8.0            2,3              3        4
+1.833333 0.000000            9            9.0              3              3        2
+1.857143 2.000000           10           10.0              1              3        5
+1.875000 2.000000           11           11.0              0              3        6
+1.875000 n.a.               12           12.0        unknown              3        5
+"""
+COSTS = """\
+2:3 1:2 |a f26:-1 f12:0.5 f7:0.5 f27:-1 f23:1
+4:1 1:0 |a f4:-1
+3:-1 4:0.5 2:1 |a f27:2
+1:2 4:3 |a f2:2 f25:1 f13:0.5 f0:2
+3:1 4:-1 |a f1:2 f0:1
+3:2 1:2 |a f27:-1 f20:1 f19:2 f13:0.5
+3:-1 1:-1 2:3 |a f1:2 f14:2
+3:2 4:1 |a f19:2 f5:2 f5:2 f24:2 f27:2
+2:3 4:1 1:0.5 |a f5:-1 f20:1 f3:2
+2:0 1:-1 |a f10:0.5 f27:2
+4:2 3:0 |a f4:0.5 f0:-1 f26:-1 f17:0.5
+3:0 1:0 4:3 |a f29:0.5 f28:-1 f18:1 f0:-1 f23:1
+"""
+COSTS_TABLE = """\
+1.000000 1.000000            3            3.0          known              2        2
+0.833333 0.666667            6            6.0          known              3        5
+1.166667 1.833333            9            9.0          known              4        4
+0.875000 0.000000           12           12.0          known              3        6
+"""
+
+
+def _sl(tmp_path: Path, data: str, args: list[str]) -> subprocess.CompletedProcess:
+    (tmp_path / "d.txt").write_text(data)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "streamlearn", "vw", "-d", "d.txt", *args],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+                       check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def _table(stderr: str) -> str:
+    lines = stderr.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("loss     last")) + 1
+    end = lines.index("", start)
+    return "".join(ln + "\n" for ln in lines[start:end])
+
+
+@pytest.mark.parametrize("audit", [[], ["--audit"]])
+def test_the_tables_columns_are_vws(tmp_path: Path, audit: list[str]) -> None:
+    """--multilabel_oaa: the classes given and predicted (``unknown``: none given); --csoaa:
+    ``known`` and the class; with --audit too (one kernel call per example)."""
+    r = _sl(tmp_path, MULTILABEL, ["--multilabel_oaa", "4", "-P", "1", *audit])
+    assert _table(r.stderr) == MULTILABEL_TABLE
+    r = _sl(tmp_path, COSTS, ["--csoaa", "4", "-P", "3", *audit])
+    assert _table(r.stderr) == COSTS_TABLE
+
+
+@pytest.mark.parametrize(("data", "args", "options", "checksum"), [
+    (MULTILABEL, ["--multilabel_oaa", "4"], "--multilabel_oaa 4", "3523126787"),
+    (COSTS, ["--csoaa", "4"], "--csoaa 4", "880828640"),
+    # (VW's multilabel_oaa sets its link with --probabilities: its scorer's, its model's)
+    (MULTILABEL, ["--multilabel_oaa", "4", "--probabilities", "--loss_function", "logistic"],
+     "--link logistic --multilabel_oaa 4", "3036747411"),
+])  # fmt: skip
+def test_readable_models_name_the_reduction(tmp_path: Path, data: str, args: list[str],
+                                            options: str, checksum: str) -> None:  # fmt: skip
+    """VW's ``options:`` line names --csoaa and --multilabel_oaa (not --oaa), and the
+    checksum over the weights is VW's: the weights are VW's."""
+    r = _sl(tmp_path, data, [*args, "--readable_model", "r.txt"])
+    text = (tmp_path / "r.txt").read_text()
+    assert f"options: {options}\nChecksum: {checksum}\n" in text
+    if "--probabilities" in args:
+        assert "scorer-logistic, multilabel_oaa-prob" in r.stderr
+        assert "multiclass log loss" not in r.stderr  # (VW's oaa's line, not multilabel's)
+
+
+def test_a_long_table_under_audit(tmp_path: Path) -> None:
+    """-P 1 under --audit: a line for every example of a batch (the lines of its one-example
+    kernel calls, all emitted after the batch)."""
+    data = "".join(f"{i % 3 + 1}:1 |a f{i % 7}\n" for i in range(200))
+    r = _sl(tmp_path, data, ["--csoaa", "3", "-P", "1", "--audit"])
+    assert _table(r.stderr).count("known") == 200
+
+
+@pytest.mark.parametrize(("data", "args", "at"), [
+    # oaa decides as it learns: after the deciding example's audits (its 3 classes)
+    ("1 | a b\n3 | c d\n2 | a d\n", ["--oaa", "3"], 12),
+    # csoaa as it reads the label: before the deciding example's audits
+    (COSTS[:COSTS.index("3:-1")], ["--csoaa", "4"], 4),
+])  # fmt: skip
+def test_the_indexing_note_is_among_the_audits_where_vw_writes_it(
+        tmp_path: Path, data: str, args: list[str], at: int) -> None:  # fmt: skip
+    r = _sl(tmp_path, data, [*args, "--audit"])
+    lines = r.stdout.splitlines()
+    assert [i for i, ln in enumerate(lines) if ln.startswith("[info]")] == [at]
+    assert lines[at].startswith("[info] label")

@@ -195,3 +195,30 @@ def test_ccb_labels_read_as_vws_parser() -> None:
     assert lab.cost == lab.prob
     assert lab.prob != float(np.float32(0.466667))
     assert abs(lab.prob - want) <= 2**-24
+
+
+@pytest.mark.parametrize("reduction", ["--ccb_explore_adf", "--slates"])
+def test_serving_a_ccb_model_is_refused_in_one_line(tmp_path: Path, reduction: str) -> None:
+    """The server and the API run a batch through the registry's learner, which CCB's and
+    slates' slots do not have (``run/ccb.py`` plays them): serving such a model answered
+    every request ``nan``; now it is refused before the server listens, and the API's
+    bandit calls on it too."""
+    from streamlearn import api
+
+    data = _logs(3, 20) if reduction == "--ccb_explore_adf" else _slates(3, 20)
+    (tmp_path / "d.txt").write_text(data)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def sl(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "streamlearn", "vw", *args], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120,
+                              check=False)  # fmt: skip
+
+    assert sl(reduction, "-d", "d.txt", "-f", "m.vw", "--quiet").returncode == 0
+    r = sl("--daemon", "--foreground", "--port", "0", "-i", "m.vw", "-t", "--quiet")
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [
+        f"Error: {reduction}: only sl vw's passes run its examples; serving a {reduction} "
+        "model, or the API's bandit calls on it: not yet"]
+    with pytest.raises(ValueError, match="not yet"):
+        api.Model.load(tmp_path / "m.vw")
