@@ -158,8 +158,11 @@ class Legacy:
     """The learner's state over a run and its per-batch outputs."""
 
     def __init__(self, ml, cfg, table: np.ndarray, gstate: np.ndarray,  # noqa: ANN001
-                 counter: int | None = None) -> None:  # fmt: skip
+                 counter: int | None = None, vw_log: bool = False) -> None:  # fmt: skip
         check(ml)
+        # VW's csoaa below cb_algs says once how the classes are numbered, at the first
+        # example whose cost-sensitive label lists class K (not under dm: no csoaa call)
+        self.numbered = not vw_log or ml.cb_type == "dm"
         self.ml = ml
         self.k = ml.actions
         self.cb_type = cb_adf.CB_TYPES[ml.cb_type]
@@ -207,6 +210,8 @@ class Legacy:
         mg = part.mg
         en = part.legacy
         m = mg.act_ptr.shape[0] - 1
+        if not self.numbered:
+            self._numbering(en)
         pred = np.zeros(m, dtype=np.int64)
         raw_out = np.zeros(en.cls.shape[0], dtype=np.float32)
         pmf = np.zeros((m, self.k), dtype=np.float32)
@@ -224,6 +229,21 @@ class Legacy:
             self._predictions(pred_lines, part, pred, pmf)
         if raw:
             self._raw(part, raw_out)
+
+    def _numbering(self, en: Entries) -> None:
+        """VW's info line when the batch has an example whose cost-sensitive label (VW's
+        ``gen_cs_example``: every action when the line lists none or only the logged one,
+        else the actions listed) names class K."""
+        from streamlearn.run.vwconsole import vw_log
+
+        k = self.k
+        for e in range(en.ptr.shape[0] - 1):
+            lo, hi = int(en.ptr[e]), int(en.ptr[e + 1])
+            every = hi - lo == 0 or (hi - lo == 1 and en.cost[lo] == en.cost[lo])
+            if every or bool((en.cls[lo:hi] == k).any()):
+                vw_log(f"[info] label {k} found -- labels are now considered 1-indexed.\n")
+                self.numbered = True
+                return
 
     def _progress(self, progress, npass, part, labeled, ho, loss, pred, pmf) -> None:  # noqa: ANN001
         from streamlearn.reductions.text import cb_label

@@ -73,6 +73,7 @@ class Wants:
     off_policy: bool = True
     audit: bool = False
     probabilities: bool = False
+    vw_log: bool = False  # VW's info lines on standard output (sl vw without --quiet)
 
 
 def parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
@@ -287,7 +288,7 @@ class _Walk:
         if ml.legacy:
             from streamlearn.run.cblegacy import Legacy
 
-            self.lg = Legacy(ml, cfg, w.table, w.gstate, counter)
+            self.lg = Legacy(ml, cfg, w.table, w.gstate, counter, wants.vw_log)
         self.auditor = None
         if wants.audit:  # (one example per kernel call, its audit written before it is learned)
             from streamlearn.run.mlaudit import Audit

@@ -197,7 +197,7 @@ def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
     w, counter = weights(ml, cfg, got)
     say = console.say
     sources, cache = sources_of(inputs, say, progress)
-    wants = Wants(predictions, progress, raw, off_policy, audit, probabilities)
+    wants = Wants(predictions, progress, raw, off_policy, audit, probabilities, vw_log)
     try:
         if not reduction_of(ml).batched:  # (CCB's and slates' slots: their own loop)
             from streamlearn.run import ccb

@@ -50,3 +50,23 @@ def test_oaa_says_which_labels_decided(tmp_path: Path, labels: str, args: list[s
     """VW's oaa numbers its classes by the first learned label 0 or K, and says so once."""
     data = "".join(f"{y} |f a{i} b\n" for i, y in enumerate(labels.split()))
     assert _stdout(tmp_path, data, args).stdout == note
+
+
+@pytest.mark.parametrize(("data", "args", "note"), [
+    ("1:0:0.5 |f a\n2:1:0.5 |f b\n", ["--cb", "2", "--cb_force_legacy"], 2),
+    ("1:0:0.5 |f a\n2:1:0.5 |f b\n", ["--cb_explore", "2", "--cb_force_legacy"], 2),
+    ("1:0:0.5 |f a\n2:1:0.5 |f b\n", ["--cb", "3", "--cb_force_legacy", "--cb_type", "ips"], 3),
+    # dm's costs do not go through csoaa: no line
+    ("1:0:0.5 |f a\n2:1:0.5 |f b\n", ["--cb", "2", "--cb_force_legacy", "--cb_type", "dm"], 0),
+    # the actions listed name no class 3 until the third line, which lists none: every action
+    ("1:0:0.5 2 |f a\n2:1:0.5 1 |f b\n |f c\n", ["--cb", "3", "--cb_force_legacy"], 3),
+    ("1:0:0.5 2 |f a\n2:1:0.5 1 |f b\n", ["--cb", "3", "--cb_force_legacy"], 0),
+    ("1:0:0.5 |f a\n", ["--cb", "2", "--cb_force_legacy", "--quiet"], 0),
+])  # fmt: skip
+def test_legacy_cb_says_how_its_classes_are_numbered(tmp_path: Path, data: str, args: list[str],
+                                                     note: int) -> None:  # fmt: skip
+    """VW's csoaa below the legacy cb says, once, that the classes are numbered 1..K when an
+    example's cost-sensitive label first lists class K (VW 9.11.9's lines on these files)."""
+    r = _stdout(tmp_path, data, args)
+    said = f"[info] label {note} found -- labels are now considered 1-indexed.\n".encode()
+    assert r.stdout == (said if note else b"")
