@@ -834,6 +834,13 @@ class VWClassesGD:
         edge = 50.0 if loss_id == 1 else 0.0
         self.lo, self.hi = -edge, edge
 
+    def rows(self, stream):
+        """The stream's well-formed rows: (i, feature indices, values in the run's float)."""
+        for i in range(stream.n):
+            if stream.status[i] == 0:
+                idx, val = stream.row(i)
+                yield i, idx, val.astype(self.dt)
+
     def widen(self, *ys):
         self.lo, self.hi = min([self.lo, *ys]), max([self.hi, *ys])
 
@@ -939,11 +946,7 @@ def oaa_gd(stream, loss_id, k, eta0=0.5, power_t=0.5, t0=0.0, l1=0.0, l2=0.0, ad
                      invariant, dt)
     scores = np.full((stream.n, k), np.nan)
     classes = np.full(stream.n, np.nan)
-    for i in range(stream.n):
-        if stream.status[i] != 0:
-            continue
-        idx, val = stream.row(i)
-        x = val.astype(dt)
+    for i, idx, x in gd.rows(stream):
         y = stream.labels[i]
         a = stream.weights[i]
         for c in range(k):
@@ -970,11 +973,7 @@ def multilabel_gd(stream, label_lists, loss_id, k, dt=np.float32, **options):
     gd = VWClassesGD(stream.d, loss_id, k, dt=dt, **options)
     scores = np.full((stream.n, k), np.nan)
     predicted = np.zeros((stream.n, k), dtype=bool)
-    for i in range(stream.n):
-        if stream.status[i] != 0:
-            continue
-        idx, val = stream.row(i)
-        x = val.astype(dt)
+    for i, idx, x in gd.rows(stream):
         given = label_lists[i]
         if given is not None:
             gd.shared["T"] += 1.0
@@ -998,11 +997,7 @@ def csoaa_gd(stream, costs, loss_id, k, dt=np.float32, **options):
     score of all).  Returns (weights[K, d], classes[n])."""
     gd = VWClassesGD(stream.d, loss_id, k, dt=dt, **options)
     classes = np.full(stream.n, np.nan)
-    for i in range(stream.n):
-        if stream.status[i] != 0:
-            continue
-        idx, val = stream.row(i)
-        x = val.astype(dt)
+    for i, idx, x in gd.rows(stream):
         listed = costs[i]
         if not listed:
             s = [gd.clip(gd.score(c, stream.bases[i], idx, x)) for c in range(k)]

@@ -170,10 +170,10 @@ def test_kernel_equals_k_dense_regressions(loss_id, opts, k, seed):
     cost widening the range first (from the first example's first class on: a first cost
     of -1.5 is in the range its prediction is clipped to), weights and predicted classes,
     in 1-3 batches."""
-    from streamlearn.learners import csoaa, oaa
-    from streamlearn.learners.base import make_params, new_rows, new_stats
-    from streamlearn.run.runner import run_kernel
+    from streamlearn.learners import csoaa
+    from streamlearn.learners.base import make_params
     from tests import reference
+    from tests.classes import class_weights, run_classes
     from tests.streams import random_stream
 
     stream = random_stream(seed, n=250, bits=5)
@@ -187,25 +187,15 @@ def test_kernel_equals_k_dense_regressions(loss_id, opts, k, seed):
         for j, (c, cost) in enumerate(listed):
             stream.labels[i, 1 + 2 * j : 3 + 2 * j] = (c, np.inf if cost is None else cost)
     params = make_params(oaa=k, indexing=1, **{"learning_rate": 0.5, "initial_t": 0.0, **opts})
-    bits = int(np.log2(stream.d)) + int(np.log2(oaa.stride(k)))
     spec = csoaa.GD
-    table, gstate = spec.new_table(bits), spec.init_gstate(params)
-    stats, rows = new_stats(), new_rows()
-    preds = np.empty((stream.n, 1 + k))
-    cuts = np.linspace(0, stream.n, 2 + seed).astype(int)
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-        preds[a:b] = run_kernel(spec.train_batch, table, gstate, params, loss_id,
-                                stream.slice(a, b), stats, rows, 1 + k)  # fmt: skip
+    table, gstate, preds, _ = run_classes(spec, params, stream, loss_id, k, 1 + k, 1 + seed)
     ref = dict(opts)
     ref["eta0"] = 0.5
     ref["t0"] = ref.pop("initial_t", 0.0)
     w_ref, classes_ref = reference.csoaa_gd(stream, costs, loss_id, k, **ref)
-    s = oaa.stride(k)
-    slots = (np.arange(stream.d)[None, :] * s + np.arange(k)[:, None]).astype(np.uint32)
-    w = np.empty(slots.size)
-    spec.current_weights(table, gstate, params, slots.ravel(), w)
+    w = class_weights(spec, table, gstate, params, k, stream.d)
     scale = max(float(np.max(np.abs(w_ref))), 1e-30)
-    np.testing.assert_allclose(w.reshape(k, stream.d), w_ref, rtol=0, atol=3e-4 * scale)
+    np.testing.assert_allclose(w, w_ref, rtol=0, atol=3e-4 * scale)
     ok = ~np.isnan(classes_ref)  # (the stream's malformed rows: NaN in both)
     np.testing.assert_array_equal(np.isnan(preds[:, 0]), ~ok)
     np.testing.assert_array_equal(preds[ok, 0], classes_ref[ok])

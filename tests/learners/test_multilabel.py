@@ -132,10 +132,10 @@ def test_kernel_equals_k_dense_binary_learners(loss_id, opts, k, seed):
     (:func:`tests.reference.multilabel_gd`): each class's labels, the range each label
     widens before the class predicts (from the first class of the first example: the
     range exists before it widens), weights, scores and predicted classes, in 1-3 batches."""
-    from streamlearn.learners import multilabel, oaa
-    from streamlearn.learners.base import make_params, new_rows, new_stats
-    from streamlearn.run.runner import run_kernel
+    from streamlearn.learners import multilabel
+    from streamlearn.learners.base import make_params
     from tests import reference
+    from tests.classes import class_weights, run_classes
     from tests.streams import random_stream
 
     stream = random_stream(seed, n=250, bits=5)
@@ -151,25 +151,15 @@ def test_kernel_equals_k_dense_binary_learners(loss_id, opts, k, seed):
     lists = [listed if listed else None for listed in lists]  # (VW: no class given, no label)
     kw = {"learning_rate": 0.5, "initial_t": 0.0, **opts}
     params = make_params(oaa=k, **kw)
-    bits = int(np.log2(stream.d)) + int(np.log2(oaa.stride(k)))
     spec = multilabel.GD
-    table, gstate = spec.new_table(bits), spec.init_gstate(params)
-    stats, rows = new_stats(), new_rows()
-    preds = np.empty((stream.n, 1 + 2 * k))
-    cuts = np.linspace(0, stream.n, 2 + seed).astype(int)
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-        preds[a:b] = run_kernel(spec.train_batch, table, gstate, params, loss_id,
-                                stream.slice(a, b), stats, rows, 1 + 2 * k)  # fmt: skip
+    table, gstate, preds, _ = run_classes(spec, params, stream, loss_id, k, 1 + 2 * k, 1 + seed)
     ref = dict(opts)
     ref["eta0"] = ref.pop("learning_rate", 0.5)
     ref["t0"] = ref.pop("initial_t", 0.0)
     w_ref, s_ref, member_ref = reference.multilabel_gd(stream, lists, loss_id, k, **ref)
-    s = oaa.stride(k)
-    slots = (np.arange(stream.d)[None, :] * s + np.arange(k)[:, None]).astype(np.uint32)
-    w = np.empty(slots.size)
-    spec.current_weights(table, gstate, params, slots.ravel(), w)
+    w = class_weights(spec, table, gstate, params, k, stream.d)
     scale = max(float(np.max(np.abs(w_ref))), 1e-30)
-    np.testing.assert_allclose(w.reshape(k, stream.d), w_ref, rtol=0, atol=3e-4 * scale)
+    np.testing.assert_allclose(w, w_ref, rtol=0, atol=3e-4 * scale)
     ok = ~np.isnan(s_ref[:, 0])  # (the stream's malformed rows: NaN in both)
     sscale = max(float(np.max(np.abs(s_ref[ok]))), 1e-30)
     np.testing.assert_allclose(preds[:, 1 : 1 + k], s_ref, rtol=0, atol=3e-4 * sscale)

@@ -23,6 +23,7 @@ from streamlearn.learners.base import (
 from streamlearn.learners.losses import HINGE, LOGISTIC, SQUARED
 from streamlearn.run.runner import run_kernel
 from tests import reference
+from tests.classes import class_weights, run_classes
 from tests.marks import slow_except
 from tests.streams import Stream, random_stream
 from tests.unix import invoke
@@ -38,28 +39,10 @@ def class_stream(seed: int, k: int, n: int = 300, bits: int = 5) -> Stream:
     return s
 
 
-def run_oaa(spec, params, stream: Stream, loss_id: int, k: int, chunks: int = 2):
-    """The kernel over ``stream`` in ``chunks`` batches on a table wide enough that no two
-    features share a slot: returns (table, gstate, predictions[n, K + 1], stats)."""
-    bits = int(np.log2(stream.d)) + int(np.log2(oaa.stride(k)))
-    table = spec.new_table(bits)
-    gstate = spec.init_gstate(params)
-    stats, rows = new_stats(), new_rows()
-    preds = np.empty((stream.n, k + 1))
-    cuts = np.linspace(0, stream.n, chunks + 1).astype(int)
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-        preds[a:b] = run_kernel(spec.train_batch, table, gstate, params, loss_id,
-                                stream.slice(a, b), stats, rows, k + 1)  # fmt: skip
-    return table, gstate, preds, stats
-
-
-def class_weights(spec, table, gstate, params, k: int, d: int) -> np.ndarray:
-    """The kernel's weights as [class, feature slot]: class c of slot h at h·s + c (VW's)."""
-    s = oaa.stride(k)
-    slots = (np.arange(d)[None, :] * s + np.arange(k)[:, None]).astype(np.uint32)
-    out = np.empty(slots.size)
-    spec.current_weights(table, gstate, params, slots.ravel(), out)
-    return out.reshape(k, d)
+def run_oaa(spec, params, stream: Stream, loss_id: int, k: int, chunks: int = 2):  # noqa: ANN001, ANN201
+    """:func:`tests.classes.run_classes` with K + 1 columns: (table, gstate, predictions[n,
+    K + 1], stats)."""
+    return run_classes(spec, params, stream, loss_id, k, k + 1, chunks)
 
 
 def assert_same(scores, classes, w, s_ref, c_ref, w_ref, rtol):
