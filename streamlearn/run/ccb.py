@@ -590,4 +590,123 @@ class _Counts:
                       explorer=run, names=run.trace.names if run.trace else None)  # fmt: skip
 
 
-__all__ = ["passes"]
+# ---------------------------------------------------------------------- sl vw --daemon
+
+
+def served(vw_path: str, learn: dict, bandit: dict, opts, console):  # noqa: ANN001, ANN201
+    """``sl vw --daemon -i`` of VW's model of ``--ccb_explore_adf`` or ``--slates``
+    (:func:`streamlearn.run.serve_model.served_model`): the server's model, a
+    :class:`~streamlearn.run.bandit.BanditServed` whose examples are played as
+    :func:`passes` plays them (defined on first use: a plain server does not import the
+    bandits)."""
+    from streamlearn.run.bandit import BanditServed
+
+    class Served(BanditServed):
+        """Requests are CCB (slates) examples, each answered once its blank line has come
+        with VW's ``-p`` text for it (each slot's decisions, then a blank line: what VW's
+        daemon answers), in order, per connection; learning (no ``-t``) the labeled ones,
+        one request after another exactly as one ``sl vw`` pass over them.  A malformed
+        example is answered ``nan`` and a blank line (the connection stays).  A model made
+        non-finite is never saved (:func:`streamlearn.run.mlmodel.save`'s check)."""
+
+        def __init__(self) -> None:  # (BanditServed's answer and closed; not its learner)
+            from streamlearn.io.examples import parse_options
+            from streamlearn.io.interactions import compile_interactions
+            from streamlearn.io.labels import LABEL_CB
+            from streamlearn.reductions import Multiline
+            from streamlearn.reductions.options import config_of
+            from streamlearn.run.mlmodel import start
+            from streamlearn.run.mlpasses import weights
+
+            ml = Multiline(**bandit)
+            got = start(vw_path, ml, learn)
+            cfg = config_of(got[0], bases=True)
+            _refuse(ml, cfg, True)
+            if cfg.format in ("json", "dsjson"):
+                raise UsageError(f"serving --{_option(ml)} reads VW's text examples, not "
+                                 f"--{cfg.format}")  # fmt: skip
+            w, counter = weights(ml, cfg, got)
+            run = _Runner(ml, cfg, w.params, w.tables, w.step, w.gstate, w.stats, w.dr_prev,
+                          True)  # fmt: skip
+            if counter is not None and ml.explore == "first":
+                run.xstats[run.ex.X_TAU] = counter
+            run.seen_multi = _seen_multi(vw_path)
+            self.ml, self.w, self.run, self.options = ml, w, run, got[0]
+            self.parse_inter = parse_options(cfg.namespaces() or compile_interactions(),
+                                             LABEL_CB)  # fmt: skip
+            self.counts = _Counts()
+            self.config = cfg
+            self.opts = opts
+            self.console = console
+            self.learner = self if opts.learn else None
+            self.model = None
+            self.carry: dict[str, tuple[bytes, int]] = {}
+
+        def warm_up(self) -> None:
+            """Load the kernels with one example, nothing of the run's state moved."""
+            run = self.run
+            kept = (run.rng.copy(), run.xstats.copy(), run.stats.copy(), run.seen_multi,
+                    self.counts.read)  # fmt: skip
+            learning = run.learning
+            run.learning = False
+            try:
+                self._run(b"ccb shared |s w\nccb action |a x\nccb action |a y\nccb slot |s z"
+                          b"\n\n" if not run.slates else b"slates shared |s w\nslates action"
+                          b" 0 |a x\nslates slot |s z\n\n", "<warm-up>", 1)  # fmt: skip
+            finally:
+                run.learning = learning
+                run.rng[:], run.xstats[:], run.stats[:] = kept[:3]
+                run.seen_multi, self.counts.read = kept[3], kept[4]
+                self.counts.examples = self.counts.labeled = self.counts.features = 0
+                self.counts.loss = 0.0
+
+        def _run(self, data: bytes, source: str, start: int) -> tuple[bytes, int, int]:
+            from streamlearn.io.batch import Block
+            from streamlearn.io.multiline import example_starts
+            from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
+
+            cfg, run = self.config, self.run
+            block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start,
+                          live=True)  # fmt: skip
+            b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, self.parse_inter)
+            if b.err_pos is None:
+                b.err_pos = np.full(b.n, -1, dtype=np.int64)
+            ex_ptr = example_starts(b.line)
+            m = ex_ptr.shape[0] - 1
+            if m <= 0:
+                return b"", 0, 0
+            good = _good(b, ex_ptr, run.slates, check_sum=True)
+            if (b.status != 0).any():
+                for msg in describe_errors(b, limit=3):
+                    self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
+            lines = run.pred_lines
+            before = len(lines)
+            if good:
+                self.counts.count(run, len(good), run.block(b, good), None)
+            answers = lines[before:]
+            del lines[before:]  # (each example's answered once, kept nowhere)
+            firsts = {lo for lo, _ in good}
+            out: list[str] = []
+            for e in range(m):
+                out.append(answers.pop(0) if int(ex_ptr[e]) in firsts and answers else
+                           "nan\n\n")  # fmt: skip
+            return "".join(out).encode(), m, m - len(good)
+
+        def examples(self) -> int:
+            return self.counts.read
+
+        def snapshot(self):  # noqa: ANN202
+            raise UsageError(f"--{_option(self.ml)}: the server saves VW's model (-f)")
+
+        def save(self, target: str, fmt: str, link: str) -> None:  # noqa: ARG002 - Served's
+            """Write the model as ``sl vw -f`` does (:func:`streamlearn.run.mlmodel.save`)."""
+            from streamlearn.run.mlmodel import save
+
+            fitted = self.counts.fitted(self.run, self.config, self.w.table, self.w.stats)
+            learn = fitted.summary.pop("config")
+            save(fitted, self.ml, learn, target, fmt)
+
+    return Served()
+
+
+__all__ = ["passes", "served"]

@@ -27,6 +27,7 @@ from streamlearn.io.formats import FMT_VW
 from streamlearn.io.interactions import capped
 from streamlearn.io.parse import FORMATS, detect_format, parse_blocks
 from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows
+from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.classes import check_probabilities, prediction_width
 from streamlearn.run.console import Console
 from streamlearn.run.finite import check_model
@@ -261,6 +262,10 @@ def served_model(m: model_io.Model | None, config: TrainConfig, opts: ServeOptio
             raise UsageError(f"{vw_path} is VW's model of a multiline reduction: serve it "
                              "with sl vw --daemon -i, which reads its options")  # fmt: skip
         learn = {**(explicit or {}), "test_only": not opts.learn}
+        if not reduction_of(Multiline(**opts.bandit)).batched:  # (CCB's, slates' slots)
+            from streamlearn.run import ccb
+
+            return ccb.served(vw_path, learn, opts.bandit, opts, console)
         b = Bandit.from_vw(vw_path, learn, opts.bandit)
         return _guarded()(None, b.config, opts, console, opts.bandit, learner=b)
     if opts.bandit or (m is not None and isinstance(m.meta.get("multiline"), dict)):

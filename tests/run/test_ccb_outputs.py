@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -197,28 +198,72 @@ def test_ccb_labels_read_as_vws_parser() -> None:
     assert abs(lab.prob - want) <= 2**-24
 
 
-@pytest.mark.parametrize("reduction", ["--ccb_explore_adf", "--slates"])
-def test_serving_a_ccb_model_is_refused_in_one_line(tmp_path: Path, reduction: str) -> None:
-    """The server and the API run a batch through the registry's learner, which CCB's and
-    slates' slots do not have (``run/ccb.py`` plays them): serving such a model answered
-    every request ``nan``; now it is refused before the server listens, and the API's
-    bandit calls on it too."""
+def _answers(data: bytes, size: int, port: int, timeout: float = 60.0) -> bytes:
+    """What the server answers to ``data``'s examples, sent one at a time, until ``size``
+    bytes have come (a slot without a decision is an empty line: the answers are not
+    counted by their blank lines)."""
+    import select
+    import socket
+
+    examples = [e + b"\n\n" for e in data.split(b"\n\n") if e.strip()]
+    buf = b""
+    end = time.monotonic() + timeout
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        for ex in examples:
+            s.sendall(ex)
+        while len(buf) < size and time.monotonic() < end:
+            r, _, _ = select.select([s], [], [], max(0.0, end - time.monotonic()))
+            got = s.recv(1 << 20) if r else b""
+            if not got:
+                break
+            buf += got
+    return buf
+
+
+@pytest.mark.parametrize(("reduction", "args"), [
+    ("--ccb_explore_adf", []),
+    ("--ccb_explore_adf", ["-t"]),
+    ("--ccb_explore_adf", ["--epsilon", "0.3", "-q", "::"]),
+    ("--slates", []),
+])  # fmt: skip
+def test_the_daemon_serves_a_ccb_model_as_sl_vw_runs_it(tmp_path: Path, reduction: str,
+                                                        args: list[str]) -> None:  # fmt: skip
+    """sl vw --daemon -i of a CCB (slates) model: each request's slots' decisions, as VW's
+    daemon answers them and as sl vw -i -p writes them for the same examples in a file
+    (beside VW's daemon on these examples: 80 of 80 answers the same, scripts in the
+    session's log); learning, the model saved on SIGTERM is sl vw -i ... -f's.  (It
+    answered nan: the server ran cb_adf's learner on CCB's lines.)  A malformed example is
+    answered nan and the connection stays; the API still refuses such a model."""
+    import signal
+
     from streamlearn import api
+    from tests.run.test_serve import Server
+    from tests.unix import sl
 
-    data = _logs(3, 20) if reduction == "--ccb_explore_adf" else _slates(3, 20)
-    (tmp_path / "d.txt").write_text(data)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-    def sl(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "streamlearn", "vw", *args], cwd=tmp_path,
-                              env=env, capture_output=True, text=True, timeout=120,
-                              check=False)  # fmt: skip
-
-    assert sl(reduction, "-d", "d.txt", "-f", "m.vw", "--quiet").returncode == 0
-    r = sl("--daemon", "--foreground", "--port", "0", "-i", "m.vw", "-t", "--quiet")
-    assert r.returncode == 2
-    assert r.stderr.splitlines() == [
-        f"Error: {reduction}: only sl vw's passes run its examples; serving a {reduction} "
-        "model, or the API's bandit calls on it: not yet"]
+    gen = _logs if reduction == "--ccb_explore_adf" else _slates
+    (tmp_path / "a.txt").write_text(gen(1, 60))
+    second = gen(2, 40)
+    (tmp_path / "b.txt").write_text(second)
+    train = [t for t in args if t != "-t"]
+    assert sl(["vw", reduction, *train, "-d", "a.txt", "-f", "m.vw", "--quiet"],
+              tmp_path).returncode == 0  # fmt: skip
+    test = ["-t"] if "-t" in args else []
+    ref = sl(["vw", *test, "-i", "m.vw", "-d", "b.txt", "-p", "ref.p", "-f", "ref.vw",
+              "--quiet"], tmp_path)  # fmt: skip
+    assert ref.returncode == 0, ref.stderr
+    srv = Server(["vw", "--daemon", "--foreground", *test, "-i", "m.vw", "-f", "out.vw",
+                  "--port", "0", "--port_file", "s.port"], tmp_path)  # fmt: skip
+    try:
+        want = (tmp_path / "ref.p").read_bytes()
+        got = _answers(second.encode(), len(want), srv.port)
+        bad = b"ccb shared |User a\nccb action |A x\nccb slot 7:0.5:0.3 |S s\n\n"
+        if reduction == "--ccb_explore_adf":
+            assert _answers(bad, 5, srv.port) == b"nan\n\n"
+        assert srv.stop(signal.SIGTERM) == 143
+    finally:
+        srv.stop(signal.SIGKILL)
+    assert got == want
+    if not test:
+        assert (tmp_path / "out.vw").read_bytes() == (tmp_path / "ref.vw").read_bytes()
     with pytest.raises(ValueError, match="not yet"):
         api.Model.load(tmp_path / "m.vw")
