@@ -107,7 +107,7 @@ MODEL_OPTIONS: dict[str, bool] = {
     **_table("csoaa_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first lambda "
              "bag cover psi rnd rnd_alpha rnd_invlambda synthcoverpsi synthcoversize "
              "mellowness cb_min_cost cb_max_cost gamma_scale gamma_exponent multiplier "
-             "target_rate", True),
+             "target_rate multiworld_test", True),
     **_table("csoaa_rank cb_adf cb_explore_adf rank_all eval cbify_cs cbify_ldf "
              "ccb_explore_adf slates cb_sample all_slots_loss ccb_no_slot_index first_only "
              "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif",
@@ -137,7 +137,8 @@ anything else (an output, an input, a server, a run's mode: ``--final_regressor`
 ``--data``, ``--daemon``, ``--testonly``, ``--passes``) is refused (exit 5) before any of
 them is used, named as it is written (:func:`check_options`)."""
 
-MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf")
+MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf",
+             "multiworld_test")
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
@@ -152,6 +153,7 @@ INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa
                      "random_seed degree".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
 WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight quadratic "
+                  "multiworld_test "
                   "cubic interactions ignore ignore_linear keep ngram skips hash link "
                   "loss_function feature_limit kernel".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
@@ -382,8 +384,8 @@ def _multiline(items: list[tuple[str, str | None, str]]) -> None:
     names = {n for n, _, _ in items}
     if not names & set(MULTILINE):
         return
-    top = next(r for r in ("cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf",
-                            "wap_ldf") if r in names)  # (the one VW runs first)
+    top = next(r for r in ("multiworld_test", "cb_explore", "cb", "cb_explore_adf", "cb_adf",
+                            "csoaa_ldf", "wap_ldf") if r in names)  # (the one VW runs first)
     shown = next(_shown(s, v) for n, v, s in items if n == top)
     unrun = not_run(names)
     if unrun:

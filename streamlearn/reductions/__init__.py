@@ -43,6 +43,7 @@ from streamlearn.reductions import (
     ksvm,
     lrq,
     lrqfa,
+    mwt,
     nn,
     svrg,
 )
@@ -129,7 +130,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, classes, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, gd_mf, svrg, ksvm, csoaa_ldf, cb_adf, cb_dro, ccb)
+              bfgs, gd_mf, svrg, ksvm, csoaa_ldf, mwt, cb_adf, cb_dro, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 

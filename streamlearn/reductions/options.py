@@ -75,6 +75,8 @@ def reduction_name(ml) -> str:  # noqa: ANN001 - a Multiline
         return "--ccb_explore_adf" if ml.reduction == "ccb" else "--slates"
     if ml.reduction == "csoaa_ldf":
         return "--csoaa_ldf"
+    if getattr(ml, "mwt", ""):
+        return "--multiworld_test"
     if ml.legacy:
         return "--cb_force_legacy"
     base = "--cb" if ml.reduction == "cb" else "--cb_adf"

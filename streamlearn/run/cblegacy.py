@@ -107,7 +107,7 @@ def part(ml, cfg, block, parse_inter):  # noqa: ANN001, ANN201
                 continue
             first[r] = 1
         cls = lab.cls[lo:hi]
-        if cls.shape[0] and (cls.min() < 1 or cls.max() > k):
+        if k and cls.shape[0] and (cls.min() < 1 or cls.max() > k):  # (k 0: --multiworld_test)
             b.status[r] = 27
     rows = np.flatnonzero(b.status == 0)
     starts, ends = b.indptr[rows], b.indptr[rows + 1]
@@ -141,6 +141,10 @@ def part(ml, cfg, block, parse_inter):  # noqa: ANN001, ANN201
 
 def learners(ml) -> tuple[str, str, str]:  # noqa: ANN001
     """(Enabled learners, Input label, Output pred) of VW's header."""
+    if ml.mwt:
+        from streamlearn.reductions.mwt import stack
+
+        return stack(ml)
     chain = "gd, scorer-identity, csoaa, cb"
     if ml.evaluate:
         return chain + "-eval", "CB_EVAL", "MULTICLASS"
@@ -205,8 +209,10 @@ class Legacy:
             w = cb_algs.stride(2 * ml.actions * (ml.cover + 1))
         return cb_algs.init_gstate(params, w)
 
-    def batch(self, part, ho: np.ndarray, params: np.ndarray, loss_id: int, stats: np.ndarray,
-              npass: int, progress, pred_lines, raw: bool) -> None:  # noqa: ANN001  # fmt: skip
+    def run(self, part, ho: np.ndarray, params: np.ndarray, loss_id: int,
+            stats: np.ndarray) -> tuple:  # noqa: ANN001  # fmt: skip
+        """The kernel over a batch: each example's (prediction, label entries' raw scores,
+        pmf, loss)."""
         mg = part.mg
         en = part.legacy
         m = mg.act_ptr.shape[0] - 1
@@ -222,6 +228,11 @@ class Legacy:
             en.ptr, en.cls, en.cost, en.prob, en.policy, ho, stats, pred, raw_out, pmf, loss,
             self.cover,
         )  # fmt: skip
+        return pred, raw_out, pmf, loss
+
+    def batch(self, part, ho: np.ndarray, params: np.ndarray, loss_id: int, stats: np.ndarray,
+              npass: int, progress, pred_lines, raw: bool) -> None:  # noqa: ANN001  # fmt: skip
+        pred, raw_out, pmf, loss = self.run(part, ho, params, loss_id, stats)
         labeled = ~np.isnan(loss)
         if progress is not None:
             self._progress(progress, npass, part, labeled, ho, loss, pred, pmf)

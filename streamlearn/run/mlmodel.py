@@ -159,7 +159,13 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     # model's options name ccb_explore_adf: a cb_adf model continued by CCB has none)
     ccb = ml.reduction in ("ccb", "slates") and vwmodel_cb.has_ccb_flag(h)
     cols = _columns(cfg)
+    top = None  # (--multiworld_test's state, above the learner's)
     try:
+        if getattr(ml, "mwt", ""):
+            from streamlearn.run.mwt import read_section
+
+            top, end = read_section(data, h.end)
+            h = dataclasses.replace(h, end=end)
         got_body = vwmodel_cb.read_cb_body(data, h, counter, sums, len(cols), costs=costs,
                                            ccb=ccb)  # fmt: skip
     except ValueError as e:
@@ -195,7 +201,7 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
             gstate[G_CONTRACTION] = r.get("l2_state", 1.0)
     counts = (float(got_body.event_sum or 0), float(got_body.action_sum or 0))
     # the explorer's state: its counter, or --synthcover's (lowest, highest) costs seen
-    state = got_body.costs if costs else got_body.counter
+    state = got_body.costs if costs else top if top is not None else got_body.counter
     return {"table": table, "gstate": gstate, "counts": counts, "counter": state,
             "bits": h.bits, "resume": r is not None, "seen_multi": got_body.seen_multi,
             "t": float(r["t"]) if r is not None else None}  # fmt: skip
@@ -209,7 +215,9 @@ def options_string(ml, cfg, seed: int = 0, resume: bool = True) -> str:  # noqa:
     if ml.legacy:
         from streamlearn.run.cblegacy import vw_words
 
-        words = vw_words(ml)
+        words = vw_words(ml) if ml.actions else []  # (--multiworld_test alone: no cb)
+        if ml.mwt:
+            words += ["--multiworld_test", ml.mwt]
     else:
         words = reduction_of(ml).vw_words(ml) + explorer_words(ml)
     text = " " + " ".join(words) + gd_options(cfg, resume)
@@ -249,19 +257,21 @@ def _vw_order(text: str) -> str:
 
 def encode(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarray,  # noqa: ANN001
            counter: int | tuple | None, seed: int = 0, weights_only: bool = False,
-           seen_multi: bool = False, passes: int = 1, progress=None) -> list:  # noqa: ANN001  # fmt: skip
+           seen_multi: bool = False, passes: int = 1, progress=None,
+           top: bytes = b"") -> list:  # noqa: ANN001  # fmt: skip
     """The VW model file of a run's state, in pieces (``weights_only``: VW's
     ``--predict_only_model``); ``counter``: the explorer's (``--synthcover``: its lowest
     and highest costs seen); ``seen_multi``: CCB's and slates' has_seen_multi_slot_example,
     the byte VW's ccb writes above the explorer's state; ``passes``, ``progress``: what
-    VW's table left in gd's resume state (:func:`table_state`)."""
+    VW's table left in gd's resume state (:func:`table_state`); ``top``: the state of a
+    reduction above them all (``--multiworld_test``'s)."""
     m = model_state(ml, cfg, table, gstate, stats, counter, seed, weights_only)
     if m.resume is not None:
         table_state(m.resume, passes, progress)
     gd_parts = vwmodel.encode_body(m.resume, m.keep, m.values)
     flag = bool(seen_multi) if ml.reduction in ("ccb", "slates") else None
-    return [vwmodel.encode_header(m.header),
-            *vwmodel_cb.encode_cb_body(m.counter, m.mtr, gd_parts, m.costs, flag)]  # fmt: skip
+    body = vwmodel_cb.encode_cb_body(m.counter, m.mtr, gd_parts, m.costs, flag)
+    return [vwmodel.encode_header(m.header), *([top] if top else []), *body]
 
 
 def table_state(resume: dict, passes: int, progress) -> None:  # noqa: ANN001
@@ -439,7 +449,8 @@ def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl",  # noqa
             parts = encode(ml, cfg, fitted.table, fitted.gstate, stats, counter, seed,
                            weights_only=fmt == "vw_predict_only", seen_multi=multi,
                            passes=int(fitted.summary.get("passes") or 1),
-                           progress=progress)  # fmt: skip
+                           progress=progress, top=getattr(fitted.explorer, "vw_section",
+                                                          bytes)())  # fmt: skip
         except ValueError as e:
             raise ModelError(f"cannot write {path} as a VW model: {e}") from None
         write_bytes(str(path), parts, "model")

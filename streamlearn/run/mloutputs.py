@@ -37,6 +37,8 @@ NAMES = {"audit": "--audit", "raw_predictions": "-r/--raw_predictions",
 def built(ml, attr: str) -> bool:  # noqa: ANN001
     """Whether runs of ``ml`` write output ``attr`` (an :class:`~streamlearn.run.options.Outputs`
     field) as VW does."""
+    if getattr(ml, "mwt", ""):  # (run/mwt.py: -p and VW's model file)
+        return False
     if ml.legacy or ml.evaluate:  # (cblegacy writes -r, and its models both ways)
         return attr in ("raw_predictions", "readable_model")
     return ml.reduction in BUILT[attr]

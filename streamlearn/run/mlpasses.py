@@ -288,7 +288,12 @@ class _Walk:
         if ml.legacy:
             from streamlearn.run.cblegacy import Legacy
 
-            self.lg = Legacy(ml, cfg, w.table, w.gstate, counter, wants.vw_log)
+            if ml.mwt:
+                from streamlearn.run.mwt import Mwt
+
+                self.lg = Mwt(ml, cfg, w.table, w.gstate, counter, wants.vw_log)
+            else:
+                self.lg = Legacy(ml, cfg, w.table, w.gstate, counter, wants.vw_log)
         self.auditor = None
         if wants.audit:  # (one example per kernel call, its audit written before it is learned)
             from streamlearn.run.mlaudit import Audit

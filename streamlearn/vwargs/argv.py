@@ -78,7 +78,7 @@ def parse_argv(argv: list[str]) -> Translation:
     return t
 
 
-CB_REDUCTIONS = ("cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf")
+CB_REDUCTIONS = ("multiworld_test", "cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf")
 """The multiline reductions a VW model may name, the one VW runs first: a model's
 ``--cb 4 --cb_adf --csoaa_ldf multiline`` is ``--cb 4`` to sl vw."""
 IMPLIED = {"csoaa_ldf", "csoaa_rank", "cb_adf", "cb_sample"}
@@ -116,8 +116,8 @@ def model_argv(path: str, argv: list[str]) -> list[str]:
     if legacy and "cb_force_legacy" not in names | given:
         out.append("--cb_force_legacy")  # (VW before 8.11 kept none: VW 9 reads it so)
     for name, value in pairs:
-        if name in CB_REDUCTIONS and name != top:
-            continue  # (the reductions VW stacks below the first)
+        if name in CB_REDUCTIONS and name != top and top != "multiworld_test":
+            continue  # (the reductions VW stacks below the first; mwt's --cb: its --learn)
         if name in IMPLIED and name != top and top != "csoaa_ldf":
             continue
         if legacy and name == "csoaa":

@@ -425,18 +425,18 @@ OTHER_VW_OPTIONS = frozenset("""
     dream_repeats  dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
-    epsilon_decay_significance_level error exclude_eval experimental_igl
+    epsilon_decay_significance_level error experimental_igl
     fixed_significance_level flip_loss_sign
      get_pmf global_only graph_feedback
      ignore_features_dsjson_experimental initial_denominator
     initial_epsilon initial_numerator  interaction interaction_type
     interaction_update kary_tree  lambda_scheme large_action_space
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
-    leaf_example_multiplier learn learn_at_leaf learning_rate_cnt
+    leaf_example_multiplier learn_at_leaf learning_rate_cnt
     loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
     max_depth max_labels max_number_of_labels max_value
     memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
-    model_count multiworld_test no_progress node_only normalize oas online
+    model_count no_progress node_only normalize oas online
     opt_func oracle_type oracular ot overwrite_label
      per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
       print priority_challengers priority_type random_init
