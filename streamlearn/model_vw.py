@@ -311,10 +311,11 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("elim", "elim"), ("greedify", "greedify"), ("ope", None), ("cbify_cs", "cbify_cs"),
         ("cbify_ldf", "cbify_ldf"), ("legacy", "cb_force_legacy"), ("evaluate", "eval"),
         ("explore_eval", "explore_eval"), ("all_slots_loss", "all_slots_loss"),
-        ("ccb_no_slot_index", "ccb_no_slot_index"), ("no_predict", None), ("cb_dro", None))},
+        ("ccb_no_slot_index", "ccb_no_slot_index"), ("no_predict", None), ("cb_dro", None),
+        ("mwt_exclude", None))},
     **{f: (o, int) for f, o in (
         ("actions", "cb"), ("tau", "first"), ("bag", "bag"), ("cover", "cover"), ("rnd", "rnd"),
-        ("synthcoversize", "synthcoversize"), ("cbify", "cbify"))},
+        ("synthcoversize", "synthcoversize"), ("cbify", "cbify"), ("mwt_learn", None))},
     **{f: (o, float) for f, o in (
         ("clip_p", "clip_p"), ("lam", "lambda"), ("psi", "psi"), ("rnd_alpha", "rnd_alpha"),
         ("rnd_invlambda", "rnd_invlambda"), ("synthcoverpsi", "synthcoverpsi"),
@@ -325,7 +326,7 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("target_rate", "target_rate"), ("cb_dro_alpha", None), ("cb_dro_tau", None),
         ("cb_dro_wmax", None))},
     **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"),
-                                ("explore", None))},
+                                ("explore", None), ("mwt", "multiworld_test"))},
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
 ``reductions.Multiline``), each with the VW option it stands for in

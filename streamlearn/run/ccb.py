@@ -590,15 +590,100 @@ class _Counts:
                       explorer=run, names=run.trace.names if run.trace else None)  # fmt: skip
 
 
+# ---------------------------------------------------------------------- one learner, live
+
+
+class Live:
+    """One CCB (slates) learner kept between calls, as one ``sl vw`` pass plays its examples
+    one request after another: the server's (:func:`served`) and the Python API's
+    (``streamlearn.vowpalwabbit``).  ``ml``: the stack's options; ``learn``: the
+    configuration's fields; ``vw_path``: VW's model file continued, or None."""
+
+    def __init__(self, ml, learn: dict, vw_path: str | None = None) -> None:  # noqa: ANN001
+        from streamlearn.io.examples import parse_options
+        from streamlearn.io.interactions import compile_interactions
+        from streamlearn.io.labels import LABEL_CB
+        from streamlearn.reductions.options import config_of
+        from streamlearn.run.mlmodel import start
+        from streamlearn.run.mlpasses import weights
+
+        got = start(vw_path, ml, learn) if vw_path else None
+        cfg = config_of(got[0] if got else learn, bases=True)
+        _refuse(ml, cfg, True)
+        if cfg.format in ("json", "dsjson"):
+            raise UsageError(f"--{_option(ml)} one example at a time reads VW's text, not "
+                             f"--{cfg.format}")  # fmt: skip
+        w, counter = weights(ml, cfg, got)
+        run = _Runner(ml, cfg, w.params, w.tables, w.step, w.gstate, w.stats, w.dr_prev, False)
+        if counter is not None and ml.explore == "first":
+            run.xstats[run.ex.X_TAU] = counter
+        run.seen_multi = _seen_multi(vw_path) if vw_path else False
+        self.ml, self.config, self.w, self.run = ml, cfg, w, run
+        self.parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
+        self.counts = _Counts()
+
+    def play(self, data: bytes, source: str = "<example>", start: int = 1,
+             learn: bool = True) -> tuple[list, list[str]]:  # fmt: skip
+        """The whole examples of ``data`` played in order (``learn`` False: scored, nothing
+        learned): each example's decisions (per slot, its (action, probability) pairs; None
+        for a malformed example), and the malformed lines' messages."""
+        from streamlearn.io.batch import Block
+        from streamlearn.io.multiline import example_starts
+        from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
+        from streamlearn.learners.base import P_LEARN
+
+        cfg, run = self.config, self.run
+        block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start,
+                      live=True)  # fmt: skip
+        b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, self.parse_inter)
+        if b.err_pos is None:
+            b.err_pos = np.full(b.n, -1, dtype=np.int64)
+        ex_ptr = example_starts(b.line)
+        m = max(ex_ptr.shape[0] - 1, 0)
+        good = _good(b, ex_ptr, run.slates, check_sum=True) if m else []
+        bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
+        out: list = [None] * m
+        if good:
+            kept = run.params[P_LEARN], run.learning
+            if not learn:
+                run.params[P_LEARN], run.learning = 0.0, False
+            try:
+                played = run.block(b, good)
+            finally:
+                run.params[P_LEARN], run.learning = kept
+            self.counts.count(run, len(good), played, None)
+            at = {int(lo): e for e, lo in enumerate(ex_ptr[:-1].tolist())}
+            for (lo, _), (_, decisions) in zip(good, played[3], strict=True):
+                out[at[int(lo)]] = decisions
+        return out, bad
+
+    def relative(self, decisions: list) -> list:
+        """An example's decisions as VW's Python package gives them: slates' actions
+        numbered within their slot."""
+        return self.run._relative(decisions) if self.run.slates else decisions
+
+    def text(self, decisions: list) -> str:
+        """VW's ``-p`` text of an example's decisions (each slot's line, then a blank line)."""
+        return self.run._pred_text(decisions)
+
+    def save(self, target: str, fmt: str) -> None:
+        """Write the model as ``sl vw -f`` does (:func:`streamlearn.run.mlmodel.save`)."""
+        from streamlearn.run.mlmodel import save
+
+        fitted = self.counts.fitted(self.run, self.config, self.w.table, self.w.stats)
+        learn = fitted.summary.pop("config")
+        save(fitted, self.ml, learn, target, fmt)
+
+
 # ---------------------------------------------------------------------- sl vw --daemon
 
 
 def served(vw_path: str, learn: dict, bandit: dict, opts, console):  # noqa: ANN001, ANN201
     """``sl vw --daemon -i`` of VW's model of ``--ccb_explore_adf`` or ``--slates``
     (:func:`streamlearn.run.serve_model.served_model`): the server's model, a
-    :class:`~streamlearn.run.bandit.BanditServed` whose examples are played as
-    :func:`passes` plays them (defined on first use: a plain server does not import the
-    bandits)."""
+    :class:`~streamlearn.run.bandit.BanditServed` whose examples a :class:`Live` plays
+    (defined on first use: a plain server does not import the bandits)."""
+    from streamlearn.reductions import Multiline
     from streamlearn.run.bandit import BanditServed
 
     class Served(BanditServed):
@@ -610,32 +695,8 @@ def served(vw_path: str, learn: dict, bandit: dict, opts, console):  # noqa: ANN
         non-finite is never saved (:func:`streamlearn.run.mlmodel.save`'s check)."""
 
         def __init__(self) -> None:  # (BanditServed's answer and closed; not its learner)
-            from streamlearn.io.examples import parse_options
-            from streamlearn.io.interactions import compile_interactions
-            from streamlearn.io.labels import LABEL_CB
-            from streamlearn.reductions import Multiline
-            from streamlearn.reductions.options import config_of
-            from streamlearn.run.mlmodel import start
-            from streamlearn.run.mlpasses import weights
-
-            ml = Multiline(**bandit)
-            got = start(vw_path, ml, learn)
-            cfg = config_of(got[0], bases=True)
-            _refuse(ml, cfg, True)
-            if cfg.format in ("json", "dsjson"):
-                raise UsageError(f"serving --{_option(ml)} reads VW's text examples, not "
-                                 f"--{cfg.format}")  # fmt: skip
-            w, counter = weights(ml, cfg, got)
-            run = _Runner(ml, cfg, w.params, w.tables, w.step, w.gstate, w.stats, w.dr_prev,
-                          True)  # fmt: skip
-            if counter is not None and ml.explore == "first":
-                run.xstats[run.ex.X_TAU] = counter
-            run.seen_multi = _seen_multi(vw_path)
-            self.ml, self.w, self.run, self.options = ml, w, run, got[0]
-            self.parse_inter = parse_options(cfg.namespaces() or compile_interactions(),
-                                             LABEL_CB)  # fmt: skip
-            self.counts = _Counts()
-            self.config = cfg
+            self.live = Live(Multiline(**bandit), learn, vw_path)
+            self.config = self.live.config
             self.opts = opts
             self.console = console
             self.learner = self if opts.learn else None
@@ -644,69 +705,33 @@ def served(vw_path: str, learn: dict, bandit: dict, opts, console):  # noqa: ANN
 
         def warm_up(self) -> None:
             """Load the kernels with one example, nothing of the run's state moved."""
-            run = self.run
-            kept = (run.rng.copy(), run.xstats.copy(), run.stats.copy(), run.seen_multi,
-                    self.counts.read)  # fmt: skip
-            learning = run.learning
-            run.learning = False
+            live = self.live
+            run, counts = live.run, dataclasses.replace(live.counts)
+            kept = run.rng.copy(), run.xstats.copy(), run.stats.copy(), run.seen_multi
             try:
-                self._run(b"ccb shared |s w\nccb action |a x\nccb action |a y\nccb slot |s z"
+                live.play(b"ccb shared |s w\nccb action |a x\nccb action |a y\nccb slot |s z"
                           b"\n\n" if not run.slates else b"slates shared |s w\nslates action"
-                          b" 0 |a x\nslates slot |s z\n\n", "<warm-up>", 1)  # fmt: skip
+                          b" 0 |a x\nslates slot |s z\n\n", "<warm-up>", learn=False)  # fmt: skip
             finally:
-                run.learning = learning
                 run.rng[:], run.xstats[:], run.stats[:] = kept[:3]
-                run.seen_multi, self.counts.read = kept[3], kept[4]
-                self.counts.examples = self.counts.labeled = self.counts.features = 0
-                self.counts.loss = 0.0
+                run.seen_multi, live.counts = kept[3], counts
 
         def _run(self, data: bytes, source: str, start: int) -> tuple[bytes, int, int]:
-            from streamlearn.io.batch import Block
-            from streamlearn.io.multiline import example_starts
-            from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
-
-            cfg, run = self.config, self.run
-            block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start,
-                          live=True)  # fmt: skip
-            b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, self.parse_inter)
-            if b.err_pos is None:
-                b.err_pos = np.full(b.n, -1, dtype=np.int64)
-            ex_ptr = example_starts(b.line)
-            m = ex_ptr.shape[0] - 1
-            if m <= 0:
-                return b"", 0, 0
-            good = _good(b, ex_ptr, run.slates, check_sum=True)
-            if (b.status != 0).any():
-                for msg in describe_errors(b, limit=3):
-                    self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
-            lines = run.pred_lines
-            before = len(lines)
-            if good:
-                self.counts.count(run, len(good), run.block(b, good), None)
-            answers = lines[before:]
-            del lines[before:]  # (each example's answered once, kept nowhere)
-            firsts = {lo for lo, _ in good}
-            out: list[str] = []
-            for e in range(m):
-                out.append(answers.pop(0) if int(ex_ptr[e]) in firsts and answers else
-                           "nan\n\n")  # fmt: skip
-            return "".join(out).encode(), m, m - len(good)
+            played, bad = self.live.play(data, source, start)
+            for msg in bad[:3]:
+                self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
+            answers = [self.live.text(d) if d is not None else "nan\n\n" for d in played]
+            return "".join(answers).encode(), len(played), sum(d is None for d in played)
 
         def examples(self) -> int:
-            return self.counts.read
+            return self.live.counts.read
 
         def snapshot(self):  # noqa: ANN202
-            raise UsageError(f"--{_option(self.ml)}: the server saves VW's model (-f)")
+            raise UsageError(f"--{_option(self.live.ml)}: the server saves VW's model (-f)")
 
         def save(self, target: str, fmt: str, link: str) -> None:  # noqa: ARG002 - Served's
-            """Write the model as ``sl vw -f`` does (:func:`streamlearn.run.mlmodel.save`)."""
-            from streamlearn.run.mlmodel import save
-
-            fitted = self.counts.fitted(self.run, self.config, self.w.table, self.w.stats)
-            learn = fitted.summary.pop("config")
-            save(fitted, self.ml, learn, target, fmt)
+            self.live.save(target, fmt)
 
     return Served()
 
-
-__all__ = ["passes", "served"]
+__all__ = ["Live", "passes", "served"]

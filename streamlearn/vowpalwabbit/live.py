@@ -195,3 +195,57 @@ class BanditLive:
         from streamlearn.learners.cb_adf import N_EX
 
         return float(self.bandit.stats[N_EX])
+
+
+class CcbLive:
+    """``--ccb_explore_adf`` and ``--slates``: a :class:`streamlearn.run.ccb.Live` (fresh, or
+    VW's model file continued); each example's decisions as VW's package gives them, a list
+    per slot of (action, probability) pairs (slates: actions numbered within their slot)."""
+
+    multiline = True
+
+    def __init__(self, t) -> None:  # noqa: ANN001 - a vwargs.Translation
+        from streamlearn.reductions import Multiline
+        from streamlearn.run.ccb import Live
+        from streamlearn.run.mlmodel import kept_options
+
+        ml = Multiline(**t.multiline)
+        path = t.inputs.get("initial_model")
+        if path and kept_options(path) is None:
+            raise UsageError(f"-i {path}: a Workspace of --{ml.reduction} continues VW's model "
+                             "files (sl vw -f writes them)")  # fmt: skip
+        self.live = Live(ml, t.learn, path)
+        self.bits = self.live.config.bits
+        self.prediction_type = PredictionType.DECISION_SCORES
+        self.label_type = (LabelType.SLATES if ml.reduction == "slates"
+                           else LabelType.CONDITIONAL_CONTEXTUAL_BANDIT)  # fmt: skip
+
+    def step(self, text: str, learn: bool) -> object:
+        played, bad = self.live.play(_example_lines(text) + b"\n", "<workspace>", learn=learn)
+        if bad:
+            raise ValueError(bad[0])
+        if not played or played[0] is None:
+            return []
+        return [[(int(a), float(p)) for a, p in slot] for slot in self.live.relative(played[0])]
+
+    def save(self, path: str, fmt: str) -> None:
+        self.live.save(path, fmt)
+
+    def weight(self, slot: int) -> float:
+        return float(self.live.w.table[slot, 0])
+
+    def sum_loss(self) -> float:
+        return float(self.live.counts.loss)
+
+    def weighted_examples(self) -> float:
+        return float(self.live.counts.examples)
+
+
+def multiline_live(t):  # noqa: ANN001, ANN201 - a vwargs.Translation
+    """The live learner of a multiline command line: CCB's and slates' own
+    (:class:`CcbLive`, the registry's ``batched`` False), else a :class:`BanditLive`."""
+    from streamlearn.reductions import Multiline, reduction_of
+
+    if not reduction_of(Multiline(**t.multiline)).batched:
+        return CcbLive(t)
+    return BanditLive(t)

@@ -75,9 +75,9 @@ class Workspace:
         self._format = t.outputs.get("model_format", "vw")
         self._finished = False
         if t.multiline:
-            from streamlearn.vowpalwabbit.live import BanditLive
+            from streamlearn.vowpalwabbit.live import multiline_live
 
-            self._live = BanditLive(t)
+            self._live = multiline_live(t)
         else:
             from streamlearn.vowpalwabbit.live import LineLive
 

@@ -73,8 +73,31 @@ def _probabilities(mod):  # noqa: ANN001, ANN202
     return [w.predict("| a b"), w.predict("| c"), int(w.get_prediction_type())]
 
 
+CCB = ["ccb shared |User a b", "ccb action |A x", "ccb action |A y",
+       "ccb slot 0:0.5:0.3 |S s1", "ccb slot |S s2"]  # fmt: skip
+SLATES = ["slates shared 0.5 |User a", "slates action 0 |A x", "slates action 0 |A y",
+          "slates action 1 |A z", "slates slot 0:0.5 |S s1", "slates slot 0:1 |S s2"]  # fmt: skip
+
+
+def _ccb(mod):  # noqa: ANN001, ANN202
+    """Each slot's decisions, a labeled example predicted (counted, not learned), then
+    learned; VW's counters after each."""
+    w = mod.Workspace("--ccb_explore_adf --quiet")
+    out = [w.predict("\n".join(CCB)), w.get_sum_loss(), w.get_weighted_examples()]
+    w.learn(CCB)
+    return [*out, w.predict(CCB), w.get_sum_loss(), w.get_weighted_examples(),
+            int(w.get_prediction_type()), int(w.get_label_type())]  # fmt: skip
+
+
+def _slates(mod):  # noqa: ANN001, ANN202
+    w = mod.Workspace("--slates --quiet")
+    out = [w.predict(SLATES)]
+    w.learn(SLATES)
+    return [*out, w.predict(SLATES), int(w.get_prediction_type()), int(w.get_label_type())]
+
+
 CASES = {f.__name__[1:]: f for f in (_simple, _oaa, _explore, _cb_adf, _keywords, _logistic,
-                                      _parsed, _probabilities)}  # fmt: skip
+                                      _parsed, _probabilities, _ccb, _slates)}  # fmt: skip
 RECORDED = {  # VW 9.11.9's answers
     "simple": [0.5793799757957458, 0.09462402015924454, 3.0986195355653763, 4.0, 262144, 0, 1],
     "oaa": [2, 3, 4],
@@ -85,6 +108,11 @@ RECORDED = {  # VW 9.11.9's answers
     "logistic": [0.6695289015769958],
     "probabilities": [[0.3990054130554199, 0.3891146779060364, 0.21187984943389893],
                       [0.25970956683158875, 0.43087396025657654, 0.3094165027141571], 1],
+    "ccb": [[[(0, 0.5), (1, 0.5)], [(1, 1.0)]], 0.8333333134651184, 1.0,
+            [[(1, 0.9750000238418579), (0, 0.02500000223517418)], [(0, 1.0)]],
+            1.6666666269302368, 3.0, 8, 6],
+    "slates": [[[(0, 0.5), (1, 0.5)], [(0, 1.0)]],
+               [[(1, 0.9750000238418579), (0, 0.02500000223517418)], [(0, 1.0)]], 8, 7],
 }
 
 
@@ -126,6 +154,7 @@ def test_the_model_goes_where_vw_reads_it(tmp_path) -> None:
     ("--passes 3", "--passes"),
     ("--stage_poly", "not supported by sl"),
     ("--cbify 3", "--cbify: not yet"),
+    ("--ccb_explore_adf --dsjson", "VW's text"),
     ("-p out.txt", "-p in a Workspace"),
     ("-f /nonexistent/dir/m.vw", "does not exist"),  # (at once, not after the learning)
     ("-f /", "is a directory"),
@@ -205,3 +234,46 @@ def test_a_stateful_explorer_continues_through_model_files_both_ways(tmp_path) -
             for d in data[150:]:
                 r.learn(d)
             assert [r.predict(t) for t in test] == want, (writer.__name__, reader.__name__)
+
+
+@pytest.mark.parametrize("kind", ["--ccb_explore_adf", "--slates"])
+def test_ccb_rounds_are_vws_and_sl_vws(tmp_path, kind: str) -> None:
+    """A CCB (slates) Workspace, round for round: predictions between the learned examples
+    (counted, nothing learned), each as VW's package gives it; the model it saves is the
+    one sl vw -f writes from the same examples, and VW continues it; with VW's package
+    installed, every answer and counter VW's."""
+    import subprocess
+    import sys
+
+    from tests.run.test_ccb_outputs import _logs
+    from tests.run.test_ccb_outputs import _slates as slates_logs
+
+    text = (_logs if kind == "--ccb_explore_adf" else slates_logs)(11, 40)
+    examples = [[ln for ln in e.split("\n") if ln.strip()] for e in text.split("\n\n")
+                if e.strip()]  # fmt: skip
+
+    def rounds(mod, args: str, every: int = 3) -> list:  # noqa: ANN001
+        w = mod.Workspace(args)
+        out = []
+        for i, ex in enumerate(examples):
+            if every and i % every == 0:
+                out.append(w.predict(ex))
+            w.learn(ex)
+            out.append((w.get_sum_loss(), w.get_weighted_examples()))
+        w.finish()
+        return out
+
+    got = rounds(sl, f"{kind} --epsilon 0.2 -q :: --quiet")
+    # (learned only: a prediction is counted in the model's counters, as VW's)
+    rounds(sl, f"{kind} --epsilon 0.2 -q :: --quiet -f {tmp_path / 'api.vw'}", every=0)
+    (tmp_path / "d.txt").write_text(text)
+    r = subprocess.run([sys.executable, "-m", "streamlearn", "vw", kind, "--epsilon", "0.2",
+                        "-q", "::", "-d", "d.txt", "-f", "ref.vw", "--quiet"], cwd=tmp_path,
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "api.vw").read_bytes() == (tmp_path / "ref.vw").read_bytes()
+    vw = pytest.importorskip("vowpalwabbit")
+    assert got == rounds(vw, f"{kind} --epsilon 0.2 -q :: --quiet")
+    again = vw.Workspace(f"-i {tmp_path / 'api.vw'} --quiet")
+    assert again.predict(examples[0]) == sl.Workspace(
+        f"-i {tmp_path / 'api.vw'} --quiet").predict(examples[0])
