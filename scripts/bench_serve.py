@@ -9,6 +9,9 @@ Measures, on the loopback address only (127.0.0.1):
   answers are read (lines/s), and the same split over four connections at once;
 * a live pipe: ``sl predict -i m -p -`` fed one line at a time (p50, p90);
 * one ``--cb_explore_adf`` example at a time (``--bandit``), learned by each daemon;
+* one ``--ccb_explore_adf`` example at a time (``--ccb``), each daemon continuing the same
+  VW model file and learning, and the Python API's rounds (``Workspace.predict`` then
+  ``learn``) against VW's;
 * the Python API per line: ``Model.predict(lines=[l])`` and ``partial_fit`` against
   VW's ``Workspace.predict`` / ``Workspace.learn`` (if ``vowpalwabbit`` is installed).
 
@@ -92,17 +95,19 @@ def read_lines(sock: socket.socket, n: int, deadline: float) -> int:
     return got
 
 
-def one_at_a_time(port: int, requests: list[bytes], newlines: int = 1) -> list[float]:
-    """Each request sent, its answer (``newlines`` of them) awaited: the round trips."""
+def one_at_a_time(port: int, requests: list[bytes], newlines: int | list[int] = 1) -> list[float]:
+    """Each request sent, its answer (``newlines`` of them, or each request's count)
+    awaited: the round trips."""
     sock = socket.create_connection((HOST, port), timeout=10)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     lat = []
     end = time.monotonic() + LIMIT
+    counts = newlines if isinstance(newlines, list) else [newlines] * len(requests)
     try:
-        for request in requests:
+        for request, want in zip(requests, counts, strict=True):
             t = time.perf_counter()
             sock.sendall(request)
-            if read_lines(sock, newlines, time.monotonic() + 10) != newlines:
+            if read_lines(sock, want, time.monotonic() + 10) != want:
                 break
             lat.append(time.perf_counter() - t)
             if time.monotonic() > end:
@@ -133,6 +138,64 @@ def bandit(args: argparse.Namespace, d: str) -> None:
             print(f"{name} daemon, --cb_explore_adf, one labeled example at a time: n={len(lat)} "
                   f"p50 {pct(lat, .5):.3f} ms, p90 {pct(lat, .9):.3f} ms, "
                   f"p99 {pct(lat, .99):.3f} ms")  # fmt: skip
+
+
+def ccb_log(n: int, seed: int) -> list[bytes]:
+    """CCB examples: a shared line, 3-5 actions, 1-2 slots (most labeled)."""
+    import random
+
+    r = random.Random(seed)
+    out = []
+    for _ in range(n):
+        k = r.randint(3, 5)
+        lines = [f"ccb shared |User u{r.randrange(20)} v{r.randrange(5)}"]
+        lines += [f"ccb action |Action a{a} t{r.randrange(4)}" for a in range(k)]
+        for s in range(r.randint(1, 2)):
+            label = f" {r.randrange(k)}:{r.choice([0, -1, 1])}:{r.choice([0.2, 0.5, 1])}" \
+                if r.random() < 0.8 else ""  # fmt: skip
+            lines.append(f"ccb slot{label} |Slot s{s}")
+        out.append(("\n".join(lines) + "\n\n").encode())
+    return out
+
+
+def ccb(args: argparse.Namespace, d: str) -> None:
+    """``--ccb_explore_adf``: both daemons continue one VW model and learn one example at a
+    time; then the Python API's rounds (predict, then learn) against VW's package."""
+    examples = ccb_log(args.ccb, 2)
+    train = os.path.join(d, "ccb.txt")
+    with open(train, "wb") as f:
+        f.writelines(ccb_log(2000, 1))
+    model = os.path.join(d, "ccb.vw")
+    subprocess.run([sys.executable, "-m", "streamlearn", "vw", "--ccb_explore_adf", "-q", "::",
+                    "-d", train, "-f", model, "--quiet"], check=True)  # fmt: skip
+    slots = [ex.count(b"ccb slot") + 1 for ex in examples]  # (a line a slot, a blank line)
+    runs = {"sl": [sys.executable, "-m", "streamlearn", "vw"]}
+    if not args.no_vw:
+        runs["vw"] = [sys.executable, "-m", "vowpalwabbit", "--passes", "1"]
+    for name, head in runs.items():
+        port_file = os.path.join(d, f"{name}ccb.port")
+        cmd = [*head, "--daemon", "--foreground", "--port", "0", "--port_file", port_file,
+               "-i", model, "--quiet"]  # fmt: skip
+        with server(cmd, port_file) as port:
+            lat = one_at_a_time(port, examples, slots)
+            print(f"{name} daemon, --ccb_explore_adf, one example at a time, learned: "
+                  f"n={len(lat)} p50 {pct(lat, .5):.3f} ms, p90 {pct(lat, .9):.3f} ms, "
+                  f"p99 {pct(lat, .99):.3f} ms")  # fmt: skip
+    mods = {"sl": "streamlearn.vowpalwabbit"}
+    if not args.no_vw:
+        mods["vw"] = "vowpalwabbit"
+    rounds = [[ln for ln in ex.decode().split("\n") if ln] for ex in examples]
+    for name, mod in mods.items():
+        import importlib
+
+        ws = importlib.import_module(mod).Workspace(f"-i {model} --quiet")
+        t = time.perf_counter()
+        for ex in rounds:
+            ws.predict(ex)
+            ws.learn(ex)
+        per = (time.perf_counter() - t) / len(rounds)
+        print(f"{name} Workspace, --ccb_explore_adf, a round (predict, learn): "
+              f"{per * 1e6:.0f} us")
 
 
 def pipelined(port: int, lines: list[bytes], connections: int = 1) -> float:
@@ -232,6 +295,8 @@ def main() -> None:
     ap.add_argument("--api", type=int, default=2000, help="lines through the Python API")
     ap.add_argument("--bandit", type=int, default=2000,
                     help="--cb_explore_adf examples (4 actions), one at a time, learned")
+    ap.add_argument("--ccb", type=int, default=0,
+                    help="--ccb_explore_adf examples, one at a time, learned; API rounds")
     ap.add_argument("--no-vw", action="store_true", help="sl only")
     args = ap.parse_args()
     lines = open(args.data, "rb").readlines()
@@ -263,6 +328,8 @@ def main() -> None:
                       f"four connections {four:,.0f} lines/s")
         if args.bandit:
             bandit(args, d)
+        if args.ccb:
+            ccb(args, d)
         if args.live:
             lat = live_pipe(sl_model, lines[: args.live])
             print(f"sl predict -p - live pipe: n={len(lat)} p50 {pct(lat, .5):.3f} ms, "

@@ -32,7 +32,9 @@
   :mod:`~streamlearn.run.mlsummary` (VW's summary, ``--report``),
   :mod:`~streamlearn.run.bandit` (``sl train --cb-adf``, the API's ``choose``/``learn``,
   the server's bandit), :mod:`~streamlearn.run.bandit_options`,
-  :mod:`~streamlearn.run.cbify`, :mod:`~streamlearn.run.cblegacy`, :mod:`~streamlearn.run.ccb`;
+  :mod:`~streamlearn.run.cbify`, :mod:`~streamlearn.run.cblegacy`, :mod:`~streamlearn.run.mwt`
+  (``--multiworld_test``, over the legacy driver), :mod:`~streamlearn.run.ccb` (its
+  ``Live``: one CCB learner kept between calls, for the server and the API);
   VW's outputs for them: :mod:`~streamlearn.run.mlconsole` (stderr),
   :mod:`~streamlearn.run.mlmodel` (model files), :mod:`~streamlearn.run.mloutputs`
   (readable models, and the refusal of an output not written yet),
