@@ -795,10 +795,9 @@ def _same_bytes(line: Line, n: int, tmp: Path, outputs: dict, swap: list) -> dic
     same = {}
     for what in line.exact:
         if what in ("audit", "stderr"):
+            # (VW's logger puts its [info] notes on stdout too: sl writes them there as well,
+            # among --audit's lines where VW does)
             theirs, ours = outputs["vw"][what], outputs["sl"][what]
-            if what == "audit":  # VW's logger puts its [info] notes on stdout too
-                theirs = b"".join(ln for ln in theirs.splitlines(keepends=True)
-                                  if not ln.startswith(b"[info] "))  # fmt: skip
             for sl_path, vw_path in swap:  # file names are each program's own
                 ours = ours.replace(str(sl_path).encode(), str(vw_path).encode())
         else:

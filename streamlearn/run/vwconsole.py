@@ -81,12 +81,13 @@ SAVE_NOTE = ("[info] VW 9.0.0 introduced a change to the default model save beha
 
 def say_notes(config, outputs) -> None:  # noqa: ANN001 - a TrainConfig, run.options.Outputs
     """VW's informational lines at set-up, which its logger writes on standard output (not
-    with the header on standard error; none under ``--quiet``): wildcard interactions lose
-    their duplicates, and which interactions did or were sorted; a readable model holds the
-    resume state unless ``--predict_only_model``."""
+    with the header on standard error; none under ``--quiet``): the n-grams and skips made
+    (each as given), wildcard interactions lose their duplicates, and which interactions did
+    or were sorted; a readable model holds the resume state unless ``--predict_only_model``."""
     from streamlearn.io.interactions import rewritten
 
-    notes = []
+    notes = [_gram_note(g, what) for what, given in (("grams", config.ngram),
+                                                     ("skips", config.skips)) for g in given]
     words = (*config.quadratic, *config.cubic, *config.interactions)
     leave = config.leave_duplicate_interactions
     if not leave and any(":" in w for w in words):
@@ -107,6 +108,16 @@ def say_notes(config, outputs) -> None:  # noqa: ANN001 - a TrainConfig, run.opt
         notes.append(SAVE_NOTE)
     if notes:
         vw_log("".join(notes))
+
+
+def _gram_note(spec: str, what: str) -> str:
+    """VW's line for one ``--ngram``/``--skips`` spec (``N``: every namespace; ``aN``)."""
+    import re
+
+    every = spec[:1].isdigit()
+    n = int(re.match(r"\d*", spec if every else spec[1:]).group() or 0)  # (C's atoi)
+    where = "all" if every else spec[0]
+    return f"[info] Generating {n}-{what} for {where} namespaces.\n"
 
 
 def vw_log(text: str) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
+DUPLICATES = ("[info] Any duplicate namespace interactions will be removed\n"
+              "You can use --leave_duplicate_interactions to disable this behaviour.\n")
 
 
 def _stdout(tmp_path: Path, data: str, args: list[str]) -> subprocess.CompletedProcess:
@@ -70,3 +72,18 @@ def test_legacy_cb_says_how_its_classes_are_numbered(tmp_path: Path, data: str, 
     r = _stdout(tmp_path, data, args)
     said = f"[info] label {note} found -- labels are now considered 1-indexed.\n".encode()
     assert r.stdout == (said if note else b"")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--ngram", "a2", "--skips", "a1", "--ngram", "3"],
+     "[info] Generating 2-grams for a namespaces.\n[info] Generating 3-grams for all "
+     "namespaces.\n[info] Generating 1-skips for a namespaces.\n"),
+    (["--ngram", "2", "-q", "::"],
+     "[info] Generating 2-grams for all namespaces.\n" + DUPLICATES),
+    (["--ngram", "2", "--quiet"], ""),
+])  # fmt: skip
+def test_the_n_grams_made_are_said_first(tmp_path: Path, args: list[str], said: str) -> None:
+    """VW's n-gram transformer says each --ngram, then each --skips, as given, before the
+    other notes (VW 9.11.9's lines on these runs)."""
+    r = _stdout(tmp_path, "1 |a x y z\n-1 |b z w\n", args)
+    assert r.stdout.decode() == said
