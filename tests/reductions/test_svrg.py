@@ -191,6 +191,10 @@ def test_models_move_both_ways(tmp_path: Path) -> None:
                     "-f", "vw2.model", "--quiet"], cwd=tmp_path, check=True)  # fmt: skip
     subprocess.run([sys.executable, "-m", "vowpalwabbit", "-i", "vw2.model", "-t", "-d", "d.vw",
                     "-p", "vw2.p", "--quiet"], cwd=tmp_path, check=True)  # fmt: skip
+    if "nan" in (tmp_path / "vw2.p").read_text():
+        # VW's parser thread races svrg's pass count (docs/vw-compat.md); on a loaded machine
+        # VW itself once wrote a model of NaNs here, which sl refuses to read (exit 5)
+        pytest.skip("VW's own svrg model is not finite (its threads raced)")
     r = _sl(["-i", "vw2.model", "-t", "-d", "d.vw", "-p", "sl2.p"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "sl2.p").read_bytes() == (tmp_path / "vw2.p").read_bytes()
