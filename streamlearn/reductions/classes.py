@@ -6,18 +6,18 @@ are the classes' layout that layers below this package read: K (``TrainConfig.oa
 feature's K slots, VW's feature width, in the slot names, the readable model, the audit) and
 the label kind (``csoaa``, ``multilabel``: which of io's label readers a line goes through,
 :meth:`~streamlearn.config.TrainConfig.namespaces`), as VW keeps its weights' stride in its
-global state.  They stay fields of the configuration for that; everything else that is the
-reduction's is here: VW's options and what they mean together, VW's names of the reduction
-and of its label and prediction types, the progress table's columns, the width of the
-kernels' predictions, what the outputs ask of them (``--probabilities``, ``--link``), and
-``sl train``'s header line.  Their kernels (:mod:`streamlearn.learners.oaa`,
+global state.  They stay fields of the configuration for that.  Here: VW's options and what
+they mean together; their run-time part (VW's names of the reduction and its label and
+prediction types, the table's columns, the predictions' width, ``--probabilities``/``--link``,
+``sl train``'s header line) is :mod:`streamlearn.run.classes`, which every single-line run
+reads without loading this package's registry.  Their kernels (:mod:`streamlearn.learners.oaa`,
 :mod:`~streamlearn.learners.csoaa`, :mod:`~streamlearn.learners.multilabel`) are chosen by
 :data:`streamlearn.learners.REDUCTIONS` from those fields.
 """
 
 from __future__ import annotations
 
-from streamlearn.errors import UsageError, VWUsage
+from streamlearn.errors import VWUsage
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
 FIELDS = ("oaa", "multilabel", "csoaa")
@@ -58,71 +58,3 @@ def settle(t: Command) -> None:
         t.notes.append(f"--link {t.link}: a --oaa model predicts classes; the link changes "
                        "nothing (as in VW)")  # fmt: skip
         t.link = "identity"
-
-
-def check_probabilities(config, probabilities: bool, link: str = "identity") -> None:  # noqa: ANN001 - a TrainConfig
-    """``--probabilities`` needs ``--oaa`` and logistic loss (VW's probabilities are
-    logistic of each class's score, normalised); a link transforms a binary model's score,
-    and would be ignored by a multiclass model, whose predictions are classes."""
-    if config.oaa and link != "identity" and not (config.multilabel and link == "logistic"):
-        raise UsageError(f"--link {link} transforms one score; this --oaa {config.oaa} "
-                         "model predicts classes (--probabilities: each class's "
-                         "probability)")  # fmt: skip
-    if probabilities and not config.oaa:
-        raise UsageError("--probabilities applies to --oaa K (multiclass) models; for a "
-                         "binary model's probabilities use --link logistic")  # fmt: skip
-    if probabilities and config.loss != "logistic":
-        raise UsageError(f"--probabilities needs --loss logistic (this model learns {config.loss} "
-                         "loss: its scores are not log-odds)")  # fmt: skip
-
-
-def prediction_width(config) -> int:  # noqa: ANN001 - a TrainConfig
-    """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``
-    (``--multilabel_oaa K``: 2K + 1, :mod:`streamlearn.learners.multilabel`)."""
-    if config.multilabel:
-        return 2 * config.oaa + 1
-    return config.oaa + 1 if config.oaa else 0
-
-
-def vw_name(config, outputs) -> str:  # noqa: ANN001 - a TrainConfig, run.options.Outputs
-    """VW's name of the reduction in its ``Enabled learners`` line: ``csoaa``,
-    ``multilabel_oaa[-prob]``, ``oaa`` with what its predictions are (``-prob``,
-    ``-scores``, ``-raw`` under ``-r``); without classes, VW's ``count_label``."""
-    if not config.oaa:
-        return "count_label"
-    if config.csoaa:
-        return "csoaa"
-    if config.multilabel:
-        return "multilabel_oaa-prob" if outputs.probabilities else "multilabel_oaa"
-    if outputs.probabilities:
-        return "oaa-prob"
-    if outputs.oaa_scores(config):
-        return "oaa-scores"
-    return "oaa-raw" if outputs.raw_predictions else "oaa"
-
-
-def vw_types(config, outputs) -> list[str]:  # noqa: ANN001
-    """VW's header lines of the label and prediction types."""
-    if not config.oaa:
-        return ["Input label = SIMPLE", "Output pred = SCALAR"]
-    label = "CS" if config.csoaa else "MULTILABEL" if config.multilabel else "MULTICLASS"
-    out = ("SCALARS" if outputs.probabilities or outputs.oaa_scores(config)
-           else "MULTILABELS" if config.multilabel else "MULTICLASS")  # fmt: skip
-    return [f"Input label = {label}", f"Output pred = {out}"]
-
-
-def table_labels(config, outputs) -> str:  # noqa: ANN001
-    """The progress table's label kind (:class:`~streamlearn.run.report.ProgressTable`'s
-    ``labels``): VW's columns of ``--csoaa`` (``known``) and ``--multilabel_oaa`` (the
-    lists of classes) under ``sl vw``; "" for numbers."""
-    if not outputs.vw_format:
-        return ""
-    return "cs" if config.csoaa else "multilabel" if config.multilabel else ""
-
-
-def header_lines(config) -> list[str]:  # noqa: ANN001
-    """``sl train``'s header line of the classes."""
-    if not config.oaa:
-        return []
-    return [f"one against all: {config.oaa} classes (labels 1..{config.oaa}), "
-            f"{config.oaa_stride} slots per feature"]  # fmt: skip

@@ -16,15 +16,9 @@ import math
 import numpy as np
 
 from streamlearn.errors import UsageError
+from streamlearn.run.vwformat import general
 
 F32 = np.float32
-
-
-def _g(x: float) -> str:
-    """A float as C++ streams it by default (6 significant digits; NaN as x86's -nan)."""
-    if x != x:
-        return "-nan"
-    return f"{float(F32(x)):g}"
 
 
 class Mwt:
@@ -32,10 +26,9 @@ class Mwt:
 
     def __init__(self, ml, cfg, table: np.ndarray, gstate: np.ndarray,  # noqa: ANN001
                  counter=None, vw_log: bool = False) -> None:  # noqa: ANN001  # fmt: skip
-        """``counter``: a model's state continued (:func:`read_section`'s), or None."""
-        if cfg.namespaces() is not None and cfg.namespaces().crosses_or_filters:
-            raise UsageError("--multiworld_test with interactions or namespace filters: not "
-                             "supported yet")  # fmt: skip
+        """``counter``: a model's state continued (:func:`read_section`'s), or None
+        (interactions and namespace filters are refused with the options,
+        :func:`streamlearn.reductions.mwt.settle`)."""
         self.ml = ml
         self.evaluated = np.zeros(256, dtype=np.bool_)
         for ch in ml.mwt.encode("latin-1", "replace"):
@@ -91,17 +84,16 @@ class Mwt:
         # writer adds the unlabeled weight, run/mlmodel.py)
         labeled = np.array([o is not None for o in observed], dtype=np.bool_)
         stats[cb_adf.N_EX] += m
-        stats[cb_adf.FEATURES] += float(np.sum(np.diff(mg.indptr)))
+        stats[cb_adf.FEATURES] += float(mg.indptr[-1] - mg.indptr[0])
         stats[cb_adf.N_LAB] += float(labeled.sum())
         self.gstate[G_N] += float(labeled.sum())
         if progress is not None:
             self._progress(progress, npass, part, ho, labeled)
         if pred_lines is not None:
             for e in range(m):
-                cells = averages[e]
                 tag = part.tags[e]
                 t = (" " + tag.decode("utf-8", "replace")) if tag else ""
-                pred_lines.append(" ".join(cells) + t + "\n")
+                pred_lines.append(" ".join(averages[e]) + t + "\n")
 
     @staticmethod
     def _observed(en, e: int) -> tuple[int, float, float] | None:  # noqa: ANN001
@@ -136,7 +128,7 @@ class Mwt:
                 self.action[p] = 0
         total = F32(self.total)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return [_g(F32(F32(c) / total)) for c in self.cost]
+            return [general(F32(F32(c) / total)) for c in self.cost]
 
     def _progress(self, progress, npass: int, part, ho, labeled: np.ndarray) -> None:  # noqa: ANN001
         """VW's counts, and no table line (VW's ``print_update`` writes mwt's only when it
@@ -159,9 +151,7 @@ class Mwt:
 def _action(v: float) -> int:
     """A policy's action: the feature's value as VW's uint32 (VW logs an error for one that
     is negative or not whole, and goes on)."""
-    if v < 0 or math.floor(v) != v:
-        return int(np.uint32(int(v) & 0xFFFFFFFF)) if math.isfinite(v) else 0
-    return int(v) & 0xFFFFFFFF
+    return int(v) & 0xFFFFFFFF if math.isfinite(v) else 0
 
 
 def read_section(data: bytes, pos: int) -> tuple[tuple, int]:

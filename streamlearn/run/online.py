@@ -24,7 +24,7 @@ from streamlearn.errors import Diverged
 from streamlearn.io.batch import Batch
 from streamlearn.io.classes import check_classes
 from streamlearn.learners.base import P_ETA0, P_PROGRESS, S_PASS_N, new_rows
-from streamlearn.reductions.classes import prediction_width
+from streamlearn.run.classes import prediction_width
 from streamlearn.run.driver import drive
 from streamlearn.run.finite import check_finite, check_model
 from streamlearn.run.grid import Configuration

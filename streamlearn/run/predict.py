@@ -23,7 +23,7 @@ from streamlearn.learners.base import (
     scoring_gstate,
 )
 from streamlearn.learners.losses import CLASSIFICATION
-from streamlearn.reductions.classes import check_probabilities, prediction_width
+from streamlearn.run.classes import check_probabilities, prediction_width
 from streamlearn.run.console import Console
 from streamlearn.run.options import Inputs, Outputs, check
 from streamlearn.run.passes import first_examples, parsed

@@ -140,7 +140,6 @@ class ProgressTable:
             self.say(table_line(printed, self._h, self.classes, prob, self._texts(rows[r], texts)))
         stats[S_NROWS] = 0.0
 
-
     def _texts(self, row: np.ndarray, texts) -> tuple[str, str] | None:  # noqa: ANN001
         if self.labels == "cs":
             return ("unknown" if math.isnan(row[4]) else "known",

@@ -23,7 +23,7 @@ from streamlearn.errors import Diverged
 from streamlearn.io.batch import Batch, Block
 from streamlearn.io.parse import parse_blocks
 from streamlearn.learners.base import P_BINARY, P_PROGRESS, S_NROWS, new_rows
-from streamlearn.reductions.classes import prediction_width
+from streamlearn.run.classes import prediction_width
 from streamlearn.run.console import Console
 from streamlearn.run.finite import check_finite
 from streamlearn.run.learner import Learner, class_weigher

@@ -516,6 +516,7 @@ class ClassNumbering:
         """After :meth:`after`: each row's first class as it was predicted (the row that
         decided numbered as before it)."""
         self.said = False  # (VW's info line written where --audit's lines put it)
+        self.decided_row = 0  # (--audit: the batch's row that decided, 1-based; 0: none)
 
     def decided_in(self, row: int) -> str:
         """``sl vw --audit`` runs the kernel one example at a time: after the call over the
@@ -534,7 +535,7 @@ class ClassNumbering:
     def audited(self) -> None:
         """After the auditor's calls over a batch: the deciding row as a call over the whole
         batch would have left it."""
-        self.params[P_INDEXING_AT] = float(getattr(self, "decided_row", 0))
+        self.params[P_INDEXING_AT] = float(self.decided_row)
         self.decided_row = 0
 
     def after(self, batch: Batch) -> int | np.ndarray:

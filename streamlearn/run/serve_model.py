@@ -27,8 +27,7 @@ from streamlearn.io.formats import FMT_VW
 from streamlearn.io.interactions import capped
 from streamlearn.io.parse import FORMATS, detect_format, parse_blocks
 from streamlearn.learners.base import P_BINARY, P_HOLDOUT, S_N, S_NROWS, new_rows
-from streamlearn.reductions import Multiline, reduction_of
-from streamlearn.reductions.classes import check_probabilities, prediction_width
+from streamlearn.run.classes import check_probabilities, prediction_width
 from streamlearn.run.console import Console
 from streamlearn.run.finite import check_model
 from streamlearn.run.learner import Learner
@@ -262,6 +261,8 @@ def served_model(m: model_io.Model | None, config: TrainConfig, opts: ServeOptio
             raise UsageError(f"{vw_path} is VW's model of a multiline reduction: serve it "
                              "with sl vw --daemon -i, which reads its options")  # fmt: skip
         learn = {**(explicit or {}), "test_only": not opts.learn}
+        from streamlearn.reductions import Multiline, reduction_of
+
         if not reduction_of(Multiline(**opts.bandit)).batched:  # (CCB's, slates' slots)
             from streamlearn.run import ccb
 

@@ -34,7 +34,7 @@ from streamlearn.learners.base import (
     S_NEXT_DUMP,
     S_SHOWN_W,
 )
-from streamlearn.reductions.classes import check_probabilities, header_lines, table_labels
+from streamlearn.run.classes import check_probabilities, header_lines, table_labels
 from streamlearn.run.finite import check_model
 from streamlearn.run.grid import Configuration, Grid, check_distinct
 from streamlearn.run.learner import Learner, merge_config

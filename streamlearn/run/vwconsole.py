@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners.stacked import without_gd
-from streamlearn.reductions.classes import vw_name, vw_types
+from streamlearn.run.classes import vw_name, vw_types
 from streamlearn.run.vwformat import general
 
 F32 = np.float32

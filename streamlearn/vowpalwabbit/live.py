@@ -54,7 +54,7 @@ class LineLive:
 
     def __init__(self, t) -> None:  # noqa: ANN001 - a vwargs.Translation
         from streamlearn.learners.base import P_LEARN, P_PROBS
-        from streamlearn.reductions.classes import check_probabilities
+        from streamlearn.run.classes import check_probabilities
         from streamlearn.run.resident import Resident
         from streamlearn.run.runner import shown
         from streamlearn.run.train import merge_config
