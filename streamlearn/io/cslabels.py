@@ -8,7 +8,7 @@ cost) in the order the line gives them, the class as written (0..K, or 1..K by n
 with ``--named_labels``), the cost ``inf`` for a class listed without one (VW's
 ``FLT_MAX``: a test entry).  A line with more than K entries, or a class that is no
 integer 0..K, is malformed (``status`` 16, as ``--oaa``'s), as is a name not in
-``--named_labels`` (33).
+``--named_labels`` (33; under VW's numbers class 0 with VW's warning, as VW reads it).
 """
 
 from __future__ import annotations
@@ -64,8 +64,30 @@ def cs_batch(batch: Batch, k: int, named=None, vw_numbers: bool = True) -> Batch
         from streamlearn.io.named import class_numbers
 
         mapped = class_numbers(cls, named)
-        cls = np.where(mapped > 0, mapped, -1)
+        cls = np.where(mapped > 0, mapped, 0 if vw_numbers else -1)
+        if vw_numbers and (mapped == 0).any():
+            _warn_missing(b, lab.ptr, mapped, named)
     out = np.zeros((batch.n, 1 + 2 * k))
     line_start = batch.line_start if batch.line_start is not None else np.zeros(batch.n, np.int64)
     _fill(lab.ptr, cls, lab.cost, status, err_pos, line_start, k, out)
     return dataclasses.replace(b, labels=out)
+
+
+def _warn_missing(batch: Batch, ptr: np.ndarray, mapped: np.ndarray, named) -> None:  # noqa: ANN001
+    """VW's warning for each class name not in ``--named_labels``, in the lines' order."""
+    from streamlearn.io.named import warn_missing
+
+    data = batch.block.data
+    rows = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
+    for r in np.unique(rows[mapped[: rows.shape[0]] == 0]):
+        if batch.status[r] != 0:
+            continue
+        start = int(batch.line_start[r])
+        end = start
+        while end < data.shape[0] and data[end] not in (10, 124):
+            end += 1
+        words = bytes(data[start:end]).decode("utf-8", "replace").split()
+        for w in words[: int(ptr[r + 1] - ptr[r])]:
+            name = w.split(":")[0]
+            if name not in named.names:
+                warn_missing(name)

@@ -2,8 +2,10 @@
 
 VW (``named_labels.cc``, ``multiclass.cc``) reads a multiclass label part ``name
 [importance]`` and looks the name up, byte for byte; a name not in the list is class 0
-with a warning.  Here that line is malformed (:data:`MISSING_NAME`, skipped with its
-reason), as sl skips what it cannot read.  The parse kernel leaves the label part alone
+with a warning (``[warning] Missing named label 'x'``), which then counts as VW counts a
+label 0.  ``sl vw`` does the same (VW's numbers, the warning through
+:func:`streamlearn.system.notices.tell`); ``sl train`` skips the line as malformed
+(:data:`MISSING_NAME`, with its reason), as sl skips what it cannot read.  The parse kernel leaves the label part alone
 (``Interactions.label_kind``, :mod:`streamlearn.io.labels`); :func:`read_named` reads it
 into the batch's ``labels`` (the class, 1..K) and ``weights``.  Cost-sensitive labels
 (``name:cost ...``, ``--csoaa``) are read by :func:`streamlearn.io.labels.read_labels`
@@ -22,6 +24,7 @@ import numpy as np
 
 from streamlearn.hashing import hashstring_py
 from streamlearn.io.labels import _label_span, _number
+from streamlearn.system import notices
 from streamlearn.system.jit import jit
 
 MISSING_NAME = 33
@@ -105,8 +108,9 @@ def read_named_kernel(buf, rows, line_start, tag_start, tag_end, status, err_pos
             if t == 0:
                 c = _find(buf, s, p, names, ptr)
                 if c == 0:
-                    code = MISSING_NAME
                     err = s
+                    if not vw_numbers:
+                        code = MISSING_NAME
                 labels[r] = c
             elif t == 1:
                 w, ok = _number(buf, s, p, vw_numbers)
@@ -126,14 +130,32 @@ def read_named_kernel(buf, rows, line_start, tag_start, tag_end, status, err_pos
             err_pos[r] = err
             labels[r] = np.nan
             weights[r] = 0.0
+        elif err >= 0:
+            err_pos[r] = err  # (VW's numbers) where the name not in the list starts
 
 
 def read_named(data: np.ndarray, arrays: tuple, rows: int, named: NamedLabels,
                vw_numbers: bool, limit: float) -> None:  # fmt: skip
-    """:func:`read_named_kernel` over a parse kernel's output ``arrays`` (its first ``rows``)."""
+    """:func:`read_named_kernel` over a parse kernel's output ``arrays`` (its first ``rows``);
+    with ``vw_numbers``, VW's warning for each name not in the list (class 0)."""
     labels, weights, _, tag_start, tag_end, _, _, _, status, _, line_start, err_pos, _ = arrays
     read_named_kernel(data, rows, line_start, tag_start, tag_end, status, err_pos, labels,
                       weights, named.buf, named.ptr, vw_numbers, limit)  # fmt: skip
+    if vw_numbers:
+        for r in np.flatnonzero((status[:rows] == 0) & (labels[:rows] == 0)):
+            warn_missing(_token(data, int(err_pos[r])))
+
+
+def _token(data: np.ndarray, s: int) -> str:
+    e = s
+    while e < data.shape[0] and data[e] not in (32, 9, 10, 13, 124):
+        e += 1
+    return bytes(data[s:e]).decode("utf-8", "replace")
+
+
+def warn_missing(name: str) -> None:
+    """VW's warning for a label name not in ``--named_labels`` (VW then reads class 0)."""
+    notices.tell(f"[warning] Missing named label '{name}'")
 
 
 def class_numbers(cls: np.ndarray, named: NamedLabels) -> np.ndarray:

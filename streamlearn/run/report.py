@@ -91,18 +91,22 @@ class ProgressTable:
     """
 
     def __init__(self, say, holdout: bool, classes: bool = False,
-                 probabilities: bool = False, shown=None, labels: str = "") -> None:  # noqa: ANN001  # fmt: skip
+                 probabilities: bool = False, shown=None, labels: str = "",
+                 names: tuple[str, ...] = ()) -> None:  # noqa: ANN001  # fmt: skip
         """``shown``: what the "current predict" column prints of a margin (``sl vw``: VW's
         linked, ``--binary`` prediction); the curve keeps the margin.  ``labels``: the
         label kind of a reduction over classes whose columns are not numbers, as VW prints
         them: ``"cs"`` (``--csoaa``: ``known``), ``"multilabel"`` (``--multilabel_oaa``:
         the lists of classes; its kernel writes each line's example in the last column, and
-        :meth:`emit` is given that example's texts)."""
+        :meth:`emit` is given that example's texts).  ``names``: ``--named_labels``, the
+        classes' names (VW's table prints a class by its name, ``unknown`` for one without;
+        ``--csoaa``'s prediction an empty column)."""
         self.say = say
         self.shown = shown
         self.holdout = holdout
         self.classes = classes  # --oaa: label and prediction are classes
         self.labels = labels
+        self.names = names
         self.probabilities = probabilities and labels != "multilabel"
         self.curve: list[list[float]] = []
         self._h = False
@@ -143,10 +147,21 @@ class ProgressTable:
     def _texts(self, row: np.ndarray, texts) -> tuple[str, str] | None:  # noqa: ANN001
         if self.labels == "cs":
             return ("unknown" if math.isnan(row[4]) else "known",
-                    "n.a." if math.isnan(row[5]) else str(int(row[5])))  # fmt: skip
+                    "n.a." if math.isnan(row[5]) else self._name(row[5], str(int(row[5]))))  # fmt: skip
+        if self.names and self.classes and not self.probabilities:
+            return self._name(row[4], "unknown"), self._name(row[5], "unknown")
         if self.labels == "multilabel" and texts is not None:
             return texts(int(row[9]))
         return None
+
+    def _name(self, c: float, number: str) -> str:
+        """Class ``c`` by its name (``number`` without ``--named_labels``; VW's table
+        leaves a class without a name empty, "unknown" in the label columns)."""
+        if not self.names:
+            return number
+        k = len(self.names)
+        return self.names[int(c) - 1] if not math.isnan(c) and 1 <= c <= k else (
+            "unknown" if number == "unknown" else "")
 
 
 def multilabel_texts(labels: np.ndarray, preds: np.ndarray, k: int):  # noqa: ANN201

@@ -429,17 +429,17 @@ class PredictionWriter:
             if self.probabilities or self.scores:
                 return f.labelled_texts(preds[:, 1:], first)
             if self.names:
-                return self._named(preds)
+                return self._named(preds, "")
             return f.class_texts(preds)
         if not transformed:
             return f.raw_texts(preds)
         return f.scalar_texts(preds, self.link, self.binary)
 
-    def _named(self, preds: np.ndarray) -> list[str]:
-        """Each row's class by its name (VW's ``unknown`` for none, ``nan`` for a skipped
-        line)."""
+    def _named(self, preds: np.ndarray, none: str = "unknown") -> list[str]:
+        """Each row's class by its name (``none`` for a class that has none: VW writes an
+        empty line, sl ``unknown``; ``nan`` for a skipped line)."""
         k = len(self.names)
-        return ["nan" if v != v else self.names[int(v) - 1] if 1 <= v <= k else "unknown"
+        return ["nan" if v != v else self.names[int(v) - 1] if 1 <= v <= k else none
                 for v in preds[:, 0].tolist()]  # fmt: skip
 
     def _lost_reader(self, out: Output) -> None:

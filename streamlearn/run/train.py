@@ -375,6 +375,7 @@ def _new_run(c: Configuration, cfg: TrainConfig, o: Outputs, console: Console,
         c, learner, o, params,
         ProgressTable(grid_say, holdout=params[P_HOLDOUT] > 0.0, classes=cfg.oaa > 0,
                       probabilities=o.probabilities, labels=table_labels(cfg, o),
+                      names=class_names(cfg) if o.vw_format else (),
                       shown=_vw_shown(o.link, cfg.binary) if o.vw_format and not cfg.oaa
                       else None),  # fmt: skip
         PassLog(cfg, _silent if o.vw_format else grid_say, vw=o.vw_format),  # (no pass lines)

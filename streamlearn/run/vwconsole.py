@@ -152,6 +152,8 @@ def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: flo
             lines.append(words + "".join(f" {ch}" for ch in chars))
     if c.test_only:
         lines.append("only testing")
+    if c.named_labels:
+        lines.append(f"parsed {len([n for n in c.named_labels.split(',') if n])} named labels")
     if c.l1:
         lines.append(f"using l1 regularization = {general(c.l1)}")
     if c.l2:

@@ -142,6 +142,25 @@ COSTS_TABLE = """\
 """
 
 
+NAMED = "cat | a b\ndog | b c\nbird | c d\ncat | a\nfish 2 | a b\nbird | d\n | a\n"
+NAMED_TABLE = """\
+0.000000 0.000000            1            1.0            cat            cat        3
+0.500000 1.000000            2            2.0            dog            cat        3
+0.666667 1.000000            3            3.0           bird            dog        3
+0.500000 0.000000            4            4.0            cat            cat        2
+0.666667 1.000000            5            6.0        unknown            cat        3
+0.571429 0.000000            6            7.0           bird           bird        2
+0.571429 n.a.                7            8.0        unknown            cat        2
+"""
+NAMED_COSTS = "bee:1 ant:0 |a x\nemu:1 |a\nant:1 bee:0.5 |a y x\n |a x\n"
+NAMED_COSTS_TABLE = """\
+0.000000 0.000000            1            1.0          known            ant        2
+0.000000 0.000000            2            2.0          known            bee        1
+0.166667 0.500000            3            3.0          known            ant        3
+0.166667 n.a.                4            4.0        unknown            ant        2
+"""
+
+
 def _sl(tmp_path: Path, data: str, args: list[str]) -> subprocess.CompletedProcess:
     (tmp_path / "d.txt").write_text(data)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -167,6 +186,18 @@ def test_the_tables_columns_are_vws(tmp_path: Path, audit: list[str]) -> None:
     assert _table(r.stderr) == MULTILABEL_TABLE
     r = _sl(tmp_path, COSTS, ["--csoaa", "4", "-P", "3", *audit])
     assert _table(r.stderr) == COSTS_TABLE
+
+
+def test_named_classes_in_the_table_are_vws(tmp_path: Path) -> None:
+    """--named_labels: the table shows classes by name (``unknown``: none), a name not in
+    the list is class 0 with VW's warning, and the header says VW's "parsed K named labels"."""
+    r = _sl(tmp_path, NAMED, ["--oaa", "3", "--named_labels", "cat,dog,bird", "-P", "1"])
+    assert _table(r.stderr).endswith(NAMED_TABLE)  # (after the warnings of the batch's parse)
+    assert "parsed 3 named labels\n" in r.stderr
+    assert "[warning] Missing named label 'fish'\n" in r.stderr
+    r = _sl(tmp_path, NAMED_COSTS, ["--csoaa", "2", "--named_labels", "ant,bee", "-P", "1"])
+    assert _table(r.stderr).endswith(NAMED_COSTS_TABLE)
+    assert "[warning] Missing named label 'emu'\n" in r.stderr
 
 
 @pytest.mark.parametrize(("data", "args", "options", "checksum"), [

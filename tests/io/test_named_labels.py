@@ -1,5 +1,6 @@
 """VW's ``--named_labels`` (:mod:`streamlearn.io.named`): names read as classes 1..K, a name
-not in the list skipped with its reason, ``-p`` by name and models both ways, as VW 9.11.9."""
+not in the list skipped with its reason (``sl vw``: class 0 with VW's warning), ``-p`` by name
+and models both ways, as VW 9.11.9."""
 
 from __future__ import annotations
 
@@ -18,25 +19,38 @@ from streamlearn.config import TrainConfig
 from streamlearn.io.batch import Block
 from streamlearn.io.named import MISSING_NAME, NamedLabels
 from streamlearn.io.parse import FMT_VW, parse_block
+from streamlearn.system import notices
 
 HAVE_VW = importlib.util.find_spec("vowpalwabbit") is not None
 needs_vw = pytest.mark.skipif(not HAVE_VW, reason="vowpalwabbit is not installed")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def parse(text: bytes, names: str = "det,noun,verb"):
-    cfg = TrainConfig(oaa=3, named_labels=names, numbers="vw")
+def parse(text: bytes, names: str = "det,noun,verb", numbers: str = "vw"):
+    cfg = TrainConfig(oaa=3, named_labels=names, numbers=numbers)
     block = Block(np.frombuffer(text, dtype=np.uint8).copy(), "t", 1)
     return parse_block(block, FMT_VW, 18, True, cfg.namespaces())
 
 
-def test_names_are_classes():
-    b = parse(b"det | the\nverb 2 'x| ate\n|a b\ncat | x\nnoun 1 2 | y\nnoun -1 | z\n")
+@pytest.mark.parametrize("numbers", ["exact", "vw"])
+def test_names_are_classes(numbers):
+    text = b"det | the\nverb 2 'x| ate\n|a b\ncat 3 | x\nnoun 1 2 | y\nnoun -1 | z\n"
+    told = []
+    notices.listen(told.append)
+    try:
+        b = parse(text, numbers=numbers)
+    finally:
+        notices.listen(None)
     assert b.status.tolist()[:3] == [0, 0, 0]
     assert b.labels.tolist()[:2] == [1.0, 3.0] and np.isnan(b.labels[2])
     assert b.weights.tolist()[:3] == [1.0, 2.0, 1.0]
     assert bytes(b.block.data[b.tag_start[1] : b.tag_end[1]]) == b"x"
-    assert b.status.tolist()[3:] == [MISSING_NAME, 5, 3]
+    if numbers == "exact":  # a name not in the list: the line is skipped with its reason
+        assert b.status.tolist()[3:] == [MISSING_NAME, 5, 3] and told == []
+    else:  # VW: class 0 (its weight read), with VW's warning
+        assert b.status.tolist()[3:] == [0, 5, 3]
+        assert b.labels[3] == 0.0 and b.weights[3] == 3.0
+        assert told == ["[warning] Missing named label 'cat'"]
 
 
 def test_names_checked():
@@ -60,7 +74,8 @@ def test_against_vw(tmp_path):
         for i in range(300):
             c = rnd.randrange(4)
             feats = " ".join(f"w{rnd.randrange(30)}" for _ in range(3))
-            fh.write(f"{names[c]} 'r{i}|w {feats} k{c}\n")
+            name = "emu" if i % 41 == 7 else names[c]  # (not listed: VW's class 0)
+            fh.write(f"{name} 'r{i}|w {feats} k{c}\n")
     train = ["--named_labels", ",".join(names), "--oaa", "4", "-d", "d.txt"]
     for prog, tag in (("vowpalwabbit", "v"), ("streamlearn", "s")):
         head = [prog] if prog == "vowpalwabbit" else [prog, "vw"]
@@ -82,15 +97,15 @@ WORDS = st.sampled_from(["det", "noun", "verb", "Det", "de", "dett", "1", "2", "
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(WORDS, max_size=3), min_size=1, max_size=10))
-def test_label_kernel_against_plain_python(labels):
+@given(st.lists(st.lists(WORDS, max_size=3), min_size=1, max_size=10), st.booleans())
+def test_label_kernel_against_plain_python(labels, vw):
     """Random label parts: the kernel reads what a plain statement of VW's grammar reads
-    (a name of the list, then an importance weight)."""
+    (a name of the list, then an importance weight; VW: another name is class 0)."""
     names = ["det", "noun", "verb"]
     lines = [" ".join(words) + " |f a" for words in labels]
-    b = parse(("\n".join(lines) + "\n").encode())
+    b = parse(("\n".join(lines) + "\n").encode(), numbers="vw" if vw else "exact")
     for i, words in enumerate(labels):
-        ok = not words or (words[0] in names and len(words) <= 2)
+        ok = not words or ((vw or words[0] in names) and len(words) <= 2)
         if ok and len(words) == 2:
             try:
                 ok = float(words[1]) >= 0
@@ -98,7 +113,7 @@ def test_label_kernel_against_plain_python(labels):
                 ok = False
         assert (b.status[i] == 0) == ok, (words, b.status[i])
         if ok and words:
-            assert b.labels[i] == names.index(words[0]) + 1
+            assert b.labels[i] == (names.index(words[0]) + 1 if words[0] in names else 0)
             assert b.weights[i] == (float(words[1]) if len(words) == 2 else 1.0)
         elif ok:
             assert np.isnan(b.labels[i])

@@ -43,8 +43,14 @@ def test_label_rows():
 
 def test_named_label_rows():
     b = _labels(b"bee:1 ant:0 |a x\nemu:1 |a\n", k=2, names="ant,bee")
-    assert b.status.tolist() == [0, 33]
+    assert b.status.tolist() == [0, 0]  # (VW: a name not in the list is class 0)
     assert b.labels[0, :5].tolist() == [2.0, 2.0, 1.0, 1.0, 0.0]
+    assert b.labels[1, :3].tolist() == [1.0, 0.0, 1.0]
+    cfg = TrainConfig(oaa=2, csoaa=True, named_labels="ant,bee", numbers="exact")
+    block = Block(np.frombuffer(b"emu:1 |a\n", dtype=np.uint8).copy(), "t", 1)
+    b = cs_batch(parse_block(block, FMT_VW, 18, True, cfg.namespaces()), 2, cfg.namespaces().named,
+                 vw_numbers=False)  # fmt: skip
+    assert b.status.tolist() == [33]  # (sl: skipped with its reason)
 
 
 def _data(path, n: int, seed: int, named: bool = False) -> None:
@@ -63,7 +69,8 @@ def _data(path, n: int, seed: int, named: bool = False) -> None:
                 parts = []
                 for j in classes:
                     cost = "" if kind > 0.9 else f":{abs(j - c) * 0.5 + rnd.random() * 0.1:.3f}"
-                    parts.append(f"{NAMES[j] if named else j + 1}{cost}")
+                    name = "emu" if named and rnd.random() < 0.03 else NAMES[j]  # (not listed)
+                    parts.append(f"{name if named else j + 1}{cost}")
                 label = " ".join(parts)
             fh.write(f"{label} 'e{i}|f {feats} k{c}\n")
 
