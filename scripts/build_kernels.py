@@ -95,6 +95,13 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("sl", ["train", "--freegrad", "{D}"]),
     ("sl", ["train", "--loss", "quantile", "{D}"]),
     ("sl", ["vw", "-d", "{D}", "--loss_function", "logistic", "--ngram", "2", "--quiet"]),
+    ("sl", ["vw", "-d", "{D}", "--affix", "+2,-3", "--quiet"]),  # (its pass after the parse)
+    # --marginal: learning, a cache's batches, a model scored
+    ("sl", ["vw", "-d", "{D}", "--marginal", "f", "--compete", "--quiet", "-f", "{T}/mg.vw"]),
+    ("sl", ["vw", "-d", "{D}", "--marginal", "f", "-c", "--passes", "2", "-k", "--cache_file",
+            "{T}/mg.cache", "--update_before_learn", "--quiet"]),
+    ("sl", ["vw", "-d", "{D}", "--marginal", "f", "--compete", "-i", "{T}/mg.vw", "-t",
+            "--quiet"]),
     # issue 39 and 37: multiline reductions, explorers, VW's other label kinds and formats
     ("py", [
         "import random\n"

@@ -140,7 +140,11 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--svrg", "--passes", "3", "-c", "-k", "-q", "ab", "-f", T + "/svrg.vw"],
         ["-i", T + "/svrg.vw", "-t"], ["--ksvm", "--reprocess", "2", "-f", T + "/ksvm.vw"],
         ["-i", T + "/ksvm.vw", "-t"], ["--ksvm", "--kernel", "rbf", "--pool_size", "3"],
-        ["--ksvm", "--kernel", "poly", "--passes", "2", "-c", "-k"])]  # fmt: skip
+        ["--ksvm", "--kernel", "poly", "--passes", "2", "-c", "-k"],
+        ["--marginal", "a", "--compete", "-f", T + "/marg.vw"],
+        ["-i", T + "/marg.vw", "-t", "--compete"],
+        ["--marginal", "b", "--update_before_learn", "--passes", "2", "-c", "-k"],
+        ["--affix", "+2a,-1"], ["--affix", "-2b", "-q", "ab", "--passes", "2", "-c", "-k"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],

@@ -36,7 +36,7 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
                   *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
-                  "named_labels", "stack")  # fmt: skip
+                  "named_labels", "affix", "stack")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -247,6 +247,10 @@ class TrainConfig:
     permutations: bool = False
     """A namespace crossed with itself makes every ordered tuple of its features, not only
     their combinations (VW's --permutations)."""
+    affix: str = ""
+    """VW's ``--affix +2a,-3b,+1``: each named feature's prefixes (``+``) or suffixes (``-``) of
+    1-7 bytes as features of their own, per namespace (none: the default namespace);
+    :mod:`streamlearn.io.affix`.  VW text only."""
     hash_seed: int = 0
     """VW's ``--hash_seed``: the seed of the namespaces' hashes, so the slots of every
     namespaced feature (0: VW's default); fixed by the model, as ``hash``."""
@@ -480,6 +484,8 @@ class TrainConfig:
             (self.zero_label in ZERO_LABELS,
              f"--zero-label must be one of {', '.join(ZERO_LABELS)}"),
             (self.numbers in NUMBERS, f"numbers must be one of {', '.join(NUMBERS)}"),
+            (not self.affix or self.format in ("vw", "auto"),
+             f"--affix makes features of VW text's names: not of --format {self.format}"),
             (0.0 < self.quantile_tau < 1.0, "--quantile-tau must be in (0, 1)"),
             (0.0 < self.expectile_q <= 0.5, "--expectile_q must be in (0, 0.5]"),
             (math.isfinite(self.logistic_min) and math.isfinite(self.logistic_max)
@@ -595,6 +601,7 @@ class TrainConfig:
         """The compiled interactions, namespace filters and n-grams, or None when there are none."""
         names = (*NAMESPACE_OPTIONS, *FEATURE_FLAGS)
         if (not any(getattr(self, name) for name in names) and self.hash == "strings"
+                and not self.affix
                 and self.numbers == "exact" and not self.hash_seed
                 and self.format != "csv" and not self.named_labels
                 and not self.csoaa and not self.multilabel):  # fmt: skip
@@ -611,6 +618,10 @@ class TrainConfig:
         )
         import dataclasses
 
+        if self.affix:
+            from streamlearn.io.affix import affix_table
+
+            inter = dataclasses.replace(inter, affix=affix_table(self.affix))
         if self.named_labels:
             from streamlearn.io.named import NamedLabels
 

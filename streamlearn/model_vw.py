@@ -34,7 +34,7 @@ import numpy as np
 
 from streamlearn.config import UPDATE_RULE, TrainConfig
 from streamlearn.io import vwmodel
-from streamlearn.learners.stacked import kept, without_gd
+from streamlearn.learners.stacked import STACK_OPTIONS, kept, kept_stack, without_gd
 
 F32 = np.float32
 
@@ -60,48 +60,6 @@ def _table(text: str, value: bool) -> dict[str, bool]:
     return dict.fromkeys(text.split(), value)
 
 
-STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True,
-                                   "boosting": True, "alg": True, "nn": True, "inpass": False,
-                                   "dropout": False, "multitask": False, "active": False,
-                                   "mellowness": True, "autolink": True, "bootstrap": True,
-                                   "bs_type": True, "bfgs": False, "conjugate_gradient": False,
-                                   "rank": True, "svrg": False, "ksvm": False,
-                                   "kernel": True, "bandwidth": True, "degree": True}
-"""The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
-a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
-list is what a model may name (a model's options are data: an allow-list, not a reader)."""
-
-def _stack_options(stack: tuple[str, ...]) -> list[tuple[str, str | None, bool]]:
-    """The options of ``stack`` (``TrainConfig.stack``) as (``--name``, value or None,
-    whether VW keeps it with a model: :data:`STACK_OPTIONS`), in their order."""
-    out: list[tuple[str, str | None, bool]] = []
-    i = 0
-    while i < len(stack):
-        w = stack[i]
-        name = w[2:]
-        if name in STACK_OPTIONS:
-            value = (stack[i + 1] if i + 1 < len(stack) else "") if STACK_OPTIONS[name] else None
-            out.append((w, value, True))
-        else:  # (an option VW does not keep, and its value if any: --gamma 0.2)
-            has = i + 1 < len(stack) and not stack[i + 1].startswith("--")
-            value = stack[i + 1] if has else None
-            out.append((w, value, False))
-        i += 1 if value is None else 2
-    return out
-
-
-def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
-    """The words of ``stack`` VW keeps with a model, as (``--name``, value or None): those of
-    :data:`STACK_OPTIONS`, in their order."""
-    return [(w, v) for w, v, kept in _stack_options(stack) if kept]
-
-
-def run_words(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
-    """The words of ``stack`` VW does not keep with a model (a run's: ``--reprocess 5``), as
-    (``--name``, value or None): :func:`kept_stack`'s others."""
-    return [(w, v) for w, v, kept in _stack_options(stack) if not kept]
-
-
 MODEL_OPTIONS: dict[str, bool] = {
     # the multiline reductions, their explorers and what they stack below themselves
     **_table("csoaa_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first lambda "
@@ -120,7 +78,7 @@ MODEL_OPTIONS: dict[str, bool] = {
     **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
     **_table("quadratic cubic interactions ignore ignore_linear keep ngram skips hash "
-             "hash_seed bit_precision feature_limit", True),
+             "hash_seed bit_precision feature_limit affix", True),
     **_table("noconstant chain_hash sort_features leave_duplicate_interactions permutations",
              False),
     # the learner: rates, update rule, regularisers, loss, link, initial state, generator
@@ -155,7 +113,7 @@ INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa
 WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight quadratic "
                   "multiworld_test "
                   "cubic interactions ignore ignore_linear keep ngram skips hash link "
-                  "loss_function feature_limit kernel".split())  # fmt: skip
+                  "loss_function feature_limit kernel affix marginal".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
 by VW as 32-bit floats (``l1_state``, ``l2_state``: doubles)."""
 F32_MAX = float(np.finfo(np.float32).max)
@@ -244,6 +202,8 @@ def _options(h: vwmodel.Header) -> dict:
             learn["csoaa"] = True
         elif name == "named_labels" and value:
             learn["named_labels"] = value
+        elif name == "affix" and value:
+            learn["affix"] = value
         elif name == "noconstant":
             learn["constant"] = False
         elif name == "hash":
@@ -298,7 +258,7 @@ def _options(h: vwmodel.Header) -> dict:
             learn[rule] = rule in facts["rules"]
     if facts.get("per_model") and learn.get("oaa"):
         facts["models"] = learn["oaa"]
-    state = kept(learn.get("stack", ()))
+    state = kept(learn.get("stack", ()), h.bits)
     if facts.get("per_model") and state is not None and state.models > 1:
         facts["models"] = state.models
     return {"learn": learn, **facts}
@@ -429,13 +389,34 @@ def gd_columns(config: TrainConfig) -> tuple[int, ...]:
 def decode(data: bytes) -> tuple:
     """``(config, learner, slots, state, weights, gstate, stats, meta)`` of the VW model in
     ``data``; ValueError (:class:`Unsupported` included) says what is wrong."""
+    h = vwmodel.read_header(data)
+    opts = _options(h)
+    learn = dict(opts["learn"])
+    stack = learn.get("stack", ())
+    if "--marginal" in stack and "--compete" not in stack:
+        # VW keeps --marginal with a model, not --compete, whose experts' part it reads when
+        # the command line gives it again: a model of --compete is one whose part reads so
+        start = h.end
+        try:
+            return _decode(data, h, opts, learn)
+        except ValueError as e:
+            h.end = start
+            try:
+                return _decode(data, h, opts, {**learn, "stack": (*stack, "--compete")})
+            except ValueError:
+                raise e from None
+    return _decode(data, h, opts, learn)
+
+
+def _decode(data: bytes, h: vwmodel.Header, opts: dict, learn: dict) -> tuple:
+    """:func:`decode` of the model's options ``learn``."""
     from streamlearn.learners import reduction_of, resolve, spec_by_name
     from streamlearn.learners.base import G_CLIP, G_LABEL_MAX, G_LABEL_MIN, G_N, G_T, new_stats
 
-    h = vwmodel.read_header(data)
-    opts = _options(h)
-    resumed = len(data) > h.end and data[h.end] == 1
-    learn = dict(opts["learn"])
+    learn = dict(learn)
+    kept_state = kept(learn.get("stack", ()), h.bits)
+    start = kept_state.skip(data, h.end) if kept_state is not None else h.end
+    resumed = len(data) > start and data[start] == 1
     mf = "--rank" in learn.get("stack", ())  # (VW's gd_mf keeps its rates, and no resume flag)
     for key in ("learning_rate", "power_t") if not (resumed or mf) else ():
         learn.pop(key, None)
@@ -452,7 +433,7 @@ def decode(data: bytes) -> tuple:
         raise Unsupported(f"it is a --{algo} model, which sl does not read in VW's format")
     cols = gd_columns(config) if algo == "gd" else tuple(range(COLUMNS[algo]))
     params = config.params()
-    state = kept(config.stack)
+    state = kept(config.stack, config.bits)
     if state is not None and state.learner != "gd":  # (its table's layout: bootstrap's)
         spec = spec_by_name(state.learner)
     else:
@@ -657,7 +638,7 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
                                               _rng_state(model)))
     _split_grams(config, h)
     algo = config.algo
-    state = kept(config.stack)
+    state = kept(config.stack, config.bits)
     section = state.section(gstate) if state is not None else b""
     if weights_only:
         keep = model.weights != 0.0
@@ -726,7 +707,7 @@ def _split_grams(config: TrainConfig, h: vwmodel.Header) -> None:
 def _rng_state(model) -> int | None:  # noqa: ANN001
     """VW's generator's state (kept as ``--random_seed``): a ``--bootstrap`` model's, a
     ``--boosting`` or ``--nn`` one's (when not 0, as VW keeps it)."""
-    state = kept(model.config.stack)
+    state = kept(model.config.stack, model.config.bits)
     if state is None:
         return None
     seed = state.rng(model.gstate)
@@ -747,6 +728,8 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += ["--random_seed", str(random_seed)]
     if config.named_labels:
         words += ["--named_labels", config.named_labels]
+    if config.affix:
+        words += ["--affix", config.affix]
     for name in ("quadratic", "cubic", "interactions"):
         for v in getattr(config, name):
             words += [f"--{name}", v]

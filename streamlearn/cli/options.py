@@ -62,6 +62,7 @@ _CONFIG_KEYS = {
     "hash_kind": "hash",
     "ngram": "ngram",
     "skips": "skips",
+    "affix": "affix",
     "sort_features": "sort_features",
     "leave_duplicate_interactions": "leave_duplicate_interactions",
     # VW's parameter-free learners and one-against-all (cli/commands.py: vw_learner_options)
@@ -87,7 +88,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                  "initial_constant", "p_norm", "norm_refresh", "minibatch", "passes",
                  "holdout_period", "holdout_off", "holdout_after", "early_terminate", "tol",
                  "seed", "test_only", "min_prediction", "max_prediction", "noconstant",
-                 "hash_kind", "ngram", "skips", "sort_features", "quadratic", "cubic",
+                 "hash_kind", "ngram", "skips", "affix", "sort_features", "quadratic", "cubic",
                  "interactions", "leave_duplicate_interactions", "ignore", "ignore_linear",
                  "keep"),
     "Reductions over gd": (),  # (each reduction's own options: TrainCommand)
@@ -625,6 +626,10 @@ def vw_learning_options(f):
                      "--ngram). Repeatable."),
         click.option("--skips", multiple=True, metavar="[A]K",
                      help="With --ngram: terms may skip up to K features (VW's --skips)."),
+        click.option("--affix", default=None, metavar="[+-]N[A],...",
+                     help="Each feature's N-byte prefixes (+) or suffixes (-) as features of "
+                     "their own, of namespace A or the default one: +2a,-3 (VW's --affix; "
+                     "VW text)."),
         click.option("--sort-features", "--sort_features", "sort_features", is_flag=True,
                      default=None, help="Sort each namespace's features by slot and drop "
                      "repeated ones (VW's --sort_features)."),

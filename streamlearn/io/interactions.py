@@ -125,6 +125,9 @@ class Interactions:
     permutations: bool = False
     """VW's ``--permutations``: a namespace crossed with itself makes every ordered pair
     (tuple) of its features, not their combinations."""
+    affix: np.ndarray | None = field(default=None, compare=False)
+    """VW's ``--affix``: each namespace's affix codes (:func:`streamlearn.io.affix.affix_table`),
+    added to the parsed rows by :func:`streamlearn.io.affix.with_affixes`; None: none."""
 
     @property
     def cross_mode(self) -> int:
@@ -349,11 +352,12 @@ def _row_crosser(inter: Interactions | None, mask: np.uint64, budget: int) -> tu
 def fuses(inter: Interactions | None) -> bool:
     """Whether the VW parse kernel can write ``inter``'s crosses itself
     (:func:`~streamlearn.io.crosses.cross_row`): interactions without wildcards, no
-    namespace dropped, no n-grams or sorting."""
+    namespace dropped, no n-grams, sorting or affixes."""
     return (
         inter is not None
         and inter.lengths.shape[0] > 0
         and not inter.regroups
+        and inter.affix is None
         and not has_filters(inter.drop, inter.drop_linear)
         and not has_wildcard(inter.terms, inter.lengths)
     )

@@ -5,8 +5,9 @@ VW (``named_labels.cc``, ``multiclass.cc``) reads a multiclass label part ``name
 with a warning (``[warning] Missing named label 'x'``), which then counts as VW counts a
 label 0.  ``sl vw`` does the same (VW's numbers, the warning through
 :func:`streamlearn.system.notices.tell`); ``sl train`` skips the line as malformed
-(:data:`MISSING_NAME`, with its reason), as sl skips what it cannot read.  The parse kernel leaves the label part alone
-(``Interactions.label_kind``, :mod:`streamlearn.io.labels`); :func:`read_named` reads it
+(:data:`MISSING_NAME`, with its reason), as sl skips what it cannot read.  The parse kernel
+leaves the label part alone (``Interactions.label_kind``, :mod:`streamlearn.io.labels`);
+:func:`read_named` reads it
 into the batch's ``labels`` (the class, 1..K) and ``weights``.  Cost-sensitive labels
 (``name:cost ...``, ``--csoaa``) are read by :func:`streamlearn.io.labels.read_labels`
 and their classes mapped by :func:`class_numbers`.

@@ -46,11 +46,13 @@ def _name(raw: bytes) -> str:
 
 
 def vw_names(line: bytes, bits: int, hash_all: bool = False,
-             values: list[float] | None = None,
-             hash_seed: int = 0) -> list[tuple[int, str, int]]:  # fmt: skip
+             values: list[float] | None = None, hash_seed: int = 0,
+             affix: np.ndarray | None = None) -> list[tuple[int, str, int]]:  # fmt: skip
     """(slot, name, namespace byte) of every feature of a well-formed VW line
     (``hash_all``: VW's ``--hash all``); ``values``, a list: each feature's value is
-    appended to it (times its namespace's scale, in float32 as the parser reads it).
+    appended to it (times its namespace's scale, in float32 as the parser reads it);
+    ``affix``: VW's ``--affix`` codes (:mod:`streamlearn.io.affix`), whose features come
+    where the parser puts them, named as VW names them (``affix^a+2=he``).
 
     Works on the line's bytes, as the parser does: a name that is not UTF-8 gets
     the slot the parser gave it, and keeps its bytes (see :func:`_name`).
@@ -61,7 +63,10 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
     if bar < 0:
         return []
     out = []
+    affixes: list[tuple[int, str, int, float]] = []
+    at = -1  # where the affixes go: before the segment that made the first
     for segment in line[bar + 1 :].split(b"|"):
+        first = len(out)
         if not segment or segment[:1] in (b" ", b"\t", b"\r", b"\n"):
             ns, rest = b"", segment
         else:
@@ -95,9 +100,20 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
                 shown = name
             nsb = ns[0] if ns else 32
             out.append((slot, _name(ns + b"^" + shown if ns else shown), nsb))
+            x = float(value) if colon and value and _is_number(value) else 1.0
+            x = float(np.float32(np.float32(x) * np.float32(scale)))
             if values is not None:
-                x = float(value) if colon and value and _is_number(value) else 1.0
-                values.append(float(np.float32(np.float32(x) * np.float32(scale))))
+                values.append(x)
+            if affix is not None and affix[nsb] and name:
+                from streamlearn.io.affix import affix_features
+
+                if at < 0:
+                    at = first
+                affixes += affix_features(name, seed, int(affix[nsb]), nsb, hash_all, mask, x)
+    if affixes:
+        out[at:at] = [(slot, name, nsb) for slot, name, nsb, _ in affixes]
+        if values is not None:
+            values[at:at] = [x for *_, x in affixes]
     return out
 
 
@@ -110,8 +126,8 @@ def line_names(line: bytes, bits: int, inter=None, values: list[float] | None = 
         from streamlearn.io.csv import csv_names
 
         return csv_names(line, source, bits, inter.csv.opts.sep_byte, hash_all, values)
-    return vw_names(line, bits, hash_all, values,
-                    inter.hash_seed if inter is not None else 0)  # fmt: skip
+    return vw_names(line, bits, hash_all, values, inter.hash_seed if inter is not None else 0,
+                    inter.affix if inter is not None else None)  # fmt: skip
 
 
 def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tuple[int, str, int]]:

@@ -55,7 +55,7 @@ class ExampleParser:
                  full: Interactions | None, cb: bool, features: str = FEATURES_MERGED,
                  words: bool = WORDS) -> None:  # fmt: skip
         self.usable = not (inter.regroups or inter.named is not None or inter.csv is not None
-                           or inter.crosses_or_filters)  # fmt: skip
+                           or inter.crosses_or_filters or inter.affix is not None)  # fmt: skip
         mask = np.uint64((1 << bits) - 1)
         self.bits = bits
         self.full = full

@@ -250,6 +250,14 @@ def _rows(block: Block, data: np.ndarray, fmt: int, arrays: tuple, pooled: bool,
     ) = arrays  # fmt: skip
     indptr, indices, values = indptr[: rows + 1], indices[:k], values[:k]
     ns = ns[:k]
+    if inter is not None and inter.affix is not None and fmt == FMT_VW:
+        from streamlearn.io.affix import with_affixes
+
+        indptr, indices, values, ns = with_affixes(
+            data, rows, line_start, status, indptr, indices, values, ns, mask, inter.affix,
+            inter.hash_all, inter.hash_seed,
+        )  # fmt: skip
+        pooled = True  # (new arrays, of their own size)
     if inter is not None and inter.regroups:
         indptr, indices, values, ns = expand_grams(
             indptr, indices, values, ns, mask, inter.gram_ptr, inter.gram_masks,
@@ -432,7 +440,8 @@ class LineParser:
     def __init__(self, bits: int, constant: bool, inter: Interactions | None,
                  words: bool = WORDS, limit: float = MAX_MAGNITUDE) -> None:  # fmt: skip
         self.usable = not (inter is not None and (inter.regroups or inter.named is not None
-                                                  or inter.csv is not None))  # fmt: skip
+                                                  or inter.csv is not None
+                                                  or inter.affix is not None))  # fmt: skip
         mask = np.uint64((1 << bits) - 1)
         fused = fuses(inter)
         self.crosses = inter is not None and inter.crosses_or_filters

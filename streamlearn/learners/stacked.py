@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn.learners import active, bfgs, boosting, bootstrap, nn
+from streamlearn.learners import active, bfgs, boosting, bootstrap, marginal, nn
 
 BFGS = ("--bfgs", "--conjugate_gradient")
 """The words that name L-BFGS (``reductions/bfgs.py``): the learner itself, not a reduction
@@ -30,6 +30,50 @@ t0^p)."""
 def without_gd(stack: tuple[str, ...]) -> bool:
     """Whether the words ``stack`` (``TrainConfig.stack``) name one of :data:`WITHOUT_GD`."""
     return any(w in stack for w in WITHOUT_GD)
+
+
+STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": True,
+                                   "boosting": True, "alg": True, "nn": True, "inpass": False,
+                                   "dropout": False, "multitask": False, "active": False,
+                                   "mellowness": True, "autolink": True, "bootstrap": True,
+                                   "bs_type": True, "bfgs": False, "conjugate_gradient": False,
+                                   "rank": True, "svrg": False, "ksvm": False,
+                                   "kernel": True, "bandwidth": True, "degree": True,
+                                   "marginal": True}
+"""The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
+a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
+list is what a model may name (a model's options are data: an allow-list, not a reader)."""
+
+def _stack_options(stack: tuple[str, ...]) -> list[tuple[str, str | None, bool]]:
+    """The options of ``stack`` (``TrainConfig.stack``) as (``--name``, value or None,
+    whether VW keeps it with a model: :data:`STACK_OPTIONS`), in their order."""
+    out: list[tuple[str, str | None, bool]] = []
+    i = 0
+    while i < len(stack):
+        w = stack[i]
+        name = w[2:]
+        if name in STACK_OPTIONS:
+            value = (stack[i + 1] if i + 1 < len(stack) else "") if STACK_OPTIONS[name] else None
+            out.append((w, value, True))
+        else:  # (an option VW does not keep, and its value if any: --gamma 0.2)
+            has = i + 1 < len(stack) and not stack[i + 1].startswith("--")
+            value = stack[i + 1] if has else None
+            out.append((w, value, False))
+        i += 1 if value is None else 2
+    return out
+
+
+def kept_stack(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """The words of ``stack`` VW keeps with a model, as (``--name``, value or None): those of
+    :data:`STACK_OPTIONS`, in their order."""
+    return [(w, v) for w, v, kept in _stack_options(stack) if kept]
+
+
+def run_words(stack: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """The words of ``stack`` VW does not keep with a model (a run's: ``--reprocess 5``), as
+    (``--name``, value or None): :func:`kept_stack`'s others."""
+    return [(w, v) for w, v, kept in _stack_options(stack) if not kept]
+
 
 
 @dataclass(frozen=True)
@@ -57,6 +101,13 @@ class Kept:
     them), when not gd's own (``--bootstrap``: copy 0's)."""
     keeps_seed: bool = False
     """VW keeps ``--random_seed`` with the model even when its state is 0."""
+    end: Callable[[bytes, int], int] | None = None
+    """Where its part of VW's model file at ``pos`` ends, read without a state (None: it
+    has no part, or a part :func:`skip` need not find)."""
+
+    def skip(self, data: bytes, pos: int) -> int:
+        """Where gd's part of VW's model file starts, its own at ``pos``."""
+        return pos if self.end is None else self.end(data, pos)
 
 
 def _none_section(gstate: np.ndarray) -> bytes:  # noqa: ARG001
@@ -71,8 +122,9 @@ def _no_lines(gstate: np.ndarray, g: Callable) -> list[str]:  # noqa: ARG001
     return []
 
 
-def kept(words: tuple[str, ...]) -> Kept | None:
-    """The state of the reduction ``words`` (``TrainConfig.stack``) name, or None."""
+def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
+    """The state of the reduction ``words`` (``TrainConfig.stack``) name, or None; ``bits``:
+    the table's (``--marginal`` keeps an entry per slot)."""
     b = boosting.parse_stack(words)
     if b is not None:
         n, alg = b
@@ -108,6 +160,16 @@ def kept(words: tuple[str, ...]) -> Kept | None:
     if "--active" in words:
         return Kept("--active", active.G_QUERIES + 1, active.init_gstate, active.get_rng,
                     _none_section, _no_read, _no_lines)  # fmt: skip
+    if "--marginal" in words:
+        at = words.index("--marginal") + 1
+        named = words[at] if at < len(words) else ""
+        compete = "--compete" in words
+        return Kept(f"--marginal {named}", marginal.state_size(bits, compete),
+                    lambda params, seed: marginal.init_gstate(params, bits, compete),
+                    lambda g: 0, lambda g: marginal.vw_section(g, bits, compete),
+                    lambda data, pos, g: marginal.read_vw_section(data, pos, g, bits, compete),
+                    lambda g, text: marginal.section_lines(g, bits, compete, text),
+                    end=lambda data, pos: marginal.section_end(data, pos, compete))  # fmt: skip
     return None
 
 

@@ -43,6 +43,7 @@ from streamlearn.reductions import (
     ksvm,
     lrq,
     lrqfa,
+    marginal,
     mwt,
     nn,
     svrg,
@@ -74,7 +75,7 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
                active.NAME: active, autolink.NAME: autolink, bootstrap.NAME: bootstrap,
                bfgs.NAME: bfgs, gd_mf.NAME: gd_mf, svrg.NAME: svrg,
-               ksvm.NAME: ksvm}
+               ksvm.NAME: ksvm, marginal.NAME: marginal}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -130,7 +131,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, classes, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, gd_mf, svrg, ksvm, csoaa_ldf, mwt, cb_adf, cb_dro, ccb)
+              bfgs, gd_mf, svrg, ksvm, marginal, csoaa_ldf, mwt, cb_adf, cb_dro, ccb)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 

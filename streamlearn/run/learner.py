@@ -96,7 +96,7 @@ def _merged_stack(mine: tuple[str, ...], its: tuple[str, ...]) -> tuple[str, ...
     command line: the words VW keeps with a model (``--ksvm --kernel rbf``) that the run
     gives must be the model's, and those it leaves out are the model's; the words of a run
     (``--reprocess 5``) are the run's, else the model's.  None when they disagree."""
-    from streamlearn.model_vw import kept_stack, run_words
+    from streamlearn.learners.stacked import kept_stack, run_words
 
     model_kept = kept_stack(its)
     if not set(kept_stack(mine)) <= set(model_kept):

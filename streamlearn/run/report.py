@@ -146,8 +146,8 @@ class ProgressTable:
 
     def _texts(self, row: np.ndarray, texts) -> tuple[str, str] | None:  # noqa: ANN001
         if self.labels == "cs":
-            return ("unknown" if math.isnan(row[4]) else "known",
-                    "n.a." if math.isnan(row[5]) else self._name(row[5], str(int(row[5]))))  # fmt: skip
+            pred = "n.a." if math.isnan(row[5]) else self._name(row[5], str(int(row[5])))
+            return ("unknown" if math.isnan(row[4]) else "known"), pred
         if self.names and self.classes and not self.probabilities:
             return self._name(row[4], "unknown"), self._name(row[5], "unknown")
         if self.labels == "multilabel" and texts is not None:

@@ -22,8 +22,7 @@ import numpy as np
 from streamlearn.hashing import murmur3_32
 from streamlearn.io.vwmodel import vw_order
 from streamlearn.learners.initial import random_state
-from streamlearn.learners.stacked import BFGS, kept
-from streamlearn.model_vw import kept_stack
+from streamlearn.learners.stacked import BFGS, kept, kept_stack
 
 VW_VERSION = "9.11.9"
 """The VW version whose layout this is (``vowpalwabbit`` 9.11.9 wrote the references)."""
@@ -79,6 +78,8 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
             opts.append(("learning_rate", _f15(c.learning_rate)))
     if float(F32(c.power_t)) != float(F32(0.5)):
         opts.append(("power_t", _f15(c.power_t)))
+    if c.affix:
+        opts.append(("affix", c.affix))
     opts += [("quadratic", v) for v in c.quadratic]
     opts += [("cubic", v) for v in c.cubic]
     opts += [("interactions", v) for v in c.interactions]
@@ -87,7 +88,7 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
         if chars:
             opts.append((name, "".join(chars)))
     state = random_state(c.initial_weights, c.bits, c.seed) if c.algo == "gd" else c.seed
-    stacked = kept(c.stack)
+    stacked = kept(c.stack, c.bits)
     if stacked is not None and gstate is not None:  # (advanced by the reduction's draws)
         state = stacked.rng(gstate)
     if state:
@@ -233,7 +234,7 @@ def _resume_lines(model, passes: int, quiet: bool = False, held: int = 0,
     if c.algo == "gd":
         from streamlearn.learners import gd
 
-        stacked = kept(c.stack)
+        stacked = kept(c.stack, c.bits)
         if c.oaa:  # (class 0's)
             from streamlearn.learners.oaa import G_CLASS
 
@@ -314,7 +315,7 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
     ``quiet``: VW's table was off; ``held``: the features of held-out examples (VW's
     total feature number leaves them out); ``counted``: see :func:`_resume_lines`."""
     t = header(model, link)
-    stacked = kept(model.config.stack)
+    stacked = kept(model.config.stack, model.config.bits)
     if stacked is not None:  # the reduction's state, before gd's (VW's save_load order)
         for line in stacked.lines(model.gstate, float_text):
             t.add(line)

@@ -321,6 +321,7 @@ CORE: dict[str, VWOption] = {
     "leave_duplicate_interactions": VWOption(None, False, flag("leave_duplicate_interactions")),
     "permutations": VWOption(None, False, flag("permutations")),
     "feature_limit": VWOption(None, True, _repeat("feature_limit"), repeatable=True),
+    "affix": VWOption(None, True, learn("affix")),
     # outputs
     "initial_regressor": VWOption("i", True, _initial_model),
     "final_regressor": VWOption("f", True, _output("final_model")),
@@ -374,10 +375,8 @@ NOT_SUPPORTED: dict[str, str] = {
     "search": "none",
     "new_mf": "none",
     "stage_poly": "none",
-    "marginal": "none",
     "confidence": "none",
     "redefine": "none",
-    "affix": "--ngram",
     "spelling": "none",
     "dictionary": "none",
     "dictionary_path": "none",
@@ -417,10 +416,10 @@ OTHER_VW_OPTIONS = frozenset("""
     block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_explore_pdf
     cb_sample cb_to_cbadf cbify_reg cbzo challenger_epsilon
-    check_enabled choices_lambda compete
+    check_enabled choices_lambda
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
     cs_absolute_loss cs_active csa_debug
-    csv_trace debug_reversed_learn decay
+    csv_trace debug_reversed_learn
     default_lease   domination dream_at_update
     dream_repeats  dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
@@ -428,8 +427,8 @@ OTHER_VW_OPTIONS = frozenset("""
     epsilon_decay_significance_level error experimental_igl
     fixed_significance_level flip_loss_sign
      get_pmf global_only graph_feedback
-     ignore_features_dsjson_experimental initial_denominator
-    initial_epsilon initial_numerator  interaction interaction_type
+     ignore_features_dsjson_experimental
+    initial_epsilon   interaction interaction_type
     interaction_update kary_tree  lambda_scheme large_action_space
     las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
     leaf_example_multiplier learn_at_leaf learning_rate_cnt
@@ -451,7 +450,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit
     sketch_size spanner_c  swap_resistance
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
-    unweighted_marginals update_before_learn verbose_metrics wap_ldf warm_cb warm_cb_cs
+      verbose_metrics wap_ldf warm_cb warm_cb_cs
     warm_start warm_start_update
 """.split())
 """The rest of VW's options (``vw --help`` of VW 9.11): reductions and their settings,
