@@ -681,10 +681,10 @@ class Live:
 def served(vw_path: str, learn: dict, bandit: dict, opts, console):  # noqa: ANN001, ANN201
     """``sl vw --daemon -i`` of VW's model of ``--ccb_explore_adf`` or ``--slates``
     (:func:`streamlearn.run.serve_model.served_model`): the server's model, a
-    :class:`~streamlearn.run.bandit.BanditServed` whose examples a :class:`Live` plays
+    :class:`~streamlearn.run.bandit_served.BanditServed` whose examples a :class:`Live` plays
     (defined on first use: a plain server does not import the bandits)."""
     from streamlearn.reductions import Multiline
-    from streamlearn.run.bandit import BanditServed
+    from streamlearn.run.bandit_served import BanditServed
 
     class Served(BanditServed):
         """Requests are CCB (slates) examples, each answered once its blank line has come

@@ -4,7 +4,7 @@ scored or learned, and answered.
 :class:`Served` answers a single-line model's requests with its prediction lines as
 ``sl predict -p`` (or VW, ``sl vw --daemon``) writes them; learning, a line whose
 step would leave the model non-finite is rolled back and answered ``nan``.  A
-bandit's model answers multiline examples (:class:`~streamlearn.run.bandit.BanditServed`,
+bandit's model answers multiline examples (:class:`~streamlearn.run.bandit_served.BanditServed`,
 guarded here the same way).  :func:`served_model` picks the one for a model.
 Saves, reloads and the socket are :mod:`streamlearn.run.serve_saves`' and
 :mod:`streamlearn.run.serve_socket`'s.
@@ -280,9 +280,9 @@ class _Diverging(Exception):
 
 @functools.cache
 def _guarded() -> type:
-    """:class:`~streamlearn.run.bandit.BanditServed` that never keeps nor saves a
+    """:class:`~streamlearn.run.bandit_served.BanditServed` that never keeps nor saves a
     non-finite model (defined on first use: a plain server does not import the bandits)."""
-    from streamlearn.run.bandit import BanditServed
+    from streamlearn.run.bandit_served import BanditServed
 
     class GuardedBandit(BanditServed):
         """A learning bandit server's safety net: an example whose update would make the

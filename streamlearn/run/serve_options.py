@@ -54,7 +54,7 @@ class ServeOptions:
     link: str = "identity"
     bandit: dict | None = None
     """A bandit's options (:class:`~streamlearn.reductions.Multiline`'s fields): requests
-    are multiline examples (:class:`~streamlearn.run.bandit.BanditServed`); a bandit model
+    are multiline examples (:class:`~streamlearn.run.bandit_served.BanditServed`); a bandit model
     (``-i``) is served so without them."""
     vw_format: bool = False
     """Answer lines as VW writes them (``sl vw --daemon``: ``Outputs.vw_format``), else as

@@ -51,7 +51,7 @@ def test_vws_grammar():
     ("argv", "says"),
     [
         (["--lda", "5"], "--lda is not supported by sl"),
-        (["--affix", "+2a"], "--affix is not supported"),
+        (["--spelling", "a"], "--spelling is not supported"),
         (["--stage_poly"], "--stage_poly is not supported by sl (nearest in sl: none"),
         (["--warm_cb", "3"], "--warm_cb is not supported by sl (nearest in sl: none)"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),

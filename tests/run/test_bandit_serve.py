@@ -6,6 +6,7 @@ bounded in count and time; every server is stopped in a ``finally``."""
 
 from __future__ import annotations
 
+import random
 import signal
 import time
 from pathlib import Path
@@ -233,3 +234,60 @@ def test_a_reloaded_vw_bandit_model_keeps_the_served_options(tmp_path: Path) -> 
         assert answers() == (tmp_path / "two.p").read_bytes()
     finally:
         srv.stop(signal.SIGTERM)
+
+
+def _cb_lines(seed: int, n: int) -> str:
+    """``--cb 3`` lines: a label on four lines of five, the others unlabeled."""
+    r = random.Random(seed)
+    out = []
+    for i in range(n):
+        label = f"{r.randint(1, 3)}:{r.randint(0, 1)}:0.5 " if i % 5 else ""
+        out.append(f"{label}|f a{i % 7} b{r.randint(0, 4)}\n")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("args", [[], ["--cb_explore", "3"], ["-t"]])
+def test_the_daemon_serves_a_cb_k_model_as_sl_vw_runs_it(tmp_path, args):
+    """sl vw --daemon -i of a --cb K model (VW 9's: cb_to_adf): each request line answered
+    with sl vw -i -p's text for it (VW's: the action, or the pmf, then a blank line; beside
+    VW's daemon on these lines: 60 of 60 the same, with and without --cb_explore), the
+    model saved on SIGTERM sl vw -i -f's; a malformed line answered nan (it was refused:
+    "serving --cb K: not yet")."""
+    import signal
+    import socket
+
+    from tests.run.test_serve import Server
+    from tests.unix import sl
+
+    (tmp_path / "a.txt").write_text(_cb_lines(1, 200))
+    second = _cb_lines(2, 60)
+    (tmp_path / "b.txt").write_text(second)
+    train = [a for a in args if a != "-t"]
+    assert sl(["vw", "--cb", "3", *train, "-d", "a.txt", "-f", "m.vw", "--quiet"],
+              tmp_path).returncode == 0  # fmt: skip
+    test = ["-t"] if "-t" in args else []
+    ref = sl(["vw", *test, "-i", "m.vw", "-d", "b.txt", "-p", "ref.p", "-f", "ref.vw",
+              "--quiet"], tmp_path)  # fmt: skip
+    assert ref.returncode == 0, ref.stderr
+    want = (tmp_path / "ref.p").read_bytes()
+    srv = Server(["vw", "--daemon", "--foreground", *test, "-i", "m.vw", "-f", "out.vw"],
+                 tmp_path)  # fmt: skip
+    try:
+        got = b""
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=60) as s:
+            for line in second.encode().splitlines(keepends=True):
+                s.sendall(line)  # (one request per line)
+            while len(got) < len(want):
+                part = s.recv(1 << 16)
+                if not part:
+                    break
+                got += part
+            s.sendall(b"7:1:0.5 |f a\n")  # (action 7 of 3: malformed)
+            bad = s.recv(64)
+        assert srv.stop(signal.SIGTERM) == 143
+    finally:
+        srv.stop(signal.SIGKILL)
+    assert got == want
+    assert bad == b"nan\n\n"
+    if not test:
+        assert (tmp_path / "out.vw").read_bytes() == (tmp_path / "ref.vw").read_bytes()
