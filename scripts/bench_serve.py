@@ -9,6 +9,7 @@ Measures, on the loopback address only (127.0.0.1):
   answers are read (lines/s), and the same split over four connections at once;
 * a live pipe: ``sl predict -i m -p -`` fed one line at a time (p50, p90);
 * one ``--cb_explore_adf`` example at a time (``--bandit``), learned by each daemon;
+* one ``--cb_explore 4`` line at a time (``--cb-k``: VW 9's ``--cb K``), learned;
 * one ``--ccb_explore_adf`` example at a time (``--ccb``), each daemon continuing the same
   VW model file and learning, and the Python API's rounds (``Workspace.predict`` then
   ``learn``) against VW's;
@@ -136,6 +137,30 @@ def bandit(args: argparse.Namespace, d: str) -> None:
         with server(cmd, cmd[cmd.index("--port_file") + 1]) as port:
             lat = one_at_a_time(port, examples, 2)  # (the pmf line and a blank line)
             print(f"{name} daemon, --cb_explore_adf, one labeled example at a time: n={len(lat)} "
+                  f"p50 {pct(lat, .5):.3f} ms, p90 {pct(lat, .9):.3f} ms, "
+                  f"p99 {pct(lat, .99):.3f} ms")  # fmt: skip
+
+
+def cb_k(args: argparse.Namespace, d: str) -> None:
+    """``--cb 4 --cb_explore 4`` daemons (VW 9's --cb K, on cb_adf) learning from one
+    labeled line at a time: each answer a pmf line and a blank line."""
+    import random
+
+    r = random.Random(1)
+    lines = [f"{r.randint(1, 4)}:{r.randint(0, 1)}:0.25 |f u{r.randrange(50)} "
+             f"v{r.randrange(9)} w{r.randrange(200)}\n".encode()
+             for _ in range(args.cb_k)]  # fmt: skip
+    opts = ["--cb_explore", "4", "--epsilon", "0.1", "--quiet"]
+    runs = {"sl": [sys.executable, "-m", "streamlearn", "vw", "--daemon", "--foreground",
+                   "--port", "0", "--port_file", os.path.join(d, "slk.port"), *opts]}  # fmt: skip
+    if not args.no_vw:
+        runs["vw"] = [sys.executable, "-m", "vowpalwabbit", "--daemon", "--foreground", "--port",
+                      "0", "--port_file", os.path.join(d, "vwk.port"), "--passes", "1",
+                      *opts]  # fmt: skip
+    for name, cmd in runs.items():
+        with server(cmd, cmd[cmd.index("--port_file") + 1]) as port:
+            lat = one_at_a_time(port, lines, 2)
+            print(f"{name} daemon, --cb_explore 4, one labeled line at a time: n={len(lat)} "
                   f"p50 {pct(lat, .5):.3f} ms, p90 {pct(lat, .9):.3f} ms, "
                   f"p99 {pct(lat, .99):.3f} ms")  # fmt: skip
 
@@ -295,6 +320,8 @@ def main() -> None:
     ap.add_argument("--api", type=int, default=2000, help="lines through the Python API")
     ap.add_argument("--bandit", type=int, default=2000,
                     help="--cb_explore_adf examples (4 actions), one at a time, learned")
+    ap.add_argument("--cb-k", type=int, default=0,
+                    help="--cb_explore 4 lines (VW 9's --cb K), one at a time, learned")
     ap.add_argument("--ccb", type=int, default=0,
                     help="--ccb_explore_adf examples, one at a time, learned; API rounds")
     ap.add_argument("--no-vw", action="store_true", help="sl only")
@@ -328,6 +355,8 @@ def main() -> None:
                       f"four connections {four:,.0f} lines/s")
         if args.bandit:
             bandit(args, d)
+        if args.cb_k:
+            cb_k(args, d)
         if args.ccb:
             ccb(args, d)
         if args.live:

@@ -144,7 +144,8 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--marginal", "a", "--compete", "-f", T + "/marg.vw"],
         ["-i", T + "/marg.vw", "-t", "--compete"],
         ["--marginal", "b", "--update_before_learn", "--passes", "2", "-c", "-k"],
-        ["--affix", "+2a,-1"], ["--affix", "-2b", "-q", "ab", "--passes", "2", "-c", "-k"])]  # fmt: skip
+        ["--affix", "+2a,-1"],
+        ["--affix", "-2b", "-q", "ab", "--passes", "2", "-c", "-k"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
