@@ -237,42 +237,47 @@ def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, hash_all, defa
 
 
 @jit
-def _count(data, rows, line_start, status, indptr, indices, values, ns, mask, table, hash_all,
-           default_nsh, hash_seed, counts, at):  # fmt: skip  # noqa: ANN001, ANN202
-    dummy_i = np.empty(0, dtype=indices.dtype)
-    dummy_v = np.empty(0, dtype=values.dtype)
-    dummy_n = np.empty(0, dtype=ns.dtype)
-    for r in range(rows):
-        counts[r] = 0
-        at[r] = -1
-        if status[r] != 0 or indptr[r + 1] == indptr[r]:
-            continue
-        m, ins = _row(data, line_start[r], indptr[r], indptr[r + 1], indices, values, ns, mask,
-                      table, hash_all, default_nsh, hash_seed, False, 0, dummy_i, dummy_v,
-                      dummy_n)  # fmt: skip
-        counts[r] = m
-        at[r] = ins
+def _rotate(a, lo, hi, m):  # noqa: ANN001, ANN202
+    """``a[lo:hi]`` turned so that its last ``m`` entries come first (three reversals)."""
+    _reverse(a, lo, hi)
+    _reverse(a, lo, lo + m)
+    _reverse(a, lo + m, hi)
+
+
+@jit
+def _reverse(a, lo, hi):  # noqa: ANN001, ANN202
+    hi -= 1
+    while lo < hi:
+        a[lo], a[hi] = a[hi], a[lo]
+        lo += 1
+        hi -= 1
 
 
 @jit
 def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, table, hash_all,
-          default_nsh, hash_seed, counts, at, out_ptr, out_idx, out_val, out_ns):  # fmt: skip  # noqa: ANN001, ANN202
+          default_nsh, hash_seed, out_ptr, out_idx, out_val, out_ns):  # fmt: skip  # noqa: ANN001, ANN202
+    """Each row's features, then its affixes after them, turned into place (one walk of the
+    line; ``out_*`` have room for every feature's affixes)."""
     out_ptr[0] = 0
     for r in range(rows):
         lo, hi = indptr[r], indptr[r + 1]
         base = out_ptr[r]
-        m = counts[r]
-        ins = at[r] if m > 0 else hi
-        for j in range(lo, hi):
-            o = base + (j - lo) + (m if j >= ins else 0)
-            out_idx[o] = indices[j]
-            out_val[o] = values[j]
-            out_ns[o] = ns[j]
-        if m > 0:
-            _row(data, line_start[r], lo, hi, indices, values, ns, mask, table, hash_all,
-                 default_nsh, hash_seed, True, base + (ins - lo), out_idx, out_val,
-                 out_ns)  # fmt: skip
-        out_ptr[r + 1] = base + (hi - lo) + m
+        n = hi - lo
+        for j in range(n):
+            out_idx[base + j] = indices[lo + j]
+            out_val[base + j] = values[lo + j]
+            out_ns[base + j] = ns[lo + j]
+        m = 0
+        if status[r] == 0 and n > 0:
+            m, ins = _row(data, line_start[r], lo, hi, indices, values, ns, mask, table,
+                          hash_all, default_nsh, hash_seed, True, base + n, out_idx, out_val,
+                          out_ns)  # fmt: skip
+            if m > 0:
+                at = base + (ins - lo)
+                _rotate(out_idx, at, base + n + m, m)
+                _rotate(out_val, at, base + n + m, m)
+                _rotate(out_ns, at, base + n + m, m)
+        out_ptr[r + 1] = base + n + m
 
 
 def with_affixes(data: np.ndarray, rows: int, line_start: np.ndarray, status: np.ndarray,
@@ -284,15 +289,15 @@ def with_affixes(data: np.ndarray, rows: int, line_start: np.ndarray, status: np
     starts = np.ascontiguousarray(line_start[:rows], dtype=np.int64)
     seed = np.uint64(hash_seed)
     default_nsh = np.uint64(0) if hash_seed == 0 else np.uint64(murmur3_32(data, 0, 0, seed))
-    counts = np.zeros(rows, dtype=np.int64)
-    at = np.zeros(rows, dtype=np.int64)
-    args = (data, rows, starts, status, indptr, indices, values, ns, mask, table,
-            bool(hash_all), default_nsh, seed, counts, at)  # fmt: skip
-    _count(*args)
-    total = int(indptr[rows]) + int(counts.sum())
+    nnz = int(indptr[rows])
+    codes = np.array([bin(int(c)).count("1") and (int(c).bit_length() + 3) // 4 for c in table],
+                     dtype=np.int64)  # (each namespace's affixes per feature)  # fmt: skip
+    room = nnz + int(codes[ns[:nnz]].sum())  # (at most: anonymous features make none)
     out_ptr = np.zeros(rows + 1, dtype=indptr.dtype)
-    out_idx = np.empty(total, dtype=indices.dtype)
-    out_val = np.empty(total, dtype=values.dtype)
-    out_ns = np.empty(total, dtype=ns.dtype)
-    _fill(*args, out_ptr, out_idx, out_val, out_ns)
-    return out_ptr, out_idx, out_val, out_ns
+    out_idx = np.empty(room, dtype=indices.dtype)
+    out_val = np.empty(room, dtype=values.dtype)
+    out_ns = np.empty(room, dtype=ns.dtype)
+    _fill(data, rows, starts, status, indptr, indices, values, ns, mask, table, bool(hash_all),
+          default_nsh, seed, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
+    end = int(out_ptr[rows])
+    return out_ptr, out_idx[:end], out_val[:end], out_ns[:end]
