@@ -196,6 +196,11 @@ def test_models_move_both_ways(tmp_path: Path) -> None:
         # VW itself once wrote a model of NaNs here, which sl refuses to read (exit 5)
         pytest.skip("VW's own svrg model is not finite (its threads raced)")
     r = _sl(["-i", "vw2.model", "-t", "-d", "d.vw", "-p", "sl2.p"], tmp_path)
+    if r.returncode == 5 and "non-finite numbers in its per-slot state" in r.stderr:
+        # (the same race, its NaNs in the slots' state only: VW's -t predictions stay
+        # finite, sl refuses the model as it refuses any non-finite one; seen once in a
+        # loaded full run, session 35)
+        pytest.skip("VW's own svrg model holds NaNs (its threads raced)")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "sl2.p").read_bytes() == (tmp_path / "vw2.p").read_bytes()
 
