@@ -179,7 +179,11 @@ class Entry:
 
     def init_gstate(self, params: np.ndarray) -> np.ndarray:
         from streamlearn.learners import marginal
+        from streamlearn.system.memory import refuse_above
 
+        size = marginal.state_size(self.bits, self.opts.compete)
+        refuse_above(8 * size, f"--marginal's state ({size:,} numbers: an entry per slot)",
+                     "lower -b")  # fmt: skip
         return marginal.init_gstate(params, self.bits, self.opts.compete)
 
 
