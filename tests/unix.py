@@ -68,6 +68,22 @@ def sl(args: list[str], tmp_path: Path, shell: bool = False, **kw) -> subprocess
     return subprocess.run([*SL, *args], env=env(tmp_path), cwd=tmp_path, **kw)
 
 
+VW_MODULE = ["vowpalwabbit"]
+"""VW's command line through its Python package (``python -m vowpalwabbit``)."""
+SL_VW = ["streamlearn", "vw"]
+"""``sl vw`` as a module."""
+
+
+def run_module(prog: list[str], args: list[str], cwd,  # noqa: ANN001
+               timeout: float = 300) -> subprocess.CompletedProcess:  # fmt: skip
+    """``python -m PROG ARGS`` in ``cwd`` (:data:`VW_MODULE` or :data:`SL_VW`), which must
+    exit 0; its output."""
+    r = subprocess.run([sys.executable, "-m", *prog, *args], cwd=cwd, capture_output=True,
+                       text=True, timeout=timeout)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return r
+
+
 def leftovers(tmp_path: Path) -> list[str]:
     """Temporary files and caches an ``sl`` run left in ``tmp_path`` or its TMPDIR."""
     out = [p.name for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]

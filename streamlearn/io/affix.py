@@ -119,8 +119,8 @@ def _zero(buf, s, e):  # noqa: ANN001, ANN202
 
 
 @jit
-def _affixes(buf, s, e, nsh, codes, hash_all, mask, value, fill, at, indices, values, ns):  # noqa: ANN001, ANN202
-    """The affixes of name ``buf[s:e]`` (written from ``at`` when ``fill``); their count."""
+def _affixes(buf, s, e, nsh, codes, hash_all, mask, value, at, indices, values, ns):  # noqa: ANN001, ANN202
+    """The affixes of name ``buf[s:e]``, written from ``at``; their count."""
     m = 0
     while codes > np.uint64(0):
         code = codes & np.uint64(15)
@@ -132,12 +132,11 @@ def _affixes(buf, s, e, nsh, codes, hash_all, mask, value, fill, at, indices, va
                 b = s + length
             else:
                 a = e - length
-        if fill:
-            h = _hash(buf, a, b, nsh, hash_all)
-            h = h * (np.uint64(AFFIX_CONSTANT) + code * np.uint64(QUADRATIC_CONSTANT))
-            indices[at + m] = h & mask
-            values[at + m] = value
-            ns[at + m] = AFFIX_NS
+        h = _hash(buf, a, b, nsh, hash_all)
+        h = h * (np.uint64(AFFIX_CONSTANT) + code * np.uint64(QUADRATIC_CONSTANT))
+        indices[at + m] = h & mask
+        values[at + m] = value
+        ns[at + m] = AFFIX_NS
         m += 1
         codes = codes >> np.uint64(4)
     return m
@@ -145,9 +144,9 @@ def _affixes(buf, s, e, nsh, codes, hash_all, mask, value, fill, at, indices, va
 
 @jit
 def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, hash_all, default_nsh,
-         hash_seed, fill, at, indices, values, ns):  # fmt: skip  # noqa: ANN001, ANN202
-    """The affixes of the line at ``ls``: their count and the row position they go before
-    (``fill``: also written from ``at``)."""
+         hash_seed, at, indices, values, ns):  # fmt: skip  # noqa: ANN001, ANN202
+    """The affixes of the line at ``ls``, written from ``at``: their count and the row
+    position they go before."""
     le = ls
     while le < buf.shape[0] and buf[le] != 10:
         le += 1
@@ -168,8 +167,7 @@ def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, hash_all, defa
             s = p
             while p < le and buf[p] not in (32, 9, 13, 58, 124):
                 p += 1
-            nsh = np.uint64(murmur3_32(buf, s, p, hash_seed)) if hash_all else \
-                np.uint64(hashstring(buf, s, p, hash_seed))  # fmt: skip
+            nsh = _hash(buf, s, p, hash_seed, hash_all)
             nsb = buf[s]
             if p < le and buf[p] == 58:  # the scale: the row's values have it
                 s = p + 1
@@ -220,7 +218,7 @@ def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, hash_all, defa
                     if codes != np.uint64(0):
                         if ins < 0:
                             ins = seg
-                        made += _affixes(buf, s, e, nsh, codes, hash_all, mask, value, fill,
+                        made += _affixes(buf, s, e, nsh, codes, hash_all, mask, value,
                                          at + made, indices, values, ns)  # fmt: skip
             else:  # an anonymous ':v' (the namespace's hash plus its count) or ':string'
                 if here and in_idx[cur] == ((nsh + anon) & _M32) & mask:
@@ -270,7 +268,7 @@ def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, tab
         m = 0
         if status[r] == 0 and n > 0:
             m, ins = _row(data, line_start[r], lo, hi, indices, values, ns, mask, table,
-                          hash_all, default_nsh, hash_seed, True, base + n, out_idx, out_val,
+                          hash_all, default_nsh, hash_seed, base + n, out_idx, out_val,
                           out_ns)  # fmt: skip
             if m > 0:
                 at = base + (ins - lo)
@@ -290,9 +288,9 @@ def with_affixes(data: np.ndarray, rows: int, line_start: np.ndarray, status: np
     seed = np.uint64(hash_seed)
     default_nsh = np.uint64(0) if hash_seed == 0 else np.uint64(murmur3_32(data, 0, 0, seed))
     nnz = int(indptr[rows])
-    codes = np.array([bin(int(c)).count("1") and (int(c).bit_length() + 3) // 4 for c in table],
-                     dtype=np.int64)  # (each namespace's affixes per feature)  # fmt: skip
-    room = nnz + int(codes[ns[:nnz]].sum())  # (at most: anonymous features make none)
+    # each namespace's affixes per feature: its codes, the table's non-zero 4-bit nibbles
+    per = sum(((table >> np.uint64(4 * k)) & np.uint64(15)) != 0 for k in range(16))
+    room = nnz + int(per[ns[:nnz]].sum())  # (at most: anonymous features make none)
     out_ptr = np.zeros(rows + 1, dtype=indptr.dtype)
     out_idx = np.empty(room, dtype=indices.dtype)
     out_val = np.empty(room, dtype=values.dtype)

@@ -380,10 +380,15 @@ def section_lines(gstate: np.ndarray, bits: int, compete: bool, g) -> list[str]:
     return lines
 
 
+_PARTS = (("<Qdd", 24), ("<Q6f", 32))
+"""VW's model section: the marginals (slot, numerator, denominator), then with ``--compete``
+the experts (slot, six floats), each part a count and its entries."""
+
+
 def section_end(data: bytes, pos: int, compete: bool) -> int:
     """Where :func:`vw_section` at ``data[pos:]`` ends (its counts read; ValueError when they
     run past the file)."""
-    for size in (24, 32) if compete else (24,):
+    for _, size in _PARTS[: 2 if compete else 1]:
         if pos + 8 > len(data):
             raise ValueError("the model's --marginal state is cut short")
         (count,) = struct.unpack_from("<Q", data, pos)
@@ -395,35 +400,21 @@ def section_end(data: bytes, pos: int, compete: bool) -> int:
 
 def read_vw_section(data: bytes, pos: int, gstate: np.ndarray, bits: int, compete: bool) -> int:
     """:func:`vw_section` read into ``gstate`` from ``data[pos:]``; returns its end.  An id
-    beyond the table, or a count the file cannot hold, is refused (ValueError)."""
+    beyond the table, or a count the file cannot hold (:func:`section_end`), is refused
+    (ValueError)."""
     n = 1 << bits
-
-    def take(fmt: str) -> tuple:
-        nonlocal pos
-        size = struct.calcsize(fmt)
-        if pos + size > len(data):
-            raise ValueError("the model's --marginal state is cut short")
-        values = struct.unpack_from(fmt, data, pos)
-        pos += size
-        return values
-
-    (count,) = take("<Q")
-    if count > (len(data) - pos) // 24:
-        raise ValueError("the model's --marginal state counts more ids than it holds")
-    for _ in range(count):
-        k, num, den = take("<Qdd")
-        if k >= n:
-            raise ValueError(f"the model's --marginal id {k} is beyond its 2^{bits} slots")
-        gstate[M_BASE + k] = num
-        gstate[M_BASE + n + k] = den
-    if compete:
-        (count,) = take("<Q")
-        if count > (len(data) - pos) // 32:
-            raise ValueError("the model's --compete state counts more ids than it holds")
-        for _ in range(count):
-            k, *six = take("<Q6f")
+    end = section_end(data, pos, compete)
+    for fmt, size in _PARTS[: 2 if compete else 1]:
+        (count,) = struct.unpack_from("<Q", data, pos)
+        pos += 8
+        for k, *state in struct.iter_unpack(fmt, data[pos : pos + count * size]):
             if k >= n:
-                raise ValueError(f"the model's --compete id {k} is beyond its 2^{bits} slots")
-            gstate[M_BASE + 2 * n + 6 * k : M_BASE + 2 * n + 6 * k + 6] = [
-                NAN if x != x else x for x in six]
-    return pos
+                raise ValueError(f"the model's --marginal id {k} is beyond its 2^{bits} slots")
+            if fmt == "<Qdd":
+                gstate[M_BASE + k] = state[0]
+                gstate[M_BASE + n + k] = state[1]
+            else:
+                gstate[M_BASE + 2 * n + 6 * k : M_BASE + 2 * n + 6 * k + 6] = [
+                    NAN if x != x else x for x in state]  # fmt: skip
+        pos += count * size
+    return end

@@ -153,7 +153,9 @@ def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: flo
     if c.test_only:
         lines.append("only testing")
     if c.named_labels:
-        lines.append(f"parsed {len([n for n in c.named_labels.split(',') if n])} named labels")
+        from streamlearn.io.named import NamedLabels
+
+        lines.append(f"parsed {NamedLabels.of(c.named_labels).k} named labels")
     if c.l1:
         lines.append(f"using l1 regularization = {general(c.l1)}")
     if c.l2:

@@ -9,8 +9,6 @@ anonymous features); then ``sl vw`` beside VW 9.11.9 on data of our own: progres
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -22,6 +20,7 @@ from streamlearn.hashing import CONSTANT_HASH, hashstring_py
 from streamlearn.io.affix import AFFIX_CONSTANT, AFFIX_NS, QUADRATIC_CONSTANT, affix_table
 from streamlearn.io.batch import Block
 from streamlearn.io.parse import FMT_VW, parse_block
+from tests.unix import SL_VW, VW_MODULE, run_module
 
 BITS = 18
 
@@ -150,15 +149,6 @@ def _data(path, n: int = 400, seed: int = 3) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def _run(prog: list[str], args: list[str], cwd) -> subprocess.CompletedProcess:  # noqa: ANN001
-    r = subprocess.run([sys.executable, "-m", *prog, *args], cwd=cwd, capture_output=True,
-                       text=True, timeout=300)  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return r
-
-
-VW = ["vowpalwabbit"]
-SL = ["streamlearn", "vw"]
 
 
 @pytest.mark.parametrize("opts", [
@@ -174,16 +164,16 @@ def test_sl_vw_gives_vw_s_numbers(tmp_path, opts):
         text = (tmp_path / "d.txt").read_text().replace("-1 |", "2 |")
         (tmp_path / "d.txt").write_text(text)
     outs = {}
-    for tag, prog in (("v", VW), ("s", SL)):
-        r = _run(prog, ["-d", "d.txt", *opts, "-p", f"{tag}.p", "-f", f"{tag}.m",
+    for tag, prog in (("v", VW_MODULE), ("s", SL_VW)):
+        r = run_module(prog, ["-d", "d.txt", *opts, "-p", f"{tag}.p", "-f", f"{tag}.m",
                         "--readable_model", f"{tag}.r"], tmp_path)  # fmt: skip
         outs[tag] = [ln for ln in r.stderr.splitlines() if ln.startswith("average loss")]
     assert outs["s"] == outs["v"]
     assert (tmp_path / "s.p").read_text() == (tmp_path / "v.p").read_text()
     assert (tmp_path / "s.r").read_text() == (tmp_path / "v.r").read_text()
     # each scores with the other's model (its --affix read from the model's options)
-    _run(VW, ["-i", "s.m", "-t", "-d", "d.txt", "-p", "vs.p"], tmp_path)
-    _run(SL, ["-i", "v.m", "-t", "-d", "d.txt", "-p", "sv.p"], tmp_path)
+    run_module(VW_MODULE, ["-i", "s.m", "-t", "-d", "d.txt", "-p", "vs.p"], tmp_path)
+    run_module(SL_VW, ["-i", "v.m", "-t", "-d", "d.txt", "-p", "sv.p"], tmp_path)
     assert (tmp_path / "vs.p").read_text() == (tmp_path / "sv.p").read_text()
 
 
@@ -191,8 +181,9 @@ def test_audit_and_invert_hash_name_the_affixes_as_vw(tmp_path):
     pytest.importorskip("vowpalwabbit")
     _data(tmp_path / "d.txt", n=40)
     args = ["-d", "d.txt", "--affix", "+2a,-3", "--audit", "--quiet"]
-    assert _run(SL, args, tmp_path).stdout == _run(VW, args, tmp_path).stdout
-    for tag, prog in (("v", VW), ("s", SL)):
-        _run(prog, ["-d", "d.txt", "--affix", "-2b,+1", "--invert_hash", f"{tag}.i", "--quiet"],
-             tmp_path)  # fmt: skip
+    sl, vw = (run_module(prog, args, tmp_path).stdout for prog in (SL_VW, VW_MODULE))
+    assert sl == vw
+    for tag, prog in (("v", VW_MODULE), ("s", SL_VW)):
+        run_module(prog, ["-d", "d.txt", "--affix", "-2b,+1", "--invert_hash", f"{tag}.i",
+                          "--quiet"], tmp_path)  # fmt: skip
     assert (tmp_path / "s.i").read_text() == (tmp_path / "v.i").read_text()

@@ -25,7 +25,9 @@ from streamlearn.learners.base import new_rows, new_stats
 from streamlearn.learners.losses import SQUARED
 from streamlearn.reductions import marginal as reduction
 from streamlearn.run.runner import run_kernel
+from tests import unix
 from tests.reference import VWClassesGD, vw_loss_terms
+from tests.unix import SL_VW, VW_MODULE
 
 F = np.float32
 ID, OTHER = ord("i"), ord("b")
@@ -308,15 +310,10 @@ def _data(path, n: int = 300, seed: int = 7) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def _run(prog: list[str], args: list[str], cwd) -> subprocess.CompletedProcess:  # noqa: ANN001
-    r = subprocess.run([sys.executable, "-m", *prog, *args], cwd=cwd, capture_output=True,
-                       text=True, timeout=600)  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return r
 
 
-VW = ["vowpalwabbit"]
-SL = ["streamlearn", "vw"]
+def run_module(prog: list[str], args: list[str], cwd) -> subprocess.CompletedProcess:  # noqa: ANN001
+    return unix.run_module(prog, args, cwd, timeout=600)  # (a first run compiles)
 
 
 @pytest.mark.parametrize("opts", [
@@ -328,26 +325,25 @@ def test_sl_vw_gives_vw_s_numbers_and_models(tmp_path, opts):
     pytest.importorskip("vowpalwabbit")
     _data(tmp_path / "d.txt")
     out = {}
-    for tag, prog in (("v", VW), ("s", SL)):
-        r = _run(prog, ["--marginal", "f", "-d", "d.txt", *opts, "-p", f"{tag}.p", "-f",
+    for tag, prog in (("v", VW_MODULE), ("s", SL_VW)):
+        r = run_module(prog, ["--marginal", "f", "-d", "d.txt", *opts, "-p", f"{tag}.p", "-f",
                         f"{tag}.m"], tmp_path)  # fmt: skip
         out[tag] = [ln for ln in r.stderr.splitlines() if ln.startswith("average loss")]
     assert out["s"] == out["v"]
     assert (tmp_path / "s.p").read_text() == (tmp_path / "v.p").read_text()
     # each scores with the other's model (--compete given again, as VW asks)
     again = [o for o in opts if o in ("--compete",)]
-    _run(VW, ["--marginal", "f", *again, "-i", "s.m", "-t", "-d", "d.txt", "-p", "vs.p"],
-         tmp_path)  # fmt: skip
-    _run(SL, ["--marginal", "f", *again, "-i", "v.m", "-t", "-d", "d.txt", "-p", "sv.p"],
-         tmp_path)  # fmt: skip
+    for prog, model, pred in ((VW_MODULE, "s.m", "vs.p"), (SL_VW, "v.m", "sv.p")):
+        run_module(prog, ["--marginal", "f", *again, "-i", model, "-t", "-d", "d.txt", "-p",
+                          pred], tmp_path)  # fmt: skip
     assert (tmp_path / "vs.p").read_text() == (tmp_path / "sv.p").read_text()
 
 
 def test_readable_model_is_vw_s(tmp_path):
     pytest.importorskip("vowpalwabbit")
     _data(tmp_path / "d.txt", n=60)
-    for tag, prog in (("v", VW), ("s", SL)):
-        _run(prog, ["--marginal", "f", "-d", "d.txt", "--readable_model", f"{tag}.r",
+    for tag, prog in (("v", VW_MODULE), ("s", SL_VW)):
+        run_module(prog, ["--marginal", "f", "-d", "d.txt", "--readable_model", f"{tag}.r",
                     "--quiet"], tmp_path)  # fmt: skip
     assert (tmp_path / "s.r").read_text() == (tmp_path / "v.r").read_text()
 
