@@ -46,6 +46,7 @@ from streamlearn.reductions import (
     marginal,
     mwt,
     nn,
+    search,
     svrg,
 )
 from streamlearn.reductions.base import Reduction
@@ -57,6 +58,7 @@ REDUCTIONS: dict[str, Reduction] = {
     r.name: r
     for r in (
         csoaa_ldf.REDUCTION,
+        search.REDUCTION,
         # the contextual bandits: cb_adf's learner, an explorer over it when one is asked
         over(cb_adf.REDUCTION),
         over(cb_adf.CB),
@@ -131,7 +133,7 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, classes, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, gd_mf, svrg, ksvm, marginal, csoaa_ldf, mwt, cb_adf, cb_dro, ccb)
+              bfgs, gd_mf, svrg, ksvm, marginal, csoaa_ldf, mwt, cb_adf, cb_dro, ccb, search)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 

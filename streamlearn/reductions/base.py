@@ -99,6 +99,9 @@ class Reduction:
     """Its examples run through :attr:`learner`, a batch at a time: ``sl vw``'s passes, the
     server, the API.  False: ``sl vw``'s passes only, which play them in a loop of their
     own (CCB's and slates' slots, ``run/ccb.py``); the server and the API refuse it."""
+    wants: bool = False
+    """Its learner is made with what the run shows (``run.mlpasses.Wants``): the search
+    runs its test pass only when something shows it, as VW's."""
 
     @property
     def label_kind(self) -> int:

@@ -65,7 +65,7 @@ def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
 
         lines[at:at] = cb_dro.header_lines(ml)
         chain = cb_dro.chain(ml, chain)
-    if ml.reduction != "csoaa_ldf" and not getattr(ml, "mwt", ""):
+    if reduction_of(ml).cb and not getattr(ml, "mwt", ""):
         lines.append(f"cb_type = {ml.cb_type}")  # (--multiworld_test runs no cb learner)
     elif getattr(outputs, "probabilities", False) and not ml.csoaa_rank:
         # VW's csoaa_ldf-prob (its --csoaa_rank wins); VW's warnings go to its stdout (not

@@ -280,7 +280,8 @@ class _Walk:
             probs = mlscores.Probabilities()
         self.probs = probs
         red = reduction_of(ml)
-        self.learner = None if ml.legacy else red.learner(ml, cfg, probabilities=probs)
+        more = {"wants": wants} if red.wants else {}
+        self.learner = None if ml.legacy else red.learner(ml, cfg, probabilities=probs, **more)
         self.xp = getattr(self.learner, "xp", None)
         self.opp = (OffPolicy() if wants.off_policy and ml.reduction != "csoaa_ldf"
                     and not ml.legacy else None)  # fmt: skip
@@ -319,6 +320,9 @@ class _Walk:
             self.lg.batch(part, ho, w.params, w.loss_id, w.stats, npass, wants.progress,
                           self.pred_lines if wants.predictions else None, wants.raw)  # fmt: skip
             return
+        begin = getattr(self.learner, "begin_pass", None)
+        if begin is not None:  # (the search's policies: one per passes, VW's end_pass)
+            begin(npass)
         seen = self.learner.learn(w, part, ho, lines=wants.predictions)
         if self.raws is not None:
             if seen.pred is not None:

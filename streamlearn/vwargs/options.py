@@ -372,7 +372,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "lda": "none",
     "ect": "none",
     "log_multi": "none",
-    "search": "none",
     "new_mf": "none",
     "stage_poly": "none",
     "confidence": "none",
@@ -442,12 +441,8 @@ OTHER_VW_OPTIONS = frozenset("""
     randomized_routing range_c recall_tree replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count
     reward_as_cost sample_pdf sched_exponent
-    search_active_verify search_allowed_transitions search_alpha search_beta
-    search_history_length search_interpolation search_linear_ordering search_metatask
-    search_neighbor_features search_no_caching search_passes_per_policy
-    search_perturb_oracle search_rollin search_rollout search_rollout_num_steps
-    search_save_every_k_runs search_subsample_time search_task search_total_nb_policies
-    search_trained_nb_policies search_xv sendto shift_model_bounds sim_bandit
+    search_active_verify search_allowed_transitions search_metatask
+    search_use_passthrough_repr sendto shift_model_bounds sim_bandit
     sketch_size spanner_c  swap_resistance
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
       verbose_metrics wap_ldf warm_cb warm_cb_cs

@@ -1,0 +1,251 @@
+"""``--search K --search_task T``: learning to search (VW's ``search.cc``), a multiline
+reduction in the registry's shape (:mod:`streamlearn.reductions.base`).
+
+Options (``reductions.Multiline``'s fields): ``search`` (K, the actions), ``search_task``,
+``search_options`` (the rest of VW's ``--search_*`` options and the tasks' own, by VW's
+name).  Labels: each line's class, read as a cost-sensitive row's first class
+(``io.labels.LABEL_CS``; a line without one makes its example a test example).  State:
+gd's table, and per policy and action a sub-model's normalizer sums in its global state.
+The search itself: :mod:`streamlearn.reductions.search_engine` (its tasks:
+:mod:`streamlearn.reductions.search_tasks`); its base learner:
+:mod:`streamlearn.learners.search`.  Outputs: ``-p`` (each example's decisions, a line),
+``-r`` (each decision's scores), VW's own progress table for search, VW's model options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from streamlearn.errors import VWUsage
+from streamlearn.reductions.base import Reduction, Seen
+from streamlearn.reductions.vwoptions import Command, VWOption, integer, number
+
+if TYPE_CHECKING:
+    from streamlearn.io.examples import Part
+
+NAME = "search"
+
+OPTIONS = (
+    ("search", "int", 0),
+    ("search_task", "str", ""),
+    ("search_options", "dict", dataclasses.field(default_factory=dict)),
+)
+"""Its fields of :class:`~streamlearn.reductions.Multiline`: (name, type, default)."""
+
+TASK_NAMES = ("sequence", "sequencespan", "sequence_ctg", "argmax", "sequence_demoldf",
+              "multiclasstask", "dep_parser", "entity_relation", "hook", "graph", "list")
+"""VW's tasks (``--search_task``)."""
+
+ROLLS = ("policy", "learn", "oracle", "ref", "mix_per_state", "mix_per_roll", "mix")
+
+
+def _search(t: Command, name: str, value: str) -> None:
+    t.multiline["reduction"] = NAME
+    t.multiline["search"] = integer(name, value)
+
+
+def _task(t: Command, name: str, value: str) -> None:  # noqa: ARG001
+    if value not in TASK_NAMES:
+        raise VWUsage(f"fail: unknown task for --search_task '{value}'; use --search_task "
+                      "list to get a list")  # fmt: skip
+    t.multiline["reduction"] = NAME
+    t.multiline["search_task"] = value
+
+
+def _option(kind):  # noqa: ANN001, ANN202
+    """A ``--search_*`` (or a task's) option kept by VW's name in ``search_options``."""
+
+    def apply(t: Command, name: str, value: str | None) -> None:
+        opts = t.multiline.setdefault("search_options", {})
+        opts[name] = True if value is None else kind(name, value)
+
+    return apply
+
+
+def _choice(*allowed: str):  # noqa: ANN202
+    def kind(name: str, value: str) -> str:
+        if value not in allowed:
+            raise VWUsage(f"'{value}' is not a valid choice for option --{name}. Please "
+                          f"select from {{{', '.join(allowed)}}}")  # fmt: skip
+        return value
+
+    return kind
+
+
+def _text(name: str, value: str) -> str:  # noqa: ARG001
+    return value
+
+
+_INT, _NUM = integer, number
+VW_OPTIONS = {
+    "search": VWOption(None, True, _search),
+    "search_task": VWOption(None, True, _task),
+    "search_interpolation": VWOption(None, True, _option(_choice("data", "policy"))),
+    "search_rollout": VWOption(None, True, _option(_choice(*ROLLS, "none"))),
+    "search_rollin": VWOption(None, True, _option(_choice(*ROLLS))),
+    "search_passes_per_policy": VWOption(None, True, _option(_INT)),
+    "search_beta": VWOption(None, True, _option(_NUM)),
+    "search_alpha": VWOption(None, True, _option(_NUM)),
+    "search_total_nb_policies": VWOption(None, True, _option(_INT)),
+    "search_trained_nb_policies": VWOption(None, True, _option(_INT)),
+    "search_subsample_time": VWOption(None, True, _option(_NUM)),
+    "search_neighbor_features": VWOption(None, True, _option(_text)),
+    "search_rollout_num_steps": VWOption(None, True, _option(_INT)),
+    "search_history_length": VWOption(None, True, _option(_INT)),
+    "search_no_caching": VWOption(None, False, _option(None)),
+    "search_xv": VWOption(None, False, _option(None)),
+    "search_perturb_oracle": VWOption(None, True, _option(_NUM)),
+    "search_linear_ordering": VWOption(None, False, _option(None)),
+    "search_save_every_k_runs": VWOption(None, True, _option(_INT)),
+    "search_max_bias_ngram_length": VWOption(None, True, _option(_INT)),
+    "search_max_quad_ngram_length": VWOption(None, True, _option(_INT)),
+    "search_condition_feature_value": VWOption(None, True, _option(_NUM)),
+    # the tasks' own
+    "search_span_bilou": VWOption(None, False, _option(None)),
+    "search_span_multipass": VWOption(None, True, _option(_INT)),
+    "cost": VWOption(None, True, _option(_NUM)),
+    "negative_weight": VWOption(None, True, _option(_NUM)),
+    "max": VWOption(None, False, _option(None)),
+}
+"""The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
+
+NOT_YET = {
+    "search_metatask": "--search_metatask",
+    "search_use_passthrough_repr": "--search_use_passthrough_repr",
+    "search_allowed_transitions": "--search_allowed_transitions",
+    "search_active_verify": "--search_active_verify",
+}
+"""VW's search options sl refuses for now (one line each, before any data)."""
+
+
+def settle(t: Command) -> None:
+    """The search's options together: a task is needed, and what sl does not run yet is
+    refused in one line."""
+    ml = t.multiline
+    if ml.get("reduction") != NAME and not any(
+            k.startswith("search") for k in ml.get("search_options", {})):  # fmt: skip
+        return
+    if not ml.get("search_task"):
+        raise VWUsage("--search needs --search_task (sequence, sequencespan, sequence_ctg, "
+                      "argmax, ...)")  # fmt: skip
+    ml["reduction"] = NAME
+    ml.setdefault("search", 1)
+    task = ml["search_task"]
+    from streamlearn.reductions.search_tasks import TASKS
+
+    if task == "list":
+        raise VWUsage("available search tasks: " + ", ".join(TASK_NAMES[:-1]))
+    if task not in TASKS:
+        raise VWUsage(f"--search_task {task}: not supported by sl yet (sl runs "
+                      f"{', '.join(TASKS)})")  # fmt: skip
+    learn = t.learn
+    crosses = [k for k in ("interactions", "quadratic", "cubic") if learn.get(k)]
+    if crosses or learn.get("ngram") or learn.get("stack"):
+        raise VWUsage("--search with interactions, n-grams or another reduction: not "
+                      "supported by sl yet")  # fmt: skip
+
+
+class Learner:
+    """``--search``'s learner over one run: the search (its engine) fed each example of a
+    batch in turn."""
+
+    def __init__(self, ml, cfg=None, probabilities=None, wants=None) -> None:  # noqa: ANN001, ARG002
+        from streamlearn.reductions.search_engine import Search
+        from streamlearn.reductions.search_tasks import TASKS
+
+        shows = Shows(wants, cfg)
+        self.search = Search(ml, cfg, TASKS[ml.search_task](), not cfg.test_only, shows)
+        self.npass = 0
+        self.said = False
+
+    def learn(self, w, part: Part, ho: np.ndarray, lines: bool = False) -> Seen:  # noqa: ANN001, ARG002
+        """Each example of ``part`` searched, scored and learned in turn."""
+        from streamlearn.reductions.search_engine import Token
+
+        sch = self.search
+        sch.grow(w)
+        mg = part.mg
+        ptr = mg.act_ptr
+        for e in range(ptr.shape[0] - 1):
+            tokens = []
+            test = False
+            held = bool(ho[e]) if ho is not None else False
+            for r in range(int(ptr[e]), int(ptr[e + 1])):
+                lo, hi = int(mg.indptr[r]), int(mg.indptr[r + 1])
+                row = int(mg.row[r])
+                label = int(part.lab_cls[row]) if part.lab_n[row] > 0 else 0
+                if label <= 0:
+                    test = True
+                tokens.append(Token(label, mg.indices[lo:hi], mg.values[lo:hi],
+                                    mg.ns[lo:hi], held))  # fmt: skip
+            tag = part.tags[e].decode(errors="replace") if part.tags is not None else ""
+            sch.example(tokens, test, held, w, tag)
+        self.stats(w.stats)
+        return Seen(part)
+
+    def begin_pass(self, npass: int) -> None:
+        while self.npass < npass:
+            self.search.end_pass()
+            self.npass += 1
+
+    def write(self, seen: Seen, out: list[str], vw: bool = True) -> None:  # noqa: ARG002
+        out.extend(self.search.predictions)
+        self.search.predictions = []
+
+    def progress(self, table, npass: int, seen: Seen, ho: np.ndarray) -> None:  # noqa: ANN001, ARG002
+        sch = self.search
+        for line in sch.said:
+            table.say(line)
+        sch.said = []
+        for line in sch.rows:
+            table.say(line)
+        sch.rows = []
+        table.started = True
+        table.example_number = sch.example_number
+        table.wlab = sch.weighted_labeled
+        table.wunl = sch.weighted_unlabeled
+        table.total_features = sch.total_features
+
+    def stats(self, stats: np.ndarray) -> None:
+        """The run's counters (``learners.cb_adf``'s) as the search counted them."""
+        from streamlearn.learners import cb_adf
+
+        sch = self.search
+        stats[cb_adf.N_EX] = sch.weighted_labeled + sch.weighted_unlabeled
+        stats[cb_adf.N_LAB] = sch.weighted_labeled
+        stats[cb_adf.LOSS] = sch.sum_loss
+        stats[cb_adf.FEATURES] = sch.total_features
+        stats[cb_adf.HO_N] = sch.weighted_holdout
+        stats[cb_adf.HO_LOSS] = sch.holdout_loss
+
+
+class Shows:
+    """What a run shows, as the search asks it (VW runs its test pass only for what shows
+    it): quiet, ``-p``, ``-r``, ``-P``'s step, holdout off."""
+
+    def __init__(self, wants, cfg) -> None:  # noqa: ANN001
+        progress = getattr(wants, "progress", None)
+        self.quiet = progress is None
+        self.predictions = bool(getattr(wants, "predictions", False))
+        self.raw = bool(getattr(wants, "raw", False))
+        self.step = float(getattr(progress, "step", 0.0)) if progress is not None else 0.0
+        passes = max(1, int(getattr(cfg, "passes", 1) or 1))
+        self.holdout_off = not (getattr(cfg, "effective_holdout", 0) and passes > 1)
+
+
+def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001
+    """VW's header: (Enabled learners, Input label, Output pred)."""
+    return f"{base}, csoaa, search_task", "MULTICLASS", "MULTICLASS"
+
+
+def vw_words(ml) -> list[str]:  # noqa: ANN001
+    """The options VW keeps with the model."""
+    words = ["--search", str(ml.search), "--search_task", ml.search_task]
+    return words
+
+
+REDUCTION = Reduction(NAME, "cs", False, Learner, stack, vw_words, options=OPTIONS,
+                      wants=True)  # fmt: skip
