@@ -9,10 +9,9 @@ features).  These two kernels are that learner: ``reductions/search.py`` is the 
 * **Slots** as :mod:`streamlearn.learners.csoaa`'s: sub-model ``model`` (policy · K +
   class − 1) of feature slot ``h`` at ``(h·s + model) mod 2^b``, ``s`` = the policies'
   classes rounded up to a power of 2 (VW's feature width).
-* :func:`predict`: with ``clip`` (an example without a label: VW's ``multipredict``)
-  every class in ``classes`` is scored, clipped to the prediction range, and the first
-  smallest wins; without, the listed classes are scored unclipped and the smallest wins,
-  the lower class on ties (VW's ``csoaa`` with an allowed-actions label).
+* :func:`predict`: the classes listed (every class, or the allowed ones) scored, not
+  clipped (VW's ``multipredict`` from csoaa does not finalize its predictions), the
+  smallest wins, the lower class on ties.
 * :func:`learn`: each listed class, in order, scored and learned toward its cost (a cost
   ``FLT_MAX`` is scored only), the range widened by the cost first, gd's zero-loss gate
   and its per-model normalizer sums (``oaa.G_CLASS + 2·model``), as
@@ -38,7 +37,7 @@ FLT_MAX = F32(3.4028234663852886e38)
 
 
 @jit
-def predict(table, gstate, params, loss_id, idx, val, step, model0, classes, clip, scores):
+def predict(table, gstate, params, idx, val, step, model0, classes, scores):
     """The class csoaa predicts for the example ``idx``/``val`` under the sub-models
     ``model0 + class − 1`` (see the module)."""
     mask = np.uint64(table.shape[0] - 1)
@@ -48,22 +47,13 @@ def predict(table, gstate, params, loss_id, idx, val, step, model0, classes, cli
     n = idx.shape[0]
     pred = 1
     best = FLT_MAX
-    if clip:
-        rlo, rhi = prediction_range(gstate, params, loss_id)
     for j in range(classes.shape[0]):
         c = classes[j]
         p = score(table, idx, val, 0, n, 0.0, step, model0 + c - 1, mask, truncate, grav, scale)
-        if clip:
-            p = clipped(p, rlo, rhi)
-            scores[j] = p
-            if j == 0 or p < best:
-                best = p
-                pred = c
-        else:
-            scores[j] = p
-            if p < best or (p == best and c < pred):
-                best = p
-                pred = c
+        scores[j] = p
+        if p < best or (p == best and c < pred):
+            best = p
+            pred = c
     return pred, best
 
 

@@ -186,6 +186,11 @@ class Learner:
         self.stats(w.stats)
         return Seen(part)
 
+    @property
+    def raw_lines(self) -> list[str]:
+        """``-r``: each test decision's scores (VW's lines), a line after each example."""
+        return self.search.raw_lines
+
     def begin_pass(self, npass: int) -> None:
         while self.npass < npass:
             self.search.end_pass()

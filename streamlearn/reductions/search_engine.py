@@ -166,17 +166,19 @@ class Search:
             self.said.append("Turning off AUTO_CONDITION_FEATURES because settings make it "
                              "useless")  # fmt: skip
             self.auto_condition = False
-        self.adaptive_beta = o.interpolation == "data"
-        self.allow_current = True if self.adaptive_beta else False
+        # (VW's "policy" interpolation keeps the annealed β and the current policy of
+        # "data": only its passes per policy differ)
+        self.adaptive_beta = True
+        self.allow_current = True
         self.passes_per_policy = o.passes_per_policy
         npasses = max(1, cfg.passes)
-        if self.adaptive_beta:
+        if o.interpolation == "data":
             self.passes_per_policy = npasses
         self.beta = o.beta
         self.current_policy = 0
         if o.trained_policies:
             self.current_policy = o.trained_policies
-            if self.adaptive_beta and self.current_policy > 1:
+            if o.interpolation == "data" and self.current_policy > 1:
                 self.current_policy = 1
         total = max(1, o.total_policies)
         want = self.current_policy
@@ -543,8 +545,8 @@ class Search:
                 if i + n >= n_i:
                     break
                 name = ord(names[i + n])
-                a = acts[i + n] & 0xFFFFFFFF
-                fid = (fid * 328901 + 71933 * (((a + 349101) & 0xFFFFFFFF) * (name + 38490137))) & M64
+                a = ((acts[i + n] & 0xFFFFFFFF) + 349101) & 0xFFFFFFFF  # (a uint32 sum)
+                fid = (fid * 328901 + 71933 * (a * (name + 38490137))) & M64
                 base = (fid * QUADRATIC_CONSTANT) & M64
                 if n < o.bias_n:
                     add_i.append((base + 4398201) & mask)
@@ -593,21 +595,15 @@ class Search:
         from streamlearn.learners import search as kernels
 
         w = self.w
-        if allowed:
-            classes = np.asarray(allowed, dtype=np.int64)
-            clip = False
-        elif costs is not None:
-            classes = self.classes
-            clip = False
-        else:
-            classes = self.classes
-            clip = True
+        listed = bool(allowed) or costs is not None
+        classes = np.asarray(allowed, dtype=np.int64) if allowed else self.classes
         scores = np.empty(classes.shape[0], dtype=np.float32)
-        a, pp = kernels.predict(w.table, w.gstate, w.params, w.loss_id, idx, val, self.step,
-                                learner * self.csoaa_k, classes, clip, scores)  # fmt: skip
+        a, pp = kernels.predict(w.table, w.gstate, w.params, idx, val, self.step,
+                                learner * self.csoaa_k, classes, scores)  # fmt: skip
         if self.state == INIT_TEST and self.shows.raw:
-            self.raw_lines.append(" ".join(f"{int(c)}:{_g(s)}" for c, s in
-                                           zip(classes, scores, strict=True)) + "\n")  # fmt: skip
+            # (VW's -r lists the label's classes: none when every class is scored)
+            self.raw_lines.append(" ".join(f"{int(c)}:{_g(s)}" for c, s in zip(
+                classes, scores, strict=True)) + "\n" if listed else "\n")  # fmt: skip
         self.total_predictions += 1
         self.num_features += idx.shape[0]
         return int(a), float(pp)
@@ -628,7 +624,8 @@ class Search:
     def _learn(self, idx, val, lab: tuple[list[int], list[float]], learner_id: int,
                min_loss: float | None = None) -> None:  # noqa: ANN001  # fmt: skip
         """VW's ``generate_training_example``: the costs less the least, learned."""
-        from streamlearn.learners import base, search as kernels
+        from streamlearn.learners import base
+        from streamlearn.learners import search as kernels
 
         classes, costs = lab
         c32 = [F32(c) for c in costs]
@@ -694,7 +691,7 @@ class Search:
             if self.shows.predictions:
                 self.predictions.append(self.pred + (f" {tag}" if tag else "") + "\n")
             if self.shows.raw:
-                self.raw_lines.append("\n")
+                self.raw_lines.append((f" {tag}" if tag else "") + "\n")
         if not self.training or test or holdout:
             return
         self.cache = {}

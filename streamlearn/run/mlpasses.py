@@ -301,7 +301,7 @@ class _Walk:
 
             self.auditor = Audit(ml, cfg)
         self.raws = None  # (-r: VW's lines)
-        if wants.raw and self.lg is None:
+        if wants.raw and self.lg is None and not hasattr(self.learner, "raw_lines"):
             self.raws = mlscores.Raw(ml, json=cfg.format in ("json", "dsjson"))
         if ml.explore_eval and (ml.reduction != "cb_adf" or ml.explore == "bag"):
             raise UsageError("--explore_eval runs over --cb_explore_adf's greedy, first, "
@@ -342,6 +342,8 @@ class _Walk:
     def raw_lines(self) -> list[str] | None:
         if self.lg is not None:
             return self.lg.raw_lines
+        if hasattr(self.learner, "raw_lines"):  # (a learner that writes its own: --search)
+            return self.learner.raw_lines
         return self.raws.lines if self.raws is not None else None
 
 
