@@ -103,22 +103,22 @@ VW_OPTIONS = {
     "search_max_bias_ngram_length": VWOption(None, True, _option(_INT)),
     "search_max_quad_ngram_length": VWOption(None, True, _option(_INT)),
     "search_condition_feature_value": VWOption(None, True, _option(_NUM)),
+    "search_allowed_transitions": VWOption(None, True, _option(_text)),
     # the tasks' own
     "search_span_bilou": VWOption(None, False, _option(None)),
     "search_span_multipass": VWOption(None, True, _option(_INT)),
     "cost": VWOption(None, True, _option(_NUM)),
     "negative_weight": VWOption(None, True, _option(_NUM)),
     "max": VWOption(None, False, _option(None)),
+    "relation_cost": VWOption(None, True, _option(_NUM)),
+    "entity_cost": VWOption(None, True, _option(_NUM)),
+    "constraints": VWOption(None, False, _option(None)),
+    "relation_none_cost": VWOption(None, True, _option(_NUM)),
+    "skip_cost": VWOption(None, True, _option(_NUM)),
+    "search_order": VWOption(None, True, _option(_INT)),
 }
 """The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
 
-NOT_YET = {
-    "search_metatask": "--search_metatask",
-    "search_use_passthrough_repr": "--search_use_passthrough_repr",
-    "search_allowed_transitions": "--search_allowed_transitions",
-    "search_active_verify": "--search_active_verify",
-}
-"""VW's search options sl refuses for now (one line each, before any data)."""
 
 
 def settle(t: Command) -> None:
@@ -179,9 +179,9 @@ class Learner:
                 label = int(part.lab_cls[row]) if part.lab_n[row] > 0 else 0
                 if label <= 0:
                     test = True
-                tokens.append(Token(label, mg.indices[lo:hi], mg.values[lo:hi],
-                                    mg.ns[lo:hi], held))  # fmt: skip
-            tag = part.tags[e].decode(errors="replace") if part.tags is not None else ""
+                tokens.append(Token(label, mg.indices[lo:hi], mg.values[lo:hi], mg.ns[lo:hi],
+                                    held, _tag(part, r)))  # fmt: skip
+            tag = part.tags[e].decode(errors="replace")
             sch.example(tokens, test, held, w, tag)
         self.stats(w.stats)
         return Seen(part)
@@ -225,6 +225,14 @@ class Learner:
         stats[cb_adf.FEATURES] = sch.total_features
         stats[cb_adf.HO_N] = sch.weighted_holdout
         stats[cb_adf.HO_LOSS] = sch.holdout_loss
+
+
+def _tag(part: Part, r: int) -> str:
+    """Row ``r``'s tag (the entity-relation task reads each line's)."""
+    src = part.src
+    if src is None:
+        return ""
+    return src.data[src.tag_start[r] : src.tag_end[r]].tobytes().decode(errors="replace")
 
 
 class Shows:

@@ -72,10 +72,11 @@ class Token:
     """One line of a sequence: its label (0: none) and features (VW's order, constant
     last), with the neighbours' features the search copies in (``extra``)."""
 
-    __slots__ = ("label", "idx", "val", "ns", "test_only", "extra_idx", "extra_val")
+    __slots__ = ("label", "idx", "val", "ns", "test_only", "extra_idx", "extra_val", "tag")
 
     def __init__(self, label: int, idx: np.ndarray, val: np.ndarray, ns: np.ndarray,
-                 test_only: bool) -> None:  # fmt: skip
+                 test_only: bool, tag: str = "") -> None:  # fmt: skip
+        self.tag = tag
         self.label = label
         self.idx = idx
         self.val = val
@@ -161,7 +162,12 @@ class Search:
         self.said: list[str] = []
         self.out: list[str] = []
         self.producing = False
+        self.ldf = False
         task.initialize(self, o.raw)
+        if o.raw.get("search_allowed_transitions"):
+            self._allowed_transitions(o.raw["search_allowed_transitions"])
+        if self.ldf:
+            self.A = 0
         if self.auto_condition and (o.history_length == 0 or o.feature_value == F32(0.0)):
             self.said.append("Turning off AUTO_CONDITION_FEATURES because settings make it "
                              "useless")  # fmt: skip
@@ -190,7 +196,7 @@ class Search:
         if o.xv:
             self.feature_width *= 3
         self.width = self.total_policies * self.feature_width  # search's feature width
-        self.csoaa_k = o.A  # (csoaa's classes: VW's --search K, before BILOU)
+        self.csoaa_k = max(1, self.A)  # (csoaa's classes: the task's actions)
         from streamlearn.learners.oaa import stride
 
         self.step = stride(self.width * self.csoaa_k)
@@ -235,9 +241,33 @@ class Search:
         if w.gstate.shape[0] < need:
             w.gstate = np.concatenate([w.gstate, np.zeros(need - w.gstate.shape[0])])
 
+    def _allowed_transitions(self, path: str) -> None:
+        """VW's ``read_allowed_transitions``: the pairs ``from:to`` read and counted, the
+        table then unused (VW 9 drops what it read: no decision is limited by it)."""
+        import re
+
+        from streamlearn.errors import UsageError
+
+        try:
+            with open(path, "rb") as f:
+                text = f.read().decode(errors="replace")
+        except OSError as e:
+            raise UsageError(f"error: could not read file {path} ({e.strerror}); assuming all "
+                             "transitions are valid") from None  # fmt: skip
+        count = 0
+        for m in re.finditer(r"\s*([+-]?\d+):([+-]?\d+)", text):
+            a, b = int(m.group(1)), int(m.group(2))
+            for v, what in ((a, "from"), (b, "to")):
+                if v < 0 or v > self.A:
+                    self.said.append(f"[warning] Ignoring transition {what} {v} because it's out "
+                                     f"of the range [0,{self.A}]")  # fmt: skip
+            count += 1
+        self.said.append(f"[info] read {count} allowed transitions from {path}")
+
     # ------------------------------------------------------------------ the task's calls
     def set_options(self, auto_condition: bool = False, auto_hamming: bool = False,
-                    action_costs: bool = False) -> None:  # fmt: skip
+                    action_costs: bool = False, ldf: bool = False) -> None:  # fmt: skip
+        self.ldf = ldf
         self.auto_condition = auto_condition
         self.auto_hamming = auto_hamming
         self.action_costs = action_costs

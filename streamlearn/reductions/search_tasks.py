@@ -11,6 +11,8 @@ class, 0 for none), its features.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 F32 = np.float32
@@ -176,6 +178,195 @@ class SequenceSpan:
                     sch.out.append(f"{out} ")
 
 
+class Multiclass:
+    """``multiclasstask``: the first line's class found by ⌈log2 K⌉ binary decisions down a
+    tree, a learner per node (VW's ``search_multiclasstask.cc``); 0/1 loss."""
+
+    name = "multiclasstask"
+
+    def initialize(self, sch, options) -> None:  # noqa: ANN001, ARG002
+        sch.set_options()
+        ceil = 1
+        while ceil < sch.A:
+            ceil *= 2
+        sch.set_feature_width(ceil)
+        self.max_label = sch.A
+        self.levels = int(math.ceil(math.log(sch.A) / math.log(2)))
+
+    def run(self, sch, tokens) -> None:  # noqa: ANN001
+        tok = tokens[0]
+        gold = tok.label
+        label = 0
+        learner = 0
+        for i in range(self.levels):
+            mask = 1 << (self.levels - i - 1)
+            size = 2 if label + mask + 1 <= self.max_label else 1
+            oracle = int(((gold - 1) & mask) > 0) + 1
+            a = sch.predict(tok, 0, [oracle], [], "", allowed=[1, 2][:size], learner_id=learner)
+            learner = (learner << 1) + a
+            if a == 2:
+                label += mask
+        label += 1
+        sch.loss(0.0 if label == gold else 1.0)
+        if sch.producing:
+            sch.out.append(f"{label} ")
+
+
+R_NONE = 10
+LABEL_SKIP = 11
+
+
+class EntityRelation:
+    """``entity_relation``: a sentence's entities (lines tagged ``E_i``, classes 1-4) and
+    the relations between them (``R_i_j``, classes 5-10, 10 for none), with
+    ``--constraints`` the relations an entity pair allows; ``--search_order`` 0 entities
+    first, 1 mixed, 2 with skips (VW's ``search_entityrelationtask.cc``)."""
+
+    name = "entity_relation"
+    VALID1 = (2, 3, 4, 2, 2)
+    VALID2 = (4, 4, 4, 3, 2)
+
+    def initialize(self, sch, options) -> None:  # noqa: ANN001
+        self.relation_cost = F32(options.get("relation_cost", 1.0))
+        self.entity_cost = F32(options.get("entity_cost", 1.0))
+        self.constraints = bool(options.get("constraints", False))
+        self.relation_none_cost = F32(options.get("relation_none_cost", 0.5))
+        self.skip_cost = F32(options.get("skip_cost", 0.01))
+        self.order = int(options.get("search_order", 0))
+        self.entities = [1, 2, 3, 4]
+        self.relations = [5, 6, 7, 8, 9, 10]
+        self.allow_skip = False
+        if self.order in (3, 4):
+            sch.set_options(ldf=True)
+        else:
+            sch.set_options()
+        if self.order == 2 and sch.A < LABEL_SKIP:
+            sch.A = LABEL_SKIP
+        sch.set_feature_width(3 if self.order >= 2 else 2)
+
+    def _valid(self, e1: int, e2: int, rel: int) -> bool:
+        if rel - 5 == 5:
+            return True
+        return self.VALID1[rel - 5] == e1 and self.VALID2[rel - 5] == e2
+
+    def _entity(self, sch, tok, tag: int) -> int:  # noqa: ANN001
+        if self.allow_skip:
+            a = sch.predict(tok, tag, [tok.label, LABEL_SKIP], [], "",
+                            allowed=[*self.entities, LABEL_SKIP], learner_id=1)  # fmt: skip
+        else:
+            a = sch.predict(tok, tag, [tok.label], [], "", allowed=self.entities, learner_id=0)
+        loss = F32(0.0)
+        if a == LABEL_SKIP:
+            loss = self.skip_cost
+        elif a != tok.label:
+            loss = self.entity_cost
+        sch.loss(float(loss))
+        return a
+
+    def _relation(self, sch, tok, tag: int, preds: list[int]) -> int:  # noqa: ANN001
+        id1, id2 = _relation_ids(tok.tag)
+        if self.constraints and preds[id1] != 0 and preds[id2] != 0:
+            h0, h1 = preds[id1], preds[id2]
+        else:
+            h0 = h1 = 0
+        allowed = [r for r in self.relations
+                   if not self.constraints or h0 == 0 or self._valid(h0, h1, r)]  # fmt: skip
+        if self.allow_skip:
+            a = sch.predict(tok, tag, [tok.label, LABEL_SKIP], [id1, id2], "ab",
+                            allowed=[*allowed, LABEL_SKIP], learner_id=2)  # fmt: skip
+        else:
+            a = sch.predict(tok, tag, [tok.label], [], "", allowed=allowed, learner_id=1)
+        loss = F32(0.0)
+        if a == LABEL_SKIP:
+            loss = self.skip_cost
+        elif a != tok.label:
+            loss = self.relation_none_cost if tok.label == R_NONE else self.relation_cost
+        sch.loss(float(loss))
+        return a
+
+    def run(self, sch, tokens) -> None:  # noqa: ANN001
+        n = len(tokens)
+        preds = [0] * n
+        n_ent = int(int(math.sqrt(n * 8 + 1) - 1) // 2)
+        if self.order == 0:
+            for i in range(n):
+                if i < n_ent:
+                    preds[i] = self._entity(sch, tokens[i], i)
+                else:
+                    preds[i] = self._relation(sch, tokens[i], i, preds)
+        elif self.order == 1:
+            n_ent = int((math.sqrt(n * 8 + 1) - 1) / 2)
+            # (as VW's loop: a relation's break leaves its inner loop only, so the next
+            # entity is decided at the same step too)
+            for t in range(n):
+                count = 0
+                for i in range(n_ent):
+                    if count == t:
+                        preds[i] = self._entity(sch, tokens[i], i)
+                        break
+                    count += 1
+                    for j in range(i):
+                        if count == t:
+                            r = n_ent + (2 * n_ent - j - 1) * j // 2 + i - j - 1
+                            preds[r] = self._relation(sch, tokens[r], r, preds)
+                            break
+                        count += 1
+        elif self.order == 2:
+            self._skip_decoding(sch, tokens, preds, n_ent)
+        else:
+            sch.say(f"[error] search order {self.order} is undefined")
+        if sch.producing:
+            sch.out.append("".join(f"{p} " for p in preds))
+
+    def _skip_decoding(self, sch, tokens, preds: list[int], n_ent: int) -> None:  # noqa: ANN001
+        n = len(tokens)
+        must = False
+        done = 0
+        before = 0
+        self.allow_skip = True
+        t = 0
+        while done != n:
+            i = t % n
+            if preds[i] == 0:
+                if must:
+                    self.allow_skip = False
+                if i < n_ent:
+                    a = self._entity(sch, tokens[i], i)
+                else:
+                    a = self._relation(sch, tokens[i], i, preds)
+                if a != LABEL_SKIP:
+                    preds[i] = a
+                    done += 1
+                if must:
+                    self.allow_skip = True
+                    must = False
+            if i == n - 1:
+                if done == before:
+                    must = True
+                before = done
+            t = (t + 1) & 0xFFFFFFFF
+        self.allow_skip = False
+
+
+def _relation_ids(tag: str) -> tuple[int, int]:
+    """VW's ``decode_tag`` of a relation's tag ``R_i_j``: (i, j)."""
+    parts = tag[2:].split("_")
+    return _atoi(parts[0] if parts else ""), _atoi(parts[1] if len(parts) > 1 else "")
+
+
+def _atoi(text: str) -> int:
+    digits = ""
+    for ch in text.strip():
+        if ch.isdigit() or (not digits and ch in "+-"):
+            digits += ch
+        else:
+            break
+    try:
+        return int(digits)
+    except ValueError:
+        return 0
+
+
 def condition_range(hi: int, count: int, name0: str) -> tuple[list[int], str]:
     """VW's ``predictor::set_condition_range``: the tags ``hi, hi-1, ...`` (``count`` of
     them, none below 0) named ``name0``, ``name0 + 1``, ..."""
@@ -189,5 +380,6 @@ def condition_range(hi: int, count: int, name0: str) -> tuple[list[int], str]:
     return tags, names
 
 
-TASKS = {t.name: t for t in (Sequence, SequenceCostToGo, Argmax, SequenceSpan)}
+TASKS = {t.name: t for t in (Sequence, SequenceCostToGo, Argmax, SequenceSpan, Multiclass,
+                              EntityRelation)}
 """The tasks sl runs, by VW's name."""

@@ -72,7 +72,7 @@ class Holdout:
     def __init__(self, sums: Callable[[], tuple[float, float]], patience: int) -> None:
         self.sums = sums
         self.patience = patience
-        self.best = np.inf
+        self.best = FLT_MAX
         self.no_win = 0
         self.before = (0.0, 0.0)
 
@@ -80,21 +80,26 @@ class Holdout:
         self.before = self.sums()
 
     def stop(self) -> bool:
-        """The pass ended: whether to stop here."""
+        """The pass ended: whether to stop here.  A pass without held-out examples counts
+        as loss FLT_MAX/2, as VW's: the first such pass is a win, the later ones are not
+        (VW stops a run whose passes hold nothing out after ``patience`` more)."""
         n, loss = self.sums()
         n_ho = n - self.before[0]
-        this = (loss - self.before[1]) / n_ho if n_ho > 0 else np.inf
+        this = float(np.float32((loss - self.before[1]) / n_ho)) if n_ho > 0 else FLT_MAX / 2
         if this < self.best:
             self.best = this
             self.no_win = 0
-        elif np.isfinite(this) or np.isfinite(self.best):
+        elif this != FLT_MAX or np.isfinite(self.best):
             self.no_win += 1
             return self.no_win >= self.patience
         return False
 
     @property
     def best_loss(self) -> float | None:
-        return float(self.best) if np.isfinite(self.best) else None
+        return float(self.best) if self.best < FLT_MAX / 2 else None
+
+
+FLT_MAX = float(np.float32(3.4028234663852886e38))
 
 
 def holdout_flags(seen: int, m: int, period: int) -> np.ndarray | None:

@@ -446,9 +446,8 @@ def passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cac
     holdout, per_pass, malformed, period = (learning.holdout, learning.per_pass,
                                             learning.malformed, learning.period)  # fmt: skip
     stats = w.stats
-    best = holdout.best
     summary = {"examples": int(stats[cb_adf.N_EX]), "per_pass": per_pass, "passes": used,
-               "best_holdout": best if np.isfinite(best) else None,
+               "best_holdout": holdout.best_loss,
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}

@@ -441,7 +441,7 @@ OTHER_VW_OPTIONS = frozenset("""
     randomized_routing range_c recall_tree replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count
     reward_as_cost sample_pdf sched_exponent
-    search_active_verify search_allowed_transitions search_metatask
+    search_active_verify search_metatask
     search_use_passthrough_repr sendto shift_model_bounds sim_bandit
     sketch_size spanner_c  swap_resistance
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
