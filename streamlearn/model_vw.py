@@ -74,6 +74,13 @@ MODEL_OPTIONS: dict[str, bool] = {
     **_table("oaa csoaa multilabel_oaa indexing mem termination "
              "named_labels classweight", True),
     **_table("hessian_on per_model_save_load cb_force_legacy", False),
+    # learning to search (reductions/search.py: search.KEPT) and its tasks' kept options
+    **_table("search search_task search_interpolation search_neighbor_features "
+             "search_history_length search_max_bias_ngram_length search_max_quad_ngram_length "
+             "search_condition_feature_value search_trained_nb_policies "
+             "search_total_nb_policies relation_cost entity_cost relation_none_cost skip_cost "
+             "search_order", True),
+    **_table("search_use_passthrough_repr constraints", False),
     # the single-line reductions that own their options: kept as their words (config.stack)
     **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
@@ -96,7 +103,7 @@ anything else (an output, an input, a server, a run's mode: ``--final_regressor`
 them is used, named as it is written (:func:`check_options`)."""
 
 MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf",
-             "multiworld_test")
+             "multiworld_test", "search")
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
@@ -111,7 +118,7 @@ INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa
                      "random_seed degree".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
 WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight quadratic "
-                  "multiworld_test "
+                  "multiworld_test search_task search_interpolation search_neighbor_features "
                   "cubic interactions ignore ignore_linear keep ngram skips hash link "
                   "loss_function feature_limit kernel affix marginal".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read

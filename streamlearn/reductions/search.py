@@ -142,6 +142,9 @@ def settle(t: Command) -> None:
         raise VWUsage(f"--search_task {task}: not supported by sl yet (sl runs "
                       f"{', '.join(TASKS)})")  # fmt: skip
     learn = t.learn
+    if learn.get("csoaa"):  # (VW's model names the csoaa the search stacks: not another)
+        learn.pop("csoaa")
+        learn.pop("oaa", None)
     crosses = [k for k in ("interactions", "quadratic", "cubic") if learn.get(k)]
     if crosses or learn.get("ngram") or learn.get("stack"):
         raise VWUsage("--search with interactions, n-grams or another reduction: not "
@@ -183,6 +186,7 @@ class Learner:
                                     held, _tag(part, r)))  # fmt: skip
             tag = part.tags[e].decode(errors="replace")
             sch.example(tokens, test, held, w, tag)
+        self.w_gstate = w.gstate
         self.stats(w.stats)
         return Seen(part)
 
@@ -214,6 +218,10 @@ class Learner:
         table.wunl = sch.weighted_unlabeled
         table.total_features = sch.total_features
 
+    def saved(self) -> tuple[None, int]:
+        """What VW's model keeps of the search: its generator's state (``--random_seed``)."""
+        return None, int(self.search.rng.s)
+
     def stats(self, stats: np.ndarray) -> None:
         """The run's counters (``learners.cb_adf``'s) as the search counted them."""
         from streamlearn.learners import cb_adf
@@ -225,6 +233,9 @@ class Learner:
         stats[cb_adf.FEATURES] = sch.total_features
         stats[cb_adf.HO_N] = sch.weighted_holdout
         stats[cb_adf.HO_LOSS] = sch.holdout_loss
+        from streamlearn.learners.base import G_N
+
+        self.w_gstate[G_N] = sch.sd_t  # (VW's t: every sequence counted)
 
 
 def _tag(part: Part, r: int) -> str:
@@ -254,9 +265,34 @@ def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001
     return f"{base}, csoaa, search_task", "MULTICLASS", "MULTICLASS"
 
 
+KEPT = ("search_interpolation", "search_neighbor_features", "search_history_length",
+        "search_max_bias_ngram_length", "search_max_quad_ngram_length",
+        "search_condition_feature_value", "search_use_passthrough_repr",
+        "relation_cost", "entity_cost", "constraints", "relation_none_cost", "skip_cost",
+        "search_order")  # fmt: skip
+"""The search's options (and its tasks') VW keeps with a model when given."""
+
+
+def actions(ml) -> int:  # noqa: ANN001
+    """The actions the task decides among (VW's ``num_actions`` after the task's set-up:
+    csoaa's classes): BILOU's 2K - 1, entity-relation's skip label."""
+    o = ml.search_options
+    k = int(ml.search)
+    if ml.search_task == "sequencespan" and o.get("search_span_bilou"):
+        return k * 2 - 1
+    if ml.search_task == "entity_relation" and int(o.get("search_order", 0)) == 2:
+        return max(k, 11)
+    return k
+
+
 def vw_words(ml) -> list[str]:  # noqa: ANN001
-    """The options VW keeps with the model."""
-    words = ["--search", str(ml.search), "--search_task", ml.search_task]
+    """The options VW keeps with the model: csoaa's (which the search adds), the search's."""
+    words = ["--csoaa", str(actions(ml)), "--search", str(ml.search),
+             "--search_task", ml.search_task]  # fmt: skip
+    for name in KEPT:
+        if name in ml.search_options:
+            v = ml.search_options[name]
+            words += [f"--{name}"] if v is True else [f"--{name}", str(v)]
     return words
 
 

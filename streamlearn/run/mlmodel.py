@@ -152,7 +152,7 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
     data, h = got
     if h.bits > 30 or h.bits < 1:
         raise ModelError(f"-i {path}: {h.bits} bits (sl's tables take 1 to 30)")
-    cb = ml.reduction != "csoaa_ldf"
+    cb = reduction_of(ml).cb
     counter, sums = vwmodel_cb.layout(h, explorer_of(ml), cb, ml.legacy)
     costs = vwmodel_cb.has_costs(h, explorer_of(ml)) and not ml.legacy
     # CCB's and slates' models keep has_seen_multi_slot_example (VW reads it when the
@@ -331,7 +331,7 @@ def model_state(ml, cfg, table: np.ndarray, gstate: np.ndarray, stats: np.ndarra
     h = vwmodel.Header(id=cfg.model_id, min_label=lo, max_label=hi, bits=cfg.bits,
                        options=options_string(ml, cfg, seed, not weights_only),
                        ngram=tuple(cfg.ngram), skips=tuple(cfg.skips))  # fmt: skip
-    cb = ml.reduction != "csoaa_ldf"
+    cb = reduction_of(ml).cb
     want_counter, sums = vwmodel_cb.layout(h, ml.explore or "", cb, ml.legacy)
     costs = None
     if vwmodel_cb.has_costs(h, ml.explore or ""):
@@ -424,6 +424,9 @@ def reductions_state(fitted, ml: Multiline) -> tuple:  # noqa: ANN001
     :meth:`streamlearn.run.cblegacy.Legacy.saved`)."""
     if ml.legacy:
         counter, seed = fitted.explorer.saved()
+        return counter, (0.0, 0.0), seed
+    if "saved" in fitted.summary:  # (a learner's own: --search's generator)
+        counter, seed = fitted.summary["saved"]
         return counter, (0.0, 0.0), seed
     return saved_state(fitted.explorer, fitted.stats, ml)
 

@@ -20,10 +20,10 @@ from streamlearn.errors import UsageError
 from streamlearn.reductions.options import reduction_name
 
 BUILT: dict[str, frozenset[str]] = {
-    "readable_model": frozenset({"csoaa_ldf", "cb_adf", "cb", "ccb", "slates"}),
+    "readable_model": frozenset({"csoaa_ldf", "cb_adf", "cb", "ccb", "slates", "search"}),
     "invert_hash": frozenset({"csoaa_ldf", "cb_adf", "ccb", "slates"}),
     "audit": frozenset({"csoaa_ldf", "cb_adf", "ccb", "slates"}),
-    "raw_predictions": frozenset({"csoaa_ldf", "cb_adf", "cb"}),
+    "raw_predictions": frozenset({"csoaa_ldf", "cb_adf", "cb", "search"}),
     "probabilities": frozenset({"csoaa_ldf"}),
 }
 """Each output's reductions (``Multiline.reduction``; ``cb_adf`` is ``--cb_adf`` and

@@ -283,7 +283,7 @@ class _Walk:
         more = {"wants": wants} if red.wants else {}
         self.learner = None if ml.legacy else red.learner(ml, cfg, probabilities=probs, **more)
         self.xp = getattr(self.learner, "xp", None)
-        self.opp = (OffPolicy() if wants.off_policy and ml.reduction != "csoaa_ldf"
+        self.opp = (OffPolicy() if wants.off_policy and red.cb
                     and not ml.legacy else None)  # fmt: skip
         self.lg = None
         if ml.legacy:
@@ -451,6 +451,8 @@ def passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cac
                "loss": stats[cb_adf.LOSS] / stats[cb_adf.N_LAB] if stats[cb_adf.N_LAB] else None,
                "malformed": malformed}  # fmt: skip
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
+    if hasattr(walk.learner, "saved"):  # (the state a learner keeps in VW's model)
+        summary["saved"] = walk.learner.saved()
     if wants.probabilities and ml.reduction == "csoaa_ldf":  # (the summary's log loss)
         probs = walk.probs
         summary["log_loss"] = (probs.log_loss, probs.ho_log_loss) if probs else (0.0, 0.0)
