@@ -82,8 +82,13 @@ def write_data(t: Path) -> dict[str, str]:
                   f'"_labelIndex":0,{ctx}}}')  # fmt: skip
         ds.append(f'{{"_label_cost":{-(y % 2)},"_label_probability":0.5,"_label_Action":1,'
                   f'"_labelIndex":0,"a":[1,2],"c":{{{ctx}}},"p":[0.5,0.5]}}')  # fmt: skip
+    seq = []  # (learning to search: sequences of labelled tokens, a blank line after each)
+    for _ in range(40):
+        seq += [f"{r.randint(1, 4)} | w{r.randrange(9)} s{r.randrange(3)}"
+                for _ in range(r.randint(2, 6))] + [""]  # fmt: skip
     files = {"cb": cb, "cs": cs, "mc": mc, "ml": ml, "cbk": cbk, "reg": reg, "nl": nl,
-             "ccb": ccb, "slates": slates, "c.csv": csv, "j.json": js, "d.json": ds}  # fmt: skip
+             "ccb": ccb, "slates": slates, "c.csv": csv, "j.json": js, "d.json": ds,
+             "seq": seq}  # fmt: skip
     paths = {}
     for name, rows in files.items():
         (t / name).write_text("\n".join(rows) + "\n")
@@ -170,6 +175,13 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["-d", p["d.json"], "--dsjson", "--cb_adf", "--chain_hash"]]
     out += [["-d", p["ccb"], "--ccb_explore_adf"],
             ["-d", p["ccb"], "--ccb_explore_adf", "-q", "sa"], ["-d", p["slates"], "--slates"]]
+    # learning to search: its tasks, roll-outs, models both ways
+    out += [["-d", p["seq"], "--search", "4", *a] for a in (
+        ["--search_task", "sequence", "-f", T + "/search.vw"], ["-i", T + "/search.vw", "-t"],
+        ["--search_task", "sequence", "--search_rollout", "none", "--passes", "2", "-c", "-k"],
+        ["--search_task", "sequence_ctg"], ["--search_task", "sequencespan",
+                                            "--search_span_bilou"],
+        ["--search_task", "multiclasstask"], ["--search_task", "argmax"])]  # fmt: skip
     # --cb K: reduced to cb_adf, or VW's legacy stack (its own kernels)
     out += [["-d", p["cbk"], "--cb", "3"], ["-d", p["cbk"], "--cb_explore", "3"],
             ["-d", p["mc"], "--cbify", "3"], ["-d", p["mc"], "--cbify", "3", "--cover", "2"]]

@@ -293,7 +293,10 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("target_rate", "target_rate"), ("cb_dro_alpha", None), ("cb_dro_tau", None),
         ("cb_dro_wmax", None))},
     **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"),
-                                ("explore", None), ("mwt", "multiworld_test"))},
+                                ("explore", None), ("mwt", "multiworld_test"),
+                                ("search_task", "search_task"))},
+    "search": ("search", int),
+    "search_options": (None, dict),  # (--search's other options by VW's name: checked below)
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
 ``reductions.Multiline``), each with the VW option it stands for in
@@ -314,6 +317,9 @@ def check_sl_multiline(ml: object) -> None:
                               "take from a model")  # fmt: skip
         kind = SL_FIELDS[key][1]
         shown = f"{key} {str(value)[:40]}"
+        if kind is dict:
+            _check_search_options(value)
+            continue
         if value is None and kind is float:
             continue
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -327,6 +333,29 @@ def check_sl_multiline(ml: object) -> None:
             raise Unsupported(f"its multiline option {shown} is not a finite 32-bit float")
         if kind is str and len(value) > 40:
             raise Unsupported(f"its multiline option {key} is not a word")
+
+
+SEARCH_TASK_OPTIONS = frozenset("cost negative_weight max relation_cost entity_cost constraints "
+                                "relation_none_cost skip_cost".split())  # fmt: skip
+"""The options of ``--search``'s tasks (reductions/search.py) an sl model may record."""
+
+
+def _check_search_options(options: object) -> None:
+    """``--search``'s options an sl model records: VW's names of them (``--search_*`` and
+    its tasks' :data:`SEARCH_TASK_OPTIONS`), simple values; never a path to read
+    (``--search_allowed_transitions``) or a schedule of saves."""
+    if not isinstance(options, dict):
+        raise Unsupported("its search options are not an object")
+    for key, value in options.items():
+        known = isinstance(key, str) and (key.startswith("search_") or key in SEARCH_TASK_OPTIONS)
+        if not known or key in ("search_task", "search_allowed_transitions",
+                                "search_save_every_k_runs"):  # fmt: skip
+            raise Unsupported(f"its search options hold {str(key)[:40]!r}, which sl does not "
+                              "take from a model")  # fmt: skip
+        ok = isinstance(value, bool | str) or (
+            isinstance(value, int | float) and np.isfinite(value) and abs(value) <= F32_MAX)
+        if not ok or (isinstance(value, str) and len(value) > 200):
+            raise Unsupported(f"its search option {key} {str(value)[:40]} is malformed")
 
 
 def not_run(names: set[str]) -> str | None:

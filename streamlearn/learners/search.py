@@ -66,6 +66,7 @@ def learn(table, gstate, params, loss_id, idx, val, step, model0, classes, costs
     n = idx.shape[0]
     pred = 1
     best = FLT_MAX
+    prediction_range(gstate, params, loss_id)  # (VW's range is there before a cost widens it)
     for j in range(classes.shape[0]):
         c = classes[j]
         x = F32(costs[j])

@@ -32,6 +32,7 @@ OPTIONS = (
     ("search", "int", 0),
     ("search_task", "str", ""),
     ("search_options", "dict", dataclasses.field(default_factory=dict)),
+    ("search_run", "dict", dataclasses.field(default_factory=dict)),
 )
 """Its fields of :class:`~streamlearn.reductions.Multiline`: (name, type, default)."""
 
@@ -55,10 +56,14 @@ def _task(t: Command, name: str, value: str) -> None:  # noqa: ARG001
     t.multiline["search_task"] = value
 
 
-def _option(kind):  # noqa: ANN001, ANN202
-    """A ``--search_*`` (or a task's) option kept by VW's name in ``search_options``."""
+def _option(kind, record: bool = True):  # noqa: ANN001, ANN202
+    """A ``--search_*`` (or a task's) option kept by VW's name in ``search_options``
+    (``record`` False: the run's only, as a path to read: ``run_options``)."""
 
     def apply(t: Command, name: str, value: str | None) -> None:
+        if not record:
+            t.multiline.setdefault("search_run", {})[name] = value
+            return
         opts = t.multiline.setdefault("search_options", {})
         opts[name] = True if value is None else kind(name, value)
 
@@ -99,11 +104,11 @@ VW_OPTIONS = {
     "search_xv": VWOption(None, False, _option(None)),
     "search_perturb_oracle": VWOption(None, True, _option(_NUM)),
     "search_linear_ordering": VWOption(None, False, _option(None)),
-    "search_save_every_k_runs": VWOption(None, True, _option(_INT)),
+    "search_save_every_k_runs": VWOption(None, True, _option(_INT, record=False)),
     "search_max_bias_ngram_length": VWOption(None, True, _option(_INT)),
     "search_max_quad_ngram_length": VWOption(None, True, _option(_INT)),
     "search_condition_feature_value": VWOption(None, True, _option(_NUM)),
-    "search_allowed_transitions": VWOption(None, True, _option(_text)),
+    "search_allowed_transitions": VWOption(None, True, _option(_text, record=False)),
     # the tasks' own
     "search_span_bilou": VWOption(None, False, _option(None)),
     "search_span_multipass": VWOption(None, True, _option(_INT)),
@@ -185,7 +190,8 @@ class Learner:
                 tokens.append(Token(label, mg.indices[lo:hi], mg.values[lo:hi], mg.ns[lo:hi],
                                     held, _tag(part, r)))  # fmt: skip
             tag = part.tags[e].decode(errors="replace")
-            sch.example(tokens, test, held, w, tag)
+            last = int(part.src.row_line[int(ptr[e + 1]) - 1]) if part.src is not None else 0
+            sch.example(tokens, test, held, w, tag, last)
         self.w_gstate = w.gstate
         self.stats(w.stats)
         return Seen(part)

@@ -164,8 +164,8 @@ class Search:
         self.producing = False
         self.ldf = False
         task.initialize(self, o.raw)
-        if o.raw.get("search_allowed_transitions"):
-            self._allowed_transitions(o.raw["search_allowed_transitions"])
+        if ml.search_run.get("search_allowed_transitions"):
+            self._allowed_transitions(ml.search_run["search_allowed_transitions"])
         if self.ldf:
             self.A = 0
         if self.auto_condition and (o.history_length == 0 or o.feature_value == F32(0.0)):
@@ -227,7 +227,8 @@ class Search:
         self.total_examples = 0
         self.truth = ""
         self.pred = ""
-        self.counter = 0  # VW's example_counter of the next line
+        self.pass_base = 0  # VW's example_counter of this pass's first line
+        self.pass_lines = 0  # the lines of the pass so far (its last example's, and a blank)
         self.cache: dict = {}
         self.learn_allowed: list[int] = []
         self._reset_all()
@@ -317,11 +318,15 @@ class Search:
         return a
 
     # ------------------------------------------------------------------ one example
-    def example(self, tokens: list[Token], test: bool, holdout: bool, w, tag: str = "") -> None:  # noqa: ANN001
-        """Learn (or score) one sequence: VW's ``do_actual_learning``."""
+    def example(self, tokens: list[Token], test: bool, holdout: bool, w, tag: str = "",
+                last_line: int = 0) -> None:  # noqa: ANN001  # fmt: skip
+        """Learn (or score) one sequence (``last_line``: its last token's line in the input,
+        1-based): VW's ``do_actual_learning``."""
         self.w = w
-        self.read_example_last_id = self.counter + len(tokens) - 1
-        self.counter += len(tokens) + 1  # (and the blank line that ends it)
+        # VW's example_counter: every line taken from the parser, blank ones too, and one
+        # more at each pass's end
+        self.read_example_last_id = self.pass_base + last_line - 1
+        self.pass_lines = max(self.pass_lines, last_line + 1)
         setup = getattr(self.task, "setup", None)
         if setup is not None:
             setup(self, tokens)
@@ -348,6 +353,8 @@ class Search:
 
     def end_pass(self) -> None:
         """VW's ``end_pass``: the next policy when its passes are done."""
+        self.pass_base += self.pass_lines + 1
+        self.pass_lines = 0
         self.pass_no += 1
         self.passes_since_new_policy += 1
         if self.passes_since_new_policy >= self.passes_per_policy:
