@@ -80,7 +80,7 @@ MODEL_OPTIONS: dict[str, bool] = {
              "search_condition_feature_value search_trained_nb_policies "
              "search_total_nb_policies relation_cost entity_cost relation_none_cost skip_cost "
              "search_order", True),
-    **_table("search_use_passthrough_repr constraints", False),
+    **_table("constraints", False),
     # the single-line reductions that own their options: kept as their words (config.stack)
     **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
@@ -297,6 +297,7 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
                                 ("search_task", "search_task"))},
     "search": ("search", int),
     "search_options": (None, dict),  # (--search's other options by VW's name: checked below)
+    "search_run": (None, dict),  # (--search's run-only options: a model's holds none)
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
 ``reductions.Multiline``), each with the VW option it stands for in
@@ -318,7 +319,11 @@ def check_sl_multiline(ml: object) -> None:
         kind = SL_FIELDS[key][1]
         shown = f"{key} {str(value)[:40]}"
         if kind is dict:
-            _check_search_options(value)
+            if key == "search_run" and value:
+                raise Unsupported("its multiline options hold a run's own search options (a "
+                                  "path to read): a model never does")  # fmt: skip
+            if key == "search_options":
+                _check_search_options(value)
             continue
         if value is None and kind is float:
             continue

@@ -402,8 +402,12 @@ class Search:
             beta = F32(-_expm1f(-x)) if x <= LOG_OF_2 else F32(F32(1.0) - _expf(-x))
             self.beta = min(beta, F32(1.0))
         self.ptag_to_action = []
+        self.rng.s = self.rng_seed()
+
+    def rng_seed(self) -> int:
+        """The generator's state each run of the example starts from (VW's)."""
         seed = ((self.read_example_last_id * 147483 + 4831921) & 0xFFFFFFFF) * 2147483647
-        self.rng.s = seed & 0xFFFFFFFF
+        return seed & 0xFFFFFFFF
 
     def _random(self, n: int) -> int:
         return int(F32(self.rng.next() * F32(n)))
@@ -741,12 +745,15 @@ class Search:
         if self.loss_declared == 0 or self.t == 0 or self.o.rollout == NO_ROLLOUT:
             return
         self.T = self.t
+        fast = self._oracle_rollouts(tokens)
         for lt in self._timesteps():
             self.learn_tok = None
             self._reset()
             self.learn_a_idx = 0
             self.done_with_all = False
             losses: list[tuple[int, float]] = []
+            if fast is not None and fast.covers(lt):
+                losses = fast.losses(self, tokens, lt)
             while not self.done_with_all:
                 self.learn_t = lt
                 self._reset()
@@ -762,6 +769,18 @@ class Search:
             tags, names, acts = self.learn_cond if self.auto_condition else ([], "", [])
             idx, val = self._conditioned(self.learn_tok, names, acts)
             self._learn(idx, val, (classes, costs), self.learn_learner_id)
+
+    def _oracle_rollouts(self, tokens: list[Token]) -> OracleRollouts | None:
+        """The learning runs' losses without running them, when each roll-out is the
+        oracle's (:class:`OracleRollouts`); None when that cannot be known ahead."""
+        o = self.o
+        if not getattr(self.task, "hamming_only", False) or o.rollout_num_steps > 0:
+            return None
+        if o.rollout == ORACLE:
+            return OracleRollouts(self, tokens, None)
+        if o.rollout == MIX_PER_STATE and self.current_policy == 0 and self.beta < F32(1.0):
+            return OracleRollouts(self, tokens, self.beta)
+        return None
 
     def _timesteps(self) -> list[int]:
         """VW's ``get_training_timesteps``: the steps to learn at, in hoopla order."""
@@ -820,6 +839,66 @@ class Search:
             self.dump = float(F32(we - step))
         else:
             self.dump = float(F32(we * (step if step > 0.0 else 2.0)))
+
+
+class OracleRollouts:
+    """The learning runs of a task whose decisions each lose the Hamming loss against one
+    oracle label and decide nothing else (``sequence``), when every roll-out decision is
+    the oracle's: each run then loses what the roll-in's prefix lost and the action tried,
+    and the runs need not be played (VW plays them: the same numbers, draw for draw).
+
+    A run reseeds the generator as each does, so its draws are one stream: after the step
+    learned, each decision draws its policy (``mix_per_state``: the oracle when the draw is
+    at least β) and then the oracle's label (one draw); with ``ref`` roll-outs only the
+    label's.  :meth:`covers` says whether every policy draw of a step's roll-out picks the
+    oracle; otherwise that step's runs are played."""
+
+    def __init__(self, sch: Search, tokens: list[Token], beta) -> None:  # noqa: ANN001
+        n = len(tokens)
+        self.n = n
+        self.oracle = [t.label for t in tokens]
+        # the roll-in's trajectory loses its Hamming loss at each step before the one learned
+        self.prefix = [0.0] * (n + 1)
+        for t in range(n):
+            a = sch.train_trajectory[t][0]
+            self.prefix[t + 1] = float(F32(F32(self.prefix[t]) + F32(a != self.oracle[t])))
+        self.ok_from = 0  # the steps lt >= ok_from have all-oracle roll-outs
+        self.per = 1 if beta is None else 2  # draws per roll-out decision
+        rng = Rand48(sch.rng_seed())
+        draws, self.states = [], [rng.s]
+        for _ in range(2 * n):
+            draws.append(rng.next())
+            self.states.append(rng.s)
+        if beta is not None:
+            # step lt's roll-out draws its policies at 0, 2, ..., 2 (n - lt - 2)
+            worst = n
+            for j in range(0, 2 * n, 2):
+                if draws[j] < beta:
+                    worst = j // 2
+                    break
+            # steps whose roll-out (n - lt - 1 decisions) ends before the first learned pick
+            self.ok_from = max(0, n - 1 - worst)
+
+    def covers(self, lt: int) -> bool:
+        return lt >= self.ok_from
+
+    def losses(self, sch: Search, tokens: list[Token], lt: int) -> list[tuple[int, float]]:
+        """Each action's loss at step ``lt``, and the search's state as its last run leaves
+        it (the token, its conditioning, the learner)."""
+        base = F32(self.prefix[lt])
+        y = self.oracle[lt]
+        out = [(a, float(F32(base + F32(a != y)))) for a in range(1, sch.A + 1)]
+        sch.learn_a_idx = sch.A
+        sch.done_with_all = True
+        sch.rng.s = self.states[self.per * (self.n - lt - 1)]  # (as the last run leaves it)
+        sch.learn_learner_id = 0
+        sch.learn_tok = tokens[lt]
+        if sch.auto_condition:
+            tags, names = sch.task.conditions(sch, lt)
+            p2a = [0] + [a for a, _ in sch.train_trajectory[:lt]]
+            acts = [p2a[t] if 1 <= t < len(p2a) else 0 for t in tags]
+            sch.learn_cond = (tags, names, acts)
+        return out
 
 
 TABLE_HEAD = (

@@ -28,9 +28,14 @@ class Sequence:
     decisions before it, Hamming loss."""
 
     name = "sequence"
+    hamming_only = True  # (its learning runs are known without playing them: OracleRollouts)
 
     def initialize(self, sch, options) -> None:  # noqa: ANN001, ARG002
         sch.set_options(auto_condition=True, auto_hamming=True)
+
+    def conditions(self, sch, i: int) -> tuple[list[int], str]:  # noqa: ANN001
+        """Token ``i``'s conditioning: the tags and names of the decisions before it."""
+        return condition_range(i, sch.history_length, "p")
 
     def run(self, sch, tokens) -> None:  # noqa: ANN001
         h = sch.history_length

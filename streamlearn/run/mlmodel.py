@@ -460,7 +460,8 @@ def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl",  # noqa
         return
     # --ope is the run's, not the model's: a later -i run prints VW's stderr unless asked
     # (and --search's run-only options: a path the run reads is the command line's)
-    recorded = {k: v for k, v in dataclasses.asdict(ml).items() if k not in ("ope", "search_run")}
+    recorded = {k: v for k, v in dataclasses.asdict(ml).items() if k != "ope"}
+    recorded["search_run"] = {}
     meta = {"multiline": recorded, "mtr_events": sums[0], "mtr_actions": sums[1]}
     if counter is not None:
         meta["explore_counter"] = counter
