@@ -30,7 +30,7 @@ from streamlearn.learners import gd
 from streamlearn.learners.csoaa import score
 from streamlearn.learners.losses import loss32
 from streamlearn.learners.oaa import G_CLASS, clipped, prediction_range, widen
-from streamlearn.system.jit import jit
+from streamlearn.system.jit import jit, jit_inline
 
 F32 = np.float32
 FLT_MAX = F32(3.4028234663852886e38)
@@ -92,3 +92,122 @@ def learn(table, gstate, params, loss_id, idx, val, step, model0, classes, costs
         if gstate[gd.G_CONTRACTION] < 1e-9 or gstate[gd.G_GRAVITY] > 1e3:
             gd.rebase(table, gstate, params)
     return pred, best
+
+
+# --------------------------------------------------------------------------- sequences
+# VW's sequence task whole (reductions/search_tasks.Sequence), one call per sequence: the
+# test pass's decisions, and the training examples of the learning runs whose costs
+# reductions/search_engine.OracleRollouts knows.  Token i's features are rows
+# indptr[i]:indptr[i + 1]; its conditioning features (VW's add_example_conditioning) on the
+# decisions of the ``hist`` tokens before it are appended as search_engine._conditioned
+# makes them.
+
+U64 = np.uint64
+M32 = np.uint64(0xFFFFFFFF)
+
+
+@jit_inline
+def conditioned(indices, values, lo, hi, acts, hist, i, bias_n, quad_n, fv, bmask, out_i,
+                out_v):  # fmt: skip
+    """Token ``i``'s features then its conditioning features on ``acts`` (the decisions of
+    tokens i-1, i-2, ...: VW's tags i, i-1, ... named 'p', 'q', ...; tag 0 is action 0);
+    returns their count."""
+    n = 0
+    for t in range(lo, hi):
+        out_i[n] = indices[t]
+        out_v[n] = values[t]
+        n += 1
+    cnt = 0
+    for j in range(hist):
+        if j > i:
+            break
+        cnt += 1
+    top = bias_n if bias_n > quad_n else quad_n
+    start = n
+    for c in range(cnt):
+        fid = U64(71933)
+        for g in range(top):
+            if c + g >= cnt:
+                break
+            tag = i - (c + g)
+            a = U64(0) if tag < 1 else U64(acts[tag - 1])
+            name = U64(112 + c + g)  # 'p' + position
+            a32 = ((a & M32) + U64(349101)) & M32
+            fid = fid * U64(328901) + U64(71933) * (a32 * (name + U64(38490137)))
+            base = fid * U64(27942141)
+            if g < bias_n:
+                out_i[n] = (base + U64(4398201)) & bmask
+                out_v[n] = fv
+                n += 1
+            if g < quad_n:
+                for t in range(lo, hi):
+                    out_i[n] = (base + U64(indices[t])) & bmask
+                    out_v[n] = F32(fv * F32(values[t]))
+                    n += 1
+    any_nonzero = False
+    for t in range(start, n):
+        if out_v[t] != 0.0:
+            any_nonzero = True
+    return n if any_nonzero else start
+
+
+@jit
+def sequence_test(table, gstate, params, indptr, indices, values, k, step, model0, hist,
+                  bias_n, quad_n, fv, bmask, preds, nfeat):  # fmt: skip
+    """The learned policy's decisions over one sequence (each conditioned on those before):
+    ``preds[i]``, and the features each saw ``nfeat[i]``."""
+    mask = np.uint64(table.shape[0] - 1)
+    truncate = F32(params[gd.P_L1]) > F32(0.0)
+    grav = F32(gstate[gd.G_GRAVITY])
+    scale = F32(gstate[gd.G_CONTRACTION])
+    top = bias_n if bias_n > quad_n else quad_n
+    most = 0
+    for i in range(indptr.shape[0] - 1):
+        most = max(most, indptr[i + 1] - indptr[i])
+    room = most + hist * top * (1 + most) + 1
+    fi = np.empty(room, dtype=np.uint64)
+    fv_ = np.empty(room, dtype=np.float64)
+    for i in range(indptr.shape[0] - 1):
+        n = conditioned(indices, values, indptr[i], indptr[i + 1], preds, hist, i, bias_n,
+                        quad_n, fv, bmask, fi, fv_)  # fmt: skip
+        best = FLT_MAX
+        pred = 1
+        for c in range(1, k + 1):
+            p = score(table, fi, fv_, 0, n, 0.0, step, model0 + c - 1, mask, truncate, grav,
+                      scale)  # fmt: skip
+            if p < best:
+                best = p
+                pred = c
+        preds[i] = pred
+        nfeat[i] = n
+
+
+@jit
+def sequence_learn(table, gstate, params, loss_id, indptr, indices, values, order, traj, costs,
+                   k, step, model0, hist, bias_n, quad_n, fv, bmask):  # fmt: skip
+    """The training examples of one sequence's learning runs, in ``order``: token t
+    conditioned on the roll-in's decisions ``traj``, each action toward its cost
+    ``costs[t]`` less the least (csoaa over gd: :func:`learn`)."""
+    top = bias_n if bias_n > quad_n else quad_n
+    most = 0
+    for i in range(indptr.shape[0] - 1):
+        most = max(most, indptr[i + 1] - indptr[i])
+    room = most + hist * top * (1 + most) + 1
+    fi = np.empty(room, dtype=np.uint64)
+    fv_ = np.empty(room, dtype=np.float64)
+    slots = np.empty(room, dtype=np.uint32)
+    classes = np.arange(1, k + 1)
+    row = np.empty(k, dtype=np.float32)
+    scores = np.empty(k, dtype=np.float32)
+    for o in range(order.shape[0]):
+        t = order[o]
+        n = conditioned(indices, values, indptr[t], indptr[t + 1], traj, hist, t, bias_n,
+                        quad_n, fv, bmask, fi, fv_)  # fmt: skip
+        low = FLT_MAX
+        for c in range(k):
+            if costs[t, c] < low:
+                low = costs[t, c]
+        for c in range(k):
+            row[c] = F32(costs[t, c] - low)
+        learn(table, gstate, params, loss_id, fi[:n], fv_[:n], step, model0, classes, row,
+              slots, scores)  # fmt: skip

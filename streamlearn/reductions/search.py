@@ -177,18 +177,21 @@ class Learner:
         sch.grow(w)
         mg = part.mg
         ptr = mg.act_ptr
+        tags = getattr(sch.task, "needs_tags", False)
+        labels = np.where(part.lab_n[mg.row] > 0, part.lab_cls[mg.row], 0).tolist()
+        starts = mg.indptr.tolist()
         for e in range(ptr.shape[0] - 1):
             tokens = []
-            test = False
             held = bool(ho[e]) if ho is not None else False
-            for r in range(int(ptr[e]), int(ptr[e + 1])):
-                lo, hi = int(mg.indptr[r]), int(mg.indptr[r + 1])
-                row = int(mg.row[r])
-                label = int(part.lab_cls[row]) if part.lab_n[row] > 0 else 0
-                if label <= 0:
-                    test = True
-                tokens.append(Token(label, mg.indices[lo:hi], mg.values[lo:hi], mg.ns[lo:hi],
-                                    held, _tag(part, r)))  # fmt: skip
+            r0, r1 = int(ptr[e]), int(ptr[e + 1])
+            for r in range(r0, r1):
+                lo, hi = starts[r], starts[r + 1]
+                tokens.append(Token(labels[r], mg.indices[lo:hi], mg.values[lo:hi],
+                                    mg.ns[lo:hi], held, _tag(part, r) if tags else ""))  # fmt: skip
+            test = any(y <= 0 for y in labels[r0:r1])
+            a, b = starts[r0], starts[r1]
+            sch.csr = (mg.indptr[r0 : r1 + 1] - a, mg.indices[a:b].astype(np.uint64),
+                       mg.values[a:b].astype(np.float64, copy=False))  # fmt: skip
             tag = part.tags[e].decode(errors="replace")
             last = int(part.src.row_line[int(ptr[e + 1]) - 1]) if part.src is not None else 0
             sch.example(tokens, test, held, w, tag, last)

@@ -68,6 +68,31 @@ class Rand48:
         return F32(((s >> 25) & 0x7FFFFF) * (1.0 / (1 << 23)))
 
 
+_JUMPS: list[np.ndarray] = []
+
+
+def draws(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``n`` draws of merand48 from state ``seed`` (float32) and the state after
+    each (uint64), at once: state k is ``A^k s + c (A^k - 1)/(A - 1)`` mod 2^64, whose two
+    coefficients are kept for every k met so far."""
+    if not _JUMPS or _JUMPS[0].shape[0] < n + 1:
+        m = max(n + 1, 1024)
+        a = np.empty(m, dtype=np.uint64)
+        c = np.empty(m, dtype=np.uint64)
+        x, y = 1, 0
+        for k in range(m):
+            a[k], c[k] = x, y
+            x = (x * 0xEECE66D5DEECE66D) & M64
+            y = (y * 0xEECE66D5DEECE66D + 2147483647) & M64
+        _JUMPS[:] = [a, c]
+    a, c = _JUMPS
+    with np.errstate(over="ignore"):
+        states = a[1 : n + 1] * np.uint64(seed) + c[1 : n + 1]
+    bits = (states >> np.uint64(25)) & np.uint64(0x7FFFFF)
+    out = bits.astype(np.float32) * F32(1.0 / (1 << 23))
+    return out, states
+
+
 class Token:
     """One line of a sequence: its label (0: none) and features (VW's order, constant
     last), with the neighbours' features the search copies in (``extra``)."""
@@ -231,6 +256,8 @@ class Search:
         self.pass_lines = 0  # the lines of the pass so far (its last example's, and a blank)
         self.cache: dict = {}
         self.learn_allowed: list[int] = []
+        self.csr = None  # (this example's rows as one CSR, when its caller has them)
+        self._rows = None
         self._reset_all()
 
     def grow(self, w) -> None:  # noqa: ANN001
@@ -725,7 +752,8 @@ class Search:
                               or self.shows.raw)  # fmt: skip
             self.out = []
             self.test_actions = []
-            self.task.run(self, tokens)
+            if not self._sequence_test(tokens):
+                self.task.run(self, tokens)
             self.pred = "".join(self.out) if self.producing else ""
             if not test:
                 self._update(holdout, True, self.test_loss, self.num_features)
@@ -739,6 +767,8 @@ class Search:
         self._reset()
         self.state = INIT_TRAIN
         self.train_trajectory = []
+        if self._sequence_train(tokens, ran_test, holdout):
+            return
         self.task.run(self, tokens)
         if not ran_test:
             self._update(holdout, True, self.test_loss, self.num_features)
@@ -746,7 +776,10 @@ class Search:
             return
         self.T = self.t
         fast = self._oracle_rollouts(tokens)
-        for lt in self._timesteps():
+        steps = self._timesteps()
+        if fast is not None and self._sequence_learn(tokens, fast, steps):
+            return
+        for lt in steps:
             self.learn_tok = None
             self._reset()
             self.learn_a_idx = 0
@@ -769,6 +802,139 @@ class Search:
             tags, names, acts = self.learn_cond if self.auto_condition else ([], "", [])
             idx, val = self._conditioned(self.learn_tok, names, acts)
             self._learn(idx, val, (classes, costs), self.learn_learner_id)
+
+    def _compiled(self, tokens: list[Token]) -> tuple | None:
+        """The sequence whole for the compiled sequence task (``learners.search``:
+        ``sequence_test``, ``sequence_learn``): its rows (each token's features, the
+        neighbours' copied in) and the constants of its conditioning; None when the run
+        asks what only the task played step by step gives (``-r``'s scores, ``--search_xv``,
+        a later policy, 256 tokens or more: VW's cache keys then collide)."""
+        if (not getattr(self.task, "hamming_only", False) or self.o.xv or self.shows.raw
+                or self.current_policy != 0 or len(tokens) > 255):  # fmt: skip
+            return None
+        if self._rows is not None and self._rows[0] is tokens:
+            return self._rows[1]
+        hist = self.history_length if self.auto_condition else 0
+        o = self.o
+        consts = (hist, o.bias_n, o.quad_n, F32(o.feature_value), np.uint64((1 << self.bits) - 1))
+        if self.csr is not None and not self.o.neighbors:  # (the part's rows, as they are)
+            got = (*self.csr, *consts)
+            self._rows = (tokens, got)
+            return got
+        rows = [t.features() for t in tokens]
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([r[0].shape[0] for r in rows], out=indptr[1:])
+        idx = np.concatenate([r[0] for r in rows]).astype(np.uint64)
+        val = np.concatenate([r[1] for r in rows]).astype(np.float64)
+        got = (indptr, idx, val, *consts)
+        self._rows = (tokens, got)
+        return got
+
+    def _sequence_test(self, tokens: list[Token]) -> bool:
+        """The test pass of the sequence task in one compiled call (as playing it: the
+        decisions, their Hamming loss and features, the text); False: play it."""
+        got = self._compiled(tokens)
+        if got is None:
+            return False
+        from streamlearn.learners import search as kernels
+
+        indptr, idx, val, hist, bias_n, quad_n, fv, bmask = got
+        n = len(tokens)
+        preds = np.zeros(n, dtype=np.int64)
+        nfeat = np.zeros(n, dtype=np.int64)
+        w = self.w
+        kernels.sequence_test(w.table, w.gstate, w.params, indptr, idx, val, self.A, self.step,
+                              0, hist, bias_n, quad_n, fv, bmask, preds, nfeat)  # fmt: skip
+        acts = preds.tolist()
+        self.test_actions = acts
+        self.t = n
+        self.loss_declared = n
+        self.total_predictions += n
+        self.num_features += int(nfeat.sum())
+        self.test_loss = float(sum(a != t.label for a, t in zip(acts, tokens, strict=True)))
+        self.ptag_to_action = [0, *acts]
+        if self.producing:
+            self.out = [f"{a} " for a in acts]
+        return True
+
+    def _sequence_train(self, tokens: list[Token], ran_test: bool, holdout: bool) -> bool:
+        """Roll-in and learning of the sequence task without playing them, when the draws
+        say that every roll-in (hence every roll-out) decision is the oracle's: the
+        trajectory is the labels, each step's costs its Hamming losses, learned in one
+        compiled call; the generator left as VW's last run leaves it.  False: play them."""
+        o = self.o
+        if (o.rollin not in (MIX_PER_STATE, ORACLE) or o.rollout not in (MIX_PER_STATE, ORACLE,
+                NO_ROLLOUT) or o.perturb_oracle > F32(0.0) or o.rollout_num_steps > 0
+                or not (self.beta < F32(1.0))):  # fmt: skip
+            return False
+        got = self._compiled(tokens)
+        if got is None:
+            return False
+        n = len(tokens)
+        seed = self.rng_seed()
+        mixed = o.rollin == MIX_PER_STATE
+        per = 2 if mixed else 1  # (the roll-in's draws per decision: policy, then label)
+        got_draws, states = draws(seed, per * n)
+        if mixed and n and bool((got_draws[0::2] < self.beta).any()):
+            return False  # (a decision of the learned policy: play the example)
+        labels = [t.label for t in tokens]
+        self.train_trajectory = [(a, 0.0) for a in labels]
+        self.t = n
+        self.loss_declared = n
+        self.rng.s = int(states[-1]) if n else seed
+        if not ran_test:
+            self._update(holdout, True, 0.0, 0)
+        self.T = n
+        if o.rollout == NO_ROLLOUT:
+            steps = list(range(n))  # (each decision learned as it is made: 0 for the label)
+        else:
+            steps = self._timesteps()
+        from streamlearn.learners import base
+        from streamlearn.learners import search as kernels
+
+        indptr, idx, val, hist, bias_n, quad_n, fv, bmask = got
+        k = self.A
+        y = np.asarray(labels, dtype=np.int64)
+        costs = (np.arange(1, k + 1)[None, :] != y[:, None]).astype(np.float32)
+        w = self.w
+        w.gstate[base.G_T] = self.sd_t + 1.0 - self.weighted_holdout - self.weighted_unlabeled
+        kernels.sequence_learn(w.table, w.gstate, w.params, w.loss_id, indptr, idx, val,
+                               np.asarray(steps, dtype=np.int64), y, costs, k, self.step, 0,
+                               hist, bias_n, quad_n, fv, bmask)  # fmt: skip
+        self.total_examples += len(steps)
+        if o.rollout != NO_ROLLOUT and steps:
+            # (each learning run reseeds; the last one's roll-out draws per decision: a
+            # policy under mix_per_state, and the label)
+            per_out = 2 if o.rollout == MIX_PER_STATE else 1
+            used = per_out * (n - steps[-1] - 1)
+            self.rng.s = int(states[used - 1]) if used else seed
+        return True
+
+    def _sequence_learn(self, tokens: list[Token], fast: OracleRollouts,
+                        steps: list[int]) -> bool:  # fmt: skip
+        """Every learning step of the sequence task in one compiled call, when every step's
+        roll-outs are the oracle's; False: play them."""
+        if not all(fast.covers(lt) for lt in steps):
+            return False
+        got = self._compiled(tokens)
+        if got is None:
+            return False
+        from streamlearn.learners import base
+        from streamlearn.learners import search as kernels
+
+        indptr, idx, val, hist, bias_n, quad_n, fv, bmask = got
+        n, k = len(tokens), self.A
+        costs = np.empty((n, k), dtype=np.float32)
+        for lt in steps:
+            costs[lt] = [x for _, x in fast.losses(self, tokens, lt)]
+        traj = np.asarray([a for a, _ in self.train_trajectory], dtype=np.int64)
+        w = self.w
+        w.gstate[base.G_T] = self.sd_t + 1.0 - self.weighted_holdout - self.weighted_unlabeled
+        kernels.sequence_learn(w.table, w.gstate, w.params, w.loss_id, indptr, idx, val,
+                               np.asarray(steps, dtype=np.int64), traj, costs, k, self.step, 0,
+                               hist, bias_n, quad_n, fv, bmask)  # fmt: skip
+        self.total_examples += len(steps)
+        return True
 
     def _oracle_rollouts(self, tokens: list[Token]) -> OracleRollouts | None:
         """The learning runs' losses without running them, when each roll-out is the
@@ -800,7 +966,7 @@ class Search:
                     steps.append(t)
             steps.sort()
         if not self.o.linear_ordering:
-            steps = hoopla(steps)
+            steps = _hoopla_range(T) if sub <= F32(0.0) else hoopla(steps)
         return steps
 
     # ------------------------------------------------------------------ the table
@@ -864,16 +1030,14 @@ class OracleRollouts:
             self.prefix[t + 1] = float(F32(F32(self.prefix[t]) + F32(a != self.oracle[t])))
         self.ok_from = 0  # the steps lt >= ok_from have all-oracle roll-outs
         self.per = 1 if beta is None else 2  # draws per roll-out decision
-        rng = Rand48(sch.rng_seed())
-        draws, self.states = [], [rng.s]
-        for _ in range(2 * n):
-            draws.append(rng.next())
-            self.states.append(rng.s)
+        seed = sch.rng_seed()
+        got, states = draws(seed, 2 * n)
+        self.states = [seed, *states.tolist()]
         if beta is not None:
             # step lt's roll-out draws its policies at 0, 2, ..., 2 (n - lt - 2)
             worst = n
             for j in range(0, 2 * n, 2):
-                if draws[j] < beta:
+                if got[j] < beta:
                     worst = j // 2
                     break
             # steps whose roll-out (n - lt - 1 decisions) ends before the first learned pick
@@ -939,6 +1103,17 @@ def _g(x: float) -> str:
     from streamlearn.reductions.text import score_text
 
     return score_text(float(x))
+
+
+_HOOPLA: dict[int, list[int]] = {}
+
+
+def _hoopla_range(n: int) -> list[int]:
+    """:func:`hoopla` of ``range(n)``, kept per length."""
+    got = _HOOPLA.get(n)
+    if got is None:
+        got = _HOOPLA[n] = hoopla(list(range(n)))
+    return list(got)
 
 
 def hoopla(steps: list[int]) -> list[int]:

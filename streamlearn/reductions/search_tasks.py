@@ -228,6 +228,7 @@ class EntityRelation:
     first, 1 mixed, 2 with skips (VW's ``search_entityrelationtask.cc``)."""
 
     name = "entity_relation"
+    needs_tags = True  # (each line's tag names its entities: E_i, R_i_j)
     VALID1 = (2, 3, 4, 2, 2)
     VALID2 = (4, 4, 4, 3, 2)
 
