@@ -43,8 +43,17 @@ TASK_NAMES = ("sequence", "sequencespan", "sequence_ctg", "argmax", "sequence_de
 ROLLS = ("policy", "learn", "oracle", "ref", "mix_per_state", "mix_per_roll", "mix")
 
 
-def _search(t: Command, name: str, value: str) -> None:
+def _claim(t: Command) -> None:
+    """The stack is the search's (another multiline reduction named too: refused)."""
+    other = t.multiline.get("reduction")
+    if other not in (None, NAME):
+        raise VWUsage(f"--search with --{other}: not supported by sl (the search stacks its "
+                      "own csoaa)")  # fmt: skip
     t.multiline["reduction"] = NAME
+
+
+def _search(t: Command, name: str, value: str) -> None:
+    _claim(t)
     t.multiline["search"] = integer(name, value)
 
 
@@ -52,7 +61,7 @@ def _task(t: Command, name: str, value: str) -> None:  # noqa: ARG001
     if value not in TASK_NAMES:
         raise VWUsage(f"fail: unknown task for --search_task '{value}'; use --search_task "
                       "list to get a list")  # fmt: skip
-    t.multiline["reduction"] = NAME
+    _claim(t)
     t.multiline["search_task"] = value
 
 
@@ -130,9 +139,13 @@ def settle(t: Command) -> None:
     """The search's options together: a task is needed, and what sl does not run yet is
     refused in one line."""
     ml = t.multiline
-    if ml.get("reduction") != NAME and not any(
-            k.startswith("search") for k in ml.get("search_options", {})):  # fmt: skip
+    named = ("search" in ml or "search_task" in ml or ml.get("search_options")
+             or ml.get("search_run"))  # fmt: skip
+    if not named:
         return
+    if ml.get("reduction") not in (None, NAME):
+        raise VWUsage(f"--search with --{ml['reduction']}: not supported by sl (the search "
+                      "stacks its own csoaa)")  # fmt: skip
     if not ml.get("search_task"):
         raise VWUsage("--search needs --search_task (sequence, sequencespan, sequence_ctg, "
                       "argmax, ...)")  # fmt: skip
@@ -150,9 +163,16 @@ def settle(t: Command) -> None:
     if learn.get("csoaa"):  # (VW's model names the csoaa the search stacks: not another)
         learn.pop("csoaa")
         learn.pop("oaa", None)
+    if learn.get("oaa"):
+        raise VWUsage("--search with --oaa/--multilabel_oaa: not supported (the search "
+                      "stacks its own csoaa)")  # fmt: skip
     crosses = [k for k in ("interactions", "quadratic", "cubic") if learn.get(k)]
-    if crosses or learn.get("ngram") or learn.get("stack"):
-        raise VWUsage("--search with interactions, n-grams or another reduction: not "
+    if crosses or learn.get("ngram") or learn.get("stack") or learn.get("affix"):
+        raise VWUsage("--search with interactions, n-grams, --affix or another reduction: "
+                      "not supported by sl yet")  # fmt: skip
+    if task == "entity_relation" and int(ml.get("search_options", {}).get("search_order",
+                                                                           0)) == 3:  # fmt: skip
+        raise VWUsage("--search_order 3 (entity-relation's label-dependent features): not "
                       "supported by sl yet")  # fmt: skip
 
 
