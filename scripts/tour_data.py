@@ -20,6 +20,8 @@ bytes for the same seed), in a few seconds::
 ``train.vw.gz``, ``test.vw``, ``day1.vw``, ``day2.vw``, ``more.vw``
                        the Python API page's files
 ``a.vw`` ... ``d.vw``  four shards, for ``sl train --dask``
+``tagging.vw``         400 sentences of a toy tagger (determiners, nouns, verbs,
+                       adjectives), a token per line, for ``sl vw --search``
 =====================  ===========================================================
 """
 
@@ -67,6 +69,25 @@ def unscaled(n: int = 2000, seed: int = 9) -> bytes:
                    for k in range(n)).encode()  # fmt: skip
 
 
+def tagging(n: int = 400, seed: int = 11) -> bytes:
+    """Sentences of tagged tokens (1 determiner, 2 noun, 3 verb, 4 adjective), one per line
+    with the word, its last two letters and its length, a blank line after each."""
+    import random
+
+    r = random.Random(seed)
+    words = {1: ["the", "a", "this", "every"],
+             2: ["man", "dog", "sandwich", "park", "idea", "ball"],
+             3: ["ate", "saw", "liked", "threw", "found"], 4: ["big", "green", "old", "quick"]}
+    out = []
+    for _ in range(n):
+        tags = [1, 4, 2, 3, 1, 2] if r.random() < 0.5 else [1, 2, 3, 1, 4, 4, 2]
+        for t in tags[: r.randint(3, len(tags))]:
+            w = r.choice(words[t])
+            out.append(f"{t} | w={w} suf={w[-2:]} len={len(w)}\n")
+        out.append("\n")
+    return "".join(out).encode()
+
+
 def write(out: Path) -> list[Path]:
     files = {
         "today.vw.gz": gzip.compress(_lines(4000, 2), mtime=0),
@@ -83,6 +104,7 @@ def write(out: Path) -> list[Path]:
         "day2.vw": _lines(1000, 12),
         "more.vw": _lines(500, 13),
         **{f"{shard}.vw": _lines(2000, 20 + k) for k, shard in enumerate("abcd")},
+        "tagging.vw": tagging(),
     }
     written = []
     for name, data in files.items():
