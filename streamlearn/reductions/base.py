@@ -99,6 +99,9 @@ class Reduction:
     """Its examples run through :attr:`learner`, a batch at a time: ``sl vw``'s passes, the
     server, the API.  False: ``sl vw``'s passes only, which play them in a loop of their
     own (CCB's and slates' slots, ``run/ccb.py``); the server and the API refuse it."""
+    served: bool = True
+    """``sl vw --daemon``, ``sl serve`` and the API run its examples one at a time (the
+    search: not yet, refused in one line)."""
     wants: bool = False
     """Its learner is made with what the run shows (``run.mlpasses.Wants``): the search
     runs its test pass only when something shows it, as VW's."""

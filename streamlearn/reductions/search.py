@@ -198,7 +198,7 @@ class Learner:
         mg = part.mg
         ptr = mg.act_ptr
         tags = getattr(sch.task, "needs_tags", False)
-        labels = np.where(part.lab_n[mg.row] > 0, part.lab_cls[mg.row], 0).tolist()
+        labels = np.where(part.lab_n > 0, part.lab_cls, 0).tolist()  # (per merged row)
         starts = mg.indptr.tolist()
         for e in range(ptr.shape[0] - 1):
             tokens = []
@@ -326,4 +326,4 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
 
 
 REDUCTION = Reduction(NAME, "cs", False, Learner, stack, vw_words, options=OPTIONS,
-                      wants=True)  # fmt: skip
+                      served=False, wants=True)  # fmt: skip
