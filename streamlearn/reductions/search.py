@@ -188,6 +188,7 @@ class Learner:
         self.search = Search(ml, cfg, TASKS[ml.search_task](), not cfg.test_only, shows)
         self.npass = 0
         self.said = False
+        self.read = 0  # (examples read: VW's counts leave out what its test pass skipped)
 
     def learn(self, w, part: Part, ho: np.ndarray, lines: bool = False) -> Seen:  # noqa: ANN001, ARG002
         """Each example of ``part`` searched, scored and learned in turn."""
@@ -200,6 +201,7 @@ class Learner:
         tags = getattr(sch.task, "needs_tags", False)
         labels = np.where(part.lab_n > 0, part.lab_cls, 0).tolist()  # (per merged row)
         starts = mg.indptr.tolist()
+        self.read += ptr.shape[0] - 1
         for e in range(ptr.shape[0] - 1):
             tokens = []
             held = bool(ho[e]) if ho is not None else False

@@ -453,6 +453,8 @@ def passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cac
     summary["config"] = {k: v for k, v in cfg.to_dict().items() if k != "theta"}
     if hasattr(walk.learner, "saved"):  # (the state a learner keeps in VW's model)
         summary["saved"] = walk.learner.saved()
+    if hasattr(walk.learner, "read"):  # (the examples read, which its counts may leave out)
+        summary["read"] = walk.learner.read
     if wants.probabilities and ml.reduction == "csoaa_ldf":  # (the summary's log loss)
         probs = walk.probs
         summary["log_loss"] = (probs.log_loss, probs.ho_log_loss) if probs else (0.0, 0.0)
