@@ -179,8 +179,8 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
     out += [["-d", p["seq"], "--search", "4", *a] for a in (
         ["--search_task", "sequence", "-f", T + "/search.vw"], ["-i", T + "/search.vw", "-t"],
         ["--search_task", "sequence", "--search_rollout", "none", "--passes", "2", "-c", "-k"],
-        ["--search_task", "sequence_ctg"], ["--search_task", "sequencespan",
-                                            "--search_span_bilou"],
+        ["--search_task", "sequence_ctg", "-p", T + "/ctg.p"],
+        ["--search_task", "sequencespan", "--search_span_bilou", "--search_rollin", "learn"],
         ["--search_task", "multiclasstask"], ["--search_task", "argmax"])]  # fmt: skip
     # --cb K: reduced to cb_adf, or VW's legacy stack (its own kernels)
     out += [["-d", p["cbk"], "--cb", "3"], ["-d", p["cbk"], "--cb_explore", "3"],
