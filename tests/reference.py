@@ -993,14 +993,15 @@ def csoaa_gd(stream, costs, loss_id, k, dt=np.float32, **options):
     (``costs[i]``: (class 1..K, cost) in the line's order; cost None: not learned; an empty
     list: a test example, every class scored) each regress toward their cost: the cost
     widens the range, gd learns from the clipped score.  The predicted class is the first
-    lowest unclipped score among those listed (a test example's: the first lowest clipped
-    score of all).  Returns (weights[K, d], classes[n])."""
+    lowest unclipped score among those listed (a test example's: the first lowest of all,
+    unclipped too: VW's csoaa asks multipredict not to finalize).  Returns (weights[K, d],
+    classes[n])."""
     gd = VWClassesGD(stream.d, loss_id, k, dt=dt, **options)
     classes = np.full(stream.n, np.nan)
     for i, idx, x in gd.rows(stream):
         listed = costs[i]
         if not listed:
-            s = [gd.clip(gd.score(c, stream.bases[i], idx, x)) for c in range(k)]
+            s = [gd.score(c, stream.bases[i], idx, x) for c in range(k)]  # (not clipped)
             classes[i] = 1 + int(np.argmin(s))
             continue
         best, counted = None, False

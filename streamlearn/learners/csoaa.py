@@ -18,8 +18,8 @@ As VW's ``reductions/csoaa.cc`` over its ``scorer`` and ``gd``:
   by the importance of the last entry learned, as VW's (1, or 0 when the last entry
   has no cost).
 * **A test example** (no entry has a cost): the listed classes are scored the same way
-  without learning; with no entry at all, every class is scored, clipped to the range,
-  and the first smallest is the prediction.
+  without learning; with no entry at all, every class is scored (not clipped: VW's
+  csoaa asks its multipredict not to finalize) and the first smallest is the prediction.
 
 ``preds`` is float64[n, K + 1]: column 0 the predicted class, columns 1..K each class's
 score as above (NaN for a class not scored).
@@ -163,12 +163,11 @@ def train_gd(
         pred = first
         best = F32(np.inf)
         a_last = 1.0
-        if m == 0:  # no label: every class, clipped (VW's multipredict: a test example)
-            rlo, rhi = prediction_range(gstate, params, loss_id)
+        if m == 0:  # no label: every class (VW's multipredict, which csoaa asks not to
+            # finalize: the scores are not clipped to the range)
             for c in range(k):
                 p = score(table, indices, values, lo, hi, bases[i], step, c, mask, truncate,
                            grav, scale)  # fmt: skip
-                p = clipped(p, rlo, rhi)
                 preds[i, 1 + c] = p
                 if c == 0 or p < best:
                     best = p

@@ -115,6 +115,18 @@ def test_against_vw(tmp_path, opts, named, n):
     assert (tmp_path / "vs.p").read_bytes() == (tmp_path / "sv.p").read_bytes()
 
 
+@needs_vw
+@pytest.mark.parametrize("n", [8, 3000])  # (interpreted, and the compiled kernels)
+def test_a_test_example_s_scores_are_not_clipped(tmp_path, n):
+    """A line with no label scores every class unclipped (VW's csoaa asks its multipredict
+    not to finalize): class 2 learned below the range [0, 1] on ``b`` wins there, where
+    clipped scores tie at 0 and class 1 would."""
+    lines = ["1:0 2:1 | a", "1:0 2:0 | a b"] * n + ["| b"]
+    (tmp_path / "d.txt").write_text("\n".join(lines) + "\n")
+    _both(tmp_path, ["--csoaa", "2", "-d", "d.txt"])
+    assert (tmp_path / "s.p").read_text().splitlines()[-1] == "2"
+
+
 @pytest.mark.slow
 def test_a_cache_is_not_reused_for_other_labels(tmp_path):
     """The parsed cache holds labels as read: another label kind (or K, or names) rebuilds it."""
