@@ -75,11 +75,10 @@ MODEL_OPTIONS: dict[str, bool] = {
              "named_labels classweight", True),
     **_table("hessian_on per_model_save_load cb_force_legacy", False),
     # learning to search (reductions/search.py: search.KEPT) and its tasks' kept options
-    **_table("search search_task search_interpolation search_neighbor_features "
+    **_table("search search_task search_interpolation search_neighbor_features search_order "
              "search_history_length search_max_bias_ngram_length search_max_quad_ngram_length "
-             "search_condition_feature_value search_trained_nb_policies "
-             "search_total_nb_policies relation_cost entity_cost relation_none_cost skip_cost "
-             "search_order", True),
+             "search_condition_feature_value search_trained_nb_policies search_total_nb_policies "
+             "relation_cost entity_cost relation_none_cost skip_cost", True),
     **_table("constraints", False),
     # the single-line reductions that own their options: kept as their words (config.stack)
     **STACK_OPTIONS,
@@ -295,9 +294,7 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
     **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"),
                                 ("explore", None), ("mwt", "multiworld_test"),
                                 ("search_task", "search_task"))},
-    "search": ("search", int),
-    "search_options": (None, dict),  # (--search's other options by VW's name: checked below)
-    "search_run": (None, dict),  # (--search's run-only options: a model's holds none)
+    "search": ("search", int), "search_options": (None, dict), "search_run": (None, dict),
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
 ``reductions.Multiline``), each with the VW option it stands for in
@@ -318,12 +315,10 @@ def check_sl_multiline(ml: object) -> None:
                               "take from a model")  # fmt: skip
         kind = SL_FIELDS[key][1]
         shown = f"{key} {str(value)[:40]}"
-        if kind is dict:
+        if kind is dict:  # (search_run: a run's own options, a path to read: never a model's)
             if key == "search_run" and value:
-                raise Unsupported("its multiline options hold a run's own search options (a "
-                                  "path to read): a model never does")  # fmt: skip
-            if key == "search_options":
-                _check_search_options(value)
+                raise Unsupported("its multiline options hold a run's own search options")
+            _check_search_options(value if key == "search_options" else {})
             continue
         if value is None and kind is float:
             continue
@@ -342,25 +337,21 @@ def check_sl_multiline(ml: object) -> None:
 
 SEARCH_TASK_OPTIONS = frozenset("cost negative_weight max relation_cost entity_cost constraints "
                                 "relation_none_cost skip_cost".split())  # fmt: skip
-"""The options of ``--search``'s tasks (reductions/search.py) an sl model may record."""
+SEARCH_RUN_ONLY = ("search_task", "search_allowed_transitions", "search_save_every_k_runs")
 
 
 def _check_search_options(options: object) -> None:
-    """``--search``'s options an sl model records: VW's names of them (``--search_*`` and
-    its tasks' :data:`SEARCH_TASK_OPTIONS`), simple values; never a path to read
-    (``--search_allowed_transitions``) or a schedule of saves."""
+    """``--search``'s and its tasks' options an sl model records (never :data:`SEARCH_RUN_ONLY`)."""
     if not isinstance(options, dict):
         raise Unsupported("its search options are not an object")
-    for key, value in options.items():
-        known = isinstance(key, str) and (key.startswith("search_") or key in SEARCH_TASK_OPTIONS)
-        if not known or key in ("search_task", "search_allowed_transitions",
-                                "search_save_every_k_runs"):  # fmt: skip
+    for key, v in options.items():
+        if (not isinstance(key, str) or key in SEARCH_RUN_ONLY
+                or not (key.startswith("search_") or key in SEARCH_TASK_OPTIONS)):  # fmt: skip
             raise Unsupported(f"its search options hold {str(key)[:40]!r}, which sl does not "
                               "take from a model")  # fmt: skip
-        ok = isinstance(value, bool | str) or (
-            isinstance(value, int | float) and np.isfinite(value) and abs(value) <= F32_MAX)
-        if not ok or (isinstance(value, str) and len(value) > 200):
-            raise Unsupported(f"its search option {key} {str(value)[:40]} is malformed")
+        if not (isinstance(v, bool | str) and len(str(v)) <= 200 or isinstance(v, int | float)
+                and np.isfinite(v) and abs(v) <= F32_MAX):  # fmt: skip
+            raise Unsupported(f"its search option {key} {str(v)[:40]} is malformed")
 
 
 def not_run(names: set[str]) -> str | None:

@@ -35,62 +35,37 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners.losses import c_single
+from streamlearn.reductions import search_fast as fast_path
+from streamlearn.reductions.search_draws import (
+    F32,
+    GET_TRUTH,
+    INIT_TEST,
+    INIT_TRAIN,
+    INITIALIZE,
+    LEARN,
+    M64,
+    MIX_PER_ROLL,
+    MIX_PER_STATE,
+    NO_ROLLOUT,
+    ORACLE,
+    POLICY,
+    TABLE_HEAD,
+    Options,
+    Rand48,
+    hoopla,
+    hoopla_range,
+    natural,
+    safediv,
+    score_text,
+    short,
+)
 
-F32 = np.float32
-M64 = (1 << 64) - 1
 FLT_MAX = float(F32(3.4028234663852886e38))
 QUADRATIC_CONSTANT = 27942141
 LOG_OF_2 = F32(0.6931471805599453)
 _log1pf = c_single("log1pf")
 _expm1f = c_single("expm1f")
 _expf = c_single("expf")
-_powf = None
-
-INITIALIZE, GET_TRUTH, INIT_TEST, INIT_TRAIN, LEARN = range(5)
-POLICY, ORACLE, MIX_PER_STATE, MIX_PER_ROLL, NO_ROLLOUT = range(5)
-ROLL = {"policy": POLICY, "learn": POLICY, "oracle": ORACLE, "ref": ORACLE,
-        "mix_per_state": MIX_PER_STATE, "mix_per_roll": MIX_PER_ROLL, "mix": MIX_PER_ROLL,
-        "none": NO_ROLLOUT}  # fmt: skip
-
-
-class Rand48:
-    """VW's ``rand_state``: merand48, a float32 in [0, 1) per draw."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self.s = seed
-
-    def next(self) -> np.float32:
-        self.s = (self.s * 0xEECE66D5DEECE66D + 2147483647) & M64
-        return F32(((self.s >> 25) & 0x7FFFFF) * (1.0 / (1 << 23)))
-
-    def peek(self) -> np.float32:
-        s = (self.s * 0xEECE66D5DEECE66D + 2147483647) & M64
-        return F32(((s >> 25) & 0x7FFFFF) * (1.0 / (1 << 23)))
-
-
-_JUMPS: list[np.ndarray] = []
-
-
-def draws(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``n`` draws of merand48 from state ``seed`` (float32) and the state after
-    each (uint64), at once: state k is ``A^k s + c (A^k - 1)/(A - 1)`` mod 2^64, whose two
-    coefficients are kept for every k met so far."""
-    if not _JUMPS or _JUMPS[0].shape[0] < n + 1:
-        m = max(n + 1, 1024)
-        a = np.empty(m, dtype=np.uint64)
-        c = np.empty(m, dtype=np.uint64)
-        x, y = 1, 0
-        for k in range(m):
-            a[k], c[k] = x, y
-            x = (x * 0xEECE66D5DEECE66D) & M64
-            y = (y * 0xEECE66D5DEECE66D + 2147483647) & M64
-        _JUMPS[:] = [a, c]
-    a, c = _JUMPS
-    with np.errstate(over="ignore"):
-        states = a[1 : n + 1] * np.uint64(seed) + c[1 : n + 1]
-    bits = (states >> np.uint64(25)) & np.uint64(0x7FFFFF)
-    out = bits.astype(np.float32) * F32(1.0 / (1 << 23))
-    return out, states
 
 
 class Token:
@@ -115,53 +90,6 @@ class Token:
             return self.idx, self.val
         return (np.concatenate([self.idx, self.extra_idx]),
                 np.concatenate([self.val, self.extra_val]))  # fmt: skip
-
-
-class Options:
-    """The search's options (VW's names without ``search_``)."""
-
-    def __init__(self, ml) -> None:  # noqa: ANN001 - a reductions.Multiline
-        o = dict(ml.search_options)
-        self.raw = o
-        self.A = int(ml.search)
-        self.task = ml.search_task
-        self.interpolation = o.get("search_interpolation", "data")
-        self.rollout = ROLL[o.get("search_rollout", "mix_per_state")]
-        self.rollin = ROLL[o.get("search_rollin", "mix_per_state")]
-        self.passes_per_policy = int(o.get("search_passes_per_policy", 1))
-        self.beta = F32(o.get("search_beta", 0.5))
-        self.alpha = F32(o.get("search_alpha", 1e-10))
-        self.history_length = int(o.get("search_history_length", 1))
-        self.no_caching = bool(o.get("search_no_caching", False))
-        self.subsample = F32(o.get("search_subsample_time", 0.0))
-        self.perturb_oracle = F32(o.get("search_perturb_oracle", 0.0))
-        self.linear_ordering = bool(o.get("search_linear_ordering", False))
-        self.rollout_num_steps = int(o.get("search_rollout_num_steps", 0))
-        self.xv = bool(o.get("search_xv", False))
-        self.bias_n = int(o.get("search_max_bias_ngram_length", 1))
-        self.quad_n = int(o.get("search_max_quad_ngram_length", 0))
-        self.feature_value = F32(o.get("search_condition_feature_value", 1.0))
-        self.neighbors = parse_neighbors(o.get("search_neighbor_features", ""))
-        self.total_policies = int(o.get("search_total_nb_policies", 0))
-        self.trained_policies = int(o.get("search_trained_nb_policies", 0))
-
-
-def parse_neighbors(text: str) -> list[int]:
-    """``--search_neighbor_features -1:w,+2``: VW's encoding, offset << 24 | namespace."""
-    out = []
-    if not text:
-        return out
-    for part in text.split(","):
-        bits = part.split(":")
-        if len(bits) == 1:
-            posn, ns = int(bits[0] or 0), " "
-        elif len(bits) == 2:
-            posn, ns = int(bits[0] or 0), (bits[1][:1] or " ")
-        else:
-            continue
-        enc = ((posn << 24) & 0xFFFFFFFF) | (ord(ns) & 0xFF)
-        out.append(enc - (1 << 32) if enc >= 1 << 31 else enc)
-    return out
 
 
 class Search:
@@ -670,7 +598,7 @@ class Search:
                                 learner * self.csoaa_k, classes, scores)  # fmt: skip
         if self.state == INIT_TEST and self.shows.raw:
             # (VW's -r lists the label's classes: none when every class is scored)
-            self.raw_lines.append(" ".join(f"{int(c)}:{_g(s)}" for c, s in zip(
+            self.raw_lines.append(" ".join(f"{int(c)}:{score_text(s)}" for c, s in zip(
                 classes, scores, strict=True)) + "\n" if listed else "\n")  # fmt: skip
         self.total_predictions += 1
         self.num_features += idx.shape[0]
@@ -752,7 +680,7 @@ class Search:
                               or self.shows.raw)  # fmt: skip
             self.out = []
             self.test_actions = []
-            if not self._sequence_test(tokens):
+            if not fast_path.test(self, tokens):
                 self.task.run(self, tokens)
             self.pred = "".join(self.out) if self.producing else ""
             if not test:
@@ -767,7 +695,7 @@ class Search:
         self._reset()
         self.state = INIT_TRAIN
         self.train_trajectory = []
-        if self._sequence_train(tokens, ran_test, holdout):
+        if fast_path.train(self, tokens, ran_test, holdout):
             return
         self.task.run(self, tokens)
         if not ran_test:
@@ -775,9 +703,9 @@ class Search:
         if self.loss_declared == 0 or self.t == 0 or self.o.rollout == NO_ROLLOUT:
             return
         self.T = self.t
-        fast = self._oracle_rollouts(tokens)
+        fast = fast_path.oracle_rollouts(self, tokens)
         steps = self._timesteps()
-        if fast is not None and self._sequence_learn(tokens, fast, steps):
+        if fast is not None and fast_path.learn_steps(self, tokens, fast, steps):
             return
         for lt in steps:
             self.learn_tok = None
@@ -803,151 +731,6 @@ class Search:
             idx, val = self._conditioned(self.learn_tok, names, acts)
             self._learn(idx, val, (classes, costs), self.learn_learner_id)
 
-    def _compiled(self, tokens: list[Token]) -> tuple | None:
-        """The sequence whole for the compiled sequence task (``learners.search``:
-        ``sequence_test``, ``sequence_learn``): its rows (each token's features, the
-        neighbours' copied in) and the constants of its conditioning; None when the run
-        asks what only the task played step by step gives (``-r``'s scores, ``--search_xv``,
-        a later policy, 256 tokens or more: VW's cache keys then collide)."""
-        if (not getattr(self.task, "hamming_only", False) or self.o.xv or self.shows.raw
-                or self.current_policy != 0 or len(tokens) > 255):  # fmt: skip
-            return None
-        if self._rows is not None and self._rows[0] is tokens:
-            return self._rows[1]
-        hist = self.history_length if self.auto_condition else 0
-        o = self.o
-        consts = (hist, o.bias_n, o.quad_n, F32(o.feature_value), np.uint64((1 << self.bits) - 1))
-        if self.csr is not None and not self.o.neighbors:  # (the part's rows, as they are)
-            got = (*self.csr, *consts)
-            self._rows = (tokens, got)
-            return got
-        rows = [t.features() for t in tokens]
-        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum([r[0].shape[0] for r in rows], out=indptr[1:])
-        idx = np.concatenate([r[0] for r in rows]).astype(np.uint64)
-        val = np.concatenate([r[1] for r in rows]).astype(np.float64)
-        got = (indptr, idx, val, *consts)
-        self._rows = (tokens, got)
-        return got
-
-    def _sequence_test(self, tokens: list[Token]) -> bool:
-        """The test pass of the sequence task in one compiled call (as playing it: the
-        decisions, their Hamming loss and features, the text); False: play it."""
-        got = self._compiled(tokens)
-        if got is None:
-            return False
-        from streamlearn.learners import search as kernels
-
-        indptr, idx, val, hist, bias_n, quad_n, fv, bmask = got
-        n = len(tokens)
-        preds = np.zeros(n, dtype=np.int64)
-        nfeat = np.zeros(n, dtype=np.int64)
-        w = self.w
-        kernels.sequence_test(w.table, w.gstate, w.params, indptr, idx, val, self.A, self.step,
-                              0, hist, bias_n, quad_n, fv, bmask, preds, nfeat)  # fmt: skip
-        acts = preds.tolist()
-        self.test_actions = acts
-        self.t = n
-        self.loss_declared = n
-        self.total_predictions += n
-        self.num_features += int(nfeat.sum())
-        self.test_loss = float(sum(a != t.label for a, t in zip(acts, tokens, strict=True)))
-        self.ptag_to_action = [0, *acts]
-        if self.producing:
-            self.out = [f"{a} " for a in acts]
-        return True
-
-    def _sequence_train(self, tokens: list[Token], ran_test: bool, holdout: bool) -> bool:
-        """Roll-in and learning of the sequence task without playing them, when the draws
-        say that every roll-in (hence every roll-out) decision is the oracle's: the
-        trajectory is the labels, each step's costs its Hamming losses, learned in one
-        compiled call; the generator left as VW's last run leaves it.  False: play them."""
-        o = self.o
-        if (o.rollin not in (MIX_PER_STATE, ORACLE) or o.rollout not in (MIX_PER_STATE, ORACLE,
-                NO_ROLLOUT) or o.perturb_oracle > F32(0.0) or o.rollout_num_steps > 0
-                or not (self.beta < F32(1.0))):  # fmt: skip
-            return False
-        got = self._compiled(tokens)
-        if got is None:
-            return False
-        n = len(tokens)
-        seed = self.rng_seed()
-        mixed = o.rollin == MIX_PER_STATE
-        per = 2 if mixed else 1  # (the roll-in's draws per decision: policy, then label)
-        got_draws, states = draws(seed, per * n)
-        if mixed and n and bool((got_draws[0::2] < self.beta).any()):
-            return False  # (a decision of the learned policy: play the example)
-        labels = [t.label for t in tokens]
-        self.train_trajectory = [(a, 0.0) for a in labels]
-        self.t = n
-        self.loss_declared = n
-        self.rng.s = int(states[-1]) if n else seed
-        if not ran_test:
-            self._update(holdout, True, 0.0, 0)
-        self.T = n
-        if o.rollout == NO_ROLLOUT:
-            steps = list(range(n))  # (each decision learned as it is made: 0 for the label)
-        else:
-            steps = self._timesteps()
-        from streamlearn.learners import base
-        from streamlearn.learners import search as kernels
-
-        indptr, idx, val, hist, bias_n, quad_n, fv, bmask = got
-        k = self.A
-        y = np.asarray(labels, dtype=np.int64)
-        costs = (np.arange(1, k + 1)[None, :] != y[:, None]).astype(np.float32)
-        w = self.w
-        w.gstate[base.G_T] = self.sd_t + 1.0 - self.weighted_holdout - self.weighted_unlabeled
-        kernels.sequence_learn(w.table, w.gstate, w.params, w.loss_id, indptr, idx, val,
-                               np.asarray(steps, dtype=np.int64), y, costs, k, self.step, 0,
-                               hist, bias_n, quad_n, fv, bmask)  # fmt: skip
-        self.total_examples += len(steps)
-        if o.rollout != NO_ROLLOUT and steps:
-            # (each learning run reseeds; the last one's roll-out draws per decision: a
-            # policy under mix_per_state, and the label)
-            per_out = 2 if o.rollout == MIX_PER_STATE else 1
-            used = per_out * (n - steps[-1] - 1)
-            self.rng.s = int(states[used - 1]) if used else seed
-        return True
-
-    def _sequence_learn(self, tokens: list[Token], fast: OracleRollouts,
-                        steps: list[int]) -> bool:  # fmt: skip
-        """Every learning step of the sequence task in one compiled call, when every step's
-        roll-outs are the oracle's; False: play them."""
-        if not all(fast.covers(lt) for lt in steps):
-            return False
-        got = self._compiled(tokens)
-        if got is None:
-            return False
-        from streamlearn.learners import base
-        from streamlearn.learners import search as kernels
-
-        indptr, idx, val, hist, bias_n, quad_n, fv, bmask = got
-        n, k = len(tokens), self.A
-        costs = np.empty((n, k), dtype=np.float32)
-        for lt in steps:
-            costs[lt] = [x for _, x in fast.losses(self, tokens, lt)]
-        traj = np.asarray([a for a, _ in self.train_trajectory], dtype=np.int64)
-        w = self.w
-        w.gstate[base.G_T] = self.sd_t + 1.0 - self.weighted_holdout - self.weighted_unlabeled
-        kernels.sequence_learn(w.table, w.gstate, w.params, w.loss_id, indptr, idx, val,
-                               np.asarray(steps, dtype=np.int64), traj, costs, k, self.step, 0,
-                               hist, bias_n, quad_n, fv, bmask)  # fmt: skip
-        self.total_examples += len(steps)
-        return True
-
-    def _oracle_rollouts(self, tokens: list[Token]) -> OracleRollouts | None:
-        """The learning runs' losses without running them, when each roll-out is the
-        oracle's (:class:`OracleRollouts`); None when that cannot be known ahead."""
-        o = self.o
-        if not getattr(self.task, "hamming_only", False) or o.rollout_num_steps > 0:
-            return None
-        if o.rollout == ORACLE:
-            return OracleRollouts(self, tokens, None)
-        if o.rollout == MIX_PER_STATE and self.current_policy == 0 and self.beta < F32(1.0):
-            return OracleRollouts(self, tokens, self.beta)
-        return None
-
     def _timesteps(self) -> list[int]:
         """VW's ``get_training_timesteps``: the steps to learn at, in hoopla order."""
         T = self.T
@@ -966,7 +749,7 @@ class Search:
                     steps.append(t)
             steps.sort()
         if not self.o.linear_ordering:
-            steps = _hoopla_range(T) if sub <= F32(0.0) else hoopla(steps)
+            steps = hoopla_range(T) if sub <= F32(0.0) else hoopla(steps)
         return steps
 
     # ------------------------------------------------------------------ the table
@@ -983,17 +766,17 @@ class Search:
         use_ho = (not self.shows.holdout_off and self.pass_no >= 1
                   and self.weighted_holdout > 0)  # fmt: skip
         if use_ho:
-            avg = _safediv(self.holdout_loss, self.weighted_holdout)
-            since = _safediv(self.ho_since_loss, self.ho_since_w)
+            avg = safediv(self.holdout_loss, self.weighted_holdout)
+            since = safediv(self.ho_since_loss, self.ho_since_w)
             self.ho_since_w = 0.0
             self.ho_since_loss = 0.0
         else:
-            avg = _safediv(self.sum_loss, self.weighted_labeled)
-            since = _safediv(self.since_loss, self.weighted_labeled - self.old_labeled)
-        line = (f"{avg:<10.6f} {since:<10.6f} {_natural(self.example_number):>8s}  "
-                f"[{_short(self.truth)}] [{_short(self.pred)}] {self.pass_no:>5d} "
-                f"{self.current_policy:>5d}  {_natural(self.total_predictions):>7s}  "
-                f"{_natural(self.total_cache_hits):>7s}  {_natural(self.total_examples):>7s}  "
+            avg = safediv(self.sum_loss, self.weighted_labeled)
+            since = safediv(self.since_loss, self.weighted_labeled - self.old_labeled)
+        line = (f"{avg:<10.6f} {since:<10.6f} {natural(self.example_number):>8s}  "
+                f"[{short(self.truth)}] [{short(self.pred)}] {self.pass_no:>5d} "
+                f"{self.current_policy:>5d}  {natural(self.total_predictions):>7s}  "
+                f"{natural(self.total_cache_hits):>7s}  {natural(self.total_examples):>7s}  "
                 f"{float(self.beta):<8f}")  # fmt: skip
         if use_ho:
             line += " h"
@@ -1005,149 +788,3 @@ class Search:
             self.dump = float(F32(we - step))
         else:
             self.dump = float(F32(we * (step if step > 0.0 else 2.0)))
-
-
-class OracleRollouts:
-    """The learning runs of a task whose decisions each lose the Hamming loss against one
-    oracle label and decide nothing else (``sequence``), when every roll-out decision is
-    the oracle's: each run then loses what the roll-in's prefix lost and the action tried,
-    and the runs need not be played (VW plays them: the same numbers, draw for draw).
-
-    A run reseeds the generator as each does, so its draws are one stream: after the step
-    learned, each decision draws its policy (``mix_per_state``: the oracle when the draw is
-    at least β) and then the oracle's label (one draw); with ``ref`` roll-outs only the
-    label's.  :meth:`covers` says whether every policy draw of a step's roll-out picks the
-    oracle; otherwise that step's runs are played."""
-
-    def __init__(self, sch: Search, tokens: list[Token], beta) -> None:  # noqa: ANN001
-        n = len(tokens)
-        self.n = n
-        self.oracle = [t.label for t in tokens]
-        # the roll-in's trajectory loses its Hamming loss at each step before the one learned
-        self.prefix = [0.0] * (n + 1)
-        for t in range(n):
-            a = sch.train_trajectory[t][0]
-            self.prefix[t + 1] = float(F32(F32(self.prefix[t]) + F32(a != self.oracle[t])))
-        self.ok_from = 0  # the steps lt >= ok_from have all-oracle roll-outs
-        self.per = 1 if beta is None else 2  # draws per roll-out decision
-        seed = sch.rng_seed()
-        got, states = draws(seed, 2 * n)
-        self.states = [seed, *states.tolist()]
-        if beta is not None:
-            # step lt's roll-out draws its policies at 0, 2, ..., 2 (n - lt - 2)
-            worst = n
-            for j in range(0, 2 * n, 2):
-                if got[j] < beta:
-                    worst = j // 2
-                    break
-            # steps whose roll-out (n - lt - 1 decisions) ends before the first learned pick
-            self.ok_from = max(0, n - 1 - worst)
-
-    def covers(self, lt: int) -> bool:
-        return lt >= self.ok_from
-
-    def losses(self, sch: Search, tokens: list[Token], lt: int) -> list[tuple[int, float]]:
-        """Each action's loss at step ``lt``, and the search's state as its last run leaves
-        it (the token, its conditioning, the learner)."""
-        base = F32(self.prefix[lt])
-        y = self.oracle[lt]
-        out = [(a, float(F32(base + F32(a != y)))) for a in range(1, sch.A + 1)]
-        sch.learn_a_idx = sch.A
-        sch.done_with_all = True
-        sch.rng.s = self.states[self.per * (self.n - lt - 1)]  # (as the last run leaves it)
-        sch.learn_learner_id = 0
-        sch.learn_tok = tokens[lt]
-        if sch.auto_condition:
-            tags, names = sch.task.conditions(sch, lt)
-            p2a = [0] + [a for a, _ in sch.train_trajectory[:lt]]
-            acts = [p2a[t] if 1 <= t < len(p2a) else 0 for t in tags]
-            sch.learn_cond = (tags, names, acts)
-        return out
-
-
-TABLE_HEAD = (
-    f"{'average':<10s} {'since':<10s} {'instance':>8s}{'current true':>24s} "
-    f"{'current predicted':>22s} {'cur':>5s} {'cur':>5s}  {'predic':>7s}  {'cache':>7s}  "
-    f"{'examples':>7s}  {'':<8s}\n"
-    f"{'loss':<10s} {'last':<10s} {'counter':>8s}{'output prefix':>24s} "
-    f"{'output prefix':>22s} {'pass':>5s} {'pol':>5s}  {'made':>7s}  {'hits':>7s}  "
-    f"{'gener':>7s}  {'beta':<8s}"
-)
-
-
-def _safediv(a: float, b: float) -> float:
-    b32 = F32(b)
-    return 0.0 if b32 == F32(0.0) else float(F32(F32(a) / b32))
-
-
-def _natural(n: int) -> str:
-    if n > 9999999999:
-        return f"{n // 1000000000}g"
-    if n > 9999999:
-        return f"{n // 1000000}m"
-    if n > 9999:
-        return f"{n // 1000}k"
-    return str(n)
-
-
-def _short(text: str, width: int = 20) -> str:
-    """VW's ``to_short_string``: ``width`` characters, ``..`` at the end when cut."""
-    out = [(" " if (i >= len(text) or text[i] in "\n\t") else text[i]) for i in range(width)]
-    if len(text) > width:
-        out[width - 2] = "."
-        out[width - 1] = "."
-    return "".join(out)
-
-
-def _g(x: float) -> str:
-    from streamlearn.reductions.text import score_text
-
-    return score_text(float(x))
-
-
-_HOOPLA: dict[int, list[int]] = {}
-
-
-def _hoopla_range(n: int) -> list[int]:
-    """:func:`hoopla` of ``range(n)``, kept per length."""
-    got = _HOOPLA.get(n)
-    if got is None:
-        got = _HOOPLA[n] = hoopla(list(range(n)))
-    return list(got)
-
-
-def hoopla(steps: list[int]) -> list[int]:
-    """VW's ``hoopla_permute`` (Curtis, "Darts and hoopla board design"): the sorted steps
-    laid out so that neighbours differ most."""
-    b = sorted(steps)
-    n = len(b)
-    if n == 0:
-        return b
-    a = [0] * ((n + 1) * 2)
-    a[n] = b[0]
-    a[n + 1] = b[n - 1]
-    lo, hi = n, n + 1
-    i, j = 0, n - 1
-    while i + 1 < j:
-        d1 = abs(a[lo] - b[i + 1])
-        d2 = abs(a[lo] - b[j - 1])
-        d3 = abs(a[hi] - b[i + 1])
-        d4 = abs(a[hi] - b[j - 1])
-        mx = max(d1, d2, d3, d4)
-        if d1 >= mx:
-            i += 1
-            lo -= 1
-            a[lo] = b[i]
-        elif d2 >= mx:
-            j -= 1
-            lo -= 1
-            a[lo] = b[j]
-        elif d3 >= mx:
-            i += 1
-            hi += 1
-            a[hi] = b[i]
-        else:
-            j -= 1
-            hi += 1
-            a[hi] = b[j]
-    return a[lo : lo + n]

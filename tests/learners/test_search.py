@@ -15,7 +15,7 @@ import pytest
 
 from streamlearn.learners.base import G_T, fresh_table, make_params
 from streamlearn.learners.oaa import G_CLASS
-from streamlearn.reductions.search_engine import Rand48, hoopla, parse_neighbors
+from streamlearn.reductions.search_draws import Rand48, hoopla, parse_neighbors
 from tests import unix
 from tests.reference import VWClassesGD
 from tests.streams import random_stream
