@@ -247,7 +247,8 @@ def registry_names() -> dict[str, set[str]]:
 
 
 REDUCTION_OPTIONS = {"csoaa_ldf": "--csoaa_ldf", "cb_adf": "--cb_adf", "cb": "--cb",
-                     "cbify": "--cbify", "ccb": "--ccb_explore_adf", "slates": "--slates"}
+                     "cbify": "--cbify", "ccb": "--ccb_explore_adf", "slates": "--slates",
+                     "search": "--search"}
 """The option that runs each multiline reduction of the registry."""
 
 
