@@ -51,6 +51,7 @@ class Source:
     tag_start: np.ndarray
     tag_end: np.ndarray
     head_line: np.ndarray  # per example: its first line (the shared one, if any)
+    name: str = ""  # the source's name in messages (its path, <stdin>)
 
 
 @dataclass
@@ -135,7 +136,7 @@ def adf_part(ex, mg: Merged, cb: bool, features: str = FEATURES_MERGED) -> Part:
         feat_total = (own if features == FEATURES_ACTIONS
                       else own + np.where(has_shared, row_nnz[head], 0))  # fmt: skip
     src = Source(data, b.block.first_line, b.line[mg.row], b.tag_start[mg.row], b.tag_end[mg.row],
-                 b.line[shared_rows])  # fmt: skip
+                 b.line[shared_rows], getattr(b.block, "source", ""))  # fmt: skip
     return Part(mg, chosen, cost, prob, lab_n, lab_cls, lab_cost, tags, b.line[shared_rows], bad,
                 None, feat_row, feat_total, src=src)  # fmt: skip
 

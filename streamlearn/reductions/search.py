@@ -198,6 +198,7 @@ class Learner:
         sch.grow(w)
         mg = part.mg
         ptr = mg.act_ptr
+        bad = _not_numbers(part)
         tags = getattr(sch.task, "needs_tags", False)
         labels = np.where(part.lab_n > 0, part.lab_cls, 0).tolist()  # (per merged row)
         starts = mg.indptr.tolist()
@@ -206,6 +207,9 @@ class Learner:
             tokens = []
             held = bool(ho[e]) if ho is not None else False
             r0, r1 = int(ptr[e]), int(ptr[e + 1])
+            if bad is not None and bad[r0:r1].any():
+                _skip(part, r0 + int(np.argmax(bad[r0:r1])))
+                continue
             for r in range(r0, r1):
                 lo, hi = starts[r], starts[r + 1]
                 tokens.append(Token(labels[r], mg.indices[lo:hi], mg.values[lo:hi],
@@ -267,6 +271,44 @@ class Learner:
         from streamlearn.learners.base import G_N
 
         self.w_gstate[G_N] = sch.sd_t  # (VW's t: every sequence counted)
+
+
+DIGIT = np.zeros(256, dtype=bool)
+DIGIT[ord("0") : ord("9") + 1] = True
+ENDS = np.zeros(256, dtype=bool)
+ENDS[[ord(" "), ord("\t"), ord("|"), ord("\n"), ord("\r")]] = True
+
+
+def _not_numbers(part: Part) -> np.ndarray | None:
+    """Per merged row: its class is not a number (VW's multiclass label: an integer; the
+    cost-sensitive reader took a word for a named class).  None when the rows' text is not
+    at hand."""
+    src = part.src
+    if src is None or not src.row_line.shape[0]:
+        return None
+    data = src.data
+    starts = np.concatenate([[0], np.flatnonzero(data == 10) + 1])
+    s = starts[np.asarray(src.row_line, dtype=np.int64) - src.first_line]
+    ends = np.flatnonzero(ENDS[data])
+    e = np.append(ends, data.shape[0])[np.searchsorted(ends, s)]
+    signed = (s < e) & np.isin(data[np.minimum(s, data.shape[0] - 1)], (ord("+"), ord("-")))
+    s = s + signed  # (a sign, as VW's strtol reads it)
+    other = np.concatenate([[0], np.cumsum(~DIGIT[data])])  # (bytes not digits before each)
+    return other[e] - other[s] > 0
+
+
+def _skip(part: Part, r: int) -> None:
+    """Say that row ``r``'s sequence is skipped: its class is not a number."""
+    from streamlearn.system.notices import tell
+
+    src = part.src
+    line = int(src.row_line[r])
+    data = src.data
+    start = int(np.concatenate([[0], np.flatnonzero(data == 10) + 1])[line - src.first_line])
+    word = data[start : start + 40].tobytes().split(b"|")[0].split()[:1]
+    shown = word[0].decode(errors="replace") if word else ""
+    tell(f"{src.name or 'input'} line {line}: the class {shown!r} of a --search line is not a "
+         "number: its sequence is skipped (VW reads 0 and drops the line)")  # fmt: skip
 
 
 def _tag(part: Part, r: int) -> str:

@@ -266,3 +266,14 @@ def test_what_it_does_not_run_is_refused_in_one_line(tmp_path, args, said):
     assert r.returncode == 2, r.stderr
     unix.one_line_error(r.stderr)
     assert said in r.stderr
+
+
+def test_a_class_that_is_not_a_number_skips_its_sequence_and_says_where(tmp_path):
+    """VW reads an integer class (``+3`` too: strtol); a word is not one (VW warns, reads 0
+    and drops the line): sl skips that sequence, naming the file and line."""
+    (tmp_path / "s.txt").write_text("1 | the\nbad | dog\n2 | man\n\n+3 | ate\n\n")
+    r = unix.sl(["vw", "-d", "s.txt", "--search", "4", "--search_task", "sequence", "-p",
+                 "p.txt"], tmp_path, capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "s.txt line 2: the class 'bad' of a --search line is not a number" in r.stderr
+    assert (tmp_path / "p.txt").read_text() == "1 \n"  # (the second sequence only)
