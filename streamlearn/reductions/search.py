@@ -44,12 +44,16 @@ ROLLS = ("policy", "learn", "oracle", "ref", "mix_per_state", "mix_per_roll", "m
 
 
 def _claim(t: Command) -> None:
-    """The stack is the search's (another multiline reduction named too: refused)."""
-    other = t.multiline.get("reduction")
-    if other not in (None, NAME):
-        raise VWUsage(f"--search with --{other}: not supported by sl (the search stacks its "
-                      "own csoaa)")  # fmt: skip
+    """The stack is the search's (another multiline reduction named too: refused, whichever
+    was named first; :func:`settle` sees one named after)."""
+    _alone(t.multiline)
     t.multiline["reduction"] = NAME
+
+
+def _alone(ml: dict) -> None:
+    if ml.get("reduction") not in (None, NAME):
+        raise VWUsage(f"--search with --{ml['reduction']}: not supported by sl (the search "
+                      "stacks its own csoaa)")  # fmt: skip
 
 
 def _search(t: Command, name: str, value: str) -> None:
@@ -93,43 +97,42 @@ def _text(name: str, value: str) -> str:  # noqa: ARG001
     return value
 
 
-_INT, _NUM = integer, number
 VW_OPTIONS = {
     "search": VWOption(None, True, _search),
     "search_task": VWOption(None, True, _task),
     "search_interpolation": VWOption(None, True, _option(_choice("data", "policy"))),
     "search_rollout": VWOption(None, True, _option(_choice(*ROLLS, "none"))),
     "search_rollin": VWOption(None, True, _option(_choice(*ROLLS))),
-    "search_passes_per_policy": VWOption(None, True, _option(_INT)),
-    "search_beta": VWOption(None, True, _option(_NUM)),
-    "search_alpha": VWOption(None, True, _option(_NUM)),
-    "search_total_nb_policies": VWOption(None, True, _option(_INT)),
-    "search_trained_nb_policies": VWOption(None, True, _option(_INT)),
-    "search_subsample_time": VWOption(None, True, _option(_NUM)),
+    "search_passes_per_policy": VWOption(None, True, _option(integer)),
+    "search_beta": VWOption(None, True, _option(number)),
+    "search_alpha": VWOption(None, True, _option(number)),
+    "search_total_nb_policies": VWOption(None, True, _option(integer)),
+    "search_trained_nb_policies": VWOption(None, True, _option(integer)),
+    "search_subsample_time": VWOption(None, True, _option(number)),
     "search_neighbor_features": VWOption(None, True, _option(_text)),
-    "search_rollout_num_steps": VWOption(None, True, _option(_INT)),
-    "search_history_length": VWOption(None, True, _option(_INT)),
+    "search_rollout_num_steps": VWOption(None, True, _option(integer)),
+    "search_history_length": VWOption(None, True, _option(integer)),
     "search_no_caching": VWOption(None, False, _option(None)),
     "search_xv": VWOption(None, False, _option(None)),
-    "search_perturb_oracle": VWOption(None, True, _option(_NUM)),
+    "search_perturb_oracle": VWOption(None, True, _option(number)),
     "search_linear_ordering": VWOption(None, False, _option(None)),
-    "search_save_every_k_runs": VWOption(None, True, _option(_INT, record=False)),
-    "search_max_bias_ngram_length": VWOption(None, True, _option(_INT)),
-    "search_max_quad_ngram_length": VWOption(None, True, _option(_INT)),
-    "search_condition_feature_value": VWOption(None, True, _option(_NUM)),
+    "search_save_every_k_runs": VWOption(None, True, _option(integer, record=False)),
+    "search_max_bias_ngram_length": VWOption(None, True, _option(integer)),
+    "search_max_quad_ngram_length": VWOption(None, True, _option(integer)),
+    "search_condition_feature_value": VWOption(None, True, _option(number)),
     "search_allowed_transitions": VWOption(None, True, _option(_text, record=False)),
     # the tasks' own
     "search_span_bilou": VWOption(None, False, _option(None)),
-    "search_span_multipass": VWOption(None, True, _option(_INT)),
-    "cost": VWOption(None, True, _option(_NUM)),
-    "negative_weight": VWOption(None, True, _option(_NUM)),
+    "search_span_multipass": VWOption(None, True, _option(integer)),
+    "cost": VWOption(None, True, _option(number)),
+    "negative_weight": VWOption(None, True, _option(number)),
     "max": VWOption(None, False, _option(None)),
-    "relation_cost": VWOption(None, True, _option(_NUM)),
-    "entity_cost": VWOption(None, True, _option(_NUM)),
+    "relation_cost": VWOption(None, True, _option(number)),
+    "entity_cost": VWOption(None, True, _option(number)),
     "constraints": VWOption(None, False, _option(None)),
-    "relation_none_cost": VWOption(None, True, _option(_NUM)),
-    "skip_cost": VWOption(None, True, _option(_NUM)),
-    "search_order": VWOption(None, True, _option(_INT)),
+    "relation_none_cost": VWOption(None, True, _option(number)),
+    "skip_cost": VWOption(None, True, _option(number)),
+    "search_order": VWOption(None, True, _option(integer)),
 }
 """The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
 
@@ -143,9 +146,7 @@ def settle(t: Command) -> None:
              or ml.get("search_run"))  # fmt: skip
     if not named:
         return
-    if ml.get("reduction") not in (None, NAME):
-        raise VWUsage(f"--search with --{ml['reduction']}: not supported by sl (the search "
-                      "stacks its own csoaa)")  # fmt: skip
+    _alone(ml)
     if not ml.get("search_task"):
         raise VWUsage("--search needs --search_task (sequence, sequencespan, sequence_ctg, "
                       "argmax, ...)")  # fmt: skip
@@ -187,7 +188,6 @@ class Learner:
         shows = Shows(wants, cfg)
         self.search = Search(ml, cfg, TASKS[ml.search_task](), not cfg.test_only, shows)
         self.npass = 0
-        self.said = False
         self.read = 0  # (examples read: VW's counts leave out what its test pass skipped)
 
     def learn(self, w, part: Part, ho: np.ndarray, lines: bool = False) -> Seen:  # noqa: ANN001, ARG002
@@ -200,6 +200,7 @@ class Learner:
         ptr = mg.act_ptr
         bad = _not_numbers(part)
         tags = getattr(sch.task, "needs_tags", False)
+        compiled = getattr(sch.task, "hamming_only", False)
         labels = np.where(part.lab_n > 0, part.lab_cls, 0).tolist()  # (per merged row)
         starts = mg.indptr.tolist()
         self.read += ptr.shape[0] - 1
@@ -215,14 +216,14 @@ class Learner:
                 tokens.append(Token(labels[r], mg.indices[lo:hi], mg.values[lo:hi],
                                     mg.ns[lo:hi], held, _tag(part, r) if tags else ""))  # fmt: skip
             test = any(y <= 0 for y in labels[r0:r1])
-            a, b = starts[r0], starts[r1]
-            sch.csr = (mg.indptr[r0 : r1 + 1] - a, mg.indices[a:b].astype(np.uint64),
-                       mg.values[a:b].astype(np.float64, copy=False))  # fmt: skip
+            if compiled:  # (the sentence's rows, as the compiled sequence task takes them)
+                a, b = starts[r0], starts[r1]
+                sch.csr = (mg.indptr[r0 : r1 + 1] - a, mg.indices[a:b].astype(np.uint64),
+                           mg.values[a:b].astype(np.float64, copy=False))  # fmt: skip
             tag = part.tags[e].decode(errors="replace")
             last = int(part.src.row_line[int(ptr[e + 1]) - 1]) if part.src is not None else 0
             sch.example(tokens, test, held, w, tag, last)
-        self.w_gstate = w.gstate
-        self.stats(w.stats)
+        self.stats(w)
         return Seen(part)
 
     @property
@@ -257,20 +258,21 @@ class Learner:
         """What VW's model keeps of the search: its generator's state (``--random_seed``)."""
         return None, int(self.search.rng.s)
 
-    def stats(self, stats: np.ndarray) -> None:
-        """The run's counters (``learners.cb_adf``'s) as the search counted them."""
+    def stats(self, w) -> None:  # noqa: ANN001 - the run's Weights
+        """The run's counters (``learners.cb_adf``'s) as the search counted them, and gd's
+        count of examples (VW's t: every sequence counted)."""
         from streamlearn.learners import cb_adf
+        from streamlearn.learners.base import G_N
 
         sch = self.search
+        stats = w.stats
         stats[cb_adf.N_EX] = sch.weighted_labeled + sch.weighted_unlabeled
         stats[cb_adf.N_LAB] = sch.weighted_labeled
         stats[cb_adf.LOSS] = sch.sum_loss
         stats[cb_adf.FEATURES] = sch.total_features
         stats[cb_adf.HO_N] = sch.weighted_holdout
         stats[cb_adf.HO_LOSS] = sch.holdout_loss
-        from streamlearn.learners.base import G_N
-
-        self.w_gstate[G_N] = sch.sd_t  # (VW's t: every sequence counted)
+        w.gstate[G_N] = sch.sd_t
 
 
 DIGIT = np.zeros(256, dtype=bool)
@@ -325,6 +327,8 @@ class Shows:
 
     def __init__(self, wants, cfg) -> None:  # noqa: ANN001
         progress = getattr(wants, "progress", None)
+        # (--quiet with a VW model written keeps a silent table for its counters: VW's
+        # counters then take the test pass, as VW's model under --quiet shows)
         self.quiet = progress is None
         self.predictions = bool(getattr(wants, "predictions", False))
         self.raw = bool(getattr(wants, "raw", False))
@@ -340,9 +344,8 @@ def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001
 
 KEPT = ("search_interpolation", "search_neighbor_features", "search_history_length",
         "search_max_bias_ngram_length", "search_max_quad_ngram_length",
-        "search_condition_feature_value", "search_use_passthrough_repr",
-        "relation_cost", "entity_cost", "constraints", "relation_none_cost", "skip_cost",
-        "search_order")  # fmt: skip
+        "search_condition_feature_value", "relation_cost", "entity_cost", "constraints",
+        "relation_none_cost", "skip_cost", "search_order")  # fmt: skip
 """The search's options (and its tasks') VW keeps with a model when given."""
 
 

@@ -126,9 +126,8 @@ class Search:
                              "useless")  # fmt: skip
             self.auto_condition = False
         # (VW's "policy" interpolation keeps the annealed β and the current policy of
-        # "data": only its passes per policy differ)
-        self.adaptive_beta = True
-        self.allow_current = True
+        # "data": only its passes per policy differ, so β is always annealed and the
+        # current policy always allowed, below)
         self.passes_per_policy = o.passes_per_policy
         npasses = max(1, cfg.passes)
         if o.interpolation == "data":
@@ -319,12 +318,6 @@ class Search:
             if self.current_policy > self.total_policies:
                 self.current_policy = self.total_policies
 
-    def trained_policies(self) -> int:
-        """What VW's model records as ``--search_trained_nb_policies``."""
-        if self.passes_since_new_policy == 0:
-            return self.current_policy
-        return self.current_policy + 1
-
     # ------------------------------------------------------------------ VW's search.cc
     def _reset_all(self) -> None:
         self.state = INITIALIZE
@@ -352,10 +345,9 @@ class Search:
         self.num_features = 0
         self.producing = False
         self.mix_per_roll_policy = -2
-        if self.adaptive_beta:
-            x = F32(-_log1pf(-self.o.alpha) * F32(self.total_examples))
-            beta = F32(-_expm1f(-x)) if x <= LOG_OF_2 else F32(F32(1.0) - _expf(-x))
-            self.beta = min(beta, F32(1.0))
+        x = F32(-_log1pf(-self.o.alpha) * F32(self.total_examples))
+        beta = F32(-_expm1f(-x)) if x <= LOG_OF_2 else F32(F32(1.0) - _expf(-x))
+        self.beta = min(beta, F32(1.0))
         self.ptag_to_action = []
         self.rng.s = self.rng_seed()
 
@@ -367,27 +359,19 @@ class Search:
     def _random(self, n: int) -> int:
         return int(F32(self.rng.next() * F32(n)))
 
-    def _random_policy(self, allow_current: bool, allow_optimal: bool,
-                       advance: bool = True) -> int:  # fmt: skip
+    def _random_policy(self, allow_optimal: bool) -> int:
+        """VW's ``random_policy`` with the current policy allowed (VW's search always allows
+        it): the current policy, an older one, or the oracle (-1) when ``allow_optimal``."""
         cur = self.current_policy
         if self.beta >= F32(1.0):
-            if allow_current:
-                return cur
-            if cur > 0:
-                return cur - 1
-            if allow_optimal:
-                return -1
             return cur
-        valid = cur + int(allow_optimal) + int(allow_current)
-        if valid == 0:
-            return cur
+        valid = cur + int(allow_optimal) + 1
         if valid == 1:
             pid = 0
         elif valid == 2:
-            r = self.rng.next() if advance else self.rng.peek()
-            pid = int(r >= self.beta)
+            pid = int(self.rng.next() >= self.beta)
         else:
-            r = self.rng.next() if advance else self.rng.peek()
+            r = self.rng.next()
             pid = 0
             if r > self.beta:
                 r = F32(r - self.beta)
@@ -396,23 +380,19 @@ class Search:
                     r = F32(r - F32(self.beta * F32(np.power(F32(1.0) - self.beta, F32(pid)))))
         if allow_optimal and pid == valid - 1:
             return -1
-        pid = cur - pid
-        if not allow_current:
-            pid -= 1
-        return pid
+        return cur - pid
 
-    def _choose_policy(self, advance: bool = True) -> int:
+    def _choose_policy(self) -> int:
         method = {INIT_TEST: POLICY, LEARN: self.o.rollout, INIT_TRAIN: self.o.rollin}[self.state]
         if method == POLICY:
-            return self._random_policy(self.allow_current or self.state == INIT_TEST, False,
-                                       advance)  # fmt: skip
+            return self._random_policy(False)
         if method == ORACLE:
             return -1
         if method == MIX_PER_STATE:
-            return self._random_policy(self.allow_current, True, advance)
+            return self._random_policy(True)
         if method == MIX_PER_ROLL:
             if self.mix_per_roll_policy == -2:
-                self.mix_per_roll_policy = self._random_policy(self.allow_current, True, advance)
+                self.mix_per_roll_policy = self._random_policy(True)
             return self.mix_per_roll_policy
         raise RuntimeError("search: a roll-in or roll-out with no policy")
 
@@ -617,15 +597,15 @@ class Search:
                     [0.0 if (k + 1) in oracle else 1.0 for k in range(self.A)])  # fmt: skip
         return list(allowed), [0.0 if a in oracle else 1.0 for a in allowed]
 
-    def _learn(self, idx, val, lab: tuple[list[int], list[float]], learner_id: int,
-               min_loss: float | None = None) -> None:  # noqa: ANN001  # fmt: skip
+    def _learn(self, idx, val, lab: tuple[list[int], list[float]],
+               learner_id: int) -> None:  # noqa: ANN001  # fmt: skip
         """VW's ``generate_training_example``: the costs less the least, learned."""
         from streamlearn.learners import base
         from streamlearn.learners import search as kernels
 
         classes, costs = lab
         c32 = [F32(c) for c in costs]
-        low = min(c32) if min_loss is None else F32(min_loss)
+        low = min(c32)
         costs32 = np.asarray([F32(c - low) for c in c32], dtype=np.float32)
         w = self.w
         cls = np.asarray(classes, dtype=np.int64)
@@ -708,15 +688,12 @@ class Search:
         if fast is not None and fast_path.learn_steps(self, tokens, fast, steps):
             return
         for lt in steps:
-            self.learn_tok = None
-            self._reset()
             self.learn_a_idx = 0
             self.done_with_all = False
             losses: list[tuple[int, float]] = []
             if fast is not None and fast.covers(lt):
-                losses = fast.losses(self, tokens, lt)
-            while not self.done_with_all:
-                self.learn_t = lt
+                losses = fast.losses(self, tokens, lt)  # (and done_with_all, the token)
+            while not self.done_with_all:  # (a run per action: each reseeds)
                 self._reset()
                 self.state = LEARN
                 self.learn_t = lt
