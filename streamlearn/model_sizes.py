@@ -10,7 +10,10 @@ ACTION_BYTES = 64
 """The least memory one action of one example takes under ``--cb K``/``--cbify K`` (its copy
 of the line's features, a feature and the constant at 13 bytes each; its row pointers; its
 score, order and probability)."""
-SIZES = ("actions", "cbify", "bag", "rnd", "cover", "synthcoversize", "tau")
+SEARCH_ACTION_BYTES = 48
+"""The least memory one action of ``--search K`` takes: its class number (8 bytes) and its
+model's normalizer sums (16), twice over as BILOU spans double the actions."""
+SIZES = ("actions", "cbify", "bag", "rnd", "cover", "synthcoversize", "tau", "search")
 """The counts a multiline reduction's options declare (:class:`Multiline`'s fields)."""
 
 
@@ -40,11 +43,12 @@ def reduction_need(ml: dict) -> list[tuple[str, int]]:
             ("cover", 16 * _pow2((cover + 1) * two) if cover else 0)]  # fmt: skip
     if ml.get("legacy") and k:
         need.append((key, 16 * _pow2(2 * k * max(1, bag) * (cover + 1)) + 4 * k))
+    need.append(("search", SEARCH_ACTION_BYTES * n("search")))
     return [(key, b) for key, b in need if b]
 
 
 SIZE_NAMES = {"actions": "--cb", "cbify": "--cbify", "bag": "--bag", "rnd": "--rnd",
-              "cover": "--cover"}  # fmt: skip
+              "cover": "--cover", "search": "--search"}  # fmt: skip
 """The counts a multiline reduction declares (:func:`reduction_need`), named as options:
 what ``sl vw``'s options and a model's stored ones allocate for, bounded (exit 8)."""
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from streamlearn.errors import VWUsage
 from streamlearn.reductions.base import Reduction, Seen
-from streamlearn.reductions.vwoptions import Command, VWOption, integer, number
+from streamlearn.reductions.vwoptions import Command, VWOption, count, integer, number, sized
 
 if TYPE_CHECKING:
     from streamlearn.io.examples import Part
@@ -58,7 +58,9 @@ def _alone(ml: dict) -> None:
 
 def _search(t: Command, name: str, value: str) -> None:
     _claim(t)
-    t.multiline["search"] = integer(name, value)
+    t.multiline["search"] = count(name, value, "--search", "the actions, at least 1 (VW's 0, "
+                                  "label-dependent features, is not run by sl yet)")
+    sized(t, "search", name)  # (a model's stored count too: bounded before any allocation)
 
 
 def _task(t: Command, name: str, value: str) -> None:  # noqa: ARG001

@@ -254,6 +254,7 @@ def test_models_move_both_ways(tmp_path, args):
 
 @pytest.mark.parametrize(("args", "said"), [
     (["--search", "4"], "--search_task"),
+    (["--search", "0", "--search_task", "sequence"], "at least 1"),
     (["--search", "4", "--search_task", "graph"], "graph"),
     (["--search", "4", "--search_task", "sequence", "-q", "ab"], "interactions"),
     (["--search", "4", "--search_task", "sequence", "--search_rollout", "bogus"], "bogus"),
@@ -277,3 +278,29 @@ def test_a_class_that_is_not_a_number_skips_its_sequence_and_says_where(tmp_path
     assert r.returncode == 0, r.stderr
     assert "s.txt line 2: the class 'bad' of a --search line is not a number" in r.stderr
     assert (tmp_path / "p.txt").read_text() == "1 \n"  # (the second sequence only)
+
+
+def test_a_count_beyond_memory_is_refused_before_allocation(tmp_path):
+    """``--search K`` sizes per-action state: a K beyond the memory available is refused
+    (exit 8) before anything is allocated, given on the command line or in a model's options
+    (which are data)."""
+    import dataclasses
+
+    from streamlearn.io import vwmodel
+
+    (tmp_path / "s.txt").write_text(_sequences(1, n=3))
+    r = unix.sl(["vw", "-d", "s.txt", "--search", "4000000000", "--search_task", "sequence"],
+                tmp_path, capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 8, r.stderr
+    unix.one_line_error(r.stderr)
+    unix.sl(["vw", "-d", "s.txt", "--search", "4", "--search_task", "sequence", "-f", "m.vw",
+             "--quiet"], tmp_path, check=True)  # fmt: skip
+    data = (tmp_path / "m.vw").read_bytes()
+    h = vwmodel.read_header(data)
+    big = h.options.replace("--search 4", "--search 4000000000")
+    (tmp_path / "big.vw").write_bytes(vwmodel.encode_header(dataclasses.replace(h, options=big))
+                                      + data[h.end:])  # fmt: skip
+    r = unix.sl(["vw", "-d", "s.txt", "-t", "-i", "big.vw"], tmp_path, capture_output=True,
+                text=True)  # fmt: skip
+    assert r.returncode == 8, r.stderr
+    assert "-i big.vw: from its options, --search 4000000000" in r.stderr
