@@ -97,8 +97,10 @@ def vw(argv: tuple[str, ...]) -> None:
                                               "vw_resume": t.outputs.get("model_format")
                                               != "vw_predict_only"},
                                              progress=t.progress,
-                                             tiny=not t.daemon  # an O(2^b) draw: compiled
-                                             and "initial_weights" not in t.learn)  # fmt: skip
+                                             # an O(2^b) draw, LDA's iterations: compiled
+                                             tiny=not t.daemon
+                                             and "initial_weights" not in t.learn
+                                             and "lda" not in t.multiline)  # fmt: skip
     except click.BadParameter as e:
         raise VWUsage(e.format_message()) from None
     for note in t.notes:

@@ -41,6 +41,7 @@ from streamlearn.reductions import (
     explore,
     gd_mf,
     ksvm,
+    lda,
     lrq,
     lrqfa,
     marginal,
@@ -59,6 +60,7 @@ REDUCTIONS: dict[str, Reduction] = {
     for r in (
         csoaa_ldf.REDUCTION,
         search.REDUCTION,
+        lda.REDUCTION,
         # the contextual bandits: cb_adf's learner, an explorer over it when one is asked
         over(cb_adf.REDUCTION),
         over(cb_adf.CB),
@@ -133,7 +135,8 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
 
 
 _DECLARING = (active, explore, classes, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, gd_mf, svrg, ksvm, marginal, csoaa_ldf, mwt, cb_adf, cb_dro, ccb, search)
+              bfgs, gd_mf, svrg, ksvm, marginal, csoaa_ldf, mwt, cb_adf, cb_dro, ccb, search,
+              lda)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
 first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
 

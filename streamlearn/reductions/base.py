@@ -85,7 +85,7 @@ class Reduction:
     """One entry of the registry: a reduction's name and its parts."""
 
     name: str  # reductions.Multiline.reduction (VW's option without its dashes)
-    label: str  # "cb" or "cs": the label reader its rows go through (label_kind)
+    label: str  # "cb", "cs" or "none" (LDA's): the label reader its rows go through
     cb: bool  # each example's logged action is read (contextual bandits)
     learner: Callable[..., Learner]  # (ml, cfg, **its run options) -> its Learner
     stack: Callable[..., tuple[str, str, str]]  # (ml, base) -> VW's header lines
@@ -112,7 +112,8 @@ class Reduction:
         reduction's module is read before any kernel is chosen, see the package)."""
         from streamlearn.io import labels
 
-        return {"cb": labels.LABEL_CB, "cs": labels.LABEL_CS}[self.label]
+        return {"cb": labels.LABEL_CB, "cs": labels.LABEL_CS,
+                "none": labels.LABEL_SIMPLE}[self.label]  # fmt: skip
 
 
 def room(w: Weights, act_ptr: np.ndarray) -> None:

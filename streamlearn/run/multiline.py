@@ -44,6 +44,10 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
     # destroy an input, the initial model or another output refused before any work
     check(inputs, outputs, int(learn.get("passes") or 1))
+    if ml.reduction == "lda":  # (a loop of its own: documents go by minibatches)
+        from streamlearn.run import lda
+
+        return lda.run(learn, ml, inputs, outputs, console)
     from streamlearn.run import mloutputs
 
     mloutputs.refuse(ml, outputs, inputs, learn)  # (exit 2: an output not written yet)

@@ -121,10 +121,11 @@ def header(model, link: str = "identity") -> _Text:
 
 
 def header_of(model_id: str, lo: float, hi: float, bits: int, ngram, skips,
-              options: str) -> _Text:  # noqa: ANN001  # fmt: skip
+              options: str, lda: int = 0) -> _Text:  # noqa: ANN001  # fmt: skip
     """The header's pieces, through ``Checksum``, of any model (``options``: the text VW
     keeps, as its binary header holds it: :func:`kept_options`, or
-    :func:`streamlearn.run.mlmodel.options_string` for the multiline reductions)."""
+    :func:`streamlearn.run.mlmodel.options_string` for the multiline reductions; ``lda``:
+    an ``--lda`` model's topics)."""
     t = _Text()
     t.add(f"Version {VW_VERSION}\n")
     t.hashing = True
@@ -132,7 +133,7 @@ def header_of(model_id: str, lo: float, hi: float, bits: int, ngram, skips,
     t.add(f"Min label:{float_text(lo + 0.0)}\n")  # (sl's kernels start the range at -0; VW at +0)
     t.add(f"Max label:{float_text(hi + 0.0)}\n")
     t.add(f"bits:{bits}\n")
-    t.add("lda:0\n")
+    t.add(f"lda:{lda}\n")
     for name, values in (("ngram", ngram), ("skip", skips)):
         t.add(f"{len(values)} {name}:")
         for v in values:

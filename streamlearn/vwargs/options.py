@@ -369,7 +369,6 @@ OPTIONS: dict[str, VWOption] = take(CORE, VW_OPTIONS)
 """VW's options ``sl vw`` takes, by VW's long name: :data:`CORE` and the reductions'."""
 
 NOT_SUPPORTED: dict[str, str] = {
-    "lda": "none",
     "ect": "none",
     "log_multi": "none",
     "new_mf": "none",
@@ -429,11 +428,11 @@ OTHER_VW_OPTIONS = frozenset("""
      ignore_features_dsjson_experimental
     initial_epsilon   interaction interaction_type
     interaction_update kary_tree  lambda_scheme large_action_space
-    las_hint_explicit_simd lda_D lda_alpha lda_epsilon lda_rho ldf_override
+    las_hint_explicit_simd ldf_override
     leaf_example_multiplier learn_at_leaf learning_rate_cnt
-    loss_01_ratio loss_option loss_report lr_multiplier math max_actions max_candidates
+    loss_01_ratio loss_option loss_report lr_multiplier max_actions max_candidates
     max_depth max_labels max_number_of_labels max_value
-    memory_tree metrics min_champ_examples min_labels min_scope min_value minibatch
+    memory_tree metrics min_champ_examples min_labels min_scope min_value
     model_count no_progress node_only normalize oas online
     opt_func oracle_type oracular ot overwrite_label
      per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy

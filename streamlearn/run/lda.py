@@ -1,0 +1,480 @@
+"""``sl vw --lda K``: one run of VW's LDA (``reductions/lda_core.cc``), its own loop as
+``--cbify``'s: documents go to the kernels (:mod:`streamlearn.learners.lda`) a minibatch at
+a time, and VW counts, prints and writes them a minibatch at a time.
+
+VW's bookkeeping, kept for its numbers (``docs/vw-compat.md``):
+
+* a minibatch's documents are counted (examples, features, the progress row: label
+  ``none``, prediction 0, the first document's features) and their ``-p`` lines written
+  when it is full; its loss is the sum of ``-score`` of its documents of non-zero integer
+  length;
+* at the end of each pass VW learns what is left in its buffer: a partial minibatch is
+  learned and counted (its ``-p`` lines never written); a buffer that is full (the pass's
+  documents a multiple of ``--minibatch``, ``--minibatch 1`` always) was learned already,
+  so only its documents are counted again (VW's example counts say one more per pass);
+* the decay a row still owes is settled before the model is written (``end_examples``).
+
+Models: VW's format both ways (``-f``, ``-i``, ``--readable_model``): after VW's header, each
+row's index (uint64) and its K λ (float32), every row; the readable model adds ρ to each.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from streamlearn.errors import ModelError, UsageError
+
+F32 = np.float32
+
+
+class State:
+    """One LDA run's learning state: the table, the decay levels, the topic totals, the
+    kernels' scratch."""
+
+    def __init__(self, ml, cfg, table: np.ndarray | None) -> None:  # noqa: ANN001
+        from streamlearn.learners import lda
+
+        self.k = k = int(ml.lda)
+        self.bits = cfg.bits
+        self.batch = int(ml.lda_minibatch)
+        t0 = float(cfg.initial_t or 0.0)
+        self.table = table if table is not None else lda.fresh_table(cfg.bits, k, ml.lda_D, t0)
+        if table is not None:
+            self.table[:, k] = F32(t0)
+        rate = 0.0 if cfg.test_only else float(F32(cfg.learning_rate))
+        from streamlearn.reductions.lda import priors
+
+        self.conf = np.array([*priors(ml), ml.lda_D, ml.lda_epsilon, rate,
+                              cfg.power_t, ml.lda_math_mode, float(1 << cfg.bits)])  # fmt: skip
+        self.state = np.zeros(lda.STATE_SIZE)
+        self.state[lda.S_T] = float(t0)
+        self.state[lda.S_DECAYS] = 1.0
+        self.decay = np.zeros(1024, dtype=F32)
+        self.total: np.ndarray | None = None
+        self.digammas = np.zeros(k, dtype=F32)
+        self.stack = np.zeros(3 * 130, dtype=np.int64)
+        self.v = np.zeros(self.batch * k, dtype=F32)
+        self.scratch = np.zeros((3, k), dtype=F32)
+        self.fb = np.zeros(1, dtype=F32)
+        self.ib = self.fb.view(np.uint32)
+
+    def room(self, batches: int) -> None:
+        """Room in the decay levels for ``batches`` more minibatches."""
+        from streamlearn.learners import lda
+
+        need = int(self.state[lda.S_DECAYS]) + batches + 1
+        if need > self.decay.shape[0]:
+            grown = np.zeros(max(need, 2 * self.decay.shape[0]), dtype=F32)
+            grown[: self.decay.shape[0]] = self.decay
+            self.decay = grown
+
+    def learn(self, indptr, slots, xs, audit=None) -> tuple:  # noqa: ANN001
+        """The whole minibatches of rows ``indptr``: (γ per row, score per row, integer
+        length per row, whether each minibatch had a word).  ``audit(rows, gammas)``: called
+        after each minibatch's E step, before its update (VW's ``--audit``)."""
+        from streamlearn.learners import lda
+
+        n = indptr.shape[0] - 1
+        nb = n // self.batch
+        k = self.k
+        if self.total is None and nb:
+            self.total = lda.totals(self.table, k)
+        self.room(nb)
+        gammas = np.zeros((n, k), dtype=F32)
+        scores = np.zeros(n, dtype=F32)
+        lengths = np.zeros(n, dtype=np.int64)
+        done = np.zeros(nb, dtype=np.bool_)
+        nnz = int(indptr[-1])
+        order = np.zeros(nnz, dtype=np.int64)
+        doc = np.zeros(nnz, dtype=np.int64)
+        args = (self.table, k, self.conf, self.state, self.decay, self.total, self.digammas)
+        if audit is None:
+            lda.learn_block(*args, indptr, slots, xs, order, doc, self.stack, self.v, gammas,
+                            scores, lengths, done, self.scratch, self.fb, self.ib,
+                            self.batch)  # fmt: skip
+            return gammas, scores, lengths, done
+        for m in range(nb):
+            r0, r1 = m * self.batch, (m + 1) * self.batch
+            a, b = int(indptr[r0]), int(indptr[r1])
+            ptr = indptr[r0 : r1 + 1] - a
+            o, d = order[: b - a], doc[: b - a]
+            done[m] = lda.begin_batch(*args, ptr, slots[a:b], xs[a:b], o, d, self.stack, self.v,
+                                      gammas[r0:r1], scores[r0:r1], lengths[r0:r1],
+                                      self.scratch, self.fb, self.ib)  # fmt: skip
+            audit(range(r0, r1), gammas[r0:r1])
+            if done[m]:
+                lda.end_batch(self.table, k, self.state, self.total, ptr, slots[a:b], xs[a:b], o,
+                              d, self.v, self.scratch)  # fmt: skip
+        return gammas, scores, lengths, done
+
+    def settle(self) -> None:
+        """VW's ``end_examples``: the decay every row owes, settled."""
+        from streamlearn.learners import lda
+
+        lda.settle(self.table, self.k, float(self.state[lda.S_T]), self.decay,
+                   int(self.state[lda.S_DECAYS]))  # fmt: skip
+
+
+class Pending:
+    """The documents read but not learned yet (a minibatch fills across blocks), with what
+    VW prints of them."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.ptr = [np.zeros(1, dtype=np.int64)]
+        self.slots: list[np.ndarray] = []
+        self.xs: list[np.ndarray] = []
+        self.tags: list[str] = []
+        self.lines: list[bytes | None] = []
+        self.n = 0
+        self.nnz = 0
+
+    def add(self, b, rows: np.ndarray, mask: int, tags: bool, audit: bool) -> None:  # noqa: ANN001 - an io.batch.Batch
+        """The usable ``rows`` of parsed block ``b`` (their slots masked to the table;
+        ``tags``: their tags kept, for ``-p``; ``audit``: their lines, for ``--audit``)."""
+        from streamlearn.run.vwaudit import _tag
+
+        lo, hi = b.indptr[rows].astype(np.int64), b.indptr[rows + 1].astype(np.int64)
+        lens = hi - lo
+        at = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(
+            int(lens.sum()), dtype=np.int64)  # fmt: skip
+        self.slots.append(b.indices[at].astype(np.int64) & mask)
+        self.xs.append(b.values[at].astype(F32))
+        self.ptr.append(self.nnz + np.cumsum(lens))
+        self.nnz += int(lens.sum())
+        self.n += rows.shape[0]
+        rl = rows.tolist()
+        self.tags += [_tag(b, r).decode(errors="replace") for r in rl] if tags else [""] * len(rl)
+        self.lines += [_line(b, r) for r in rl] if audit else [None] * len(rl)
+
+    def take(self, m: int) -> tuple:
+        """The first ``m`` documents (CSR, tags, lines), the rest kept."""
+        ptr = np.concatenate(self.ptr)
+        slots = np.concatenate(self.slots) if self.slots else np.zeros(0, dtype=np.int64)
+        xs = np.concatenate(self.xs) if self.xs else np.zeros(0, dtype=F32)
+        cut = int(ptr[m])
+        out = (ptr[: m + 1], slots[:cut], xs[:cut], self.tags[:m], self.lines[:m])
+        rest_ptr, rest_s, rest_x = ptr[m:] - cut, slots[cut:], xs[cut:]
+        tags, lines, n = self.tags[m:], self.lines[m:], self.n - m
+        self.clear()
+        self.ptr = [rest_ptr]
+        self.slots, self.xs = [rest_s], [rest_x]
+        self.tags, self.lines, self.n, self.nnz = tags, lines, n, int(rest_ptr[-1])
+        return out
+
+
+def _line(b, r: int) -> bytes:  # noqa: ANN001
+    data = b.block.data
+    start = int(b.line_start[r]) if b.line_start is not None else 0
+    end = start
+    n = data.shape[0]
+    while end < n and data[end] != 10:
+        end += 1
+    return data[start:end].tobytes()
+
+
+def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
+    """Train (or with ``-t`` score) ``--lda K`` over ``inputs.sources``; the summary."""
+    from streamlearn.reductions.options import config_of
+    from streamlearn.run import mlconsole
+    from streamlearn.run.mlpasses import sources_of
+    from streamlearn.run.mlsummary import summary_lines, write_text
+
+    _refuse(outputs)
+    cfg = config_of(learn)
+    table = read_model(inputs.initial_model, ml, cfg.bits) if inputs.initial_model else None
+    st = State(ml, cfg, table)
+    quiet = getattr(outputs, "vw_quiet", False)
+    say = console.say if not quiet else (lambda *a: None)
+    npasses = max(1, cfg.passes)
+    holdout_on = bool(cfg.effective_holdout) and npasses > 1
+    sources, cache = sources_of(inputs, say, None)
+    if getattr(outputs, "vw_format", False) and not quiet:
+        from streamlearn.io.example_cache import is_cache
+        from streamlearn.run.vwconsole import say_notes
+
+        say_notes(cfg, outputs)
+        shown = None
+        if inputs.cache:
+            shown = (inputs.cache, os.path.exists(inputs.cache) and not inputs.rebuild_cache
+                     and is_cache(inputs.cache))  # fmt: skip
+        say(mlconsole.header(ml, cfg, inputs, outputs, shown, list(inputs.sources or ["-"])))
+    progress = mlconsole.Progress(say, holdout_on, quiet=quiet,
+                                  step=getattr(console, "progress", 0.0))  # fmt: skip
+    loop = _Loop(st, progress, holdout_on, int(cfg.effective_holdout or 0),
+                 bool(getattr(outputs, "audit", False)), bool(outputs.predictions))  # fmt: skip
+    again = None
+    used = 0
+    for npass in range(npasses):
+        used = npass + 1
+        srcs = sources if npass == 0 or again is None else again
+        loop.begin_pass(npass)
+        for b in _blocks(srcs, cfg, inputs, cache.tee if npass == 0 else None):
+            loop.malformed = _bad(b, loop.malformed, inputs.strict, say)
+            loop.feed(b, npass)
+        if npass == 0:
+            again = cache.seal() if npasses > 1 else None
+            if again is None and npasses > 1:
+                again = [s for s in sources]
+        loop.end_pass(npass)
+    st.settle()
+    if not progress.example_number and not progress.ho_w and not inputs.allow_empty:
+        from streamlearn.errors import NoExamples
+
+        raise NoExamples("no usable example in the input (nothing written)")
+    if outputs.predictions:
+        write_text(outputs.predictions, "".join(loop.preds))
+    summary = {"examples": progress.example_number, "per_pass": progress.example_number,
+               "passes": used, "best_holdout": None,
+               "loss": progress.sum_loss / progress.wlab if progress.wlab else None,
+               "malformed": loop.malformed}  # fmt: skip
+    from streamlearn.learners import cb_adf
+
+    stats = np.zeros(cb_adf.STATS)
+    summary_lines(say, summary, stats, holdout_on, progress)
+    if getattr(outputs, "readable_model", None):
+        write_text(outputs.readable_model, readable(st, ml, cfg, outputs))
+    if outputs.final_model:
+        from streamlearn.system.outputs import write_bytes
+
+        write_bytes(str(outputs.final_model), [model_bytes(st, ml, cfg, outputs)], "model")
+    return summary
+
+
+def _refuse(outputs) -> None:  # noqa: ANN001
+    for key in ("invert_hash", "raw_predictions"):
+        if getattr(outputs, key, None):
+            raise UsageError(f"--{key} with --lda: not supported by sl yet")
+
+
+def _blocks(sources, cfg, inputs, tee):  # noqa: ANN001, ANN202
+    """Each block of ``sources`` parsed (VW's text format; the label read and ignored)."""
+    from streamlearn.io.example_cache import tee as tee_blocks
+    from streamlearn.io.interactions import compile_interactions
+    from streamlearn.io.parse import FMT_VW, parse_block
+    from streamlearn.io.reader import iter_blocks
+
+    inter = cfg.namespaces() or compile_interactions()
+    blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
+    if tee is not None:
+        blocks = tee_blocks(blocks, tee)
+    for block in blocks:
+        yield parse_block(block, FMT_VW, cfg.bits, False, inter)
+
+
+def _bad(b, malformed: int, strict: bool, say) -> int:  # noqa: ANN001
+    from streamlearn.io.parse import describe_errors
+    from streamlearn.run.mlpasses import report_bad
+
+    if not (b.status != 0).any():
+        return malformed
+    return report_bad(describe_errors(b, limit=1 << 30), malformed, strict, say)
+
+
+class _Loop:
+    """VW's LDA loop over the parsed blocks of a run: minibatches learned, counted and
+    printed as VW's ``learn``, ``update_stats_lda``, ``print_update_lda`` and ``end_pass``."""
+
+    def __init__(self, st: State, progress, holdout_on: bool, period: int, audit: bool,
+                 tags: bool) -> None:  # noqa: ANN001  # fmt: skip
+        self.st = st
+        self.tags = tags  # (-p: the documents' tags and lines kept)
+        self.progress = progress
+        self.period = period if holdout_on else 0
+        self.audit = audit
+        self.mask = (1 << st.bits) - 1
+        self.pending = Pending()
+        self.preds: list[str] = []
+        self.malformed = 0
+        self.seen = 0  # documents of this pass
+        self.last: tuple | None = None  # the last full minibatch: (features, held) per doc
+
+    def begin_pass(self, npass: int) -> None:  # noqa: ARG002
+        self.seen = 0
+
+    def feed(self, b, npass: int) -> None:  # noqa: ANN001
+        rows = np.flatnonzero(b.status == 0)
+        self.pending.add(b, rows, self.mask, self.tags, self.audit)
+        full = (self.pending.n // self.st.batch) * self.st.batch
+        if full:
+            self._learn(full, npass, whole=True)
+
+    def _learn(self, m: int, npass: int, whole: bool) -> None:
+        ptr, slots, xs, tags, lines = self.pending.take(m)
+        st = self.st
+        if not whole:  # (a partial minibatch at a pass's end: learned as one)
+            saved = st.batch
+            st.batch = m
+            st.v = np.zeros(m * st.k, dtype=F32) if st.v.shape[0] < m * st.k else st.v
+        audit = self._auditor(ptr, slots, xs, lines, tags) if self.audit else None
+        try:
+            gammas, scores, lengths, _ = st.learn(ptr, slots, xs, audit)
+        finally:
+            if not whole:
+                st.batch = saved
+        feats = np.diff(ptr)
+        held = self._held(m)
+        for r0 in range(0, m, st.batch if whole else m):
+            r1 = r0 + (st.batch if whole else m)
+            loss = -float(np.sum(scores[r0:r1][lengths[r0:r1] > 0], dtype=np.float64))
+            self._count(npass, loss, feats[r0:r1], held[r0:r1], whole)
+            if whole:
+                if self.tags:
+                    self.preds.extend(_pred_line(gammas[r], tags[r]) for r in range(r0, r1))
+                self.last = (feats[r0:r1], held[r0:r1])
+
+    def _held(self, m: int) -> np.ndarray:
+        from streamlearn.run.driver import holdout_flags
+
+        flags = holdout_flags(self.seen, m, self.period)
+        self.seen += m
+        return flags if flags is not None else np.zeros(m, dtype=bool)
+
+    def _count(self, npass: int, loss: float, feats: np.ndarray, held: np.ndarray,
+               show: bool) -> None:  # fmt: skip
+        """VW's ``sum_loss -= score`` then ``update_stats_lda`` for a minibatch, and (a full
+        one) ``print_update_lda``."""
+        p = self.progress
+        if not p.started and not p.quiet:
+            from streamlearn.run.mlconsole import TABLE_HEAD
+
+            p.say(TABLE_HEAD)
+        p.started = True
+        p.sum_loss += loss
+        p.since_loss += loss
+        n_ho = int(held.sum())
+        p.ho_w += n_ho
+        p.ho_since_w += n_ho
+        normal = ~held
+        p.wlab += float(normal.sum())
+        p.example_number += int(normal.sum())
+        p.total_features += int(feats[normal].sum())
+        if show and not p.quiet and p.wlab + p.wunl >= p.dump:
+            p._row(npass, "none", "0", int(feats[0]))
+
+    def end_pass(self, npass: int) -> None:
+        """VW's ``end_pass``: a partial minibatch learned and counted; a full one (learned
+        already) counted again."""
+        if self.pending.n:
+            self._learn(self.pending.n, npass, whole=False)
+        elif self.last is not None:
+            feats, held = self.last
+            self._count(npass, 0.0, feats, held, False)
+        self.last = None
+
+    def _auditor(self, ptr, slots, xs, lines, tags):  # noqa: ANN001, ANN202
+        from streamlearn.io.names import vw_names
+        from streamlearn.run.vwformat import general
+
+        st = self.st
+        out = _stdout()
+
+        def audit(rows, gammas) -> None:  # noqa: ANN001, ARG001
+            for r in rows:
+                names = vw_names(lines[r], st.bits) if lines[r] is not None else []
+                cells = []
+                for i, e in enumerate(range(int(ptr[r]), int(ptr[r + 1]))):
+                    name = names[i][1] if i < len(names) else str(int(slots[e]))
+                    w = st.table[int(slots[e]), : st.k]
+                    cells.append("\t" + ":".join([name, str(int(slots[e])), general(xs[e]),
+                                                  *(general(x) for x in w)]))  # fmt: skip
+                tag = f" {tags[r]}" if tags[r] else ""
+                out.write(f"0{tag}\n{''.join(cells)} total of {len(cells)} features.\n".encode())
+            out.flush()
+
+        return audit
+
+
+def _stdout():  # noqa: ANN202
+    import sys
+
+    return sys.stdout.buffer
+
+
+def _pred_line(gamma: np.ndarray, tag: str) -> str:
+    from streamlearn.run.vwformat import general
+
+    text = " ".join(general(g) for g in gamma)
+    return f"{text} {tag}\n" if tag else f"{text}\n"
+
+
+# ---------------------------------------------------------------------- VW's model files
+
+
+def _words(ml, cfg, outputs) -> list[str]:  # noqa: ANN001
+    """The options VW keeps with the model: LDA's, the rate and its power when not VW's
+    defaults (kept for resuming: not under ``--predict_only_model``), VW's generator's
+    state (advanced once a row by LDA's random initial weights)."""
+    from streamlearn.learners.initial import random_state
+    from streamlearn.reductions.lda import vw_words
+
+    words = vw_words(ml)
+    if getattr(outputs, "model_format", "vw") != "vw_predict_only":
+        for name, value in (("learning_rate", cfg.learning_rate), ("power_t", cfg.power_t)):
+            if F32(value) != F32(0.5):
+                words += [f"--{name}", f"{float(F32(value)):.15g}"]
+    return words + ["--random_seed", str(random_state("random", cfg.bits, cfg.seed or 0))]
+
+
+def _header(st: State, ml, cfg, outputs) -> bytes:  # noqa: ANN001
+    from streamlearn.io import vwmodel
+
+    h = vwmodel.Header(bits=cfg.bits, lda=st.k, options=" " + " ".join(_words(ml, cfg, outputs)))
+    return vwmodel.encode_header(h)
+
+
+def model_bytes(st: State, ml, cfg, outputs) -> bytes:  # noqa: ANN001
+    """VW's model of the run: its header, then each row's index and K λ."""
+    rows = st.table.shape[0]
+    rec = np.zeros(rows, dtype=[("i", "<u8"), ("w", "<f4", (st.k,))])
+    rec["i"] = np.arange(rows, dtype=np.uint64)
+    rec["w"] = st.table[:, : st.k]
+    return _header(st, ml, cfg, outputs) + rec.tobytes()
+
+
+def readable(st: State, ml, cfg, outputs) -> str:  # noqa: ANN001
+    """VW's ``--readable_model`` of the run: its header lines, then per row ``i λ+ρ ...``."""
+    from streamlearn.reductions.lda import priors
+    from streamlearn.run.vwformat import general
+    from streamlearn.run.vwreadable import header_of
+
+    head = header_of("", 0.0, 0.0, cfg.bits, (), (), " " + " ".join(_words(ml, cfg, outputs)),
+                     lda=st.k)  # fmt: skip
+    rho = F32(priors(ml)[1])
+    body = [f"{i} " + "".join(general(F32(w) + rho) + " " for w in row) + "\n"
+            for i, row in enumerate(st.table[:, : st.k])]
+    return "".join(head.parts) + "".join(body)
+
+
+def read_model(path: str, ml, bits: int) -> np.ndarray:  # noqa: ANN001
+    """``-i``: the λ of VW's LDA model at ``path`` in a fresh table (the rows it lacks
+    drawn as VW's set-up draws them)."""
+    from streamlearn.io import vwmodel
+    from streamlearn.learners import lda
+
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        h = vwmodel.read_header(data)
+    except ValueError as e:
+        raise ModelError(f"-i {path}: {e}") from None
+    if h.lda != ml.lda:
+        raise ModelError(f"-i {path}: a model of {h.lda} topics, not --lda {ml.lda}")
+    if h.bits != bits:
+        raise ModelError(f"-i {path}: a model of -b {h.bits}, not -b {bits}")
+    k = int(ml.lda)
+    table = lda.fresh_table(bits, k, ml.lda_D)
+    size = 8 + 4 * k
+    body = data[h.end :]
+    n = len(body) // size
+    if len(body) != n * size:
+        raise ModelError(f"-i {path}: its rows are cut short (not whole records of {size} bytes)")
+    rec = np.frombuffer(body, dtype=[("i", "<u8"), ("w", "<f4", (k,))], count=n)
+    if n and int(rec["i"].max()) >= table.shape[0]:
+        raise ModelError(f"-i {path}: a row beyond the table of -b {bits}")
+    table[rec["i"].astype(np.int64), :k] = rec["w"]
+    return table
