@@ -86,9 +86,11 @@ def write_data(t: Path) -> dict[str, str]:
     for _ in range(40):
         seq += [f"{r.randint(1, 4)} | w{r.randrange(9)} s{r.randrange(3)}"
                 for _ in range(r.randint(2, 6))] + [""]  # fmt: skip
+    docs = [" ".join(["|"] + [f"{r.randrange(300)}:{r.randint(1, 4)}" for _ in range(12)])
+            for _ in range(30)]  # (LDA: documents of word counts)  # fmt: skip
     files = {"cb": cb, "cs": cs, "mc": mc, "ml": ml, "cbk": cbk, "reg": reg, "nl": nl,
              "ccb": ccb, "slates": slates, "c.csv": csv, "j.json": js, "d.json": ds,
-             "seq": seq}  # fmt: skip
+             "seq": seq, "docs": docs}  # fmt: skip
     paths = {}
     for name, rows in files.items():
         (t / name).write_text("\n".join(rows) + "\n")
@@ -182,6 +184,11 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--search_task", "sequence_ctg", "-p", T + "/ctg.p"],
         ["--search_task", "sequencespan", "--search_span_bilou", "--search_rollin", "learn"],
         ["--search_task", "multiclasstask"], ["--search_task", "argmax"])]  # fmt: skip
+    # LDA: its math modes, minibatches, passes, --audit, models both ways
+    out += [["-d", p["docs"], "--lda", *a] for a in (
+        ["5", "-b", "10", "-f", T + "/lda.vw"], ["5", "-b", "10", "-i", T + "/lda.vw", "-t"],
+        ["3", "-b", "9", "--math-mode", "1", "--minibatch", "4"], ["6", "--math-mode", "2"],
+        ["2", "-b", "8", "--passes", "2", "-c", "-k", "--audit"])]  # fmt: skip
     # --cb K: reduced to cb_adf, or VW's legacy stack (its own kernels)
     out += [["-d", p["cbk"], "--cb", "3"], ["-d", p["cbk"], "--cb_explore", "3"],
             ["-d", p["mc"], "--cbify", "3"], ["-d", p["mc"], "--cbify", "3", "--cover", "2"]]
@@ -248,7 +255,7 @@ def registry_names() -> dict[str, set[str]]:
 
 REDUCTION_OPTIONS = {"csoaa_ldf": "--csoaa_ldf", "cb_adf": "--cb_adf", "cb": "--cb",
                      "cbify": "--cbify", "ccb": "--ccb_explore_adf", "slates": "--slates",
-                     "search": "--search"}
+                     "search": "--search", "lda": "--lda"}
 """The option that runs each multiline reduction of the registry."""
 
 

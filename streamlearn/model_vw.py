@@ -80,6 +80,7 @@ MODEL_OPTIONS: dict[str, bool] = {
              "search_condition_feature_value search_trained_nb_policies search_total_nb_policies "
              "relation_cost entity_cost relation_none_cost skip_cost", True),
     **_table("constraints", False),
+    **_table("lda lda_alpha lda_rho", True),
     # the single-line reductions that own their options: kept as their words (config.stack)
     **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
@@ -102,7 +103,7 @@ anything else (an output, an input, a server, a run's mode: ``--final_regressor`
 them is used, named as it is written (:func:`check_options`)."""
 
 MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf",
-             "multiworld_test", "search")
+             "multiworld_test", "search", "lda")
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
@@ -114,7 +115,7 @@ MULTILINE_REFUSED = {
 
 INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa csoaa "
                      "multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
-                     "random_seed degree".split())  # fmt: skip
+                     "random_seed degree lda".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
 WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight quadratic "
                   "multiworld_test search_task search_interpolation search_neighbor_features "

@@ -43,7 +43,8 @@ class State:
         self.table = table if table is not None else lda.fresh_table(cfg.bits, k, ml.lda_D, t0)
         if table is not None:
             self.table[:, k] = F32(t0)
-        rate = 0.0 if cfg.test_only else float(F32(cfg.learning_rate))
+        # (VW's -t zeroes the rate of an LDA run before --lda is read, so never: -t learns)
+        rate = float(F32(cfg.learning_rate))
         from streamlearn.reductions.lda import priors
 
         self.conf = np.array([*priors(ml), ml.lda_D, ml.lda_epsilon, rate,

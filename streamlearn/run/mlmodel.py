@@ -89,8 +89,8 @@ def kept_options(path: str) -> list[tuple[str, str | None]] | None:
     if unrun:
         version = f" {h.version} --cb" if unrun.startswith("VW's legacy") else ""
         raise ModelError(f"-i {path}: a VW{version} model of {unrun}, which sl does not run")
-    if h.lda:
-        raise ModelError(f"-i {path}: an --lda model, which sl does not run")
+    if h.lda and "lda" not in names:
+        raise ModelError(f"-i {path}: an --lda model whose options do not say --lda")
     try:  # (the options are data: learning and reduction options only, one list for all)
         model_vw.check_options(items)
     except model_vw.Unsupported as e:

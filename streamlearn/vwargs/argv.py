@@ -78,7 +78,7 @@ def parse_argv(argv: list[str]) -> Translation:
     return t
 
 
-CB_REDUCTIONS = ("search", "multiworld_test", "cb_explore", "cb", "cb_explore_adf", "cb_adf",
+CB_REDUCTIONS = ("lda", "search", "multiworld_test", "cb_explore", "cb", "cb_explore_adf", "cb_adf",
                  "csoaa_ldf")
 """The multiline reductions a VW model may name, the one VW runs first: a model's
 ``--cb 4 --cb_adf --csoaa_ldf multiline`` is ``--cb 4`` to sl vw."""
