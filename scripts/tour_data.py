@@ -22,6 +22,8 @@ bytes for the same seed), in a few seconds::
 ``a.vw`` ... ``d.vw``  four shards, for ``sl train --dask``
 ``tagging.vw``         400 sentences of a toy tagger (determiners, nouns, verbs,
                        adjectives), a token per line, for ``sl vw --search``
+``topics.vw``          600 documents of word counts drawn from three themes (sport,
+                       cooking, computing), for ``sl vw --lda``
 =====================  ===========================================================
 """
 
@@ -88,6 +90,27 @@ def tagging(n: int = 400, seed: int = 11) -> bytes:
     return "".join(out).encode()
 
 
+def topics(n: int = 600, seed: int = 5) -> bytes:
+    """Documents of word counts (``|w word:count ...``), each mostly one of three themes
+    (sport, cooking, computing) with a few words of the others; the theme is the tag."""
+    import random
+
+    r = random.Random(seed)
+    themes = {"sport": "ball goal team match coach score league player pitch win".split(),
+              "cooking": "oven salt pepper flour butter recipe bake sauce garlic onion".split(),
+              "computing": "code bug kernel cache compile server memory thread disk loop".split()}
+    out = []
+    for _ in range(n):
+        theme = r.choice(sorted(themes))
+        counts: dict[str, int] = {}
+        for _ in range(r.randint(30, 60)):
+            pool = themes[theme] if r.random() < 0.95 else themes[r.choice(sorted(themes))]
+            w = r.choice(pool)
+            counts[w] = counts.get(w, 0) + 1
+        out.append(f"{theme}|w " + " ".join(f"{w}:{c}" for w, c in counts.items()) + "\n")
+    return "".join(out).encode()
+
+
 def write(out: Path) -> list[Path]:
     files = {
         "today.vw.gz": gzip.compress(_lines(4000, 2), mtime=0),
@@ -105,6 +128,7 @@ def write(out: Path) -> list[Path]:
         "more.vw": _lines(500, 13),
         **{f"{shard}.vw": _lines(2000, 20 + k) for k, shard in enumerate("abcd")},
         "tagging.vw": tagging(),
+        "topics.vw": topics(),
     }
     written = []
     for name, data in files.items():

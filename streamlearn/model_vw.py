@@ -291,11 +291,13 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("mellowness", "mellowness"), ("cb_min_cost", "cb_min_cost"),
         ("cb_max_cost", "cb_max_cost"), ("multiplier", "multiplier"),
         ("target_rate", "target_rate"), ("cb_dro_alpha", None), ("cb_dro_tau", None),
-        ("cb_dro_wmax", None))},
+        ("cb_dro_wmax", None), ("lda_alpha", "lda_alpha"), ("lda_rho", "lda_rho"),
+        ("lda_D", None), ("lda_epsilon", None))},
     **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"),
                                 ("explore", None), ("mwt", "multiworld_test"),
                                 ("search_task", "search_task"))},
     "search": ("search", int), "search_options": (None, dict), "search_run": (None, dict),
+    "lda": ("lda", int), "lda_minibatch": (None, int), "lda_math_mode": (None, int),
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
 ``reductions.Multiline``), each with the VW option it stands for in

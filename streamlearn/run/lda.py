@@ -38,6 +38,7 @@ class State:
 
         self.k = k = int(ml.lda)
         self.bits = cfg.bits
+        _bounded(cfg.bits, k)
         self.batch = int(ml.lda_minibatch)
         t0 = float(cfg.initial_t or 0.0)
         self.table = table if table is not None else lda.fresh_table(cfg.bits, k, ml.lda_D, t0)
@@ -118,6 +119,16 @@ class State:
                    int(self.state[lda.S_DECAYS]))  # fmt: skip
 
 
+def _bounded(bits: int, k: int, origin: str = "") -> None:
+    """Refuse (exit 8, before it is allocated) a table that passes the memory available: 2^b
+    rows of 2K + 1 floats rounded up to a power of 2 (twice: a model read builds one)."""
+    from streamlearn.learners import lda
+    from streamlearn.system.memory import refuse_above
+
+    refuse_above((1 << bits) * (4 << lda.stride_shift(k)) * 2, f"{origin}--lda {k} with -b {bits}",
+                 "lower -b or --lda")  # fmt: skip
+
+
 class Pending:
     """The documents read but not learned yet (a minibatch fills across blocks), with what
     VW prints of them."""
@@ -149,7 +160,8 @@ class Pending:
         self.nnz += int(lens.sum())
         self.n += rows.shape[0]
         rl = rows.tolist()
-        self.tags += [_tag(b, r).decode(errors="replace") for r in rl] if tags else [""] * len(rl)
+        self.tags += ([_tag(b, r)[1:].decode(errors="replace") for r in rl] if tags
+                      else [""] * len(rl))  # fmt: skip
         self.lines += [_line(b, r) for r in rl] if audit else [None] * len(rl)
 
     def take(self, m: int) -> tuple:
@@ -186,8 +198,11 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.run.mlsummary import summary_lines, write_text
 
     _refuse(outputs)
+    table = None
+    if inputs.initial_model:  # (its -b, unless the command line gives one: then the same)
+        table, bits = read_model(inputs.initial_model, ml, learn.get("bits"))
+        learn = {**learn, "bits": bits}
     cfg = config_of(learn)
-    table = read_model(inputs.initial_model, ml, cfg.bits) if inputs.initial_model else None
     st = State(ml, cfg, table)
     quiet = getattr(outputs, "vw_quiet", False)
     say = console.say if not quiet else (lambda *a: None)
@@ -299,7 +314,7 @@ class _Loop:
 
     def feed(self, b, npass: int) -> None:  # noqa: ANN001
         rows = np.flatnonzero(b.status == 0)
-        self.pending.add(b, rows, self.mask, self.tags, self.audit)
+        self.pending.add(b, rows, self.mask, self.tags or self.audit, self.audit)
         full = (self.pending.n // self.st.batch) * self.st.batch
         if full:
             self._learn(full, npass, whole=True)
@@ -451,9 +466,10 @@ def readable(st: State, ml, cfg, outputs) -> str:  # noqa: ANN001
     return "".join(head.parts) + "".join(body)
 
 
-def read_model(path: str, ml, bits: int) -> np.ndarray:  # noqa: ANN001
+def read_model(path: str, ml, bits: int | None) -> tuple[np.ndarray, int]:  # noqa: ANN001
     """``-i``: the λ of VW's LDA model at ``path`` in a fresh table (the rows it lacks
-    drawn as VW's set-up draws them)."""
+    drawn as VW's set-up draws them), and its ``-b`` (``bits``: the command line's, which
+    must be the model's)."""
     from streamlearn.io import vwmodel
     from streamlearn.learners import lda
 
@@ -465,9 +481,11 @@ def read_model(path: str, ml, bits: int) -> np.ndarray:  # noqa: ANN001
         raise ModelError(f"-i {path}: {e}") from None
     if h.lda != ml.lda:
         raise ModelError(f"-i {path}: a model of {h.lda} topics, not --lda {ml.lda}")
-    if h.bits != bits:
+    if bits is not None and h.bits != bits:
         raise ModelError(f"-i {path}: a model of -b {h.bits}, not -b {bits}")
+    bits = h.bits
     k = int(ml.lda)
+    _bounded(bits, k, f"-i {path}: ")
     table = lda.fresh_table(bits, k, ml.lda_D)
     size = 8 + 4 * k
     body = data[h.end :]
@@ -478,4 +496,4 @@ def read_model(path: str, ml, bits: int) -> np.ndarray:  # noqa: ANN001
     if n and int(rec["i"].max()) >= table.shape[0]:
         raise ModelError(f"-i {path}: a row beyond the table of -b {bits}")
     table[rec["i"].astype(np.int64), :k] = rec["w"]
-    return table
+    return table, bits
