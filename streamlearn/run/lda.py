@@ -268,18 +268,19 @@ def _refuse(outputs) -> None:  # noqa: ANN001
 
 
 def _blocks(sources, cfg, inputs, tee):  # noqa: ANN001, ANN202
-    """Each block of ``sources`` parsed (VW's text format; the label read and ignored)."""
+    """Each block of ``sources`` parsed (VW's text format; the label read and ignored), on
+    a thread of its own a few blocks ahead of the learning."""
     from streamlearn.io.example_cache import tee as tee_blocks
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.parse import FMT_VW, parse_block
     from streamlearn.io.reader import iter_blocks
+    from streamlearn.run.runner import prefetch
 
     inter = cfg.namespaces() or compile_interactions()
     blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
     if tee is not None:
         blocks = tee_blocks(blocks, tee)
-    for block in blocks:
-        yield parse_block(block, FMT_VW, cfg.bits, False, inter)
+    return prefetch(parse_block(block, FMT_VW, cfg.bits, False, inter) for block in blocks)
 
 
 def _bad(b, malformed: int, strict: bool, say) -> int:  # noqa: ANN001
@@ -332,12 +333,15 @@ class _Loop:
         finally:
             if not whole:
                 st.batch = saved
-        feats = np.diff(ptr)
-        held = self._held(m)
-        for r0 in range(0, m, st.batch if whole else m):
-            r1 = r0 + (st.batch if whole else m)
-            loss = -float(np.sum(scores[r0:r1][lengths[r0:r1] > 0], dtype=np.float64))
-            self._count(npass, loss, feats[r0:r1], held[r0:r1], whole)
+        feats = np.diff(ptr).tolist()
+        held = self._held(m).tolist()
+        # (VW's sum_loss -= score, a document at a time in double; none for a document of
+        # no integer length)
+        loss = np.where(lengths > 0, -scores.astype(np.float64), 0.0).tolist()
+        size = st.batch if whole else m
+        for r0 in range(0, m, size):
+            r1 = r0 + size
+            self._count(npass, loss[r0:r1], feats[r0:r1], held[r0:r1], whole)
             if whole:
                 if self.tags:
                     self.preds.extend(_pred_line(gammas[r], tags[r]) for r in range(r0, r1))
@@ -350,27 +354,30 @@ class _Loop:
         self.seen += m
         return flags if flags is not None else np.zeros(m, dtype=bool)
 
-    def _count(self, npass: int, loss: float, feats: np.ndarray, held: np.ndarray,
+    def _count(self, npass: int, loss: list[float], feats: list[int], held: list[bool],
                show: bool) -> None:  # fmt: skip
-        """VW's ``sum_loss -= score`` then ``update_stats_lda`` for a minibatch, and (a full
-        one) ``print_update_lda``."""
+        """VW's ``sum_loss -= score`` then ``update_stats_lda`` for a minibatch (its
+        documents' losses, features and holdout flags), and (a full one)
+        ``print_update_lda``."""
         p = self.progress
         if not p.started and not p.quiet:
             from streamlearn.run.mlconsole import TABLE_HEAD
 
             p.say(TABLE_HEAD)
         p.started = True
-        p.sum_loss += loss
-        p.since_loss += loss
-        n_ho = int(held.sum())
-        p.ho_w += n_ho
-        p.ho_since_w += n_ho
-        normal = ~held
-        p.wlab += float(normal.sum())
-        p.example_number += int(normal.sum())
-        p.total_features += int(feats[normal].sum())
+        for c in loss:
+            p.sum_loss += c
+            p.since_loss += c
+        for f, h in zip(feats, held, strict=True):
+            if h:
+                p.ho_w += 1
+                p.ho_since_w += 1
+            else:
+                p.wlab += 1.0
+                p.example_number += 1
+                p.total_features += f
         if show and not p.quiet and p.wlab + p.wunl >= p.dump:
-            p._row(npass, "none", "0", int(feats[0]))
+            p._row(npass, "none", "0", feats[0])
 
     def end_pass(self, npass: int) -> None:
         """VW's ``end_pass``: a partial minibatch learned and counted; a full one (learned
@@ -379,7 +386,7 @@ class _Loop:
             self._learn(self.pending.n, npass, whole=False)
         elif self.last is not None:
             feats, held = self.last
-            self._count(npass, 0.0, feats, held, False)
+            self._count(npass, [], feats, held, False)
         self.last = None
 
     def _auditor(self, ptr, slots, xs, lines, tags):  # noqa: ANN001, ANN202

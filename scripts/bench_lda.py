@@ -1,0 +1,83 @@
+#!/usr/bin/env python
+"""LDA beside VW: ``sl vw --lda K`` against ``vw`` (the ``vowpalwabbit`` package's command
+line) on the same document file, whole process each, best of ``--repeat`` interleaved pairs;
+the ratio and whether their average losses agree.
+
+The file (``--mb`` MB of documents, written once into ``bench-data/`` unless ``--data`` is
+given): word counts over a vocabulary of 20,000 words drawn from 50 hidden topics (Zipf
+within each), 20 to 200 distinct words a document, ``| id:count ...`` as VW's wiki files::
+
+    python scripts/bench_lda.py --mb 100               # the docs' figure
+    python scripts/bench_lda.py --mb 1 --repeat 3      # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write(path: Path, mb: float, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    vocab, topics = 20000, 50
+    ranks = 1.0 / np.arange(1, vocab + 1)
+    perms = [rng.permutation(vocab) for _ in range(topics)]
+    want = int(mb * 1e6)
+    size = 0
+    with open(path, "w") as f:
+        while size < want:
+            lines = []
+            for _ in range(200):
+                mix = rng.dirichlet(np.full(topics, 0.1))
+                n = int(rng.integers(20, 200))
+                picks = rng.choice(topics, size=n * 3, p=mix)
+                words = np.array([perms[t][min(int(rng.zipf(1.3)) - 1, vocab - 1)]
+                                  for t in picks])  # fmt: skip
+                ids, counts = np.unique(words, return_counts=True)
+                lines.append("| " + " ".join(f"{i}:{c}" for i, c in zip(ids, counts)) + "\n")
+            text = "".join(lines)
+            f.write(text)
+            size += len(text)
+
+
+def run(cmd: list[str]) -> tuple[float, str]:
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    loss = next((ln for ln in r.stderr.splitlines() if ln.startswith("average loss")), "?")
+    return time.perf_counter() - t, loss
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=float, default=100.0)
+    ap.add_argument("--data", type=Path)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--args", default="--lda 20 --lda_D 100000 --minibatch 256 -b 16")
+    a = ap.parse_args()
+    data = a.data or ROOT / "bench-data" / f"lda-{a.mb:g}mb.vw"
+    if not data.exists():
+        data.parent.mkdir(parents=True, exist_ok=True)
+        write(data, a.mb)
+    extra = a.args.split()
+    sl = [sys.executable, "-m", "streamlearn", "vw", "-d", str(data), *extra]
+    vw = [sys.executable, "-m", "vowpalwabbit", "-d", str(data), *extra]
+    best_sl = best_vw = float("inf")
+    for _ in range(a.repeat):
+        t_sl, loss_sl = run(sl)
+        t_vw, loss_vw = run(vw)
+        best_sl, best_vw = min(best_sl, t_sl), min(best_vw, t_vw)
+    size = data.stat().st_size / 1e6
+    print(f"{data.name} ({size:.1f} MB), {' '.join(extra)}")
+    print(f"sl vw {best_sl:.2f} s   vw {best_vw:.2f} s   sl/vw {best_sl / best_vw:.2f}")
+    print(f"sl: {loss_sl}   vw: {loss_vw}   {'equal' if loss_sl == loss_vw else 'DIFFERENT'}")
+
+
+if __name__ == "__main__":
+    main()
