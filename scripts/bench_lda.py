@@ -14,20 +14,20 @@ within each), 20 to 200 distinct words a document, ``| id:count ...`` as VW's wi
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_pair import compare  # noqa: E402 - beside this script
 
 
 def write(path: Path, mb: float, seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     vocab, topics = 20000, 50
-    ranks = 1.0 / np.arange(1, vocab + 1)
     perms = [rng.permutation(vocab) for _ in range(topics)]
     want = int(mb * 1e6)
     size = 0
@@ -41,17 +41,11 @@ def write(path: Path, mb: float, seed: int = 0) -> None:
                 words = np.array([perms[t][min(int(rng.zipf(1.3)) - 1, vocab - 1)]
                                   for t in picks])  # fmt: skip
                 ids, counts = np.unique(words, return_counts=True)
-                lines.append("| " + " ".join(f"{i}:{c}" for i, c in zip(ids, counts)) + "\n")
+                pairs = zip(ids, counts, strict=True)
+                lines.append("| " + " ".join(f"{i}:{c}" for i, c in pairs) + "\n")
             text = "".join(lines)
             f.write(text)
             size += len(text)
-
-
-def run(cmd: list[str]) -> tuple[float, str]:
-    t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    loss = next((ln for ln in r.stderr.splitlines() if ln.startswith("average loss")), "?")
-    return time.perf_counter() - t, loss
 
 
 def main() -> None:
@@ -65,19 +59,7 @@ def main() -> None:
     if not data.exists():
         data.parent.mkdir(parents=True, exist_ok=True)
         write(data, a.mb)
-    extra = a.args.split()
-    sl = [sys.executable, "-m", "streamlearn", "vw", "-d", str(data), *extra]
-    vw = [sys.executable, "-m", "vowpalwabbit", "-d", str(data), *extra]
-    best_sl = best_vw = float("inf")
-    for _ in range(a.repeat):
-        t_sl, loss_sl = run(sl)
-        t_vw, loss_vw = run(vw)
-        best_sl, best_vw = min(best_sl, t_sl), min(best_vw, t_vw)
-    size = data.stat().st_size / 1e6
-    print(f"{data.name} ({size:.1f} MB), {' '.join(extra)}")
-    print(f"sl vw {best_sl:.2f} s   vw {best_vw:.2f} s   sl/vw {best_sl / best_vw:.2f}")
-    print(f"sl: {loss_sl}   vw: {loss_vw}   {'equal' if loss_sl == loss_vw else 'DIFFERENT'}")
-
+    compare(data, a.args.split(), a.repeat)
 
 if __name__ == "__main__":
     main()

@@ -78,9 +78,8 @@ MODEL_OPTIONS: dict[str, bool] = {
     **_table("search search_task search_interpolation search_neighbor_features search_order "
              "search_history_length search_max_bias_ngram_length search_max_quad_ngram_length "
              "search_condition_feature_value search_trained_nb_policies search_total_nb_policies "
-             "relation_cost entity_cost relation_none_cost skip_cost", True),
+             "relation_cost entity_cost relation_none_cost skip_cost lda lda_alpha lda_rho", True),
     **_table("constraints", False),
-    **_table("lda lda_alpha lda_rho", True),
     # the single-line reductions that own their options: kept as their words (config.stack)
     **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
@@ -282,7 +281,8 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("mwt_exclude", None))},
     **{f: (o, int) for f, o in (
         ("actions", "cb"), ("tau", "first"), ("bag", "bag"), ("cover", "cover"), ("rnd", "rnd"),
-        ("synthcoversize", "synthcoversize"), ("cbify", "cbify"), ("mwt_learn", None))},
+        ("synthcoversize", "synthcoversize"), ("cbify", "cbify"), ("mwt_learn", None),
+        ("lda", "lda"), ("lda_minibatch", None), ("lda_math_mode", None))},
     **{f: (o, float) for f, o in (
         ("clip_p", "clip_p"), ("lam", "lambda"), ("psi", "psi"), ("rnd_alpha", "rnd_alpha"),
         ("rnd_invlambda", "rnd_invlambda"), ("synthcoverpsi", "synthcoverpsi"),
@@ -293,17 +293,14 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("target_rate", "target_rate"), ("cb_dro_alpha", None), ("cb_dro_tau", None),
         ("cb_dro_wmax", None), ("lda_alpha", "lda_alpha"), ("lda_rho", "lda_rho"),
         ("lda_D", None), ("lda_epsilon", None))},
-    **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"),
-                                ("explore", None), ("mwt", "multiworld_test"),
-                                ("search_task", "search_task"))},
+    **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"), ("explore", None),
+                                ("mwt", "multiworld_test"), ("search_task", "search_task"))},
     "search": ("search", int), "search_options": (None, dict), "search_run": (None, dict),
-    "lda": ("lda", int), "lda_minibatch": (None, int), "lda_math_mode": (None, int),
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
-``reductions.Multiline``), each with the VW option it stands for in
-:data:`MODEL_OPTIONS` (None: sl's own word for which reduction or explorer, or an option
-of sl's that writes nothing) and its type; the optional floats may be None.  An sl model
-holding anything else is refused, as a VW model's options are."""
+``reductions.Multiline``), each with the VW option it stands for in :data:`MODEL_OPTIONS`
+(None: sl's own word for which reduction or explorer, or an option of sl's that writes
+nothing) and its type; the optional floats may be None.  Anything else is refused."""
 
 
 def check_sl_multiline(ml: object) -> None:

@@ -84,6 +84,18 @@ def run_module(prog: list[str], args: list[str], cwd,  # noqa: ANN001
     return r
 
 
+def scored_both_ways(data: str, cwd) -> dict:  # noqa: ANN001
+    """``-t -p`` of ``vw.m`` and ``sl.m`` in ``cwd`` by VW and by ``sl vw``: each of the four
+    predictions' text, by (program, model)."""
+    out = {}
+    for prog, name in ((VW_MODULE, "vw"), (SL_VW, "sl")):
+        for model in ("vw", "sl"):
+            run_module(prog, ["-d", data, "-t", "-i", f"{model}.m", "-p", f"{name}-{model}.p"],
+                       cwd)  # fmt: skip
+            out[name, model] = (Path(cwd) / f"{name}-{model}.p").read_text()
+    return out
+
+
 def leftovers(tmp_path: Path) -> list[str]:
     """Temporary files and caches an ``sl`` run left in ``tmp_path`` or its TMPDIR."""
     out = [p.name for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]

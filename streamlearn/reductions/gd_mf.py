@@ -21,6 +21,7 @@ from streamlearn.reductions.classes import FIELDS
 from streamlearn.reductions.singleline import configured
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption, count
+from streamlearn.system.libm import powf
 
 NAME = "rank"
 """Its name in VW's ``Enabled learners`` line, where the base learner's would be."""
@@ -138,7 +139,7 @@ class Entry:
             ns = np.full(indices.shape[0], 32, dtype=np.uint8)
         f32 = np.float32
         # VW's rate at set-up: η·t0^p (float32), then --decay_learning_rate's passes
-        eta = f32(f32(params[P_ETA0]) * f32(np.power(f32(self.t0), f32(params[P_POWER_T]))))
+        eta = f32(f32(params[P_ETA0]) * powf(self.t0, params[P_POWER_T]))
         conf = np.array([self.t0, float(eta)])
         gd_mf.train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
                           weights, bases, status, stats, rows, preds, ns, self.pairs, conf,

@@ -59,6 +59,7 @@ from streamlearn.reductions.search_draws import (
     score_text,
     short,
 )
+from streamlearn.system.libm import powf
 
 FLT_MAX = float(F32(3.4028234663852886e38))
 QUADRATIC_CONSTANT = 27942141
@@ -377,7 +378,7 @@ class Search:
                 r = F32(r - self.beta)
                 while r > F32(0.0) and pid < valid - 1:
                     pid += 1
-                    r = F32(r - F32(self.beta * F32(np.power(F32(1.0) - self.beta, F32(pid)))))
+                    r = F32(r - F32(self.beta * powf(F32(1.0) - self.beta, pid)))
         if allow_optimal and pid == valid - 1:
             return -1
         return cur - pid

@@ -148,8 +148,6 @@ class Pending:
     def add(self, b, rows: np.ndarray, mask: int, tags: bool, audit: bool) -> None:  # noqa: ANN001 - an io.batch.Batch
         """The usable ``rows`` of parsed block ``b`` (their slots masked to the table;
         ``tags``: their tags kept, for ``-p``; ``audit``: their lines, for ``--audit``)."""
-        from streamlearn.run.vwaudit import _tag
-
         lo, hi = b.indptr[rows].astype(np.int64), b.indptr[rows + 1].astype(np.int64)
         lens = hi - lo
         at = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(
@@ -160,8 +158,9 @@ class Pending:
         self.nnz += int(lens.sum())
         self.n += rows.shape[0]
         rl = rows.tolist()
-        self.tags += ([_tag(b, r)[1:].decode(errors="replace") for r in rl] if tags
-                      else [""] * len(rl))  # fmt: skip
+        data = b.block.data
+        self.tags += ([data[b.tag_start[r] : b.tag_end[r]].tobytes().decode(errors="replace")
+                       for r in rl] if tags else [""] * len(rl))  # fmt: skip
         self.lines += [_line(b, r) for r in rl] if audit else [None] * len(rl)
 
     def take(self, m: int) -> tuple:
@@ -224,19 +223,22 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     loop = _Loop(st, progress, holdout_on, int(cfg.effective_holdout or 0),
                  bool(getattr(outputs, "audit", False)), bool(outputs.predictions))  # fmt: skip
     again = None
+    kept: list | None = [] if npasses > 1 and cache.path is None and not cache.sealed else None
     used = 0
     for npass in range(npasses):
         used = npass + 1
-        srcs = sources if npass == 0 or again is None else again
         loop.begin_pass(npass)
-        for b in _blocks(srcs, cfg, inputs, cache.tee if npass == 0 else None):
-            loop.malformed = _bad(b, loop.malformed, inputs.strict, say)
-            loop.feed(b, npass)
         if npass == 0:
+            for b in _blocks(sources, cfg, inputs, cache.tee):
+                loop.malformed = _bad(b, loop.malformed, inputs.strict, say)
+                loop.feed(b, npass)
+                if kept is not None:  # (no cache: later passes replay the parsed blocks)
+                    kept.append(b)
             again = cache.seal() if npasses > 1 else None
-            if again is None and npasses > 1:
-                again = [s for s in sources]
-        loop.end_pass(npass)
+        else:
+            for b in kept if kept is not None else _blocks(again, cfg, inputs, None):
+                loop.feed(b, npass)
+        loop.end_pass(npass)  # (VW's LDA never summarizes its holdout: no early stop)
     st.settle()
     if not progress.example_number and not progress.ho_w and not inputs.allow_empty:
         from streamlearn.errors import NoExamples
@@ -245,7 +247,10 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     if outputs.predictions:
         write_text(outputs.predictions, "".join(loop.preds))
     summary = {"examples": progress.example_number, "per_pass": progress.example_number,
-               "passes": used, "best_holdout": None,
+               "passes": used,
+               # (VW's best holdout loss starts at 0, set to FLT_MAX by gd and the others, never
+               # by LDA: it is 0)
+               "best_holdout": 0.0 if holdout_on else None,
                "loss": progress.sum_loss / progress.wlab if progress.wlab else None,
                "malformed": loop.malformed}  # fmt: skip
     from streamlearn.learners import cb_adf

@@ -21,6 +21,7 @@ import numpy as np
 from streamlearn.learners.stacked import without_gd
 from streamlearn.run.classes import vw_name, vw_types
 from streamlearn.run.vwformat import general
+from streamlearn.system.libm import powf
 
 F32 = np.float32
 
@@ -248,7 +249,7 @@ def _eta(c) -> float:
     by t0^power_t (float32); a base learner VW sets up instead of gd does not."""
     eta = F32(c.learning_rate)
     if c.algo == "gd" and not (c.adaptive or c.normalized) and not without_gd(c.stack):
-        eta = F32(eta * F32(np.power(F32(start_t(c)), F32(c.power_t))))
+        eta = F32(eta * powf(start_t(c), c.power_t))
     return float(eta)
 
 

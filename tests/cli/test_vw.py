@@ -50,7 +50,7 @@ def test_vws_grammar():
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--lda", "5"], "--lda is not supported by sl"),
+        (["--ect", "5"], "--ect is not supported by sl"),
         (["--spelling", "a"], "--spelling is not supported"),
         (["--stage_poly"], "--stage_poly is not supported by sl (nearest in sl: none"),
         (["--warm_cb", "3"], "--warm_cb is not supported by sl (nearest in sl: none)"),

@@ -207,6 +207,7 @@ VW_CASES = [
     ["--lda", "12", "-b", "11", "--math-mode", "2", "--minibatch", "3"],
     ["--lda", "5", "-b", "10", "-c", "-k", "--passes", "3", "--holdout_off"],
     ["--lda", "6", "-b", "10", "-l", "0.8", "--power_t", "0.3", "--lda_epsilon", "0.01"],
+    ["--lda", "4", "-b", "10", "-c", "-k", "--passes", "4"],  # (a holdout: VW's 0 h)
 ]
 
 
@@ -226,6 +227,18 @@ def test_sl_vw_gives_vw_s_numbers(tmp_path, args, fractional):
     (vo, vrows), (so, srows) = _rows(tmp_path / "vw.m", k), _rows(tmp_path / "sl.m", k)
     assert so == vo
     assert np.array_equal(srows, vrows)
+
+
+def test_passes_over_a_pipe_replay_the_documents(tmp_path):
+    """Without a cache, later passes replay the parsed documents (a pipe is read once): the
+    same numbers as passes over the cache."""
+    data = _corpus(tmp_path, 9)
+    args = ["--lda", "3", "-b", "9", "--passes", "3", "--holdout_off"]
+    piped = unix.sl(["vw", *args, "-f", "a.vw"], tmp_path, capture_output=True, text=True,
+                    input=(tmp_path / data).read_text())  # fmt: skip
+    assert piped.returncode == 0, piped.stderr
+    unix.run_module(SL_VW, ["-d", data, *args, "-c", "-k", "-f", "b.vw"], tmp_path)
+    assert (tmp_path / "a.vw").read_bytes() == (tmp_path / "b.vw").read_bytes()
 
 
 def test_the_accurate_math_mode_is_within_vw_s_rounding(tmp_path):
@@ -263,13 +276,8 @@ def test_models_move_both_ways(tmp_path):
     unix.run_module(VW_MODULE, ["-d", data, "-i", "vw.m", "-f", "vw2.m"], tmp_path)
     unix.run_module(SL_VW, ["-d", data, "-i", "vw.m", "-f", "sl2.m"], tmp_path)
     assert np.array_equal(_rows(tmp_path / "sl2.m", 4)[1], _rows(tmp_path / "vw2.m", 4)[1])
-    out = {}
-    for prog, name in ((VW_MODULE, "vw"), (SL_VW, "sl")):
-        for model in ("vw", "sl"):
-            unix.run_module(prog, ["-d", data, "-t", "-i", f"{model}.m", "-p",
-                                   f"{name}-{model}.p"], tmp_path)  # fmt: skip
-            out[name, model] = (tmp_path / f"{name}-{model}.p").read_text()
-    assert len(set(out.values())) == 1
+    out = unix.scored_both_ways(data, tmp_path)
+    assert len(set(out.values())) == 1, out
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -237,12 +237,7 @@ def test_models_move_both_ways(tmp_path, args):
     train = ["-d", data, "--search", "5", *args, "-c", "-k", "--passes", "2"]
     unix.run_module(VW_MODULE, [*train, "-f", "vw.m"], tmp_path)
     unix.run_module(SL_VW, [*train, "-f", "sl.m"], tmp_path)
-    out = {}
-    for prog, name in ((VW_MODULE, "vw"), (SL_VW, "sl")):
-        for model in ("vw", "sl"):
-            unix.run_module(prog, ["-d", data, "-t", "-i", f"{model}.m", "-p",
-                                   f"{name}-{model}.p"], tmp_path)  # fmt: skip
-            out[name, model] = (tmp_path / f"{name}-{model}.p").read_text()
+    out = unix.scored_both_ways(data, tmp_path)
     assert len(set(out.values())) == 1, out
     text = {}
     for model in ("vw", "sl"):

@@ -15,6 +15,7 @@ import pytest
 from streamlearn.config import TrainConfig
 from streamlearn.learners import gd_mf
 from streamlearn.learners.losses import c_single
+from streamlearn.system.libm import powf
 from tests.reductions.test_lrq import _sl, _stderr, assert_models_move_both_ways, needs_vw
 
 F32 = np.float32
@@ -86,7 +87,7 @@ def _dense_run(w, examples, rank, pairs, eta, power_t, l2, t0=1.0):
         p = min(max(p, lo), hi)
         preds.append(p)
         fa = F32(a)
-        rate = F32(np.power(F32(F32(t0 + t) + fa), F32(power_t)))
+        rate = powf(F32(F32(t0 + t) + fa), power_t)
         eta_t = F32(F32(F32(eta) / rate) / F32(3)) * fa
         scale = F32(eta_t)
         if float(scale) < 1e-6:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from streamlearn.api import Console, Inputs
-from streamlearn.io.labels import LABEL_CB, LABEL_CS
+from streamlearn.io.labels import LABEL_CB, LABEL_CS, LABEL_SIMPLE
 from streamlearn.reductions import REDUCTIONS, Multiline, reduction_of
 from streamlearn.reductions.options import STACK
 
@@ -22,7 +22,7 @@ FIELDS = {f.name for f in dataclasses.fields(Multiline)}
 def test_every_entry_has_the_shape(name: str) -> None:
     red = REDUCTIONS[name]
     assert red.name == name
-    assert red.label_kind in (LABEL_CB, LABEL_CS)
+    assert red.label_kind in (LABEL_CB, LABEL_CS, LABEL_SIMPLE)  # (LDA's: no label)
     assert red.cb == (red.label_kind == LABEL_CB)
     assert {spec[0] for spec in red.options} <= FIELDS
     ml = Multiline(name, explore="greedy" if red.cb else "")
