@@ -27,6 +27,9 @@ import numpy as np
 from streamlearn.errors import ModelError, UsageError
 
 F32 = np.float32
+MOST_BATCHES = float(1 << 24)
+"""The most minibatches a run counts: a row keeps its last one as a float32 (VW's), exact
+below 2^24; the kernels index the decay levels by it."""
 
 
 class State:
@@ -39,8 +42,12 @@ class State:
         self.k = k = int(ml.lda)
         self.bits = cfg.bits
         _bounded(cfg.bits, k)
-        self.batch = int(ml.lda_minibatch)
         t0 = float(cfg.initial_t or 0.0)
+        if not 0.0 <= t0 < MOST_BATCHES:
+            raise UsageError(f"--initial_t {cfg.initial_t:g} with --lda: from 0 to "
+                             f"{MOST_BATCHES:.0f} minibatches (a row keeps its last minibatch "
+                             "as a float32)")  # fmt: skip
+        self.batch = int(ml.lda_minibatch)
         self.table = table if table is not None else lda.fresh_table(cfg.bits, k, ml.lda_D, t0)
         if table is not None:
             self.table[:, k] = F32(t0)
@@ -81,6 +88,10 @@ class State:
         n = indptr.shape[0] - 1
         nb = n // self.batch
         k = self.k
+        if float(self.state[lda.S_T]) + nb >= MOST_BATCHES:  # (the kernels index by it)
+            raise UsageError(f"--lda: more than {MOST_BATCHES:.0f} minibatches in one run "
+                             "(each row keeps its last one as a float32): raise --minibatch "
+                             "or continue the model in another run")  # fmt: skip
         if self.total is None and nb:
             self.total = lda.totals(self.table, k)
         self.room(nb)

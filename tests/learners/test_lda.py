@@ -208,6 +208,7 @@ VW_CASES = [
     ["--lda", "5", "-b", "10", "-c", "-k", "--passes", "3", "--holdout_off"],
     ["--lda", "6", "-b", "10", "-l", "0.8", "--power_t", "0.3", "--lda_epsilon", "0.01"],
     ["--lda", "4", "-b", "10", "-c", "-k", "--passes", "4"],  # (a holdout: VW's 0 h)
+    ["--lda", "3", "-b", "9", "--initial_t", "2"],
 ]
 
 
@@ -289,6 +290,7 @@ def test_models_move_both_ways(tmp_path):
     (["--lda", "3", "-q", "ab"], "base learner"),
     (["--lda", "3", "--invert_hash", "x.txt"], "--invert_hash with --lda"),
     (["--lda", "100000"], "at most"),
+    (["--lda", "3", "--initial_t", "1e9"], "from 0 to"),
 ])  # fmt: skip
 def test_refusals_are_one_line(tmp_path, args, said):
     (tmp_path / "d.txt").write_text("| a:1 b:2\n")
