@@ -13,7 +13,6 @@ within each), 20 to 200 distinct words a document, ``| id:count ...`` as VW's wi
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_pair import compare  # noqa: E402 - beside this script
+from bench_pair import main  # noqa: E402 - beside this script
 
 
 def write(path: Path, mb: float, seed: int = 0) -> None:
@@ -48,18 +47,5 @@ def write(path: Path, mb: float, seed: int = 0) -> None:
             size += len(text)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mb", type=float, default=100.0)
-    ap.add_argument("--data", type=Path)
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--args", default="--lda 20 --lda_D 100000 --minibatch 256 -b 16")
-    a = ap.parse_args()
-    data = a.data or ROOT / "bench-data" / f"lda-{a.mb:g}mb.vw"
-    if not data.exists():
-        data.parent.mkdir(parents=True, exist_ok=True)
-        write(data, a.mb)
-    compare(data, a.args.split(), a.repeat)
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, write, "lda", "--lda 20 --lda_D 100000 --minibatch 256 -b 16")

@@ -32,3 +32,23 @@ def compare(data: Path, extra: list[str], repeat: int) -> None:
     print(f"{data.name} ({size:.1f} MB), {' '.join(extra)}")
     print(f"sl vw {best_sl:.2f} s   vw {best_vw:.2f} s   sl/vw {best_sl / best_vw:.2f}")
     print(f"sl: {loss_sl}   vw: {loss_vw}   {'equal' if loss_sl == loss_vw else 'DIFFERENT'}")
+
+
+def main(doc: str, write, stem: str, default_args: str) -> None:  # noqa: ANN001
+    """A benchmark script's command line: ``--mb`` MB of data written once by ``write(path,
+    mb)`` into ``bench-data/STEM-<mb>mb.vw`` (or ``--data``), then :func:`compare` with
+    ``--args`` (``default_args``), best of ``--repeat``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--mb", type=float, default=100.0)
+    ap.add_argument("--data", type=Path)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--args", default=default_args)
+    a = ap.parse_args()
+    root = Path(__file__).resolve().parent.parent
+    data = a.data or root / "bench-data" / f"{stem}-{a.mb:g}mb.vw"
+    if not data.exists():
+        data.parent.mkdir(parents=True, exist_ok=True)
+        write(data, a.mb)
+    compare(data, a.args.split(), a.repeat)

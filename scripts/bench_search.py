@@ -14,7 +14,6 @@ its word six times in ten, sentences of 5 to 25 tokens, a blank line after each:
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_pair import compare  # noqa: E402 - beside this script
+from bench_pair import main  # noqa: E402 - beside this script
 
 
 def write(path: Path, mb: float, seed: int = 0) -> None:
@@ -43,18 +42,5 @@ def write(path: Path, mb: float, seed: int = 0) -> None:
             size += len(text)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mb", type=float, default=100.0)
-    ap.add_argument("--data", type=Path)
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--args", default="--search 10 --search_task sequence")
-    a = ap.parse_args()
-    data = a.data or ROOT / "bench-data" / f"search-{a.mb:g}mb.vw"
-    if not data.exists():
-        data.parent.mkdir(parents=True, exist_ok=True)
-        write(data, a.mb)
-    compare(data, a.args.split(), a.repeat)
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, write, "search", "--search 10 --search_task sequence")
