@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from streamlearn.errors import VWUsage
 from streamlearn.reductions.base import Reduction
-from streamlearn.reductions.vwoptions import Command, VWOption, count, integer, number
+from streamlearn.reductions.vwoptions import (
+    Command,
+    VWOption,
+    count,
+    integer,
+    number,
+    stack_field,
+)
 
 NAME = "lda"
 
@@ -44,13 +51,6 @@ def _lda(t: Command, name: str, value: str) -> None:
     ml["lda"] = k
 
 
-def _field(key: str, kind):  # noqa: ANN001, ANN202
-    def apply(t: Command, name: str, value: str) -> None:
-        t.multiline[key] = kind(name, value)
-
-    return apply
-
-
 def _math_mode(name: str, value: str) -> int:
     mode = integer(name, value)
     if mode not in (0, 1, 2):
@@ -64,16 +64,19 @@ def _minibatch(name: str, value: str) -> int:
 
 VW_OPTIONS = {
     "lda": VWOption(None, True, _lda),
-    "lda_alpha": VWOption(None, True, _field("lda_alpha", number)),
-    "lda_rho": VWOption(None, True, _field("lda_rho", number)),
-    "lda_D": VWOption(None, True, _field("lda_D", number)),
-    "lda_epsilon": VWOption(None, True, _field("lda_epsilon", number)),
-    "minibatch": VWOption(None, True, _field("lda_minibatch", _minibatch)),
-    "math_mode": VWOption(None, True, _field("lda_math_mode", _math_mode)),
+    "lda_alpha": VWOption(None, True, stack_field("lda_alpha", number)),
+    "lda_rho": VWOption(None, True, stack_field("lda_rho", number)),
+    "lda_D": VWOption(None, True, stack_field("lda_D", number)),
+    "lda_epsilon": VWOption(None, True, stack_field("lda_epsilon", number)),
+    "minibatch": VWOption(None, True, stack_field("lda_minibatch", _minibatch)),
+    "math_mode": VWOption(None, True, stack_field("lda_math_mode", _math_mode)),
 }
 """The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
 
-_OWN = ("lda_alpha", "lda_rho", "lda_D", "lda_epsilon", "lda_minibatch", "lda_math_mode")
+_OWN = {"lda_alpha": "--lda_alpha", "lda_rho": "--lda_rho", "lda_D": "--lda_D",
+        "lda_epsilon": "--lda_epsilon", "lda_minibatch": "--minibatch",
+        "lda_math_mode": "--math-mode"}  # fmt: skip
+"""LDA's own fields, by the option that sets each (VW knows them only with ``--lda``)."""
 
 
 def settle(t: Command) -> None:
@@ -81,11 +84,9 @@ def settle(t: Command) -> None:
     does not run with it is refused in one line."""
     ml = t.multiline
     if ml.get("reduction") != NAME:
-        given = [k for k in _OWN if k in ml]
+        given = [name for key, name in _OWN.items() if key in ml]
         if given:
-            name = "--minibatch" if given[0] == "lda_minibatch" else (
-                "--math-mode" if given[0] == "lda_math_mode" else f"--{given[0]}")  # fmt: skip
-            raise VWUsage(f"{name} is an option of --lda (VW: unrecognised without it)")
+            raise VWUsage(f"{given[0]} is an option of --lda (VW: unrecognised without it)")
         return
     learn = t.learn
     others = [k for k in ("oaa", "csoaa", "multilabel", "stack", "quadratic", "cubic",

@@ -307,14 +307,13 @@ def _lines(cfg, ml, inputs, parse_inter, tally: _Tally, say):  # noqa: ANN001, A
     """The data's batches of lines (:func:`run`, :func:`run_legacy`), their malformed lines
     reported; with each, its ``--cbify_cs`` labels (None without)."""
     from streamlearn.io.labels import LABEL_CS, read_labels
-    from streamlearn.io.parse import FMT_VW, describe_errors, parse_block
+    from streamlearn.io.parse import FMT_VW, parse_block
     from streamlearn.io.reader import iter_blocks
-    from streamlearn.run.mlpasses import report_bad
+    from streamlearn.run.mlpasses import report_block
 
     for block in iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes):
         b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
-        bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
-        tally.malformed = report_bad(bad, tally.malformed, inputs.strict, say)
+        tally.malformed = report_block(b, tally.malformed, inputs.strict, say)
         yield b, read_labels(b, LABEL_CS, parse_inter.vw_numbers) if ml.cbify_cs else None
 
 

@@ -431,8 +431,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     from streamlearn.io.examples import parse_options
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.labels import LABEL_CB
-    from streamlearn.io.parse import describe_errors
-    from streamlearn.run.mlpasses import report_bad
+    from streamlearn.run.mlpasses import report_block
 
     _refuse(ml, cfg, predictions)
     run = _Runner(ml, cfg, params, tables, step, gstate, stats, dr_prev, predictions)
@@ -449,8 +448,7 @@ def passes(ml, cfg, inputs, say, sources: list[str], cache, predictions: bool, p
     parse_inter = parse_options(cfg.namespaces() or compile_interactions(), LABEL_CB)
     counts = _Counts()
     for b, good in _batches(ml, cfg, inputs, sources, cache, parse_inter):
-        bad = describe_errors(b, limit=1 << 30) if (b.status != 0).any() else []
-        counts.malformed = report_bad(bad, counts.malformed, inputs.strict, say)
+        counts.malformed = report_block(b, counts.malformed, inputs.strict, say)
         if good:
             counts.count(run, len(good), run.block(b, good), progress)
     return counts.fitted(run, cfg, table, stats)

@@ -20,8 +20,6 @@ row's index (uint64) and its K λ (float32), every row; the readable model adds 
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from streamlearn.errors import ModelError, UsageError
@@ -79,15 +77,18 @@ class State:
             grown[: self.decay.shape[0]] = self.decay
             self.decay = grown
 
-    def learn(self, indptr, slots, xs, audit=None) -> tuple:  # noqa: ANN001
-        """The whole minibatches of rows ``indptr``: (γ per row, score per row, integer
-        length per row, whether each minibatch had a word).  ``audit(rows, gammas)``: called
-        after each minibatch's E step, before its update (VW's ``--audit``)."""
+    def learn(self, indptr, slots, xs, batch: int, audit=None) -> tuple:  # noqa: ANN001
+        """The whole minibatches of ``batch`` rows of ``indptr`` (``--minibatch``, or a pass's
+        partial one): (γ per row, score per row, integer length per row, whether each
+        minibatch had a word).  ``audit(rows, gammas)``: called after each minibatch's E
+        step, before its update (VW's ``--audit``)."""
         from streamlearn.learners import lda
 
         n = indptr.shape[0] - 1
-        nb = n // self.batch
+        nb = n // batch
         k = self.k
+        if self.v.shape[0] < batch * k:
+            self.v = np.zeros(batch * k, dtype=F32)
         if float(self.state[lda.S_T]) + nb >= MOST_BATCHES:  # (the kernels index by it)
             raise UsageError(f"--lda: more than {MOST_BATCHES:.0f} minibatches in one run "
                              "(each row keeps its last one as a float32): raise --minibatch "
@@ -106,10 +107,10 @@ class State:
         if audit is None:
             lda.learn_block(*args, indptr, slots, xs, order, doc, self.stack, self.v, gammas,
                             scores, lengths, done, self.scratch, self.fb, self.ib,
-                            self.batch)  # fmt: skip
+                            batch)  # fmt: skip
             return gammas, scores, lengths, done
         for m in range(nb):
-            r0, r1 = m * self.batch, (m + 1) * self.batch
+            r0, r1 = m * batch, (m + 1) * batch
             a, b = int(indptr[r0]), int(indptr[r1])
             ptr = indptr[r0 : r1 + 1] - a
             o, d = order[: b - a], doc[: b - a]
@@ -172,7 +173,12 @@ class Pending:
         data = b.block.data
         self.tags += ([data[b.tag_start[r] : b.tag_end[r]].tobytes().decode(errors="replace")
                        for r in rl] if tags else [""] * len(rl))  # fmt: skip
-        self.lines += [_line(b, r) for r in rl] if audit else [None] * len(rl)
+        if audit:  # (the block split once, as the other audits read it; VW drops one \r)
+            text = data.tobytes().split(b"\n")
+            first = b.block.first_line
+            self.lines += [text[int(b.line[r]) - first].rstrip(b"\r") for r in rl]
+        else:
+            self.lines += [None] * len(rl)
 
     def take(self, m: int) -> tuple:
         """The first ``m`` documents (CSR, tags, lines), the rest kept."""
@@ -190,21 +196,11 @@ class Pending:
         return out
 
 
-def _line(b, r: int) -> bytes:  # noqa: ANN001
-    data = b.block.data
-    start = int(b.line_start[r]) if b.line_start is not None else 0
-    end = start
-    n = data.shape[0]
-    while end < n and data[end] != 10:
-        end += 1
-    return data[start:end].tobytes()
-
-
 def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     """Train (or with ``-t`` score) ``--lda K`` over ``inputs.sources``; the summary."""
     from streamlearn.reductions.options import config_of
     from streamlearn.run import mlconsole
-    from streamlearn.run.mlpasses import sources_of
+    from streamlearn.run.mlpasses import report_block, sources_of
     from streamlearn.run.mlsummary import summary_lines, write_text
 
     _refuse(outputs)
@@ -219,19 +215,12 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     npasses = max(1, cfg.passes)
     holdout_on = bool(cfg.effective_holdout) and npasses > 1
     sources, cache = sources_of(inputs, say, None)
+    step = getattr(console, "progress", 0.0)
     if getattr(outputs, "vw_format", False) and not quiet:
-        from streamlearn.io.example_cache import is_cache
-        from streamlearn.run.vwconsole import say_notes
-
-        say_notes(cfg, outputs)
-        shown = None
-        if inputs.cache:
-            shown = (inputs.cache, os.path.exists(inputs.cache) and not inputs.rebuild_cache
-                     and is_cache(inputs.cache))  # fmt: skip
-        say(mlconsole.header(ml, cfg, inputs, outputs, shown, list(inputs.sources or ["-"])))
-    progress = mlconsole.Progress(say, holdout_on, quiet=quiet,
-                                  step=getattr(console, "progress", 0.0))  # fmt: skip
-    loop = _Loop(st, progress, holdout_on, int(cfg.effective_holdout or 0),
+        progress = mlconsole.vw_header(ml, cfg, inputs, outputs, say, step=step)
+    else:  # (VW's counters, for the summary and the model)
+        progress = mlconsole.Progress(say, holdout_on, quiet=quiet, step=step)
+    loop = _Loop(st, progress, int(cfg.effective_holdout or 0) if holdout_on else 0,
                  bool(getattr(outputs, "audit", False)), bool(outputs.predictions))  # fmt: skip
     again = None
     kept: list | None = [] if npasses > 1 and cache.path is None and not cache.sealed else None
@@ -241,7 +230,7 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         loop.begin_pass(npass)
         if npass == 0:
             for b in _blocks(sources, cfg, inputs, cache.tee):
-                loop.malformed = _bad(b, loop.malformed, inputs.strict, say)
+                loop.malformed = report_block(b, loop.malformed, inputs.strict, say)
                 loop.feed(b, npass)
                 if kept is not None:  # (no cache: later passes replay the parsed blocks)
                     kept.append(b)
@@ -299,25 +288,15 @@ def _blocks(sources, cfg, inputs, tee):  # noqa: ANN001, ANN202
     return prefetch(parse_block(block, FMT_VW, cfg.bits, False, inter) for block in blocks)
 
 
-def _bad(b, malformed: int, strict: bool, say) -> int:  # noqa: ANN001
-    from streamlearn.io.parse import describe_errors
-    from streamlearn.run.mlpasses import report_bad
-
-    if not (b.status != 0).any():
-        return malformed
-    return report_bad(describe_errors(b, limit=1 << 30), malformed, strict, say)
-
-
 class _Loop:
     """VW's LDA loop over the parsed blocks of a run: minibatches learned, counted and
     printed as VW's ``learn``, ``update_stats_lda``, ``print_update_lda`` and ``end_pass``."""
 
-    def __init__(self, st: State, progress, holdout_on: bool, period: int, audit: bool,
-                 tags: bool) -> None:  # noqa: ANN001  # fmt: skip
+    def __init__(self, st: State, progress, period: int, audit: bool, tags: bool) -> None:  # noqa: ANN001
         self.st = st
-        self.tags = tags  # (-p: the documents' tags and lines kept)
+        self.tags = tags  # (-p: the documents' tags kept)
         self.progress = progress
-        self.period = period if holdout_on else 0
+        self.period = period  # (every period-th document of a pass held out; 0: none)
         self.audit = audit
         self.mask = (1 << st.bits) - 1
         self.pending = Pending()
@@ -339,22 +318,14 @@ class _Loop:
     def _learn(self, m: int, npass: int, whole: bool) -> None:
         ptr, slots, xs, tags, lines = self.pending.take(m)
         st = self.st
-        if not whole:  # (a partial minibatch at a pass's end: learned as one)
-            saved = st.batch
-            st.batch = m
-            st.v = np.zeros(m * st.k, dtype=F32) if st.v.shape[0] < m * st.k else st.v
+        size = st.batch if whole else m  # (a partial minibatch at a pass's end: learned as one)
         audit = self._auditor(ptr, slots, xs, lines, tags) if self.audit else None
-        try:
-            gammas, scores, lengths, _ = st.learn(ptr, slots, xs, audit)
-        finally:
-            if not whole:
-                st.batch = saved
+        gammas, scores, lengths, _ = st.learn(ptr, slots, xs, size, audit)
         feats = np.diff(ptr).tolist()
         held = self._held(m).tolist()
         # (VW's sum_loss -= score, a document at a time in double; none for a document of
         # no integer length)
         loss = np.where(lengths > 0, -scores.astype(np.float64), 0.0).tolist()
-        size = st.batch if whole else m
         for r0 in range(0, m, size):
             r1 = r0 + size
             self._count(npass, loss[r0:r1], feats[r0:r1], held[r0:r1], whole)

@@ -77,6 +77,27 @@ def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
     return "\n".join(lines)
 
 
+def vw_header(ml, cfg, inputs, outputs, say, model_t: float | None = None,
+              step: float = 0.0) -> Progress:  # noqa: ANN001  # fmt: skip
+    """Say VW's header of a multiline run of configuration ``cfg`` (its notes, then
+    :func:`header`, the cache as ``-c`` finds it; ``model_t``: the t of VW's model
+    continued); the progress table to fill (``step``: ``-P``'s)."""
+    import os
+
+    from streamlearn.io.example_cache import is_cache
+    from streamlearn.run import vwconsole
+
+    vwconsole.say_notes(cfg, outputs)
+    cache = None
+    if inputs.cache:
+        reused = (os.path.exists(inputs.cache) and not inputs.rebuild_cache
+                  and is_cache(inputs.cache))  # fmt: skip
+        cache = (inputs.cache, reused)
+    say(header(ml, cfg, inputs, outputs, cache, list(inputs.sources or ["-"]), model_t))
+    holdout_on = bool(cfg.effective_holdout) and max(1, cfg.passes) > 1
+    return Progress(say, holdout_on, step=step)
+
+
 TABLE_HEAD = (
     "average  since         example        example        current        current  current\n"
     "loss     last          counter         weight          label        predict features"

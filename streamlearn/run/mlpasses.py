@@ -199,6 +199,16 @@ def report_bad(messages: list[str], malformed: int, strict: bool, say) -> int:  
     return malformed
 
 
+def report_block(b, malformed: int, strict: bool, say) -> int:  # noqa: ANN001 - an io.batch.Batch
+    """:func:`report_bad` of parsed block ``b``'s malformed lines (each named with its file
+    and line); the run's count of them."""
+    if not (b.status != 0).any():
+        return malformed
+    from streamlearn.io.parse import describe_errors
+
+    return report_bad(describe_errors(b, limit=1 << 30), malformed, strict, say)
+
+
 def cover_cb_type(ml: Multiline, say) -> None:  # noqa: ANN001
     """The cost types VW 9.11.9 takes with the explorer: ``--cover`` ips, dr, mtr;
     ``--regcb`` and ``--squarecb`` only mtr."""

@@ -12,10 +12,7 @@ reduction's learner and outputs (:mod:`streamlearn.reductions`), the model files
 
 from __future__ import annotations
 
-import os
-
 from streamlearn.errors import NoExamples, UsageError
-from streamlearn.io.example_cache import is_cache
 from streamlearn.learners import cb_adf, csoaa_ldf
 from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.options import config_of
@@ -44,10 +41,16 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     # the single-line runs' rules (run/train.py): unreadable inputs and outputs that would
     # destroy an input, the initial model or another output refused before any work
     check(inputs, outputs, int(learn.get("passes") or 1))
+    # a model continued in place is locked from reading -i to writing -f (the loops of
+    # their own too: LDA's, --cbify's)
+    first = inputs.initial_model
+    in_place = outputs.final_model if (
+        first and outputs.final_model and same_file(outputs.final_model, first)) else None
     if ml.reduction == "lda":  # (a loop of its own: documents go by minibatches)
         from streamlearn.run import lda
 
-        return lda.run(learn, ml, inputs, outputs, console)
+        with model_lock(first, in_place, outputs.lock_timeout, console.say):
+            return lda.run(learn, ml, inputs, outputs, console)
     from streamlearn.run import mloutputs
 
     mloutputs.refuse(ml, outputs, inputs, learn)  # (exit 2: an output not written yet)
@@ -55,7 +58,8 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
         from streamlearn.run import cbify
 
         play = cbify.run_legacy if ml.legacy else cbify.run_ldf if ml.cbify_ldf else cbify.run
-        summary = play(learn, ml, inputs, outputs, console)
+        with model_lock(first, in_place, outputs.lock_timeout, console.say):
+            summary = play(learn, ml, inputs, outputs, console)
         if getattr(outputs, "report", None):
             from streamlearn.run.report import write_json
 
@@ -66,17 +70,15 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
 
         cblegacy.check(ml)
     _check_base(learn, ml)
-    # a model continued in place is locked from reading -i to writing -f
-    first = inputs.initial_model
-    in_place = outputs.final_model if (
-        first and outputs.final_model and same_file(outputs.final_model, first)) else None
     with model_lock(first, in_place, outputs.lock_timeout, console.say):
         # a VW model is read before the header, which says its t (VW's "initial_t")
         begun = start(first, ml, learn) if first else None
         progress = None  # (VW's table: not made under --quiet, where nothing shows it)
         if getattr(outputs, "vw_format", False) and not getattr(outputs, "vw_quiet", False):
-            progress = _vw_header(learn, ml, inputs, outputs, say, begun[5] if begun else None,
-                                  console.progress)  # fmt: skip
+            from streamlearn.run.mlconsole import vw_header
+
+            progress = vw_header(ml, config_of(learn, bases=True), inputs, outputs, say,
+                                 begun[5] if begun else None, console.progress)  # fmt: skip
         elif getattr(outputs, "vw_quiet", False):
             progress = mloutputs.quiet_progress(outputs)  # (VW's counters a readable model says)
         # the off-policy estimates cost a fifth of the learner's time: made when shown
@@ -156,25 +158,6 @@ def _check_base(learn: dict, ml: Multiline) -> None:
     if what:
         raise UsageError(f"--{algo} under {what}: not supported yet (sl runs these on gd, "
                          "VW's default learner)")  # fmt: skip
-
-
-def _vw_header(learn: dict, ml: Multiline, inputs, outputs, say, model_t: float | None = None,
-               step: float = 0.0):  # noqa: ANN001, ANN202  # fmt: skip
-    """Print VW's header lines (``model_t``: the t of VW's model continued); the progress
-    table to fill (:mod:`streamlearn.run.mlconsole`; ``step``: ``-P``'s)."""
-    from streamlearn.run import mlconsole, vwconsole
-
-    cfg = config_of(learn, bases=True)
-    vwconsole.say_notes(cfg, outputs)
-    sources = list(inputs.sources or ["-"])
-    cache = None
-    if inputs.cache:
-        reused = (os.path.exists(inputs.cache) and not inputs.rebuild_cache
-                  and is_cache(inputs.cache))  # fmt: skip
-        cache = (inputs.cache, reused)
-    say(mlconsole.header(ml, cfg, inputs, outputs, cache, sources, model_t))
-    holdout_on = bool(cfg.effective_holdout) and max(1, cfg.passes) > 1
-    return mlconsole.Progress(say, holdout_on, step=step)
 
 
 def fit(learn: dict, ml: Multiline, inputs, console, predictions: bool = False,
