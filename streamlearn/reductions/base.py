@@ -106,6 +106,15 @@ class Reduction:
     """Its learner is made with what the run shows (``run.mlpasses.Wants``): the search
     runs its test pass only when something shows it, as VW's."""
 
+    def check_served(self) -> None:
+        """Refuse (one line) serving a model of a reduction whose examples only ``sl vw``'s
+        passes run (:attr:`served` False), or the API's calls on it."""
+        if not self.served:
+            from streamlearn.errors import UsageError
+
+            raise UsageError(f"--{self.name}: only sl vw's passes run its examples; serving "
+                             f"a --{self.name} model, or the API's calls on it: not yet")
+
     @property
     def label_kind(self) -> int:
         """``io.labels.LABEL_*`` of :attr:`label` (io's kernels imported only now: a

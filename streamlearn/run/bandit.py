@@ -72,9 +72,7 @@ class Bandit:
         self.cb_type = cb_adf.CB_TYPES[ml.cb_type]
         self.step = 1 if ml.reduction == "cb" or ml.cb_type != "dr" else 2
         red = reduction_of(ml)
-        if not red.served:
-            raise UsageError(f"--{ml.reduction}: only sl vw's passes run its examples; serving "
-                             f"a --{ml.reduction} model, or the API's calls on it: not yet")
+        red.check_served()
         if not red.batched:
             name = "slates" if ml.reduction == "slates" else "ccb_explore_adf"
             raise UsageError(f"--{name}: only sl vw's passes run its examples; serving a "

@@ -263,7 +263,9 @@ def served_model(m: model_io.Model | None, config: TrainConfig, opts: ServeOptio
         learn = {**(explicit or {}), "test_only": not opts.learn}
         from streamlearn.reductions import Multiline, reduction_of
 
-        if not reduction_of(Multiline(**opts.bandit)).batched:  # (CCB's, slates' slots)
+        red = reduction_of(Multiline(**opts.bandit))
+        red.check_served()  # (before either server: LDA's, the search's are not served yet)
+        if not red.batched:  # (CCB's, slates' slots)
             from streamlearn.run import ccb
 
             return ccb.served(vw_path, learn, opts.bandit, opts, console)

@@ -246,6 +246,8 @@ def multiline_live(t):  # noqa: ANN001, ANN201 - a vwargs.Translation
     (:class:`CcbLive`, the registry's ``batched`` False), else a :class:`BanditLive`."""
     from streamlearn.reductions import Multiline, reduction_of
 
-    if not reduction_of(Multiline(**t.multiline)).batched:
+    red = reduction_of(Multiline(**t.multiline))
+    red.check_served()  # (LDA's, the search's: sl vw's passes only, not yet one by one)
+    if not red.batched:
         return CcbLive(t)
     return BanditLive(t)

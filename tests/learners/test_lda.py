@@ -298,3 +298,20 @@ def test_refusals_are_one_line(tmp_path, args, said):
     assert r.returncode != 0
     unix.one_line_error(r.stderr)
     assert said in r.stderr
+
+
+def test_the_server_and_the_api_refuse_it_in_one_line(tmp_path):
+    """Neither ``sl vw --daemon`` over an LDA model nor the ``vowpalwabbit`` API runs LDA's
+    documents yet: each says so in one line (they took CCB's path and misread the model)."""
+    from streamlearn.errors import UsageError
+    from streamlearn.vowpalwabbit import Workspace
+
+    data = _corpus(tmp_path, 1, n=12)
+    unix.run_module(SL_VW, ["-d", data, "--lda", "2", "-b", "8", "-f", "m.vw"], tmp_path)
+    r = unix.sl(["vw", "--daemon", "--port", "0", "--foreground", "-i", "m.vw"], tmp_path,
+                capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2
+    unix.one_line_error(r.stderr)
+    assert "--lda: only sl vw's passes run its examples" in r.stderr
+    with pytest.raises(UsageError, match="--lda: only sl vw's passes"):
+        Workspace("--lda 3 --quiet")
