@@ -88,9 +88,12 @@ def write_data(t: Path) -> dict[str, str]:
                 for _ in range(r.randint(2, 6))] + [""]  # fmt: skip
     docs = [" ".join(["|"] + [f"{r.randrange(300)}:{r.randint(1, 4)}" for _ in range(12)])
             for _ in range(30)]  # (LDA: documents of word counts)  # fmt: skip
+    ca = [f"ca {r.uniform(-1, 2):.3f}:{r.uniform(0, 3):.3f}:{r.uniform(0.2, 3):.3f} "
+          f"|a x{r.randrange(9)}:{r.uniform(-1, 1):.2f} y{r.randrange(5)} |b z{r.randrange(4)}"
+          for _ in range(120)]  # (--cbzo: continuous actions)  # fmt: skip
     files = {"cb": cb, "cs": cs, "mc": mc, "ml": ml, "cbk": cbk, "reg": reg, "nl": nl,
              "ccb": ccb, "slates": slates, "c.csv": csv, "j.json": js, "d.json": ds,
-             "seq": seq, "docs": docs}  # fmt: skip
+             "seq": seq, "docs": docs, "ca": ca}  # fmt: skip
     paths = {}
     for name, rows in files.items():
         (t / name).write_text("\n".join(rows) + "\n")
@@ -129,6 +132,9 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["-d", p["ml"], "--multilabel_oaa", "3"], ["-d", p["c.csv"], "--csv"]]
     (t / "cs1").write_text("".join(f"1:{i % 2} 2:1 3:0 |f a{i % 5}\n" for i in range(240)))
     out += [["-d", T + "/cs1", "--csoaa", "3"]]
+    out += [["-d", p["mc"], *a] for a in (  # the error-correcting tournament (learners/ect.py)
+        ["--ect", "3", "--error", "1", "-f", T + "/ect.vw"], ["-i", T + "/ect.vw", "-t"],
+        ["--ect", "3", "--passes", "2", "-c", "-k", "--invariant", "-q", "ff"])]  # fmt: skip
     # the single-line reductions that own their options (reductions.SINGLE_LINE)
     (t / "lrq").write_text("".join(f"{1 - 2 * (i % 3 == 0)} |a u{i % 7}:0.5 v{i % 4} "
                                    f"|b m{i % 11} n{i % 5}\n" for i in range(240)))  # fmt: skip
@@ -152,7 +158,17 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["-i", T + "/marg.vw", "-t", "--compete"],
         ["--marginal", "b", "--update_before_learn", "--passes", "2", "-c", "-k"],
         ["--affix", "+2a,-1"],
-        ["--affix", "-2b", "-q", "ab", "--passes", "2", "-c", "-k"])]  # fmt: skip
+        ["--affix", "-2b", "-q", "ab", "--passes", "2", "-c", "-k"],
+        ["--stage_poly", "--batch_sz", "5", "-f", T + "/sp.vw"],
+        ["-i", T + "/sp.vw", "-t", "--stage_poly"],
+        ["--stage_poly", "--batch_sz", "0", "--passes", "3", "-c", "-k"],
+        ["--confidence", "-p", T + "/conf.p"],
+        ["--confidence", "--confidence_after_training", "--passes", "2", "-c", "-k"],
+        ["--baseline", "-f", T + "/bl.vw"], ["-i", T + "/bl.vw", "-t"],
+        ["--baseline", "--noconstant", "--lr_multiplier", "0", "--passes", "2", "-c", "-k"],
+        ["--active_cover", "--cover", "3", "-f", T + "/ac.vw"], ["-i", T + "/ac.vw", "-t"],
+        ["--active_cover", "--loss_function", "logistic", "--binary", "--oracular",
+         "--passes", "2", "-c", "-k"])]  # fmt: skip
     # cost-sensitive multiline
     for kind in ("m", "mc"):
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
@@ -189,6 +205,13 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["5", "-b", "10", "-f", T + "/lda.vw"], ["5", "-b", "10", "-i", T + "/lda.vw", "-t"],
         ["3", "-b", "9", "--math-mode", "1", "--minibatch", "4"], ["6", "--math-mode", "2"],
         ["2", "-b", "8", "--passes", "2", "-c", "-k", "--audit"])]  # fmt: skip
+    # --cbzo: both policies, its regularizers, crosses, passes, models both ways
+    out += [["-d", p["ca"], "--cbzo", *a] for a in (
+        ["--policy", "constant", "-l", "0.01", "-f", T + "/cbzo.vw"],
+        ["-i", T + "/cbzo.vw", "-t", "-p", T + "/cbzo.p"],
+        ["-l", "0.001", "--l1", "0.01", "--l2", "0.1", "--no_bias_regularization", "-q", "ab"],
+        ["-l", "0.001", "--passes", "2", "-c", "-k"],
+        ["-l", "0.001", "--invert_hash", T + "/cbzo.ih", "--readable_model", T + "/cbzo.r"])]
     # --cb K: reduced to cb_adf, or VW's legacy stack (its own kernels)
     out += [["-d", p["cbk"], "--cb", "3"], ["-d", p["cbk"], "--cb_explore", "3"],
             ["-d", p["mc"], "--cbify", "3"], ["-d", p["mc"], "--cbify", "3", "--cover", "2"]]
@@ -255,7 +278,7 @@ def registry_names() -> dict[str, set[str]]:
 
 REDUCTION_OPTIONS = {"csoaa_ldf": "--csoaa_ldf", "cb_adf": "--cb_adf", "cb": "--cb",
                      "cbify": "--cbify", "ccb": "--ccb_explore_adf", "slates": "--slates",
-                     "search": "--search", "lda": "--lda"}
+                     "search": "--search", "lda": "--lda", "cbzo": "--cbzo"}
 """The option that runs each multiline reduction of the registry."""
 
 

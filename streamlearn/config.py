@@ -35,8 +35,8 @@ UPDATE_RULE = ("adaptive", "normalized", "invariant")
 # table meaningless.
 FIXED_BY_MODEL = ("bits", "algo", "loss", "constant", "hash", "hash_seed", "numbers", "top_k",
                   *UPDATE_RULE,
-                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel",
-                  "named_labels", "affix", "stack")  # fmt: skip
+                  *NAMESPACE_OPTIONS, *FEATURE_FLAGS, "oaa", "csoaa", "multilabel", "ect",
+                  "ect_errors", "named_labels", "affix", "stack")  # fmt: skip
 
 # Options of one run, never inherited from the initial model: continuing a
 # model trained with --passes 5 on today's log makes one pass and holds
@@ -60,6 +60,8 @@ inner cycles for logistic).  ``scd`` stops on the decrease per epoch."""
 FTRL_DEFAULTS = {"ftrl": (0.5, 1.0), "coin": (4.0, 1.0), "pistol": (1.0, 0.5)}
 FREEGRAD_OPTIONS = ("freegrad_epsilon", "freegrad_lipschitz", "freegrad_restart",
                     "freegrad_project", "freegrad_radius")  # fmt: skip
+CLASS_FLAGS = {"csoaa": "csoaa", "multilabel_oaa": "multilabel", "ect": "ect"}
+"""VW's options of K classes other than ``--oaa K`` and the field each sets (with ``oaa`` K)."""
 OAA_ALGORITHMS = ("gd", "ftrl")
 """The learners --oaa K runs K of (VW's one-against-all over its gd or ftrl)."""
 
@@ -158,6 +160,11 @@ class TrainConfig:
     multilabel: bool = False
     """The ``oaa`` K classes are labels of a multilabel problem (VW's --multilabel_oaa K):
     labels ``c1,c2,...`` (0-based), K binary problems (:mod:`streamlearn.learners.multilabel`)."""
+    ect: bool = False
+    """The ``oaa`` K classes are an error-correcting tournament (VW's --ect K): a tree of
+    binary problems (:mod:`streamlearn.learners.ect`)."""
+    ect_errors: int = 0
+    """--ect: the errors the tournament corrects (VW's --error E)."""
     stack: tuple[str, ...] = ()
     """The single-line reductions of :mod:`streamlearn.reductions` (``--lrq``, ...) as their
     own words, VW's spelling (``("--lrq", "ab3")``): each reduction reads its options from
@@ -422,6 +429,10 @@ class TrainConfig:
             raise ConfigError("--csoaa K runs K classes (oaa = K) with gd's update rules")
         if self.multilabel and (not self.oaa or self.algo != "gd" or self.csoaa):
             raise ConfigError("--multilabel_oaa K runs K classes (oaa = K) with gd's update rules")
+        if self.ect and (not self.oaa or self.algo != "gd" or self.csoaa or self.multilabel
+                         or self.indexing is not None or not 0 <= self.ect_errors < 1 << 31):
+            raise ConfigError("--ect K runs K classes (oaa = K, --error E >= 0) with gd's "
+                              "update rules")  # fmt: skip
         if self.oaa:
             if self.oaa < 2:
                 raise ConfigError(f"--oaa K needs K >= 2 classes, got {self.oaa}")
@@ -449,7 +460,15 @@ class TrainConfig:
     def oaa_stride(self) -> int:
         """With --oaa K: the slots each feature takes, K rounded up to a power of 2 (VW's
         ``total_feature_width``); feature slot h of class c is ``(h·stride + c) mod 2^b``."""
-        return 1 << max(self.oaa - 1, 0).bit_length() if self.oaa else 1
+        return 1 << max(self.class_problems - 1, 0).bit_length() if self.oaa else 1
+
+    @property
+    def class_problems(self) -> int:
+        """The binary problems of each feature under the ``oaa`` K classes: K, or with
+        ``--ect`` the tournament's (K - 1)(E + 1) + E (VW's feature width); 0 without."""
+        if self.ect and self.oaa:
+            return (self.oaa - 1) * (self.ect_errors + 1) + self.ect_errors
+        return self.oaa
 
     @property
     def classes_option(self) -> str:
@@ -457,7 +476,21 @@ class TrainConfig:
         ``multilabel_oaa``; "" without classes): what VW's model files keep."""
         if not self.oaa:
             return ""
+        if self.ect:
+            return "ect"
         return "csoaa" if self.csoaa else "multilabel_oaa" if self.multilabel else "oaa"
+
+    def classes_options(self) -> list[tuple[str, str]]:
+        """The options VW keeps with a model of the ``oaa`` K classes, as (VW's long name,
+        value): ``--oaa K`` (or ``--csoaa``, ...), ``--indexing``, ``--ect``'s ``--error``."""
+        if not self.oaa:
+            return []
+        out = [(self.classes_option, str(self.oaa))]
+        if self.indexing is not None:
+            out.append(("indexing", str(self.indexing)))
+        if self.ect and self.ect_errors:
+            out.append(("error", str(self.ect_errors)))
+        return out
 
     def class_weights(self) -> dict[int, float]:
         """``--classweight``'s multipliers by class, as VW keys them: the label truncated to
@@ -567,7 +600,7 @@ class TrainConfig:
             holdout_after=self.holdout_after,
             binary=self.binary,
             oaa=self.oaa,
-            indexing=self.indexing,
+            indexing=1 if self.ect else self.indexing,  # (a tournament: labels 1..K)
             freegrad_epsilon=1.0 if self.freegrad_epsilon is None else self.freegrad_epsilon,
             freegrad_lipschitz=self.freegrad_lipschitz or 0.0,
             freegrad_restart=self.freegrad_restart,

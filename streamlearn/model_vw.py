@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamlearn.config import UPDATE_RULE, TrainConfig
+from streamlearn.config import CLASS_FLAGS, UPDATE_RULE, TrainConfig
 from streamlearn.io import vwmodel
 from streamlearn.learners.stacked import STACK_OPTIONS, kept, kept_stack, without_gd
 
@@ -62,18 +62,18 @@ def _table(text: str, value: bool) -> dict[str, bool]:
 
 MODEL_OPTIONS: dict[str, bool] = {
     # the multiline reductions, their explorers and what they stack below themselves
-    **_table("csoaa_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first lambda "
-             "bag cover psi rnd rnd_alpha rnd_invlambda synthcoverpsi synthcoversize "
+    **_table("csoaa_ldf wap_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first "
+             "lambda bag cover psi rnd rnd_alpha rnd_invlambda synthcoverpsi synthcoversize "
              "mellowness cb_min_cost cb_max_cost gamma_scale gamma_exponent multiplier "
-             "target_rate multiworld_test", True),
+             "target_rate multiworld_test policy", True),
     **_table("csoaa_rank cb_adf cb_explore_adf rank_all eval cbify_cs cbify_ldf "
              "ccb_explore_adf slates cb_sample all_slots_loss ccb_no_slot_index first_only "
              "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif",
              False),
     # the single-line reductions
-    **_table("oaa csoaa multilabel_oaa indexing mem termination "
+    **_table("oaa csoaa multilabel_oaa indexing ect error mem termination "
              "named_labels classweight", True),
-    **_table("hessian_on per_model_save_load cb_force_legacy", False),
+    **_table("hessian_on per_model_save_load cb_force_legacy cbzo", False),
     # learning to search (reductions/search.py: search.KEPT) and its tasks' kept options
     **_table("search search_task search_interpolation search_neighbor_features search_order "
              "search_history_length search_max_bias_ngram_length search_max_quad_ngram_length "
@@ -102,24 +102,25 @@ anything else (an output, an input, a server, a run's mode: ``--final_regressor`
 them is used, named as it is written (:func:`check_options`)."""
 
 MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf",
-             "multiworld_test", "search", "lda")
+             "multiworld_test", "search", "lda", "cbzo")
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
-    "epsilon_decay": "--epsilon_decay", "wap_ldf": "--wap_ldf",
+    "epsilon_decay": "--epsilon_decay",
     "cb_dro": "--cb_dro", "automl": "--automl",
 }  # fmt: skip
 """Reductions a multiline VW model may name that sl does not run."""
 
 
-INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa csoaa "
-                     "multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
+INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa csoaa ect "
+                     "error multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
                      "random_seed degree lda".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
-WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight quadratic "
-                  "multiworld_test search_task search_interpolation search_neighbor_features "
-                  "cubic interactions ignore ignore_linear keep ngram skips hash link "
-                  "loss_function feature_limit kernel affix marginal".split())  # fmt: skip
+WORDS = frozenset("lrq lrqfa alg csoaa_ldf wap_ldf cb_type bs_type named_labels classweight "
+                  "quadratic multiworld_test search_task search_interpolation "
+                  "search_neighbor_features cubic interactions ignore ignore_linear keep ngram "
+                  "skips hash link loss_function feature_limit kernel affix marginal "
+                  "policy".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
 by VW as 32-bit floats (``l1_state``, ``l2_state``: doubles)."""
 F32_MAX = float(np.finfo(np.float32).max)
@@ -200,12 +201,10 @@ def _options(h: vwmodel.Header) -> dict:
             learn[name] = (*learn.get(name, ()), value)
         elif name in ("oaa", "indexing"):
             learn[name] = _int(name, value)
-        elif name == "multilabel_oaa":
-            learn["oaa"] = _int(name, value)
-            learn["multilabel"] = True
-        elif name == "csoaa":
-            learn["oaa"] = _int(name, value)
-            learn["csoaa"] = True
+        elif name in CLASS_FLAGS:  # (--csoaa K, --multilabel_oaa K, --ect K: K classes)
+            learn.update({"oaa": _int(name, value), CLASS_FLAGS[name]: True})
+        elif name == "error":
+            learn["ect_errors"] = _int(name, value)
         elif name == "named_labels" and value:
             learn["named_labels"] = value
         elif name == "affix" and value:
@@ -278,7 +277,7 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("cbify_ldf", "cbify_ldf"), ("legacy", "cb_force_legacy"), ("evaluate", "eval"),
         ("explore_eval", "explore_eval"), ("all_slots_loss", "all_slots_loss"),
         ("ccb_no_slot_index", "ccb_no_slot_index"), ("no_predict", None), ("cb_dro", None),
-        ("mwt_exclude", None))},
+        ("mwt_exclude", None), ("cbzo", "cbzo"), ("no_bias", None))},
     **{f: (o, int) for f, o in (
         ("actions", "cb"), ("tau", "first"), ("bag", "bag"), ("cover", "cover"), ("rnd", "rnd"),
         ("synthcoversize", "synthcoversize"), ("cbify", "cbify"), ("mwt_learn", None),
@@ -294,7 +293,9 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("cb_dro_wmax", None), ("lda_alpha", "lda_alpha"), ("lda_rho", "lda_rho"),
         ("lda_D", None), ("lda_epsilon", None))},
     **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"), ("explore", None),
-                                ("mwt", "multiworld_test"), ("search_task", "search_task"))},
+                                ("mwt", "multiworld_test"), ("search_task", "search_task"),
+                                ("cbzo_policy", "policy"))},
+    "cbzo_radius": (None, float),
     "search": ("search", int), "search_options": (None, dict), "search_run": (None, dict),
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
@@ -320,7 +321,7 @@ def check_sl_multiline(ml: object) -> None:
                 raise Unsupported("its multiline options hold a run's own search options")
             _check_search_options(value if key == "search_options" else {})
             continue
-        if value is None and kind is float:
+        if value is None and kind in (float, str):  # (an optional number or word not given)
             continue
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
@@ -377,8 +378,9 @@ def _multiline(items: list[tuple[str, str | None, str]]) -> None:
     names = {n for n, _, _ in items}
     if not names & set(MULTILINE):
         return
-    top = next(r for r in ("multiworld_test", "cb_explore", "cb", "cb_explore_adf", "cb_adf",
-                            "csoaa_ldf", "wap_ldf") if r in names)  # (the one VW runs first)
+    top = next(r for r in ("lda", "cbzo", "search", "multiworld_test", "cb_explore", "cb",
+                            "cb_explore_adf", "cb_adf", "csoaa_ldf", "wap_ldf")
+               if r in names)  # (the one VW runs first)
     shown = next(_shown(s, v) for n, v, s in items if n == top)
     unrun = not_run(names)
     if unrun:
@@ -485,7 +487,8 @@ def _decode(data: bytes, h: vwmodel.Header, opts: dict, learn: dict) -> tuple:
     gd_like = algo == "gd"
     if r is not None:
         # VW's t starts at --initial_t: the learned weight as the default t0 counts it (a
-        # run counts it from its own t0, learned_weight, as VW's rates do)
+        # run counts it from its own t0, learned_weight, as VW's rates do; they take out the
+        # run's unlabeled weight, not a model's, whose count VW reads as 0)
         gstate[G_T] = max(0.0, r["t"] - (float(F32(config.initial_t)) if gd_like else 0.0))
         gstate[G_N] = float(r["example_number"])
         gstate[G_LABEL_MIN] = r["min_label"]
@@ -596,7 +599,7 @@ def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
         from streamlearn.learners.freegrad import G_TOTAL
 
         gstate[G_TOTAL] = r["total_weight"][0]
-    elif learner in ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd"):
+    elif learner in ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd", "ect_gd"):
         from streamlearn.learners.oaa import G_CLASS  # (= bootstrap's G_COPY)
 
         for c, (n, t) in enumerate(zip(r["norm"], r["total_weight"], strict=True)):
@@ -641,15 +644,15 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         raise ValueError(why)
     gstate, stats = model.gstate, model.stats
     if gstate[G_CLIP]:
-        lo, hi = float(gstate[G_LABEL_MIN]), float(gstate[G_LABEL_MAX])
+        lo, hi = float(gstate[G_LABEL_MIN]) + 0.0, float(gstate[G_LABEL_MAX]) + 0.0  # (no -0)
     else:
         edge = 50.0 if config.loss_id == LOGISTIC else 0.0
-        lo, hi = -edge, edge
+        lo, hi = 0.0 - edge, edge
     if "--rank" in config.stack:  # VW's gd_mf: its options, every row of its table
         from streamlearn.learners import gd_mf
 
         k = gd_mf.rank_of(config.stack)
-        h = vwmodel.Header(id=config.model_id, min_label=lo + 0.0, max_label=hi + 0.0,
+        h = vwmodel.Header(id=config.model_id, min_label=lo, max_label=hi,
                            bits=config.bits, options=gd_mf.vw_options(config, k, link))
         _split_grams(config, h)
         return [vwmodel.encode_header(h), gd_mf.vw_rows(model.slots, model.state, config.bits, k)]
@@ -693,14 +696,14 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
         from streamlearn.learners.gd import G_CONTRACTION, G_GRAVITY
 
         gravity, contraction = float(gstate[G_GRAVITY]), float(gstate[G_CONTRACTION])
-    wlab = float(stats[S_WLAB])
-    resume = {
-        # VW's t counts held-out examples too (its rates subtract those of the run)
-        "initial_t": t0, "norm": norm, "t": t0 + float(gstate[G_T]) + float(stats[S_HO_W]),
+    wlab, held = float(stats[S_WLAB]), float(stats[S_HO_W])
+    unlabeled = max(0.0, float(stats[S_WEX]) - wlab - held)
+    resume = {  # (VW's t counts held-out and unlabeled weight too: its rates take them out)
+        "initial_t": t0, "norm": norm, "t": t0 + float(gstate[G_T]) + held + unlabeled,
         "sum_loss": float(stats[S_LOSS]), "sum_loss_since_last_dump": float(stats[S_SINCE_LOSS]),
         "dump_interval": 1.0, "min_label": lo, "max_label": hi,
         "weighted_labeled_examples": wlab, "weighted_labels": float(stats[S_LABEL_SUM]),
-        "weighted_unlabeled_examples": max(0.0, float(stats[S_WEX]) - wlab),
+        "weighted_unlabeled_examples": unlabeled,
         "example_number": int(stats[S_N]), "total_features": int(stats[S_FEATURES]),
         "total_weight": total, "old_weighted_labeled_examples": wlab - float(stats[S_SINCE_W]),
         "current_pass": 1 if stats[S_N] else 0, "l1_state": gravity, "l2_state": contraction,
@@ -715,7 +718,7 @@ def _sums(model) -> tuple[list[float], list[float]]:  # noqa: ANN001
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         return [float(g[G_NORM])], [float(g[G_TOTAL])]
-    if model.learner in ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd"):
+    if model.learner in ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd", "ect_gd"):
         from streamlearn.learners.oaa import G_CLASS  # (= bootstrap's G_COPY)
 
         return [float(g[G_CLASS])], [float(g[G_CLASS + 1])]
@@ -752,10 +755,7 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
     each with its value); ``random_seed``: the state of VW's generator, which VW keeps
     when a reduction draws from it (``--bootstrap``)."""
     words: list[str] = [w for kv in kept_stack(config.stack) for w in kv if w is not None]
-    if config.oaa:
-        words += [f"--{config.classes_option}", str(config.oaa)]
-        if config.indexing is not None:
-            words += ["--indexing", str(config.indexing)]
+    words += [w for n, v in config.classes_options() for w in (f"--{n}", v)]
     if random_seed is not None:
         words += ["--random_seed", str(random_seed)]
     if config.named_labels:
@@ -795,6 +795,6 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
 
     state = (random_state(config.initial_weights, config.bits, config.seed)
              if config.algo == "gd" else config.seed)  # fmt: skip
-    if state:  # VW keeps its random state last (advanced by --random_weights)
+    if state and random_seed is None:  # VW keeps its random state last (--random_weights)
         words += ["--random_seed", str(state)]
     return vwmodel.vw_order(" ".join(words))

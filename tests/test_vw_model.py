@@ -60,6 +60,10 @@ def data(tmp_path_factory):
     for name, n, seed, classes in (("a", 600, 1, 0), ("b", 400, 2, 0), ("ma", 600, 3, 3),
                                    ("mb", 400, 4, 3)):  # fmt: skip
         (d / f"{name}.vw").write_text(dyadic_data(n, seed, classes))
+    for name in ("a", "b"):  # (every 9th line unlabeled: VW's t counts its weight)
+        lines = (d / f"{name}.vw").read_text().splitlines()
+        (d / f"u{name}.vw").write_text("".join((ln.split(" ", 1)[1] if i % 9 == 4 else ln) + "\n"
+                                               for i, ln in enumerate(lines)))  # fmt: skip
     return d
 
 
@@ -126,6 +130,8 @@ KINDS = [
     ("--sgd -l 0.05 --initial_t 3", "--sgd -l 0.05 --initial_t 3", "a"),
     ("--sgd -l 0.05 --initial_t 3", "--sgd -l 0.05", "a"),  # (VW keeps no --initial_t)
     ("--adaptive -l 0.1 --initial_t 2", "-l 0.1", "a"),
+    ("--sgd -l 0.05", "--sgd -l 0.05", "ua"),
+    ("-c -k --passes 3 --sgd -l 0.05", "--sgd -l 0.05", "ua"),
     ("--oaa 3", "", "ma"),
     ("--oaa 3 --ftrl -q ab", "", "ma"),
 ]

@@ -113,6 +113,14 @@ def one_line_error(stderr: bytes | str) -> None:
     assert len(errors) == 1, text
 
 
+def refused(args: list[str], cwd, said: str) -> None:  # noqa: ANN001
+    """``sl vw ARGS`` in ``cwd`` exits 2 with one line that says ``said``."""
+    r = subprocess.run([sys.executable, "-m", "streamlearn", "vw", *args], cwd=cwd,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 2 and said in r.stderr, r.stderr
+    one_line_error(r.stderr)
+
+
 def default_signals() -> None:
     """``preexec_fn`` for a child that is sent SIGINT, SIGTERM or SIGHUP: their default
     actions, as under a terminal.  A test run started with ``nohup`` or as a background

@@ -86,6 +86,8 @@ def vw(argv: tuple[str, ...]) -> None:
         click.echo(f"sl {__version__} (sl vw: Vowpal Wabbit's command line)")
         return
     resolve(t)
+    if t.daemon and t.inputs.get("flatbuffer"):  # (a daemon's requests are lines of text)
+        raise VWUsage("--flatbuffer with --daemon: not supported (sl's daemon reads VW text)")
     kw = {"strict": t.strict, "examples": t.inputs.pop("examples", None),
           "predictions": t.predictions, "raw_predictions": t.raw_predictions,
           "report": t.report, "link": t.link, "quiet": t.quiet,

@@ -355,7 +355,7 @@ def write_readable(path: str, model, with_names: bool) -> None:
             continue
         row = f"{slot}\t{w:.9g}"
         if with_names:
-            row += "\t" + " ".join(slot_names(model.names, slot, c.bits, c.oaa))
+            row += "\t" + " ".join(slot_names(model.names, slot, c.bits, c.class_problems))
         lines.append(row)
     from streamlearn.system.outputs import write_bytes
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from streamlearn.io.batch import LONG_LINE, MAX_MAGNITUDE, REASONS, Batch, Block
 from streamlearn.io.crosses import CROSS_BUDGET
+from streamlearn.io.flatbuffer import FlatText
 from streamlearn.io.formats import FMT_DSJSON, FMT_JSON, FMT_SVMLIGHT, FMT_VW, FORMATS
 from streamlearn.io.interactions import Interactions, compile_interactions
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES, iter_blocks
@@ -214,6 +215,7 @@ def read_batches(
     workers: int = 1,
     inter: Interactions | None = None,
     max_line: int = MAX_LINE_BYTES,
+    flatbuffer: FlatText | None = None,
 ) -> Iterator[Batch]:
     """Parse ``sources`` into batches, one per block (blocks with no example are skipped).
 
@@ -237,26 +239,31 @@ def read_batches(
         Blocks parsed at once on threads (the kernel releases the GIL); batches
         still come out in input order, and at most ``workers + 1`` blocks are in
         flight.
+    flatbuffer : FlatText or None
+        The sources are VW's flatbuffer files, read as VW text
+        (:mod:`streamlearn.io.flatbuffer`).
 
     Raises
     ------
     InputError
         A source cannot be read (raised before any batch for a missing file).
     """
-    if fmt != "auto":
-        code: int | None = _format_code(fmt)
+    if flatbuffer is not None:
+        code: int | None = FMT_VW
+    elif fmt != "auto":
+        code = _format_code(fmt)
     else:
         code = None
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..32, got {bits}")
     if workers <= 1:
-        yield from parse_blocks(iter_blocks(sources, block_size, max_line), code, bits, constant,
-                                inter)  # fmt: skip
+        yield from parse_blocks(iter_blocks(sources, block_size, max_line, flatbuffer), code,
+                                bits, constant, inter)  # fmt: skip
         return
     pending: deque[Future] = deque()
     with ThreadPoolExecutor(workers, thread_name_prefix="sl-parse") as pool:
         try:
-            for block in iter_blocks(sources, block_size, max_line):
+            for block in iter_blocks(sources, block_size, max_line, flatbuffer):
                 if code is None:
                     code = detect_block(block)
                     if code is None:

@@ -33,6 +33,7 @@ import numpy as np
 
 from streamlearn.io._scan import count_newlines
 from streamlearn.io.batch import Block
+from streamlearn.io.flatbuffer import FlatText, flatbuffer_blocks
 from streamlearn.system.jit import jit
 from streamlearn.system.sources import (
     STDIN,
@@ -234,7 +235,8 @@ def iter_lines_blocks(
 
 
 def iter_blocks(
-    sources: Sequence[str], block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE_BYTES
+    sources: Sequence[str], block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE_BYTES,
+    flatbuffer: FlatText | None = None,
 ) -> Iterator[Block]:
     """Blocks of whole lines from ``sources`` in order.
 
@@ -249,6 +251,10 @@ def iter_blocks(
     max_line : int
         The longest line read, in bytes: a longer line is skipped, and its
         block records it (:data:`MAX_LINE_BYTES`).
+    flatbuffer : FlatText or None
+        Read the sources as VW's flatbuffer files (``--flatbuffer``): the blocks hold the
+        VW text of their examples (:mod:`streamlearn.io.flatbuffer`; ``max_line`` also
+        bounds each flatbuffer object).
 
     Yields
     ------
@@ -271,6 +277,9 @@ def iter_blocks(
     for path in sources:
         source = open_source(path)
         try:
-            yield from iter_lines_blocks(source, block_size, max_line)
+            if flatbuffer is not None:
+                yield from flatbuffer_blocks(source, block_size, max_line, flatbuffer)
+            else:
+                yield from iter_lines_blocks(source, block_size, max_line)
         finally:
             source.close()  # never closes stdin itself

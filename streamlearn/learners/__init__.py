@@ -33,7 +33,15 @@ def _over(module: str):  # noqa: ANN202
     return make
 
 
+def _ect(c) -> LearnerSpec:  # noqa: ANN001
+    """The error-correcting tournament of ``c``'s classes (its circuit: K and E)."""
+    from streamlearn.learners import ect
+
+    return ect.resolve(c)
+
+
 REDUCTIONS = (
+    (lambda c: c.oaa and c.ect, _ect),  # --ect K --error E
     (lambda c: c.oaa and c.multilabel, _over("multilabel")),  # --multilabel_oaa K
     (lambda c: c.oaa and c.csoaa, _over("csoaa")),  # --csoaa K
     (lambda c: c.oaa, _over("oaa")),  # --oaa K: one against all
@@ -136,7 +144,7 @@ def spec_by_name(name: str) -> LearnerSpec:
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
         "cd", "coin", "pistol", "freegrad", "oaa", "csoaa", "bootstrap", "autolink",
-        "multilabel",
+        "multilabel", "ect",
     ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")

@@ -93,6 +93,13 @@ def sensitivity(table, gstate, indices, values, lo, hi, p, y, a, loss_id, rule):
     """gd's sensitivity, VW's ``sensitivity``: the scale of an update of weight 1 times the
     prediction's change per unit update, from the example's rates as a learn would make them
     (copies: no weight, sum or rate moves; the normalizer multiplier is set, as VW's is)."""
+    gamma = a * square_grad32(loss_id, p, y, rule[12], rule[13], rule[14])
+    return sensitivity_of(table, gstate, indices, values, lo, hi, gamma, a, rule)
+
+
+@jit_inline
+def sensitivity_of(table, gstate, indices, values, lo, hi, gamma, a, rule):
+    """:func:`sensitivity` of an update's squared gradient ``gamma`` (its weight ``a`` in)."""
     (adaptive, normalized, invariant, sqrt_rate, neg_q, neg_norm_power, t0, g0, eta, l1, l2,
      reg, tau, lmin, lmax) = rule  # fmt: skip
     scale = eta
@@ -104,7 +111,6 @@ def sensitivity(table, gstate, indices, values, lo, hi, p, y, a, loss_id, rule):
             x = F32(values[k])
             total += x * x
         return scale * total
-    gamma = a * square_grad32(loss_id, p, y, tau, lmin, lmax)
     ppu = F32(0.0)
     nx = F32(0.0)
     for k in range(lo, hi):

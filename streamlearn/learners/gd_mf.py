@@ -58,11 +58,11 @@ from streamlearn.learners.losses import loss32, update32
 from streamlearn.system.jit import INTERPRETED, jit, jit_inline
 
 if INTERPRETED:  # (numpy's float32 power is not libm's on every CPU: VW's powf is)
-    from streamlearn.system.libm import powf as _powf
+    from streamlearn.system.libm import powf as powf32
 else:
 
     @jit_inline
-    def _powf(x, p):
+    def powf32(x, p):
         return x**p  # (compiled: libm's powf)
 
 F32 = np.float32
@@ -186,7 +186,7 @@ def train_batch(table, gstate, params, loss_id, indptr, indices, values, labels,
         preds[i] = F64(p)
         if labeled and not holdout and params[P_LEARN] != 0.0:
             fa = F32(a)
-            eta_t = eta / _powf(F32(F32(t0 + gstate[G_T]) + fa), power) / F32(3.0) * fa
+            eta_t = eta / powf32(F32(F32(t0 + gstate[G_T]) + fa), power) / F32(3.0) * fa
             u = F32(update32(loss_id, p, F32(y), eta_t, F32(1.0), tau, lmin, lmax))
             rho = eta_t * l2
             _move(table, 0, m, sns, sl, sv, -1, 0, u, rho)

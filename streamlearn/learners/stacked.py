@@ -15,7 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn.learners import active, bfgs, boosting, bootstrap, marginal, nn
+from streamlearn.learners import (
+    active,
+    active_cover,
+    bfgs,
+    boosting,
+    bootstrap,
+    marginal,
+    nn,
+    stage_poly,
+)
 
 BFGS = ("--bfgs", "--conjugate_gradient")
 """The words that name L-BFGS (``reductions/bfgs.py``): the learner itself, not a reduction
@@ -39,10 +48,19 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "bs_type": True, "bfgs": False, "conjugate_gradient": False,
                                    "rank": True, "svrg": False, "ksvm": False,
                                    "kernel": True, "bandwidth": True, "degree": True,
-                                   "marginal": True}
+                                   "marginal": True, "stage_poly": False,
+                                   "confidence": False, "baseline": False, "global_only": False,
+                                   "check_enabled": False, "active_cover": False,
+                                   "cover": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
+
+KEPT_WHEN_GIVEN = frozenset({"mellowness"})
+"""Options VW keeps with a model only when its run gave them (``--active``'s and
+``--active_cover``'s ``--mellowness``): a model without one ran with the default, and a run
+continuing it may give one."""
+
 
 def _stack_options(stack: tuple[str, ...]) -> list[tuple[str, str | None, bool]]:
     """The options of ``stack`` (``TrainConfig.stack``) as (``--name``, value or None,
@@ -157,6 +175,14 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
             return Kept(f"--mem {m}", bfgs.B_RHO + 2 * max(m, 1),
                         lambda params, seed: _bfgs_state(m, params), lambda g: 0,
                         _none_section, _no_read, _no_lines, learner=f"bfgs{m}")  # fmt: skip
+    if "--active_cover" in words:
+        n = _cover(words)
+        if n is not None:  # (otherwise the reduction refuses the words when it is set up)
+            return Kept("--active_cover", active_cover.state_size(n),
+                        lambda params, seed: active_cover.init_gstate(params, n, seed),
+                        lambda g: active_cover.get_rng(g, n), _none_section, _no_read,
+                        _no_lines, learner="bootstrap_gd", models=n + 1,
+                        sums_at=bootstrap.G_COPY)  # fmt: skip
     if "--active" in words:
         return Kept("--active", active.G_QUERIES + 1, active.init_gstate, active.get_rng,
                     _none_section, _no_read, _no_lines)  # fmt: skip
@@ -170,6 +196,12 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                     lambda data, pos, g: marginal.read_vw_section(data, pos, g, bits, compete),
                     lambda g, text: marginal.section_lines(g, bits, compete, text),
                     end=lambda data, pos: marginal.section_end(data, pos, compete))  # fmt: skip
+    if "--stage_poly" in words:
+        return Kept("--stage_poly", stage_poly.state_size(bits),
+                    lambda params, seed: stage_poly.init_gstate(params, bits), lambda g: 0,
+                    lambda g: stage_poly.vw_section(g, bits),
+                    lambda data, pos, g: stage_poly.read_vw_section(data, pos, g, bits),
+                    _no_lines, end=lambda data, pos: stage_poly.section_end(data, pos, bits))
     return None
 
 
@@ -183,6 +215,17 @@ def _bootstrap_state(k: int, params: np.ndarray, seed: int) -> np.ndarray:
     gstate = bootstrap.gd_gstate(p)
     bootstrap.set_rng(gstate, k, seed)
     return gstate
+
+
+def _cover(words: tuple[str, ...]) -> int | None:
+    """``--active_cover``'s policies (``--cover``, 12 by default; none with ``--oracular``)."""
+    if "--oracular" in words:
+        return 0
+    if "--cover" not in words:
+        return 12
+    at = words.index("--cover") + 1
+    ok = at < len(words) and words[at].isdigit() and int(words[at]) <= 1023
+    return int(words[at]) if ok else None
 
 
 def _bfgs_mem(words: tuple[str, ...]) -> int | None:

@@ -29,14 +29,18 @@ from __future__ import annotations
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions import (
     active,
+    active_cover,
     autolink,
+    baseline,
     bfgs,
     boosting,
     bootstrap,
     cb_adf,
     cb_dro,
+    cbzo,
     ccb,
     classes,
+    confidence,
     csoaa_ldf,
     explore,
     gd_mf,
@@ -48,6 +52,7 @@ from streamlearn.reductions import (
     mwt,
     nn,
     search,
+    stage_poly,
     svrg,
 )
 from streamlearn.reductions.base import Reduction
@@ -61,6 +66,7 @@ REDUCTIONS: dict[str, Reduction] = {
         csoaa_ldf.REDUCTION,
         search.REDUCTION,
         lda.REDUCTION,
+        cbzo.REDUCTION,
         # the contextual bandits: cb_adf's learner, an explorer over it when one is asked
         over(cb_adf.REDUCTION),
         over(cb_adf.CB),
@@ -77,15 +83,18 @@ Multiline = assemble(r.options for r in REDUCTIONS.values())
 ``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
 
 SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
-               active.NAME: active, autolink.NAME: autolink, bootstrap.NAME: bootstrap,
+               active.NAME: active, active_cover.NAME: active_cover, autolink.NAME: autolink,
+               bootstrap.NAME: bootstrap,
                bfgs.NAME: bfgs, gd_mf.NAME: gd_mf, svrg.NAME: svrg,
-               ksvm.NAME: ksvm, marginal.NAME: marginal}
+               ksvm.NAME: ksvm, marginal.NAME: marginal, stage_poly.NAME: stage_poly,
+               confidence.NAME: confidence, baseline.NAME: baseline}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
 stderr; ``stack_name(opts)`` when the name says more, ``ABOVE_SCORER`` when VW stacks it
 above its scorer), ``VW_OPTIONS`` and ``settle``, and ``sl train``'s ``TRAIN_OPTIONS`` and
-``train_words``."""
+``train_words``; ``UNDER_TEST = False``: VW sets it up only to learn (a run of ``-t`` is
+gd's)."""
 
 
 TRAIN_OPTIONS = tuple(o for m in SINGLE_LINE.values() for o in m.TRAIN_OPTIONS)
@@ -134,11 +143,12 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
     _named(t.learn.get("stack", ()))
 
 
-_DECLARING = (active, explore, classes, lrq, lrqfa, boosting, nn, autolink, bootstrap,
-              bfgs, gd_mf, svrg, ksvm, marginal, csoaa_ldf, mwt, cb_adf, cb_dro, ccb, search,
-              lda)
+_DECLARING = (active, active_cover, explore, classes, lrq, lrqfa, boosting, nn, autolink,
+              bootstrap, bfgs, gd_mf, svrg, ksvm, marginal, stage_poly, confidence, baseline,
+              csoaa_ldf, mwt, cb_adf, cb_dro, ccb, search, lda, cbzo)
 """The modules that declare VW options, in the order their ``settle`` runs (``active``
-first: it takes ``--mellowness`` from the explorers when there is no explorer)."""
+first, and ``active_cover``: they take ``--mellowness`` (``--cover``) from the explorers when
+there is no explorer)."""
 
 VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))
 """VW's options the reductions take, by VW's long name (each declared by its module:
@@ -156,6 +166,8 @@ def single_line(config):  # noqa: ANN001, ANN201 - a TrainConfig -> (module, opt
     except VWUsage as e:  # (sl train's, the API's, a model's: not a VW command line's)
         raise UsageError(e.message) from None
     if named:
+        if config.test_only and not getattr(named[0][0], "UNDER_TEST", True):
+            return None  # (--confidence: VW sets nothing up to only predict)
         return named[0]
     if config.stack:
         raise UsageError(f"the reductions' options {' '.join(config.stack)!r} name no "

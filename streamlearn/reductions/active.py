@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd
+from streamlearn.reductions.singleline import refuse_over_gd, word
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption
 
@@ -54,17 +54,10 @@ def read(words: tuple[str, ...]) -> Options | None:
     return Options(mellowness, "--simulation" in words)
 
 
-def _word(name: str, value: bool):  # noqa: ANN202
-    def apply(t: Command, _: str, v: str | None) -> None:
-        t.learn["stack"] = (*t.learn.get("stack", ()), f"--{name}", *((v,) if value else ()))
-
-    return apply
-
-
 VW_OPTIONS = {  # (--mellowness is the explorers' option too: read by them, taken in settle)
-    "active": VWOption(None, False, _word("active", False)),
-    "simulation": VWOption(None, False, _word("simulation", False)),
-    "direct": VWOption(None, False, _word("direct", False)),
+    "active": VWOption(None, False, word("active", False)),
+    "simulation": VWOption(None, False, word("simulation", False)),
+    "direct": VWOption(None, False, word("direct", False)),
 }
 """VW's options of the reduction."""
 

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd
+from streamlearn.reductions.singleline import (
+    ignore_alone,
+    over_gd,
+    refuse_labels,
+    refuse_over_gd,
+    word,
+)
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 NAME = "marginal"
@@ -74,21 +80,14 @@ def read(words: tuple[str, ...]) -> Options | None:
                    "--unweighted_marginals" in words)  # fmt: skip
 
 
-def _word(name: str, value: bool):  # noqa: ANN202
-    def apply(t: Command, _: str, v: str | None) -> None:
-        t.learn["stack"] = (*t.learn.get("stack", ()), f"--{name}", *((v,) if value else ()))
-
-    return apply
-
-
 VW_OPTIONS = {
-    "marginal": VWOption(None, True, _word("marginal", True)),
-    "initial_numerator": VWOption(None, True, _word("initial_numerator", True)),
-    "initial_denominator": VWOption(None, True, _word("initial_denominator", True)),
-    "decay": VWOption(None, True, _word("decay", True)),
-    "compete": VWOption(None, False, _word("compete", False)),
-    "update_before_learn": VWOption(None, False, _word("update_before_learn", False)),
-    "unweighted_marginals": VWOption(None, False, _word("unweighted_marginals", False)),
+    "marginal": VWOption(None, True, word("marginal", True)),
+    "initial_numerator": VWOption(None, True, word("initial_numerator", True)),
+    "initial_denominator": VWOption(None, True, word("initial_denominator", True)),
+    "decay": VWOption(None, True, word("decay", True)),
+    "compete": VWOption(None, False, word("compete", False)),
+    "update_before_learn": VWOption(None, False, word("update_before_learn", False)),
+    "unweighted_marginals": VWOption(None, False, word("unweighted_marginals", False)),
 }
 """VW's options of the reduction."""
 
@@ -103,22 +102,10 @@ def train_words(values: dict) -> tuple[str, ...]:  # noqa: ARG001
 def settle(t: Command) -> None:
     """What ``--marginal`` means with the rest of a VW command line (one line, exit 2): its
     other options alone are ignored, as VW ignores them."""
-    words = t.learn.get("stack", ())
-    if "--marginal" not in words:
-        mine = [w for w in words if w in FLAGS or w in NUMBERS]
-        if mine:
-            t.notes.append(f"{' '.join(mine)}: options of --marginal, ignored")
-            drop: list[str] = []
-            it = iter(words)
-            for w in it:
-                if w in NUMBERS:
-                    next(it, None)
-                elif w not in FLAGS:
-                    drop.append(w)
-            t.learn["stack"] = tuple(drop)
+    if not ignore_alone(t, "--marginal", FLAGS, tuple(NUMBERS)):
         return
     try:
-        read(words)
+        read(t.learn["stack"])
     except UsageError as e:
         raise VWUsage(e.message) from None
     refuse(t.learn, t.outputs)
@@ -131,10 +118,7 @@ def refuse(learn: dict, outputs: dict) -> None:
     for key in ("quadratic", "cubic", "interactions", "ngram", "affix"):
         if learn.get(key):
             raise VWUsage(f"--marginal with --{key} is not supported by sl")
-    for key in ("oaa", "csoaa", "multilabel"):
-        if learn.get(key):
-            raise VWUsage(f"--marginal with --{key} is not supported by sl (VW's marginal "
-                          "reads simple labels)")  # fmt: skip
+    refuse_labels(learn, "--marginal")
     if learn.get("format") in ("svmlight", "csv"):
         raise VWUsage("--marginal reads namespaces: VW text or JSON")
 
@@ -189,14 +173,5 @@ class Entry:
 
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """gd over the replaced features: the run's learner."""
-    import dataclasses
-
-    from streamlearn.learners import gd
-
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
-    entry = Entry(opts, config.bits)
-    return dataclasses.replace(gd.SPEC, train_batch=entry, init_gstate=entry.init_gstate)
+    return over_gd(config, read, refuse, lambda o: Entry(o, config.bits),
+                   init_gstate="init_gstate")

@@ -31,6 +31,63 @@ def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str) -> Non
             raise VWUsage(f"--{key} with {flag} is not supported by sl ({audit_why})")
 
 
+def word(name: str, value: bool):  # noqa: ANN201 - an Apply
+    """A VW option kept as its words in ``TrainConfig.stack`` (``--name`` and, when it takes
+    one, its value): the single-line reductions' options, which their modules read."""
+
+    def apply(t: Command, _: str, v: str | None) -> None:
+        t.learn["stack"] = (*t.learn.get("stack", ()), f"--{name}", *((v,) if value else ()))
+
+    return apply
+
+
+def ignore_alone(t: Command, flag: str, flags: tuple[str, ...], numbers: tuple[str, ...]) -> bool:
+    """Whether ``flag`` (``--stage_poly``) is among a VW command line's reduction words; when
+    it is not, its options (``flags`` alone, ``numbers`` with a value) are dropped with a note
+    (VW ignores them too)."""
+    words = t.learn.get("stack", ())
+    if flag in words:
+        return True
+    mine = [w for w in words if w in flags or w in numbers]
+    if mine:
+        t.notes.append(f"{' '.join(mine)}: options of {flag}, ignored")
+        kept: list[str] = []
+        it = iter(words)
+        for w in it:
+            if w in numbers:
+                next(it, None)
+            elif w not in flags:
+                kept.append(w)
+        t.learn["stack"] = tuple(kept)
+    return False
+
+
+def refuse_labels(learn: dict, flag: str) -> None:
+    """Refuse (one line) a single-line reduction that reads simple labels under the
+    reductions over K classes."""
+    for key in ("oaa", "csoaa", "multilabel"):
+        if learn.get(key):
+            raise VWUsage(f"{flag} with --{key} is not supported by sl (VW's {flag[2:]} reads "
+                          "simple labels)")  # fmt: skip
+
+
+def over_gd(config, read: Callable, refuse: Callable, entry: Callable, **spec):  # noqa: ANN001, ANN201
+    """The learner of a single-line reduction over gd whose options ``config.stack`` holds:
+    gd's table, state and name with ``entry(options)`` as its kernel entry (and ``spec``'s
+    other fields: ``init_gstate``); ``read``'s and ``refuse``'s refusals as ``UsageError``
+    (``sl train``'s, the API's, a model's: not a VW command line's)."""
+    from streamlearn.learners import gd
+
+    try:
+        opts = read(config.stack)
+        refuse(config.to_dict(), {})
+    except VWUsage as e:
+        raise UsageError(e.message) from None
+    made = entry(opts)
+    fields = {k: (getattr(made, v) if isinstance(v, str) else v) for k, v in spec.items()}
+    return dataclasses.replace(gd.SPEC, train_batch=made, **fields)
+
+
 def checked(t: Command, read: Callable, refuse: Callable):  # noqa: ANN201 - the options read
     """A single-line reduction's words on a VW command line read (``read(words)``; its
     ``UsageError`` as VW's usage error, exit 2) and its refusals applied (``refuse(learn,

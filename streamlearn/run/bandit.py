@@ -404,7 +404,8 @@ def _blocks(b: Bandit, inputs):  # noqa: ANN001, ANN202
     from streamlearn.io.multiline import example_blocks
     from streamlearn.io.reader import iter_blocks
 
-    blocks = iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes)
+    blocks = iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes,
+                         inputs.flat_text(b.config))  # fmt: skip
     if b.ml.reduction != "cb":
         blocks = example_blocks(blocks)
     for block in blocks:

@@ -311,7 +311,8 @@ def _lines(cfg, ml, inputs, parse_inter, tally: _Tally, say):  # noqa: ANN001, A
     from streamlearn.io.reader import iter_blocks
     from streamlearn.run.mlpasses import report_block
 
-    for block in iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes):
+    for block in iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes,
+                             inputs.flat_text(cfg)):  # fmt: skip
         b = parse_block(block, FMT_VW, cfg.bits, cfg.constant, parse_inter)
         tally.malformed = report_block(b, tally.malformed, inputs.strict, say)
         yield b, read_labels(b, LABEL_CS, parse_inter.vw_numbers) if ml.cbify_cs else None
@@ -415,7 +416,8 @@ def _ldf_parts(cfg, inputs):  # noqa: ANN001, ANN202
     full = cfg.namespaces() or compile_interactions()
     parse_inter = parse_options(full, LABEL_CS)
     ml = Multiline(reduction="csoaa_ldf")
-    blocks = iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes)
+    blocks = iter_blocks(inputs.sources or ["-"], inputs.block_size, inputs.max_line_bytes,
+                         inputs.flat_text(cfg))  # fmt: skip
     for block in example_blocks(blocks):
         ex = parse_examples(block, cfg.bits, cfg.constant, parse_inter, LABEL_CS)
         flags = ex.labels.flags

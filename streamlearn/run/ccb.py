@@ -484,7 +484,8 @@ def _batches(ml, cfg, inputs, sources: list[str], cache, parse_inter):  # noqa: 
     from streamlearn.io.parse import FMT_VW, parse_block
     from streamlearn.io.reader import iter_blocks
 
-    blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
+    blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes,
+                         inputs.flat_text(cfg, sources))  # (not its cache: text)  # fmt: skip
     if cache.tee is not None:
         blocks = tee(blocks, cache.tee)
     json_fmt = cfg.format in ("json", "dsjson")

@@ -42,6 +42,8 @@ def vw_name(config, outputs) -> str:  # noqa: ANN001 - a TrainConfig, run.option
     ``-scores``, ``-raw`` under ``-r``); without classes, VW's ``count_label``."""
     if not config.oaa:
         return "count_label"
+    if config.ect:
+        return "ect"
     if config.csoaa:
         return "csoaa"
     if config.multilabel:
@@ -76,5 +78,8 @@ def header_lines(config) -> list[str]:  # noqa: ANN001
     """``sl train``'s header line of the classes."""
     if not config.oaa:
         return []
+    if config.ect:
+        return [f"error-correcting tournament: {config.oaa} classes (labels 1..{config.oaa}), "
+                f"{config.ect_errors} errors, {config.oaa_stride} slots per feature"]
     return [f"one against all: {config.oaa} classes (labels 1..{config.oaa}), "
             f"{config.oaa_stride} slots per feature"]  # fmt: skip

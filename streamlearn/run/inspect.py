@@ -24,7 +24,7 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
         if m.weights[k] == 0:
             break
         slot = int(m.slots[k])
-        names = slot_names(m.names, slot, c.bits, c.oaa)
+        names = slot_names(m.names, slot, c.bits, c.class_problems)
         largest.append({"slot": slot, "weight": float(m.weights[k]), "names": names})
     info = {
         "model": path,
@@ -46,7 +46,8 @@ def inspect_model(path: str, top: int = 20, as_json: bool = False) -> str:
     lines = [
         f"model {printable(path)}",
         f"  algo {c.algo} ({m.learner} kernel), loss {c.loss}, bits {c.bits}"
-        + (f", one against all over {c.oaa} classes" if c.oaa else ""),
+        + (f", {'a tournament' if c.ect else 'one against all'} over {c.oaa} classes"
+           if c.oaa else ""),  # fmt: skip
         "  options "
         + " ".join(
             f"{k}={v}" for k, v in info["options"].items()

@@ -282,7 +282,8 @@ def _blocks(sources, cfg, inputs, tee):  # noqa: ANN001, ANN202
     from streamlearn.run.runner import prefetch
 
     inter = cfg.namespaces() or compile_interactions()
-    blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes)
+    blocks = iter_blocks(sources or ["-"], inputs.block_size, inputs.max_line_bytes,
+                         inputs.flat_text(cfg, sources))  # (not its cache: text)  # fmt: skip
     if tee is not None:
         blocks = tee_blocks(blocks, tee)
     return prefetch(parse_block(block, FMT_VW, cfg.bits, False, inter) for block in blocks)

@@ -94,16 +94,20 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
 def _merged_stack(mine: tuple[str, ...], its: tuple[str, ...]) -> tuple[str, ...] | None:
     """A run's reduction words over a model's, as VW merges a model's options into its
     command line: the words VW keeps with a model (``--ksvm --kernel rbf``) that the run
-    gives must be the model's, and those it leaves out are the model's; the words of a run
-    (``--reprocess 5``) are the run's, else the model's.  None when they disagree."""
-    from streamlearn.learners.stacked import kept_stack, run_words
+    gives must be the model's, and those it leaves out are the model's (but for those VW
+    keeps only when given, ``--mellowness``: a model without one ran with its default, and
+    the run's is the run's); the words of a run (``--reprocess 5``) are the run's, else the
+    model's.  None when they disagree."""
+    from streamlearn.learners.stacked import KEPT_WHEN_GIVEN, kept_stack, run_words
 
     model_kept = kept_stack(its)
-    if not set(kept_stack(mine)) <= set(model_kept):
+    named = {w for w, _ in model_kept}
+    added = [kv for kv in kept_stack(mine) if kv[0] not in named and kv[0][2:] in KEPT_WHEN_GIVEN]
+    if not set(kept_stack(mine)) - set(added) <= set(model_kept):
         return None
     given = run_words(mine)
     names = {w for w, _ in given}
-    out = [w for kv in model_kept for w in kv if w is not None]
+    out = [w for kv in [*model_kept, *added] for w in kv if w is not None]
     for w, v in [*given, *(kv for kv in run_words(its) if kv[0] not in names)]:
         out += [w] if v is None else [w, v]
     return tuple(out)
@@ -122,8 +126,9 @@ def _spec(config: TrainConfig) -> LearnerSpec:
     if config.stack:
         from streamlearn.reductions import single_line
 
-        module, _ = single_line(config)
-        return module.spec(config)
+        named = single_line(config)
+        if named is not None:  # (None: one VW sets up only to learn, under -t)
+            return named[0].spec(config)
     return spec_of(config)
 
 

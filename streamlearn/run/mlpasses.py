@@ -77,10 +77,11 @@ class Wants:
 
 
 def parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
-          max_line: int, tee=None):  # noqa: ANN001, ANN201  # fmt: skip
+          max_line: int, tee=None, flatbuffer=None):  # noqa: ANN001, ANN201  # fmt: skip
     """The :class:`~streamlearn.io.examples.Part` of each block of ``sources`` (``tee``: a
     file the bytes read are also written to, the cache being made), parsed ahead on
-    threads (:func:`ahead`)."""
+    threads (:func:`ahead`); ``flatbuffer``: ``sources`` are VW's flatbuffer files
+    (``Inputs.flat_text``)."""
     from streamlearn.io.example_cache import tee as tee_blocks
     from streamlearn.io.interactions import compile_interactions
     from streamlearn.io.multiline import example_blocks, merge_shared, parse_examples
@@ -89,7 +90,7 @@ def parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
     full = cfg.namespaces() or compile_interactions()
     kind = reduction_of(ml).label_kind
     parse_inter = parse_options(full, kind)
-    blocks = iter_blocks(sources or ["-"], block_size, max_line)
+    blocks = iter_blocks(sources or ["-"], block_size, max_line, flatbuffer)
     json_fmt = cfg.format in ("json", "dsjson")
     if tee is not None:
         blocks = tee_blocks(blocks, tee)
@@ -448,7 +449,7 @@ def passes(ml: Multiline, cfg: TrainConfig, inputs, say, sources: list[str], cac
         again = cache.seal() if npasses > 1 else None
 
     source = Replay(lambda: parts(ml, cfg, sources, inputs.block_size, inputs.max_line_bytes,
-                                  cache.tee), later,
+                                  cache.tee, inputs.flat_text(cfg, sources)), later,
                     keep=npasses > 1 and cache.path is None and cache.sealed is None)  # fmt: skip
     if walk.auditor is not None:  # (VW's cache keeps no feature names)
         source = _Audited(source, walk.auditor, cache)

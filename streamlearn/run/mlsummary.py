@@ -66,7 +66,7 @@ def summary_lines(say, s: dict, stats, holdout: bool, progress=None) -> None:  #
     else:
         say(f"number of examples = {examples}")
     say(f"weighted example sum = {weighted:.6f}")
-    say("weighted label sum = 0.000000")
+    say(f"weighted label sum = {s.get('weighted_labels', 0.0):.6f}")
     if holdout:
         best = s["best_holdout"]
         say("average loss = undefined (no holdout)" if best is None

@@ -31,7 +31,20 @@ __all__ = ["Fitted", "Multiline", "fit", "run"]
 
 
 def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
-    """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary."""
+    """Train (or with ``-t`` score) a multiline reduction, write its outputs; the summary.
+
+    An input that cannot be read midway (a truncated gzip stream or flatbuffer file) is
+    :class:`~streamlearn.errors.InputUnreadable`: one line, exit 3, nothing written."""
+    from streamlearn.errors import InputUnreadable
+    from streamlearn.system.sources import SourceError
+
+    try:
+        return _run(learn, ml, inputs, outputs, console)
+    except SourceError as e:
+        raise InputUnreadable(str(e)) from None
+
+
+def _run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: ANN001
     from streamlearn.run.options import check
     from streamlearn.system.locks import model_lock
     from streamlearn.system.outputs import same_file, staging
@@ -51,6 +64,11 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
 
         with model_lock(first, in_place, outputs.lock_timeout, console.say):
             return lda.run(learn, ml, inputs, outputs, console)
+    if ml.reduction == "cbzo":  # (a loop of its own: a density per line, VW's model format)
+        from streamlearn.run import cbzo
+
+        with model_lock(first, in_place, outputs.lock_timeout, console.say):
+            return cbzo.run(learn, ml, inputs, outputs, console)
     from streamlearn.run import mloutputs
 
     mloutputs.refuse(ml, outputs, inputs, learn)  # (exit 2: an output not written yet)

@@ -255,7 +255,7 @@ def _learned(run: Run, batch: Batch, preds: np.ndarray, pass_no: int, alone: boo
         run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no)
     if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
         run.writer.write(batch, preds, first, run.classes.predicted if run.classes else None,
-                         raw, bounds)  # fmt: skip
+                         raw, bounds, getattr(run.learner.spec.train_batch, "p_lines", None))
 
 
 def _collect(collector, runs: list[Run], learning: list[Run], batch: Batch, pass_no: int,

@@ -16,11 +16,13 @@ import os
 import stat
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from streamlearn.errors import InputUnreadable, UsageError
 from streamlearn.io.cache import is_cache
+from streamlearn.io.flatbuffer import FlatText
 from streamlearn.io.interactions import MAX_CROSSES
 from streamlearn.io.reader import BLOCK_SIZE, MAX_LINE_BYTES
 from streamlearn.system.outputs import check_outputs, is_special, same_file
@@ -31,6 +33,9 @@ from streamlearn.system.sources import (
     check_sources,
     not_data,
 )
+
+if TYPE_CHECKING:
+    from streamlearn.config import TrainConfig
 
 MAX_CROSSES_LIMIT = 1 << 62
 """The largest ``max_crosses`` (``--max-crosses``) a run takes: the kernels count crosses in
@@ -67,6 +72,23 @@ class Inputs:
     """Rebuild the parsed-batch cache even when it matches the inputs (VW's -k)."""
     examples: int | None = None
     """Read at most this many examples (non-blank lines) in each pass (VW's --examples)."""
+    flatbuffer: bool = False
+    """The sources are VW's flatbuffer files (VW's --flatbuffer), read as the VW text of their
+    examples (:mod:`streamlearn.io.flatbuffer`)."""
+
+    def flat_text(self, config: TrainConfig, sources: list[str] | None = None) -> FlatText | None:
+        """How the flatbuffer sources become VW text under ``config`` (None: they are text).
+
+        ``sources``: what a pass reads, when it may be a cache of the input's text instead
+        of :attr:`sources` themselves (then None).  The features of a flatbuffer file are
+        stored hashed: VW's ``--hash all`` (which sl's text hashing would apply to the digit
+        names that carry them) is refused."""
+        if not self.flatbuffer or (sources is not None and sources is not self.sources):
+            return None
+        if config.hash == "all":
+            raise UsageError("--flatbuffer with --hash all: not supported (the features of a "
+                             "flatbuffer file are hashed already)")  # fmt: skip
+        return FlatText(hash_seed=config.hash_seed)
 
     def check(self) -> None:
         """Fail before any work on inputs that cannot be read (or are given twice), and on

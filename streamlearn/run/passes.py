@@ -45,11 +45,13 @@ HOLDOUT_SUMS = np.array([S_HO_LOSS, S_HO_W, S_HO_N, S_HO_CORRECT_W])
 
 
 def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: int,
-           workers: int = 2, inter=None, max_line: int = MAX_LINE_BYTES) -> Iterator[Batch]:
+           workers: int = 2, inter=None, max_line: int = MAX_LINE_BYTES,
+           flatbuffer=None) -> Iterator[Batch]:  # noqa: ANN001  # fmt: skip
     """Parse ``sources`` into batches; unreadable input becomes :class:`InputUnreadable`.
 
     ``inter``: the run's interactions and namespace filters (``TrainConfig.namespaces()``);
-    ``max_line``: the longest line read (``Inputs.max_line_bytes``).
+    ``max_line``: the longest line read (``Inputs.max_line_bytes``); ``flatbuffer``: the
+    sources are VW's flatbuffer files (``Inputs.flat_text``).
     """
     from streamlearn.io import read_batches
     from streamlearn.io.reader import InputError
@@ -57,7 +59,7 @@ def parsed(sources: list[str], fmt: str, bits: int, constant: bool, block_size: 
     try:
         batches = read_batches(
             sources, fmt=fmt, bits=bits, constant=constant, block_size=block_size,
-            workers=workers, inter=inter, max_line=max_line,
+            workers=workers, inter=inter, max_line=max_line, flatbuffer=flatbuffer,
         )
         if inter is not None and inter.cs_classes:  # --csoaa K: cost-sensitive labels
             from streamlearn.io.cslabels import cs_batch
@@ -132,14 +134,18 @@ class Passes:
         Each pass reads only the first ``examples`` rows (VW's ``--examples``).
     max_crosses : int
         The most crosses one example may make (``Inputs.max_crosses``).
+    flatbuffer : FlatText or None
+        The sources are VW's flatbuffer files (``Inputs.flat_text``).
     """
 
     def __init__(self, sources: list[str], config: TrainConfig, cache_path: str | None,
                  block_size: int, workers: int, max_excerpts: int,
                  allow_empty: bool = False, rebuild: bool = False,
                  examples: int | None = None, max_line: int = MAX_LINE_BYTES,
-                 max_crosses: int = MAX_CROSSES) -> None:  # fmt: skip
+                 max_crosses: int = MAX_CROSSES,
+                 flatbuffer=None) -> None:  # noqa: ANN001  # fmt: skip
         self.sources = sources or ["-"]
+        self.flatbuffer = flatbuffer
         self.max_crosses = max_crosses
         self.config = config
         self.block_size = block_size
@@ -180,6 +186,8 @@ class Passes:
                 self.ident["max_crosses"] = max_crosses
             if config.stack:  # a reduction reading namespaces (--lrq): the cache keeps them
                 self.ident["ns"] = True
+            if flatbuffer is not None:
+                self.ident["flatbuffer"] = flatbuffer.hash_seed
         self._held = None
         """The cache this run replays, open: checked once, never reopened by its path."""
         if self.use_cache and not streams and not rebuild:
@@ -199,7 +207,7 @@ class Passes:
             return
         batches = first_examples(
             parsed(self.sources, c.format, c.bits, c.constant, self.block_size, self.workers,
-                   capped(c.namespaces(), self.max_crosses), self.max_line),
+                   capped(c.namespaces(), self.max_crosses), self.max_line, self.flatbuffer),
             self.examples,
         )  # fmt: skip
         if not self.use_cache:

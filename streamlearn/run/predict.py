@@ -175,6 +175,7 @@ def _batches(inputs: Inputs, config: TrainConfig, fmt: str) -> Iterator[Batch]:
             PARSE_WORKERS,
             capped(config.namespaces(), inputs.max_crosses),
             inputs.max_line_bytes,
+            inputs.flat_text(config),
         ),
         inputs.examples,
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -348,13 +348,14 @@ class PredictionWriter:
 
     def write(self, batch: Batch, preds: np.ndarray, first: int | np.ndarray = 1,
               raw_first: int | np.ndarray | None = None,
-              raw: np.ndarray | None = None,
-              bounds: np.ndarray | None = None) -> None:  # fmt: skip
+              raw: np.ndarray | None = None, bounds: np.ndarray | None = None,
+              lines: Callable | None = None) -> None:  # fmt: skip
         """``first``: with one-against-all, the number of the first class in each row's
         ``c:p`` texts (:meth:`ClassNumbering.after`); ``raw_first`` the same as each row
         was predicted (VW's ``-r``: :attr:`ClassNumbering.predicted`), ``first`` if None.
         ``bounds`` (``--bootstrap``, :func:`split_bounds`): VW writes ``-p`` as
-        ``prediction [tag] lowest highest``."""
+        ``prediction [tag] lowest highest``; ``lines(batch, preds, bounds)``: a reduction's
+        ``-p`` of its values (``--confidence``'s)."""
         if not self.outs or self.broken:
             return
         if self.vw and bounds is not None:
@@ -363,7 +364,7 @@ class PredictionWriter:
                 shown = preds
                 if self.binary:  # (NaN stays NaN: a skipped line)
                     shown = np.where(preds > 0, 1.0, np.where(preds <= 0, -1.0, preds))
-                self._write(out, _bootstrap_lines(batch, shown, bounds))
+                self._write(out, (lines or _bootstrap_lines)(batch, shown, bounds))
             return
         if self.multilabel:
             for out, transformed in self.outs:

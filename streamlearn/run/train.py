@@ -279,6 +279,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         # keep: the first pass reads it (and writes the cache again)
         rebuild=inputs.rebuild_cache or bool(outputs.invert_hash or outputs.audit),
         max_line=inputs.max_line_bytes, max_crosses=inputs.max_crosses,
+        flatbuffer=inputs.flat_text(config),
     )  # fmt: skip
     if outputs.vw_format:
         _vw_header(console, config, inputs, outputs, passes, initial, runs)
@@ -443,7 +444,7 @@ def _name_collector(outputs: Outputs, config: TrainConfig, initial: model_io.Mod
     from streamlearn.io.names import NameCollector
 
     collector = NameCollector(config.bits, config.format, config.constant, config.namespaces(),
-                              config.oaa)  # fmt: skip
+                              config.class_problems)  # fmt: skip
     if initial is not None:
         collector.names.update(initial.names)
     return collector

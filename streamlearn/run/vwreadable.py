@@ -33,7 +33,9 @@ F32 = np.float32
 def _g(v: float) -> str:
     """A double as ``std::ostream`` writes it (``%g``)."""
     v = float(v)
-    return f"{v:g}" if np.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+    if v != v:  # (a stream writes the sign of a NaN too)
+        return "-nan" if np.signbit(v) else "nan"
+    return f"{v:g}" if np.isfinite(v) else ("inf" if v > 0 else "-inf")
 
 
 def float_text(v: float) -> str:
@@ -63,10 +65,7 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
         opts.append(("hash", c.hash))
     if c.hash_seed:
         opts.append(("hash_seed", str(c.hash_seed)))
-    if c.oaa:
-        opts.append((c.classes_option, str(c.oaa)))
-        if c.indexing is not None:
-            opts.append(("indexing", str(c.indexing)))
+    opts += c.classes_options()  # (--oaa K, --indexing; --ect K, --error E)
     opts += [(name[2:], value) for name, value in kept_stack(c.stack)]  # (reductions' words)
     if link != "identity":
         opts.append(("link", link))
@@ -299,7 +298,7 @@ def _name(model, slot: int, rank: dict[int, int]) -> str | None:
     if c.oaa:
         from streamlearn.io.names import class_slots
 
-        feature_slots, cls = class_slots(slot, c.bits, c.oaa)
+        feature_slots, cls = class_slots(slot, c.bits, c.class_problems)
         seen = [h for h in feature_slots if model.names.get(h)]
         if not seen:
             return None

@@ -78,8 +78,8 @@ def parse_argv(argv: list[str]) -> Translation:
     return t
 
 
-CB_REDUCTIONS = ("lda", "search", "multiworld_test", "cb_explore", "cb", "cb_explore_adf", "cb_adf",
-                 "csoaa_ldf")
+CB_REDUCTIONS = ("lda", "cbzo", "search", "multiworld_test", "cb_explore", "cb",
+                 "cb_explore_adf", "cb_adf", "csoaa_ldf")
 """The multiline reductions a VW model may name, the one VW runs first: a model's
 ``--cb 4 --cb_adf --csoaa_ldf multiline`` is ``--cb 4`` to sl vw."""
 IMPLIED = {"csoaa_ldf", "csoaa_rank", "cb_adf", "cb_sample"}

@@ -237,8 +237,6 @@ CORE: dict[str, VWOption] = {
     "kill_cache": VWOption("k", False, lambda t, n, v: t.inputs.__setitem__("rebuild_cache", True)),
     "compressed": VWOption(None, False, _noop),
     "onethread": VWOption(None, False, _noop),  # VW: no parser thread; sl's threads change nothing
-    # an option of --confidence (refused below): alone, VW stacks nothing and says nothing
-    "confidence_after_training": VWOption(None, False, _noop),
     "examples": VWOption(None, True, _examples),
     "strict_parse": VWOption(None, False, _set("strict")),
     "csv": VWOption(None, False, learn("format", lambda n, v: "csv")),
@@ -306,6 +304,7 @@ CORE: dict[str, VWOption] = {
     "noconstant": VWOption(None, False, flag("constant", False)),
     "json": VWOption(None, False, flag("format", "json")),
     "dsjson": VWOption(None, False, flag("format", "dsjson")),
+    "flatbuffer": VWOption(None, False, lambda t, n, v: t.inputs.__setitem__("flatbuffer", True)),
     "chain_hash": VWOption(None, False, flag("chain_hash")),
     "hash": VWOption(None, True, _hash),
     "hash_seed": VWOption(None, True, learn("hash_seed", integer)),
@@ -369,11 +368,8 @@ OPTIONS: dict[str, VWOption] = take(CORE, VW_OPTIONS)
 """VW's options ``sl vw`` takes, by VW's long name: :data:`CORE` and the reductions'."""
 
 NOT_SUPPORTED: dict[str, str] = {
-    "ect": "none",
     "log_multi": "none",
     "new_mf": "none",
-    "stage_poly": "none",
-    "confidence": "none",
     "redefine": "none",
     "spelling": "none",
     "dictionary": "none",
@@ -382,14 +378,12 @@ NOT_SUPPORTED: dict[str, str] = {
     "adax": "--adaptive",
     "sparse_l2": "--l2",
     "feature_mask": "none",
-    "no_bias_regularization": "none",
     "initial_pass_length": "--examples N (the first N examples of each pass)",
     "input_feature_regularizer": "none",
     "output_feature_regularizer_binary": "none",
     "output_feature_regularizer_text": "none",
     "hexfloat_weights": "--readable_model",
     "dump_json_weights_experimental": "--readable_model",
-    "flatbuffer": "none (sl reads VW text and svmlight)",
     "no_daemon": "none",
     "threads": "none (sl parses on two threads already)",
     "span_server": "sl train --dask (averaging over a Dask cluster)",
@@ -408,13 +402,13 @@ NOT_SUPPORTED: dict[str, str] = {
 """VW's options sl does not take, with the nearest thing sl has."""
 
 OTHER_VW_OPTIONS = frozenset("""
-    OjaNewton action_cache_slack active_cover  alpha alpha_inverse
-    audit_regressor automl automl_significance_level  baseline
-    baseline_challenger_cb batch_sz batch_sz_no_doubling bern_hyper beta_scale
+    OjaNewton action_cache_slack alpha_inverse
+    audit_regressor automl automl_significance_level
+    baseline_challenger_cb bern_hyper
     block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
     cb_c_tau cb_discrete cb_explore_pdf
-    cb_sample cb_to_cbadf cbify_reg cbzo challenger_epsilon
-    check_enabled choices_lambda
+    cb_sample cb_to_cbadf cbify_reg challenger_epsilon
+     choices_lambda
     constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
     cs_absolute_loss cs_active csa_debug
     csv_trace debug_reversed_learn
@@ -422,24 +416,24 @@ OTHER_VW_OPTIONS = frozenset("""
     dream_repeats  dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
     emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
-    epsilon_decay_significance_level error experimental_igl
+    epsilon_decay_significance_level experimental_igl
     fixed_significance_level flip_loss_sign
-     get_pmf global_only graph_feedback
+     get_pmf  graph_feedback
      ignore_features_dsjson_experimental
     initial_epsilon   interaction interaction_type
     interaction_update kary_tree  lambda_scheme large_action_space
     las_hint_explicit_simd ldf_override
     leaf_example_multiplier learn_at_leaf learning_rate_cnt
-    loss_01_ratio loss_option loss_report lr_multiplier max_actions max_candidates
+    loss_01_ratio loss_option loss_report  max_actions max_candidates
     max_depth max_labels max_number_of_labels max_value
     memory_tree metrics min_champ_examples min_labels min_scope min_value
     model_count no_progress node_only normalize oas online
-    opt_func oracle_type oracular ot overwrite_label
-     per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf policy
+    opt_func oracle_type ot overwrite_label
+     per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf
       print priority_challengers priority_type random_init
     randomized_routing range_c recall_tree replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count
-    reward_as_cost sample_pdf sched_exponent
+    reward_as_cost sample_pdf
     search_active_verify search_metatask
     search_use_passthrough_repr sendto shift_model_bounds sim_bandit
     sketch_size spanner_c  swap_resistance

@@ -50,9 +50,9 @@ def test_vws_grammar():
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--ect", "5"], "--ect is not supported by sl"),
+        (["--log_multi", "5"], "--log_multi is not supported by sl"),
         (["--spelling", "a"], "--spelling is not supported"),
-        (["--stage_poly"], "--stage_poly is not supported by sl (nearest in sl: none"),
+        (["--new_mf", "2"], "--new_mf is not supported by sl (nearest in sl: none"),
         (["--warm_cb", "3"], "--warm_cb is not supported by sl (nearest in sl: none)"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),
         (["-Z"], "-Z is not an option of sl vw"),

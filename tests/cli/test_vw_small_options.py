@@ -331,9 +331,7 @@ def test_dont_output_best_constant_drops_its_lines_as_vw(small):
 def test_confidence_after_training_alone_changes_nothing_as_vw(small):
     a = both(["-d", "d.vw", "-p", "{out}.p"], small, ("{out}.p",))
     b = both(["-d", "d.vw", "-p", "{out}.p", "--confidence_after_training"], small, ("{out}.p",))
-    assert a == b
-    r = invoke(["vw", "-d", str(small / "d.vw"), "--confidence"])
-    assert r.exit_code == 2 and "--confidence is not supported by sl" in r.output
+    assert a == b  # (--confidence itself: tests/learners/test_confidence.py)
 
 
 # --- --l1_state, --l2_state ------------------------------------------------------------------
