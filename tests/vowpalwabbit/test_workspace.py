@@ -152,7 +152,7 @@ def test_the_model_goes_where_vw_reads_it(tmp_path) -> None:
 @pytest.mark.parametrize("argv, says", [
     ("-d data.vw", "-d and --daemon"),
     ("--passes 3", "--passes"),
-    ("--stage_poly", "not supported by sl"),
+    ("--new_mf 2", "not supported by sl"),
     ("--cbify 3", "--cbify: not yet"),
     ("--ccb_explore_adf --dsjson", "VW's text"),
     ("-p out.txt", "-p in a Workspace"),
