@@ -62,7 +62,7 @@ def _table(text: str, value: bool) -> dict[str, bool]:
 
 MODEL_OPTIONS: dict[str, bool] = {
     # the multiline reductions, their explorers and what they stack below themselves
-    **_table("csoaa_ldf wap_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first "
+    **_table("csoaa_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first "
              "lambda bag cover psi rnd rnd_alpha rnd_invlambda synthcoverpsi synthcoversize "
              "mellowness cb_min_cost cb_max_cost gamma_scale gamma_exponent multiplier "
              "target_rate multiworld_test policy", True),
@@ -106,7 +106,7 @@ MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_l
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
-    "epsilon_decay": "--epsilon_decay",
+    "epsilon_decay": "--epsilon_decay", "wap_ldf": "--wap_ldf",
     "cb_dro": "--cb_dro", "automl": "--automl",
 }  # fmt: skip
 """Reductions a multiline VW model may name that sl does not run."""
@@ -116,7 +116,7 @@ INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa
                      "error multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
                      "random_seed degree lda".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
-WORDS = frozenset("lrq lrqfa alg csoaa_ldf wap_ldf cb_type bs_type named_labels classweight "
+WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight "
                   "quadratic multiworld_test search_task search_interpolation "
                   "search_neighbor_features cubic interactions ignore ignore_linear keep ngram "
                   "skips hash link loss_function feature_limit kernel affix marginal "
