@@ -697,15 +697,15 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
 
         gravity, contraction = float(gstate[G_GRAVITY]), float(gstate[G_CONTRACTION])
     wlab, held = float(stats[S_WLAB]), float(stats[S_HO_W])
-    unlabeled = max(0.0, float(stats[S_WEX]) - wlab - held)
-    resume = {  # (VW's t counts held-out and unlabeled weight too: its rates take them out)
-        "initial_t": t0, "norm": norm, "t": t0 + float(gstate[G_T]) + held + unlabeled,
+    unlabeled = max(0.0, float(stats[S_WEX]) - wlab - held)  # (VW's t counts it, and held:
+    uncounted = 0.0 if model.learner == "svrg" else unlabeled  # rates take them out; svrg's t too)
+    resume = {"initial_t": t0, "norm": norm, "t": t0 + float(gstate[G_T]) + held + uncounted,
         "sum_loss": float(stats[S_LOSS]), "sum_loss_since_last_dump": float(stats[S_SINCE_LOSS]),
         "dump_interval": 1.0, "min_label": lo, "max_label": hi,
         "weighted_labeled_examples": wlab, "weighted_labels": float(stats[S_LABEL_SUM]),
-        "weighted_unlabeled_examples": unlabeled,
-        "example_number": int(stats[S_N]), "total_features": int(stats[S_FEATURES]),
-        "total_weight": total, "old_weighted_labeled_examples": wlab - float(stats[S_SINCE_W]),
+        "weighted_unlabeled_examples": unlabeled, "example_number": int(stats[S_N]),
+        "total_features": int(stats[S_FEATURES]), "total_weight": total,
+        "old_weighted_labeled_examples": wlab - float(stats[S_SINCE_W]),
         "current_pass": 1 if stats[S_N] else 0, "l1_state": gravity, "l2_state": contraction,
     }  # fmt: skip
     return [vwmodel.encode_header(h), section, *vwmodel.encode_body(resume, slots, values)]
