@@ -28,6 +28,9 @@ from streamlearn.cli.options import (
     train_factor,
     vw_learning_options,
 )
+from streamlearn.cli.structured import NAMES as STRUCTURED
+from streamlearn.cli.structured import multiline_of as structured_of
+from streamlearn.cli.structured import structured_options
 from streamlearn.errors import EXIT_CODES
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -366,6 +369,7 @@ def vw_learner_options(f):
 @vw_learning_options
 @vw_learner_options
 @bandit_options
+@structured_options
 @click.pass_context
 def train(ctx: click.Context, files, **kw) -> None:
     """Train a model on FILEs or stdin ('-' or no FILE).
@@ -386,6 +390,7 @@ def train(ctx: click.Context, files, **kw) -> None:
       sl train --cb-adf --explore epsilon --epsilon 0.1 logged.vw -f policy.sl
     """
     bandit = bandit_of(kw)
+    structured = {k: v for k in STRUCTURED if (v := kw.pop(k, None)) is not None}
     inputs, outputs, console = run_parts(
         files,
         kw,
@@ -407,6 +412,15 @@ def train(ctx: click.Context, files, **kw) -> None:
     )
     from streamlearn import api
 
+    if structured:  # (--lda, --search: their reductions' runs)
+        if bandit or kw["dask"] is not None:
+            raise click.UsageError("--lda and --search: not with the bandit options or --dask")
+        options = learning_options(ctx, kw)
+        multiline, notes = structured_of(structured, options)
+        for note in notes:
+            console.say(f"sl train: {note}")
+        api.train_multiline(options, multiline, inputs, outputs, console)
+        return
     if bandit or _bandit_model(kw["initial_model"]):
         if kw["sync_every"] is not None:
             raise click.UsageError("--sync-every with a bandit: its ranks are averaged after "

@@ -15,6 +15,7 @@ import sys
 
 import click
 
+from streamlearn.cli.structured import NAMES as STRUCTURED
 from streamlearn.run.bandit_options import BANDIT_OPTIONS
 
 # option name -> TrainConfig field
@@ -94,6 +95,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
     "Reductions over gd": (),  # (each reduction's own options: TrainCommand)
     "Regularization": ("l1", "l2", "theta", "period", "top_k"),
     "Contextual bandits": BANDIT_OPTIONS,
+    "Topics and learning to search": STRUCTURED,
     "Outputs": ("final_model", "predictions", "raw_predictions", "link", "binary",
                 "probabilities", "report", "readable_model", "invert_hash", "save_per_pass",
                 "lock_timeout"),
