@@ -86,6 +86,12 @@ def write_data(t: Path) -> dict[str, str]:
     for _ in range(40):
         seq += [f"{r.randint(1, 4)} | w{r.randrange(9)} s{r.randrange(3)}"
                 for _ in range(r.randint(2, 6))] + [""]  # fmt: skip
+    graph = []  # (--search_task graph: a graph's nodes, then its edges, a blank line after)
+    for _ in range(20):
+        size = r.randint(2, 5)
+        graph += [f"{r.randint(1, 3)} |n f{r.randrange(6)} |m a:{r.random():.2f}"
+                  for _ in range(size)]  # fmt: skip
+        graph += [f"{a},{a % size + 1} |e e{r.randrange(4)}" for a in range(1, size)] + [""]
     docs = [" ".join(["|"] + [f"{r.randrange(300)}:{r.randint(1, 4)}" for _ in range(12)])
             for _ in range(30)]  # (LDA: documents of word counts)  # fmt: skip
     ca = [f"ca {r.uniform(-1, 2):.3f}:{r.uniform(0, 3):.3f}:{r.uniform(0.2, 3):.3f} "
@@ -93,7 +99,7 @@ def write_data(t: Path) -> dict[str, str]:
           for _ in range(120)]  # (--cbzo: continuous actions)  # fmt: skip
     files = {"cb": cb, "cs": cs, "mc": mc, "ml": ml, "cbk": cbk, "reg": reg, "nl": nl,
              "ccb": ccb, "slates": slates, "c.csv": csv, "j.json": js, "d.json": ds,
-             "seq": seq, "docs": docs, "ca": ca}  # fmt: skip
+             "seq": seq, "docs": docs, "ca": ca, "graph": graph}  # fmt: skip
     paths = {}
     for name, rows in files.items():
         (t / name).write_text("\n".join(rows) + "\n")
@@ -132,9 +138,17 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             ["-d", p["ml"], "--multilabel_oaa", "3"], ["-d", p["c.csv"], "--csv"]]
     (t / "cs1").write_text("".join(f"1:{i % 2} 2:1 3:0 |f a{i % 5}\n" for i in range(240)))
     out += [["-d", T + "/cs1", "--csoaa", "3"]]
+    out += [["-d", T + "/cs1", *a] for a in (  # cost-sensitive active (learners/cs_active.py)
+        ["--cs_active", "3", "--simulation", "--adax", "--cost_max", "2", "-f", T + "/csa.vw"],
+        ["-i", T + "/csa.vw", "-t"], ["--cs_active", "3", "--simulation", "--domination", "0"],
+        ["--cs_active", "3", "--passes", "2", "-c", "-k"])]  # fmt: skip
     out += [["-d", p["mc"], *a] for a in (  # the error-correcting tournament (learners/ect.py)
         ["--ect", "3", "--error", "1", "-f", T + "/ect.vw"], ["-i", T + "/ect.vw", "-t"],
         ["--ect", "3", "--passes", "2", "-c", "-k", "--invariant", "-q", "ff"])]  # fmt: skip
+    out += [["-d", p["mc"], *a] for a in (  # the online tree (learners/log_multi.py)
+        ["--log_multi", "3", "-f", T + "/lm.vw"], ["-i", T + "/lm.vw", "-t"],
+        ["--log_multi", "3", "--passes", "2", "-c", "-k", "--swap_resistance", "1"])]
+    out += [["-d", p["cbk"], "--ot", "3", "--cb_type", c] for c in ("dr", "ips", "dm")]
     # the single-line reductions that own their options (reductions.SINGLE_LINE)
     (t / "lrq").write_text("".join(f"{1 - 2 * (i % 3 == 0)} |a u{i % 7}:0.5 v{i % 4} "
                                    f"|b m{i % 11} n{i % 5}\n" for i in range(240)))  # fmt: skip
@@ -162,6 +176,9 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--stage_poly", "--batch_sz", "5", "-f", T + "/sp.vw"],
         ["-i", T + "/sp.vw", "-t", "--stage_poly"],
         ["--stage_poly", "--batch_sz", "0", "--passes", "3", "-c", "-k"],
+        ["--OjaNewton", "--sketch_size", "3", "--epoch_size", "2", "-f", T + "/oja.vw",
+         "--predict_only_model"], ["-i", T + "/oja.vw", "-t"],
+        ["--OjaNewton", "--normalize", "false", "--passes", "2", "-c", "-k", "-q", "ab"],
         ["--confidence", "-p", T + "/conf.p"],
         ["--confidence", "--confidence_after_training", "--passes", "2", "-c", "-k"],
         ["--baseline", "-f", T + "/bl.vw"], ["-i", T + "/bl.vw", "-t"],
@@ -174,6 +191,7 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         for a in ([], ["--loss_function", "logistic"], ["--audit"],
                   ["--loss_function", "logistic", "--audit"], ["-q", "aa"]):
             out.append(["-d", p["cs"], "--csoaa_ldf", kind, *a])
+    out += [["-d", p["cs"], "--wap_ldf", "m"], ["-d", p["cs"], "--wap_ldf", "mc", "-q", "aa"]]
     # contextual bandits: every cb type, every explorer, every input format, audit, models
     out += [["-d", p["cb"], "--cb_adf", "--cb_type", name] for name in CB_TYPES]
     for variants in EXPLORER_ARGS.values():
@@ -200,6 +218,8 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--search_task", "sequence_ctg", "-p", T + "/ctg.p"],
         ["--search_task", "sequencespan", "--search_span_bilou", "--search_rollin", "learn"],
         ["--search_task", "multiclasstask"], ["--search_task", "argmax"])]  # fmt: skip
+    out += [["-d", p["graph"], "--search", "3", "--search_task", "graph", *a]
+            for a in ([], ["-q", "::"])]  # fmt: skip
     # LDA: its math modes, minibatches, passes, --audit, models both ways
     out += [["-d", p["docs"], "--lda", *a] for a in (
         ["5", "-b", "10", "-f", T + "/lda.vw"], ["5", "-b", "10", "-i", T + "/lda.vw", "-t"],
@@ -212,6 +232,15 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["-l", "0.001", "--l1", "0.01", "--l2", "0.1", "--no_bias_regularization", "-q", "ab"],
         ["-l", "0.001", "--passes", "2", "-c", "-k"],
         ["-l", "0.001", "--invert_hash", T + "/cbzo.ih", "--readable_model", T + "/cbzo.r"])]
+    # --cbify K --cbify_reg: CATS over gd and coin, each loss, -p; the tree under cb_explore;
+    # cb_explore over csoaa
+    out += [["-d", p["reg"], "--cbify", "8", "--cbify_reg", "--min_value", "-1", "--max_value",
+             "3", *a] for a in (
+        [], ["--coin", "--bandwidth", "0.7", "--loss_option", "1", "-p", T + "/cats.p"],
+        ["--loss_option", "2", "--loss_report", "1"], ["--cb_discrete", "--cats_tree", "8"],
+        ["--cb_discrete"], ["--cb_discrete", "--coin"])]  # fmt: skip
+    out += [["-d", p["ca"], a, "4", "--min_value", "-1", "--max_value", "2", "--coin"]
+            for a in ("--cats", "--cats_pdf")]  # (--cats, --cats_pdf on ca labels)
     # --cb K: reduced to cb_adf, or VW's legacy stack (its own kernels)
     out += [["-d", p["cbk"], "--cb", "3"], ["-d", p["cbk"], "--cb_explore", "3"],
             ["-d", p["mc"], "--cbify", "3"], ["-d", p["mc"], "--cbify", "3", "--cover", "2"]]
@@ -225,6 +254,14 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
             out.append(["-d", p["mc"], "--cbify", "3", "--cb_force_legacy", *a])
     out += [["-d", p["mc"], "--cbify", "3", "--cb_force_legacy", "--cb_type", "ips"],
             ["-d", T + "/cs1", "--cbify", "3", "--cbify_cs", "--cb_force_legacy"]]
+    # --warm_cb K: its phases over each cb type, sim-bandit, corruption, cost-sensitive input
+    out += [["-d", p["mc"], "--warm_cb", "3", "--cb_explore_adf", "--warm_start", "5",
+             "--choices_lambda", "4", "--warm_start_update", "--interaction_update", *a]
+            for a in ([], ["--cb_type", "ips"], ["--cb_type", "dm"],
+                      ["--cb_type", "dr", "--sim_bandit"],
+                      ["--corrupt_prob_warm_start", "0.5", "-p", T + "/wcb.p"])]  # fmt: skip
+    out.append(["-d", T + "/cs1", "--warm_cb", "3", "--warm_cb_cs", "--cb_explore_adf",
+                "--warm_start", "2", "--warm_start_update", "--interaction_update"])
     return out
 
 
@@ -278,7 +315,8 @@ def registry_names() -> dict[str, set[str]]:
 
 REDUCTION_OPTIONS = {"csoaa_ldf": "--csoaa_ldf", "cb_adf": "--cb_adf", "cb": "--cb",
                      "cbify": "--cbify", "ccb": "--ccb_explore_adf", "slates": "--slates",
-                     "search": "--search", "lda": "--lda", "cbzo": "--cbzo"}
+                     "search": "--search", "lda": "--lda", "cbzo": "--cbzo",
+                     "cats": "--cbify_reg", "warm_cb": "--warm_cb"}
 """The option that runs each multiline reduction of the registry."""
 
 

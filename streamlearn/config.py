@@ -468,6 +468,8 @@ class TrainConfig:
         ``--ect`` the tournament's (K - 1)(E + 1) + E (VW's feature width); 0 without."""
         if self.ect and self.oaa:
             return (self.oaa - 1) * (self.ect_errors + 1) + self.ect_errors
+        if self.oaa and "--log_multi" in self.stack:  # (its tree: K - 1 problems)
+            return self.oaa - 1
         return self.oaa
 
     @property
@@ -483,7 +485,8 @@ class TrainConfig:
     def classes_options(self) -> list[tuple[str, str]]:
         """The options VW keeps with a model of the ``oaa`` K classes, as (VW's long name,
         value): ``--oaa K`` (or ``--csoaa``, ...), ``--indexing``, ``--ect``'s ``--error``."""
-        if not self.oaa:
+        if not self.oaa or "--cs_active" in self.stack or "--log_multi" in self.stack:
+            # (--cs_active K, --log_multi K: kept in stack)
             return []
         out = [(self.classes_option, str(self.oaa))]
         if self.indexing is not None:

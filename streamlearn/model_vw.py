@@ -34,7 +34,8 @@ import numpy as np
 
 from streamlearn.config import CLASS_FLAGS, UPDATE_RULE, TrainConfig
 from streamlearn.io import vwmodel
-from streamlearn.learners.stacked import STACK_OPTIONS, kept, kept_stack, without_gd
+from streamlearn.learners.stacked import CLASS_GD, STACK_OPTIONS, kept, kept_stack, without_gd
+from streamlearn.model_fields import SEARCH_RUN_ONLY, SEARCH_TASK_OPTIONS, SL_FIELDS
 
 F32 = np.float32
 
@@ -62,10 +63,10 @@ def _table(text: str, value: bool) -> dict[str, bool]:
 
 MODEL_OPTIONS: dict[str, bool] = {
     # the multiline reductions, their explorers and what they stack below themselves
-    **_table("csoaa_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first "
+    **_table("csoaa_ldf wap_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first "
              "lambda bag cover psi rnd rnd_alpha rnd_invlambda synthcoverpsi synthcoversize "
              "mellowness cb_min_cost cb_max_cost gamma_scale gamma_exponent multiplier "
-             "target_rate multiworld_test policy", True),
+             "target_rate multiworld_test policy ot warm_cb", True),
     **_table("csoaa_rank cb_adf cb_explore_adf rank_all eval cbify_cs cbify_ldf "
              "ccb_explore_adf slates cb_sample all_slots_loss ccb_no_slot_index first_only "
              "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif",
@@ -74,12 +75,12 @@ MODEL_OPTIONS: dict[str, bool] = {
     **_table("oaa csoaa multilabel_oaa indexing ect error mem termination "
              "named_labels classweight", True),
     **_table("hessian_on per_model_save_load cb_force_legacy cbzo", False),
-    # learning to search (reductions/search.py: search.KEPT) and its tasks' kept options
     **_table("search search_task search_interpolation search_neighbor_features search_order "
              "search_history_length search_max_bias_ngram_length search_max_quad_ngram_length "
              "search_condition_feature_value search_trained_nb_policies search_total_nb_policies "
-             "relation_cost entity_cost relation_none_cost skip_cost lda lda_alpha lda_rho", True),
-    **_table("constraints", False),
+             "relation_cost entity_cost relation_none_cost skip_cost lda lda_alpha lda_rho "
+             "root_label num_label transition_system", True),
+    **_table("constraints one_learner cost_to_go old_style_labels", False),
     # the single-line reductions that own their options: kept as their words (config.stack)
     **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
@@ -106,17 +107,16 @@ MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_l
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
     "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
-    "epsilon_decay": "--epsilon_decay", "wap_ldf": "--wap_ldf",
-    "cb_dro": "--cb_dro", "automl": "--automl",
+    "epsilon_decay": "--epsilon_decay", "cb_dro": "--cb_dro", "automl": "--automl",
 }  # fmt: skip
 """Reductions a multiline VW model may name that sl does not run."""
 
 
 INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa csoaa ect "
                      "error multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
-                     "random_seed degree lda".split())  # fmt: skip
+                     "random_seed degree lda ot warm_cb".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
-WORDS = frozenset("lrq lrqfa alg csoaa_ldf cb_type bs_type named_labels classweight "
+WORDS = frozenset("lrq lrqfa alg csoaa_ldf wap_ldf cb_type bs_type named_labels classweight "
                   "quadratic multiworld_test search_task search_interpolation "
                   "search_neighbor_features cubic interactions ignore ignore_linear keep ngram "
                   "skips hash link loss_function feature_limit kernel affix marginal "
@@ -269,41 +269,6 @@ def _options(h: vwmodel.Header) -> dict:
     return {"learn": learn, **facts}
 
 
-SL_FIELDS: dict[str, tuple[str | None, type]] = {
-    **{f: (o, bool) for f, o in (
-        ("classifier", None), ("rank_all", "rank_all"), ("csoaa_rank", "csoaa_rank"),
-        ("first_only", "first_only"), ("nounif", "nounif"), ("regcbopt", "regcbopt"),
-        ("elim", "elim"), ("greedify", "greedify"), ("ope", None), ("cbify_cs", "cbify_cs"),
-        ("cbify_ldf", "cbify_ldf"), ("legacy", "cb_force_legacy"), ("evaluate", "eval"),
-        ("explore_eval", "explore_eval"), ("all_slots_loss", "all_slots_loss"),
-        ("ccb_no_slot_index", "ccb_no_slot_index"), ("no_predict", None), ("cb_dro", None),
-        ("mwt_exclude", None), ("cbzo", "cbzo"), ("no_bias", None))},
-    **{f: (o, int) for f, o in (
-        ("actions", "cb"), ("tau", "first"), ("bag", "bag"), ("cover", "cover"), ("rnd", "rnd"),
-        ("synthcoversize", "synthcoversize"), ("cbify", "cbify"), ("mwt_learn", None),
-        ("lda", "lda"), ("lda_minibatch", None), ("lda_math_mode", None))},
-    **{f: (o, float) for f, o in (
-        ("clip_p", "clip_p"), ("lam", "lambda"), ("psi", "psi"), ("rnd_alpha", "rnd_alpha"),
-        ("rnd_invlambda", "rnd_invlambda"), ("synthcoverpsi", "synthcoverpsi"),
-        ("gamma_scale", "gamma_scale"), ("gamma_exponent", "gamma_exponent"),
-        ("loss0", "loss0"), ("loss1", "loss1"), ("epsilon", "epsilon"),
-        ("mellowness", "mellowness"), ("cb_min_cost", "cb_min_cost"),
-        ("cb_max_cost", "cb_max_cost"), ("multiplier", "multiplier"),
-        ("target_rate", "target_rate"), ("cb_dro_alpha", None), ("cb_dro_tau", None),
-        ("cb_dro_wmax", None), ("lda_alpha", "lda_alpha"), ("lda_rho", "lda_rho"),
-        ("lda_D", None), ("lda_epsilon", None))},
-    **{f: (o, str) for f, o in (("reduction", None), ("cb_type", "cb_type"), ("explore", None),
-                                ("mwt", "multiworld_test"), ("search_task", "search_task"),
-                                ("cbzo_policy", "policy"))},
-    "cbzo_radius": (None, float),
-    "search": ("search", int), "search_options": (None, dict), "search_run": (None, dict),
-}  # fmt: skip
-"""What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
-``reductions.Multiline``), each with the VW option it stands for in :data:`MODEL_OPTIONS`
-(None: sl's own word for which reduction or explorer, or an option of sl's that writes
-nothing) and its type; the optional floats may be None.  Anything else is refused."""
-
-
 def check_sl_multiline(ml: object) -> None:
     """Refuse (:class:`Unsupported`) what an sl bandit model records of its reduction when
     it is not :data:`SL_FIELDS`' fields of their types (counts at least 0, numbers finite
@@ -334,11 +299,6 @@ def check_sl_multiline(ml: object) -> None:
             raise Unsupported(f"its multiline option {shown} is not a finite 32-bit float")
         if kind is str and len(value) > 40:
             raise Unsupported(f"its multiline option {key} is not a word")
-
-
-SEARCH_TASK_OPTIONS = frozenset("cost negative_weight max relation_cost entity_cost constraints "
-                                "relation_none_cost skip_cost".split())  # fmt: skip
-SEARCH_RUN_ONLY = ("search_task", "search_allowed_transitions", "search_save_every_k_runs")
 
 
 def _check_search_options(options: object) -> None:
@@ -599,7 +559,7 @@ def _normalizer(gstate: np.ndarray, learner: str, r: dict) -> None:
         from streamlearn.learners.freegrad import G_TOTAL
 
         gstate[G_TOTAL] = r["total_weight"][0]
-    elif learner in ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd", "ect_gd"):
+    elif learner in CLASS_GD:
         from streamlearn.learners.oaa import G_CLASS  # (= bootstrap's G_COPY)
 
         for c, (n, t) in enumerate(zip(r["norm"], r["total_weight"], strict=True)):
@@ -718,7 +678,7 @@ def _sums(model) -> tuple[list[float], list[float]]:  # noqa: ANN001
         from streamlearn.learners.gd import G_NORM, G_TOTAL
 
         return [float(g[G_NORM])], [float(g[G_TOTAL])]
-    if model.learner in ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd", "ect_gd"):
+    if model.learner in CLASS_GD:
         from streamlearn.learners.oaa import G_CLASS  # (= bootstrap's G_COPY)
 
         return [float(g[G_CLASS])], [float(g[G_CLASS + 1])]

@@ -99,14 +99,22 @@ def vw(argv: tuple[str, ...]) -> None:
                                               "vw_resume": t.outputs.get("model_format")
                                               != "vw_predict_only"},
                                              progress=t.progress,
-                                             # an O(2^b) draw, LDA's iterations: compiled
+                                             # an O(2^b) draw, LDA's iterations, the
+                                             # OjaNewton sketch's O(2^b·m²) set-up: compiled
                                              tiny=not t.daemon
                                              and "initial_weights" not in t.learn
-                                             and "lda" not in t.multiline)  # fmt: skip
+                                             and "--OjaNewton" not in t.learn.get("stack", ())
+                                             and "lda" not in t.multiline
+                                             # (--cbify_reg's K-action cb_explore)
+                                             and not (t.multiline.get("cb_discrete")
+                                                      and "cats_tree" not in t.multiline))
     except click.BadParameter as e:
         raise VWUsage(e.format_message()) from None
     for note in t.notes:
         console.say(f"sl vw: {note}")
+    from streamlearn.run.vwconsole import log_to
+
+    log_to(t.log_output)  # (VW's info and warning lines: --log_output)
     if t.daemon:
         return daemon(t, inputs, outputs, console)
     from streamlearn import api

@@ -40,7 +40,16 @@ def _ect(c) -> LearnerSpec:  # noqa: ANN001
     return ect.resolve(c)
 
 
+def _log_multi(c) -> LearnerSpec:  # noqa: ANN001
+    """The online tree of ``c``'s classes (``--log_multi K`` in its words)."""
+    from streamlearn.learners import log_multi
+    from streamlearn.learners.stacked import swap_resistance
+
+    return log_multi.spec(c.oaa, swap_resistance(c.stack), "--no_progress" not in c.stack)
+
+
 REDUCTIONS = (
+    (lambda c: c.oaa and "--log_multi" in c.stack, _log_multi),  # --log_multi K
     (lambda c: c.oaa and c.ect, _ect),  # --ect K --error E
     (lambda c: c.oaa and c.multilabel, _over("multilabel")),  # --multilabel_oaa K
     (lambda c: c.oaa and c.csoaa, _over("csoaa")),  # --csoaa K
@@ -144,7 +153,7 @@ def spec_by_name(name: str) -> LearnerSpec:
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
         "cd", "coin", "pistol", "freegrad", "oaa", "csoaa", "bootstrap", "autolink",
-        "multilabel", "ect",
+        "multilabel", "ect", "log_multi",
     ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")

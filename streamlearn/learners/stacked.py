@@ -21,19 +21,27 @@ from streamlearn.learners import (
     bfgs,
     boosting,
     bootstrap,
+    log_multi,
     marginal,
     nn,
+    oja_newton,
     stage_poly,
 )
 
 BFGS = ("--bfgs", "--conjugate_gradient")
 """The words that name L-BFGS (``reductions/bfgs.py``): the learner itself, not a reduction
 over gd."""
-WITHOUT_GD = ("--svrg", "--ksvm")
+WITHOUT_GD = ("--svrg", "--ksvm", "--OjaNewton")
 """The words naming a base learner VW sets up instead of gd (``reductions/svrg.py``, with
-gd's table of plain updates; ``reductions/ksvm.py``, with support vectors): VW keeps none of
+gd's table of plain updates; ``reductions/ksvm.py``, with support vectors;
+``reductions/oja_newton.py``, with its sketch beside w̄): VW keeps none of
 gd's options with its model, and its rate is the one given (gd's set-up multiplies it by
 t0^p)."""
+
+
+CLASS_GD = ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd", "ect_gd", "log_multi_gd")
+"""The learners (``LearnerSpec.name``) that keep gd's normalizer sums per problem, problem
+0's where VW's model file has them (``oaa.G_CLASS``)."""
 
 
 def without_gd(stack: tuple[str, ...]) -> bool:
@@ -46,12 +54,12 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "dropout": False, "multitask": False, "active": False,
                                    "mellowness": True, "autolink": True, "bootstrap": True,
                                    "bs_type": True, "bfgs": False, "conjugate_gradient": False,
-                                   "rank": True, "svrg": False, "ksvm": False,
+                                   "rank": True, "svrg": False, "ksvm": False, "OjaNewton": False,
                                    "kernel": True, "bandwidth": True, "degree": True,
                                    "marginal": True, "stage_poly": False,
                                    "confidence": False, "baseline": False, "global_only": False,
                                    "check_enabled": False, "active_cover": False,
-                                   "cover": True}
+                                   "cover": True, "cs_active": True, "log_multi": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -183,6 +191,13 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                         lambda g: active_cover.get_rng(g, n), _none_section, _no_read,
                         _no_lines, learner="bootstrap_gd", models=n + 1,
                         sums_at=bootstrap.G_COPY)  # fmt: skip
+    if "--cs_active" in words:
+        at = words.index("--cs_active") + 1
+        k = int(words[at]) if at < len(words) and words[at].isdigit() else 0
+        if k >= 1:  # (otherwise the reduction refuses the words when it is set up)
+            return Kept(f"--cs_active {k}", _cs_active_size(k),
+                        lambda params, seed: _cs_active_state(params, k), lambda g: 0,
+                        _none_section, _no_read, _no_lines, learner="csoaa_gd")  # fmt: skip
     if "--active" in words:
         return Kept("--active", active.G_QUERIES + 1, active.init_gstate, active.get_rng,
                     _none_section, _no_read, _no_lines)  # fmt: skip
@@ -196,6 +211,22 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                     lambda data, pos, g: marginal.read_vw_section(data, pos, g, bits, compete),
                     lambda g, text: marginal.section_lines(g, bits, compete, text),
                     end=lambda data, pos: marginal.section_end(data, pos, compete))  # fmt: skip
+    if "--OjaNewton" in words:
+        return Kept("--OjaNewton", oja_newton.STATE_SIZE, oja_newton.init_gstate,
+                    oja_newton.get_rng, _none_section, oja_newton.refuse_resumed, _no_lines,
+                    keeps_seed=True)
+    if "--log_multi" in words:
+        at = words.index("--log_multi") + 1
+        k = int(words[at]) if at < len(words) and words[at].isdigit() else 0
+        if 2 <= k <= log_multi.MAX_CLASSES:  # (otherwise the reduction refuses the words)
+            swap = swap_resistance(words)
+            return Kept(f"--log_multi {k}", log_multi.layout(k)[3],
+                        lambda params, seed: log_multi.init_gstate(params, k, swap),
+                        lambda g: 0, lambda g: log_multi.vw_section(g, k),
+                        lambda data, pos, g: log_multi.read_vw_section(data, pos, g, k),
+                        lambda g, text: log_multi.section_lines(g, k, text),
+                        end=lambda data, pos: log_multi.section_end(data, pos, k),
+                        learner="log_multi_gd", sums_at=log_multi.G_CLASS)  # fmt: skip
     if "--stage_poly" in words:
         return Kept("--stage_poly", stage_poly.state_size(bits),
                     lambda params, seed: stage_poly.init_gstate(params, bits), lambda g: 0,
@@ -203,6 +234,15 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                     lambda data, pos, g: stage_poly.read_vw_section(data, pos, g, bits),
                     _no_lines, end=lambda data, pos: stage_poly.section_end(data, pos, bits))
     return None
+
+
+def swap_resistance(words: tuple[str, ...]) -> int:
+    """``--log_multi``'s ``--swap_resistance`` (4 by default; a bad one: the reduction's
+    refusal)."""
+    if "--swap_resistance" not in words:
+        return 4
+    at = words.index("--swap_resistance") + 1
+    return int(words[at]) if at < len(words) and words[at].isdigit() else 4
 
 
 def _bootstrap_state(k: int, params: np.ndarray, seed: int) -> np.ndarray:
@@ -247,3 +287,15 @@ def _bfgs_state(m: int, params: np.ndarray) -> np.ndarray:
     p[P_BFGS_MEM] = m
     p[P_BFGS_PASSES] = 1.0
     return bfgs.init_gstate(p)
+
+
+def _cs_active_size(k: int) -> int:
+    from streamlearn.learners import cs_active
+
+    return cs_active.gstate_size(k)
+
+
+def _cs_active_state(params: np.ndarray, k: int) -> np.ndarray:
+    from streamlearn.learners import cs_active
+
+    return cs_active.init_gstate(params, k)

@@ -35,25 +35,31 @@ from streamlearn.reductions import (
     bfgs,
     boosting,
     bootstrap,
+    cats,
     cb_adf,
     cb_dro,
     cbzo,
     ccb,
     classes,
     confidence,
+    cs_active,
     csoaa_ldf,
     explore,
     gd_mf,
     ksvm,
     lda,
+    log_multi,
     lrq,
     lrqfa,
     marginal,
     mwt,
     nn,
+    offset_tree,
+    oja_newton,
     search,
     stage_poly,
     svrg,
+    warm_cb,
 )
 from streamlearn.reductions.base import Reduction
 from streamlearn.reductions.explore import over
@@ -67,12 +73,14 @@ REDUCTIONS: dict[str, Reduction] = {
         search.REDUCTION,
         lda.REDUCTION,
         cbzo.REDUCTION,
+        cats.REDUCTION,
         # the contextual bandits: cb_adf's learner, an explorer over it when one is asked
         over(cb_adf.REDUCTION),
         over(cb_adf.CB),
         over(cb_adf.CBIFY),
         over(ccb.REDUCTION),
         over(ccb.SLATES),
+        warm_cb.REDUCTION,
     )
 }
 """Every multiline reduction by name (``Multiline.reduction``)."""
@@ -87,7 +95,9 @@ SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAM
                bootstrap.NAME: bootstrap,
                bfgs.NAME: bfgs, gd_mf.NAME: gd_mf, svrg.NAME: svrg,
                ksvm.NAME: ksvm, marginal.NAME: marginal, stage_poly.NAME: stage_poly,
-               confidence.NAME: confidence, baseline.NAME: baseline}
+               confidence.NAME: confidence, baseline.NAME: baseline,
+               oja_newton.NAME: oja_newton, cs_active.NAME: cs_active,
+               log_multi.NAME: log_multi}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -125,7 +135,7 @@ def fixed_fields(words: tuple[str, ...]) -> dict:
     out: dict = {}
     for m in SINGLE_LINE.values():
         if hasattr(m, "FIXED") and m.read(words) is not None:
-            out.update(m.FIXED)
+            out.update(m.FIXED(words) if callable(m.FIXED) else m.FIXED)  # (--cs_active: K)
     return out
 
 
@@ -143,11 +153,13 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
     _named(t.learn.get("stack", ()))
 
 
-_DECLARING = (active, active_cover, explore, classes, lrq, lrqfa, boosting, nn, autolink,
-              bootstrap, bfgs, gd_mf, svrg, ksvm, marginal, stage_poly, confidence, baseline,
-              csoaa_ldf, mwt, cb_adf, cb_dro, ccb, search, lda, cbzo)
-"""The modules that declare VW options, in the order their ``settle`` runs (``active``
-first, and ``active_cover``: they take ``--mellowness`` (``--cover``) from the explorers when
+_DECLARING = (cs_active, cats, active, active_cover, offset_tree, explore, log_multi, classes,
+              lrq, lrqfa, boosting, nn, autolink, bootstrap, bfgs, gd_mf, svrg, ksvm, oja_newton,
+              marginal, stage_poly, confidence, baseline, csoaa_ldf, mwt, cb_adf, cb_dro, ccb,
+              search, lda, cbzo, warm_cb)
+"""The modules that declare VW options, in the order their ``settle`` runs (``cs_active``
+first: it takes ``--simulation`` before ``--active`` would drop it; ``active`` and
+``active_cover``: they take ``--mellowness`` (``--cover``) from the explorers when
 there is no explorer)."""
 
 VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))

@@ -107,13 +107,15 @@ def settle(t: Command) -> None:
     unless a model given with ``-i`` may bring it."""
     words = t.learn.get("stack", ())
     if "--active_cover" not in words:
-        mine = [w for w in words if w in NUMBERS or w == "--oracular"]
+        # (--alpha is --OjaNewton's too: reductions/oja_newton.py reads it then)
+        numbers = tuple(w for w in NUMBERS if w != "--alpha" or "--OjaNewton" not in words)
+        mine = [w for w in words if w in numbers or w == "--oracular"]
         if mine and "initial_model" not in t.inputs:  # (a model given may bring it)
             t.notes.append(f"{' '.join(mine)}: options of --active_cover, ignored")
             kept: list[str] = []
             it = iter(words)
             for w in it:
-                if w in NUMBERS:
+                if w in numbers:
                     next(it, None)
                 elif w != "--oracular":
                     kept.append(w)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from streamlearn.reductions import mwt
+from streamlearn.reductions import mwt, offset_tree
 from streamlearn.reductions.base import Reduction, Seen, Weights, room, scratch
 from streamlearn.reductions.cb_dro import OPTIONS as DRO_OPTIONS
 from streamlearn.reductions.text import cb_label, fmt_float, score_text, tag_text
@@ -307,7 +307,7 @@ def cb_part(block, bits: int, constant: bool, parse_inter, actions: int, width: 
 REDUCTION = Reduction("cb_adf", "cb", True, learner, stack, vw_words, features,
                       OPTIONS + LEGACY_OPTIONS + DRO_OPTIONS)  # fmt: skip
 CB = Reduction("cb", "cb", True, learner, stack, vw_words,
-              options=OPTIONS + LEGACY_OPTIONS + mwt.OPTIONS)
+              options=OPTIONS + LEGACY_OPTIONS + mwt.OPTIONS + offset_tree.OPTIONS)
 CBIFY = Reduction("cbify", "cb", True, learner, stack, vw_words, options=CBIFY_OPTIONS)
 """``--cbify``: multiclass or cost-sensitive examples played as bandit rounds over cb_adf
 and an explorer; its driver is still ``run/cbify.py``."""

@@ -1,12 +1,16 @@
 """``--csoaa_ldf m|mc`` (and ``--csoaa_rank``): cost-sensitive one-against-all over label-
 dependent features, VW's ``csoaa_ldf.cc`` — the worked example of a reduction's shape
-(:mod:`streamlearn.reductions.base`).
+(:mod:`streamlearn.reductions.base`) — and ``--wap_ldf m|mc``, weighted all pairs over them
+(the same file's: the same predictions, only the learning differs).
 
 Options (``reductions.Multiline``'s fields): ``classifier`` (``mc``: each line's cost
 regressed as a classifier's, VW's ``csoaa_ldf mc``), ``csoaa_rank`` (predict every action's
-score, VW's ``csoaa_ldf-rank``).  Labels: cost-sensitive rows (``io.labels.LABEL_CS``).
-State: gd's table and global state (:func:`streamlearn.learners.csoaa_ldf.init_gstate`).
-Kernel: :func:`streamlearn.learners.csoaa_ldf.train_examples`, one call per
+score, VW's ``csoaa_ldf-rank``), ``wap`` (``--wap_ldf``'s word as given, which VW keeps:
+pairs of lines learned instead of the lines).  Labels: cost-sensitive rows
+(``io.labels.LABEL_CS``).  State: gd's table and global state
+(:func:`streamlearn.learners.csoaa_ldf.init_gstate`).  Kernel:
+:func:`streamlearn.learners.csoaa_ldf.train_examples` (``--wap_ldf``:
+:func:`streamlearn.learners.wap_ldf.train_examples`), one call per
 :class:`~streamlearn.io.examples.Part`.  Outputs: ``-p`` (per action line the predicted
 class on the first line that carries it, ``0`` on the others; with ``--csoaa_rank`` the
 ranked ``class:score`` list; with ``--probabilities`` each line's probability:
@@ -34,6 +38,7 @@ NAME = "csoaa_ldf"
 OPTIONS = (
     ("classifier", "bool", False),  # --csoaa_ldf mc
     ("csoaa_rank", "bool", False),
+    ("wap", "str", ""),  # --wap_ldf m|multiline|mc|multiline-classifier
 )
 """Its fields of :class:`~streamlearn.reductions.Multiline`: (name, type, default)."""
 
@@ -45,8 +50,34 @@ def _csoaa_ldf(t: Command, name: str, value: str) -> None:
     t.multiline["classifier"] = value in ("mc", "multiline-classifier")
 
 
+def _wap_ldf(t: Command, name: str, value: str) -> None:
+    if value not in ("m", "multiline", "mc", "multiline-classifier"):
+        raise VWUsage(f"--wap_ldf {value}: m, multiline, mc or multiline-classifier")
+    t.multiline["wap"] = value
+
+
+def settle(t: Command) -> None:
+    """``--wap_ldf`` is weighted all pairs (VW's ``csoaa_ldf`` then learns pairs); with
+    ``--csoaa_ldf`` or another multiline reduction it is refused (VW 9.11.9: "unrecognised
+    option '--wap_ldf'" beside ``--csoaa_ldf``)."""
+    wap = t.multiline.get("wap")
+    if not wap:
+        return
+    if t.multiline.get("reduction") == NAME:
+        raise VWUsage("--wap_ldf with --csoaa_ldf: VW refuses it (unrecognised option "
+                      "'--wap_ldf')")  # fmt: skip
+    if t.multiline.get("reduction"):
+        raise VWUsage(f"--wap_ldf with --{t.multiline['reduction']} is not supported by sl")
+    if t.outputs.get("audit"):
+        raise VWUsage("--wap_ldf with --audit is not supported by sl (VW audits each pair of "
+                      "lines it learns)")  # fmt: skip
+    t.multiline["reduction"] = NAME
+    t.multiline["classifier"] = wap in ("mc", "multiline-classifier")
+
+
 VW_OPTIONS = {
     "csoaa_ldf": VWOption(None, True, _csoaa_ldf),
+    "wap_ldf": VWOption(None, True, _wap_ldf),
     "csoaa_rank": VWOption(None, False, stack_field("csoaa_rank")),
 }
 """The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
@@ -58,24 +89,27 @@ class Learner:
 
     def __init__(self, ml, cfg=None, probabilities=None) -> None:  # noqa: ANN001, ARG002
         self.classifier = bool(ml.classifier)
+        self.wap = bool(getattr(ml, "wap", ""))
         self.rank = bool(ml.csoaa_rank)
         self.probabilities = probabilities
 
     def learn(self, w: Weights, part: Part, ho: np.ndarray, lines: bool = False) -> Seen:
         """Score each example's lines, learn the labeled examples (``lines``: the
         ``--probabilities`` ``-p`` lines are wanted)."""
-        from streamlearn.learners import csoaa_ldf
+        from streamlearn.learners import csoaa_ldf, wap_ldf
 
         mg = part.mg
         m = mg.act_ptr.shape[0] - 1
         scores, order, sub = scratch(part)
         pred = np.zeros(m, dtype=np.int64)
         s6 = np.zeros(6)
-        csoaa_ldf.train_examples(
-            w.tables, sub, w.gstate, w.params, w.loss_id, self.classifier, mg.act_ptr,
-            mg.indptr, mg.indices, mg.values, part.lab_n, part.lab_cls, part.lab_cost, ho, s6,
-            scores, order, pred,
-        )  # fmt: skip
+        rows = (mg.act_ptr, mg.indptr, mg.indices, mg.values, part.lab_n, part.lab_cls,
+                part.lab_cost, ho, s6, scores, order, pred)  # fmt: skip
+        if self.wap:
+            wap_ldf.train_examples(w.tables, sub, w.gstate, w.params, w.loss_id, *rows)
+        else:
+            csoaa_ldf.train_examples(w.tables, sub, w.gstate, w.params, w.loss_id,
+                                     self.classifier, *rows)  # fmt: skip
         w.stats[:6] += s6
         seen = Seen(part, scores=scores, order=order, pred=pred)
         if self.probabilities is not None:
@@ -154,7 +188,8 @@ def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001
 
 def vw_words(ml) -> list[str]:  # noqa: ANN001
     """The options VW keeps with the model (before the base learner's)."""
-    words = ["--csoaa_ldf", "mc" if ml.classifier else "m"]
+    wap = getattr(ml, "wap", "")
+    words = ["--wap_ldf", wap] if wap else ["--csoaa_ldf", "mc" if ml.classifier else "m"]
     if ml.csoaa_rank:
         words.append("--csoaa_rank")
     return words

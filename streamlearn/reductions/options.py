@@ -73,6 +73,8 @@ def reduction_name(ml) -> str:  # noqa: ANN001 - a Multiline
         return "--cbify"
     if ml.reduction in ("ccb", "slates"):
         return "--ccb_explore_adf" if ml.reduction == "ccb" else "--slates"
+    if getattr(ml, "wap", ""):
+        return "--wap_ldf"
     if ml.reduction in ("csoaa_ldf", "search"):
         return f"--{ml.reduction}"
     if getattr(ml, "mwt", ""):

@@ -135,6 +135,16 @@ VW_OPTIONS = {
     "relation_none_cost": VWOption(None, True, _option(number)),
     "skip_cost": VWOption(None, True, _option(number)),
     "search_order": VWOption(None, True, _option(integer)),
+    "root_label": VWOption(None, True, _option(integer)),
+    "num_label": VWOption(None, True, _option(integer)),
+    "transition_system": VWOption(None, True, _option(integer)),
+    "one_learner": VWOption(None, False, _option(None)),
+    "cost_to_go": VWOption(None, False, _option(None)),
+    "old_style_labels": VWOption(None, False, _option(None)),
+    "search_graph_num_loops": VWOption(None, True, _option(integer)),
+    "search_graph_no_structure": VWOption(None, False, _option(None)),
+    "search_graph_separate_learners": VWOption(None, False, _option(None)),
+    "search_graph_directed": VWOption(None, False, _option(None)),
 }
 """The VW options it takes (:mod:`streamlearn.reductions.vwoptions`)."""
 
@@ -170,9 +180,33 @@ def settle(t: Command) -> None:
         raise VWUsage("--search with --oaa/--multilabel_oaa: not supported (the search "
                       "stacks its own csoaa)")  # fmt: skip
     crosses = [k for k in ("interactions", "quadratic", "cubic") if learn.get(k)]
+    if task == "graph" and crosses == ["quadratic"] and tuple(learn["quadratic"]) == ("::",):
+        odd = [k for k in ("leave_duplicate_interactions", "permutations", "ignore_linear")
+               if learn.get(k)]  # fmt: skip
+        if odd:
+            raise VWUsage(f"--search_task graph with -q :: and --{odd[0]}: not supported by sl "
+                          "yet")  # fmt: skip
+        crosses = []  # (the graph task's -q ::: its nodes' pairs, made by the task)
+        ml.setdefault("search_run", {})["quadratic"] = learn.pop("quadratic")
     if crosses or learn.get("ngram") or learn.get("stack") or learn.get("affix"):
         raise VWUsage("--search with interactions, n-grams, --affix or another reduction: "
                       "not supported by sl yet")  # fmt: skip
+    if learn.get("algo") in ("ftrl", "coin", "pistol", "freegrad"):
+        raise VWUsage(f"--search with --{learn['algo']}: not supported by sl (its base learner "
+                      "is gd)")  # fmt: skip
+    o = ml.get("search_options", {})
+    stray = [k for k in o if k.startswith("search_graph_") and task != "graph"]
+    if stray:  # (VW reads a task's options only for that task)
+        raise VWUsage(f"unrecognised option '--{stray[0]}' (--search_task graph's)")
+    if task == "graph" and o.get("search_neighbor_features"):
+        raise VWUsage("--search_neighbor_features with --search_task graph: not supported by "
+                      "sl yet (VW's edge features share their namespace)")  # fmt: skip
+    if task == "dep_parser" and int(o.get("search_max_quad_ngram_length", 0)) > 0:
+        raise VWUsage("--search_max_quad_ngram_length with --search_task dep_parser: not "
+                      "supported by sl yet")  # fmt: skip
+    if task == "dep_parser" and int(o.get("transition_system", 1)) not in (1, 2):
+        raise VWUsage(f"--transition_system {o['transition_system']}: unknown (1 arc-hybrid, "
+                      "2 arc-eager)")  # fmt: skip
     if task == "entity_relation" and int(ml.get("search_options", {}).get("search_order",
                                                                            0)) == 3:  # fmt: skip
         raise VWUsage("--search_order 3 (entity-relation's label-dependent features): not "
@@ -188,7 +222,10 @@ class Learner:
         from streamlearn.reductions.search_tasks import TASKS
 
         shows = Shows(wants, cfg)
-        self.search = Search(ml, cfg, TASKS[ml.search_task](), not cfg.test_only, shows)
+        task = TASKS[ml.search_task]()
+        if ml.search_run.get("quadratic"):  # (graph's -q ::, which settle keeps there)
+            task.pairs = True
+        self.search = Search(ml, cfg, task, not cfg.test_only, shows)
         self.npass = 0
         self.read = 0  # (examples read: VW's counts leave out what its test pass skipped)
 
@@ -200,7 +237,9 @@ class Learner:
         sch.grow(w)
         mg = part.mg
         ptr = mg.act_ptr
-        bad = _not_numbers(part)
+        multi = getattr(sch.task, "multilabel", False)
+        bad = None if multi else _not_numbers(part)
+        lists = _multilabels(part) if multi else None
         tags = getattr(sch.task, "needs_tags", False)
         compiled = getattr(sch.task, "hamming_only", False)
         labels = np.where(part.lab_n > 0, part.lab_cls, 0).tolist()  # (per merged row)
@@ -217,7 +256,12 @@ class Learner:
                 lo, hi = starts[r], starts[r + 1]
                 tokens.append(Token(labels[r], mg.indices[lo:hi], mg.values[lo:hi],
                                     mg.ns[lo:hi], held, _tag(part, r) if tags else ""))  # fmt: skip
-            test = any(y <= 0 for y in labels[r0:r1])
+                if lists is not None:
+                    tokens[-1].multilabel = lists[r]
+            if lists is not None:
+                test = any(not t.multilabel for t in tokens)
+            else:
+                test = any(y <= 0 for y in labels[r0:r1])
             if compiled:  # (the sentence's rows, as the compiled sequence task takes them)
                 a, b = starts[r0], starts[r1]
                 sch.csr = (mg.indptr[r0 : r1 + 1] - a, mg.indices[a:b].astype(np.uint64),
@@ -301,6 +345,27 @@ def _not_numbers(part: Part) -> np.ndarray | None:
     return other[e] - other[s] > 0
 
 
+def _multilabels(part: Part) -> list[list[int]]:
+    """Per merged row: its multilabel, read from its line's text (``dep_parser``'s labels:
+    ``head,label``)."""
+    from streamlearn.reductions.search_dep import label_words
+
+    src = part.src
+    if src is None:
+        raise VWUsage("--search_task dep_parser/graph: the lines' labels are not at hand (sl reads "
+                      "them from the text)")  # fmt: skip
+    data = src.data
+    nl = np.flatnonzero(data == 10)
+    starts = np.concatenate([[0], nl + 1]).tolist()
+    ends = [*nl.tolist(), data.shape[0]]
+    raw = data.tobytes()
+    out = []
+    for line in src.row_line.tolist():
+        k = int(line) - src.first_line
+        out.append(label_words(raw[starts[k] : ends[k]]))
+    return out
+
+
 def _skip(part: Part, r: int) -> None:
     """Say that row ``r``'s sequence is skipped: its class is not a number."""
     from streamlearn.system.notices import tell
@@ -341,13 +406,17 @@ class Shows:
 
 def stack(ml, base: str) -> tuple[str, str, str]:  # noqa: ANN001
     """VW's header: (Enabled learners, Input label, Output pred)."""
-    return f"{base}, csoaa, search_task", "MULTICLASS", "MULTICLASS"
+    label = "MULTILABEL" if ml.search_task in ("dep_parser", "graph") else "MULTICLASS"
+    if ml.search_run.get("quadratic"):  # (graph's -q ::, VW's generated per example)
+        base = base.replace("gd", "gd, generate_interactions", 1)
+    return f"{base}, csoaa, search_task", label, "MULTICLASS"
 
 
 KEPT = ("search_interpolation", "search_neighbor_features", "search_history_length",
         "search_max_bias_ngram_length", "search_max_quad_ngram_length",
         "search_condition_feature_value", "relation_cost", "entity_cost", "constraints",
-        "relation_none_cost", "skip_cost", "search_order")  # fmt: skip
+        "relation_none_cost", "skip_cost", "search_order", "root_label", "num_label",
+        "transition_system", "one_learner", "cost_to_go", "old_style_labels")  # fmt: skip
 """The search's options (and its tasks') VW keeps with a model when given."""
 
 
@@ -371,6 +440,8 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
         if name in ml.search_options:
             v = ml.search_options[name]
             words += [f"--{name}"] if v is True else [f"--{name}", str(v)]
+    for q in ml.search_run.get("quadratic", ()):
+        words += ["--quadratic", q]
     return words
 
 

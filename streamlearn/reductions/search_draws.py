@@ -194,3 +194,16 @@ def score_text(x: float) -> str:
     from streamlearn.reductions.text import score_text as text
 
     return text(float(x))
+
+
+def condition_range(hi: int, count: int, name0: str) -> tuple[list[int], str]:
+    """VW's ``predictor::set_condition_range``: the tags ``hi, hi-1, ...`` (``count`` of
+    them, none below 0) named ``name0``, ``name0 + 1``, ..."""
+    tags = []
+    names = ""
+    for i in range(count):
+        if i > hi:
+            break
+        tags.append(hi - i)
+        names += chr(ord(name0) + i)
+    return tags, names

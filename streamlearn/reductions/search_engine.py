@@ -73,7 +73,8 @@ class Token:
     """One line of a sequence: its label (0: none) and features (VW's order, constant
     last), with the neighbours' features the search copies in (``extra``)."""
 
-    __slots__ = ("label", "idx", "val", "ns", "test_only", "extra_idx", "extra_val", "tag")
+    __slots__ = ("label", "idx", "val", "ns", "test_only", "extra_idx", "extra_val", "tag",
+                 "multilabel")  # fmt: skip
 
     def __init__(self, label: int, idx: np.ndarray, val: np.ndarray, ns: np.ndarray,
                  test_only: bool, tag: str = "") -> None:  # fmt: skip
@@ -85,6 +86,7 @@ class Token:
         self.test_only = test_only
         self.extra_idx = None
         self.extra_val = None
+        self.multilabel: list[int] = []
 
     def features(self) -> tuple[np.ndarray, np.ndarray]:
         if self.extra_idx is None:
@@ -153,6 +155,7 @@ class Search:
         from streamlearn.learners.oaa import stride
 
         self.step = stride(self.width * self.csoaa_k)
+        self.kernel_step = 1 if getattr(task, "scaled", False) else self.step
         self.classes = np.arange(1, self.A + 1, dtype=np.int64)
         self.rng = Rand48()
         # counters (VW's shared_data as the search updates it, and its own)
@@ -505,8 +508,20 @@ class Search:
 
     def _conditioned(self, tok: Token, names: str, acts: list[int]) -> tuple:
         """The token's features and VW's conditioning features on ``acts`` (named
-        ``names``): a bias per n-gram of them, its products with the token's features."""
+        ``names``): a bias per n-gram of them, its products with the token's features; a
+        task's interactions (``tok.crossed``) after them, as VW's gd sums them."""
         idx, val = tok.features()
+        crossed = getattr(tok, "crossed", None)
+        if crossed is not None:  # (its indices scaled by the feature width: so are VW's)
+            n = idx.shape[0]
+            idx, val = self._conditioned_linear(tok, idx, val, names, acts)
+            mask = np.uint64((1 << self.bits) - 1)
+            cond = (idx[n:].astype(np.uint64) * np.uint64(self.step)) & mask
+            return (np.concatenate([idx[:n], cond, crossed[0]]),
+                    np.concatenate([val, crossed[1]]))  # fmt: skip
+        return self._conditioned_linear(tok, idx, val, names, acts)
+
+    def _conditioned_linear(self, tok: Token, idx, val, names: str, acts: list[int]) -> tuple:  # noqa: ANN001
         if not self.auto_condition or not names:
             return idx, val
         o = self.o
@@ -575,7 +590,7 @@ class Search:
         listed = bool(allowed) or costs is not None
         classes = np.asarray(allowed, dtype=np.int64) if allowed else self.classes
         scores = np.empty(classes.shape[0], dtype=np.float32)
-        a, pp = kernels.predict(w.table, w.gstate, w.params, idx, val, self.step,
+        a, pp = kernels.predict(w.table, w.gstate, w.params, idx, val, self.kernel_step,
                                 learner * self.csoaa_k, classes, scores)  # fmt: skip
         if self.state == INIT_TEST and self.shows.raw:
             # (VW's -r lists the label's classes: none when every class is scored)
@@ -617,7 +632,7 @@ class Search:
             learner = self._select_learner(self.current_policy, learner_id, True, is_local > 0)
             # gd's clock: VW's sd->t (this sequence counted) and the example's weight 1
             w.gstate[base.G_T] = self.sd_t + 1.0 - self.weighted_holdout - self.weighted_unlabeled
-            kernels.learn(w.table, w.gstate, w.params, w.loss_id, idx, val, self.step,
+            kernels.learn(w.table, w.gstate, w.params, w.loss_id, idx, val, self.kernel_step,
                           learner * self.csoaa_k, cls, costs32, slots, scores)  # fmt: skip
         self.total_examples += 1
 

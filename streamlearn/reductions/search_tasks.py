@@ -15,6 +15,10 @@ import math
 
 import numpy as np
 
+from streamlearn.reductions.search_dep import DepParser
+from streamlearn.reductions.search_draws import condition_range
+from streamlearn.reductions.search_graph import Graph
+
 F32 = np.float32
 
 
@@ -373,19 +377,6 @@ def _atoi(text: str) -> int:
         return 0
 
 
-def condition_range(hi: int, count: int, name0: str) -> tuple[list[int], str]:
-    """VW's ``predictor::set_condition_range``: the tags ``hi, hi-1, ...`` (``count`` of
-    them, none below 0) named ``name0``, ``name0 + 1``, ..."""
-    tags = []
-    names = ""
-    for i in range(count):
-        if i > hi:
-            break
-        tags.append(hi - i)
-        names += chr(ord(name0) + i)
-    return tags, names
-
-
 TASKS = {t.name: t for t in (Sequence, SequenceCostToGo, Argmax, SequenceSpan, Multiclass,
-                              EntityRelation)}
+                              EntityRelation, DepParser, Graph)}
 """The tasks sl runs, by VW's name."""

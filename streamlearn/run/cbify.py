@@ -137,7 +137,7 @@ def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN0
     full = cfg.namespaces() or compile_interactions()
     parse_inter = dataclasses.replace(full, label_kind=LABEL_CS if ml.cbify_cs else 0)
     ml = dataclasses.replace(ml, actions=k, reduction="cb")
-    lg = _LegacyLearner(ml, cfg)
+    lg = LegacyLearner(ml, cfg)
     tally = _Tally(ml)
     for b, lab in _lines(cfg, ml, inputs, parse_inter, tally, console.say):
         for r in np.flatnonzero(b.status == 0):
@@ -523,7 +523,7 @@ def _count_ldf(lr: _Learner, progress, sh: np.ndarray, nnz: np.ndarray, loss: fl
 # ---------------------------------------------------------------------- --cb_force_legacy
 
 
-class _LegacyLearner:
+class LegacyLearner:
     """cb_explore over ``--cbify K --cb_force_legacy``'s lines (VW's cb_algs,
     :class:`streamlearn.run.cblegacy.Legacy`, a fresh model): the kernel's buffers and
     the run's counts (``stats``)."""

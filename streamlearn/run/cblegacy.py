@@ -69,6 +69,8 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
     words += ["--cb_force_legacy", "--cb_type", ml.cb_type, "--csoaa", k]
     if ml.evaluate:
         words.append("--eval")
+    if getattr(ml, "ot", 0):
+        words += ["--ot", str(ml.ot)]
     if ml.epsilon is not None:
         words += ["--epsilon", vw_number(ml.epsilon)]
     if ml.explore == "first":
@@ -92,7 +94,8 @@ def part(ml, cfg, block, parse_inter):  # noqa: ANN001, ANN201
     if b.err_pos is None:
         b.err_pos = np.full(b.n, -1, dtype=np.int64)
     lab = read_labels(b, LABEL_CB, parse_inter.vw_numbers)
-    k = ml.actions
+    ot = getattr(ml, "ot", 0)
+    k = ot or ml.actions
     first = np.zeros(b.n, dtype=np.int64)
     for r in np.flatnonzero(b.status == 0):
         lo, hi = int(lab.ptr[r]), int(lab.ptr[r + 1])
@@ -106,6 +109,9 @@ def part(ml, cfg, block, parse_inter):  # noqa: ANN001, ANN201
                 b.status[r] = EVAL_LABEL
                 continue
             first[r] = 1
+        if ot and hi > lo and (hi - lo > 1 or not lab.prob[lo] > 0):
+            b.status[r] = 20  # (--ot: one a:c:p, or none; VW's tree reads the first entry)
+            continue
         cls = lab.cls[lo:hi]
         if k and cls.shape[0] and (cls.min() < 1 or cls.max() > k):  # (k 0: --multiworld_test)
             b.status[r] = 27
@@ -145,6 +151,10 @@ def learners(ml) -> tuple[str, str, str]:  # noqa: ANN001
         from streamlearn.reductions.mwt import stack
 
         return stack(ml)
+    if getattr(ml, "ot", 0):
+        from streamlearn.reductions.offset_tree import stack
+
+        return stack(ml)
     chain = "gd, scorer-identity, csoaa, cb"
     if ml.evaluate:
         return chain + "-eval", "CB_EVAL", "MULTICLASS"
@@ -168,7 +178,8 @@ class Legacy:
         # example whose cost-sensitive label lists class K (not under dm: no csoaa call)
         self.numbered = not vw_log or ml.cb_type == "dm"
         self.ml = ml
-        self.k = ml.actions
+        self.ot = getattr(ml, "ot", 0)
+        self.k = self.ot or ml.actions
         self.cb_type = cb_adf.CB_TYPES[ml.cb_type]
         self.explore = cb_algs.EXPLORERS[ml.explore]
         default = 0.05 if ml.explore == "greedy" else 0.0
@@ -203,6 +214,10 @@ class Legacy:
     @staticmethod
     def gstate_for(ml, params: np.ndarray) -> np.ndarray:  # noqa: ANN001
         cb_type = cb_adf.CB_TYPES.get(ml.cb_type, cb_adf.DR)
+        if getattr(ml, "ot", 0):
+            from streamlearn.learners.offset_tree import stride
+
+            return cb_algs.init_gstate(params, stride(ml.ot, cb_type))
         bags = ml.bag if ml.explore == "bag" else 1
         w = cb_algs.stride(cb_algs.width(cb_type, ml.actions, bags))
         if ml.explore == "cover":
@@ -222,6 +237,15 @@ class Legacy:
         raw_out = np.zeros(en.cls.shape[0], dtype=np.float32)
         pmf = np.zeros((m, self.k), dtype=np.float32)
         loss = np.zeros(m)
+        if self.ot:
+            from streamlearn.learners import offset_tree
+
+            offset_tree.train_examples(
+                self.table, self.gstate, params, loss_id, self.cb_type, self.k, self.eps,
+                offset_tree.tree(self.k), mg.indptr, mg.indices, mg.values, en.ptr, en.cls,
+                en.cost, en.prob, ho, stats, pmf, loss,
+            )  # fmt: skip
+            return pred, raw_out, pmf, loss
         cb_algs.train_examples(
             self.table, self.gstate, params, loss_id, self.cb_type, self.k, self.explore,
             self.eps, self.bags, self.xstate, self.rng, True, mg.indptr, mg.indices, mg.values,
@@ -248,6 +272,11 @@ class Legacy:
         from streamlearn.run.vwconsole import vw_log
 
         k = self.k
+        if self.ot:  # (each node's csoaa 2 predicts every example with no label first)
+            if en.ptr.shape[0] > 1:
+                vw_log("[info] label 2 found -- labels are now considered 1-indexed.\n")
+                self.numbered = True
+            return
         for e in range(en.ptr.shape[0] - 1):
             lo, hi = int(en.ptr[e]), int(en.ptr[e + 1])
             every = hi - lo == 0 or (hi - lo == 1 and en.cost[lo] == en.cost[lo])

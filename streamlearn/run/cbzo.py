@@ -118,7 +118,7 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         progress = mlconsole.Progress(say, holdout_on, quiet=quiet, step=step)
     progress.holdout_on = holdout_on  # (--holdout_after's too)
     if st.raised and not quiet:  # (VW's logger: standard output, after its notes)
-        vw_log(f"[warning] --radius {_shortest(ml.cbzo_radius)} is below minimum 0.001. "
+        vw_log(f"[warning] --radius {shortest(ml.cbzo_radius)} is below minimum 0.001. "
                "Clamping to 0.001 for numerical stability.\n")  # fmt: skip
     loop = _Loop(st, cfg, progress, cfg.effective_holdout if npasses > 1 else 0,
                  bool(outputs.predictions), bool(getattr(outputs, "invert_hash", None)),
@@ -129,13 +129,13 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         for npass in range(npasses):
             loop.seen = 0
             if npass == 0:
-                for b in _blocks(sources, cfg, inputs, cache.tee):
+                for b in example_blocks(sources, cfg, inputs, cache.tee):
                     loop.feed(b, npass)
                     if kept is not None:  # (no cache: later passes replay the parsed blocks)
                         kept.append(b)
                 again = cache.seal() if npasses > 1 else None
             else:
-                for b in kept if kept is not None else _blocks(again, cfg, inputs, None):
+                for b in kept if kept is not None else example_blocks(again, cfg, inputs, None):
                     loop.feed(b, npass)
     except BaseException:
         cache.drop()
@@ -177,11 +177,11 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     return summary
 
 
-def _shortest(x: float | None) -> str:
+def shortest(x: float | None) -> str:
     """A float32 as VW's ``fmt`` writes it (``{}``: its shortest digits, in scientific
     notation below 1e-4 and from 1e16).
 
-    >>> _shortest(0.0001), _shortest(1e-05), _shortest(-1.0), _shortest(-1e20)
+    >>> shortest(0.0001), shortest(1e-05), shortest(-1.0), shortest(-1e20)
     ('0.0001', '1e-05', '-1', '-1e+20')
     """
     v = F32(0.1 if x is None else x)
@@ -190,7 +190,7 @@ def _shortest(x: float | None) -> str:
     return np.format_float_positional(v, unique=True, trim="-")
 
 
-def _blocks(sources, cfg, inputs, tee):  # noqa: ANN001, ANN202
+def example_blocks(sources, cfg, inputs, tee):  # noqa: ANN001, ANN202
     """Each block of ``sources`` parsed (VW's text format, the label part left to the
     continuous-action reader: :func:`_parsed`), on a thread of its own a few blocks ahead
     of the learning."""

@@ -44,6 +44,10 @@ def vw_name(config, outputs) -> str:  # noqa: ANN001 - a TrainConfig, run.option
         return "count_label"
     if config.ect:
         return "ect"
+    if "--log_multi" in config.stack:
+        return "log_multi"
+    if config.csoaa and "--cs_active" in config.stack:  # (named where csoaa would be)
+        return "cs_active-sim" if "--cs_simulation" in config.stack else "cs_active"
     if config.csoaa:
         return "csoaa"
     if config.multilabel:
@@ -60,6 +64,8 @@ def vw_types(config, outputs) -> list[str]:  # noqa: ANN001
     if not config.oaa:
         return ["Input label = SIMPLE", "Output pred = SCALAR"]
     label = "CS" if config.csoaa else "MULTILABEL" if config.multilabel else "MULTICLASS"
+    if config.csoaa and "--cs_active" in config.stack:
+        return [f"Input label = {label}", "Output pred = ACTIVE_MULTICLASS"]
     out = ("SCALARS" if outputs.probabilities or outputs.oaa_scores(config)
            else "MULTILABELS" if config.multilabel else "MULTICLASS")  # fmt: skip
     return [f"Input label = {label}", f"Output pred = {out}"]

@@ -224,6 +224,8 @@ class Learner:
             gstate[G_N] = model.gstate[G_N]
             # the prediction range (G_CLIP..G_LABEL_MAX)
             gstate[G_CLIP:GSTATE_SIZE] = model.gstate[G_CLIP:GSTATE_SIZE]
+            if hasattr(spec.train_batch, "warm_gstate"):  # (--OjaNewton: VW's generator)
+                spec.train_batch.warm_gstate(gstate, model.gstate)
         stats = model.stats.copy()
         if hasattr(spec.train_batch, "restore"):  # (--ksvm: its support vectors after it)
             gstate = spec.train_batch.restore(gstate)

@@ -69,9 +69,18 @@ def _run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa:
 
         with model_lock(first, in_place, outputs.lock_timeout, console.say):
             return cbzo.run(learn, ml, inputs, outputs, console)
+    if ml.reduction == "cats":  # (--cbify_reg, --cats, --cats_pdf: loops of their own)
+        from streamlearn.run import cats, cats_pdf
+
+        return (cats if ml.cbify_reg else cats_pdf).run(learn, ml, inputs, outputs, console)
     from streamlearn.run import mloutputs
 
     mloutputs.refuse(ml, outputs, inputs, learn)  # (exit 2: an output not written yet)
+    if ml.reduction == "warm_cb":  # (a loop of its own: the phases and the lambdas)
+        from streamlearn.run import warm_cb
+
+        with model_lock(first, in_place, outputs.lock_timeout, console.say):
+            return warm_cb.run(learn, ml, inputs, outputs, console)
     if ml.reduction == "cbify":
         from streamlearn.run import cbify
 
@@ -99,6 +108,10 @@ def _run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa:
                                  begun[5] if begun else None, console.progress)  # fmt: skip
         elif getattr(outputs, "vw_quiet", False):
             progress = mloutputs.quiet_progress(outputs)  # (VW's counters a readable model says)
+        elif not getattr(outputs, "vw_format", False):  # (sl train's: its summary says the loss)
+            from streamlearn.run.mlconsole import Progress
+
+            progress = Progress(lambda *a: None, False, quiet=True)
         # the off-policy estimates cost a fifth of the learner's time: made when shown
         fitted = fit(learn, ml, inputs, console, predictions=bool(outputs.predictions),
                      progress=progress, raw=bool(getattr(outputs, "raw_predictions", None)),

@@ -121,14 +121,25 @@ def _gram_note(spec: str, what: str) -> str:
     return f"[info] Generating {n}-{what} for {where} namespaces.\n"
 
 
+LOG_TO = {"stream": "stdout"}
+"""Where :func:`vw_log` writes (``sl vw --log_output stderr``: ``"stderr"``)."""
+
+
+def log_to(stream: str) -> None:
+    """VW's ``--log_output``: ``stderr`` sends VW's info and warning lines to standard
+    error, ``compat`` and ``stdout`` to standard output (VW's default)."""
+    LOG_TO["stream"] = "stderr" if stream == "stderr" else "stdout"
+
+
 def vw_log(text: str) -> None:
     """Write ``text`` (whole lines) where VW's logger writes its info and warning lines:
-    standard output (a reader gone: nothing more said)."""
+    standard output unless ``--log_output stderr`` (a reader gone: nothing more said)."""
     import sys
 
+    out = sys.stderr if LOG_TO["stream"] == "stderr" else sys.stdout
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        out.write(text)
+        out.flush()
     except BrokenPipeError:
         pass
 

@@ -22,7 +22,7 @@ import numpy as np
 from streamlearn.hashing import murmur3_32
 from streamlearn.io.vwmodel import vw_order
 from streamlearn.learners.initial import random_state
-from streamlearn.learners.stacked import BFGS, kept, kept_stack
+from streamlearn.learners.stacked import BFGS, kept, kept_stack, without_gd
 
 VW_VERSION = "9.11.9"
 """The VW version whose layout this is (``vowpalwabbit`` 9.11.9 wrote the references)."""
@@ -55,7 +55,8 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     c = config
     opts: list[tuple[str, str | None]] = []
     rules = [r for r in ("adaptive", "normalized", "invariant") if getattr(c, r)]
-    if c.algo == "gd" and len(rules) < 3:  # VW: naming any turns the others off
+    plain = without_gd(c.stack)  # (--svrg, --OjaNewton: none of gd's rules, no rate kept)
+    if c.algo == "gd" and len(rules) < 3 and not plain:  # VW: naming any turns the others off
         opts += [(r, None) for r in rules] or [("sgd", None)]
     if c.algo in ("ftrl", "coin", "pistol", "freegrad"):
         opts.append((c.algo, None))
@@ -72,7 +73,7 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     if not c.constant:
         opts.append(("noconstant", None))
     # VW keeps a rate that was given (sl: not the default), not L-BFGS's
-    if c.algo == "gd" and not any(w in c.stack for w in BFGS):
+    if c.algo == "gd" and not plain and not any(w in c.stack for w in BFGS):
         if float(F32(c.learning_rate)) != float(F32(c.default_learning_rate)):
             opts.append(("learning_rate", _f15(c.learning_rate)))
     if float(F32(c.power_t)) != float(F32(0.5)):

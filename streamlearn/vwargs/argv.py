@@ -32,19 +32,25 @@ from streamlearn.vwargs.options import (
 def parse_argv(argv: list[str]) -> Translation:
     """Read VW's argv (without ``vw`` itself) into a :class:`Translation`.
 
-    >>> t = parse_argv(["-d", "a.vw", "--passes=3", "-b18", "-q", "ab", "b.vw", "-c"])
+    The data are ``-d``'s files (sl reads each, in turn: VW refuses ``-d`` twice), unless a
+    file is given bare: then VW reads the first bare one alone, and so does sl vw.
+
+    >>> t = parse_argv(["-d", "a.vw", "--passes=3", "-b18", "-q", "ab", "-c", "-d", "b.vw"])
     >>> t.data, t.learn["passes"], t.learn["bits"], t.learn["quadratic"], t.cache
     (['a.vw', 'b.vw'], 3, 18, ('ab',), True)
+    >>> parse_argv(["-d", "a.vw", "b.vw", "c.vw"]).data
+    ['b.vw']
     """
     t = Translation()
     given: dict[str, str] = {}
+    bare: list[str] = []
     i = 0
     while i < len(argv):
         tok = argv[i]
         i += 1
         if tok == "-" or not tok.startswith("-") or tok == "--":
             if tok != "--":
-                t.data.append(tok)
+                bare.append(tok)
             continue
         value: str | None = None
         if tok.startswith("--"):
@@ -75,11 +81,16 @@ def parse_argv(argv: list[str]) -> Translation:
         if opt.value and name not in REPEATABLE:
             _agree(given, name, value)
         opt.apply(t, name, value)
+    if bare:  # (VW's positional data file: it wins over -d, and only the first is read)
+        if len(bare) > 1:
+            t.notes.append("[warning] Multiple data files passed as positional parameters, "
+                           "only the first one will be read and the rest will be ignored.")
+        t.data = bare[:1]
     return t
 
 
 CB_REDUCTIONS = ("lda", "cbzo", "search", "multiworld_test", "cb_explore", "cb",
-                 "cb_explore_adf", "cb_adf", "csoaa_ldf")
+                 "cb_explore_adf", "cb_adf", "csoaa_ldf", "wap_ldf")
 """The multiline reductions a VW model may name, the one VW runs first: a model's
 ``--cb 4 --cb_adf --csoaa_ldf multiline`` is ``--cb 4`` to sl vw."""
 IMPLIED = {"csoaa_ldf", "csoaa_rank", "cb_adf", "cb_sample"}

@@ -49,6 +49,9 @@ class Translation:
     probabilities: bool = False
     """--probabilities: each class's probability under --oaa (an output, not a config)."""
     progress: str | None = None
+    log_output: str = "compat"
+    """--log_output: where VW's info and warning lines go (compat, stdout: standard output;
+    stderr: standard error); sl's own errors and notes go to standard error."""
     strict: bool = False
     cache: bool = False
     cache_files: list[str] = field(default_factory=list)
@@ -102,6 +105,12 @@ def _state(name: str, text: str) -> float:
     import struct
 
     return struct.unpack("f", struct.pack("f", number(name, text)))[0]
+
+
+def _log_output(t: Translation, name: str, value: str) -> None:
+    if value not in ("compat", "stdout", "stderr"):
+        raise VWUsage(f"--log_output {value}: VW's streams are compat, stdout and stderr")
+    t.log_output = value
 
 
 def _noop(t: Translation, name: str, value: str | None) -> None:
@@ -340,6 +349,7 @@ CORE: dict[str, VWOption] = {
     "quiet": VWOption(None, False, _set("quiet")),
     "driver_output_off": VWOption(None, False, _set("quiet")),
     "limit_output": VWOption(None, True, _noop),
+    "log_output": VWOption(None, True, _log_output),
     "id": VWOption(None, True, learn("model_id")),
     "report": VWOption(None, True, _report),  # sl's own: the JSON report of sl train --report
     "ope": VWOption(None, False, stack_field("ope")),  # sl's own: off-policy estimates (cb)
@@ -368,14 +378,12 @@ OPTIONS: dict[str, VWOption] = take(CORE, VW_OPTIONS)
 """VW's options ``sl vw`` takes, by VW's long name: :data:`CORE` and the reductions'."""
 
 NOT_SUPPORTED: dict[str, str] = {
-    "log_multi": "none",
     "new_mf": "none",
     "redefine": "none",
     "spelling": "none",
     "dictionary": "none",
     "dictionary_path": "none",
     "experimental_full_name_interactions": "--interactions (first characters of the names)",
-    "adax": "--adaptive",
     "sparse_l2": "--l2",
     "feature_mask": "none",
     "initial_pass_length": "--examples N (the first N examples of each pass)",
@@ -394,7 +402,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "dry_run": "none",
     "driver_output": "--quiet",
     "log_level": "--quiet",
-    "log_output": "--quiet",
     "ring_size": "none",
     "interact": "-q (crosses whose values are products, as --interact's)",
     "oaa_subsample": "none (--oaa learns every class from every example)",
@@ -402,44 +409,42 @@ NOT_SUPPORTED: dict[str, str] = {
 """VW's options sl does not take, with the nearest thing sl has."""
 
 OTHER_VW_OPTIONS = frozenset("""
-    OjaNewton action_cache_slack alpha_inverse
+     action_cache_slack
     audit_regressor automl automl_significance_level
     baseline_challenger_cb bern_hyper
-    block_size bonferroni_denominator cats cats_pdf cats_tree cb_c_alpha
-    cb_c_tau cb_discrete cb_explore_pdf
-    cb_sample cb_to_cbadf cbify_reg challenger_epsilon
-     choices_lambda
-    constant_epsilon corrupt_prob_warm_start corrupt_type_warm_start cost_max cost_min
-    cs_absolute_loss cs_active csa_debug
+    block_size bonferroni_denominator cb_c_alpha
+    cb_c_tau cb_explore_pdf
+    cb_sample cb_to_cbadf challenger_epsilon
+    constant_epsilon
+    cs_absolute_loss
     csv_trace debug_reversed_learn
-    default_lease   domination dream_at_update
+    default_lease    dream_at_update
     dream_repeats  dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
-    emt_router emt_scorer emt_tree epoch_size epsilon_decay epsilon_decay_audit
+    emt_router emt_scorer emt_tree  epsilon_decay epsilon_decay_audit
     epsilon_decay_significance_level experimental_igl
     fixed_significance_level flip_loss_sign
      get_pmf  graph_feedback
      ignore_features_dsjson_experimental
-    initial_epsilon   interaction interaction_type
-    interaction_update kary_tree  lambda_scheme large_action_space
+    initial_epsilon    interaction_type
+     kary_tree   large_action_space
     las_hint_explicit_simd ldf_override
-    leaf_example_multiplier learn_at_leaf learning_rate_cnt
-    loss_01_ratio loss_option loss_report  max_actions max_candidates
-    max_depth max_labels max_number_of_labels max_value
-    memory_tree metrics min_champ_examples min_labels min_scope min_value
-    model_count no_progress node_only normalize oas online
-    opt_func oracle_type ot overwrite_label
+    leaf_example_multiplier learn_at_leaf
+    max_actions max_candidates
+    max_depth  max_number_of_labels
+    memory_tree metrics min_champ_examples  min_scope
+    model_count node_only  oas online
+    opt_func oracle_type
      per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf
-      print priority_challengers priority_type random_init
-    randomized_routing range_c recall_tree replay_b
+      print priority_challengers priority_type
+    randomized_routing  recall_tree replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count
     reward_as_cost sample_pdf
     search_active_verify search_metatask
-    search_use_passthrough_repr sendto shift_model_bounds sim_bandit
-    sketch_size spanner_c  swap_resistance
+    search_use_passthrough_repr sendto shift_model_bounds
+     spanner_c
     thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
-      verbose_metrics wap_ldf warm_cb warm_cb_cs
-    warm_start warm_start_update
+      verbose_metrics
 """.split())
 """The rest of VW's options (``vw --help`` of VW 9.11): reductions and their settings,
 refused as :data:`NOT_SUPPORTED` is, with no nearer thing in sl.  An option in neither

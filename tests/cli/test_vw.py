@@ -39,7 +39,10 @@ def test_vws_grammar():
     t = parse_argv(["train.vw", "-b18", "--passes=3", "-q", "ab", "--quadratic", "cd", "-c",
                     "--loss_function", "logistic", "-d", "more.vw", "-p", "stdout",
                     "-k"])  # fmt: skip
-    assert t.data == ["train.vw", "more.vw"]
+    assert t.data == ["train.vw"]  # (a bare data file wins over -d, as VW reads them)
+    assert parse_argv(["-d", "a.vw", "-d", "b.vw", "-c"]).data == ["a.vw", "b.vw"]
+    many = parse_argv(["a.vw", "b.vw"])
+    assert many.data == ["a.vw"] and "only the first one will be read" in many.notes[0]
     assert t.learn["bits"] == 18 and t.learn["passes"] == 3
     assert t.learn["quadratic"] == ("ab", "cd") and t.learn["loss"] == "logistic"
     assert t.cache and t.inputs["rebuild_cache"] and t.predictions == "-"
@@ -50,10 +53,10 @@ def test_vws_grammar():
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--log_multi", "5"], "--log_multi is not supported by sl"),
+        (["--memory_tree", "5"], "--memory_tree is not supported by sl"),
         (["--spelling", "a"], "--spelling is not supported"),
         (["--new_mf", "2"], "--new_mf is not supported by sl (nearest in sl: none"),
-        (["--warm_cb", "3"], "--warm_cb is not supported by sl (nearest in sl: none)"),
+        (["--recall_tree", "3"], "--recall_tree is not supported by sl (nearest in sl: none)"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),
         (["-Z"], "-Z is not an option of sl vw"),
         (["--passes"], "--passes needs a value"),

@@ -87,3 +87,22 @@ def test_the_n_grams_made_are_said_first(tmp_path: Path, args: list[str], said: 
     other notes (VW 9.11.9's lines on these runs)."""
     r = _stdout(tmp_path, "1 |a x y z\n-1 |b z w\n", args)
     assert r.stdout.decode() == said
+
+
+@pytest.mark.parametrize(("stream", "out", "err"), [("stderr", 0, 1), ("stdout", 1, 0),
+                                                    ("compat", 1, 0)])  # fmt: skip
+def test_log_output_says_where_the_notes_go(tmp_path: Path, stream: str, out: int,
+                                            err: int) -> None:  # fmt: skip
+    """VW's --log_output: stderr takes VW's info and warning lines off standard output (the
+    table and summary stay on standard error, as VW's)."""
+    r = _stdout(tmp_path, "1 |a x y\n-1 |b z\n", ["-q", "::", "--log_output", stream])
+    assert (r.stdout.count(b"[info]"), r.stderr.count(b"[info]")) == (out, err)
+    assert b"average loss" in r.stderr and b"average loss" not in r.stdout
+
+
+def test_log_output_takes_vws_streams_only(tmp_path: Path) -> None:
+    (tmp_path / "d.txt").write_text("1 |a x\n")
+    r = subprocess.run([sys.executable, "-m", "streamlearn", "vw", "-d", "d.txt", "--log_output",
+                        "syslog"], cwd=tmp_path, capture_output=True, timeout=120, check=False,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert r.returncode == 2 and r.stderr.count(b"\n") == 1 and b"--log_output syslog" in r.stderr

@@ -250,7 +250,7 @@ def test_models_move_both_ways(tmp_path, args):
 @pytest.mark.parametrize(("args", "said"), [
     (["--search", "4"], "--search_task"),
     (["--search", "0", "--search_task", "sequence"], "at least 1"),
-    (["--search", "4", "--search_task", "graph"], "graph"),
+    (["--search", "4", "--search_task", "hook"], "hook"),
     (["--search", "4", "--search_task", "sequence", "-q", "ab"], "interactions"),
     (["--search", "4", "--search_task", "sequence", "--search_rollout", "bogus"], "bogus"),
     (["--search", "4", "--search_task", "sequence", "--search_metatask", "selective_branching"],
