@@ -20,8 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.classes import FIELDS
-from streamlearn.reductions.singleline import configured, ignore_alone
+from streamlearn.reductions.singleline import (
+    WITHOUT_GD_DEFAULTS,
+    configured,
+    ignore_alone,
+    refuse_without_gd,
+)
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 NAME = "OjaNewton"
@@ -120,13 +124,11 @@ it shares: its settle leaves it to ``--OjaNewton``)."""
 TRAIN_OPTIONS = ()
 """``sl train`` names none of it (``sl vw`` runs VW's command lines)."""
 
-TRAIN_DEFAULTS = {"adaptive": False, "normalized": False, "invariant": False,
-                  "learning_rate": 0.5, "initial_t": 0.0}
+TRAIN_DEFAULTS = dict(WITHOUT_GD_DEFAULTS)
 """VW's OjaNewton runs none of gd's rules; VW's header shows rate 0.5 and t0 0."""
 
 
-FIXED = {"adaptive": False, "normalized": False, "invariant": False, "learning_rate": 0.5,
-         "initial_t": 0.0}
+FIXED = dict(WITHOUT_GD_DEFAULTS)
 """What a model of it always runs with (a VW model without its resume state records no
 update rule: gd's defaults would otherwise fill them in; the rate and t0 VW's header
 shows, which OjaNewton does not read)."""
@@ -134,9 +136,6 @@ shows, which OjaNewton does not read)."""
 
 def train_words(values: dict) -> tuple[str, ...]:  # noqa: ARG001
     return ()
-
-
-_RULES = ("adaptive", "normalized", "invariant")
 
 
 def settle(t: Command) -> None:
@@ -157,24 +156,8 @@ def settle(t: Command) -> None:
 
 def refuse(learn: dict, outputs: dict) -> None:
     """What sl's ``--OjaNewton`` does not run with, one line each."""
-    if any(learn.get(k) for k in FIELDS) or learn.get("algo", "gd") != "gd":
-        raise VWUsage("--OjaNewton runs alone (VW's OjaNewton is a base learner): not with "
-                      "another learner or reduction")  # fmt: skip
-    for rule in _RULES:
-        if learn.get(rule):
-            raise VWUsage(f"--{rule} is gd's update rule: --OjaNewton has its own (VW runs "
-                          "it without gd)")  # fmt: skip
-    for key in ("l1", "l2"):
-        if learn.get(key):
-            raise VWUsage(f"--{key} is gd's: --OjaNewton has no regularizer (VW ignores it)")
-    if learn.get("minibatch", 1) > 1:
-        raise VWUsage("--OjaNewton learns one example at a time: not with --minibatch")
-    if learn.get("initial_weights", "zero") != "zero" or learn.get("initial_weight"):
-        raise VWUsage("--OjaNewton draws its own sketch in sl: not --random_weights or "
-                      "--initial_weight")  # fmt: skip
-    for key in ("audit", "invert_hash"):
-        if outputs.get(key):
-            raise VWUsage(f"--{key} with --OjaNewton is not supported by sl")
+    refuse_without_gd(learn, outputs, "--OjaNewton", "OjaNewton", "draws its own sketch",
+                      ("audit", "invert_hash"))
 
 
 def header_lines(opts: Options, config=None) -> list[str]:  # noqa: ANN001, ARG001 - a TrainConfig

@@ -31,6 +31,37 @@ def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str) -> Non
             raise VWUsage(f"--{key} with {flag} is not supported by sl ({audit_why})")
 
 
+WITHOUT_GD_DEFAULTS = {"adaptive": False, "normalized": False, "invariant": False,
+                       "learning_rate": 0.5, "initial_t": 0.0}
+"""What a base learner in gd's place (``--svrg``, ``--OjaNewton``) runs with unless told: none
+of gd's update rules, and VW's rate 0.5 and t0 0 (gd's plain rules would default to 10)."""
+
+
+def refuse_without_gd(learn: dict, outputs: dict, flag: str, name: str, start: str,
+                      outputs_refused: tuple[str, ...]) -> None:  # fmt: skip
+    """What a base learner in gd's place does not run with, one line each: another learner
+    or reduction, gd's update rules and regularizers, ``--minibatch``, initial weights
+    (``start``: what it starts from instead), and the outputs ``outputs_refused``.  ``flag``
+    is sl vw's option, ``name`` VW's learner."""
+    if any(learn.get(k) for k in FIELDS) or learn.get("algo", "gd") != "gd":
+        raise VWUsage(f"{flag} runs alone (VW's {name} is a base learner): not with another "
+                      "learner or reduction")  # fmt: skip
+    for rule in ("adaptive", "normalized", "invariant"):
+        if learn.get(rule):
+            raise VWUsage(f"--{rule} is gd's update rule: {flag} has its own (VW runs it "
+                          "without gd)")  # fmt: skip
+    for key in ("l1", "l2"):
+        if learn.get(key):
+            raise VWUsage(f"--{key} is gd's: {flag} has no regularizer (VW ignores it)")
+    if learn.get("minibatch", 1) > 1:
+        raise VWUsage(f"{flag} learns one example at a time: not with --minibatch")
+    if learn.get("initial_weights", "zero") != "zero" or learn.get("initial_weight"):
+        raise VWUsage(f"{flag} {start} in sl: not --random_weights or --initial_weight")
+    for key in outputs_refused:
+        if outputs.get(key):
+            raise VWUsage(f"--{key} with {flag} is not supported by sl")
+
+
 def word(name: str, value: bool):  # noqa: ANN201 - an Apply
     """A VW option kept as its words in ``TrainConfig.stack`` (``--name`` and, when it takes
     one, its value): the single-line reductions' options, which their modules read."""

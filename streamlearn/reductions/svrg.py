@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.classes import FIELDS
-from streamlearn.reductions.singleline import configured
+from streamlearn.reductions.singleline import WITHOUT_GD_DEFAULTS, configured, refuse_without_gd
 from streamlearn.reductions.trainoptions import TrainOption
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
@@ -63,8 +62,7 @@ TRAIN_OPTIONS = (
 )  # fmt: skip
 """``sl train --svrg [--svrg-stage-size S]`` (with ``--passes``)."""
 
-TRAIN_DEFAULTS = {"adaptive": False, "normalized": False, "invariant": False,
-                  "learning_rate": 0.5, "initial_t": 0.0}
+TRAIN_DEFAULTS = dict(WITHOUT_GD_DEFAULTS)
 """``sl train --svrg``: VW's svrg has no other update rule, and VW's rate 0.5 (gd's
 plain rules would default to 10)."""
 
@@ -76,9 +74,6 @@ def train_words(values: dict) -> tuple[str, ...]:
     if not values.get("svrg"):
         return ()
     return ("--svrg", *(("--stage_size", str(stage)) if stage is not None else ()))
-
-
-_RULES = ("adaptive", "normalized", "invariant")
 
 
 def settle(t: Command) -> None:
@@ -99,24 +94,8 @@ def settle(t: Command) -> None:
 
 def refuse(learn: dict, outputs: dict) -> None:
     """What sl's ``--svrg`` does not run with, one line each."""
-    if any(learn.get(k) for k in FIELDS) or learn.get("algo", "gd") != "gd":
-        raise VWUsage("--svrg runs alone (VW's svrg is a base learner): not with another "
-                      "learner or reduction")  # fmt: skip
-    for rule in _RULES:
-        if learn.get(rule):
-            raise VWUsage(f"--{rule} is gd's update rule: --svrg has its own (VW runs it "
-                          "without gd)")  # fmt: skip
-    for key in ("l1", "l2"):
-        if learn.get(key):
-            raise VWUsage(f"--{key} is gd's: --svrg has no regularizer (VW ignores it)")
-    if learn.get("minibatch", 1) > 1:
-        raise VWUsage("--svrg learns one example at a time: not with --minibatch")
-    if learn.get("initial_weights", "zero") != "zero" or learn.get("initial_weight"):
-        raise VWUsage("--svrg starts from zero weights in sl: not --random_weights or "
-                      "--initial_weight")  # fmt: skip
-    for key in ("audit", "invert_hash", "readable_model"):
-        if outputs.get(key):
-            raise VWUsage(f"--{key} with --svrg is not supported by sl")
+    refuse_without_gd(learn, outputs, "--svrg", "svrg", "starts from zero weights",
+                      ("audit", "invert_hash", "readable_model"))
 
 
 def header_lines(stage: int, config=None) -> list[str]:  # noqa: ANN001, ARG001 - a TrainConfig
