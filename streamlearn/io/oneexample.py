@@ -93,13 +93,14 @@ class ExampleParser:
         self.prob = np.empty(1)
         self.keep = np.empty(1, dtype=np.bool_)
 
-    def part(self, data: bytes, first_line: int = 1) -> Part | None:
-        """The part of the one example ``data`` holds, or None (module doc)."""
+    def lines(self, data: bytes, first_line: int = 1) -> int:
+        """``data``'s lines parsed into the kept arrays and their labels read (:attr:`lab`,
+        :attr:`flags`): how many, or 0 where the general path must run (module doc)."""
         nb = len(data)
         lines = data.count(b"\n")
         if (not self.usable or lines == 0 or lines >= self.ROWS
                 or feature_bound(nb, self.ROWS) > self.ROOM):  # fmt: skip
-            return None
+            return 0
         buf = self.buf[:nb]
         buf[:] = np.frombuffer(data, dtype=np.uint8)
         self.st[0] = 0
@@ -110,18 +111,28 @@ class ExampleParser:
             _NO_VALS, self.words, a, self.crosser,
         )  # fmt: skip
         if rows != lines or touching or overflow or self.st[0]:
+            return 0
+        _, _, _, tag_start, tag_end, _, _, _, status, _, line_start, err, _ = a
+        ptr, cls, cost, prob = self.lab
+        k = call(read_labels_kernel, buf, line_start[:rows], tag_start[:rows], tag_end[:rows],
+                 status[:rows], err[:rows], self.kind, self.vw_numbers, ptr[: rows + 1], cls,
+                 cost, prob, self.flags[:rows])  # fmt: skip
+        return 0 if k < 0 else rows
+
+    def part(self, data: bytes, first_line: int = 1) -> Part | None:
+        """The part of the one example ``data`` holds, or None (module doc)."""
+        rows = self.lines(data, first_line)
+        if rows == 0:
             return None
-        _, _, _, tag_start, tag_end, indptr, indices, values, status, line, line_start, err, ns = a
+        buf = self.buf[: len(data)]
+        call = self.call
+        _, _, _, tag_start, tag_end, indptr, indices, values, status, line, _, err, ns = \
+            self.arrays  # fmt: skip
         status, err = status[:rows], err[:rows]
         ptr, cls, cost, prob = self.lab
         flags = self.flags[:rows]
-        k = call(read_labels_kernel, buf, line_start[:rows], tag_start[:rows], tag_end[:rows],
-                 status, err, self.kind, self.vw_numbers, ptr[: rows + 1], cls, cost, prob,
-                 flags)  # fmt: skip
         ex_ptr = self.ex_ptr
         ex_ptr[1] = rows
-        if k < 0:
-            return None
         call(check_examples, ex_ptr, flags, status, err)
         shared = int(flags[0]) & ROW_SHARED
         need = int(indptr[rows]) + int(indptr[1]) * rows

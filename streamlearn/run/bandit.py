@@ -143,15 +143,21 @@ class Bandit:
     def one_example(self, data: bytes, first_line: int = 1) -> Part | None:
         """One example's lines (each ending in a newline, no blank line among them) made
         ready as :meth:`parse` makes them, through the arrays an
-        :class:`~streamlearn.io.oneexample.ExampleParser` keeps between calls (the part is
-        valid until the next call); None where it leaves them to :meth:`parse` (a
-        malformed line, ``--cb K``, ...)."""
+        :class:`~streamlearn.io.oneexample.ExampleParser` (``--cb K``'s line: a
+        :class:`~streamlearn.reductions.cb_line.CbLineParser`) keeps between calls (the part
+        is valid until the next call); None where it leaves them to :meth:`parse` (a
+        malformed line, ...)."""
         if self.one is None:
+            cfg = self.config
             if self.ml.reduction == "cb":
-                return None
+                from streamlearn.reductions.cb_line import CbLineParser
+
+                self.one = CbLineParser(cfg.bits, cfg.constant, self.parse_inter,
+                                        self.ml.actions, cb_width(self.ml))  # fmt: skip
+                return self.one.part(data, first_line)
             from streamlearn.io.oneexample import ExampleParser
 
-            red, cfg = reduction_of(self.ml), self.config
+            red = reduction_of(self.ml)
             self.one = ExampleParser(cfg.bits, cfg.constant, self.parse_inter, self.kind,
                                      self.full, red.cb, red.features(self.ml))  # fmt: skip
         return self.one.part(data, first_line)

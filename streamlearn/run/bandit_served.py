@@ -129,8 +129,12 @@ class BanditServed:
         m = sum(1 for line in data.split(b"\n") if line.strip(b" \t\r"))
         if m == 0:
             return b"", 0, 0
-        part = b.parse(Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start,
-                             live=True))  # fmt: skip
+        part = None
+        if m == 1 and data.count(b"\n") == 1 and data.endswith(b"\n"):  # (one request)
+            part = b.one_example(data, start)
+        if part is None:
+            part = b.parse(Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start,
+                                 live=True))  # fmt: skip
         for msg in part.bad[:3]:
             self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
         lines = b.lines(b.run(part), vw=True)

@@ -21,7 +21,8 @@ is covered and what is not.
 
 from __future__ import annotations
 
+from streamlearn.vowpalwabbit import pyvw
 from streamlearn.vowpalwabbit.types import LabelType, PredictionType
 from streamlearn.vowpalwabbit.workspace import Example, Workspace
 
-__all__ = ["Example", "LabelType", "PredictionType", "Workspace"]
+__all__ = ["Example", "LabelType", "PredictionType", "Workspace", "pyvw"]

@@ -136,9 +136,9 @@ class BanditLive:
         from streamlearn.run.bandit import Bandit, is_bandit
 
         ml = Multiline(**t.multiline)
-        if ml.reduction not in ("cb_adf", "csoaa_ldf") or ml.legacy or ml.explore_eval:
+        if ml.reduction not in ("cb_adf", "cb", "csoaa_ldf") or ml.legacy or ml.explore_eval:
             raise UsageError(
-                f"a Workspace of --{ml.reduction}: not yet (--cb_adf, "
+                f"a Workspace of --{ml.reduction}: not yet (--cb K, --cb_explore K, --cb_adf, "
                 "--cb_explore_adf and --csoaa_ldf are; sl vw runs the others)"
             )
         from streamlearn.run.mlmodel import kept_options
@@ -157,13 +157,18 @@ class BanditLive:
         self.bits = b.config.bits
         self.explore = bool(b.ml.explore)
         self.csoaa = b.ml.reduction == "csoaa_ldf"
+        self.single = b.ml.reduction == "cb"
+        """``--cb K``: one line an example, its K actions copied from it; VW's package gives
+        the chosen action (1-based) without an explorer, the pmf by action with one."""
+        self.label_type = LabelType.CONTEXTUAL_BANDIT
         if self.csoaa:
             self.prediction_type = PredictionType.MULTICLASS
             self.label_type = LabelType.COST_SENSITIVE
+        elif self.single and not self.explore:
+            self.prediction_type = PredictionType.MULTICLASS
         else:
             self.prediction_type = PredictionType.ACTION_PROBS if self.explore \
                 else PredictionType.ACTION_SCORES  # fmt: skip
-            self.label_type = LabelType.CONTEXTUAL_BANDIT
 
     def step(self, text: str, learn: bool) -> object:
         b = self.bandit
@@ -176,6 +181,8 @@ class BanditLive:
             return []
         if self.csoaa:
             return int(seen.pred[0])
+        if self.single and not self.explore:  # (the first of the actions by (score, action))
+            return int(seen.order[0]) + 1
         if self.explore:
             return by_action(seen.actions[:rows], seen.probs[:rows])
         return seen.scores[:rows].tolist()  # (each line's score: the lines are the actions)
