@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -51,7 +51,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from streamlearn.api import Model
 
 __all__ = ["SLClassifier", "SLFMClassifier", "SLFMRegressor", "SLKernelSVC", "SLRegressor",
-           "expected_failed_checks"]
+           "SLTopicModel", "expected_failed_checks"]
 
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
 _SPARSE = ("csr", "csc", "coo", "lil", "dok", "bsr", "dia")
@@ -480,6 +480,129 @@ class SLKernelSVC(_TwoClasses, SLClassifier):
     @property
     def intercept_(self) -> float:
         raise AttributeError("SLKernelSVC has no intercept_: its model is its support vectors")
+
+
+class SLTopicModel(TransformerMixin, BaseEstimator):
+    """A topic model learned online by ``sl``: VW's ``--lda`` (Hoffman, Blei & Bach's online
+    variational Bayes, with VW's numbers), under scikit-learn's
+    ``LatentDirichletAllocation`` names where they mean the same and VW's defaults.
+
+    ``X`` holds word counts (documents × words, dense or sparse, non-negative): column ``j``
+    is the word VW reads as ``j`` (``| j:count``), so ``fit`` learns what ``sl vw --lda K``
+    (and VW) learn from those lines, minibatch for minibatch; ``max_iter`` passes.
+    ``transform`` gives each document's topic distribution (its γ normalized, nothing
+    learned); ``components_`` the topics' word weights (λ, K × words, as VW's readable
+    model shows them); :meth:`save` VW's model file (``sl vw -i``, ``vw -i``).
+
+    ``doc_topic_prior`` is VW's ``--lda_alpha``, ``topic_word_prior`` ``--lda_rho``,
+    ``total_samples`` ``--lda_D``, ``batch_size`` ``--minibatch``, ``mean_change_tol``
+    ``--lda_epsilon``, ``learning_decay`` ``--power_t``, ``learning_offset`` ``--initial_t``
+    (VW's step at minibatch t: ``learning_rate`` × (t + offset)^-decay); ``math_mode`` VW's
+    ``--math-mode`` (``"simd"``, ``"accuracy"``, ``"fast"``).
+
+    >>> import numpy as np
+    >>> X = np.array([[3, 1, 0, 0], [0, 0, 2, 4], [2, 2, 0, 0], [0, 1, 3, 3]] * 25)
+    >>> tm = SLTopicModel(n_components=2, max_iter=3).fit(X)
+    >>> tm.transform(X[:2]).shape, tm.components_.shape
+    ((2, 2), (2, 4))
+    """
+
+    def __init__(self, n_components: int = 10, *, doc_topic_prior: float = 0.1,
+                 topic_word_prior: float = 0.1, total_samples: float = 10000.0,
+                 batch_size: int = 1, max_iter: int = 1, learning_rate: float = 0.5,
+                 learning_decay: float = 0.5, learning_offset: float = 0.0,
+                 mean_change_tol: float = 0.001, math_mode: str = "simd",
+                 bits: int = 18) -> None:  # fmt: skip
+        self.n_components = n_components
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.total_samples = total_samples
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.learning_decay = learning_decay
+        self.learning_offset = learning_offset
+        self.mean_change_tol = mean_change_tol
+        self.math_mode = math_mode
+        self.bits = bits
+
+    def _argv(self) -> list[str]:
+        modes = {"simd": "0", "accuracy": "1", "fast": "2"}
+        if self.math_mode not in modes:
+            raise ValueError(f"math_mode={self.math_mode!r}: 'simd', 'accuracy' or 'fast'")
+        if not isinstance(self.max_iter, int | np.integer) or self.max_iter < 1:
+            raise ValueError(f"max_iter={self.max_iter!r}: at least one pass")
+        return ["--lda", str(self.n_components), "--lda_alpha", repr(float(self.doc_topic_prior)),
+                "--lda_rho", repr(float(self.topic_word_prior)),
+                "--lda_D", repr(float(self.total_samples)), "--minibatch", str(self.batch_size),
+                "--lda_epsilon", repr(float(self.mean_change_tol)),
+                "-l", repr(float(self.learning_rate)),
+                "--power_t", repr(float(self.learning_decay)),
+                "--initial_t", repr(float(self.learning_offset)), "--math-mode",
+                modes[self.math_mode], "-b", str(self.bits), "--quiet"]  # fmt: skip
+
+    def _topics(self):  # noqa: ANN202 - run.lda.Topics
+        from streamlearn.errors import UsageError
+        from streamlearn.reductions import Multiline
+        from streamlearn.reductions.options import config_of
+        from streamlearn.run.lda import Topics
+        from streamlearn.vwargs import parse_argv, resolve
+
+        try:
+            t = parse_argv(self._argv())
+            resolve(t)
+            return Topics(Multiline(**t.multiline), config_of(t.learn))
+        except UsageError as e:
+            raise ValueError(e.message) from None
+
+    def _documents(self, X, reset: bool) -> tuple:  # noqa: ANN001, N803
+        import scipy.sparse as sp
+
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float32, reset=reset)  # noqa: N806
+        X = sp.csr_matrix(X)  # noqa: N806
+        X.sum_duplicates()
+        if X.data.size and (not np.isfinite(X.data).all() or X.data.min() < 0):
+            raise ValueError("SLTopicModel takes word counts: negative or non-finite values")
+        if X.shape[1] > 1 << self.bits:
+            raise ValueError(f"{X.shape[1]} words: more than the 2^{self.bits} rows of "
+                             "bits={self.bits}")  # fmt: skip
+        return X.indptr, X.indices, X.data
+
+    def fit(self, X, y=None) -> SLTopicModel:  # noqa: ANN001, ARG002, N803
+        """Learn from scratch: ``max_iter`` passes over the documents, in row order."""
+        docs = self._documents(X, reset=True)
+        self.topics_ = self._topics()
+        for _ in range(int(self.max_iter)):
+            self.topics_.learn(*docs)
+        return self
+
+    def partial_fit(self, X, y=None) -> SLTopicModel:  # noqa: ANN001, ARG002, N803
+        """One more pass, over these documents (the first call starts the model)."""
+        first = not hasattr(self, "topics_")
+        docs = self._documents(X, reset=first)
+        if first:
+            self.topics_ = self._topics()
+        self.topics_.learn(*docs)
+        return self
+
+    def transform(self, X) -> np.ndarray:  # noqa: ANN001, N803
+        """Each document's topic distribution (its γ normalized to 1), nothing learned."""
+        check_is_fitted(self, "topics_")
+        g = self.topics_.gammas(*self._documents(X, reset=False)).astype(np.float64)
+        return g / g.sum(axis=1, keepdims=True)
+
+    @property
+    def components_(self) -> np.ndarray:
+        """The topics' word weights: λ (ρ included), K × the columns seen by ``fit``."""
+        check_is_fitted(self, "topics_")
+        return self.topics_.topics(self.n_features_in_).T.astype(np.float64)
+
+    def save(self, path: str) -> None:
+        """VW's model file (``sl vw -i`` and ``vw -i`` continue or score it)."""
+        check_is_fitted(self, "topics_")
+        from streamlearn.system.outputs import write_bytes
+
+        write_bytes(str(path), [self.topics_.model_bytes()], "model")
 
 
 def expected_failed_checks(estimator: BaseEstimator) -> dict[str, str]:

@@ -554,7 +554,8 @@ def begin_batch(table, k, conf, state, decay, total, digammas, indptr, slots, xs
         for j in range(k):
             gammas[d, j] = ng[j]
         score += _theta_kl(ng, el, k, alpha, mode, fb, ib)
-        scores[d] = score / dl
+        # (a document of no word: VW's 0/0, never counted; its γ is α)
+        scores[d] = score / dl if dl != _ZERO else _ZERO
     return True
 
 

@@ -117,8 +117,8 @@ class State:
             done[m] = lda.begin_batch(*args, ptr, slots[a:b], xs[a:b], o, d, self.stack, self.v,
                                       gammas[r0:r1], scores[r0:r1], lengths[r0:r1],
                                       self.scratch, self.fb, self.ib)  # fmt: skip
-            audit(range(r0, r1), gammas[r0:r1])
-            if done[m]:
+            if done[m]:  # (a minibatch of no word: VW's fast path, nothing audited)
+                audit(range(r0, r1), gammas[r0:r1])
                 lda.end_batch(self.table, k, self.state, self.total, ptr, slots[a:b], xs[a:b], o,
                               d, self.v, self.scratch)  # fmt: skip
         return gammas, scores, lengths, done
@@ -321,7 +321,7 @@ class _Loop:
         st = self.st
         size = st.batch if whole else m  # (a partial minibatch at a pass's end: learned as one)
         audit = self._auditor(ptr, slots, xs, lines, tags) if self.audit else None
-        gammas, scores, lengths, _ = st.learn(ptr, slots, xs, size, audit)
+        gammas, scores, lengths, done = st.learn(ptr, slots, xs, size, audit)
         feats = np.diff(ptr).tolist()
         held = self._held(m).tolist()
         # (VW's sum_loss -= score, a document at a time in double; none for a document of
@@ -331,8 +331,9 @@ class _Loop:
             r1 = r0 + size
             self._count(npass, loss[r0:r1], feats[r0:r1], held[r0:r1], whole)
             if whole:
-                if self.tags:
-                    self.preds.extend(_pred_line(gammas[r], tags[r]) for r in range(r0, r1))
+                if self.tags:  # (a minibatch of no word: VW's fast path, no γ to print)
+                    shown = gammas if done[r0 // size] else gammas[:, :0]
+                    self.preds.extend(_pred_line(shown[r], tags[r]) for r in range(r0, r1))
                 self.last = (feats[r0:r1], held[r0:r1])
 
     def _held(self, m: int) -> np.ndarray:
@@ -492,3 +493,103 @@ def read_model(path: str, ml, bits: int | None) -> tuple[np.ndarray, int]:  # no
         raise ModelError(f"-i {path}: a row beyond the table of -b {bits}")
     table[rec["i"].astype(np.int64), :k] = rec["w"]
     return table, bits
+
+
+class Topics:
+    """VW's LDA over documents held in memory, for :class:`streamlearn.sklearn.SLTopicModel`:
+    each document's word columns and counts (CSR: ``indptr``, ``cols``, ``counts``), column
+    ``j`` the word VW reads as ``j`` in the default namespace (row ``j`` of the table).
+
+    :meth:`learn` is one pass: ``sl vw --lda K`` over the same documents written as lines
+    (``| j:count ...``) learns the same table, minibatch for minibatch, the pass's partial
+    minibatch learned at its end as VW learns it.  :meth:`gammas` is each document's γ
+    against the model as it stands, nothing learned: VW's E step of a new minibatch of all
+    of them (what VW's ``-p`` prints for them, before the update), on copies of the rows
+    they touch (O(entries), not O(table)).  :meth:`topics` is λ (ρ added, as VW's readable
+    model shows it) with the decay each row owes settled, on a copy.
+    """
+
+    def __init__(self, ml, cfg) -> None:  # noqa: ANN001 - a reductions.Multiline, a TrainConfig
+        self.st = State(ml, cfg, None)
+        self.ml, self.cfg = ml, cfg
+        self.rows = 1 << cfg.bits
+
+    def _check(self, indptr: np.ndarray, cols: np.ndarray, counts: np.ndarray) -> tuple:
+        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        cols = np.ascontiguousarray(cols, dtype=np.int64)
+        xs = np.ascontiguousarray(counts, dtype=F32)
+        if (indptr.ndim != 1 or indptr.shape[0] < 1 or indptr[0] != 0
+                or np.any(np.diff(indptr) < 0) or int(indptr[-1]) != cols.shape[0]
+                or xs.shape != cols.shape):  # fmt: skip
+            raise ValueError("the documents' arrays do not describe a CSR matrix")
+        if cols.shape[0] and (int(cols.min()) < 0 or int(cols.max()) >= self.rows):
+            raise ValueError(f"a word column outside the table of 2^{self.cfg.bits} rows")
+        return indptr, cols, xs
+
+    def learn(self, indptr: np.ndarray, cols: np.ndarray, counts: np.ndarray) -> None:
+        """One pass over the documents (the class doc)."""
+        indptr, cols, xs = self._check(indptr, cols, counts)
+        st, n = self.st, indptr.shape[0] - 1
+        whole = (n // st.batch) * st.batch
+        if whole:
+            cut = int(indptr[whole])
+            st.learn(indptr[: whole + 1], cols[:cut], xs[:cut], st.batch)
+        if n > whole:
+            cut = int(indptr[whole])
+            st.learn(indptr[whole:] - cut, cols[cut:], xs[cut:], n - whole)
+
+    def gammas(self, indptr: np.ndarray, cols: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Each document's γ (n × K, float32), nothing learned (the class doc); α for each
+        topic where the documents have no word."""
+        from streamlearn.learners import lda
+
+        indptr, cols, xs = self._check(indptr, cols, counts)
+        st, k, n = self.st, self.st.k, indptr.shape[0] - 1
+        gammas = np.full((n, k), F32(st.conf[lda.C_ALPHA]), dtype=F32)  # (α: no word's γ)
+        if n == 0 or cols.shape[0] == 0:
+            return gammas
+        uniq, inv = np.unique(cols, return_inverse=True)
+        table = st.table[uniq].copy()
+        state, decay = st.state.copy(), st.decay.copy()
+        need = int(state[lda.S_DECAYS]) + 2
+        if decay.shape[0] < need:
+            decay = np.concatenate([decay, np.zeros(need - decay.shape[0], dtype=F32)])
+        total = st.total.copy() if st.total is not None else lda.totals(st.table, k)
+        nnz = cols.shape[0]
+        fb = np.zeros(1, dtype=F32)  # (the kernels' float bits: ib is a view of fb)
+        lda.begin_batch(table, k, st.conf, state, decay, total, st.digammas.copy(), indptr,
+                        inv.astype(np.int64), xs, np.zeros(nnz, dtype=np.int64),
+                        np.zeros(nnz, dtype=np.int64), np.zeros_like(st.stack),
+                        np.zeros(n * k, dtype=F32), gammas, np.zeros(n, dtype=F32),
+                        np.zeros(n, dtype=np.int64), np.zeros_like(st.scratch),
+                        fb, fb.view(np.uint32))  # fmt: skip
+        return gammas
+
+    def topics(self, words: int) -> np.ndarray:
+        """λ + ρ of rows ``0..words-1`` (words × K, float32), each row's owed decay settled
+        (the class doc)."""
+        from streamlearn.learners import lda
+
+        st = self.st
+        table = st.table[:words].copy()
+        lda.settle(table, st.k, float(st.state[lda.S_T]), st.decay, int(st.state[lda.S_DECAYS]))
+        from streamlearn.reductions.lda import priors
+
+        return table[:, : st.k] + F32(priors(self.ml)[1])
+
+    def model_bytes(self) -> bytes:
+        """VW's model file of the table as it stands (``sl vw -i`` and VW's ``-i`` read it),
+        the decay settled on a copy."""
+        from types import SimpleNamespace
+
+        from streamlearn.learners import lda
+
+        st = self.st
+        kept = st.table
+        st.table = kept.copy()
+        try:
+            lda.settle(st.table, st.k, float(st.state[lda.S_T]), st.decay,
+                       int(st.state[lda.S_DECAYS]))  # fmt: skip
+            return model_bytes(st, self.ml, self.cfg, SimpleNamespace())
+        finally:
+            st.table = kept

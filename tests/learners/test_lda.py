@@ -182,6 +182,8 @@ def _corpus(tmp_path: Path, seed: int = 0, n: int = 60, fractional: bool = False
             else f"w{r.randrange(300)}:{r.randint(1, 5)}" for _ in range(r.randint(3, 30)))
         tag = f"doc{i}" if i % 7 == 0 else ""
         ns = "|" if i % 5 else "|t"
+        if i % 11 == 4:  # (a document of no word: γ = α, its loss not counted; with other
+            words = ""  # documents in its minibatch sl divided by its length, 0)
         lines.append(f"{tag}{ns} {words}" if tag else f"{ns} {words}")
     (tmp_path / "docs.txt").write_text("\n".join(lines) + "\n")
     return "docs.txt"
