@@ -100,6 +100,15 @@ def write_data(t: Path) -> dict[str, str]:
     files = {"cb": cb, "cs": cs, "mc": mc, "ml": ml, "cbk": cbk, "reg": reg, "nl": nl,
              "ccb": ccb, "slates": slates, "c.csv": csv, "j.json": js, "d.json": ds,
              "seq": seq, "docs": docs, "ca": ca, "graph": graph}  # fmt: skip
+    # --experimental_igl: DSJSON records with their observations ('o')
+    files["igl.json"] = [
+        f'{{"_label_cost":0,"_label_probability":0.5,"_label_Action":{1 + i % 2},'
+        f'"_labelIndex":{i % 2},"o":[{{"v":{{"v={r.choice(["click", "skip"])}":1}},'
+        f'"_definitely_bad":{"true" if i % 7 == 0 else "false"}}}],"a":[0,1],'
+        f'"c":{{"U":{{"u{r.randrange(4)}":1}},"_multi":[{{"A":{{"x":1}}}},{{"A":{{"y":1}}}}]}},'
+        f'"p":[0.5,0.5]}}'
+        for i in range(200)  # (over 32 KiB: not a tiny input, so its kernels compile)
+    ]  # fmt: skip
     paths = {}
     for name, rows in files.items():
         (t / name).write_text("\n".join(rows) + "\n")
@@ -148,6 +157,19 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
     out += [["-d", p["mc"], *a] for a in (  # the online tree (learners/log_multi.py)
         ["--log_multi", "3", "-f", T + "/lm.vw"], ["-i", T + "/lm.vw", "-t"],
         ["--log_multi", "3", "--passes", "2", "-c", "-k", "--swap_resistance", "1"])]
+    out += [["-d", p["ml"], "--loss_function", "logistic", *a] for a in (  # learners/plt.py
+        ["--plt", "3", "-f", T + "/plt.vw"], ["-i", T + "/plt.vw", "-t", "--top_k", "2"],
+        ["--plt", "3", "--kary_tree", "3", "--passes", "2", "-c", "-k"])]  # fmt: skip
+    out += [["-d", p["mc"], *a] for a in (  # the recall tree (learners/recall_tree.py)
+        ["--recall_tree", "3", "-f", T + "/rt.vw"], ["-i", T + "/rt.vw", "-t"],
+        ["--recall_tree", "3", "--randomized_routing", "--node_only", "--passes", "2", "-c",
+         "-k"])]  # fmt: skip
+    out += [["-d", p["mc"], "--emt", *a] for a in (  # the eigen memory tree (learners/emt.py)
+        ["--emt_leaf", "8"], ["--emt_leaf", "5", "--emt_scorer", "not_self_consistent_rank",
+                              "--emt_tree", "30", "--l1", "1e-6"],
+        ["--emt_scorer", "distance", "--emt_initial", "gaussian", "--emt_router", "random",
+         "--emt_leaf", "6"],
+        ["--emt_scorer", "random", "--emt_leaf", "6", "--passes", "2", "-c", "-k"])]  # fmt: skip
     out += [["-d", p["cbk"], "--ot", "3", "--cb_type", c] for c in ("dr", "ips", "dm")]
     # the single-line reductions that own their options (reductions.SINGLE_LINE)
     (t / "lrq").write_text("".join(f"{1 - 2 * (i % 3 == 0)} |a u{i % 7}:0.5 v{i % 4} "
@@ -200,8 +222,13 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--cb_adf", "-q", "sa"], ["--cb_adf", "-q", "sa", "-c", "--passes", "2"],
         ["--cb_adf", "--audit"], ["--cb_explore_adf", "--audit"], ["--cb_explore_adf", "-q", "sa"],
         ["--cb_explore_adf", "--explore_eval"], ["--cb_explore_adf", "--cb_type", "mtr"],
+        ["--cb_explore_adf", "--large_action_space", "--max_actions", "2"],
+        ["--cb_explore_adf", "--large_action_space", "--max_actions", "2", "--squarecb"],
+        ["--cb_explore_adf", "--large_action_space", "--max_actions", "2", "--explore_eval"],
         ["--cb_adf", "--cb_dro"], ["--cb_explore_adf", "--cb_dro", "--cb_type", "ips"],
         ["--cb_explore_adf", "--cb_dro", "--first", "2"],
+        ["--cb_explore_adf", "--epsilon_decay", "--model_count", "3", "--cb_type", "ips", "-f",
+         T + "/ed.vw", "--predict_only_model"], ["--explore_eval", "--epsilon_decay"],
         ["--cb_explore_adf", "-f", T + "/cb.vw"], ["--cb_explore_adf", "--invert_hash",
                                                    T + "/cbih.txt"],
     )]  # fmt: skip
@@ -209,6 +236,8 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
     out += [["-d", p["j.json"], "--json", "--cb_explore_adf"],
             ["-d", p["d.json"], "--dsjson", "--cb_explore_adf"],
             ["-d", p["d.json"], "--dsjson", "--cb_adf", "--chain_hash"]]
+    out += [["-d", p["igl.json"], "--dsjson", "--cb_explore_adf", "--coin", "--experimental_igl",
+             "-q", "UA", *a] for a in ([], ["-f", T + "/igl.vw"])]  # fmt: skip
     out += [["-d", p["ccb"], "--ccb_explore_adf"],
             ["-d", p["ccb"], "--ccb_explore_adf", "-q", "sa"], ["-d", p["slates"], "--slates"]]
     # learning to search: its tasks, roll-outs, models both ways

@@ -114,6 +114,23 @@ def _check_types(config: TrainConfig) -> None:
         object.__setattr__(config, f.name, cast(value))
 
 
+def plt_tree(k: int, words: tuple[str, ...]) -> tuple[int, int]:
+    """``--plt K``'s tree (``--kary_tree`` in ``words``, its last value; 2 by default): VW's
+    count of its nodes, and the most labels one prediction lists (every leaf position under
+    its internal nodes).  (K, K) when the words ask for no tree sl runs: the reduction
+    refuses them.  (``learners/plt.py`` computes the same, beside its kernels.)"""
+    kary = "2"
+    if "--kary_tree" in words:
+        at = len(words) - words[::-1].index("--kary_tree")
+        kary = words[at] if at < len(words) else ""
+    if not kary.isdigit() or not 2 <= int(kary) < 1 << 32 or k < 2:
+        return k, k
+    r = int(kary)
+    a = math.pow(r, math.floor(math.log(k) / math.log(r)))
+    t = int(k - (a - math.ceil((k - a) / (r - 1.0))) + (r * a - 1.0) / (r - 1.0))
+    return t, (r - 1) * (t - k) + 1
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Validated training options (names follow the CLI)."""
@@ -470,6 +487,13 @@ class TrainConfig:
             return (self.oaa - 1) * (self.ect_errors + 1) + self.ect_errors
         if self.oaa and "--log_multi" in self.stack:  # (its tree: K - 1 problems)
             return self.oaa - 1
+        if self.oaa and "--recall_tree" in self.stack:  # (its 2^D - 1 routers, its K classes)
+            at = self.stack.index("--max_depth") + 1 if "--max_depth" in self.stack else 0
+            d = int(self.stack[at]) if 0 < at < len(self.stack) and self.stack[at].isdigit() \
+                else int(math.ceil(math.log(self.oaa) / math.log(2.0)))
+            return (1 << min(d, 62)) - 1 + self.oaa
+        if self.oaa and "--plt" in self.stack:  # (its tree's nodes)
+            return plt_tree(self.oaa, self.stack)[0]
         return self.oaa
 
     @property
@@ -485,8 +509,9 @@ class TrainConfig:
     def classes_options(self) -> list[tuple[str, str]]:
         """The options VW keeps with a model of the ``oaa`` K classes, as (VW's long name,
         value): ``--oaa K`` (or ``--csoaa``, ...), ``--indexing``, ``--ect``'s ``--error``."""
-        if not self.oaa or "--cs_active" in self.stack or "--log_multi" in self.stack:
-            # (--cs_active K, --log_multi K: kept in stack)
+        if not self.oaa or any(w in self.stack for w in ("--cs_active", "--log_multi",
+                                                          "--recall_tree", "--plt")):
+            # (--cs_active K, --log_multi K, --recall_tree K: kept in stack)
             return []
         out = [(self.classes_option, str(self.oaa))]
         if self.indexing is not None:

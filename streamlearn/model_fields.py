@@ -49,6 +49,22 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("min_value", None), ("max_value", None), ("bandwidth", None), ("loss_01_ratio", None),
         ("corrupt_prob_warm_start", None))},
     "wap": ("wap_ldf", str),
+    # --large_action_space (reductions/large_action.py), --epsilon_decay (epsilon_decay.py),
+    # --experimental_igl (igl.py)
+    **{f: (o, bool) for f, o in (
+        ("large_action_space", "large_action_space"), ("las_hint_explicit_simd", None),
+        ("two_pass_svd", None), ("epsilon_decay", None), ("constant_epsilon", None),
+        ("reward_as_cost", None), ("challenger_epsilon", None), ("ed_spin_off", None),
+        ("igl", "experimental_igl"))},
+    **{f: (o, int) for f, o in (
+        ("max_actions", "max_actions"), ("action_cache_slack", "action_cache_slack"),
+        ("las_thread_pool_size", None), ("las_block_size", None), ("model_count", None),
+        ("min_scope", None), ("bonferroni_denominator", None), ("min_champ_examples", None),
+        ("shift_model_bounds", None))},
+    **{f: (o, float) for f, o in (
+        ("spanner_c", "spanner_c"), ("ed_significance", None), ("initial_epsilon", None),
+        ("tol_x", None))},
+    **{f: (o, str) for f, o in (("ed_audit", None), ("opt_func", None))},
 }  # fmt: skip
 """What an sl bandit model records of its reduction (``meta["multiline"]``: the fields of
 ``reductions.Multiline``), each with the VW option it stands for in

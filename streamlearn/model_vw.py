@@ -66,11 +66,12 @@ MODEL_OPTIONS: dict[str, bool] = {
     **_table("csoaa_ldf wap_ldf cb cb_explore cb_type clip_p cbify loss0 loss1 epsilon first "
              "lambda bag cover psi rnd rnd_alpha rnd_invlambda synthcoverpsi synthcoversize "
              "mellowness cb_min_cost cb_max_cost gamma_scale gamma_exponent multiplier "
-             "target_rate multiworld_test policy ot warm_cb", True),
+             "target_rate multiworld_test policy ot warm_cb max_actions spanner_c "
+             "action_cache_slack", True),
     **_table("csoaa_rank cb_adf cb_explore_adf rank_all eval cbify_cs cbify_ldf "
              "ccb_explore_adf slates cb_sample all_slots_loss ccb_no_slot_index first_only "
-             "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif",
-             False),
+             "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif "
+             "large_action_space experimental_igl", False),
     # the single-line reductions
     **_table("oaa csoaa multilabel_oaa indexing ect error mem termination "
              "named_labels classweight", True),
@@ -106,7 +107,7 @@ MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_l
              "multiworld_test", "search", "lda", "cbzo")
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
-    "per_model_save_load": "--per_model_save_load", "large_action_space": "--large_action_space",
+    "per_model_save_load": "--per_model_save_load",
     "epsilon_decay": "--epsilon_decay", "cb_dro": "--cb_dro", "automl": "--automl",
 }  # fmt: skip
 """Reductions a multiline VW model may name that sl does not run."""
@@ -114,7 +115,8 @@ MULTILINE_REFUSED = {
 
 INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa csoaa ect "
                      "error multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
-                     "random_seed degree lda ot warm_cb".split())  # fmt: skip
+                     "random_seed degree lda ot warm_cb max_actions action_cache_slack"
+                     .split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
 WORDS = frozenset("lrq lrqfa alg csoaa_ldf wap_ldf cb_type bs_type named_labels classweight "
                   "quadratic multiworld_test search_task search_interpolation "
@@ -635,6 +637,8 @@ def encode(model, weights_only: bool = False, link: str = "identity") -> list:  
     algo = config.algo
     state = kept(config.stack, config.bits)
     section = state.section(gstate) if state is not None else b""
+    if state is not None and state.version:  # (--plt: VW reads its section from 9.7 on)
+        h.version = state.version
     if weights_only:
         keep = model.weights != 0.0
         slots = model.slots[keep]

@@ -48,8 +48,24 @@ def _log_multi(c) -> LearnerSpec:  # noqa: ANN001
     return log_multi.spec(c.oaa, swap_resistance(c.stack), "--no_progress" not in c.stack)
 
 
+def _recall_tree(c) -> LearnerSpec:  # noqa: ANN001
+    """The recall tree of ``c``'s classes (``--recall_tree K`` in its words)."""
+    from streamlearn.learners import recall_tree
+
+    return recall_tree.spec_of(c.stack, c.seed, c.class_weights())
+
+
+def _plt(c) -> LearnerSpec:  # noqa: ANN001
+    """The probabilistic label tree of ``c``'s labels (``--plt K`` in its words)."""
+    from streamlearn.learners import plt
+
+    return plt.spec_of(c.oaa, c.stack)
+
+
 REDUCTIONS = (
     (lambda c: c.oaa and "--log_multi" in c.stack, _log_multi),  # --log_multi K
+    (lambda c: c.oaa and "--plt" in c.stack, _plt),  # --plt K
+    (lambda c: c.oaa and "--recall_tree" in c.stack, _recall_tree),  # --recall_tree K
     (lambda c: c.oaa and c.ect, _ect),  # --ect K --error E
     (lambda c: c.oaa and c.multilabel, _over("multilabel")),  # --multilabel_oaa K
     (lambda c: c.oaa and c.csoaa, _over("csoaa")),  # --csoaa K
@@ -153,7 +169,7 @@ def spec_by_name(name: str) -> LearnerSpec:
     for module in (
         "gd", "ftrl", "sgd", "truncated", "sgd_elastic", "fobos", "smidas", "l0", "minibatch",
         "cd", "coin", "pistol", "freegrad", "oaa", "csoaa", "bootstrap", "autolink",
-        "multilabel", "ect", "log_multi",
+        "multilabel", "ect", "log_multi", "recall_tree", "plt",
     ):
         try:
             mod = importlib.import_module(f"streamlearn.learners.{module}")

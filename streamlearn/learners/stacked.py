@@ -25,6 +25,9 @@ from streamlearn.learners import (
     marginal,
     nn,
     oja_newton,
+    plt,
+    recall_tree,
+    recall_tree_state,
     stage_poly,
 )
 
@@ -39,7 +42,8 @@ gd's options with its model, and its rate is the one given (gd's set-up multipli
 t0^p)."""
 
 
-CLASS_GD = ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd", "ect_gd", "log_multi_gd")
+CLASS_GD = ("oaa_gd", "csoaa_gd", "multilabel_gd", "bootstrap_gd", "ect_gd", "log_multi_gd",
+            "recall_tree_gd", "plt_gd")
 """The learners (``LearnerSpec.name``) that keep gd's normalizer sums per problem, problem
 0's where VW's model file has them (``oaa.G_CLASS``)."""
 
@@ -59,7 +63,11 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "marginal": True, "stage_poly": False,
                                    "confidence": False, "baseline": False, "global_only": False,
                                    "check_enabled": False, "active_cover": False,
-                                   "cover": True, "cs_active": True, "log_multi": True}
+                                   "cover": True, "cs_active": True, "log_multi": True,
+                                   "recall_tree": True, "max_candidates": True,
+                                   "max_depth": True, "node_only": False,
+                                   "randomized_routing": False, "plt": True,
+                                   "kary_tree": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -130,6 +138,9 @@ class Kept:
     end: Callable[[bytes, int], int] | None = None
     """Where its part of VW's model file at ``pos`` ends, read without a state (None: it
     has no part, or a part :func:`skip` need not find)."""
+    version: str | None = None
+    """The VW version its model files name (None: sl's usual; ``--plt``: 9.7 and later read
+    its section, older ones are refused by VW)."""
 
     def skip(self, data: bytes, pos: int) -> int:
         """Where gd's part of VW's model file starts, its own at ``pos``."""
@@ -215,6 +226,21 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
         return Kept("--OjaNewton", oja_newton.STATE_SIZE, oja_newton.init_gstate,
                     oja_newton.get_rng, _none_section, oja_newton.refuse_resumed, _no_lines,
                     keeps_seed=True)
+    tree = _tree_kept(words)
+    if tree is not None:
+        return tree
+    if "--stage_poly" in words:
+        return Kept("--stage_poly", stage_poly.state_size(bits),
+                    lambda params, seed: stage_poly.init_gstate(params, bits), lambda g: 0,
+                    lambda g: stage_poly.vw_section(g, bits),
+                    lambda data, pos, g: stage_poly.read_vw_section(data, pos, g, bits),
+                    _no_lines, end=lambda data, pos: stage_poly.section_end(data, pos, bits))
+    return None
+
+
+def _tree_kept(words: tuple[str, ...]) -> Kept | None:
+    """:func:`kept` of the trees over classes (``--log_multi``, ``--recall_tree``,
+    ``--plt``): their nodes' state after gd's, and VW's model section of it."""
     if "--log_multi" in words:
         at = words.index("--log_multi") + 1
         k = int(words[at]) if at < len(words) and words[at].isdigit() else 0
@@ -227,13 +253,42 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                         lambda g, text: log_multi.section_lines(g, k, text),
                         end=lambda data, pos: log_multi.section_end(data, pos, k),
                         learner="log_multi_gd", sums_at=log_multi.G_CLASS)  # fmt: skip
-    if "--stage_poly" in words:
-        return Kept("--stage_poly", stage_poly.state_size(bits),
-                    lambda params, seed: stage_poly.init_gstate(params, bits), lambda g: 0,
-                    lambda g: stage_poly.vw_section(g, bits),
-                    lambda data, pos, g: stage_poly.read_vw_section(data, pos, g, bits),
-                    _no_lines, end=lambda data, pos: stage_poly.section_end(data, pos, bits))
+    tree = recall_tree.of_words(words)
+    if tree is not None and 1 <= tree[0] and tree[1] <= recall_tree.MAX_DEPTH:
+        k, d = tree[0], tree[1]  # (otherwise the reduction refuses the words)
+        return Kept(f"--recall_tree {k}", recall_tree.layout(k, d)[3],
+                    lambda params, seed: recall_tree.init_gstate(params, k, d, *tree[2:], seed),
+                    lambda g: recall_tree.get_rng(g, k, d),
+                    lambda g: recall_tree_state.vw_section(g, k, d),
+                    lambda data, pos, g: recall_tree_state.read_vw_section(data, pos, g, k, d),
+                    lambda g, text: recall_tree_state.section_lines(g, k, d),
+                    end=lambda data, pos: recall_tree_state.section_end(data, pos, k, d),
+                    learner="recall_tree_gd", sums_at=recall_tree.G_CLASS)  # fmt: skip
+    if "--plt" in words:
+        k, kary = _plt_tree(words)
+        if k >= 2 and kary >= 2 and plt.tree_size(k, kary)[0] <= plt.MAX_NODES:
+            return Kept(f"--plt {k}", plt.layout(k, kary)[4],
+                        lambda params, seed: plt.init_gstate(params, k, kary), lambda g: 0,
+                        lambda g: plt.vw_section(g, k, kary),
+                        lambda data, pos, g: plt.read_vw_section(data, pos, g, k, kary),
+                        lambda g, text: plt.section_lines(g, k, kary, text),
+                        end=lambda data, pos: plt.section_end(data, pos, k, kary),
+                        learner="plt_gd", sums_at=plt.G_CLASS,
+                        version=plt.VW_VERSION)  # fmt: skip
     return None
+
+
+def _plt_tree(words: tuple[str, ...]) -> tuple[int, int]:
+    """``--plt K``'s K and ``--kary_tree`` (2 by default; 0 when not counts: the reduction's
+    refusal)."""
+
+    def value(flag: str, default: str) -> int:
+        if flag not in words:
+            return int(default)
+        at = words.index(flag) + 1
+        return int(words[at]) if at < len(words) and words[at].isdigit() else 0
+
+    return value("--plt", "0"), value("--kary_tree", "2")
 
 
 def swap_resistance(words: tuple[str, ...]) -> int:

@@ -44,9 +44,13 @@ from streamlearn.reductions import (
     confidence,
     cs_active,
     csoaa_ldf,
+    emt,
+    epsilon_decay,
     explore,
     gd_mf,
+    igl,
     ksvm,
+    large_action,
     lda,
     log_multi,
     lrq,
@@ -56,6 +60,8 @@ from streamlearn.reductions import (
     nn,
     offset_tree,
     oja_newton,
+    plt,
+    recall_tree,
     search,
     stage_poly,
     svrg,
@@ -75,7 +81,8 @@ REDUCTIONS: dict[str, Reduction] = {
         cbzo.REDUCTION,
         cats.REDUCTION,
         # the contextual bandits: cb_adf's learner, an explorer over it when one is asked
-        over(cb_adf.REDUCTION),
+        # --epsilon_decay above its explorer, --experimental_igl above them
+        igl.over(epsilon_decay.over(over(cb_adf.REDUCTION))),
         over(cb_adf.CB),
         over(cb_adf.CBIFY),
         over(ccb.REDUCTION),
@@ -97,7 +104,8 @@ SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAM
                ksvm.NAME: ksvm, marginal.NAME: marginal, stage_poly.NAME: stage_poly,
                confidence.NAME: confidence, baseline.NAME: baseline,
                oja_newton.NAME: oja_newton, cs_active.NAME: cs_active,
-               log_multi.NAME: log_multi}
+               log_multi.NAME: log_multi, recall_tree.NAME: recall_tree, emt.NAME: emt,
+               plt.NAME: plt}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -153,10 +161,11 @@ def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
     _named(t.learn.get("stack", ()))
 
 
-_DECLARING = (cs_active, cats, active, active_cover, offset_tree, explore, log_multi, classes,
+_DECLARING = (cs_active, cats, active, active_cover, offset_tree, explore, log_multi, recall_tree,
+              emt, classes,
               lrq, lrqfa, boosting, nn, autolink, bootstrap, bfgs, gd_mf, svrg, ksvm, oja_newton,
               marginal, stage_poly, confidence, baseline, csoaa_ldf, mwt, cb_adf, cb_dro, ccb,
-              search, lda, cbzo, warm_cb)
+              search, lda, cbzo, warm_cb, large_action, epsilon_decay, igl, plt)
 """The modules that declare VW options, in the order their ``settle`` runs (``cs_active``
 first: it takes ``--simulation`` before ``--active`` would drop it; ``active`` and
 ``active_cover``: they take ``--mellowness`` (``--cover``) from the explorers when

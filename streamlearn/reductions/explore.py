@@ -194,6 +194,11 @@ class Explorer:
         self.costs = np.zeros(2)  # --synthcover: the lowest and highest cost seen (from 0)
         self.ee = None  # --explore_eval's counts (learners/explore_eval.py)
         self.dro_state = None  # --cb_dro's estimator (reductions/cb_dro.py)
+        self.las = None  # --large_action_space's filter (reductions/large_action.py)
+        if getattr(ml, "large_action_space", False):
+            from streamlearn.reductions.large_action import Filter
+
+            self.las = Filter(ml, cfg)  # (its seed, a draw VW's generator forgets)
 
     def resume(self, counter: int | None, stats: np.ndarray) -> None:
         """Continue a model's explorer: its counter (``--synthcover``: its lowest and highest
@@ -396,6 +401,8 @@ class Explorer:
                 self.eps, np.float32(self.ml.synthcoverpsi), self.ml.synthcoversize, self.costs,
                 x, acts, probs,
             )  # fmt: skip
+        elif self.las is not None:
+            self.las.explore(self, part, scores, order, ho, x, acts, probs)
         else:
             ex.explore_examples(
                 self.kind, self.eps, self.ml.first_only, *self.shape, mg.act_ptr, scores, order,
@@ -435,6 +442,9 @@ class Explorer:
         from streamlearn.learners import cb_adf
         from streamlearn.learners import explore_eval as ee
 
+        if self.las is not None:  # (--large_action_space: reductions/large_action.py)
+            return self.las.explore_eval(self, weights, gstate, params, loss_id, cb_type, part,
+                                         stats, dr_prev)  # fmt: skip
         ex = self.ex
         ml = self.ml
         if self.ee is None:
@@ -538,7 +548,10 @@ def over(below: Reduction) -> Reduction:
             return Learner(ml, cfg)
         return below.learner(ml, cfg, **options)
 
-    return dataclasses.replace(below, learner=learner, options=below.options + OPTIONS)
+    from streamlearn.reductions.large_action import OPTIONS as LAS_OPTIONS
+
+    return dataclasses.replace(below, learner=learner,
+                               options=below.options + OPTIONS + LAS_OPTIONS)  # fmt: skip
 
 
 def pmf_lines(part: Part, acts: np.ndarray, probs: np.ndarray, out: list[str],
@@ -667,6 +680,10 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
             if getattr(ml, name) is not None and not (
                     ml.reduction == "cbify" and name != "mellowness"):  # (cbify's: above)
                 words += [f"--{name}", vw_number(getattr(ml, name))]
+    if getattr(ml, "large_action_space", False):
+        from streamlearn.reductions.large_action import vw_words as las_words
+
+        words += las_words(ml)
     return words
 
 

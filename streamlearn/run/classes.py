@@ -31,9 +31,21 @@ def check_probabilities(config, probabilities: bool, link: str = "identity") -> 
 def prediction_width(config) -> int:  # noqa: ANN001 - a TrainConfig
     """Columns of a kernel's predictions: 0 (one per row), or K + 1 with ``--oaa K``
     (``--multilabel_oaa K``: 2K + 1, :mod:`streamlearn.learners.multilabel`)."""
+    if config.multilabel and "--plt" in config.stack:  # (its labels and their probabilities)
+        from streamlearn.config import plt_tree
+
+        return 2 * plt_tree(config.oaa, config.stack)[1] + 1
     if config.multilabel:
         return 2 * config.oaa + 1
     return config.oaa + 1 if config.oaa else 0
+
+
+def _last(words: tuple[str, ...], flag: str) -> str:
+    """The last value of ``flag`` in ``words`` ("" without one)."""
+    if flag not in words:
+        return ""
+    at = len(words) - words[::-1].index(flag)
+    return words[at] if at < len(words) else ""
 
 
 def vw_name(config, outputs) -> str:  # noqa: ANN001 - a TrainConfig, run.options.Outputs
@@ -46,6 +58,13 @@ def vw_name(config, outputs) -> str:  # noqa: ANN001 - a TrainConfig, run.option
         return "ect"
     if "--log_multi" in config.stack:
         return "log_multi"
+    if config.multilabel and "--plt" in config.stack:
+        top = _last(config.stack, "--top_k").isdigit() and int(_last(config.stack, "--top_k")) > 0
+        return "plt" + (" -top_k" if top else "") + (" -prob" if outputs.probabilities else "")
+    if "--emt" in config.stack:
+        return "emt"
+    if "--recall_tree" in config.stack:
+        return "recall_tree"
     if config.csoaa and "--cs_active" in config.stack:  # (named where csoaa would be)
         return "cs_active-sim" if "--cs_simulation" in config.stack else "cs_active"
     if config.csoaa:
@@ -66,6 +85,9 @@ def vw_types(config, outputs) -> list[str]:  # noqa: ANN001
     label = "CS" if config.csoaa else "MULTILABEL" if config.multilabel else "MULTICLASS"
     if config.csoaa and "--cs_active" in config.stack:
         return [f"Input label = {label}", "Output pred = ACTIVE_MULTICLASS"]
+    if config.multilabel and "--plt" in config.stack:  # (VW's plt: its labels' probabilities)
+        return [f"Input label = {label}",
+                f"Output pred = {'ACTION_PROBS' if outputs.probabilities else 'MULTILABELS'}"]
     out = ("SCALARS" if outputs.probabilities or outputs.oaa_scores(config)
            else "MULTILABELS" if config.multilabel else "MULTICLASS")  # fmt: skip
     return [f"Input label = {label}", f"Output pred = {out}"]

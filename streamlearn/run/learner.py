@@ -274,8 +274,8 @@ def class_weigher(config: TrainConfig):  # noqa: ANN201 - a function of a batch,
     multiplier (a new array: a batch replayed by the API is not weighed twice); None when
     there is none, or nothing is learned (VW weighs examples it learns only)."""
     table = config.class_weights()
-    if not table or config.test_only:
-        return None
+    if not table or config.test_only or "--recall_tree" in config.stack:
+        return None  # (--recall_tree weighs them itself: its router reads both weights)
     keys = np.array(sorted(table), dtype=np.uint64)
     factors = np.array([table[int(k)] for k in keys], dtype=np.float32)
 

@@ -65,6 +65,10 @@ def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
 
         lines[at:at] = cb_dro.header_lines(ml)
         chain = cb_dro.chain(ml, chain)
+    if getattr(ml, "large_action_space", False):
+        from streamlearn.reductions import large_action
+
+        chain = large_action.chain(ml, chain)
     if reduction_of(ml).cb and not getattr(ml, "mwt", ""):
         lines.append(f"cb_type = {ml.cb_type}")  # (--multiworld_test runs no cb learner)
     elif getattr(outputs, "probabilities", False) and not ml.csoaa_rank:

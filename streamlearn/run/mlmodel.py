@@ -166,6 +166,11 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
 
             top, end = read_section(data, h.end)
             h = dataclasses.replace(h, end=end)
+        if getattr(ml, "igl", False):  # (--experimental_igl's policy's sums, its section)
+            from streamlearn.reductions.igl import read_section as igl_section
+
+            top, end = igl_section(data, h.end)
+            h = dataclasses.replace(h, end=end)
         got_body = vwmodel_cb.read_cb_body(data, h, counter, sums, len(cols), costs=costs,
                                            ccb=ccb)  # fmt: skip
     except ValueError as e:
@@ -194,7 +199,8 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
         gstate[G_N] = gstate[G_T] = t
         gstate[G_LABEL_MIN] = r["min_label"]
         gstate[G_LABEL_MAX] = r["max_label"]
-        if cfg.algo == "gd":  # (the ftrl family's own sums are not kept: they start again)
+        # (the ftrl family's own sums are not kept: they start again; IGL's are read)
+        if cfg.algo == "gd" or getattr(ml, "igl", False):
             gstate[csoaa_ldf.G_MODEL] = r["norm"][0]
             gstate[csoaa_ldf.G_MODEL + 1] = r["total_weight"][0]
             gstate[G_GRAVITY] = r.get("l1_state", 0.0)
@@ -377,7 +383,7 @@ _COUNTER_TEXT = {"first": "cb first adf", "cover": "cb cover adf", "squarecb": "
 
 
 def readable(m: ModelState, ml, names: dict | None = None,  # noqa: ANN001
-             seen_multi: bool = False) -> bytes:  # fmt: skip
+             seen_multi: bool = False, top: str = "") -> bytes:  # fmt: skip
     """``--readable_model`` (``names`` None) or ``--invert_hash`` (slot -> VW's name) of the
     model :func:`model_state` describes, as VW writes it: the header, the reductions' state
     as text (CCB's and slates' ``seen_multi``, the explorer's, then cb_adf's
@@ -386,6 +392,8 @@ def readable(m: ModelState, ml, names: dict | None = None,  # noqa: ANN001
 
     h = m.header  # (the text says VW's version, as VW's own: the bytes say sl's 9.0.0)
     t = header_of(h.id, h.min_label, h.max_label, h.bits, h.ngram, h.skips, h.options)
+    if top:  # (a reduction's above them all: --experimental_igl's)
+        t.add(top)
     if ml.reduction in ("ccb", "slates"):
         t.add(f"CCB: has_seen_multi_slot_example = {'true' if seen_multi else 'false'}\n")
     if m.counter is not None and ml.legacy:  # (VW's single-line cb_explore: every explorer)
@@ -447,9 +455,25 @@ def save(fitted, ml: Multiline, learn: dict, path: str, fmt: str = "sl",  # noqa
 
         stats = fitted.stats.copy()
         stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS] = sums
+        table = fitted.table
+        if getattr(ml, "ed_spin_off", False):  # --epsilon_decay: the champion alone, as VW's
+            from streamlearn.reductions.epsilon_decay import spin_off
+
+            try:
+                table, bits = spin_off(table, _columns(cfg), ml, fitted.explorer.ed_champion,
+                                       cfg.bits)  # fmt: skip
+            except ValueError as e:
+                raise ModelError(f"cannot write {path} as a VW model: {e}") from None
+            cfg = dataclasses.replace(cfg, bits=bits)
+        if getattr(ml, "igl", False) and fmt == "vw_predict_only":  # (the policy alone)
+            from streamlearn.reductions.igl import spin_off as igl_spin_off
+
+            stats[cb_adf.EVENTS], stats[cb_adf.ACTIONS] = fitted.explorer.mtr  # (VW's swap)
+            table, cfg, ml = igl_spin_off(table, cfg, ml)
+            fitted = dataclasses.replace(fitted, explorer=None)  # (its section is not kept)
         try:
             multi = bool(fitted.summary.get("ccb_seen_multi"))  # (CCB's, slates')
-            parts = encode(ml, cfg, fitted.table, fitted.gstate, stats, counter, seed,
+            parts = encode(ml, cfg, table, fitted.gstate, stats, counter, seed,
                            weights_only=fmt == "vw_predict_only", seen_multi=multi,
                            passes=int(fitted.summary.get("passes") or 1),
                            progress=progress, top=getattr(fitted.explorer, "vw_section",

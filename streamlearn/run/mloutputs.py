@@ -105,7 +105,8 @@ def write_readable(fitted, learn: dict, ml, outputs, progress) -> None:  # noqa:
         mlmodel.table_state(m.resume, int(fitted.summary.get("passes") or 1), progress)
     multi = bool(fitted.summary.get("ccb_seen_multi"))  # (CCB's, slates')
     if outputs.readable_model:
-        write_bytes(outputs.readable_model, mlmodel.readable(m, ml, seen_multi=multi),
+        top = getattr(fitted.explorer, "vw_text", str)()  # (--experimental_igl's section)
+        write_bytes(outputs.readable_model, mlmodel.readable(m, ml, seen_multi=multi, top=top),
                     "readable model")  # fmt: skip
     if outputs.invert_hash:
         names = fitted.names or {}

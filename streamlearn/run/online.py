@@ -243,7 +243,8 @@ def _learned(run: Run, batch: Batch, preds: np.ndarray, pass_no: int, alone: boo
     first = run.classes.after(batch) if run.classes is not None else 1
     texts = None
     if run.progress.labels == "multilabel":
-        texts = multilabel_texts(batch.labels, preds, run.learner.config.oaa)
+        texts = getattr(run.learner.spec.train_batch, "table_texts", multilabel_texts)(
+            batch.labels, preds, run.learner.config.oaa)  # (--plt: its own, in its order)
     run.progress.emit(run.learner.stats, run.rows, texts)
     try:
         cfg = run.learner.config

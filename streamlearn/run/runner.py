@@ -368,8 +368,9 @@ class PredictionWriter:
             return
         if self.multilabel:
             for out, transformed in self.outs:
-                if transformed:
-                    self._write(out, _multilabel_lines(batch, preds, self.probabilities))
+                if transformed:  # (lines: --plt's, its labels in its order)
+                    self._write(out, lines(batch, preds, self.probabilities) if lines else
+                                _multilabel_lines(batch, preds, self.probabilities))
             return
         for out, transformed in self.outs:
             if self.vw and not transformed and preds.ndim == 2 and (self.probabilities
@@ -557,7 +558,8 @@ class ClassNumbering:
                 f"labels number the classes 0..{k - 1} from here on, as VW reads them "
                 "(--indexing 0 reads every line so)",
             )  # fmt: skip
-        if now == INDEXING_AUTO and self.params[P_LEARN] == 0.0 and (batch.labels == 0.0).any():
+        if (now == INDEXING_AUTO and self.params[P_LEARN] == 0.0 and batch.labels.ndim == 1
+                and (batch.labels == 0.0).any()):  # (not a row of classes: --multilabel_oaa's)
             self.console.warn_once(
                 "unlearned 0", f"{batch.block.source}: label 0 is no class 1..{k} when nothing "
                 "is learned, as VW reads it (the first learned label 0 or K decides the "

@@ -235,7 +235,12 @@ def _learners(c, outputs) -> list[str]:
            *([name] if name and above else [])]
     if c.binary:
         out.append("binary")
+    multi = c.oaa and not (c.csoaa or c.multilabel)  # (--classweight: VW's, over its type)
+    if c.classweight and not c.oaa:
+        out.append("classweight-scalar")
     out.append(vw_name(c, outputs))
+    if c.classweight and multi:
+        out.append("classweight-multi")
     return out
 
 

@@ -409,41 +409,40 @@ NOT_SUPPORTED: dict[str, str] = {
 """VW's options sl does not take, with the nearest thing sl has."""
 
 OTHER_VW_OPTIONS = frozenset("""
-     action_cache_slack
+
     audit_regressor automl automl_significance_level
-    baseline_challenger_cb bern_hyper
-    block_size bonferroni_denominator cb_c_alpha
+    baseline_challenger_cb
+     cb_c_alpha
     cb_c_tau cb_explore_pdf
-    cb_sample cb_to_cbadf challenger_epsilon
-    constant_epsilon
+    cb_sample cb_to_cbadf
+
     cs_absolute_loss
     csv_trace debug_reversed_learn
     default_lease    dream_at_update
     dream_repeats  dump_json_weights_include_extra_online_state_experimental
-    dump_json_weights_include_feature_names_experimental emt emt_initial emt_leaf
-    emt_router emt_scorer emt_tree  epsilon_decay epsilon_decay_audit
-    epsilon_decay_significance_level experimental_igl
+    dump_json_weights_include_feature_names_experimental
+
+
     fixed_significance_level flip_loss_sign
      get_pmf  graph_feedback
      ignore_features_dsjson_experimental
-    initial_epsilon    interaction_type
-     kary_tree   large_action_space
-    las_hint_explicit_simd ldf_override
+        interaction_type
+
+    ldf_override
     leaf_example_multiplier learn_at_leaf
-    max_actions max_candidates
-    max_depth  max_number_of_labels
-    memory_tree metrics min_champ_examples  min_scope
-    model_count node_only  oas online
-    opt_func oracle_type
-     per_model_save_load plt plt_force_load_legacy_model pmf_to_pdf
+    max_number_of_labels
+    memory_tree metrics
+     oas online
+     oracle_type
+     per_model_save_load pmf_to_pdf
       print priority_challengers priority_type
-    randomized_routing  recall_tree replay_b
+    replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count
-    reward_as_cost sample_pdf
+     sample_pdf
     search_active_verify search_metatask
-    search_use_passthrough_repr sendto shift_model_bounds
-     spanner_c
-    thread_pool_size threshold tol_x top top_K top_k tree_bandwidth two_pass_svd
+    search_use_passthrough_repr sendto
+
+    top top_K tree_bandwidth
       verbose_metrics
 """.split())
 """The rest of VW's options (``vw --help`` of VW 9.11): reductions and their settings,

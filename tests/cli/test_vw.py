@@ -56,7 +56,6 @@ def test_vws_grammar():
         (["--memory_tree", "5"], "--memory_tree is not supported by sl"),
         (["--spelling", "a"], "--spelling is not supported"),
         (["--new_mf", "2"], "--new_mf is not supported by sl (nearest in sl: none"),
-        (["--recall_tree", "3"], "--recall_tree is not supported by sl (nearest in sl: none)"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),
         (["-Z"], "-Z is not an option of sl vw"),
         (["--passes"], "--passes needs a value"),
