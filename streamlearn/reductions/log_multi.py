@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd, word
+from streamlearn.reductions.singleline import refuse_over_gd, tree_over_classes, word
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
 NAME = "log_multi"
@@ -93,18 +93,7 @@ def settle(t: Command) -> None:
                     kept.append(w)
             t.learn["stack"] = tuple(kept)
         return
-    try:
-        opts = read(words)
-    except UsageError as e:
-        raise VWUsage(e.message) from None
-    if opts is None or any(t.learn.get(k) for k in ("oaa", "csoaa", "multilabel", "ect")):
-        raise VWUsage("--log_multi with --oaa, --csoaa or another reduction over classes is "
-                      "not supported by sl")  # fmt: skip
-    t.learn["oaa"] = opts.k
-    refuse(t.learn, t.outputs)
-    if t.probabilities or t.raw_predictions:
-        raise VWUsage("--log_multi with --probabilities or -r is not supported by sl (its "
-                      "tree predicts a class)")  # fmt: skip
+    tree_over_classes(t, "--log_multi", read, refuse)
 
 
 def refuse(learn: dict, outputs: dict) -> None:

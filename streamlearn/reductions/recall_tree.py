@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd, word
+from streamlearn.reductions.singleline import refuse_over_gd, tree_over_classes, word
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
 NAME = "recall_tree"
@@ -129,18 +129,7 @@ def settle(t: Command) -> None:
                     kept.append(w)
             t.learn["stack"] = tuple(kept)
         return
-    try:
-        opts = read(words)
-    except UsageError as e:
-        raise VWUsage(e.message) from None
-    if opts is None or any(t.learn.get(k) for k in ("oaa", "csoaa", "multilabel", "ect")):
-        raise VWUsage("--recall_tree with --oaa, --csoaa or another reduction over classes is "
-                      "not supported by sl")  # fmt: skip
-    t.learn["oaa"] = opts.k
-    refuse(t.learn, t.outputs)
-    if t.probabilities or t.raw_predictions:
-        raise VWUsage("--recall_tree with --probabilities or -r is not supported by sl (its "
-                      "tree predicts a class)")  # fmt: skip
+    tree_over_classes(t, "--recall_tree", read, refuse)
 
 
 def refuse(learn: dict, outputs: dict) -> None:

@@ -93,6 +93,26 @@ def ignore_alone(t: Command, flag: str, flags: tuple[str, ...], numbers: tuple[s
     return False
 
 
+def tree_over_classes(t: Command, flag: str, read: Callable, refuse: Callable):  # noqa: ANN201
+    """A tree over K classes in ``--oaa``'s place (``--log_multi``, ``--recall_tree``) on a
+    VW command line: its words read (``read``; VW's usage error for bad ones), refused beside
+    another reduction over classes, K set as ``--oaa``'s, ``refuse(learn, outputs)`` applied,
+    ``-r`` and ``--probabilities`` refused (a tree predicts a class): its options."""
+    try:
+        opts = read(t.learn.get("stack", ()))
+    except UsageError as e:
+        raise VWUsage(e.message) from None
+    if opts is None or any(t.learn.get(k) for k in ("oaa", "csoaa", "multilabel", "ect")):
+        raise VWUsage(f"{flag} with --oaa, --csoaa or another reduction over classes is not "
+                      "supported by sl")  # fmt: skip
+    t.learn["oaa"] = opts.k
+    refuse(t.learn, t.outputs)
+    if t.probabilities or t.raw_predictions:
+        raise VWUsage(f"{flag} with --probabilities or -r is not supported by sl (its tree "
+                      "predicts a class)")  # fmt: skip
+    return opts
+
+
 def refuse_labels(learn: dict, flag: str) -> None:
     """Refuse (one line) a single-line reduction that reads simple labels under the
     reductions over K classes."""
