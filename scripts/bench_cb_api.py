@@ -79,6 +79,18 @@ def _rounds(ws, exs: list[tuple]) -> float:  # noqa: ANN001 - a Workspace (VW's 
     return (time.perf_counter() - t) / len(exs)
 
 
+def cb_k_rounds(ws, n: int) -> float:  # noqa: ANN001 - a Workspace (VW's or sl's)
+    """``--cb_explore 4`` (VW 9's ``--cb K``): predict an unlabeled line, learn it labeled."""
+    r = random.Random(3)
+    rows = [(f"| u{r.randint(0, 50)} v{r.randint(0, 9)}:0.5 t{r.randint(0, 5)}",
+             r.randint(1, 4), r.choice([0.0, 1.0])) for _ in range(n)]  # fmt: skip
+    t = time.perf_counter()
+    for feats, a, c in rows:
+        ws.predict(feats)
+        ws.learn(f"{a}:{c}:0.25 {feats}")
+    return (time.perf_counter() - t) / n
+
+
 def drop_in(exs: list[tuple], vw_t: float) -> None:
     """The same rounds through ``streamlearn.vowpalwabbit.Workspace``; a simple line's."""
     import vowpalwabbit
@@ -91,6 +103,12 @@ def drop_in(exs: list[tuple], vw_t: float) -> None:
     vw_t = min([vw_t] + [_rounds(vowpalwabbit.Workspace(args), exs) for _ in range(2)])
     print(f"per example (Workspace predict+learn): VW {vw_t * 1e6:.1f} us, "
           f"sl's drop-in {ws_t * 1e6:.1f} us (x{ws_t / vw_t:.2f})")  # fmt: skip
+    args = "--cb_explore 4 --quiet"
+    cb_k_rounds(slvw.Workspace(args), 200)  # warm-up
+    sl_k = min(cb_k_rounds(slvw.Workspace(args), len(exs)) for _ in range(3))
+    vw_k = min(cb_k_rounds(vowpalwabbit.Workspace(args), len(exs)) for _ in range(3))
+    print(f"per line (Workspace --cb_explore 4 predict+learn): VW {vw_k * 1e6:.1f} us, "
+          f"sl's drop-in {sl_k * 1e6:.1f} us (x{sl_k / vw_k:.2f})")  # fmt: skip
     lines = [f"{1 if i % 3 else -1} |f a{i % 97} b{i % 13}:0.5 c{i % 7} |g x{i % 11}"
              for i in range(len(exs))]  # fmt: skip
     for name, call in (("predict", "predict"), ("learn", "learn")):

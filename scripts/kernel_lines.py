@@ -415,6 +415,12 @@ def api_calls(t: Path) -> None:
         ws.predict(ex)
         ws.learn(ex)
     ws.finish()
+    for args in ("--cb_explore 3 --quiet", "--cb 3 --quiet"):  # (a line in one kernel call)
+        ws = vw.Workspace(args)
+        for i in range(3):
+            ws.predict(f"|f a{i} b")
+            ws.learn(f"{i % 3 + 1}:1:0.5 |f a{i} b")
+        ws.finish()
     m = Model(loss="logistic").fit(lines=["1 |a x y", "-1 |a z"])
     m.partial_fit(lines=["1 |a x"])
     m.predict(lines=["|a x"])

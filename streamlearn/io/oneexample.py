@@ -70,9 +70,13 @@ class ExampleParser:
         self.call = Entries()
         n, room = self.ROWS, self.ROOM
         self.buf = np.empty(room, dtype=np.uint8)
+        self.view = memoryview(self.buf)
         self.arrays = block_arrays(n, room)
         self.spans = np.empty((1, 2), dtype=np.int64)
         self.st = np.zeros(2, dtype=np.int64)
+        self.no_slow = (_NO_POS, _NO_VALS)
+        """The parse's slow-token positions and values (none: the line's numbers are read
+        in the kernel)."""
         self.ex_ptr = np.zeros(2, dtype=np.int64)
         # the label entries (io.labels.read_labels')
         self.lab = (np.empty(n + 1, dtype=np.int64), np.empty(2 * n, dtype=np.int64),
@@ -93,22 +97,28 @@ class ExampleParser:
         self.prob = np.empty(1)
         self.keep = np.empty(1, dtype=np.bool_)
 
+    def fits(self, data: bytes, lines: int) -> bool:
+        """Whether ``data``, of ``lines`` lines, fits the kept arrays (and the parse options
+        this path takes)."""
+        nb = len(data)
+        return (self.usable and 0 < lines < self.ROWS and nb <= self.buf.shape[0]
+                and feature_bound(nb, self.ROWS) <= self.ROOM)  # fmt: skip
+
     def lines(self, data: bytes, first_line: int = 1) -> int:
         """``data``'s lines parsed into the kept arrays and their labels read (:attr:`lab`,
         :attr:`flags`): how many, or 0 where the general path must run (module doc)."""
         nb = len(data)
         lines = data.count(b"\n")
-        if (not self.usable or lines == 0 or lines >= self.ROWS
-                or feature_bound(nb, self.ROWS) > self.ROOM):  # fmt: skip
+        if not self.fits(data, lines):
             return 0
+        self.view[:nb] = data  # (a memoryview's copy: a third of numpy's cost)
         buf = self.buf[:nb]
-        buf[:] = np.frombuffer(data, dtype=np.uint8)
         self.st[0] = 0
         call = self.call
         a = self.arrays
         rows, _, touching, _, overflow, _ = call(
-            parse_vw_block, buf, int(first_line), *self.head, self.spans, self.st, _NO_POS,
-            _NO_VALS, self.words, a, self.crosser,
+            parse_vw_block, buf, int(first_line), *self.head, self.spans, self.st,
+            *self.no_slow, self.words, a, self.crosser,
         )  # fmt: skip
         if rows != lines or touching or overflow or self.st[0]:
             return 0
@@ -136,7 +146,7 @@ class ExampleParser:
         call(check_examples, ex_ptr, flags, status, err)
         shared = int(flags[0]) & ROW_SHARED
         need = int(indptr[rows]) + int(indptr[1]) * rows
-        if status.any() or need > self.MERGED:
+        if np.count_nonzero(status) or need > self.MERGED:
             return None
         m, r, nnz = call(_merge, ex_ptr, flags, status, indptr, indices, values, ns, False,
                          self.out_ex, self.out_row, self.out_ptr, self.out_idx, self.out_val,

@@ -127,6 +127,18 @@ class Learner:
 
             self.dro = State(ml)
 
+    def line_args(self, s) -> tuple | None:  # noqa: ANN001 - a cb_line.Scratch
+        """The trailing arguments of ``--cb K``'s one-call step
+        (:meth:`~streamlearn.reductions.cb_line.CbLineParser.step`); None under ``--cb_dro``."""
+        if self.dro is not None:
+            return None
+        f0 = np.float32(0.0)
+        return (self.clip_p, s.holdout, self.ho_learns, s.scores, s.order, s.loss, False, 0,
+                f0, False, f0, f0, f0, s.xstats, s.actions, s.probs)
+
+    def line_seen(self, part: Part, s) -> Seen:  # noqa: ANN001 - a cb_line.Scratch
+        return Seen(part, scores=s.scores, order=s.order, loss=s.loss)
+
     def learn(self, w: Weights, part: Part, ho: np.ndarray, lines: bool = False) -> Seen:
         from streamlearn.learners import cb_adf
 

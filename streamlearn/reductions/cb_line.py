@@ -24,6 +24,7 @@ from streamlearn.io.labels import LABEL_CB
 from streamlearn.io.multiline import Merged
 from streamlearn.io.oneexample import ExampleParser
 from streamlearn.learners.cb_to_adf import chosen_of, copy_to_adf, index_mask, index_scale
+from streamlearn.reductions.base import Seen, Weights, room
 
 
 class CbLineParser:
@@ -57,6 +58,11 @@ class CbLineParser:
         """The parse's indptr, indices, values, namespaces and the line's status."""
         self.mg = Merged(self.act_ptr, self.rows, self.row, self.out_ptr, self.out_idx,
                          self.out_val, self.out_ns)  # fmt: skip
+        self.scratch = Scratch(k)
+        self.fixed = None
+        """:meth:`step`'s kernel arguments after the state's (made at its first call; empty:
+        its learner's examples take :meth:`part`)."""
+        self.entry = None
         self.kept = Part(self.mg, self.chosen, self.cost, self.prob, none, none, none,
                          Tags(one.buf, arrays[3][:1], arrays[4][:1]), arrays[9][:1], [], self.sub,
                          self.feats, self.feats)  # fmt: skip
@@ -83,8 +89,82 @@ class CbLineParser:
             self.chosen[0], self.cost[0], self.prob[0] = a - 1, c, p
         else:
             self.chosen[0], self.cost[0], self.prob[0] = -1, 0.0, 1.0
-        nnz = int(self.out_ptr[k])
-        self.feats[0] = nnz
+        return self._kept(int(self.out_ptr[k]))
+
+    def _kept(self, nnz: int) -> Part:
+        """The kept part, its features' views set to the line's ``nnz`` action features."""
         mg = self.mg
-        mg.indices, mg.values, mg.ns = self.out_idx[:nnz], self.out_val[:nnz], self.out_ns[:nnz]
+        if mg.indices.shape[0] != nnz:
+            self.feats[0] = nnz
+            mg.indices, mg.values, mg.ns = (self.out_idx[:nnz], self.out_val[:nnz],
+                                            self.out_ns[:nnz])  # fmt: skip
         return self.kept
+
+    def step(self, data: bytes, first_line: int, w: Weights, learner: object,
+             learning: bool) -> Seen | None:  # fmt: skip
+        """:meth:`part` and ``learner``'s ``learn`` of it in one kernel call
+        (:func:`~streamlearn.reductions.cb_line_kernel.step_line`) over ``w``'s state
+        (``learning``: the explorer's switch): what the learner's batch gives (its arrays
+        :attr:`scratch`'s, valid until the next call), or None where :meth:`part` and the
+        learner's ``learn`` must run (nothing has moved; a learner without ``line_args``,
+        or whose options its batch alone runs).  The kernel's arguments but the line and
+        the state are made at the first call, and the later calls go straight to its
+        compiled entry (:mod:`streamlearn.system.direct`)."""
+        if self.fixed is None:
+            line_args = getattr(learner, "line_args", None)
+            fused = line_args(self.scratch) if line_args is not None else None
+            if fused is None:
+                self.fixed = ()
+            else:
+                one = self.one
+                self.fixed = (*one.head, one.spans, one.st, *one.no_slow, one.words,
+                              one.arrays, one.crosser, one.kind, *one.lab, one.flags, self.k,
+                              self.width, self.scale, self.bits, self.cim, self.act_ptr,
+                              self.rows, self.sub, self.out_ptr, self.out_idx, self.out_val,
+                              self.out_ns, self.chosen, self.cost, self.prob, w.step,
+                              w.loss_id, w.cb_type, *fused)  # fmt: skip
+        one = self.one
+        if not self.fixed or data.count(b"\n") != 1 or not one.fits(data, 1):
+            return None
+        nb = len(data)
+        one.view[:nb] = data
+        one.st[0] = 0
+        if w.dr_prev.shape[0] <= self.k:
+            room(w, np.array([0, self.k], dtype=np.int64))
+        args = (one.buf[:nb], int(first_line), bool(learning), w.tables, w.gstate, w.params,
+                w.stats, w.dr_prev, *self.fixed)  # fmt: skip
+        if self.entry is None:
+            from streamlearn.reductions.cb_line_kernel import step_line
+            from streamlearn.system.direct import direct
+
+            nnz = step_line(*args)
+            self.entry = direct(step_line, args)
+        else:
+            nnz = self.entry(*args)
+        if nnz < 0:  # (cb_line_kernel.FALLBACK)
+            return None
+        part = self._kept(int(nnz))
+        s = self.scratch
+        if s.seen is None:
+            s.seen = learner.line_seen(part, s)
+        return s.seen
+
+
+class Scratch:
+    """:meth:`CbLineParser.step`'s outputs for K actions, kept between calls: each action
+    row's score, place in the order, pmf action and probability; the example's loss; its
+    held-out flag (never: a Workspace's and a server's examples are all learned)."""
+
+    def __init__(self, k: int) -> None:
+        from streamlearn.learners.explore import XSTATS
+
+        self.scores = np.zeros(k, dtype=np.float32)
+        self.order = np.zeros(k, dtype=np.int64)
+        self.actions = np.zeros(k, dtype=np.int64)
+        self.probs = np.zeros(k, dtype=np.float32)
+        self.loss = np.zeros(1)
+        self.holdout = np.zeros(1, dtype=np.bool_)
+        self.xstats = np.zeros(XSTATS)
+        """An explorer's statistics where there is none (the kernel's argument)."""
+        self.seen = None
+        """What every step gives (these arrays, the parser's kept part)."""

@@ -195,10 +195,16 @@ class Explorer:
         self.ee = None  # --explore_eval's counts (learners/explore_eval.py)
         self.dro_state = None  # --cb_dro's estimator (reductions/cb_dro.py)
         self.las = None  # --large_action_space's filter (reductions/large_action.py)
+        self.call = None  # one()'s compiled entries and scratch (made at its first call)
         if getattr(ml, "large_action_space", False):
             from streamlearn.reductions.large_action import Filter
 
             self.las = Filter(ml, cfg)  # (its seed, a draw VW's generator forgets)
+        self.plain = not (self.las is not None or ml.explore_eval or ml.cb_dro
+                          or self.kind in (ex.BAG, ex.COVER, ex.REGCB, ex.RND, ex.SQUARECB,
+                                           ex.SYNTHCOVER))  # fmt: skip
+        """cb_adf's scores then the pmf, as :meth:`one` runs them (the rest: their own
+        walks or steps, in :meth:`batch`)."""
 
     def resume(self, counter: int | None, stats: np.ndarray) -> None:
         """Continue a model's explorer: its counter (``--synthcover``: its lowest and highest
@@ -413,6 +419,46 @@ class Explorer:
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
         return acts, probs, scores
 
+    def one(self, w: Weights, part: Part) -> tuple | None:
+        """:meth:`batch` of one example parsed into kept arrays (a Workspace's or a server's
+        call: ``Bandit.run(part, one=True)``), its kernels called through their compiled
+        entries with scratch kept between calls (the dispatchers typed ~20 arguments each
+        call: half of a ``--cb_explore K`` call's run); None for the explorers with their
+        own walks, which :meth:`batch` runs."""
+        ex = self.ex
+        ml = self.ml
+        mg = part.mg
+        if mg.act_ptr.shape[0] != 2 or not self.plain:
+            return None
+        from streamlearn.system.direct import Entries
+
+        rows = mg.row.shape[0]
+        if self.call is None or self.call[1].shape[0] < rows:
+            n = max(rows, 16)
+            self.call = (Entries(), np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.bool_),
+                         np.zeros(1))  # fmt: skip
+        call, zeros, ho, loss = self.call
+        room(w, mg.act_ptr)
+        sub = part.sub if part.sub is not None else zeros[:rows]
+        scores = np.zeros(rows, dtype=np.float32)
+        order = np.zeros(rows, dtype=np.int64)
+        acts = np.zeros(rows, dtype=np.int64)
+        probs = np.zeros(rows, dtype=np.float32)
+        cb_adf = self.cb_adf
+        stats = w.stats
+        x = self.xstats
+        saved = stats[cb_adf.LOSS], stats[cb_adf.HO_LOSS]
+        before = x[ex.X_LOSS], x[ex.X_HO_LOSS]
+        call(cb_adf.train_examples, w.tables, sub, w.step, w.gstate, w.params, w.loss_id,
+             w.cb_type, self.clip_p, mg.act_ptr, mg.indptr, mg.indices, mg.values, part.chosen,
+             part.cost, part.prob, ho, self.ho_learns, stats, w.dr_prev, scores, order, loss)
+        call(ex.explore_examples, self.kind, self.eps, ml.first_only, *self.shape, mg.act_ptr,
+             scores, order, part.chosen, part.cost, part.prob, ho, self.ho_learns,
+             self.learning, x, acts, probs)  # fmt: skip
+        stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
+        stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
+        return acts, probs, scores
+
     def dro(self, weights, gstate, params, loss_id, cb_type, part, ho, stats,
             dr_prev) -> tuple:  # noqa: ANN001  # fmt: skip
         """``--cb_dro`` over the explorer: each example predicted, then learned with its
@@ -530,6 +576,27 @@ class Learner:
         acts, probs, scores = self.xp.batch((w.tables, sub, w.step), w.table, w.gstate,
                                             w.params, w.loss_id, w.cb_type, part, ho, w.stats,
                                             w.dr_prev)  # fmt: skip
+        return Seen(part, actions=acts, probs=probs, scores=scores)
+
+    def line_args(self, s) -> tuple | None:  # noqa: ANN001 - a cb_line.Scratch
+        """The trailing arguments of ``--cb K``'s one-call step
+        (:meth:`~streamlearn.reductions.cb_line.CbLineParser.step`), or None where
+        :meth:`Explorer.one` leaves the example to :meth:`Explorer.batch`."""
+        xp = self.xp
+        if not xp.plain:
+            return None
+        return (xp.clip_p, s.holdout, xp.ho_learns, s.scores, s.order, s.loss, True, xp.kind,
+                xp.eps, xp.ml.first_only, *xp.shape, xp.xstats, s.actions, s.probs)
+
+    def line_seen(self, part: Part, s) -> Seen:  # noqa: ANN001 - a cb_line.Scratch
+        return Seen(part, actions=s.actions, probs=s.probs, scores=s.scores)
+
+    def learn_one(self, w: Weights, part: Part) -> Seen | None:
+        """:meth:`learn` of one example in kept arrays (:meth:`Explorer.one`), or None."""
+        out = self.xp.one(w, part)
+        if out is None:
+            return None
+        acts, probs, scores = out
         return Seen(part, actions=acts, probs=probs, scores=scores)
 
     def write(self, seen: Seen, out: list[str], vw: bool = True) -> None:

@@ -37,6 +37,7 @@ from streamlearn.errors import ModelError, UsageError
 from streamlearn.io.batch import Block
 from streamlearn.io.examples import Part, Tags, parse_options
 from streamlearn.learners import cb_adf, csoaa_ldf
+from streamlearn.learners.base import P_LEARN
 from streamlearn.reductions import Multiline, reduction_of
 from streamlearn.reductions.base import Seen
 from streamlearn.reductions.cb_adf import cb_part
@@ -140,6 +141,27 @@ class Bandit:
         mg = cross_merged(merge_shared(ex), self.full, cfg.bits)
         return prepare(self.ml, ex, mg)
 
+    def line(self, data: bytes, learn: bool, first_line: int = 1) -> Seen | None:
+        """``--cb K``'s one line (ending in a newline) as :meth:`one_example` then
+        :meth:`run` (``learn``) or :meth:`score` give it, in one kernel call
+        (:meth:`~streamlearn.reductions.cb_line.CbLineParser.step`; what it gives is valid
+        until the next call); None where they must run (nothing has moved)."""
+        if self.ml.reduction != "cb":
+            return None
+        if self.one is None:
+            self.one_example(b"")  # (the parser, made)
+        xp = self.xp
+        if learn:
+            return self.one.step(data, first_line, self, self.learner,
+                                 xp is not None and xp.learning)  # fmt: skip
+        params = self.params
+        before = params[P_LEARN]  # (as predicting(), without a context manager's cost)
+        params[P_LEARN] = 0.0
+        try:
+            return self.one.step(data, first_line, self, self.learner, False)
+        finally:
+            params[P_LEARN] = before
+
     def one_example(self, data: bytes, first_line: int = 1) -> Part | None:
         """One example's lines (each ending in a newline, no blank line among them) made
         ready as :meth:`parse` makes them, through the arrays an
@@ -170,13 +192,19 @@ class Bandit:
         data = np.frombuffer(bytearray(data + b"\n"), dtype=np.uint8)
         return self.parse(Block(data, source, first_line, live=True))
 
-    def run(self, part: Part, holdout: np.ndarray | None = None) -> Seen:
+    def run(self, part: Part, holdout: np.ndarray | None = None, one: bool = False) -> Seen:
         """Score each example of ``part`` (the pmf with an explorer) and learn the labeled
         ones (unless ``test_only``), as ``sl vw`` does a batch: the reduction's learner
-        over this learner's state."""
+        over this learner's state.  ``one``: ``part`` is :meth:`one_example`'s (one example
+        in arrays kept between calls), which a learner's ``learn_one`` may take."""
         m = part.mg.act_ptr.shape[0] - 1
         if m == 0:
             return Seen(part)
+        if one and holdout is None:
+            fast = getattr(self.learner, "learn_one", None)
+            seen = fast(self, part) if fast is not None else None
+            if seen is not None:
+                return seen
         ho = np.zeros(m, dtype=np.bool_) if holdout is None else holdout
         return self.learner.learn(self, part, ho)
 
@@ -193,18 +221,22 @@ class Bandit:
             if xp is not None:
                 xp.xstats[:] = saved[1]
 
-    def score(self, part: Part) -> Seen:
+    def score(self, part: Part, one: bool = False) -> Seen:
         """:meth:`run` without learning (VW's ``predict``: each example scored, its pmf
-        made, and counted; no weight, sum or explorer state moves)."""
-        from streamlearn.learners.base import P_LEARN
+        made, and counted; no weight, sum or explorer state moves); ``one`` as there."""
+        with self.predicting():
+            return self.run(part, one=one)
 
+    @contextmanager
+    def predicting(self) -> Iterator[None]:
+        """The learner's switches off (weights, sums, the explorer's state): :meth:`score`."""
         xp = self.xp
         before = self.params[P_LEARN], (xp.learning if xp is not None else None)
         self.params[P_LEARN] = 0.0
         if xp is not None:
             xp.learning = False
         try:
-            return self.run(part)
+            yield
         finally:
             self.params[P_LEARN] = before[0]
             if xp is not None:

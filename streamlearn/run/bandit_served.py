@@ -92,6 +92,7 @@ class BanditServed:
         part = None
         if data.endswith(b"\n\n") and b"\n\n" not in data[:-1]:  # (one example: one request)
             part = b.one_example(data[:-1], start)
+        one = part is not None  # (its arrays kept between calls: Bandit.run's one)
         if part is None:
             block = Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start, live=True)
             ex = parse_examples(block, cfg.bits, cfg.constant, b.parse_inter, b.kind)
@@ -101,7 +102,7 @@ class BanditServed:
             part = prepare(b.ml, ex, cross_merged(merge_shared(ex), b.full, cfg.bits))
         for msg in part.bad[:3]:
             self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
-        step = b.run(part)
+        step = b.run(part, one=one)
         lines = b.lines(step, vw=True)
         good = part.mg.example
         if good.shape[0] == m:
@@ -129,15 +130,17 @@ class BanditServed:
         m = sum(1 for line in data.split(b"\n") if line.strip(b" \t\r"))
         if m == 0:
             return b"", 0, 0
-        part = None
+        part = seen = None
         if m == 1 and data.count(b"\n") == 1 and data.endswith(b"\n"):  # (one request)
-            part = b.one_example(data, start)
+            seen = b.line(data, True, start)  # (as run: the params say test_only)
+            part = seen.part if seen is not None else b.one_example(data, start)
+        one = part is not None
         if part is None:
             part = b.parse(Block(np.frombuffer(bytearray(data), dtype=np.uint8), source, start,
                                  live=True))  # fmt: skip
         for msg in part.bad[:3]:
             self.console.warn_once(f"bad {msg}", f"sl serve: {msg}")
-        lines = b.lines(b.run(part), vw=True)
+        lines = b.lines(seen if seen is not None else b.run(part, one=one), vw=True)
         answers = ["nan\n\n"] * m
         for e, row in enumerate(part.mg.example.tolist()):
             if row < m:

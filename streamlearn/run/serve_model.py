@@ -305,10 +305,10 @@ def _guarded() -> type:
                 b.run = self._guarded_run(b.run)  # (this server's Bandit only)
 
         def _guarded_run(self, run):  # noqa: ANN001, ANN202 - Bandit.run
-            def guarded(part, holdout=None):  # noqa: ANN001, ANN202
+            def guarded(part, holdout=None, one=False):  # noqa: ANN001, ANN202
                 b = self.bandit
                 if not self.width:
-                    return run(part, holdout)
+                    return run(part, holdout, one)
                 mask = b.table.shape[0] - 1
                 if self.width == 1:  # (the feature's row: its index within the table)
                     rows = part.mg.indices & np.uint32(mask)
@@ -319,7 +319,7 @@ def _guarded() -> type:
                 xp = vars(b.xp) if b.xp is not None else {}
                 kept = {k: v.copy() for k, v in xp.items() if type(v) is np.ndarray}
                 saved = (b.table[rows], b.gstate.copy(), b.stats.copy(), b.dr_prev.copy())
-                step = run(part, holdout)
+                step = run(part, holdout, one)
                 if _finite(b.table[rows]) and _sums_finite(b.gstate, b.stats):
                     return step
                 b.table[rows], b.gstate[:], b.stats[:] = saved[:3]

@@ -29,6 +29,8 @@ def _block(text: str) -> Block:
 
 def _example_lines(text: str) -> bytes:
     """A multiline example's lines, each ending in a newline, blank ones left out."""
+    if "\n" not in text and text.strip():  # (one line: a --cb K example)
+        return text.encode("utf-8") + b"\n"
     lines = [ln for ln in text.encode("utf-8").split(b"\n") if ln.strip()]
     return b"".join(ln + b"\n" for ln in lines)
 
@@ -172,11 +174,18 @@ class BanditLive:
 
     def step(self, text: str, learn: bool) -> object:
         b = self.bandit
-        part = b.parse_one(_example_lines(text), "<workspace>")
-        if part.bad:
-            raise ValueError(part.bad[0])
-        seen = b.run(part) if learn else b.score(part)
-        rows = part.mg.act_ptr[1] - part.mg.act_ptr[0] if part.mg.act_ptr.shape[0] > 1 else 0
+        data = _example_lines(text)
+        seen = b.line(data, learn) if self.single else None  # (--cb K: one kernel call)
+        if seen is None:
+            part = b.one_example(data)
+            one = part is not None  # (arrays kept between calls, the learner's may be too)
+            if not one:
+                part = b.parse_one(data, "<workspace>")
+            if part.bad:
+                raise ValueError(part.bad[0])
+            seen = b.run(part, one=one) if learn else b.score(part, one=one)
+        act_ptr = seen.part.mg.act_ptr
+        rows = int(act_ptr[1] - act_ptr[0]) if act_ptr.shape[0] > 1 else 0
         if rows == 0:
             return []
         if self.csoaa:

@@ -130,17 +130,24 @@ def test_models_both_ways(tmp_path, argv: str) -> None:
 
 @pytest.mark.parametrize("argv", ARGVS[:4] + ARGVS[6:8])
 def test_one_line_path_answers_as_the_block_path(argv: str, monkeypatch) -> None:
+    """Three workspaces over the same calls: the one kernel call of a line
+    (``Bandit.line``), the one-example parse then the learner's batch (``one_example``), and
+    the block path: the same answers and errors, and the same state after."""
     lines = _lines(11)
     lines[7] = "7:1:0.5 |u a"  # (an action above K)
     lines[9] = "1:1:0.5 |u f:x:y"  # (malformed)
     lines[13] = "1:0.5:0.25 |u f\n2:0.5:0.25 |u g"  # (two lines at once)
-    fast, slow = sl.Workspace(argv + " --quiet"), sl.Workspace(argv + " --quiet")
-    took = []
-    one = Bandit.one_example
+    lines[21] = "| " + " ".join(f"w{i}:0.5" for i in range(20000))  # (past the kept buffer)
+    fused, one, block = (sl.Workspace(argv + " --quiet") for _ in range(3))
+    took: dict[str, list] = {"line": [], "one_example": []}
+    originals = {name: getattr(Bandit, name) for name in took}
 
-    def counted(self, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
-        took.append(one(self, *args, **kw))
-        return took[-1]
+    def counted(name: str):  # noqa: ANN202
+        def call(self, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+            took[name].append(originals[name](self, *args, **kw))
+            return took[name][-1]
+
+        return call
 
     def answer(w: sl.Workspace, line: str, learn: bool) -> object:
         try:
@@ -151,14 +158,23 @@ def test_one_line_path_answers_as_the_block_path(argv: str, monkeypatch) -> None
     for i, line in enumerate(lines):
         for learn in (False, True):
             with monkeypatch.context() as m:
-                m.setattr(Bandit, "one_example", counted)
-                a = answer(fast, line, learn)
+                m.setattr(Bandit, "line", counted("line"))
+                a = answer(fused, line, learn)
             with monkeypatch.context() as m:
+                m.setattr(Bandit, "line", lambda *args, **kw: None)
+                m.setattr(Bandit, "one_example", counted("one_example"))
+                b = answer(one, line, learn)
+            with monkeypatch.context() as m:
+                m.setattr(Bandit, "line", lambda *args, **kw: None)
                 m.setattr(Bandit, "one_example", lambda *args, **kw: None)
-                b = answer(slow, line, learn)
-            assert a == b, (i, line, a, b)
-    assert sum(p is not None for p in took) > 500 and None in took  # (both paths ran)
-    bf, bs = fast._live.bandit, slow._live.bandit
-    np.testing.assert_array_equal(bf.table, bs.table)
-    np.testing.assert_array_equal(bf.gstate, bs.gstate)
-    np.testing.assert_array_equal(bf.stats, bs.stats)
+                c = answer(block, line, learn)
+            assert a == b == c, (i, line, a, b, c)
+    if not fused._live.bandit.one.fixed:  # (bagging, cover: their own walks, no one call)
+        assert not any(p is not None for p in took.pop("line"))
+    for name, parts in took.items():  # (each path ran, and left some lines to the next)
+        assert sum(p is not None for p in parts) > 500 and None in parts, name
+    for other in (one, block):
+        bf, bs = fused._live.bandit, other._live.bandit
+        np.testing.assert_array_equal(bf.table, bs.table)
+        np.testing.assert_array_equal(bf.gstate, bs.gstate)
+        np.testing.assert_array_equal(bf.stats, bs.stats)
