@@ -170,6 +170,10 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--emt_scorer", "distance", "--emt_initial", "gaussian", "--emt_router", "random",
          "--emt_leaf", "6"],
         ["--emt_scorer", "random", "--emt_leaf", "6", "--passes", "2", "-c", "-k"])]  # fmt: skip
+    out += [["-d", p["mc"], "--memory_tree", *a] for a in (  # learners/memory_tree.py
+        ["5"], ["4", "--learn_at_leaf", "--online", "--dream_repeats", "2"],
+        ["6", "--dream_at_update", "1", "--passes", "2", "-c", "-k"])]  # fmt: skip
+    out += [["-d", p["ml"], "--memory_tree", "5", "--oas", "--max_number_of_labels", "4"]]
     out += [["-d", p["cbk"], "--ot", "3", "--cb_type", c] for c in ("dr", "ips", "dm")]
     # the single-line reductions that own their options (reductions.SINGLE_LINE)
     (t / "lrq").write_text("".join(f"{1 - 2 * (i % 3 == 0)} |a u{i % 7}:0.5 v{i % 4} "

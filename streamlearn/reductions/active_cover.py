@@ -107,8 +107,9 @@ def settle(t: Command) -> None:
     unless a model given with ``-i`` may bring it."""
     words = t.learn.get("stack", ())
     if "--active_cover" not in words:
-        # (--alpha is --OjaNewton's too: reductions/oja_newton.py reads it then)
-        numbers = tuple(w for w in NUMBERS if w != "--alpha" or "--OjaNewton" not in words)
+        # (--alpha is --OjaNewton's and --memory_tree's too: their modules read it then)
+        shared = {"--OjaNewton", "--memory_tree"} & set(words)
+        numbers = tuple(w for w in NUMBERS if w != "--alpha" or not shared)
         mine = [w for w in words if w in numbers or w == "--oracular"]
         if mine and "initial_model" not in t.inputs:  # (a model given may bring it)
             t.notes.append(f"{' '.join(mine)}: options of --active_cover, ignored")

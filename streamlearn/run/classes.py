@@ -63,6 +63,8 @@ def vw_name(config, outputs) -> str:  # noqa: ANN001 - a TrainConfig, run.option
         return "plt" + (" -top_k" if top else "") + (" -prob" if outputs.probabilities else "")
     if "--emt" in config.stack:
         return "emt"
+    if "--memory_tree" in config.stack:
+        return "memory_tree"
     if "--recall_tree" in config.stack:
         return "recall_tree"
     if config.csoaa and "--cs_active" in config.stack:  # (named where csoaa would be)

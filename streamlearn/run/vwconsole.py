@@ -41,6 +41,9 @@ class Tally:
         self.labels: list[float] = []
         """The first two labels learned, as VW's ``count_label`` keeps them."""
         self.more_than_two = False
+        self.lists_labeled = True
+        """Rows of label lists count as labeled (``--memory_tree --oas``'s do not: VW counts
+        its examples as a scalar's, never labeled)."""
 
     def observe(self, batch, pass_n_after: float, pass_no: int) -> None:
         """A batch just learned (or scored); ``pass_n_after``: the kernel's example count of
@@ -58,7 +61,7 @@ class Tally:
             held = np.zeros(idx.size, dtype=bool)
         # (VW counts an unlabeled held-out example as any other: only labeled ones are left out)
         labels = batch.labels[idx]
-        labeled = ~np.isnan(labels) if labels.ndim == 1 else True  # (cost and label lists: all)
+        labeled = ~np.isnan(labels) if labels.ndim == 1 else self.lists_labeled  # (lists: all)
         self.held_features += int(np.diff(batch.indptr)[idx][held & labeled].sum())
         if pass_no != 1 or self.more_than_two:
             return

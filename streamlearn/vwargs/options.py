@@ -418,8 +418,8 @@ OTHER_VW_OPTIONS = frozenset("""
 
     cs_absolute_loss
     csv_trace debug_reversed_learn
-    default_lease    dream_at_update
-    dream_repeats  dump_json_weights_include_extra_online_state_experimental
+    default_lease
+      dump_json_weights_include_extra_online_state_experimental
     dump_json_weights_include_feature_names_experimental
 
 
@@ -429,10 +429,11 @@ OTHER_VW_OPTIONS = frozenset("""
         interaction_type
 
     ldf_override
-    leaf_example_multiplier learn_at_leaf
-    max_number_of_labels
-    memory_tree metrics
-     oas online
+
+
+
+    metrics
+
      oracle_type
      per_model_save_load pmf_to_pdf
       print priority_challengers priority_type
@@ -442,7 +443,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_active_verify search_metatask
     search_use_passthrough_repr sendto
 
-    top top_K tree_bandwidth
+    top tree_bandwidth
       verbose_metrics
 """.split())
 """The rest of VW's options (``vw --help`` of VW 9.11): reductions and their settings,
