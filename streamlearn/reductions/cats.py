@@ -9,8 +9,10 @@ Options (``reductions.Multiline``'s fields): ``cbify_reg``, ``cb_discrete``, ``c
 ``bandwidth`` (``--bandwidth``: the smoothing radius; half a leaf's width by default),
 ``loss_option`` (0 squared, 1 absolute, 2 zero-one), ``loss_report`` (1: the loss
 reported in the label's units), ``loss_01_ratio`` (0.1); ``--epsilon`` is the explorers'
-(0.05).  Its driver is ``run/cats.py`` (a loop of its own, as ``--cbzo``'s), its kernels
-:mod:`streamlearn.learners.cats_tree`.
+(0.05).  Its drivers are ``run/cats.py`` (``--cbify_reg``: a loop of its own, as
+``--cbzo``'s, per example) and ``run/cats_pdf.py`` (``--cats``, ``--cats_pdf``: a block at
+a time), its kernels :mod:`streamlearn.learners.cats_tree` and
+:mod:`streamlearn.learners.cats_block`.
 
 ``--bandwidth`` is also ``--ksvm``'s option (its words in ``TrainConfig.stack``): with these
 reductions it is read here instead (:func:`settle` runs before ksvm's).

@@ -29,6 +29,7 @@ After the summary, unless quiet, VW's "Learn() count per node" line (the first 1
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -54,7 +55,7 @@ class State:
     """A run's tree, table and generator."""
 
     def __init__(self, ml, cfg) -> None:  # noqa: ANN001
-        from streamlearn.learners import cb_algs, gd
+        from streamlearn.learners import cb_algs
         from streamlearn.learners.base import fresh_table
         from streamlearn.learners.cats_tree import SMALL_DRAW, build_tree, tree_bandwidth
         from streamlearn.learners.csoaa_ldf import BASES, COLUMNS, G_BASE, G_MODEL
@@ -73,8 +74,6 @@ class State:
         self.width = 1 << max(internal - 1, 0).bit_length()
         self.params = cfg.params()
         self.loss_id = cfg.loss_id
-        self.rule = gd.rule_of(self.params)
-        self.truncate = bool(self.rule[9] > F32(0.0))
         algo = cfg.algo if cfg.algo in BASES else "gd"
         self.table = fresh_table(cfg.bits, (0.0,) * COLUMNS[algo], np.float32)
         self.gstate = cb_algs.init_gstate(self.params, self.width)
@@ -92,6 +91,20 @@ class State:
         self.quiet = False
         if self.discrete and not ml.cats_tree:
             self.legacy = _legacy(ml, cfg, algo)
+
+    @functools.cached_property
+    def rule(self) -> tuple:
+        """gd's rule of the run, its float32 constants as float32 (a compiled ``rule_of``
+        hands them back as Python floats, which the tree's kernels would then type as
+        float64: off VW by an ulp).  Made when first asked: ``--cats``'s block kernel
+        makes its own."""
+        from streamlearn.learners import gd
+
+        return tuple(F32(v) if isinstance(v, float) else v for v in gd.rule_of(self.params))
+
+    @property
+    def truncate(self) -> bool:
+        return bool(self.rule[9] > F32(0.0))
 
     # ------------------------------------------------------------------ the stack
 

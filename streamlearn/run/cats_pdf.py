@@ -1,7 +1,10 @@
 """``sl vw --cats K`` and ``--cats_pdf K``: VW's continuous-action bandit over a tree of K
 discrete actions (``cats.cc``, ``cats_pdf.cc``) on logged ``ca action:cost:pdf_value``
-examples (:mod:`streamlearn.io.calabels`), a loop of its own as ``--cbzo``'s; the stack is
-:class:`streamlearn.run.cats.State`'s.
+examples (:mod:`streamlearn.io.calabels`), a loop of its own as ``--cbzo``'s over the
+parsed blocks: the tree, table and generator are :class:`streamlearn.run.cats.State`'s,
+each block is played in one call of :func:`streamlearn.learners.cats_block.play_block`,
+and this module only formats what it leaves per row (the progress table's rows, ``-p``
+once per block: a ``--cats_pdf`` leaf's pdf text is made once per leaf).
 
 * ``--cats_pdf``: each line's prediction is the pdf (the tree's action smoothed over
   ``--bandwidth``, mixed with the uniform density by ``--epsilon``); its loss is the logged
@@ -37,24 +40,70 @@ def _pdf_text(lims: np.ndarray, probs: np.ndarray, m: int, fmt) -> str:  # noqa:
     return ",".join(f"{fmt(lims[i])}-{fmt(lims[i + 1])}:{fmt(probs[i])}" for i in range(m))
 
 
-def _loss(st, action: np.float32, lab_action: float, cost: float, pdf: float) -> float:  # noqa: ANN001
-    """VW's ``cats::get_loss`` of the drawn ``action`` against the logged label."""
-    k, lo, hi, bw = st.k, st.lo, st.hi, st.bw
-    unit = F32(F32(hi - lo) / F32(k))
-    ac = F32(F32(action - lo) / unit)
-    seg = min(k - 1, int(np.floor(ac)))
-    centre = F32(F32(lo + F32(F32(seg) * unit)) + F32(unit / F32(2.0)))
-    logged = F32(lab_action)
-    if F32(logged - centre) <= bw and F32(centre - logged) <= bw:
-        actual_b = F32(min(hi, F32(centre + bw)) - max(lo, F32(centre - bw)))
-        with np.errstate(all="ignore"):  # (a test label's: FLT_MAX / 0, as VW's inf)
-            return float(F32(F32(cost) / F32(F32(pdf) * actual_b)))
-    return 0.0
+def shortest_texts(x: np.ndarray) -> list[str]:
+    """:func:`~streamlearn.run.cbzo.shortest` of each float32 of ``x``, numpy's conversion
+    of the whole array at once where it writes the same digits (``1e-4 < |x| < 1e6``, and
+    0: only its ``.0`` dropped), the slow way elsewhere."""
+    from streamlearn.run.cbzo import shortest
+
+    x = np.asarray(x, dtype=np.float32)
+    out = x.astype(str).tolist()
+    ax = np.abs(x)
+    for i in np.flatnonzero(~(((ax > F32(1e-4)) & (ax < F32(1e6))) | (x == 0))).tolist():
+        out[i] = shortest(x[i])
+    return [t[:-2] if t.endswith(".0") else t for t in out]
+
+
+class _Pdfs:
+    """The pdf of each of the tree's leaves as text (VW's ``to_string``), made once: a
+    leaf's pdf depends on nothing else."""
+
+    def __init__(self, st) -> None:  # noqa: ANN001
+        self.st = st
+        self.texts: dict[tuple[int, bool], str] = {}
+
+    def text(self, leaf: int, shortest: bool) -> str:
+        key = (leaf, shortest)
+        if key not in self.texts:
+            from streamlearn.learners.cats_tree import explore_pdf, pmf_to_pdf
+            from streamlearn.run.cbzo import shortest as fmt
+
+            st = self.st
+            lims = np.zeros(8, dtype=np.float32)
+            probs = np.zeros(8, dtype=np.float32)
+            m = pmf_to_pdf(leaf - 1, st.k, st.lo, st.hi, st.bw, lims, probs)
+            explore_pdf(probs, m, st.eps, st.lo, st.hi)
+            self.texts[key] = _pdf_text(lims, probs, m, fmt if shortest else _fmt2)
+        return self.texts[key]
+
+
+class _Play:
+    """The run's tree played over blocks (:func:`streamlearn.learners.cats_block.play_block`)."""
+
+    def __init__(self, st, sampled: bool, learning: bool) -> None:  # noqa: ANN001
+        self.st = st
+        self.sampled = sampled
+        self.learning = learning
+        self.shape = np.array([st.lo, st.hi, st.bw, st.eps], dtype=np.float32)
+
+    def block(self, b, lab, rows: np.ndarray) -> tuple:  # noqa: ANN001
+        """Rows ``rows`` of batch ``b`` played: (loss, leaf, drawn action, density)."""
+        from streamlearn.learners.cats_block import play_block
+
+        st, m = self.st, rows.shape[0]
+        loss = np.zeros(m)
+        leaf = np.zeros(m, dtype=np.int64)
+        drawn = np.zeros(m if self.sampled else 0, dtype=np.float32)
+        density = np.zeros(m if self.sampled else 0, dtype=np.float32)
+        play_block(st.table, st.gstate, st.params, st.loss_id, st.nodes, st.depth, st.counts,
+                   st.width, st.small_draw, b.indptr, b.indices, b.values, rows, lab.action,
+                   lab.cost, lab.pdf, lab.given, lab.test, st.k, st.tree_bw, self.shape,
+                   self.sampled, self.learning, st.rng, loss, leaf, drawn, density)  # fmt: skip
+        return loss, leaf, drawn, density
 
 
 def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     """Train (or with ``-t`` score) ``--cats``/``--cats_pdf`` over ``inputs.sources``."""
-    from streamlearn.learners.base import G_N
     from streamlearn.reductions.options import config_of
     from streamlearn.run import mlconsole
     from streamlearn.run.cats import State
@@ -80,7 +129,8 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         note = ("[info] Bandwidth was not supplied, setting default to half the continuous "
                 f"action unit range: {shortest(st.bw)}\n")  # fmt: skip
         vw_log(note * (2 if sampled else 1))  # (cats's, then pmf_to_pdf's)
-    training = not cfg.test_only
+    play = _Play(st, sampled, not cfg.test_only)
+    pdfs = _Pdfs(st)
     preds: list[str] = []
     malformed = read = 0
     for b, lab, own, _const in example_blocks(inputs.sources, cfg, inputs, None):
@@ -90,30 +140,10 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         if not m:
             continue
         read += m
-        slots = np.empty(b.indices.shape[0], dtype=np.uint32)
-        loss = np.zeros(m)
         test = lab.test[rows]
-        shown: list[str] = []
-        for e, r in enumerate(rows.tolist()):
-            lo, hi = int(b.indptr[r]), int(b.indptr[r + 1])
-            learns = training and not test[e]
-            a, c, p = float(lab.action[r]), float(lab.cost[r]), float(lab.pdf[r])
-            if sampled:
-                action, pdf = st.sample(b, lo, hi)
-                if lab.given[r]:
-                    loss[e] = _loss(st, F32(action), a, c, p)
-                shown.append(f"{_fmt2(action)},{_fmt2(pdf)}")
-                if outputs.predictions:
-                    preds.append(f"{shortest(action)},{shortest(pdf)}\n")
-            else:
-                n_seg = st.pdf(b, lo, hi)
-                loss[e] = c if lab.given[r] else 0.0
-                shown.append(_pdf_text(st.lims, st.probs, n_seg, _fmt2))
-                if outputs.predictions:
-                    preds.append(_pdf_text(st.lims, st.probs, n_seg, shortest) + "\n\n")
-            if learns:
-                st.learn_label(b, lo, hi, slots, F32(a), F32(c), F32(p))
-            st.gstate[G_N] += 1.0
+        loss, leaf, drawn, density = play.block(b, lab, rows)
+        if outputs.predictions:
+            preds.append(_predictions(sampled, leaf, drawn, density, pdfs))
 
         def label_of(e: int, rows=rows, test=test, lab=lab) -> str:  # noqa: ANN001
             if test[e]:
@@ -122,11 +152,15 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
             return (f"{{{_fmt2(lab.action[r])},{_fmt2(lab.cost[r])},"
                     f"{_fmt2(lab.pdf[r])}}}")  # fmt: skip
 
+        def pred_of(e: int, leaf=leaf, drawn=drawn, density=density) -> str:  # noqa: ANN001
+            if sampled:
+                return f"{_fmt2(drawn[e])},{_fmt2(density[e])}"
+            return pdfs.text(int(leaf[e]), False)
+
         feats = own[rows]
         # (VW's cats and cats_pdf hold no line out; a test label is unlabeled, its loss
         # added all the same: FLT_MAX, or inf)
-        progress.batch(0, ~test, np.zeros(m, dtype=np.bool_), loss, feats, feats, label_of,
-                       lambda e, shown=shown: shown[e])  # fmt: skip
+        _count(progress, ~test, loss, feats, label_of, pred_of)
     if not read and not inputs.allow_empty:
         raise NoExamples("no usable example in the input (nothing written)")
     p = progress
@@ -150,6 +184,36 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         stage.write()
         stage.commit()
     return summary
+
+
+def _count(progress, labeled: np.ndarray, loss: np.ndarray, feats: np.ndarray, label_of,
+           pred_of) -> None:  # noqa: ANN001  # fmt: skip
+    """A block's rows into VW's counters and table (``mlconsole.Progress.batch``), in
+    pieces that each end at a row of a huge loss: the table's sums are differences of
+    running sums, and past a test label's loss (``FLT_MAX``, or inf for a density of 0)
+    they would read inf - inf, or lose every digit of VW's "since last"."""
+    m = loss.shape[0]
+    ends = [*(np.flatnonzero(~(np.abs(loss) < 1e6)) + 1).tolist(), m]
+    s = 0
+    for e in ends:
+        if e > s:
+            progress.batch(0, labeled[s:e], np.zeros(e - s, dtype=np.bool_), loss[s:e],
+                           feats[s:e], feats[s:e], lambda i, s=s: label_of(s + i),
+                           lambda i, s=s: pred_of(s + i))  # fmt: skip
+        s = e
+
+
+def _predictions(sampled: bool, leaf: np.ndarray, drawn: np.ndarray, density: np.ndarray,
+                 pdfs: _Pdfs) -> str:  # fmt: skip
+    """A block's ``-p`` lines: ``action,density`` (``--cats``), or the pdf and an empty
+    line (``--cats_pdf``)."""
+    if not sampled:
+        texts = {int(a): pdfs.text(int(a), True) + "\n\n" for a in np.unique(leaf).tolist()}
+        return "".join([texts[a] for a in leaf.tolist()])
+    values, at = np.unique(density, return_inverse=True)
+    dens = shortest_texts(values)
+    acts = shortest_texts(drawn)
+    return "".join([f"{a},{dens[i]}\n" for a, i in zip(acts, at.tolist(), strict=True)])
 
 
 def _models(ml, cfg, st, outputs, progress, stats: tuple, learn: dict) -> None:  # noqa: ANN001
