@@ -60,12 +60,7 @@ class State:
         self.state[lda.S_DECAYS] = 1.0
         self.decay = np.zeros(1024, dtype=F32)
         self.total: np.ndarray | None = None
-        self.digammas = np.zeros(k, dtype=F32)
-        self.stack = np.zeros(3 * 130, dtype=np.int64)
         self.v = np.zeros(self.batch * k, dtype=F32)
-        self.scratch = np.zeros((3, k), dtype=F32)
-        self.fb = np.zeros(1, dtype=F32)
-        self.ib = self.fb.view(np.uint32)
 
     def room(self, batches: int) -> None:
         """Room in the decay levels for ``batches`` more minibatches."""
@@ -100,27 +95,23 @@ class State:
         scores = np.zeros(n, dtype=F32)
         lengths = np.zeros(n, dtype=np.int64)
         done = np.zeros(nb, dtype=np.bool_)
-        nnz = int(indptr[-1])
-        order = np.zeros(nnz, dtype=np.int64)
-        doc = np.zeros(nnz, dtype=np.int64)
-        args = (self.table, k, self.conf, self.state, self.decay, self.total, self.digammas)
+        args = (self.table, k, self.conf, self.state, self.decay, self.total)
         if audit is None:
-            lda.learn_block(*args, indptr, slots, xs, order, doc, self.stack, self.v, gammas,
-                            scores, lengths, done, self.scratch, self.fb, self.ib,
+            lda.learn_block(*args, indptr, slots, xs, self.v, gammas, scores, lengths, done,
                             batch)  # fmt: skip
             return gammas, scores, lengths, done
+        sizes = np.diff(indptr[::batch]) if nb else np.zeros(0, dtype=np.int64)
+        iwork, fwork = lda.work(k, int(sizes.max(initial=0)), int(np.diff(indptr).max(initial=0)))
         for m in range(nb):
             r0, r1 = m * batch, (m + 1) * batch
             a, b = int(indptr[r0]), int(indptr[r1])
             ptr = indptr[r0 : r1 + 1] - a
-            o, d = order[: b - a], doc[: b - a]
-            done[m] = lda.begin_batch(*args, ptr, slots[a:b], xs[a:b], o, d, self.stack, self.v,
-                                      gammas[r0:r1], scores[r0:r1], lengths[r0:r1],
-                                      self.scratch, self.fb, self.ib)  # fmt: skip
+            done[m] = lda.begin_batch(*args, ptr, slots[a:b], xs[a:b], self.v, gammas[r0:r1],
+                                      scores[r0:r1], lengths[r0:r1], iwork, fwork)  # fmt: skip
             if done[m]:  # (a minibatch of no word: VW's fast path, nothing audited)
                 audit(range(r0, r1), gammas[r0:r1])
-                lda.end_batch(self.table, k, self.state, self.total, ptr, slots[a:b], xs[a:b], o,
-                              d, self.v, self.scratch)  # fmt: skip
+                lda.end_batch(self.table, k, self.state, self.total, ptr, slots[a:b], xs[a:b],
+                              self.v, iwork, fwork)  # fmt: skip
         return gammas, scores, lengths, done
 
     def settle(self) -> None:
@@ -160,11 +151,17 @@ class Pending:
     def add(self, b, rows: np.ndarray, mask: int, tags: bool, audit: bool) -> None:  # noqa: ANN001 - an io.batch.Batch
         """The usable ``rows`` of parsed block ``b`` (their slots masked to the table;
         ``tags``: their tags kept, for ``-p``; ``audit``: their lines, for ``--audit``)."""
-        lo, hi = b.indptr[rows].astype(np.int64), b.indptr[rows + 1].astype(np.int64)
-        lens = hi - lo
-        at = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(
-            int(lens.sum()), dtype=np.int64)  # fmt: skip
-        self.slots.append(b.indices[at].astype(np.int64) & mask)
+        if rows.shape[0] == b.status.shape[0]:  # (every row usable: their entries in one run)
+            ptr = b.indptr.astype(np.int64)
+            lens = np.diff(ptr)
+            at = slice(int(ptr[0]), int(ptr[-1]))
+        else:
+            lo, hi = b.indptr[rows].astype(np.int64), b.indptr[rows + 1].astype(np.int64)
+            lens = hi - lo
+            at = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(
+                int(lens.sum()), dtype=np.int64)  # fmt: skip
+        slots = b.indices[at].astype(np.int64)
+        self.slots.append(np.bitwise_and(slots, mask, out=slots))
         self.xs.append(b.values[at].astype(F32))
         self.ptr.append(self.nnz + np.cumsum(lens))
         self.nnz += int(lens.sum())
@@ -182,6 +179,10 @@ class Pending:
 
     def take(self, m: int) -> tuple:
         """The first ``m`` documents (CSR, tags, lines), the rest kept."""
+        if m == self.n and len(self.slots) == 1 and len(self.ptr) == 2 and not self.ptr[0][0]:
+            out = (np.concatenate(self.ptr), self.slots[0], self.xs[0], self.tags, self.lines)
+            self.clear()  # (all of one block's documents: nothing to join, nothing kept)
+            return out
         ptr = np.concatenate(self.ptr)
         slots = np.concatenate(self.slots) if self.slots else np.zeros(0, dtype=np.int64)
         xs = np.concatenate(self.xs) if self.xs else np.zeros(0, dtype=F32)
@@ -327,14 +328,13 @@ class _Loop:
         # (VW's sum_loss -= score, a document at a time in double; none for a document of
         # no integer length)
         loss = np.where(lengths > 0, -scores.astype(np.float64), 0.0).tolist()
-        for r0 in range(0, m, size):
-            r1 = r0 + size
-            self._count(npass, loss[r0:r1], feats[r0:r1], held[r0:r1], whole)
-            if whole:
-                if self.tags:  # (a minibatch of no word: VW's fast path, no γ to print)
+        self._count(npass, loss, feats, held, whole, size)
+        if whole:
+            if self.tags:  # (a minibatch of no word: VW's fast path, no γ to print)
+                for r0 in range(0, m, size):
                     shown = gammas if done[r0 // size] else gammas[:, :0]
-                    self.preds.extend(_pred_line(shown[r], tags[r]) for r in range(r0, r1))
-                self.last = (feats[r0:r1], held[r0:r1])
+                    self.preds.extend(_pred_line(shown[r], tags[r]) for r in range(r0, r0 + size))
+            self.last = (feats[m - size :], held[m - size :])
 
     def _held(self, m: int) -> np.ndarray:
         from streamlearn.run.driver import holdout_flags
@@ -344,29 +344,40 @@ class _Loop:
         return flags if flags is not None else np.zeros(m, dtype=bool)
 
     def _count(self, npass: int, loss: list[float], feats: list[int], held: list[bool],
-               show: bool) -> None:  # fmt: skip
-        """VW's ``sum_loss -= score`` then ``update_stats_lda`` for a minibatch (its
-        documents' losses, features and holdout flags), and (a full one)
-        ``print_update_lda``."""
+               show: bool, size: int) -> None:  # fmt: skip
+        """VW's ``sum_loss -= score`` then ``update_stats_lda`` for each minibatch of ``size``
+        documents (their losses, features and holdout flags; ``loss`` may be empty), and
+        (full ones) ``print_update_lda``: one loop over the documents, the sums in locals."""
         p = self.progress
         if not p.started and not p.quiet:
             from streamlearn.run.mlconsole import TABLE_HEAD
 
             p.say(TABLE_HEAD)
         p.started = True
-        for c in loss:
-            p.sum_loss += c
-            p.since_loss += c
-        for f, h in zip(feats, held, strict=True):
-            if h:
-                p.ho_w += 1
-                p.ho_since_w += 1
-            else:
-                p.wlab += 1.0
-                p.example_number += 1
-                p.total_features += f
-        if show and not p.quiet and p.wlab + p.wunl >= p.dump:
-            p._row(npass, "none", "0", feats[0])
+        show = show and not p.quiet
+        s_loss, since, wlab, number = p.sum_loss, p.since_loss, p.wlab, p.example_number
+        ho, ho_since, total = p.ho_w, p.ho_since_w, p.total_features
+        for r0 in range(0, len(feats), size):
+            r1 = r0 + size
+            for c in loss[r0:r1]:
+                s_loss += c
+                since += c
+            for i in range(r0, r1):
+                if held[i]:
+                    ho += 1
+                    ho_since += 1
+                else:
+                    wlab += 1.0
+                    number += 1
+                    total += feats[i]
+            if show and wlab + p.wunl >= p.dump:
+                p.sum_loss, p.since_loss, p.wlab, p.example_number = s_loss, since, wlab, number
+                p.ho_w, p.ho_since_w, p.total_features = ho, ho_since, total
+                p._row(npass, "none", "0", feats[r0])
+                s_loss, since, wlab, number = p.sum_loss, p.since_loss, p.wlab, p.example_number
+                ho, ho_since, total = p.ho_w, p.ho_since_w, p.total_features
+        p.sum_loss, p.since_loss, p.wlab, p.example_number = s_loss, since, wlab, number
+        p.ho_w, p.ho_since_w, p.total_features = ho, ho_since, total
 
     def end_pass(self, npass: int) -> None:
         """VW's ``end_pass``: a partial minibatch learned and counted; a full one (learned
@@ -375,7 +386,7 @@ class _Loop:
             self._learn(self.pending.n, npass, whole=False)
         elif self.last is not None:
             feats, held = self.last
-            self._count(npass, [], feats, held, False)
+            self._count(npass, [], feats, held, False, len(feats))
         self.last = None
 
     def _auditor(self, ptr, slots, xs, lines, tags):  # noqa: ANN001, ANN202
@@ -555,14 +566,10 @@ class Topics:
         if decay.shape[0] < need:
             decay = np.concatenate([decay, np.zeros(need - decay.shape[0], dtype=F32)])
         total = st.total.copy() if st.total is not None else lda.totals(st.table, k)
-        nnz = cols.shape[0]
-        fb = np.zeros(1, dtype=F32)  # (the kernels' float bits: ib is a view of fb)
-        lda.begin_batch(table, k, st.conf, state, decay, total, st.digammas.copy(), indptr,
-                        inv.astype(np.int64), xs, np.zeros(nnz, dtype=np.int64),
-                        np.zeros(nnz, dtype=np.int64), np.zeros_like(st.stack),
+        iwork, fwork = lda.work(k, cols.shape[0], int(np.diff(indptr).max()))
+        lda.begin_batch(table, k, st.conf, state, decay, total, indptr, inv.astype(np.int64), xs,
                         np.zeros(n * k, dtype=F32), gammas, np.zeros(n, dtype=F32),
-                        np.zeros(n, dtype=np.int64), np.zeros_like(st.scratch),
-                        fb, fb.view(np.uint32))  # fmt: skip
+                        np.zeros(n, dtype=np.int64), iwork, fwork)  # fmt: skip
         return gammas
 
     def topics(self, words: int) -> np.ndarray:
