@@ -23,7 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd, word
+from streamlearn.reductions.singleline import (
+    ignore_alone,
+    refuse_over_gd,
+    tree_over_classes,
+    word,
+)
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 NAME = "emt"
@@ -105,34 +110,10 @@ def train_words(values: dict) -> tuple[str, ...]:  # noqa: ARG001
 
 def settle(t: Command) -> None:
     """What ``--emt`` means with the rest of a VW command line (one line, exit 2): its other
-    options alone are ignored, as VW ignores them."""
-    words = t.learn.get("stack", ())
-    if "--emt" not in words:
-        mine = [w for w in words if w in _VALUED]
-        if mine:
-            t.notes.append(f"{' '.join(mine)}: options of --emt, ignored")
-            kept: list[str] = []
-            it = iter(words)
-            for w in it:
-                if w in _VALUED:
-                    next(it, None)
-                else:
-                    kept.append(w)
-            t.learn["stack"] = tuple(kept)
-        return
-    try:
-        read(words)
-    except UsageError as e:
-        raise VWUsage(e.message) from None
-    if any(t.learn.get(k) for k in ("oaa", "csoaa", "multilabel", "ect")):
-        raise VWUsage("--emt with --oaa, --csoaa or another reduction over classes is not "
-                      "supported by sl")  # fmt: skip
-    refuse(t.learn, {**t.outputs, **{k: v for k, v in t.inputs.items()
-                                     if k == "initial_model"}})  # fmt: skip
-    if t.probabilities or t.raw_predictions:
-        raise VWUsage("--emt with --probabilities or -r is not supported by sl (its tree "
-                      "predicts a class)")  # fmt: skip
-    t.learn["oaa"] = 2  # (any class VW reads: the kernel takes labels as they come)
+    options alone are ignored, as VW ignores them; any class VW reads (the kernel takes
+    labels as they come)."""
+    if ignore_alone(t, "--emt", (), _VALUED):
+        tree_over_classes(t, "--emt", read, refuse, FIXED, models=False)
 
 
 def refuse(learn: dict, outputs: dict) -> None:

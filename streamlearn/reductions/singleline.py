@@ -93,11 +93,15 @@ def ignore_alone(t: Command, flag: str, flags: tuple[str, ...], numbers: tuple[s
     return False
 
 
-def tree_over_classes(t: Command, flag: str, read: Callable, refuse: Callable):  # noqa: ANN201
-    """A tree over K classes in ``--oaa``'s place (``--log_multi``, ``--recall_tree``) on a
-    VW command line: its words read (``read``; VW's usage error for bad ones), refused beside
-    another reduction over classes, K set as ``--oaa``'s, ``refuse(learn, outputs)`` applied,
-    ``-r`` and ``--probabilities`` refused (a tree predicts a class): its options."""
+def tree_over_classes(t: Command, flag: str, read: Callable, refuse: Callable,  # noqa: ANN201
+                      fixed: Callable | None = None, models: bool = True):  # fmt: skip
+    """A tree over classes in ``--oaa``'s place (``--log_multi``, ``--recall_tree``, ``--emt``,
+    ``--memory_tree``) on a VW command line: its words read (``read``; VW's usage error for
+    bad ones), refused beside another reduction over classes, the class settings made
+    (``fixed(words)``, the module's ``FIXED``; by default K as ``--oaa``'s),
+    ``refuse(learn, outputs)`` applied (``-i`` among the outputs when the tree has no
+    ``models`` yet), ``-r`` and ``--probabilities`` refused (a tree predicts a class): its
+    options."""
     try:
         opts = read(t.learn.get("stack", ()))
     except UsageError as e:
@@ -105,8 +109,10 @@ def tree_over_classes(t: Command, flag: str, read: Callable, refuse: Callable): 
     if opts is None or any(t.learn.get(k) for k in ("oaa", "csoaa", "multilabel", "ect")):
         raise VWUsage(f"{flag} with --oaa, --csoaa or another reduction over classes is not "
                       "supported by sl")  # fmt: skip
-    t.learn["oaa"] = opts.k
-    refuse(t.learn, t.outputs)
+    t.learn.update(fixed(t.learn.get("stack", ())) if fixed is not None else {"oaa": opts.k})
+    initial = {} if models or "initial_model" not in t.inputs else \
+        {"initial_model": t.inputs["initial_model"]}  # fmt: skip
+    refuse(t.learn, {**t.outputs, **initial})
     if t.probabilities or t.raw_predictions:
         raise VWUsage(f"{flag} with --probabilities or -r is not supported by sl (its tree "
                       "predicts a class)")  # fmt: skip
