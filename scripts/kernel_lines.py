@@ -419,6 +419,13 @@ def api_calls(t: Path) -> None:
         ws.predict(ex)
         ws.learn(ex)
     ws.finish()
+    for args in ("--cb_explore_adf --epsilon 0.2 --quiet", "--cb_adf --quiet"):  # (an example
+        ws = vw.Workspace(args)  # in one kernel call: reductions/cb_example_kernel.py)
+        for i in range(3):
+            ex = ["shared |U u" + str(i), "|A x", "0:1:0.5 |A y" if i % 2 else "|A y"]
+            ws.predict(ex)
+            ws.learn(ex)
+        ws.finish()
     for args in ("--cb_explore 3 --quiet", "--cb 3 --quiet"):  # (a line in one kernel call)
         ws = vw.Workspace(args)
         for i in range(3):

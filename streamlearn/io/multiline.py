@@ -191,8 +191,8 @@ def parse_examples(block: Block, bits: int, constant: bool, inter: Interactions,
 
 
 @jit
-def _merge(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_ex, out_row,
-           out_ptr, out_idx, out_val, out_ns):  # fmt: skip
+def merge_examples(ex_ptr, flags, status, indptr, indices, values, ns, count_only, out_ex,
+                   out_row, out_ptr, out_idx, out_val, out_ns):  # fmt: skip
     """Count (``count_only``: sizes only, no entry visited) or write the merged rows (each
     action row with the shared line's features, as VW's ``shared_feature_merger`` appends
     them: :func:`streamlearn.io.shared.merge_row`); returns (examples, rows, entries)."""
@@ -246,8 +246,8 @@ def _first_row(lo, hi, flags, status):  # noqa: ANN001, ANN202
 def _merge_rows(ex_ptr, flags, status, indptr, indices, values, ns, out_ex, out_row, out_ptr,
                 out_idx, out_val, out_ns, scratch_idx, scratch_val, scratch_ns, marks, grouping,
                 s_bits):  # fmt: skip
-    """:func:`_merge`'s rows, written (``scratch_*``: the raw and the grouped shared example;
-    ``marks``: the shared example's and the rows' namespace stamps)."""
+    """:func:`merge_examples`'s rows, written (``scratch_*``: the raw and the grouped shared
+    example; ``marks``: the shared example's and the rows' namespace stamps)."""
     m = 0
     rows = 0
     k = 0
@@ -334,20 +334,22 @@ class Merged:
 
 
 def merge_shared(ex: Examples) -> Merged:
-    """:func:`_merge` over ``ex``: the examples with no malformed row, shared line merged."""
+    """:func:`merge_examples` over ``ex``: the examples with no malformed row, shared line
+    merged."""
     b = ex.batch
     ns = b.ns if b.ns is not None else np.zeros(b.indices.shape[0], dtype=np.uint8)
     e0 = np.empty(0, dtype=np.int64)
-    m, rows, k = _merge(ex.ex_ptr, ex.labels.flags, b.status, b.indptr, b.indices, b.values, ns,
-                        True, e0, e0, e0, b.indices[:0], b.values[:0], ns[:0])  # fmt: skip
+    m, rows, k = merge_examples(ex.ex_ptr, ex.labels.flags, b.status, b.indptr, b.indices,
+                                b.values, ns, True, e0, e0, e0, b.indices[:0], b.values[:0],
+                                ns[:0])  # fmt: skip
     out_ex = np.empty(m, dtype=np.int64)
     out_row = np.empty(rows, dtype=np.int64)
     out_ptr = np.empty(rows + 1, dtype=np.int64)
     out_idx = np.empty(k, dtype=b.indices.dtype)
     out_val = np.empty(k, dtype=np.float64)
     out_ns = np.empty(k, dtype=ns.dtype)
-    _merge(ex.ex_ptr, ex.labels.flags, b.status, b.indptr, b.indices, b.values, ns, False, out_ex,
-           out_row, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
+    merge_examples(ex.ex_ptr, ex.labels.flags, b.status, b.indptr, b.indices, b.values, ns,
+                   False, out_ex, out_row, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
     # each example's first action row: rows per example from the source examples
     firsts = ex.ex_ptr[out_ex] + (ex.labels.flags[ex.ex_ptr[out_ex]] & ROW_SHARED)
     lasts = ex.ex_ptr[out_ex + 1]

@@ -26,7 +26,13 @@ from streamlearn.io.crosses import CROSS_BUDGET
 from streamlearn.io.examples import FEATURES_ACTIONS, FEATURES_MERGED, Part, Source, Tags
 from streamlearn.io.interactions import Interactions, row_crosser
 from streamlearn.io.labels import ROW_SHARED, read_labels_kernel
-from streamlearn.io.multiline import Merged, _merge, check_examples, cross_merged, row_labels
+from streamlearn.io.multiline import (
+    Merged,
+    check_examples,
+    cross_merged,
+    merge_examples,
+    row_labels,
+)
 from streamlearn.io.textparse import WORDS, vw_options
 from streamlearn.io.vw import parse_vw_block
 from streamlearn.system.direct import Entries
@@ -148,7 +154,7 @@ class ExampleParser:
         need = int(indptr[rows]) + int(indptr[1]) * rows
         if np.count_nonzero(status) or need > self.MERGED:
             return None
-        m, r, nnz = call(_merge, ex_ptr, flags, status, indptr, indices, values, ns, False,
+        m, r, nnz = call(merge_examples, ex_ptr, flags, status, indptr, indices, values, ns, False,
                          self.out_ex, self.out_row, self.out_ptr, self.out_idx, self.out_val,
                          self.out_ns)  # fmt: skip
         self.chosen[0] = -1

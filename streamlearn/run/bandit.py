@@ -121,6 +121,8 @@ class Bandit:
         """The API's recently parsed examples (:func:`api_part`)."""
         self.one = None
         """:meth:`one_example`'s parser (made at its first call)."""
+        self.stepper = None
+        """:meth:`line`'s one-call step (made at its first call; False: none for this run)."""
         self.draws = int((start.meta.get("bandit") or {}).get("draws", 0)) if start else 0
         """Actions sampled by :meth:`choose` (the next one's seed: ``seed + draws``)."""
 
@@ -142,23 +144,36 @@ class Bandit:
         return prepare(self.ml, ex, mg)
 
     def line(self, data: bytes, learn: bool, first_line: int = 1) -> Seen | None:
-        """``--cb K``'s one line (ending in a newline) as :meth:`one_example` then
-        :meth:`run` (``learn``) or :meth:`score` give it, in one kernel call
-        (:meth:`~streamlearn.reductions.cb_line.CbLineParser.step`; what it gives is valid
+        """One example (``--cb K``'s line, or a multiline example's lines: each ending in a
+        newline, no blank line) as :meth:`one_example` then :meth:`run` (``learn``) or
+        :meth:`score` give it, in one kernel call
+        (:meth:`~streamlearn.reductions.cb_line.CbLineParser.step`,
+        :meth:`~streamlearn.reductions.cb_example.AdfStep.step`; what it gives is valid
         until the next call); None where they must run (nothing has moved)."""
-        if self.ml.reduction != "cb":
+        stepper = self.stepper
+        if stepper is None:
+            if self.one is None:
+                self.one_example(b"")  # (the parser, made)
+            if self.ml.reduction == "cb":
+                stepper = self.one
+            elif self.ml.reduction == "cb_adf":
+                from streamlearn.reductions.cb_example import AdfStep
+
+                stepper = AdfStep(self.one)
+            else:
+                stepper = False
+            self.stepper = stepper
+        if not stepper:
             return None
-        if self.one is None:
-            self.one_example(b"")  # (the parser, made)
         xp = self.xp
         if learn:
-            return self.one.step(data, first_line, self, self.learner,
-                                 xp is not None and xp.learning)  # fmt: skip
+            return stepper.step(data, first_line, self, self.learner,
+                                xp is not None and xp.learning)  # fmt: skip
         params = self.params
         before = params[P_LEARN]  # (as predicting(), without a context manager's cost)
         params[P_LEARN] = 0.0
         try:
-            return self.one.step(data, first_line, self, self.learner, False)
+            return stepper.step(data, first_line, self, self.learner, False)
         finally:
             params[P_LEARN] = before
 

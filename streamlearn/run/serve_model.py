@@ -303,6 +303,8 @@ def _guarded() -> type:
             """The step between a feature's rows (0: the rows a step touches not known)."""
             if self.learner is not None:
                 b.run = self._guarded_run(b.run)  # (this server's Bandit only)
+                if self.width:  # (Bandit.line's one-call step learns unguarded)
+                    b.stepper = False
 
         def _guarded_run(self, run):  # noqa: ANN001, ANN202 - Bandit.run
             def guarded(part, holdout=None, one=False):  # noqa: ANN001, ANN202

@@ -175,7 +175,7 @@ class BanditLive:
     def step(self, text: str, learn: bool) -> object:
         b = self.bandit
         data = _example_lines(text)
-        seen = b.line(data, learn) if self.single else None  # (--cb K: one kernel call)
+        seen = b.line(data, learn)  # (--cb K's line, a cb_adf example: one kernel call)
         if seen is None:
             part = b.one_example(data)
             one = part is not None  # (arrays kept between calls, the learner's may be too)

@@ -1,0 +1,100 @@
+"""A Workspace's multiline bandit example in one kernel call
+(:class:`~streamlearn.reductions.cb_example.AdfStep`) gives what the one-example parse then
+the learner's step give, and what the block path gives: answer for answer, error for error,
+and the same state after.
+
+Three workspaces of the same command line see the same calls: one through ``Bandit.line``
+(the one call), one with it off (``one_example`` then ``Bandit.run``), one with both off
+(the block path).  The examples include what the one call leaves to the others (a malformed
+line, two costed actions, more actions than the kept arrays hold, a line past the kept
+buffer, crosses), examples of growing action counts (``dr_prev`` grown first: ``GROW``),
+examples without a shared line, and unlabeled ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from streamlearn import vowpalwabbit as sl
+from streamlearn.run.bandit import Bandit
+
+
+def _examples(seed: int, n: int = 250) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        k = int(rng.integers(1, 7)) if i > 20 else 1 + i % 4  # (the counts grow at first)
+        acts = [f"|a f{rng.integers(0, 30)}:{rng.random():.3f} g{rng.integers(0, 9)} a{j}"
+                for j in range(k)]  # fmt: skip
+        if rng.random() < 0.8:
+            c = rng.integers(0, k)
+            acts[c] = (f"{c}:{rng.random() * 2 - 0.5:.2f}:{rng.choice([0.1, 0.25, 0.5])} "
+                       + acts[c])  # fmt: skip
+        lines = acts
+        if rng.random() < 0.8:
+            lines = [f"shared 'tag{rng.integers(0, 5)} |s u{rng.integers(0, 40)} "
+                     f"v{rng.integers(0, 9)}:0.5", *acts]  # fmt: skip
+        out.append(lines)
+    out[5] = ["shared |s a", "0:1:0.5 |a f:x:y", "|a g"]  # (malformed)
+    out[9] = ["shared |s a", "0:1:0.5 |a f", "1:0.5:0.25 |a g"]  # (two costed actions)
+    out[13] = ["shared |s a", *[f"|a x{j}" for j in range(300)]]  # (more than 256 lines)
+    out[17] = ["shared |s " + " ".join(f"w{j}:0.5" for j in range(20000)), "|a x", "|a y"]
+    out[19] = ["shared |s a"]  # (a shared line alone)
+    return out
+
+
+ARGVS = ["--cb_explore_adf", "--cb_adf", "--cb_adf --cb_type dr", "--cb_adf --cb_type ips",
+         "--cb_explore_adf --epsilon 0.3 --cb_type dr", "--cb_explore_adf --first 3",
+         "--cb_explore_adf --softmax --lambda 2", "--cb_explore_adf --cb_type dm",
+         "--cb_explore_adf -q sa", "--cb_explore_adf --bag 3"]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", ARGVS)
+def test_one_call_answers_as_the_other_paths(argv: str, monkeypatch) -> None:
+    fused, one, block = (sl.Workspace(argv + " --quiet") for _ in range(3))
+    took: dict[str, list] = {"line": [], "one_example": []}
+    originals = {name: getattr(Bandit, name) for name in took}
+
+    def counted(name: str):  # noqa: ANN202
+        def call(self, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+            took[name].append(originals[name](self, *args, **kw))
+            return took[name][-1]
+
+        return call
+
+    def answer(w: sl.Workspace, lines: list[str], learn: bool) -> object:
+        try:
+            return w.learn(lines) if learn else w.predict(lines)
+        except ValueError as e:
+            return ("ValueError", str(e))
+
+    for i, ex in enumerate(_examples(len(argv))):
+        for learn in (False, True):
+            with monkeypatch.context() as m:
+                m.setattr(Bandit, "line", counted("line"))
+                a = answer(fused, ex, learn)
+            with monkeypatch.context() as m:
+                m.setattr(Bandit, "line", lambda *args, **kw: None)
+                m.setattr(Bandit, "one_example", counted("one_example"))
+                b = answer(one, ex, learn)
+            with monkeypatch.context() as m:
+                m.setattr(Bandit, "line", lambda *args, **kw: None)
+                m.setattr(Bandit, "one_example", lambda *args, **kw: None)
+                c = answer(block, ex, learn)
+            assert a == b == c, (i, ex[:3], a, b, c)
+    ran = [p is not None for p in took["line"]]
+    if "-q" in argv or "--bag" in argv:  # (crosses, bagging: never the one call)
+        assert not any(ran)
+    else:
+        assert sum(ran) > 400 and not all(ran)
+    for other in (one, block):
+        bf, bs = fused._live.bandit, other._live.bandit
+        np.testing.assert_array_equal(bf.table, bs.table)
+        np.testing.assert_array_equal(bf.gstate, bs.gstate)
+        np.testing.assert_array_equal(bf.stats, bs.stats)
+        np.testing.assert_array_equal(bf.dr_prev, bs.dr_prev)
+        if bf.xp is not None:
+            np.testing.assert_array_equal(bf.xp.xstats, bs.xp.xstats)
+    assert fused.get_sum_loss() == block.get_sum_loss()
+
