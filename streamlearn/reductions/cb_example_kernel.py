@@ -24,18 +24,24 @@ example the one-example parser leaves to the block path, more than one example.
 
 from __future__ import annotations
 
+import numpy as np
+
 from streamlearn.io.labels import read_labels_kernel
 from streamlearn.io.multiline import check_examples, merge_examples, row_labels
 from streamlearn.io.vw import parse_vw_block
 from streamlearn.learners.cb_adf import HO_LOSS, LOSS, train_examples
 from streamlearn.learners.explore import X_HO_LOSS, X_LOSS, explore_examples
-from streamlearn.system.jit import jit
+from streamlearn.system.jit import jit, jit_inline
 
 FALLBACK = -1
 """:func:`step_example`'s answer where the general path must run (nothing has moved)."""
 GROW = -2
 """:func:`step_example`'s answer where ``dr_prev`` must first hold the example's actions and
-one (:func:`~streamlearn.reductions.base.room`; nothing has moved)."""
+one (:func:`~streamlearn.reductions.base.room`), or the guard's ``saved`` rows the example's
+(nothing has moved)."""
+DIVERGED = -3
+""":func:`step_example`'s answer (with ``guard``) where learning the example made the model
+non-finite: everything it changed is put back."""
 
 
 @jit
@@ -47,14 +53,18 @@ def step_example(buf, first_line, n_lines, learning, tables, gstate, params, sta
                  chosen, cost, prob, keep, act_ptr, sub,
                  step, loss_id, cb_type, clip_p, holdout, holdout_learns, scores, order, loss_out,
                  explore, xkind, epsilon, first_only, lam, gamma_scale, gamma_exponent, xstats,
-                 out_actions, out_probs):  # fmt: skip
+                 out_actions, out_probs, guard, table, width, saved, saved_state):  # fmt: skip
     """The ``n_lines`` lines of ``buf`` (one example, each line ending in ``\\n``, no blank
     line) parsed into ``arrays`` and its label entries, merged into action rows, scored and
     learned over the state (``tables`` ... ``dr_prev``; ``params``' learning switch and the
     explorer's ``learning``); returns the action rows' features (their count in
     ``act_ptr[1]``), or :data:`FALLBACK` or :data:`GROW` (nothing has moved).  ``merged``:
     the room of the merged rows' arrays.  ``explore``: the explorer's pmf
-    (``out_actions``/``out_probs``) and its loss in ``stats``; else cb_adf's."""
+    (``out_actions``/``out_probs``) and its loss in ``stats``; else cb_adf's.  ``guard``
+    (a learning server's): the rows of ``table`` the example's features touch (each
+    feature's ``width`` rows) and the sums are kept in ``saved`` and ``saved_state`` first,
+    and put back where learning left any of them non-finite (:data:`DIVERGED`), as
+    ``run/serve_model.py``'s guard around the general path does."""
     rows, _, touching, _, overflow, _ = parse_vw_block(
         buf, first_line, mask, constant, limit, hash_all, vw_numbers, raw_labels, hash_seed,
         slow_spans, st, slow_pos, slow_vals, words, arrays, crosser,
@@ -89,14 +99,18 @@ def step_example(buf, first_line, n_lines, learning, tables, gstate, params, sta
                status[:rows], lab_n, out_cls, out_cost, chosen, cost, prob, keep)  # fmt: skip
     if not keep[0]:
         return FALLBACK
-    if dr_prev.shape[0] <= r:
-        return GROW
+    if dr_prev.shape[0] <= r or (guard and (nnz * width > saved.shape[0] or saved_state.shape[0]
+                                             < gstate.shape[0] + stats.shape[0]
+                                             + dr_prev.shape[0] + xstats.shape[0])):
+        return GROW  # fmt: skip
+    if guard:
+        _keep(table, width, out_idx[:nnz], saved, gstate, stats, dr_prev, xstats, saved_state)
     for i in range(r):
         scores[i] = 0.0
         order[i] = 0
         out_actions[i] = 0
         out_probs[i] = 0.0
-    saved, saved_ho = stats[LOSS], stats[HO_LOSS]
+    saved_loss, saved_ho = stats[LOSS], stats[HO_LOSS]
     before, before_ho = xstats[X_LOSS], xstats[X_HO_LOSS]
     train_examples(tables, sub[:r], step, gstate, params, loss_id, cb_type, clip_p, act_ptr,
                    out_ptr[: r + 1], out_idx[:nnz], out_val[:nnz], chosen, cost, prob, holdout,
@@ -105,6 +119,58 @@ def step_example(buf, first_line, n_lines, learning, tables, gstate, params, sta
         explore_examples(xkind, epsilon, first_only, lam, gamma_scale, gamma_exponent, act_ptr,
                          scores[:r], order[:r], chosen, cost, prob, holdout, holdout_learns,
                          learning, xstats, out_actions[:r], out_probs[:r])  # fmt: skip
-        stats[LOSS] = saved + (xstats[X_LOSS] - before)
+        stats[LOSS] = saved_loss + (xstats[X_LOSS] - before)
         stats[HO_LOSS] = saved_ho + (xstats[X_HO_LOSS] - before_ho)
+    if guard and not _finite(table, width, out_idx[:nnz], gstate, stats):
+        _put_back(table, width, out_idx[:nnz], saved, gstate, stats, dr_prev, xstats,
+                  saved_state)  # fmt: skip
+        return DIVERGED
     return nnz
+
+
+@jit_inline
+def _row(idx, j, width, rows):
+    """The table row of a feature's ``j``-th weight (``run/serve_model.py``'s rows)."""
+    return (np.uint64(idx) * np.uint64(width) + np.uint64(j)) & np.uint64(rows - 1)
+
+
+@jit_inline
+def _keep(table, width, idx, saved, gstate, stats, dr_prev, xstats, saved_state):
+    """The rows ``idx`` touch and the state's sums, kept (``saved_state``: gstate, stats,
+    dr_prev, xstats, in that order)."""
+    rows = table.shape[0]
+    for i in range(idx.shape[0]):
+        for j in range(width):
+            saved[i * width + j, :] = table[_row(idx[i], j, width, rows), :]
+    at = 0
+    for a in (gstate, stats, dr_prev, xstats):
+        saved_state[at : at + a.shape[0]] = a
+        at += a.shape[0]
+
+
+@jit_inline
+def _put_back(table, width, idx, saved, gstate, stats, dr_prev, xstats, saved_state):
+    """:func:`_keep`'s rows and sums put back (a row twice among them: both copies are its
+    value before the example)."""
+    rows = table.shape[0]
+    for i in range(idx.shape[0]):
+        for j in range(width):
+            table[_row(idx[i], j, width, rows), :] = saved[i * width + j, :]
+    at = 0
+    for a in (gstate, stats, dr_prev, xstats):
+        a[:] = saved_state[at : at + a.shape[0]]
+        at += a.shape[0]
+
+
+@jit_inline
+def _finite(table, width, idx, gstate, stats):
+    """No NaN or inf in the rows ``idx`` touch, and finite sums of ``gstate`` and ``stats``
+    (``run/serve_model.py``'s ``_finite`` and ``_sums_finite``)."""
+    rows = table.shape[0]
+    for i in range(idx.shape[0]):
+        for j in range(width):
+            r = _row(idx[i], j, width, rows)
+            for c in range(table.shape[1]):
+                if not np.isfinite(table[r, c]):
+                    return False
+    return np.isfinite(np.sum(gstate)) and np.isfinite(np.sum(stats))

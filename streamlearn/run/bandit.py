@@ -143,13 +143,17 @@ class Bandit:
         mg = cross_merged(merge_shared(ex), self.full, cfg.bits)
         return prepare(self.ml, ex, mg)
 
-    def line(self, data: bytes, learn: bool, first_line: int = 1) -> Seen | None:
+    def line(self, data: bytes, learn: bool, first_line: int = 1,
+             guard: bool = False) -> Seen | None:  # fmt: skip
         """One example (``--cb K``'s line, or a multiline example's lines: each ending in a
         newline, no blank line) as :meth:`one_example` then :meth:`run` (``learn``) or
         :meth:`score` give it, in one kernel call
         (:meth:`~streamlearn.reductions.cb_line.CbLineParser.step`,
         :meth:`~streamlearn.reductions.cb_example.AdfStep.step`; what it gives is valid
-        until the next call); None where they must run (nothing has moved)."""
+        until the next call); None where they must run (nothing has moved).  ``guard``: an
+        example whose update would leave the model non-finite is put back and raises
+        :class:`~streamlearn.reductions.cb_example.Diverging` (a multiline example's step;
+        ``--cb K``'s line then gives None)."""
         stepper = self.stepper
         if stepper is None:
             if self.one is None:
@@ -163,12 +167,14 @@ class Bandit:
             else:
                 stepper = False
             self.stepper = stepper
-        if not stepper:
+        if not stepper or (guard and stepper is self.one):
             return None
         xp = self.xp
         if learn:
-            return stepper.step(data, first_line, self, self.learner,
-                                xp is not None and xp.learning)  # fmt: skip
+            learning = xp is not None and xp.learning
+            if guard:
+                return stepper.step(data, first_line, self, self.learner, learning, True)
+            return stepper.step(data, first_line, self, self.learner, learning)
         params = self.params
         before = params[P_LEARN]  # (as predicting(), without a context manager's cost)
         params[P_LEARN] = 0.0

@@ -47,6 +47,9 @@ class BanditServed:
         self.opts = opts
         self.console = console
         self.learner = b if opts.learn else None
+        self.guard = False
+        """One example's step puts back an update that leaves the model non-finite
+        (``Bandit.line``'s ``guard``: a learning server's, serve_model.py)."""
         self.model = m
         self.carry: dict[str, tuple[bytes, int]] = {}
         """Per connection, the lines of an example not ended yet, and its first line."""
@@ -91,6 +94,9 @@ class BanditServed:
         m = 1
         part = None
         if data.endswith(b"\n\n") and b"\n\n" not in data[:-1]:  # (one example: one request)
+            seen = b.line(data[:-1], True, start, self.guard)  # (one kernel call)
+            if seen is not None:
+                return "".join(b.lines(seen, vw=True)).encode(), 1, 0
             part = b.one_example(data[:-1], start)
         one = part is not None  # (its arrays kept between calls: Bandit.run's one)
         if part is None:

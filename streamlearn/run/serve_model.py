@@ -303,8 +303,7 @@ def _guarded() -> type:
             """The step between a feature's rows (0: the rows a step touches not known)."""
             if self.learner is not None:
                 b.run = self._guarded_run(b.run)  # (this server's Bandit only)
-                if self.width:  # (Bandit.line's one-call step learns unguarded)
-                    b.stepper = False
+                self.guard = bool(self.width)  # (Bandit.line's one call, guarded alike)
 
         def _guarded_run(self, run):  # noqa: ANN001, ANN202 - Bandit.run
             def guarded(part, holdout=None, one=False):  # noqa: ANN001, ANN202
@@ -333,16 +332,18 @@ def _guarded() -> type:
             return guarded
 
         def _run(self, data: bytes, source: str, start: int) -> tuple[bytes, int, int]:
+            from streamlearn.reductions.cb_example import Diverging
+
             try:
                 return super()._run(data, source, start)
-            except _Diverging:
+            except (_Diverging, Diverging):
                 pass
             # one example at a time: the one that diverges is answered nan, the others learned
             out, rows, bad = [], 0, 0
             for chunk, first in _examples(data, start):
                 try:
                     a, n, k = super()._run(chunk, source, first)
-                except _Diverging:
+                except (_Diverging, Diverging):
                     log(self.console, f"sl serve: {source}:{first}: learning this example "
                         "would make the model non-finite (an importance weight or a cost "
                         "too large for the learner): answered nan, not learned; the model "

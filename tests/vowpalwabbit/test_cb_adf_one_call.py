@@ -98,3 +98,40 @@ def test_one_call_answers_as_the_other_paths(argv: str, monkeypatch) -> None:
             np.testing.assert_array_equal(bf.xp.xstats, bs.xp.xstats)
     assert fused.get_sum_loss() == block.get_sum_loss()
 
+
+
+@pytest.mark.parametrize("argv", ["--cb_explore_adf", "--cb_adf --cb_type dr",
+                                  "--cb_explore_adf --softmax --lambda 2 --cb_type dr"])
+def test_the_guarded_call_puts_a_diverging_example_back(argv: str) -> None:
+    """A learning server's one call (``guard``): an example whose update would leave the
+    model non-finite raises ``Diverging`` with every weight, sum and statistic as before it;
+    the others learn as the unguarded call learns them."""
+    from streamlearn.reductions.cb_example import Diverging
+
+    guarded, plain = (sl.Workspace(argv + " --quiet")._live.bandit for _ in range(2))
+    bad = b"shared |s a:1e18\n0:1e18:2e-18 |a x:1e18\n|a y\n"
+    diverged = 0
+    for i, ex in enumerate(_examples(3, 120)):
+        data = "".join(line + "\n" for line in ex).encode()
+        if i % 17 == 5:
+            data = bad
+        before = [a.copy() for a in (guarded.table, guarded.gstate, guarded.stats,
+                                     guarded.dr_prev)]  # fmt: skip
+        xs = guarded.xp.xstats.copy() if guarded.xp is not None else None
+        try:
+            a = guarded.line(data, True, guard=True)
+        except Diverging:
+            diverged += 1
+            for x, y in zip(before, (guarded.table, guarded.gstate, guarded.stats,
+                                     guarded.dr_prev), strict=True):  # fmt: skip
+                np.testing.assert_array_equal(x, y)
+            if xs is not None:
+                np.testing.assert_array_equal(xs, guarded.xp.xstats)
+            continue
+        b = plain.line(data, True)
+        assert (a is None) == (b is None), i
+        if a is not None:
+            assert guarded.lines(a, vw=True) == plain.lines(b, vw=True), i
+    assert diverged == 7  # (i = 5, 22, ..., 107)
+    np.testing.assert_array_equal(guarded.table, plain.table)
+    np.testing.assert_array_equal(guarded.stats, plain.stats)
