@@ -21,6 +21,7 @@ from streamlearn.io.examples import FEATURES_ACTIONS, FEATURES_MERGED, Part, Sou
 from streamlearn.io.multiline import Merged
 from streamlearn.io.oneexample import ExampleParser
 from streamlearn.reductions.base import Seen, Weights, room
+from streamlearn.reductions.cb_line import Scratch
 
 
 class AdfStep:
@@ -31,16 +32,8 @@ class AdfStep:
         n = one.ROWS
         self.act_ptr = np.zeros(2, dtype=np.int64)
         self.sub = np.zeros(n, dtype=np.int64)
-        self.scores = np.zeros(n, dtype=np.float32)
-        self.order = np.zeros(n, dtype=np.int64)
-        self.actions = np.zeros(n, dtype=np.int64)
-        self.probs = np.zeros(n, dtype=np.float32)
-        self.loss = np.zeros(1)
-        self.holdout = np.zeros(1, dtype=np.bool_)
-        from streamlearn.learners.explore import XSTATS
-
-        self.xstats = np.zeros(XSTATS)
-        """An explorer's statistics where there is none (the kernel's argument)."""
+        self.scratch = Scratch(n)
+        """The kernel's outputs for up to the parser's rows of actions (``--cb K``'s)."""
         self.fixed: tuple | None = None
         """The kernel's arguments but the example and the state (() where it never runs)."""
         self.entry = None
@@ -126,7 +119,7 @@ class AdfStep:
         """The kernel's trailing arguments, or () where it never runs (module doc)."""
         one = self.one
         line_args = getattr(learner, "line_args", None)
-        fused = line_args(self) if line_args is not None else None
+        fused = line_args(self.scratch) if line_args is not None else None
         if fused is None or (one.full is not None and one.full.crosses_or_filters):
             return ()
         return (*one.head, one.spans, one.st, *one.no_slow, one.words, one.arrays, one.crosser,
@@ -149,7 +142,7 @@ class AdfStep:
         part = Part(mg, one.chosen, one.cost, one.prob, one.lab_n[:r], one.lab_cls[:r],
                     one.lab_cost[:r], Tags(one.buf, tag_start[:1], tag_end[:1]), head, [], None,
                     self.feats, total, src=src)  # fmt: skip
-        seen = learner.line_seen(part, self)
+        seen = learner.line_seen(part, self.scratch)
         for name in ("actions", "probs", "scores", "order"):
             if getattr(seen, name) is not None:
                 setattr(seen, name, getattr(seen, name)[:r])

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from streamlearn import vowpalwabbit as sl
-from streamlearn.run.bandit import Bandit
+from tests.vowpalwabbit.three_paths import assert_same_state, run_three
 
 
 def _examples(seed: int, n: int = 250) -> list[list[str]]:
@@ -52,50 +52,13 @@ ARGVS = ["--cb_explore_adf", "--cb_adf", "--cb_adf --cb_type dr", "--cb_adf --cb
 
 @pytest.mark.parametrize("argv", ARGVS)
 def test_one_call_answers_as_the_other_paths(argv: str, monkeypatch) -> None:
-    fused, one, block = (sl.Workspace(argv + " --quiet") for _ in range(3))
-    took: dict[str, list] = {"line": [], "one_example": []}
-    originals = {name: getattr(Bandit, name) for name in took}
-
-    def counted(name: str):  # noqa: ANN202
-        def call(self, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
-            took[name].append(originals[name](self, *args, **kw))
-            return took[name][-1]
-
-        return call
-
-    def answer(w: sl.Workspace, lines: list[str], learn: bool) -> object:
-        try:
-            return w.learn(lines) if learn else w.predict(lines)
-        except ValueError as e:
-            return ("ValueError", str(e))
-
-    for i, ex in enumerate(_examples(len(argv))):
-        for learn in (False, True):
-            with monkeypatch.context() as m:
-                m.setattr(Bandit, "line", counted("line"))
-                a = answer(fused, ex, learn)
-            with monkeypatch.context() as m:
-                m.setattr(Bandit, "line", lambda *args, **kw: None)
-                m.setattr(Bandit, "one_example", counted("one_example"))
-                b = answer(one, ex, learn)
-            with monkeypatch.context() as m:
-                m.setattr(Bandit, "line", lambda *args, **kw: None)
-                m.setattr(Bandit, "one_example", lambda *args, **kw: None)
-                c = answer(block, ex, learn)
-            assert a == b == c, (i, ex[:3], a, b, c)
+    (fused, one, block), took = run_three(argv, _examples(len(argv)), monkeypatch)
     ran = [p is not None for p in took["line"]]
     if "-q" in argv or "--bag" in argv:  # (crosses, bagging: never the one call)
         assert not any(ran)
     else:
         assert sum(ran) > 400 and not all(ran)
-    for other in (one, block):
-        bf, bs = fused._live.bandit, other._live.bandit
-        np.testing.assert_array_equal(bf.table, bs.table)
-        np.testing.assert_array_equal(bf.gstate, bs.gstate)
-        np.testing.assert_array_equal(bf.stats, bs.stats)
-        np.testing.assert_array_equal(bf.dr_prev, bs.dr_prev)
-        if bf.xp is not None:
-            np.testing.assert_array_equal(bf.xp.xstats, bs.xp.xstats)
+    assert_same_state([fused, one, block])
     assert fused.get_sum_loss() == block.get_sum_loss()
 
 

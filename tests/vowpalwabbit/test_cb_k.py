@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from streamlearn import vowpalwabbit as sl
-from streamlearn.run.bandit import Bandit
+from tests.vowpalwabbit.three_paths import assert_same_state, run_three
 
 HERE = pathlib.Path(__file__).parent
 
@@ -138,43 +138,9 @@ def test_one_line_path_answers_as_the_block_path(argv: str, monkeypatch) -> None
     lines[9] = "1:1:0.5 |u f:x:y"  # (malformed)
     lines[13] = "1:0.5:0.25 |u f\n2:0.5:0.25 |u g"  # (two lines at once)
     lines[21] = "| " + " ".join(f"w{i}:0.5" for i in range(20000))  # (past the kept buffer)
-    fused, one, block = (sl.Workspace(argv + " --quiet") for _ in range(3))
-    took: dict[str, list] = {"line": [], "one_example": []}
-    originals = {name: getattr(Bandit, name) for name in took}
-
-    def counted(name: str):  # noqa: ANN202
-        def call(self, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
-            took[name].append(originals[name](self, *args, **kw))
-            return took[name][-1]
-
-        return call
-
-    def answer(w: sl.Workspace, line: str, learn: bool) -> object:
-        try:
-            return w.learn(line) if learn else w.predict(line)
-        except ValueError as e:
-            return ("ValueError", str(e))
-
-    for i, line in enumerate(lines):
-        for learn in (False, True):
-            with monkeypatch.context() as m:
-                m.setattr(Bandit, "line", counted("line"))
-                a = answer(fused, line, learn)
-            with monkeypatch.context() as m:
-                m.setattr(Bandit, "line", lambda *args, **kw: None)
-                m.setattr(Bandit, "one_example", counted("one_example"))
-                b = answer(one, line, learn)
-            with monkeypatch.context() as m:
-                m.setattr(Bandit, "line", lambda *args, **kw: None)
-                m.setattr(Bandit, "one_example", lambda *args, **kw: None)
-                c = answer(block, line, learn)
-            assert a == b == c, (i, line, a, b, c)
+    (fused, one, block), took = run_three(argv, lines, monkeypatch)
     if not fused._live.bandit.one.fixed:  # (bagging, cover: their own walks, no one call)
         assert not any(p is not None for p in took.pop("line"))
     for name, parts in took.items():  # (each path ran, and left some lines to the next)
         assert sum(p is not None for p in parts) > 500 and None in parts, name
-    for other in (one, block):
-        bf, bs = fused._live.bandit, other._live.bandit
-        np.testing.assert_array_equal(bf.table, bs.table)
-        np.testing.assert_array_equal(bf.gstate, bs.gstate)
-        np.testing.assert_array_equal(bf.stats, bs.stats)
+    assert_same_state([fused, one, block])
