@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import word
+from streamlearn.reductions.singleline import configured, word
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
 NAME = "cs_active"
@@ -265,10 +265,6 @@ def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
 
     from streamlearn.learners import csoaa
 
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
+    opts = configured(config, read, refuse)
     entry = Entry(opts)
     return dataclasses.replace(csoaa.GD, train_batch=entry, init_gstate=entry.init_gstate)

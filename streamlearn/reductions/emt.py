@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.singleline import (
     ignore_alone,
+    over_gd,
     refuse_over_gd,
     tree_over_classes,
     word,
@@ -187,15 +188,5 @@ class Entry:
 
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """The tree over gd: the run's learner."""
-    import dataclasses
-
-    from streamlearn.learners import gd
-
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
-    entry = Entry(opts, config.seed)
-    return dataclasses.replace(gd.SPEC, name="emt_gd", train_batch=entry,
-                               init_gstate=entry.init_gstate)  # fmt: skip
+    return over_gd(config, read, refuse, lambda opts: Entry(opts, config.seed), name="emt_gd",
+                   init_gstate="init_gstate")  # fmt: skip

@@ -34,6 +34,7 @@ import numpy as np
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.singleline import (
     ignore_alone,
+    over_gd,
     refuse_over_gd,
     tree_over_classes,
     word,
@@ -290,19 +291,14 @@ def p_lines(batch, preds: np.ndarray, *_: object) -> bytes:  # noqa: ANN001 - a 
 
 def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """The tree over gd: the run's learner."""
-    import dataclasses
+    return over_gd(config, read, refuse, lambda opts: _entry(opts, config),
+                   name="memory_tree_gd", init_gstate="init_gstate")  # fmt: skip
 
-    from streamlearn.learners import gd
 
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
+def _entry(opts: Options, config) -> Entry:  # noqa: ANN001 - a TrainConfig
     entry = Entry(opts, config.seed, bool(config.l1))
     if opts.oas:  # (VW reports a scalar never labeled: its table, -p and counts)
         entry.table_texts = table_texts
         entry.p_lines = p_lines
         entry.lists_labeled = False
-    return dataclasses.replace(gd.SPEC, name="memory_tree_gd", train_batch=entry,
-                               init_gstate=entry.init_gstate)  # fmt: skip
+    return entry

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd, word
+from streamlearn.reductions.singleline import configured, refuse_over_gd, word
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
 NAME = "plt"
@@ -192,11 +192,7 @@ def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """The tree over gd: the run's learner."""
     from streamlearn.learners import plt
 
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
+    opts = configured(config, read, refuse)
     made = plt.spec(opts.k, opts.kary, opts.threshold, opts.top_k)
     made.train_batch.table_texts = table_texts
     made.train_batch.p_lines = p_lines

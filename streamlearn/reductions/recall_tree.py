@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions.singleline import refuse_over_gd, tree_over_classes, word
+from streamlearn.reductions.singleline import configured, refuse_over_gd, tree_over_classes, word
 from streamlearn.reductions.vwoptions import Command, VWOption, count
 
 NAME = "recall_tree"
@@ -191,10 +191,6 @@ def spec(config):  # noqa: ANN001, ANN201 - a TrainConfig -> a LearnerSpec
     """The tree over gd: the run's learner."""
     from streamlearn.learners import recall_tree
 
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
+    opts = configured(config, read, refuse)
     return recall_tree.spec(opts.k, opts.depth, opts.candidates, opts.bern, opts.node_only,
                             opts.randomized, config.seed, config.class_weights())  # fmt: skip

@@ -128,20 +128,19 @@ def refuse_labels(learn: dict, flag: str) -> None:
                           "simple labels)")  # fmt: skip
 
 
-def over_gd(config, read: Callable, refuse: Callable, entry: Callable, **spec):  # noqa: ANN001, ANN201
+def over_gd(config, read: Callable, refuse: Callable, entry: Callable,  # noqa: ANN001, ANN201
+            name: str | None = None, **spec):  # fmt: skip
     """The learner of a single-line reduction over gd whose options ``config.stack`` holds:
-    gd's table, state and name with ``entry(options)`` as its kernel entry (and ``spec``'s
-    other fields: ``init_gstate``); ``read``'s and ``refuse``'s refusals as ``UsageError``
-    (``sl train``'s, the API's, a model's: not a VW command line's)."""
+    gd's table, state and name (or ``name``) with ``entry(options)`` as its kernel entry
+    (and ``spec``'s other fields; a string names the entry's attribute: ``init_gstate``);
+    ``read``'s and ``refuse``'s refusals as ``UsageError`` (:func:`configured`: ``sl
+    train``'s, the API's, a model's: not a VW command line's)."""
     from streamlearn.learners import gd
 
-    try:
-        opts = read(config.stack)
-        refuse(config.to_dict(), {})
-    except VWUsage as e:
-        raise UsageError(e.message) from None
-    made = entry(opts)
+    made = entry(configured(config, read, refuse))
     fields = {k: (getattr(made, v) if isinstance(v, str) else v) for k, v in spec.items()}
+    if name is not None:
+        fields["name"] = name
     return dataclasses.replace(gd.SPEC, train_batch=made, **fields)
 
 
