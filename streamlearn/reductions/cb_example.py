@@ -58,7 +58,7 @@ class AdfStep:
         if self.fixed is None:
             self.fixed = self._fixed(w, learner)
         lines = data.count(b"\n")
-        if not self.fixed or lines > one.ROWS or not one.fits(data, lines):
+        if not self.fixed or not one.fits(data, lines):  # (fewer lines than ROWS, ...)
             return None
         nb = len(data)
         one.view[:nb] = data
