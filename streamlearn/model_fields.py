@@ -14,7 +14,8 @@ SL_FIELDS: dict[str, tuple[str | None, type]] = {
         ("cbify_ldf", "cbify_ldf"), ("legacy", "cb_force_legacy"), ("evaluate", "eval"),
         ("explore_eval", "explore_eval"), ("all_slots_loss", "all_slots_loss"),
         ("ccb_no_slot_index", "ccb_no_slot_index"), ("no_predict", None), ("cb_dro", None),
-        ("mwt_exclude", None), ("cbzo", "cbzo"), ("no_bias", None))},
+        ("mwt_exclude", None), ("cbzo", "cbzo"), ("no_bias", None),
+        ("flip_loss_sign", "flip_loss_sign"))},
     **{f: (o, int) for f, o in (
         ("actions", "cb"), ("tau", "first"), ("bag", "bag"), ("cover", "cover"), ("rnd", "rnd"),
         ("synthcoversize", "synthcoversize"), ("cbify", "cbify"), ("mwt_learn", None),

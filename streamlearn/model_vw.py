@@ -71,7 +71,7 @@ MODEL_OPTIONS: dict[str, bool] = {
     **_table("csoaa_rank cb_adf cb_explore_adf rank_all eval cbify_cs cbify_ldf "
              "ccb_explore_adf slates cb_sample all_slots_loss ccb_no_slot_index first_only "
              "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif "
-             "large_action_space experimental_igl", False),
+             "large_action_space experimental_igl flip_loss_sign", False),
     # the single-line reductions
     **_table("oaa csoaa multilabel_oaa indexing ect error mem termination "
              "named_labels classweight", True),

@@ -113,9 +113,11 @@ def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
     loss_out : float64[m]
         Out: each example's loss (NaN: unlabeled).
     weight : float32
-        The examples' weight, as VW's ``ec.weight`` multiplies mtr's importance and is the
-        importance of ips's and dm's lines (``--explore_eval`` learns an example with a
-        threshold above 1 so); dr's and sm's learning take 1 whatever it is.
+        The examples' weight, as VW's ``ec.weight`` (``--cb_dro``'s bound scales it,
+        ``--explore_eval`` learns an example with a threshold above 1 so): it multiplies
+        mtr's importance and sm's softmax importances, divided by the logged probability it
+        is dr's regressor's importance, and it is the importance of ips's, dm's and dr's
+        lines.
     """
     rule = gd.rule_of(params)
     truncate = rule[9] > F32(0.0)
@@ -149,7 +151,7 @@ def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
                 tab = tables[sub[r]]
                 if i == k:
                     xs[i] = learn_line(tab, gstate, params, loss_id, rule, slots, indices,
-                                       values, indptr[r], indptr[r + 1], c, F64(F32(1.0) / p),
+                                       values, indptr[r], indptr[r + 1], c, F64(weight / p),
                                        width, 1, mask, truncate)  # fmt: skip
                 else:
                     raw = line_score(tab, gstate, indices, values, indptr[r], indptr[r + 1],
@@ -198,7 +200,8 @@ def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
             continue
         if cb_type == SM:
             _learn_sm(tables, sub, gstate, params, loss_id, rule, slots, indices, values, indptr,
-                      r0, n, k, c, p, scores, order, ys, xs, width, mask, truncate)  # fmt: skip
+                      r0, n, k, c, p, weight, scores, order, ys, xs, width, mask,
+                      truncate)  # fmt: skip
             gstate[G_N] += counted
             continue
         for i in range(n):
@@ -211,7 +214,7 @@ def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
                 if i == k:
                     y += (c - y) / pc
                 ys[i] = y
-        a = F64(weight) if cb_type != DR else 1.0
+        a = F64(weight)
         for i in range(n):
             r = r0 + i
             learn_line(tables[sub[r]], gstate, params, loss_id, rule, slots, indices, values,
@@ -221,9 +224,10 @@ def train_weighted(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, 
 
 @jit_inline
 def _learn_sm(tables, sub, gstate, params, loss_id, rule, slots, indices, values, indptr, r0, n,
-              k, c, p, scores, order, ys, ws, width, mask, truncate):  # fmt: skip
+              k, c, p, weight, scores, order, ys, ws, width, mask, truncate):  # fmt: skip
     """VW's ``learn_sm``: regression toward the ranked scores nudged by ±1, importance from a
-    softmax of them.  As VW, the j-th *ranked* action's target is given to line j."""
+    softmax of them (times the example's ``weight``: VW's ``ec.weight *=``).  As VW, the j-th
+    *ranked* action's target is given to line j."""
     sign = F32(1.0)
     ew = c / p
     if c < F32(0.0):
@@ -247,7 +251,7 @@ def _learn_sm(tables, sub, gstate, params, loss_id, rule, slots, indices, values
     wl = np.empty(n, dtype=np.float32)
     for j in range(n):
         a = order[r0 + j]
-        w = ew * (F32(1.0) - ws[j]) if a == k else ew * ws[j]
+        w = F32(weight * (ew * (F32(1.0) - ws[j]) if a == k else ew * ws[j]))
         wl[a] = F32(0.0) if w <= F32(1e-15) else w
     for i in range(n):
         r = r0 + i

@@ -21,7 +21,15 @@ import math
 import numpy as np
 
 from streamlearn.learners.base import G_N
-from streamlearn.learners.cb_adf import ACTIONS, EVENTS, train_examples, train_weighted
+from streamlearn.learners.cb_adf import (
+    ACTIONS,
+    DR,
+    EVENTS,
+    HO_LOSS,
+    LOSS,
+    train_examples,
+    train_weighted,
+)
 from streamlearn.learners.explore import X_COUNTER, X_TAU, explore_examples
 from streamlearn.system.jit import fdiv, jit, jit_inline
 
@@ -230,6 +238,14 @@ def dro_examples(tables, sub, step, gstate, params, params_pred, loss_id, cb_typ
                        order, lo, qlb)  # fmt: skip
         stats[EVENTS] = scratch[EVENTS]
         stats[ACTIONS] = scratch[ACTIONS]
+        if cb_type == DR and not explore:
+            # VW's dr loss reads the regressor's predictions of the learning call (this
+            # example's), where the prediction above read the last example's
+            if holdout[e]:
+                stats[HO_LOSS] += lo[0] - loss_out[e]
+            else:
+                stats[LOSS] += lo[0] - loss_out[e]
+            loss_out[e] = lo[0]
         if explore:  # the explorer learns: its counters advance (the pmf is the one above)
             xs[:] = xstats
             explore_examples(kind, epsilon, first_only, lam, gamma_scale, gamma_exponent, ap,

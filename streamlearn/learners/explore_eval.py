@@ -14,9 +14,8 @@ Each example of a log (the logged action ``k``, its cost ``c`` and probability `
   One draw of VW's global generator (``--random_seed``) below the threshold accepts.
 * **Learn** (accepted): cb_adf and the explorer learn the example with its probability
   replaced by ``pmf(k)`` (the explorer's counters advance then only) and its weight
-  multiplied by a threshold above 1 (``--multiplier``, ``--target_rate``); under
-  ``--cb_type dr`` or ``sm`` sl does not weigh an example yet: the kernel stops there
-  (``ee[E_STOPPED]``) and the run says so.
+  multiplied by a threshold above 1 (``--multiplier``, ``--target_rate``), under every
+  ``--cb_type`` (``train_weighted``'s ``weight``).
 
 ``ee`` holds VW's closing counts: examples, updates, their weight, violations (a
 threshold above 1), the multiplier, the rate tracker's sum, count and latest rate.
@@ -27,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.learners.base import G_N
-from streamlearn.learners.cb_adf import ACTIONS, DR, EVENTS, SM, train_examples, train_weighted
+from streamlearn.learners.cb_adf import ACTIONS, EVENTS, train_examples, train_weighted
 from streamlearn.learners.explore import SQUARECB, X_COUNTER, X_TAU, explore_examples, merand48
 from streamlearn.system.jit import jit
 
@@ -41,8 +40,7 @@ E_MULTIPLIER = 4
 E_SUM_P = 5  # the rate tracker's sum of thresholds
 E_T = 6  # its count
 E_RATE = 7  # its latest rate
-E_STOPPED = 8  # 1 + the example where an accepted threshold above 1 stopped the run
-EE = 9
+EE = 8
 
 
 def new_state(multiplier: float | None) -> np.ndarray:
@@ -62,7 +60,7 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
     """The examples of a batch, one by one (see the module): ``stats`` and ``xstats`` as
     :func:`~streamlearn.learners.cb_adf.train_examples` and
     :func:`~streamlearn.learners.explore.explore_examples` keep them; ``acts``/``probs``
-    each example's pmf at its rows.  Returns the examples done (all but on a stop)."""
+    each example's pmf at its rows.  Returns the examples done."""
     ap = np.zeros(2, dtype=np.int64)
     no_ho = np.zeros(1, dtype=np.bool_)
     pr = np.zeros(1)
@@ -119,9 +117,6 @@ def explore_eval_examples(tables, sub, step, gstate, params, params_pred, loss_i
         if merand48(rng) < threshold:
             weight = F32(1.0)
             if threshold > F32(1.0):
-                if cb_type == DR or cb_type == SM:
-                    ee[E_STOPPED] = e + 1
-                    return e
                 weight = threshold
             ee[E_UPDATES] += 1.0
             ee[E_WEIGHT] = F32(F32(ee[E_WEIGHT]) + weight)

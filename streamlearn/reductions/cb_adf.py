@@ -48,6 +48,7 @@ CBIFY_OPTIONS = (
     ("cbify_ldf", "bool", False),  # --cbify_ldf: cost-sensitive LDF examples (run/cbify.py)
     ("loss0", "float", 0.0),
     ("loss1", "float", 1.0),
+    ("flip_loss_sign", "bool", False),  # --flip_loss_sign: -loss0/-loss1 (VW's rewards)
 )
 """``--cbify``'s (its driver: ``run/cbify.py``)."""
 
@@ -88,6 +89,7 @@ VW_OPTIONS = {
     "cbify_ldf": VWOption(None, False, _cbify_ldf),
     "loss0": VWOption(None, True, stack_field("loss0", number)),
     "loss1": VWOption(None, True, stack_field("loss1", number)),
+    "flip_loss_sign": VWOption(None, False, stack_field("flip_loss_sign")),
 }
 """The VW options it takes (:mod:`streamlearn.reductions.vwoptions`), ``--cbify``'s too."""
 

@@ -64,9 +64,6 @@ def settle(t: Command) -> None:
                       "--softmax explorers)")  # fmt: skip
     if t.outputs.get("final_model") or t.outputs.get("readable_model"):
         raise VWUsage("-f or --readable_model with --cb_dro: not written by sl yet")
-    if ml.get("cb_type", "mtr") in ("dr", "sm"):
-        raise VWUsage(f"--cb_dro with --cb_type {ml['cb_type']} is not supported by sl yet "
-                      "(mtr, ips, dm)")  # fmt: skip
 
 
 def _wmax(ml) -> float:  # noqa: ANN001 - a Multiline

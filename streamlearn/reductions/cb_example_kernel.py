@@ -29,8 +29,7 @@ import numpy as np
 from streamlearn.io.labels import read_labels_kernel
 from streamlearn.io.multiline import check_examples, merge_examples, row_labels
 from streamlearn.io.vw import parse_vw_block
-from streamlearn.learners.cb_adf import HO_LOSS, LOSS, train_examples
-from streamlearn.learners.explore import X_HO_LOSS, X_LOSS, explore_examples
+from streamlearn.reductions.cb_line_kernel import learn_explore
 from streamlearn.system.jit import jit, jit_inline
 
 FALLBACK = -1
@@ -105,22 +104,11 @@ def step_example(buf, first_line, n_lines, learning, tables, gstate, params, sta
         return GROW  # fmt: skip
     if guard:
         _keep(table, width, out_idx[:nnz], saved, gstate, stats, dr_prev, xstats, saved_state)
-    for i in range(r):
-        scores[i] = 0.0
-        order[i] = 0
-        out_actions[i] = 0
-        out_probs[i] = 0.0
-    saved_loss, saved_ho = stats[LOSS], stats[HO_LOSS]
-    before, before_ho = xstats[X_LOSS], xstats[X_HO_LOSS]
-    train_examples(tables, sub[:r], step, gstate, params, loss_id, cb_type, clip_p, act_ptr,
-                   out_ptr[: r + 1], out_idx[:nnz], out_val[:nnz], chosen, cost, prob, holdout,
-                   holdout_learns, stats, dr_prev, scores[:r], order[:r], loss_out)  # fmt: skip
-    if explore:
-        explore_examples(xkind, epsilon, first_only, lam, gamma_scale, gamma_exponent, act_ptr,
-                         scores[:r], order[:r], chosen, cost, prob, holdout, holdout_learns,
-                         learning, xstats, out_actions[:r], out_probs[:r])  # fmt: skip
-        stats[LOSS] = saved_loss + (xstats[X_LOSS] - before)
-        stats[HO_LOSS] = saved_ho + (xstats[X_HO_LOSS] - before_ho)
+    learn_explore(tables, sub[:r], step, gstate, params, loss_id, cb_type, clip_p, act_ptr,
+                  out_ptr[: r + 1], out_idx[:nnz], out_val[:nnz], chosen, cost, prob, holdout,
+                  holdout_learns, stats, dr_prev, scores[:r], order[:r], loss_out, explore,
+                  xkind, epsilon, first_only, lam, gamma_scale, gamma_exponent, learning, xstats,
+                  out_actions[:r], out_probs[:r])  # fmt: skip
     if guard and not _finite(table, width, out_idx[:nnz], gstate, stats):
         _put_back(table, width, out_idx[:nnz], saved, gstate, stats, dr_prev, xstats,
                   saved_state)  # fmt: skip

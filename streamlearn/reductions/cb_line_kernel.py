@@ -71,20 +71,38 @@ def step_line(buf, first_line, learning, tables, gstate, params, stats, dr_prev,
     else:
         chosen[0], cost[0], prob[0] = -1, 0.0, 1.0
     nnz = out_ptr[k]
-    for r in range(k):
+    learn_explore(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr, out_ptr,
+                  out_idx[:nnz], out_val[:nnz], chosen, cost, prob, holdout, holdout_learns,
+                  stats, dr_prev, scores, order, loss_out, explore, xkind, epsilon, first_only,
+                  lam, gamma_scale, gamma_exponent, learning, xstats, out_actions,
+                  out_probs)  # fmt: skip
+    return nnz
+
+
+@jit
+def learn_explore(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr, ptr, idx,
+                  val, chosen, cost, prob, holdout, holdout_learns, stats, dr_prev, scores, order,
+                  loss_out, explore, xkind, epsilon, first_only, lam, gamma_scale,
+                  gamma_exponent, learning, xstats, out_actions, out_probs):  # fmt: skip
+    """One example's action rows (``sub``, ``ptr``, ``idx``, ``val``) scored and learned by
+    cb_adf, and (``explore``) its pmf drawn by the explorer into ``out_actions`` and
+    ``out_probs``, whose progressive loss then replaces cb_adf's in ``stats``, as
+    :meth:`~streamlearn.reductions.explore.Explorer.batch` does: the step both kernels end
+    with (compiled on its own: numba's inliner refuses a call of this many arguments).
+    """
+    for r in range(scores.shape[0]):
         scores[r] = 0.0
         order[r] = 0
         out_actions[r] = 0
         out_probs[r] = 0.0
     saved, saved_ho = stats[LOSS], stats[HO_LOSS]
     before, before_ho = xstats[X_LOSS], xstats[X_HO_LOSS]
-    train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr,
-                   out_ptr, out_idx[:nnz], out_val[:nnz], chosen, cost, prob, holdout,
-                   holdout_learns, stats, dr_prev, scores, order, loss_out)  # fmt: skip
+    train_examples(tables, sub, step, gstate, params, loss_id, cb_type, clip_p, act_ptr, ptr, idx,
+                   val, chosen, cost, prob, holdout, holdout_learns, stats, dr_prev, scores,
+                   order, loss_out)  # fmt: skip
     if explore:
         explore_examples(xkind, epsilon, first_only, lam, gamma_scale, gamma_exponent, act_ptr,
                          scores, order, chosen, cost, prob, holdout, holdout_learns, learning,
                          xstats, out_actions, out_probs)  # fmt: skip
         stats[LOSS] = saved + (xstats[X_LOSS] - before)
         stats[HO_LOSS] = saved_ho + (xstats[X_HO_LOSS] - before_ho)
-    return nnz

@@ -516,12 +516,6 @@ class Explorer:
             ml.multiplier is not None, target, np.float32(ml.target_rate if target else 1.0),
             self.ee, self.rng, scores, order, acts, probs,
         )  # fmt: skip
-        if self.ee[ee.E_STOPPED]:
-            line = int(part.ex_lines[int(self.ee[ee.E_STOPPED]) - 1])
-            raise UsageError(f"--explore_eval: example at line {line} was accepted with a "
-                             "threshold above 1 (--multiplier/--target_rate): VW learns it "
-                             "with that weight, which sl does under --cb_type mtr, ips and dm "
-                             "only")  # fmt: skip
         stats[cb_adf.LOSS] = saved[0] + (x[ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[ex.X_HO_LOSS] - before[1])
         return acts, probs, scores
@@ -692,6 +686,8 @@ def vw_words(ml) -> list[str]:  # noqa: ANN001
     words.append("--cb_explore_adf")
     if ml.reduction == "cbify":  # (VW's cbify keeps K, and inserts regcb's cost range)
         words += ["--cbify_ldf"] if ml.cbify_ldf else ["--cbify", str(ml.cbify)]
+        if ml.flip_loss_sign:
+            words.append("--flip_loss_sign")
         if ml.cbify_ldf or ml.explore in ("regcb", "squarecb"):
             words += ["--cb_min_cost", vw_number(ml.loss0), "--cb_max_cost",
                       vw_number(ml.loss1)]

@@ -310,9 +310,6 @@ class Filter:
             if la.draw(xp.rng) < threshold:
                 weight = f32(1.0)
                 if threshold > f32(1.0):
-                    if cb_type in (cb_adf.DR, cb_adf.SM):
-                        e_[ee.E_STOPPED] = e + 1
-                        break
                     weight = threshold
                 e_[ee.E_UPDATES] += 1.0
                 e_[ee.E_WEIGHT] = f32(f32(e_[ee.E_WEIGHT]) + weight)
@@ -333,14 +330,6 @@ class Filter:
                     x[X_COUNTER] += 1.0
         stats[cb_adf.LOSS] = saved[0] + (x[xp.ex.X_LOSS] - before[0])
         stats[cb_adf.HO_LOSS] = saved[1] + (x[xp.ex.X_HO_LOSS] - before[1])
-        if e_[ee.E_STOPPED]:
-            from streamlearn.errors import UsageError
-
-            line = int(part.ex_lines[int(e_[ee.E_STOPPED]) - 1])
-            raise UsageError(f"--explore_eval: example at line {line} was accepted with a "
-                             "threshold above 1 (--multiplier/--target_rate): VW learns it "
-                             "with that weight, which sl does under --cb_type mtr, ips and dm "
-                             "only")  # fmt: skip
         return acts, probs, scores
 
 

@@ -233,6 +233,8 @@ class _Tally:
 
         self.ex = ex
         self.loss0, self.loss1 = np.float32(ml.loss0), np.float32(ml.loss1)
+        # (--flip_loss_sign: VW's loss() of a class label, not of a cost-sensitive one's)
+        self.sign = np.float32(-1.0 if ml.flip_loss_sign else 1.0)
         self.counter = 0
         self.preds: list[str] = []
         self.malformed = 0
@@ -257,7 +259,7 @@ class _Tally:
         if cls is None:
             wrong = action != int(y)
             self.loss += 1.0 if wrong else 0.0
-            return float(self.loss1 if wrong else self.loss0)
+            return float(self.sign * (self.loss1 if wrong else self.loss0))
         # VW's loss_cs and update_stats_cs_label: the drawn class's cost (0 when not
         # listed) scaled to [loss0, loss1]; the loss is its cost above the cheapest
         hit = np.flatnonzero(cls == action)
@@ -362,7 +364,6 @@ def _play_copies(lr: _Learner, tally: _Tally, b, lab, k: int, below: int, cim) -
     draw (its ``-p`` line), and for a labeled line the drawn action's cost learned."""
     cb_adf = lr.cb_adf
     act_ptr, rows, sub, feats = _copies(b, k, below, cim, lr.cfg.bits)
-    out_ptr = feats[0]
     out = _buffers(rows.shape[0] * k)
     acts, probs = out[2], out[3]
     for e in range(rows.shape[0]):
@@ -371,7 +372,8 @@ def _play_copies(lr: _Learner, tally: _Tally, b, lab, k: int, below: int, cim) -
         label, labeled = _label(b, lab, int(rows[e]))
         lr.play((sub, 1), ap, feats, -1, 0.0, 1.0, out)  # (no label, nothing learned or counted)
         lr.stats[cb_adf.N_EX] += 1.0
-        lr.stats[cb_adf.FEATURES] += out_ptr[hi] - out_ptr[lo]
+        # (VW counts the class line's features, not its copies')
+        lr.stats[cb_adf.FEATURES] += b.indptr[rows[e] + 1] - b.indptr[rows[e]]
         pmf = probs[lo:hi].copy()
         idx = tally.draw(pmf)
         action = int(acts[lo + idx])

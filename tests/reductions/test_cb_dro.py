@@ -1,7 +1,7 @@
 """``--cb_dro`` (:mod:`streamlearn.reductions.cb_dro`, :mod:`streamlearn.learners.cb_dro`):
 against VW 9.11.9 on generated bandit logs (``-p`` and stderr byte for byte, over cb_adf
-and the explorers it runs over, the cb types it takes: mtr, ips, dm), VW's chi-squared estimator's
-pieces, and the refusals."""
+and the explorers it runs over, every cb type: mtr, ips, dm, and dr and sm, which learn with the
+scaled weight too), VW's chi-squared estimator's pieces, and the refusals."""
 
 from __future__ import annotations
 
@@ -32,6 +32,11 @@ CASES = [
     "--cb_explore_adf --first 5",  # uniform pmfs: VW's max_element takes the largest action
     "--cb_explore_adf --softmax --lambda 2 --cb_type ips",
     "--cb_adf --rank_all --cb_type dm",
+    "--cb_adf --cb_type dr",  # (the loss: the regressor's predictions as it learned)
+    "--cb_adf --cb_type dr --cb_dro_wmax 3 --holdout_period 5 --passes 2 -c -k",
+    "--cb_adf --cb_type sm --cb_dro_alpha 0.3",
+    "--cb_explore_adf --cb_type dr --epsilon 0.2 -q sa",
+    "--cb_explore_adf --cb_type sm --softmax --lambda 3",
 ]
 
 
@@ -65,8 +70,6 @@ def test_the_estimators_pieces() -> None:
 @pytest.mark.parametrize(
     ("args", "why"),
     [
-        ("--cb_dro --cb_adf --cb_type dr", "--cb_type dr"),
-        ("--cb_dro --cb_explore_adf --cb_type sm", "--cb_type sm"),
         ("--cb_dro --cb_explore_adf --bag 3", "--bag is not supported"),
         ("--cb_dro --cb_explore_adf -f m.vw", "-f or --readable_model with --cb_dro"),
         ("--cb_dro --csoaa_ldf m", "requires cb_adf or cb_explore_adf"),

@@ -46,7 +46,7 @@ def _run(cmd: list[str], args: list[str], cwd: Path) -> tuple[str, str]:
     assert m, r.stderr[-1000:]
     for cache in cwd.glob("*.cache*"):
         cache.unlink()
-    return m.group(1), pred.read_text()
+    return m.group(1), re.findall(r"total feature number = \S+", r.stderr), pred.read_text()
 
 
 CASES = [
@@ -97,7 +97,8 @@ def _multiclass(seed: int, n: int, k: int) -> str:
 @pytest.mark.parametrize(
     ("k", "flags"),
     [(4, ""), (3, "--first 10"), (5, "--bag 3 --random_seed 2"), (4, "--squarecb"),
-     (3, "--softmax --lambda 4 --loss0 -1 --loss1 0"), (4, "--cb_type dr --epsilon 0.2")],
+     (3, "--softmax --lambda 4 --loss0 -1 --loss1 0"), (4, "--cb_type dr --epsilon 0.2"),
+     (4, "--flip_loss_sign"), (3, "--flip_loss_sign --loss0 -1 --loss1 2 --squarecb")],
 )  # fmt: skip
 def test_cbify_equals_vw(tmp_path: Path, k: int, flags: str) -> None:
     pytest.importorskip("vowpalwabbit")
@@ -105,6 +106,22 @@ def test_cbify_equals_vw(tmp_path: Path, k: int, flags: str) -> None:
     data.write_text(_multiclass(k + len(flags), 150, k))
     args = ["--cbify", str(k), *flags.split(), "-d", str(data)]
     assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
+
+
+def test_flip_loss_sign_is_kept_with_the_model(tmp_path: Path) -> None:
+    """VW keeps ``--flip_loss_sign`` with a ``--cbify`` model: continued by either, a model
+    of either learns rewards."""
+    pytest.importorskip("vowpalwabbit")
+    data = tmp_path / "mc.txt"
+    data.write_text(_multiclass(7, 120, 4))
+    first = ["--cbify", "4", "--flip_loss_sign", "-d", str(data)]
+    outs = set()
+    for maker in (["vowpalwabbit"], ["streamlearn", "vw"]):
+        _run(maker, [*first, "-f", str(tmp_path / "m")], tmp_path)
+        assert b"--flip_loss_sign" in (tmp_path / "m").read_bytes()
+        for user in (["vowpalwabbit"], ["streamlearn", "vw"]):
+            outs.add(repr(_run(user, ["-i", str(tmp_path / "m"), "-d", str(data)], tmp_path)))
+    assert len(outs) == 1
 
 
 @pytest.mark.parametrize("flags", ["", "--first 10", "--squarecb", "--cb_type dr --epsilon 0.2",

@@ -51,6 +51,10 @@ CASES = [
     "--cb_type ips --softmax --lambda 2 --multiplier 0.7",
     "--epsilon 0.1 --target_rate 0.3",
     "--squarecb --target_rate 0.5 --random_seed 7",
+    # weighed examples (a threshold above 1) under the two cb_types with their own weights
+    "--cb_type dr --multiplier 5",
+    "--cb_type sm --multiplier 5 --epsilon 0.1",
+    "--cb_type dr --target_rate 0.9 -q UA",
 ]
 
 
@@ -63,13 +67,6 @@ def test_explore_eval_is_vws(tmp_path, log, opts):
     assert CLOSING.findall(r.output) and [m.group(0) for m in CLOSING.finditer(r.output)] == [
         m.group(0) for m in CLOSING.finditer(ref)]  # fmt: skip
     assert (tmp_path / "sl.p").read_text() == (tmp_path / "vw.p").read_text()
-
-
-def test_a_weighted_dr_example_stops_the_run_and_writes_nothing(tmp_path, log):
-    p = tmp_path / "p"
-    r = invoke(["vw", "--explore_eval", "--cb_type", "dr", "--multiplier", "5", "-d", str(log),
-                "-p", str(p)])  # fmt: skip
-    assert r.exit_code == 2 and "threshold above 1" in r.output and not p.exists()
 
 
 def test_its_options_are_refused_where_they_mean_nothing(tmp_path, log):
