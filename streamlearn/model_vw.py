@@ -67,11 +67,13 @@ MODEL_OPTIONS: dict[str, bool] = {
              "lambda bag cover psi rnd rnd_alpha rnd_invlambda synthcoverpsi synthcoversize "
              "mellowness cb_min_cost cb_max_cost gamma_scale gamma_exponent multiplier "
              "target_rate multiworld_test policy ot warm_cb max_actions spanner_c "
-             "action_cache_slack", True),
+             "action_cache_slack cats cats_pdf cats_tree pmf_to_pdf tree_bandwidth min_value "
+             "max_value", True),
     **_table("csoaa_rank cb_adf cb_explore_adf rank_all eval cbify_cs cbify_ldf "
              "ccb_explore_adf slates cb_sample all_slots_loss ccb_no_slot_index first_only "
              "softmax greedify explore_eval squarecb elim synthcover regcb regcbopt nounif "
-             "large_action_space experimental_igl flip_loss_sign", False),
+             "large_action_space experimental_igl cb_explore_pdf get_pmf sample_pdf "
+             "flip_loss_sign", False),
     # the single-line reductions
     **_table("oaa csoaa multilabel_oaa indexing ect error mem termination "
              "named_labels classweight", True),
@@ -104,7 +106,7 @@ anything else (an output, an input, a server, a run's mode: ``--final_regressor`
 them is used, named as it is written (:func:`check_options`)."""
 
 MULTILINE = ("csoaa_ldf", "cb_adf", "cb_explore_adf", "cb", "cb_explore", "wap_ldf",
-             "multiworld_test", "search", "lda", "cbzo")
+             "multiworld_test", "search", "lda", "cbzo", "cats", "cats_pdf")
 """Options that make a VW model a multiline one (``sl vw -i`` reads it: run/mlmodel.py)."""
 MULTILINE_REFUSED = {
     "per_model_save_load": "--per_model_save_load",
@@ -115,7 +117,8 @@ MULTILINE_REFUSED = {
 
 INTEGERS = frozenset("cb cb_explore cbify first bag cover rnd synthcoversize oaa csoaa ect "
                      "error multilabel_oaa indexing bootstrap autolink mem bit_precision hash_seed "
-                     "random_seed degree lda ot warm_cb max_actions action_cache_slack"
+                     "random_seed degree lda ot warm_cb max_actions action_cache_slack cats "
+                     "cats_pdf cats_tree pmf_to_pdf tree_bandwidth"
                      .split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is an integer."""
 WORDS = frozenset("lrq lrqfa alg csoaa_ldf wap_ldf cb_type bs_type named_labels classweight "
@@ -340,8 +343,9 @@ def _multiline(items: list[tuple[str, str | None, str]]) -> None:
     names = {n for n, _, _ in items}
     if not names & set(MULTILINE):
         return
-    top = next(r for r in ("lda", "cbzo", "search", "multiworld_test", "cb_explore", "cb",
-                            "cb_explore_adf", "cb_adf", "csoaa_ldf", "wap_ldf")
+    top = next(r for r in ("lda", "cbzo", "cats", "cats_pdf", "search", "multiworld_test",
+                            "cb_explore", "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf",
+                            "wap_ldf")
                if r in names)  # (the one VW runs first)
     shown = next(_shown(s, v) for n, v, s in items if n == top)
     unrun = not_run(names)

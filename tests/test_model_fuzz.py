@@ -146,8 +146,11 @@ def test_one_allow_list_for_every_kind(models):
     assert fields <= set(model_vw.SL_FIELDS)
     assert all(o in model_vw.MODEL_OPTIONS for o, _ in model_vw.SL_FIELDS.values() if o)
     # every option a bandit model may carry is one sl vw reads (VW's gd state aside)
+    from streamlearn.vwargs.argv import CATS_IMPLIED
+
     gd_only = {"l1_state", "l2_state", "per_model_save_load", "cb_sample"}
-    assert set(model_vw.MODEL_OPTIONS) - gd_only <= set(OPTIONS)
+    # (and what VW stacks below --cats, which sl vw sets again from --cats K itself)
+    assert set(model_vw.MODEL_OPTIONS) - gd_only - CATS_IMPLIED <= set(OPTIONS)
     for name in ("final_regressor", "predictions", "daemon", "pid_file", "data", "testonly",
                  "cache_file", "report", "readable_model", "invert_hash", "passes"):
         assert name not in model_vw.MODEL_OPTIONS

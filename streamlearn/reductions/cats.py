@@ -177,7 +177,7 @@ def _refuse(t: Command) -> None:
     for key, opt in models:
         if t.outputs.get(key):
             raise VWUsage(f"{opt} with {what} is not supported by sl yet")
-    if "initial_model" in t.inputs:
+    if "initial_model" in t.inputs and t.multiline.get("cbify_reg"):
         raise VWUsage(f"-i with {what} is not supported by sl yet")
     if t.raw_predictions:
         raise VWUsage(f"-r with {what} is not supported by sl")

@@ -20,8 +20,10 @@ import numpy as np
 from streamlearn.io.examples import FEATURES_ACTIONS, FEATURES_MERGED, Part, Source, Tags
 from streamlearn.io.multiline import Merged
 from streamlearn.io.oneexample import ExampleParser
-from streamlearn.reductions.base import Seen, Weights, room
-from streamlearn.reductions.cb_line import Scratch
+from streamlearn.reductions.base import Seen, Weights
+from streamlearn.reductions.cb_line import Diverging, GuardRoom, Scratch
+
+__all__ = ["AdfStep", "Diverging"]
 
 
 class AdfStep:
@@ -41,10 +43,7 @@ class AdfStep:
         """Per (lines, actions): the part and what the learner's step gives, kept."""
         self.feats = np.zeros(1, dtype=np.int64)
         self.own = np.zeros(1, dtype=np.int64)
-        self.saved = np.empty((0, 4), dtype=np.float32)
-        """The guard's copy of the rows an example touches (grown on GROW)."""
-        self.saved_state = np.empty(0)
-        """The guard's copy of the sums: gstate, stats, dr_prev, the explorer's statistics."""
+        self.guarded = GuardRoom()
 
     def step(self, data: bytes, first_line: int, w: Weights, learner: object,
              learning: bool, guard: bool = False) -> Seen | None:  # fmt: skip
@@ -66,7 +65,7 @@ class AdfStep:
         for _ in range(3):  # (GROW: at most dr_prev, then the guard's rows and sums)
             args = (one.buf[:nb], int(first_line), lines, bool(learning), w.tables, w.gstate,
                     w.params, w.stats, w.dr_prev, *self.fixed, bool(guard), w.table, w.step,
-                    self.saved, self.saved_state)  # fmt: skip
+                    self.guarded.saved, self.guarded.saved_state)  # fmt: skip
             if self.entry is None:
                 from streamlearn.reductions.cb_example_kernel import step_example
                 from streamlearn.system.direct import direct
@@ -77,7 +76,8 @@ class AdfStep:
                 nnz = self.entry(*args)
             if nnz != -2:  # (cb_example_kernel.GROW)
                 break
-            self._grow(w)
+            rows = int(self.one.out_ptr[int(self.act_ptr[1])])
+            self.guarded.grow(w, self.act_ptr, rows, self.fixed[-3])
             one.st[0] = 0
         if nnz == -3:  # (cb_example_kernel.DIVERGED: everything it changed put back)
             raise Diverging
@@ -101,19 +101,6 @@ class AdfStep:
             self.own[0] = own
         part.src.first_line = int(first_line)
         return seen
-
-    def _grow(self, w: Weights) -> None:
-        """Room for the example the kernel answered GROW: ``dr_prev`` as
-        :func:`~streamlearn.reductions.base.room` grows it, the guard's rows and sums."""
-        room(w, self.act_ptr)
-        need = int(self.one.out_ptr[int(self.act_ptr[1])]) * int(w.step)
-        if need > self.saved.shape[0]:
-            self.saved = np.empty((max(need, 2 * self.saved.shape[0]), w.table.shape[1]),
-                                  dtype=w.table.dtype)  # fmt: skip
-        xstats = self.fixed[-3]  # (the explorer's, or this step's own: line_args)
-        sums = sum(a.shape[0] for a in (w.gstate, w.stats, w.dr_prev, xstats))
-        if sums > self.saved_state.shape[0]:
-            self.saved_state = np.empty(sums)
 
     def _fixed(self, w: Weights, learner: object) -> tuple:
         """The kernel's trailing arguments, or () where it never runs (module doc)."""
@@ -147,8 +134,3 @@ class AdfStep:
             if getattr(seen, name) is not None:
                 setattr(seen, name, getattr(seen, name)[:r])
         return part, seen
-
-
-class Diverging(Exception):  # noqa: N818 - as serve_model._Diverging
-    """:meth:`AdfStep.step` with ``guard``: learning the example would have made the model
-    non-finite; everything it changed is put back."""

@@ -24,23 +24,21 @@ example the one-example parser leaves to the block path, more than one example.
 
 from __future__ import annotations
 
-import numpy as np
-
 from streamlearn.io.labels import read_labels_kernel
 from streamlearn.io.multiline import check_examples, merge_examples, row_labels
 from streamlearn.io.vw import parse_vw_block
-from streamlearn.reductions.cb_line_kernel import learn_explore
-from streamlearn.system.jit import jit, jit_inline
+from streamlearn.reductions.cb_line_kernel import (
+    DIVERGED,
+    GROW,
+    keep_rows,
+    learn_explore,
+    put_back,
+    rows_finite,
+)
+from streamlearn.system.jit import jit
 
 FALLBACK = -1
 """:func:`step_example`'s answer where the general path must run (nothing has moved)."""
-GROW = -2
-""":func:`step_example`'s answer where ``dr_prev`` must first hold the example's actions and
-one (:func:`~streamlearn.reductions.base.room`), or the guard's ``saved`` rows the example's
-(nothing has moved)."""
-DIVERGED = -3
-""":func:`step_example`'s answer (with ``guard``) where learning the example made the model
-non-finite: everything it changed is put back."""
 
 
 @jit
@@ -103,62 +101,15 @@ def step_example(buf, first_line, n_lines, learning, tables, gstate, params, sta
                                              + dr_prev.shape[0] + xstats.shape[0])):
         return GROW  # fmt: skip
     if guard:
-        _keep(table, width, out_idx[:nnz], saved, gstate, stats, dr_prev, xstats, saved_state)
+        keep_rows(table, width, out_idx[:nnz], saved, gstate, stats, dr_prev, xstats,
+                  saved_state)  # fmt: skip
     learn_explore(tables, sub[:r], step, gstate, params, loss_id, cb_type, clip_p, act_ptr,
                   out_ptr[: r + 1], out_idx[:nnz], out_val[:nnz], chosen, cost, prob, holdout,
                   holdout_learns, stats, dr_prev, scores[:r], order[:r], loss_out, explore,
                   xkind, epsilon, first_only, lam, gamma_scale, gamma_exponent, learning, xstats,
                   out_actions[:r], out_probs[:r])  # fmt: skip
-    if guard and not _finite(table, width, out_idx[:nnz], gstate, stats):
-        _put_back(table, width, out_idx[:nnz], saved, gstate, stats, dr_prev, xstats,
+    if guard and not rows_finite(table, width, out_idx[:nnz], gstate, stats):
+        put_back(table, width, out_idx[:nnz], saved, gstate, stats, dr_prev, xstats,
                   saved_state)  # fmt: skip
         return DIVERGED
     return nnz
-
-
-@jit_inline
-def _row(idx, j, width, rows):
-    """The table row of a feature's ``j``-th weight (``run/serve_model.py``'s rows)."""
-    return (np.uint64(idx) * np.uint64(width) + np.uint64(j)) & np.uint64(rows - 1)
-
-
-@jit_inline
-def _keep(table, width, idx, saved, gstate, stats, dr_prev, xstats, saved_state):
-    """The rows ``idx`` touch and the state's sums, kept (``saved_state``: gstate, stats,
-    dr_prev, xstats, in that order)."""
-    rows = table.shape[0]
-    for i in range(idx.shape[0]):
-        for j in range(width):
-            saved[i * width + j, :] = table[_row(idx[i], j, width, rows), :]
-    at = 0
-    for a in (gstate, stats, dr_prev, xstats):
-        saved_state[at : at + a.shape[0]] = a
-        at += a.shape[0]
-
-
-@jit_inline
-def _put_back(table, width, idx, saved, gstate, stats, dr_prev, xstats, saved_state):
-    """:func:`_keep`'s rows and sums put back (a row twice among them: both copies are its
-    value before the example)."""
-    rows = table.shape[0]
-    for i in range(idx.shape[0]):
-        for j in range(width):
-            table[_row(idx[i], j, width, rows), :] = saved[i * width + j, :]
-    at = 0
-    for a in (gstate, stats, dr_prev, xstats):
-        a[:] = saved_state[at : at + a.shape[0]]
-        at += a.shape[0]
-
-
-@jit_inline
-def _finite(table, width, idx, gstate, stats):
-    """No NaN or inf in the rows ``idx`` touch, and finite sums of ``gstate`` and ``stats``
-    (``run/serve_model.py``'s ``_finite`` and ``_sums_finite``)."""
-    rows = table.shape[0]
-    for i in range(idx.shape[0]):
-        for j in range(width):
-            r = _row(idx[i], j, width, rows)
-            for c in range(table.shape[1]):
-                if not np.isfinite(table[r, c]):
-                    return False
-    return np.isfinite(np.sum(gstate)) and np.isfinite(np.sum(stats))

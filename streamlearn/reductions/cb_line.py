@@ -59,6 +59,7 @@ class CbLineParser:
         self.mg = Merged(self.act_ptr, self.rows, self.row, self.out_ptr, self.out_idx,
                          self.out_val, self.out_ns)  # fmt: skip
         self.scratch = Scratch(k)
+        self.guarded = GuardRoom()
         self.fixed = None
         """:meth:`step`'s kernel arguments after the state's (made at its first call; empty:
         its learner's examples take :meth:`part`)."""
@@ -101,7 +102,7 @@ class CbLineParser:
         return self.kept
 
     def step(self, data: bytes, first_line: int, w: Weights, learner: object,
-             learning: bool) -> Seen | None:  # fmt: skip
+             learning: bool, guard: bool = False) -> Seen | None:  # fmt: skip
         """:meth:`part` and ``learner``'s ``learn`` of it in one kernel call
         (:func:`~streamlearn.reductions.cb_line_kernel.step_line`) over ``w``'s state
         (``learning``: the explorer's switch): what the learner's batch gives (its arrays
@@ -109,7 +110,9 @@ class CbLineParser:
         learner's ``learn`` must run (nothing has moved; a learner without ``line_args``,
         or whose options its batch alone runs).  The kernel's arguments but the line and
         the state are made at the first call, and the later calls go straight to its
-        compiled entry (:mod:`streamlearn.system.direct`)."""
+        compiled entry (:mod:`streamlearn.system.direct`).  ``guard`` (a learning
+        server's): a line whose update would leave the model non-finite is put back and
+        raises :class:`Diverging`."""
         if self.fixed is None:
             line_args = getattr(learner, "line_args", None)
             fused = line_args(self.scratch) if line_args is not None else None
@@ -131,16 +134,25 @@ class CbLineParser:
         one.st[0] = 0
         if w.dr_prev.shape[0] <= self.k:
             room(w, np.array([0, self.k], dtype=np.int64))
-        args = (one.buf[:nb], int(first_line), bool(learning), w.tables, w.gstate, w.params,
-                w.stats, w.dr_prev, *self.fixed)  # fmt: skip
-        if self.entry is None:
-            from streamlearn.reductions.cb_line_kernel import step_line
-            from streamlearn.system.direct import direct
+        g = self.guarded
+        for _ in range(2):  # (GROW: the guard's rows and sums)
+            args = (one.buf[:nb], int(first_line), bool(learning), w.tables, w.gstate,
+                    w.params, w.stats, w.dr_prev, *self.fixed, bool(guard), w.table, g.saved,
+                    g.saved_state)  # fmt: skip
+            if self.entry is None:
+                from streamlearn.reductions.cb_line_kernel import step_line
+                from streamlearn.system.direct import direct
 
-            nnz = step_line(*args)
-            self.entry = direct(step_line, args)
-        else:
-            nnz = self.entry(*args)
+                nnz = step_line(*args)
+                self.entry = direct(step_line, args)
+            else:
+                nnz = self.entry(*args)
+            if nnz != -2:  # (cb_line_kernel.GROW)
+                break
+            g.grow(w, self.act_ptr, int(self.out_ptr[self.k]), self.fixed[-3])
+            one.st[0] = 0
+        if nnz == -3:  # (cb_line_kernel.DIVERGED: everything it changed put back)
+            raise Diverging
         if nnz < 0:  # (cb_line_kernel.FALLBACK)
             return None
         part = self._kept(int(nnz))
@@ -168,3 +180,34 @@ class Scratch:
         """An explorer's statistics where there is none (the kernel's argument)."""
         self.seen = None
         """What every step gives (these arrays, the parser's kept part)."""
+
+
+class GuardRoom:
+    """A guarded kernel call's room (:meth:`CbLineParser.step`'s and
+    :meth:`~streamlearn.reductions.cb_example.AdfStep.step`'s): the copy of the rows an
+    example touches and of the state's sums, grown where the kernel answers GROW."""
+
+    def __init__(self) -> None:
+        self.saved = np.empty((0, 4), dtype=np.float32)
+        """The rows an example touches (each feature's ``step`` rows)."""
+        self.saved_state = np.empty(0)
+        """The sums: gstate, stats, dr_prev, the explorer's statistics, in that order."""
+
+    def grow(self, w: Weights, act_ptr: np.ndarray, features: int, xstats: np.ndarray) -> None:
+        """Room for an example of ``features`` action-row features the kernel answered GROW:
+        ``dr_prev`` as :func:`~streamlearn.reductions.base.room` grows it, the rows and the
+        sums (``xstats``: the explorer's statistics the kernel is given)."""
+        room(w, act_ptr)
+        need = features * int(w.step)
+        if need > self.saved.shape[0]:
+            self.saved = np.empty((max(need, 2 * self.saved.shape[0]), w.table.shape[1]),
+                                  dtype=w.table.dtype)  # fmt: skip
+        sums = sum(a.shape[0] for a in (w.gstate, w.stats, w.dr_prev, xstats))
+        if sums > self.saved_state.shape[0]:
+            self.saved_state = np.empty(sums)
+
+
+class Diverging(Exception):  # noqa: N818 - as serve_model._Diverging
+    """A guarded step (:meth:`CbLineParser.step`,
+    :meth:`~streamlearn.reductions.cb_example.AdfStep.step` with ``guard``): learning the
+    example would have made the model non-finite; everything it changed is put back."""

@@ -152,8 +152,7 @@ class Bandit:
         :meth:`~streamlearn.reductions.cb_example.AdfStep.step`; what it gives is valid
         until the next call); None where they must run (nothing has moved).  ``guard``: an
         example whose update would leave the model non-finite is put back and raises
-        :class:`~streamlearn.reductions.cb_example.Diverging` (a multiline example's step;
-        ``--cb K``'s line then gives None)."""
+        :class:`~streamlearn.reductions.cb_line.Diverging`."""
         stepper = self.stepper
         if stepper is None:
             if self.one is None:
@@ -167,7 +166,7 @@ class Bandit:
             else:
                 stepper = False
             self.stepper = stepper
-        if not stepper or (guard and stepper is self.one):
+        if not stepper:
             return None
         xp = self.xp
         if learn:

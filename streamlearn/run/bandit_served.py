@@ -138,7 +138,7 @@ class BanditServed:
             return b"", 0, 0
         part = seen = None
         if m == 1 and data.count(b"\n") == 1 and data.endswith(b"\n"):  # (one request)
-            seen = b.line(data, True, start)  # (as run: the params say test_only)
+            seen = b.line(data, True, start, self.guard)  # (as run: the params say test_only)
             part = seen.part if seen is not None else b.one_example(data, start)
         one = part is not None
         if part is None:

@@ -117,12 +117,13 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
     if cfg.passes > 1:
         raise UsageError("--cats/--cats_pdf with --passes: not supported by sl yet")
     st = State(ml, cfg)
+    model_t = _begin(st, inputs.initial_model, ml, learn) if inputs.initial_model else None
     sampled = bool(ml.cats_k)
     quiet = getattr(outputs, "vw_quiet", False)
     say = console.say if not quiet else (lambda *a: None)
     step = getattr(console, "progress", 0.0)
     if getattr(outputs, "vw_format", False) and not quiet:
-        progress = mlconsole.vw_header(ml, cfg, inputs, outputs, say, step=step)
+        progress = mlconsole.vw_header(ml, cfg, inputs, outputs, say, model_t, step=step)
     else:
         progress = mlconsole.Progress(say, False, quiet=quiet, step=step)
     if not st.bandwidth_given and not quiet:
@@ -184,6 +185,24 @@ def run(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN001
         stage.write()
         stage.commit()
     return summary
+
+
+def _begin(st, path: str, ml, learn: dict) -> float | None:  # noqa: ANN001
+    """``-i``: the tree's weights and gd's state from the model at ``path`` (VW's, whose
+    options the run's already hold; or sl's), as VW reads them: the table, VW's t and label
+    range, the first model's normalizer sums (VW keeps one pair: the tree's other nodes
+    start again, as in VW), the generator's state its ``--random_seed``.  Returns VW's t of
+    the model (None: a model without gd's resume state)."""
+    from streamlearn.learners.csoaa_ldf import G_MODEL
+    from streamlearn.run.mlmodel import start
+
+    _, table, gstate, _, _, model_t = start(path, ml, learn)
+    if table.shape != st.table.shape:
+        raise UsageError(f"-i {path}: its table ({table.shape[0]} rows of {table.shape[1]}) "
+                         f"is not this run's ({st.table.shape[0]} of {st.table.shape[1]})")
+    st.table = table
+    st.gstate[: G_MODEL + 2] = gstate[: G_MODEL + 2]
+    return model_t
 
 
 def _count(progress, labeled: np.ndarray, loss: np.ndarray, feats: np.ndarray, label_of,

@@ -150,6 +150,7 @@ def run_legacy(learn: dict, ml, inputs, outputs, console) -> dict:  # noqa: ANN0
             idx_a = tally.draw(probs)
             action = int(idx_a) + 1
             tally.preds.append(f"{action}\n")
+            tally.raw(label)
             if labeled:
                 lg.learn(line, action, tally.cost(label, action), float(probs[idx_a]))
     return _finish(outputs, console.say, tally, lg.stats, tally.n_lab, tally.loss)
@@ -237,9 +238,18 @@ class _Tally:
         self.sign = np.float32(-1.0 if ml.flip_loss_sign else 1.0)
         self.counter = 0
         self.preds: list[str] = []
+        self.raws: list[str] = []
         self.malformed = 0
         self.n_lab = 0.0
         self.loss = 0.0
+
+    def raw(self, label: tuple) -> None:
+        """``-r``'s line of a line of :func:`_label`: under ``--cbify_cs`` VW's cost-sensitive
+        line of the classes it lists, each scored 0 (nothing scores the class line itself);
+        else none (VW writes an empty file)."""
+        if label[1] is not None:
+            self.raws.append("".join(f"{' ' if j else ''}{int(c)}:0"
+                                     for j, c in enumerate(label[1])) + "\n")  # fmt: skip
 
     def draw(self, pmf: np.ndarray):  # noqa: ANN201
         """An index into ``pmf`` drawn with ``uniform_hash("vw") + n``, n the draws so far."""
@@ -278,6 +288,8 @@ def _finish(outputs, say, tally: _Tally, stats: np.ndarray, n_lab, loss, progres
 
     if outputs.predictions:
         write_text(outputs.predictions, "".join(tally.preds))
+    if getattr(outputs, "raw_predictions", None):
+        write_text(outputs.raw_predictions, "".join(tally.raws))
     stats[cb_adf.N_LAB] = n_lab
     stats[cb_adf.LOSS] = loss
     n_ex = int(stats[cb_adf.N_EX])
@@ -378,6 +390,7 @@ def _play_copies(lr: _Learner, tally: _Tally, b, lab, k: int, below: int, cim) -
         idx = tally.draw(pmf)
         action = int(acts[lo + idx])
         tally.preds.append(f"{action + 1}\n")
+        tally.raw(label)
         if labeled:
             cost = tally.cost(label, action + 1)
             lr.play((sub, 1), ap, feats, action, cost, float(pmf[idx]), out)

@@ -199,12 +199,12 @@ def read(path: str, ml, cfg) -> dict:  # noqa: ANN001
         gstate[G_N] = gstate[G_T] = t
         gstate[G_LABEL_MIN] = r["min_label"]
         gstate[G_LABEL_MAX] = r["max_label"]
-        # (the ftrl family's own sums are not kept: they start again; IGL's are read)
-        if cfg.algo == "gd" or getattr(ml, "igl", False):
-            gstate[csoaa_ldf.G_MODEL] = r["norm"][0]
-            gstate[csoaa_ldf.G_MODEL + 1] = r["total_weight"][0]
-            gstate[G_GRAVITY] = r.get("l1_state", 0.0)
-            gstate[G_CONTRACTION] = r.get("l2_state", 1.0)
+        # (the ftrl family's too: VW's ftrl keeps its first model's sums as gd does, and
+        # --coin divides by their ratio)
+        gstate[csoaa_ldf.G_MODEL] = r["norm"][0]
+        gstate[csoaa_ldf.G_MODEL + 1] = r["total_weight"][0]
+        gstate[G_GRAVITY] = r.get("l1_state", 0.0)
+        gstate[G_CONTRACTION] = r.get("l2_state", 1.0)
     counts = (float(got_body.event_sum or 0), float(got_body.action_sum or 0))
     # the explorer's state: its counter, or --synthcover's (lowest, highest) costs seen
     state = got_body.costs if costs else top if top is not None else got_body.counter

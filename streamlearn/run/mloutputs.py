@@ -41,6 +41,8 @@ def built(ml, attr: str) -> bool:  # noqa: ANN001
         return False
     if ml.legacy or ml.evaluate:  # (cblegacy writes -r, and its models both ways)
         return attr in ("raw_predictions", "readable_model")
+    if ml.reduction == "cbify" and attr == "raw_predictions":  # (run/cbify.py's classes)
+        return not (ml.cbify_ldf or getattr(ml, "cbify_reg", False))
     return ml.reduction in BUILT[attr]
 
 

@@ -290,15 +290,16 @@ def _guarded() -> type:
         """A learning bandit server's safety net: an example whose update would make the
         model non-finite (an importance weight or a cost too large) is answered ``nan``
         and not learned, the model put back as it was (cb_adf's kernel and the explorers
-        over it; the explorers with kernels of their own -- bag, cover, regcb, rnd -- and
-        csoaa_ldf are checked when saved); a non-finite model is never saved."""
+        over it, ``--cb K``'s lines copied to it too; the explorers with kernels of their
+        own -- bag, cover, regcb, rnd -- and csoaa_ldf are checked when saved); a
+        non-finite model is never saved."""
 
         def __init__(self, *args, **kw) -> None:  # noqa: ANN002, ANN003 - BanditServed's
             super().__init__(*args, **kw)
             b = self.bandit
             own = () if b.xp is None else (b.xp.ex.BAG, b.xp.ex.COVER, b.xp.ex.REGCB,
                                             b.xp.ex.RND)  # fmt: skip
-            self.width = b.step if b.ml.reduction == "cb_adf" and (
+            self.width = b.step if b.ml.reduction in ("cb_adf", "cb") and not b.ml.legacy and (
                 b.xp is None or b.xp.kind not in own) else 0  # fmt: skip
             """The step between a feature's rows (0: the rows a step touches not known)."""
             if self.learner is not None:
@@ -332,7 +333,7 @@ def _guarded() -> type:
             return guarded
 
         def _run(self, data: bytes, source: str, start: int) -> tuple[bytes, int, int]:
-            from streamlearn.reductions.cb_example import Diverging
+            from streamlearn.reductions.cb_line import Diverging
 
             try:
                 return super()._run(data, source, start)
@@ -340,7 +341,8 @@ def _guarded() -> type:
                 pass
             # one example at a time: the one that diverges is answered nan, the others learned
             out, rows, bad = [], 0, 0
-            for chunk, first in _examples(data, start):
+            single = self.bandit.ml.reduction == "cb"  # (--cb K: an example a line)
+            for chunk, first in _examples(data, start, single):
                 try:
                     a, n, k = super()._run(chunk, source, first)
                 except (_Diverging, Diverging):
@@ -365,13 +367,17 @@ def _guarded() -> type:
     return GuardedBandit
 
 
-def _examples(data: bytes, start: int) -> Iterator[tuple[bytes, int]]:
+def _examples(data: bytes, start: int, single: bool = False) -> Iterator[tuple[bytes, int]]:
     """The multiline examples of ``data`` (whole examples, each ended by a blank line), one
-    by one, with the line each starts on."""
+    by one, with the line each starts on; ``single``: each line an example (``--cb K``'s), a
+    blank line kept with the line before it."""
     lines = re.findall(rb"[^\n]*\n|[^\n]+$", data)
     at = 0
     for i, line in enumerate(lines):
-        if not line.strip():
+        if single and line.strip() and i > at:
+            yield b"".join(lines[at:i]), start + at
+            at = i
+        elif not single and not line.strip():
             chunk = b"".join(lines[at : i + 1])
             if chunk.strip():
                 yield chunk, start + at

@@ -89,13 +89,18 @@ def parse_argv(argv: list[str]) -> Translation:
     return t
 
 
-CB_REDUCTIONS = ("lda", "cbzo", "search", "multiworld_test", "cb_explore", "cb",
-                 "cb_explore_adf", "cb_adf", "csoaa_ldf", "wap_ldf")
+CB_REDUCTIONS = ("lda", "cbzo", "cats", "cats_pdf", "search", "multiworld_test", "cb_explore",
+                 "cb", "cb_explore_adf", "cb_adf", "csoaa_ldf", "wap_ldf")
 """The multiline reductions a VW model may name, the one VW runs first: a model's
 ``--cb 4 --cb_adf --csoaa_ldf multiline`` is ``--cb 4`` to sl vw."""
 IMPLIED = {"csoaa_ldf", "csoaa_rank", "cb_adf", "cb_sample"}
 """Options VW's cb reductions add below themselves (not options of sl vw's --cb_adf;
 ``cb_sample``: VW's --ccb_explore_adf stacks it below itself)."""
+CATS_IMPLIED = {"binary", "cats_tree", "cb_explore_pdf", "get_pmf", "pmf_to_pdf", "sample_pdf",
+                "tree_bandwidth"}
+"""Options VW's ``--cats``/``--cats_pdf`` add below themselves, each set from theirs (the
+tree's K, the smoothing in leaves from ``--bandwidth`` and the range): sl vw's ``--cats K``
+stacks them itself."""
 
 
 def _given(argv: list[str]) -> set[str]:
@@ -131,6 +136,8 @@ def model_argv(path: str, argv: list[str]) -> list[str]:
         if name in CB_REDUCTIONS and name != top and top != "multiworld_test":
             continue  # (the reductions VW stacks below the first; mwt's --cb: its --learn)
         if name in IMPLIED and name != top and top != "csoaa_ldf":
+            continue
+        if name in CATS_IMPLIED and top in ("cats", "cats_pdf"):
             continue
         if legacy and name == "csoaa":
             continue  # (the csoaa legacy cb_algs stacks below itself)

@@ -423,7 +423,7 @@ OTHER_VW_OPTIONS = frozenset("""
     dump_json_weights_include_feature_names_experimental
 
 
-    fixed_significance_level flip_loss_sign
+    fixed_significance_level
      get_pmf  graph_feedback
      ignore_features_dsjson_experimental
         interaction_type

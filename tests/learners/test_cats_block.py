@@ -193,6 +193,26 @@ def test_the_block_path_gives_vw_s_numbers_and_models(tmp_path, opts):
     assert got["sl"] == got["vw"] and got["sl"]
 
 
+@pytest.mark.parametrize("opts", [_SETS[1], _SETS[2], _SETS[4], _SETS[5]])
+def test_models_move_both_ways(tmp_path, opts):
+    """``-i``: a model VW or sl wrote, continued (and scored with ``-t``) by either, gives
+    the same ``-p`` and stderr (suite lines 225, 227, 483)."""
+    pytest.importorskip("vowpalwabbit")
+    (tmp_path / "a.txt").write_text(_ca_text(800, 3))
+    (tmp_path / "b.txt").write_text(_ca_text(500, 4))
+    for tag, prog in (("vw", VW_MODULE), ("sl", SL_VW)):
+        _run(prog, ["-d", "a.txt", *opts, "-f", f"{tag}.m"], tmp_path)
+    for more in ([], ["-t"]):
+        seen = {}
+        for model in ("vw", "sl"):
+            for tag, prog in (("vw", VW_MODULE), ("sl", SL_VW)):
+                r = _run(prog, ["-d", "b.txt", "-i", f"{model}.m", "-p", "c.p", *more],
+                         tmp_path)  # fmt: skip
+                seen[model, tag] = ((tmp_path / "c.p").read_text(), _stderr(r.stderr))
+        assert len(set(map(repr, seen.values()))) == 1, list(seen)
+        assert any(ln.startswith("average loss") for ln in seen["vw", "sl"][1])
+
+
 @pytest.mark.parametrize("opts", [
     ["--cats", "8", "--bandwidth", "1.2", "--min_value", "0", "--max_value", "10"],
     ["--cats_pdf", "8", "--min_value", "0", "--max_value", "10", "--epsilon", "0.1"],

@@ -343,7 +343,8 @@ def test_cats_gives_vw_s_numbers_and_models(tmp_path, opts):
     (["--cbify", "4", "--cbify_reg"], "Min and max"),
     (["--cats", "4", "--min_value", "0"], "Min and max"),
     (["--cats", "4", "--min_value", "0", "--max_value", "1", "-q", "ab"], "-q"),
-    (["--cats", "4", "--min_value", "0", "--max_value", "1", "-i", "m"], "-i"),
+    (["--cbify", "4", "--cbify_reg", "--min_value", "0", "--max_value", "1", "-i", "m"],
+     "-i"),  # (--cats's and --cats_pdf's models are read: test_cats_block.py)
     (["--cats", "4", "--cats_pdf", "4", "--min_value", "0", "--max_value", "1"], "--cats_pdf"),
     (["--cbify", "4", "--cbify_reg", "--min_value", "0", "--max_value", "1", "-f", "m"], "-f"),
     (["--cbify", "4", "--cbify_reg", "--cb_discrete", "--cats_tree", "5", "--min_value", "0",

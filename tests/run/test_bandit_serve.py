@@ -291,3 +291,52 @@ def test_the_daemon_serves_a_cb_k_model_as_sl_vw_runs_it(tmp_path, args):
     assert bad == b"nan\n\n"
     if not test:
         assert (tmp_path / "out.vw").read_bytes() == (tmp_path / "ref.vw").read_bytes()
+
+
+@pytest.mark.parametrize("args", [[], ["--cb_explore", "3"]])
+def test_a_diverging_cb_k_line_is_answered_nan_and_put_back(tmp_path, args):
+    """A learning --cb K server: a line whose update would make the model non-finite is
+    answered nan and everything it changed is put back, alone in its request (the one-line
+    kernel's guard) or among others (the block path's): the model saved on SIGTERM is the
+    one the good lines alone make (it was learned unguarded, and only refused when
+    saved)."""
+    import signal
+    import socket
+
+    from tests.run.test_serve import Server
+    from tests.unix import sl
+
+    (tmp_path / "a.txt").write_text(_cb_lines(1, 200))
+    good = _cb_lines(2, 40).splitlines(keepends=True)
+    (tmp_path / "good.txt").write_text("".join(good))
+    assert sl(["vw", "--cb", "3", *args, "-d", "a.txt", "-f", "m.vw", "--quiet"],
+              tmp_path).returncode == 0  # fmt: skip
+    ref = sl(["vw", "-i", "m.vw", "-d", "good.txt", "-f", "ref.vw", "--quiet"], tmp_path)
+    assert ref.returncode == 0, ref.stderr
+    bad = b"1:1e18:0.001 |f a1:1e18 b2\n"
+    srv = Server(["vw", "--daemon", "--foreground", "-i", "m.vw", "-f", "out.vw"], tmp_path)
+    try:
+        answers = []
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=60) as s:
+
+            def ask(data: bytes, n: int) -> None:
+                s.sendall(data)
+                got = b""
+                while got.count(b"\n\n") < n:
+                    part = s.recv(1 << 16)
+                    assert part, got
+                    got += part
+                answers.extend(got.split(b"\n\n")[:n])
+
+            for line in good[:20]:  # one line a request (the one-line kernel)
+                ask(line.encode(), 1)
+            ask(bad, 1)
+            ask(b"".join(x.encode() for x in good[20:30]) + bad, 11)  # the block path
+            for line in good[30:]:
+                ask(line.encode(), 1)
+        assert srv.stop(signal.SIGTERM) == 143
+    finally:
+        srv.stop(signal.SIGKILL)
+    assert [i for i, a in enumerate(answers) if a == b"nan"] == [20, 31], (answers, srv.log())
+    assert srv.log().count("would make the model non-finite") == 2
+    assert (tmp_path / "out.vw").read_bytes() == (tmp_path / "ref.vw").read_bytes()

@@ -53,6 +53,18 @@ def test_adf_on_the_ftrl_family_equals_vw(tmp_path: Path, base: str, flags: str)
 
 
 @pytest.mark.parametrize("base", BASES)
+def test_a_model_on_the_ftrl_family_continues_as_vw_s(tmp_path: Path, base: str) -> None:
+    """VW keeps the first model's normalizer sums with the ftrl family's models too
+    (``--coin`` divides by their ratio): VW's model continued by sl as by VW."""
+    pytest.importorskip("vowpalwabbit")
+    data = tmp_path / "d.txt"
+    data.write_text(_logs(5, 120))
+    _run(["vowpalwabbit"], ["--cb_explore_adf", base, "-d", str(data), "-f", "m"], tmp_path)
+    args = ["-i", "m", "-d", str(data)]
+    assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
+
+
+@pytest.mark.parametrize("base", BASES)
 @pytest.mark.parametrize("flags", ["--csoaa_ldf m", "--csoaa_ldf mc", "--cb 3",
                                    "--cb_explore 3 --epsilon 0.2"])  # fmt: skip
 def test_single_line_forms_on_the_ftrl_family_equal_vw(tmp_path: Path, base: str,

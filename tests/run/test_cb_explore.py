@@ -160,3 +160,23 @@ def test_cbify_cs_equals_vw(tmp_path: Path, flags: str) -> None:
     data.write_text("\n".join(lines) + "\n")
     args = ["--cbify", "4", "--cbify_cs", *flags.split(), "-d", str(data)]
     assert _run(["streamlearn", "vw"], args, tmp_path) == _run(["vowpalwabbit"], args, tmp_path)
+
+
+@pytest.mark.parametrize("flags", ["", "--cb_force_legacy", "--cbify_cs", "--cbify_cs --bag 2",
+                                   "--cbify_cs --cb_force_legacy"])  # fmt: skip
+def test_cbify_raw_predictions_are_vws(tmp_path: Path, flags: str) -> None:
+    """``-r`` of ``--cbify``: VW writes nothing for a class line, and under ``--cbify_cs``
+    the classes the line lists, each scored 0 (suite line 516)."""
+    pytest.importorskip("vowpalwabbit")
+    data = tmp_path / "d.txt"
+    if "--cbify_cs" in flags:
+        data.write_text("1:0 2:1 3:1 | a\n2:1 3:0 1:1 | b c\n| d\n3:0.5 | e\n")
+    else:
+        data.write_text(_multiclass(3, 40, 3))
+    raws = []
+    for cmd in (["vowpalwabbit"], ["streamlearn", "vw"]):
+        raw = tmp_path / "r.txt"
+        raw.unlink(missing_ok=True)
+        _run(cmd, ["--cbify", "3", *flags.split(), "-d", str(data), "-r", str(raw)], tmp_path)
+        raws.append(raw.read_text())
+    assert raws[0] == raws[1]

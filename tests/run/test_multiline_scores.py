@@ -223,7 +223,7 @@ def test_raw_predictions_of_json_as_vw(tmp_path: Path, fmt: str) -> None:
 
 REFUSED = [
     (["--ccb_explore_adf", "-r", "raw.txt"], "-r/--raw_predictions"),
-    (["--cbify", "3", "-r", "raw.txt"], "-r/--raw_predictions"),
+    (["--cbify", "3", "--cbify_ldf", "-r", "raw.txt"], "-r/--raw_predictions"),
     (["--cb_explore_adf", "--probabilities"], "--probabilities"),
     (["--cb_adf", "--probabilities"], "--probabilities"),
 ]
