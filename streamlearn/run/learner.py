@@ -51,10 +51,12 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
             return TrainConfig(**explicit)
         defaults = {f.name: f.default for f in fields(TrainConfig)}
         explicit = {**{k: defaults[k] for k in PER_RUN}, **explicit}
+        fixed: dict = {}
         if model_cfg.stack:  # what a model's reduction always sets (--ksvm: the hinge loss,
             from streamlearn.reductions import fixed_fields  # --log_multi K: K classes)
 
-            model_cfg = model_cfg.replace(**fixed_fields(model_cfg.stack))
+            fixed = fixed_fields(model_cfg.stack)
+            model_cfg = model_cfg.replace(**fixed)
         for key in FIXED_BY_MODEL:
             if key in unrecorded or (key == "loss" and explicit.get("test_only")):
                 continue  # not in the file, or only scoring (VW's -t -i reports any loss)
@@ -83,10 +85,7 @@ def merge_config(model_cfg: TrainConfig | None, explicit: dict,
                     f"initial model, which was trained with {key.replace('_', '-')} "
                     f"{_shown(getattr(model_cfg, key))}"
                 )
-        if model_cfg.stack:  # (and a run gives them as the model's)
-            from streamlearn.reductions import fixed_fields
-
-            explicit = {**explicit, **fixed_fields(model_cfg.stack)}
+        explicit = {**explicit, **fixed}  # (and a run gives them as the model's)
         if unrecorded:  # their defaults, resolved with the run's options (VW's rates)
             kept = {k: v for k, v in model_cfg.to_dict().items() if k not in unrecorded}
             return TrainConfig.from_dict({**kept, **explicit})
