@@ -8,7 +8,10 @@ log-normal values on a 0.01 grid).  A sparse ground-truth model (a fraction
 ``density`` of the vocabulary non-zero, plus a bias) gives the labels:
 
 * ``--task logistic``: ``y = +1`` with probability ``sigmoid(w.x + b)``, else ``-1``;
-* ``--task linear``: ``y = w.x + b + noise``.
+* ``--task linear``: ``y = w.x + b + noise``;
+* ``--task multiclass --classes K``: the class (1..K) of ``w.x + b + noise`` among K bins
+  of equal counts (their edges the first chunk's quantiles), for ``--oaa K``,
+  ``--log_multi K`` and the other reductions over classes.
 
 The output is VW text (``label |f name[:value] ...``) or svmlight
 (``label index:value ...``, indices sorted, as libsvm tools expect); numeric
@@ -129,13 +132,16 @@ def generate(
     noise: float = 0.1,
     namespace: str = "f",
     seed: int = 0,
+    classes: int = 10,
 ) -> Iterator[bytes]:
     """Yield the data as chunks of whole lines (bytes).
 
     Parameters mirror the command-line options; see the module docstring.
     """
-    if task not in ("logistic", "linear"):
-        raise ValueError(f"task must be 'logistic' or 'linear', got {task!r}")
+    if task not in ("logistic", "linear", "multiclass"):
+        raise ValueError(f"task must be 'logistic', 'linear' or 'multiclass', got {task!r}")
+    if task == "multiclass" and classes < 2:
+        raise ValueError("classes >= 2 required")
     if fmt not in ("vw", "svmlight"):
         raise ValueError(f"format must be 'vw' or 'svmlight', got {fmt!r}")
     if features_per_example < 1 or vocab < 1 or examples < 0:
@@ -145,6 +151,7 @@ def generate(
     cdf = _zipf_cdf(vocab, zipf)
     perm = rng.permutation(vocab)  # rank -> feature id
     name_cache: dict[int, str] = {}
+    edges = None  # --task multiclass: the bins' inner edges (the first chunk's quantiles)
     k = features_per_example
     spread = k // 4
     done = 0
@@ -174,6 +181,11 @@ def generate(
         if task == "logistic":
             y = np.where(rng.random(m) < 1.0 / (1.0 + np.exp(-margin)), 1, -1)
             labels = np.where(y > 0, "1", "-1").astype(object)
+        elif task == "multiclass":
+            y = margin + rng.normal(0.0, noise, size=m)
+            if edges is None:
+                edges = np.quantile(y, np.arange(1, classes) / classes)
+            labels = (np.searchsorted(edges, y) + 1).astype(str).astype(object)
         else:
             y = margin + rng.normal(0.0, noise, size=m)
             labels = np.char.mod("%.4f", y).astype(object)
@@ -210,7 +222,8 @@ def write(out: BinaryIO, chunks: Iterator[bytes]) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("-o", "--output", default="-", help="path ('-' = stdout; .gz = gzip)")
-    p.add_argument("--task", choices=["logistic", "linear"], default="logistic")
+    p.add_argument("--task", choices=["logistic", "linear", "multiclass"], default="logistic")
+    p.add_argument("--classes", type=int, default=10, help="classes (--task multiclass)")
     p.add_argument("--names", choices=["numeric", "string"], default="numeric")
     p.add_argument("--format", choices=["vw", "svmlight"], default="vw", dest="fmt")
     p.add_argument("--examples", type=int, default=10000)
@@ -236,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         noise=a.noise,
         namespace=a.namespace,
         seed=a.seed,
+        classes=a.classes,
     )
     if a.output == "-":
         write(sys.stdout.buffer, chunks)

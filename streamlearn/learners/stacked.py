@@ -15,22 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamlearn.learners import (
-    active,
-    active_cover,
-    bfgs,
-    boosting,
-    bootstrap,
-    log_multi,
-    marginal,
-    nn,
-    oja_newton,
-    plt,
-    recall_tree,
-    recall_tree_state,
-    stage_poly,
-)
-
 BFGS = ("--bfgs", "--conjugate_gradient")
 """The words that name L-BFGS (``reductions/bfgs.py``): the learner itself, not a reduction
 over gd."""
@@ -162,8 +146,13 @@ def _no_lines(gstate: np.ndarray, g: Callable) -> list[str]:  # noqa: ARG001
 def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
     """The state of the reduction ``words`` (``TrainConfig.stack``) name, or None; ``bits``:
     the table's (``--marginal`` keeps an entry per slot)."""
-    b = boosting.parse_stack(words)
+    # each reduction's module is imported when its words are there: a run imports the
+    # learners it uses (their kernels' dispatchers: ~0.3 ms a function), not all of them
+    b = _boosting(words)
     if b is not None:
+        from streamlearn.learners import boosting
+
+
         n, alg = b
         return Kept(
             f"--boosting {n}", boosting.rng_slot(n) + 2,
@@ -173,8 +162,11 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
             lambda data, pos, g: boosting.read_vw_section(data, pos, n, alg, g),
             lambda g, text: boosting.section_lines(n, alg, g, text),
         )  # fmt: skip
-    net = nn.parse_stack(words)
+    net = _nn(words)
     if net is not None:
+        from streamlearn.learners import nn
+
+
         k = net[0]
         return Kept(f"--nn {k}", nn.gstate_size(k),
                     lambda params, seed: nn.init_gstate(k, params, seed),
@@ -183,6 +175,8 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
         at = words.index("--bootstrap") + 1
         k = int(words[at]) if at < len(words) and words[at].isdigit() else 0
         if k >= 1:  # (otherwise the reduction refuses the words when it is set up)
+            from streamlearn.learners import bootstrap
+
             return Kept(f"--bootstrap {k}", bootstrap.rng_slot(k) + 2,
                         lambda params, seed: _bootstrap_state(k, params, seed),
                         lambda g: bootstrap.get_rng(g, k), _none_section, _no_read, _no_lines,
@@ -191,12 +185,16 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
     if any(w in words for w in BFGS):
         m = _bfgs_mem(words)
         if m is not None:  # (otherwise the reduction refuses the words when it is set up)
+            from streamlearn.learners import bfgs
+
             return Kept(f"--mem {m}", bfgs.B_RHO + 2 * max(m, 1),
                         lambda params, seed: _bfgs_state(m, params), lambda g: 0,
                         _none_section, _no_read, _no_lines, learner=f"bfgs{m}")  # fmt: skip
     if "--active_cover" in words:
         n = _cover(words)
         if n is not None:  # (otherwise the reduction refuses the words when it is set up)
+            from streamlearn.learners import active_cover, bootstrap
+
             return Kept("--active_cover", active_cover.state_size(n),
                         lambda params, seed: active_cover.init_gstate(params, n, seed),
                         lambda g: active_cover.get_rng(g, n), _none_section, _no_read,
@@ -210,12 +208,16 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                         lambda params, seed: _cs_active_state(params, k), lambda g: 0,
                         _none_section, _no_read, _no_lines, learner="csoaa_gd")  # fmt: skip
     if "--active" in words:
+        from streamlearn.learners import active
+
         return Kept("--active", active.G_QUERIES + 1, active.init_gstate, active.get_rng,
                     _none_section, _no_read, _no_lines)  # fmt: skip
     if "--marginal" in words:
         at = words.index("--marginal") + 1
         named = words[at] if at < len(words) else ""
         compete = "--compete" in words
+        from streamlearn.learners import marginal
+
         return Kept(f"--marginal {named}", marginal.state_size(bits, compete),
                     lambda params, seed: marginal.init_gstate(params, bits, compete),
                     lambda g: 0, lambda g: marginal.vw_section(g, bits, compete),
@@ -223,6 +225,8 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                     lambda g, text: marginal.section_lines(g, bits, compete, text),
                     end=lambda data, pos: marginal.section_end(data, pos, compete))  # fmt: skip
     if "--OjaNewton" in words:
+        from streamlearn.learners import oja_newton
+
         return Kept("--OjaNewton", oja_newton.STATE_SIZE, oja_newton.init_gstate,
                     oja_newton.get_rng, _none_section, oja_newton.refuse_resumed, _no_lines,
                     keeps_seed=True)
@@ -230,6 +234,8 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
     if tree is not None:
         return tree
     if "--stage_poly" in words:
+        from streamlearn.learners import stage_poly
+
         return Kept("--stage_poly", stage_poly.state_size(bits),
                     lambda params, seed: stage_poly.init_gstate(params, bits), lambda g: 0,
                     lambda g: stage_poly.vw_section(g, bits),
@@ -244,6 +250,8 @@ def _tree_kept(words: tuple[str, ...]) -> Kept | None:
     if "--log_multi" in words:
         at = words.index("--log_multi") + 1
         k = int(words[at]) if at < len(words) and words[at].isdigit() else 0
+        from streamlearn.learners import log_multi
+
         if 2 <= k <= log_multi.MAX_CLASSES:  # (otherwise the reduction refuses the words)
             swap = swap_resistance(words)
             return Kept(f"--log_multi {k}", log_multi.layout(k)[3],
@@ -253,19 +261,24 @@ def _tree_kept(words: tuple[str, ...]) -> Kept | None:
                         lambda g, text: log_multi.section_lines(g, k, text),
                         end=lambda data, pos: log_multi.section_end(data, pos, k),
                         learner="log_multi_gd", sums_at=log_multi.G_CLASS)  # fmt: skip
-    tree = recall_tree.of_words(words)
-    if tree is not None and 1 <= tree[0] and tree[1] <= recall_tree.MAX_DEPTH:
-        k, d = tree[0], tree[1]  # (otherwise the reduction refuses the words)
-        return Kept(f"--recall_tree {k}", recall_tree.layout(k, d)[3],
-                    lambda params, seed: recall_tree.init_gstate(params, k, d, *tree[2:], seed),
-                    lambda g: recall_tree.get_rng(g, k, d),
-                    lambda g: recall_tree_state.vw_section(g, k, d),
-                    lambda data, pos, g: recall_tree_state.read_vw_section(data, pos, g, k, d),
-                    lambda g, text: recall_tree_state.section_lines(g, k, d),
-                    end=lambda data, pos: recall_tree_state.section_end(data, pos, k, d),
-                    learner="recall_tree_gd", sums_at=recall_tree.G_CLASS)  # fmt: skip
+    if "--recall_tree" in words:
+        from streamlearn.learners import recall_tree, recall_tree_state
+
+        tree = recall_tree.of_words(words)
+        if tree is not None and 1 <= tree[0] and tree[1] <= recall_tree.MAX_DEPTH:
+            k, d = tree[0], tree[1]  # (otherwise the reduction refuses the words)
+            return Kept(f"--recall_tree {k}", recall_tree.layout(k, d)[3],
+                        lambda params, seed: recall_tree.init_gstate(params, k, d, *tree[2:], seed),
+                        lambda g: recall_tree.get_rng(g, k, d),
+                        lambda g: recall_tree_state.vw_section(g, k, d),
+                        lambda data, pos, g: recall_tree_state.read_vw_section(data, pos, g, k, d),
+                        lambda g, text: recall_tree_state.section_lines(g, k, d),
+                        end=lambda data, pos: recall_tree_state.section_end(data, pos, k, d),
+                        learner="recall_tree_gd", sums_at=recall_tree.G_CLASS)  # fmt: skip
     if "--plt" in words:
         k, kary = _plt_tree(words)
+        from streamlearn.learners import plt
+
         if k >= 2 and kary >= 2 and plt.tree_size(k, kary)[0] <= plt.MAX_NODES:
             return Kept(f"--plt {k}", plt.layout(k, kary)[4],
                         lambda params, seed: plt.init_gstate(params, k, kary), lambda g: 0,
@@ -276,6 +289,24 @@ def _tree_kept(words: tuple[str, ...]) -> Kept | None:
                         learner="plt_gd", sums_at=plt.G_CLASS,
                         version=plt.VW_VERSION)  # fmt: skip
     return None
+
+
+def _boosting(words: tuple[str, ...]) -> tuple[int, str] | None:
+    """``boosting.parse_stack``, its module imported only when ``--boosting`` is there."""
+    if "--boosting" not in words:
+        return None
+    from streamlearn.learners import boosting
+
+    return boosting.parse_stack(words)
+
+
+def _nn(words: tuple[str, ...]) -> tuple[int, int] | None:
+    """``nn.parse_stack``, its module imported only when ``--nn`` is there."""
+    if "--nn" not in words:
+        return None
+    from streamlearn.learners import nn
+
+    return nn.parse_stack(words)
 
 
 def _plt_tree(words: tuple[str, ...]) -> tuple[int, int]:
@@ -307,6 +338,8 @@ def _bootstrap_state(k: int, params: np.ndarray, seed: int) -> np.ndarray:
 
     p = params.copy()
     p[P_BOOTSTRAP] = k
+    from streamlearn.learners import bootstrap
+
     gstate = bootstrap.gd_gstate(p)
     bootstrap.set_rng(gstate, k, seed)
     return gstate
@@ -341,6 +374,8 @@ def _bfgs_state(m: int, params: np.ndarray) -> np.ndarray:
     p = params.copy()
     p[P_BFGS_MEM] = m
     p[P_BFGS_PASSES] = 1.0
+    from streamlearn.learners import bfgs
+
     return bfgs.init_gstate(p)
 
 
