@@ -294,10 +294,20 @@ def api_costs(model: str, vw_model: str | None, lines: list[bytes], n: int,
         ws = vowpalwabbit.Workspace(f"-i {vw_model} --quiet") if vw_model else None
     except ImportError:
         pass
+    def sl_both(x: str) -> None:  # an online user's round: score the line, then learn it
+        m.predict(lines=[x])
+        m.partial_fit(lines=[x])
+
+    def vw_both(x: str) -> None:
+        ws.predict(x)
+        ws.learn(x)
+
     calls = {"sl predict": lambda x: m.predict(lines=[x]),
-             "sl partial_fit": lambda x: m.partial_fit(lines=[x])}  # fmt: skip
+             "sl partial_fit": lambda x: m.partial_fit(lines=[x]),
+             "sl predict+partial_fit": sl_both}  # fmt: skip
     if ws is not None:
-        calls.update({"vw predict": ws.predict, "vw learn": ws.learn})
+        calls.update({"vw predict": ws.predict, "vw learn": ws.learn,
+                      "vw predict+learn": vw_both})  # fmt: skip
     best: dict[str, float] = {}
     for _ in range(rounds):
         for name, call in calls.items():

@@ -210,8 +210,13 @@ class Model:
     between calls (:class:`~streamlearn.run.resident.Resident`): a call costs
     what its lines cost, not the table's size, and N one-line calls learn what
     one call over the N lines learns.  The model is captured from the live
-    learner when something needs it (:meth:`save`, :meth:`predict`, the
-    :attr:`weights`, pickling).
+    learner when something needs it (:meth:`save`, the :attr:`weights`,
+    pickling, a prediction of a file, a matrix or several lines).  One line's
+    :meth:`predict` after such a call is scored by the live learner itself,
+    learning switched off, nothing counted (the snapshot's scorer would give
+    the same number at O(table) per call: ``predict`` then ``partial_fit`` of
+    each line costs what VW's ``predict`` then ``learn`` costs); it takes the
+    model's lock for that line, so it waits for a ``partial_fit`` under way.
     """
 
     def __init__(self, **options) -> None:
@@ -576,7 +581,7 @@ class Model:
                 raise ValueError("a multiclass model predicts classes: use predict_proba() "
                                  "for probabilities")  # fmt: skip
             return preds[:, 0].copy()
-        return shown(preds, link, self._fitted().config.binary)
+        return shown(preds, link, self._options_now().binary)
 
     def _predict_bandit(self, data, lines) -> list[np.ndarray]:  # noqa: ANN001
         """A bandit's :meth:`predict`: each multiline example's pmf (by action index; 1 on
@@ -599,10 +604,10 @@ class Model:
         function of each class's score, normalised to sum 1 (needs ``loss="logistic"``).
         A binary model with logistic loss: ``[P(-1), P(+1)]`` from its margin.
         """
-        m = self._fitted()
-        if m.config.loss != "logistic":
+        loss = self._options_now().loss
+        if loss != "logistic":
             raise ValueError(f"predict_proba needs a model trained with loss='logistic' "
-                             f"(this one learns {m.config.loss} loss)")  # fmt: skip
+                             f"(this one learns {loss} loss)")  # fmt: skip
         preds = self._predictions(data, lines, probabilities=True)
         if preds.ndim == 2:
             return preds[:, 1:].copy()
@@ -634,12 +639,21 @@ class Model:
         multiclass model (the class, then the K scores or probabilities)."""
         from streamlearn.run.runner import FormatGuard
 
+        line = one_line(lines) if data is None else None
+        resident = self._resident
+        if line is not None and resident is not None and format in ("auto", "vw"):
+            # learned live since the last snapshot: the live learner scores the line with
+            # learning off, as the snapshot's scorer would (no O(table) snapshot per call)
+            with self._lock:
+                p = None if self._resident is not resident or resident.model is not None \
+                    else resident.score_line(line, probabilities)  # fmt: skip
+            if p is not None:
+                return p
         m = self._fitted()
         if self._scoring is None:
             from streamlearn.run.resident import Scoring
 
             self._scoring = Scoring()
-        line = one_line(lines) if data is None else None
         if line is not None:  # (one VW line, the model's format: two kernel calls)
             with self._score_lock:
                 p = self._scoring.score_line(m, line, probabilities, format)
@@ -703,6 +717,14 @@ class Model:
         c = self.config
         state = f"{self._model.nnz} non-zero weights" if self._model is not None else "not fitted"
         return f"Model(algo={c.algo!r}, loss={c.loss!r}, bits={c.bits}; {state})"
+
+    def _options_now(self) -> TrainConfig:
+        """The fitted model's options; a live learner's when it learned since the last
+        snapshot (the snapshot's options, without the O(table) snapshot)."""
+        resident = self._resident
+        if resident is not None and resident.model is None and self._bandit is None:
+            return resident.config
+        return self._fitted().config
 
     def _fitted(self) -> model_io.Model:
         if self._bandit is not None:

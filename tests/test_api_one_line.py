@@ -1,6 +1,7 @@
 """``Model.partial_fit(lines=[line])`` and ``Model.predict(lines=[line])`` of one VW line
-(two kernel calls, no batch: ``Resident.learn_line``, ``Scoring.score_line``) give what
-the batch path gives, call for call (the path turned off in a twin model)."""
+(two kernel calls, no batch: ``Resident.learn_line``, ``Scoring.score_line``, and
+``Resident.score_line`` for a prediction after a live ``partial_fit``: no snapshot) give
+what the batch path gives, call for call (the paths turned off in a twin model)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ OPTIONS = [
     dict(loss="hinge", binary=True),
     dict(oaa=3, loss="logistic"),
     dict(algo="ftrl", bits=12),
+    dict(algo="coin", loss="logistic"),
+    dict(algo="pistol", binary=True, loss="logistic"),
+    dict(l1=1e-4),  # (the live learner does not score: the snapshot's scorer settles l1)
 ]
 
 
@@ -33,7 +37,8 @@ def _call(m: api.Model, line: str, learn: bool, oaa: int) -> object:
 
 
 @pytest.mark.parametrize("options", OPTIONS)
-def test_one_line_calls_give_the_batch_path_s_answers(options: dict, monkeypatch) -> None:
+def test_one_line_calls_give_the_batch_path_s_answers(options: dict, monkeypatch,
+                                                      tmp_path) -> None:  # fmt: skip
     rng = np.random.default_rng(3)
     oaa = options.get("oaa", 0)
     lines = _lines(rng, oaa)
@@ -42,6 +47,8 @@ def test_one_line_calls_give_the_batch_path_s_answers(options: dict, monkeypatch
     slow = api.Model(**options).fit(lines=start)
     took = []
     learn_line, score_line = Resident.learn_line, Scoring.score_line
+    live_score = Resident.score_line
+    live = []
 
     def counted_learn(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
         took.append(learn_line(self, *a, **kw))
@@ -52,19 +59,33 @@ def test_one_line_calls_give_the_batch_path_s_answers(options: dict, monkeypatch
         took.append(r is not None)
         return r
 
+    def counted_live(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        r = live_score(self, *a, **kw)
+        took.append(r is not None)
+        live.append(r is not None)
+        return r
+
     for line in lines:
         learn = rng.random() < 0.7
         with monkeypatch.context() as m:
             m.setattr(Resident, "learn_line", counted_learn)
             m.setattr(Scoring, "score_line", counted_score)
+            m.setattr(Resident, "score_line", counted_live)
             a = _call(fast, line, learn, oaa)
         with monkeypatch.context() as m:
             m.setattr(Resident, "learn_line", lambda *a, **kw: False)
             m.setattr(Scoring, "score_line", lambda *a, **kw: None)
+            m.setattr(Resident, "score_line", lambda *a, **kw: None)
             b = _call(slow, line, learn, oaa)
         assert a == b, (line, a, b)
     assert sum(took) > 300 and not all(took)
+    # the live learner scored the lines after a learned one, unless l1 is to be settled
+    assert (sum(live) > 50) == (not options.get("l1")), sum(live)
     np.testing.assert_array_equal(fast.weights, slow.weights)
+    # scoring on the live learner changed nothing: its table, state and counters
+    fast.save(tmp_path / "fast.sl")
+    slow.save(tmp_path / "slow.sl")
+    assert (tmp_path / "fast.sl").read_bytes() == (tmp_path / "slow.sl").read_bytes()
 
 
 def test_a_vw_model_scores_one_line_as_the_batch_path(tmp_path, monkeypatch) -> None:

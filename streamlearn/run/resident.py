@@ -18,11 +18,20 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from streamlearn import model as model_io
-from streamlearn.config import TrainConfig
+from streamlearn.config import FLOAT32_ALGORITHMS, TrainConfig
 from streamlearn.errors import Diverged
 from streamlearn.io.batch import Batch, Block
-from streamlearn.io.parse import parse_blocks
-from streamlearn.learners.base import P_BINARY, P_PROGRESS, S_NROWS, new_rows
+from streamlearn.io.formats import FMT_VW
+from streamlearn.io.parse import detect_format, parse_blocks
+from streamlearn.learners.base import (
+    P_BINARY,
+    P_HOLDOUT,
+    P_PROBS,
+    P_PROGRESS,
+    S_NROWS,
+    new_rows,
+    new_stats,
+)
 from streamlearn.run.classes import prediction_width
 from streamlearn.run.console import Console
 from streamlearn.run.finite import check_finite
@@ -122,7 +131,8 @@ class Resident:
         """The model as it stands (None: learned since; :meth:`snapshot` captures it)."""
         self.preds: np.ndarray | None = None
         """The last batch's predictions (:meth:`learn`)."""
-        self._lines: OneLine | None = None  # (learn_line's)
+        self._lines: OneLine | None = None  # (learn_line's and score_line's)
+        self._scoring: tuple | None = None  # (score_line's params, stats and rows)
         self.loss_id = config.loss_id  # (a property of the config: computed once)
 
     def parse(self, blocks: Iterable[Block]) -> Iterator[Batch]:
@@ -156,7 +166,7 @@ class Resident:
             if self.weigh is not None:
                 self.weigh(batch)
             slots = batch.indices  # (a slot twice is restored twice to the same values)
-            saved = (lr.table[slots], lr.gstate.copy(), lr.stats.copy())
+            saved = (lr.table.take(slots, axis=0), lr.gstate.copy(), lr.stats.copy())
             preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate,
                                self.params if params is None else params,
                                self.loss_id, batch, lr.stats, self.rows, self.width)
@@ -182,8 +192,6 @@ class Resident:
         :attr:`preds`.  False, with nothing learned, where :meth:`learn` must run: before
         the format is settled by a first line, a line the parser leaves, a malformed line (its
         error is :meth:`learn`'s), class weights, a step that does not stay finite."""
-        from streamlearn.io.formats import FMT_VW
-
         if self.code != FMT_VW or self.weigh is not None or INTERPRETED:
             return False
         one = self._lines
@@ -202,7 +210,8 @@ class Resident:
                 return False
         lr = self.learner
         idx = one.slots()
-        saved = (lr.table[idx], lr.gstate.copy(), lr.stats.copy())
+        # (take, not table[idx]: numpy indexes with uint32 slots 3-4x slower)
+        saved = (lr.table.take(idx, axis=0), lr.gstate.copy(), lr.stats.copy())
         preds = one.step(lr.spec.train_batch, lr.table, lr.gstate,
                          self.params if params is None else params, self.loss_id, lr.stats,
                          self.rows, self.width)  # fmt: skip
@@ -215,6 +224,37 @@ class Resident:
         if lr.spec.finish is not None:
             lr.spec.finish(lr.table, lr.gstate, self.params)
         return True
+
+    def score_line(self, line: bytes, probabilities: bool) -> np.ndarray | None:
+        """The prediction of one VW text line by the live learner with learning off, as the
+        :class:`Scorer` of a :meth:`snapshot` gives it (``(1,)``, or ``(1, K + 1)``), with
+        nothing learned or counted and no snapshot made (O(table)); None where the snapshot's
+        scorer must run: before the format is settled as VW text, a learner the scorer does
+        not score with its own kernel, l1/l2 state the scorer settles, a line the one-line
+        parser leaves.  Called under the owner's lock (the learner is live)."""
+        c = self.config
+        if (self.code != FMT_VW or INTERPRETED or c.l1 or c.l2 or c.csoaa or c.multilabel
+                or not (c.oaa or c.algo in FLOAT32_ALGORITHMS)):  # fmt: skip
+            return None
+        one = self._lines
+        if one is None:
+            one = self._lines = OneLine(c, self.inter)
+        row = one.parse(line)
+        if row is None:
+            return None
+        if c.oaa:
+            row[1][0] = np.nan  # scoring: a line's label (any) plays no part
+        scoring = self._scoring
+        if scoring is None or scoring[0] != probabilities:
+            params = c.params(learn=False)  # (the Scorer's: learning off, no holdout)
+            params[P_HOLDOUT] = 0.0
+            if c.oaa:
+                params[P_PROBS] = 1.0 if probabilities else 0.0
+            scoring = self._scoring = (probabilities, params, new_stats(), new_rows())
+        _, params, stats, rows = scoring
+        lr = self.learner
+        return one.step(lr.spec.train_batch, lr.table, lr.gstate, params, self.loss_id, stats,
+                        rows, self.width)  # fmt: skip
 
     def snapshot(self) -> model_io.Model:
         if self.model is None:
@@ -254,9 +294,6 @@ class Scoring:
         kernel calls and no batch, as ``Model.predict``'s batch path gives it; None where
         that path must run (a model of another format, a line the one-line parser leaves,
         a malformed line)."""
-        from streamlearn.io.formats import FMT_VW
-        from streamlearn.io.parse import detect_format
-
         recorded = model.config.format
         if INTERPRETED or not (fmt == "vw" or fmt == "auto" and (recorded == "vw" or (
                 recorded == "auto" and detect_format(line) == FMT_VW))):  # fmt: skip

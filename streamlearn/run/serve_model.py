@@ -165,12 +165,12 @@ class Served:
             sc = self.scorer
             table, gstate, kernel = sc.table, sc.gstate, sc.kernel
         idx = one.slots()
-        saved = (table[idx], gstate.copy(), self.stats.copy()) if self.learner is not None \
-            else None  # fmt: skip
+        saved = None if self.learner is None \
+            else (table.take(idx, axis=0), gstate.copy(), self.stats.copy())  # fmt: skip
         preds = one.step(kernel, table, gstate, self.params, self.loss_id, self.stats, self.rows,
                          self.width)  # fmt: skip
         # (a sum that overflows only sends the line to answer(), which checks each value)
-        if saved is not None and not math.isfinite(table[idx].sum() + gstate.sum()):
+        if saved is not None and not math.isfinite(table.take(idx, axis=0).sum() + gstate.sum()):
             table[idx], gstate[:], self.stats[:] = saved  # (answer() says why)
             return None
         self.checks.examples += 1
@@ -183,12 +183,12 @@ class Served:
         put back as it was) when the step left a weight or the learner's state non-finite."""
         lr = self.learner
         slots = batch.indices  # the rows the kernel may touch (a slot twice: same values)
-        saved = (lr.table[slots], lr.gstate.copy(), lr.stats.copy())
+        saved = (lr.table.take(slots, axis=0), lr.gstate.copy(), lr.stats.copy())
         preds = run_kernel(lr.spec.train_batch, lr.table, lr.gstate, self.params,
                            self.config.loss_id, batch, lr.stats, self.rows,
                            prediction_width(self.config))  # fmt: skip
         lr.stats[S_NROWS] = 0.0  # no progress table: its rows are not kept
-        if _finite(lr.table[slots]) and _finite(lr.gstate):
+        if _finite(lr.table.take(slots, axis=0)) and _finite(lr.gstate):
             return preds, True
         lr.table[slots], lr.gstate[:], lr.stats[:] = saved
         return preds, False

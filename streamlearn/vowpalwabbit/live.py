@@ -98,6 +98,8 @@ class LineLive:
             _refuse_malformed(batches)
             r.learn(batches, None if learn else self.scoring)
             _refuse_malformed(batches)  # (a label that is no class of --oaa K: marked by learn)
+        if learn:
+            return None  # (VW's learn returns nothing)
         preds = r.preds
         if preds is None or preds.size == 0:
             return None
