@@ -496,14 +496,15 @@ def _uniform(seed: int) -> np.float32:
 def sample(actions: np.ndarray, probs: np.ndarray, seed: int) -> tuple[int, float]:
     """VW's ``sample_after_normalizing``: an action of the pmf (in its order) with one draw
     from ``seed``; the action and its normalised probability."""
-    p = np.maximum(probs.astype(np.float32), np.float32(0.0))
+    p = np.maximum(probs, np.float32(0.0), dtype=np.float32)
     run = np.cumsum(p, dtype=np.float32)  # (sequential float32 sums, as VW's loop)
     total = run[-1]
     if total == 0.0:
         return int(actions[0]), 1.0
     draw = min(np.float32(total * _uniform(seed)), total)
-    above = run > draw
-    pick = int(above.argmax()) if above.any() else p.shape[0] - 1
+    # the first running sum above the draw (the sums of non-negatives never decrease), else
+    # the last action
+    pick = min(int(run.searchsorted(draw, side="right")), p.shape[0] - 1)
     return int(actions[pick]), float(np.float32(p[pick] / total))
 
 
@@ -682,10 +683,12 @@ def choose(b: Bandit, contexts: list, actions: list, seeds: list | None = None) 
     learned; VW's sampling, seeded with ``seeds`` or the model's ``seed + draws``)."""
     if b.ml.reduction != "cb_adf":
         raise ValueError("choose() needs a contextual bandit with action features (cb_adf=True)")
-    part = api_part(b, contexts, actions, None)
-    with b.uncounted():
-        step = b.run(part)
-    ptr = part.mg.act_ptr
+    step = _one(b, contexts, actions, None)
+    if step is None:
+        part = api_part(b, contexts, actions, None)
+        with b.uncounted():
+            step = b.run(part)
+    ptr = step.part.mg.act_ptr
     out = []
     for e, pmf in enumerate(_pmfs(b, step)):
         lo, hi = int(ptr[e]), int(ptr[e + 1])
@@ -723,5 +726,22 @@ def learn(b: Bandit, contexts: list, actions: list, labels: list) -> list[np.nda
     was before it was learned (what ``sl vw -p`` writes for it)."""
     if b.ml.reduction != "cb_adf":
         raise ValueError("learn() needs a contextual bandit with action features (cb_adf=True)")
-    part = api_part(b, contexts, actions, labels)
-    return _pmfs(b, b.run(part))
+    step = _one(b, contexts, actions, labels)
+    return _pmfs(b, step if step is not None else b.run(api_part(b, contexts, actions, labels)))
+
+
+def _one(b: Bandit, contexts: list, actions: list, labels: list | None) -> Seen | None:
+    """One example of the API through the one-call step (:meth:`Bandit.line`: parsed and
+    learned, or scored uncounted when ``labels`` is None, in one kernel call), as
+    :func:`api_part` then :meth:`Bandit.run` give it; None where they must run (several
+    examples, a line the step leaves, a malformed one: :func:`api_part` says why).  The
+    label is written on its line: the parser reads ``repr``'s digits back to the same
+    float64, which the kernels take as float32, as they take :func:`api_part`'s."""
+    if len(contexts) != 1 or len(actions) != 1 or (labels is not None and len(labels) != 1):
+        return None
+    text = example_text(contexts[0], actions[0], labels[0] if labels is not None else None)
+    data = text.encode("utf-8")[:-1]  # (each line ends in a newline, no blank line)
+    if labels is not None:
+        return b.line(data, True)
+    with b.uncounted():
+        return b.line(data, True)

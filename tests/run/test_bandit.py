@@ -143,9 +143,20 @@ def _examples(text: str) -> list[tuple]:
     return out
 
 
-@pytest.mark.parametrize("name", ["epsilon", "bag", "squarecb", "softmax-ips"])
-def test_api_learn_equals_sl_vw(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_api_learn_equals_sl_vw(tmp_path: Path, name: str, monkeypatch) -> None:
+    """One example a call (the one-call step: ``bandit._one``) learns what one call of
+    all of them learns and what ``sl vw`` learns; ``choose`` between them counts nothing."""
     sl_opts, ml = SETS[name]
+    stepped = []
+    one_call = bd._one
+
+    def counted(*a):  # noqa: ANN002, ANN202
+        seen = one_call(*a)
+        stepped.append(seen is not None)
+        return seen
+
+    monkeypatch.setattr(bd, "_one", counted)
     text = adf_log(21, 120, unlabeled=0.0)
     path = _write(tmp_path, "a.txt", text)
     vw, p_vw = _vw_fit(ml, path)
@@ -155,21 +166,30 @@ def test_api_learn_equals_sl_vw(tmp_path: Path, name: str) -> None:
     for i, (ctx, acts, lab) in enumerate(exs):
         if i % 3 == 0:  # choose() between learns changes nothing
             ch = one.choose(ctx, acts)
+            # (the probability sampled with: the pmf's, negatives 0 and normalised, as VW's
+            # sample_after_normalizing -- regcbopt and squarecb --elim give 1 to each
+            # action they keep, --elim -1 to the others, as VW's)
+            kept = np.maximum(ch.pmf, 0.0)
             assert 0 <= ch.action < len(acts) and ch.probability == pytest.approx(
-                ch.pmf[ch.action], rel=1e-6)  # fmt: skip
+                kept[ch.action] / kept.sum(), rel=1e-6)  # fmt: skip
         pmfs.append(one.learn(ctx, acts, *lab))
     many = api.Model(cb_adf=True, **sl_opts)
     batch = many.learn([e[0] for e in exs], [e[1] for e in exs], [e[2][0] for e in exs],
                        [e[2][1] for e in exs], [e[2][2] for e in exs])  # fmt: skip
     for line, p1, p2 in zip(p_vw, pmfs, batch, strict=True):
         want = np.zeros(len(p1))
-        for cell in line.split(","):
+        if ":" not in line:  # no explorer (dr alone): the actions by score, the first 1
+            want[int(line.split(",")[0])] = 1.0
+        for cell in line.split(",") if ":" in line else ():
             a, p = cell.split(":")
             want[int(a)] = float(p)
         assert np.allclose(p1, want, atol=5e-7) and np.array_equal(p1, p2)
     for m in (one, many):
         got = m._fitted()
         assert np.array_equal(got.table((0.0,) * 4, np.float32), vw.table)
+    assert np.array_equal(one._bandit.stats, many._bandit.stats)
+    if name in ("epsilon", "first", "softmax-ips", "dr"):  # (step_example's explorers)
+        assert sum(stepped) >= len(exs)  # each single learn and choose: one kernel call
     one.save(tmp_path / "m.sl")
     back = api.Model.load(tmp_path / "m.sl")
     ctx, acts, _ = exs[0]
