@@ -142,6 +142,7 @@ class _Online:
         self.replayed = replayed  # later passes replayed from the parsed cache: no text
         self.pool = _Pool(len(runs))
         self.auditor = _auditor(runs, config)
+        self.printer = _printer(runs, config)
         self.active: list[Run] = []
 
     def snapshot(self, run: Run, final: bool = False):  # noqa: ANN201 - taken when PassLog asks
@@ -158,7 +159,11 @@ class _Online:
 
     def learn(self, batch: Batch, pass_no: int) -> None:
         learning = [run for run in self.active if not run.done]
-        if self.auditor is not None:  # one example at a time, each shown before it learns
+        if self.printer is not None:  # --print: one example at a time, written, not learned
+            learned = [self.printer.run(functools.partial(_score_one, run), run.params, batch,
+                                        run.progress, run.learner.stats, run.rows)
+                       for run in learning]  # fmt: skip
+        elif self.auditor is not None:  # one example at a time, each shown before it learns
             for run in learning:
                 _room(run, batch.n)  # (the lines of the batch's calls, emitted after them)
             learned = [self.auditor.run(functools.partial(_learn, run), run.learner, batch,
@@ -193,6 +198,23 @@ def _auditor(runs: list[Run], config: TrainConfig):  # noqa: ANN202 - a vwaudit.
 
         return Auditor(config)
     return None
+
+
+def _printer(runs: list[Run], config: TrainConfig):  # noqa: ANN202 - a vwprint.Printer or None
+    """``sl vw --print``: VW's print learner (each example written, nothing learned)."""
+    if runs[0].outputs.print_examples:
+        from streamlearn.run.vwprint import Printer
+
+        return Printer(config, runs[0].progress.say)
+    return None
+
+
+def _score_one(run: Run, params: np.ndarray, one) -> np.ndarray:  # noqa: ANN001 - a batch of one
+    """The learner's kernel over a batch of one with ``params`` (``--print``: learning off)."""
+    learner = run.learner
+    return run_kernel(learner.spec.train_batch, learner.table, learner.gstate, params,
+                      learner.config.loss_id, one, learner.stats, run.rows,
+                      prediction_width(learner.config))  # fmt: skip
 
 
 def _checked(batches: Iterator[Batch], pass_no: int, guard: FormatGuard, checks: BatchChecks,

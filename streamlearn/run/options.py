@@ -168,6 +168,9 @@ class Outputs:
     and its readable models show them so."""
     audit: bool = False
     """VW's ``--audit``: each example's prediction and features on stdout (with vw_format)."""
+    print_examples: bool = False
+    """VW's ``--print``: its print learner in gd's place, each example written on stderr,
+    predictions 0, nothing learned (with vw_format: :mod:`streamlearn.run.vwprint`)."""
     scores: bool = False
     """With vw_format: VW's ``--scores`` under ``--oaa``: ``-p`` has each class's score
     (``1:s1 2:s2 ...``) instead of the class (:meth:`oaa_scores`)."""

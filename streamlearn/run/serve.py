@@ -69,6 +69,8 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
     :class:`~streamlearn.errors.Interrupted` (143/130) once a learning server has saved.
     """
     console = console or Console(False)
+    if outputs.print_examples:
+        raise UsageError("--print with --daemon: not yet (sl vw -d FILE --print)")
     if outputs.vw_format != opts.vw_format:
         opts = dataclasses.replace(opts, vw_format=outputs.vw_format)
     path = inputs.initial_model

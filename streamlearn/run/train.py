@@ -352,6 +352,12 @@ def _configs(grid: Grid, inputs: Inputs, outputs: Outputs,
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
         )
     check_probabilities(config, outputs.probabilities, outputs.link)
+    if outputs.print_examples:
+        from streamlearn.run.vwprint import refusal
+
+        why = refusal(config, inputs, outputs)
+        if why:
+            raise UsageError(f"--print with {why}")
     return configs, guard
 
 

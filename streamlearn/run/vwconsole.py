@@ -226,6 +226,8 @@ def _learner_lines(c) -> list[str]:
 
 def _learners(c, outputs) -> list[str]:
     base = f"ftrl-{FTRL_NAMES[c.algo]}" if c.algo in FTRL_NAMES else c.algo
+    if getattr(outputs, "print_examples", False):
+        base = "print"  # (VW's print learner in the base learner's place: run/vwprint.py)
     reduction = _single_line(c)
     name, above = None, False
     if reduction is not None:

@@ -355,6 +355,8 @@ CORE: dict[str, VWOption] = {
     "ope": VWOption(None, False, stack_field("ope")),  # sl's own: off-policy estimates (cb)
     "progress": VWOption("P", True, _progress),
     "audit": VWOption("a", False, lambda t, n, v: t.outputs.__setitem__("audit", True)),
+    "print": VWOption(None, False, lambda t, n, v: t.outputs.__setitem__("print_examples",
+                                                                          True)),  # fmt: skip
     "scores": VWOption(None, False, lambda t, n, v: t.outputs.__setitem__("scores", True)),
     "dont_output_best_constant": VWOption(
         None, False, lambda t, n, v: t.outputs.__setitem__("best_constant", False)),
@@ -436,7 +438,7 @@ OTHER_VW_OPTIONS = frozenset("""
 
      oracle_type
      per_model_save_load pmf_to_pdf
-      print priority_challengers priority_type
+      priority_challengers priority_type
     replay_b
     replay_b_count replay_c replay_c_count replay_m replay_m_count
      sample_pdf
