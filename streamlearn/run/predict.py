@@ -44,6 +44,23 @@ from streamlearn.system.outputs import staging
 from streamlearn.system.process import committing, interruptible
 
 
+def own_kernel(config) -> bool:  # noqa: ANN001 - a TrainConfig
+    """Whether a model of ``config`` scores with its own learner's kernel, learning off
+    (VW's learners, ``FLOAT32_ALGORITHMS``, and one-against-all), rather than plain SGD's
+    over its flushed weights (:class:`Scorer`)."""
+    return bool(config.oaa) or config.algo in FLOAT32_ALGORITHMS
+
+
+def scoring_params(config, probabilities: bool = False) -> np.ndarray:  # noqa: ANN001
+    """The kernels' params for scoring a model of ``config``: learning off, every example
+    scored the same way (no holdout), one-against-all's classes' probabilities or not."""
+    params = config.params(learn=False)
+    params[P_HOLDOUT] = 0.0
+    if config.oaa:
+        params[P_PROBS] = 1.0 if probabilities else 0.0
+    return params
+
+
 class Scorer:
     """A saved model's predictions, batch by batch, with its statistics (loss when labeled).
 
@@ -57,10 +74,9 @@ class Scorer:
 
     def __init__(self, m: model_io.Model, probabilities: bool = False) -> None:
         self.loss_id = m.config.loss_id
-        self.params = m.config.params(learn=False)
-        self.params[P_HOLDOUT] = 0.0  # every example is scored the same way
+        self.params = scoring_params(m.config, probabilities)
         self.width = prediction_width(m.config)
-        if m.config.oaa or m.config.algo in FLOAT32_ALGORITHMS:
+        if own_kernel(m.config):
             # VW's learners (and one-against-all): the model's own kernel with learning off,
             # on the training table and global state, as `sl vw -t` and `sl train -t` score
             # (the learner's arithmetic: float32 sums in VW's order, clipped); plain SGD's
@@ -72,8 +88,6 @@ class Scorer:
             self.kernel = learner.spec.train_batch
             self.table = learner.table
             self.gstate = learner.gstate
-            if m.config.oaa:
-                self.params[P_PROBS] = 1.0 if probabilities else 0.0
         else:
             from streamlearn.learners import sgd
 

@@ -18,25 +18,17 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from streamlearn import model as model_io
-from streamlearn.config import FLOAT32_ALGORITHMS, TrainConfig
+from streamlearn.config import TrainConfig
 from streamlearn.errors import Diverged
 from streamlearn.io.batch import Batch, Block
 from streamlearn.io.formats import FMT_VW
 from streamlearn.io.parse import detect_format, parse_blocks
-from streamlearn.learners.base import (
-    P_BINARY,
-    P_HOLDOUT,
-    P_PROBS,
-    P_PROGRESS,
-    S_NROWS,
-    new_rows,
-    new_stats,
-)
+from streamlearn.learners.base import P_BINARY, P_PROGRESS, S_NROWS, new_rows, new_stats
 from streamlearn.run.classes import prediction_width
 from streamlearn.run.console import Console
 from streamlearn.run.finite import check_finite
 from streamlearn.run.learner import Learner, class_weigher
-from streamlearn.run.predict import Scorer
+from streamlearn.run.predict import Scorer, own_kernel, scoring_params
 from streamlearn.run.runner import (
     BatchChecks,
     FormatGuard,
@@ -234,7 +226,7 @@ class Resident:
         parser leaves.  Called under the owner's lock (the learner is live)."""
         c = self.config
         if (self.code != FMT_VW or INTERPRETED or c.l1 or c.l2 or c.csoaa or c.multilabel
-                or not (c.oaa or c.algo in FLOAT32_ALGORITHMS)):  # fmt: skip
+                or not own_kernel(c)):  # fmt: skip
             return None
         one = self._lines
         if one is None:
@@ -246,11 +238,8 @@ class Resident:
             row[1][0] = np.nan  # scoring: a line's label (any) plays no part
         scoring = self._scoring
         if scoring is None or scoring[0] != probabilities:
-            params = c.params(learn=False)  # (the Scorer's: learning off, no holdout)
-            params[P_HOLDOUT] = 0.0
-            if c.oaa:
-                params[P_PROBS] = 1.0 if probabilities else 0.0
-            scoring = self._scoring = (probabilities, params, new_stats(), new_rows())
+            scoring = self._scoring = (probabilities, scoring_params(c, probabilities),
+                                       new_stats(), new_rows())  # fmt: skip
         _, params, stats, rows = scoring
         lr = self.learner
         return one.step(lr.spec.train_batch, lr.table, lr.gstate, params, self.loss_id, stats,

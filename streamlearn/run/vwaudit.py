@@ -133,7 +133,7 @@ class Auditor:
         raws: list[np.ndarray] = []
         for i in range(batch.n):
             lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
-            one = _one(batch, i)
+            one = row_batch(batch, i)
             feature_slots = batch.indices[lo:hi].astype(np.int64)
             x = batch.values[lo:hi].astype(F32)
             ok = batch.status[i] == 0
@@ -239,7 +239,7 @@ class Auditor:
         out, preds = [], []
         for i in range(batch.n):
             lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
-            one = _one(batch, i)
+            one = row_batch(batch, i)
             ns = one.ns
             cells = []
             if batch.status[i] == 0:
@@ -285,7 +285,7 @@ class Auditor:
             pass
 
 
-def _one(batch, i: int) -> SimpleNamespace:  # noqa: ANN001 - an io.batch.Batch
+def row_batch(batch, i: int) -> SimpleNamespace:  # noqa: ANN001 - an io.batch.Batch
     """Row ``i`` of ``batch`` as a batch of one (its namespace bytes too, when kept)."""
     lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
     ns = getattr(batch, "ns", None)

@@ -21,12 +21,11 @@ are refused before any data is read (:func:`refusal`).
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from streamlearn.hashing import CONSTANT_HASH
 from streamlearn.learners.base import P_LEARN
+from streamlearn.run.vwaudit import row_batch
 
 F32 = np.float32
 
@@ -110,7 +109,6 @@ class Printer:
         data = batch.block.data
         preds = []
         for i in range(batch.n):
-            lo, hi = int(batch.indptr[i]), int(batch.indptr[i + 1])
             if batch.status[i] == 0:
                 a, b = int(batch.tag_start[i]), int(batch.tag_end[i])
                 label = float(batch.labels[i])
@@ -119,12 +117,8 @@ class Printer:
                                  data[a:b].tobytes())  # fmt: skip
                 for _ in range(2 if self.twice and label == label else 1):
                     self.say(text)
-            one = SimpleNamespace(
-                n=1, indptr=np.array([0, hi - lo], dtype=batch.indptr.dtype),
-                indices=batch.indices[lo:hi], values=batch.values[lo:hi],
-                labels=batch.labels[i : i + 1], weights=batch.weights[i : i + 1],
-                bases=np.zeros(1), status=batch.status[i : i + 1], ns=None,
-            )  # fmt: skip
+            one = row_batch(batch, i)
+            one.bases = np.zeros(1)  # (VW's print adds no initial value)
             preds.append(kernel_call(quiet, one))
             progress.emit(stats, rows)
         return np.concatenate(preds) if preds else np.zeros(0)
