@@ -51,6 +51,9 @@ def _run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa:
     from streamlearn.system.process import committing
 
     say = console.say if not getattr(outputs, "vw_quiet", False) else (lambda *a: None)
+    if getattr(outputs, "audit_regressor", None):
+        raise UsageError(f"--audit_regressor with {ml.reduction}: not yet (sl writes the "
+                         "audit of a single-line model: gd, --ftrl, --oaa, --csoaa, ...)")
     if getattr(outputs, "print_examples", False):
         raise UsageError(f"--print with {ml.reduction}: not yet (VW's print learner prints "
                          "simple labels: sl runs it in gd's place for a plain run)")  # fmt: skip

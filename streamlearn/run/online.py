@@ -70,6 +70,9 @@ class Run:
     """``sl vw``: what VW counts that the kernels do not (``run/vwconsole.py: Tally``)."""
     pass_models: list[str] = field(default_factory=list)
     """--save-per-pass: the pass models written so far."""
+    regaudit: object | None = None
+    """``sl vw --audit_regressor``: the model's weights written as the data names them, in
+    the learner's place (``run/vwregaudit.py: RegressorAudit``)."""
 
 
 def mark_diverged(run: Run, e: Diverged, alone: bool) -> None:
@@ -159,6 +162,11 @@ class _Online:
 
     def learn(self, batch: Batch, pass_no: int) -> None:
         learning = [run for run in self.active if not run.done]
+        if learning and learning[0].regaudit is not None:  # nothing learned or predicted
+            run = learning[0]
+            run.regaudit.run(batch)
+            run.done = run.regaudit.done  # (every weight written: no more examples, as VW)
+            return
         if self.printer is not None:  # --print: one example at a time, written, not learned
             learned = [self.printer.run(functools.partial(_score_one, run), run.params, batch,
                                         run.progress, run.learner.stats, run.rows)

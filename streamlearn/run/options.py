@@ -171,6 +171,9 @@ class Outputs:
     print_examples: bool = False
     """VW's ``--print``: its print learner in gd's place, each example written on stderr,
     predictions 0, nothing learned (with vw_format: :mod:`streamlearn.run.vwprint`)."""
+    audit_regressor: str | None = None
+    """VW's ``--audit_regressor FILE``: the initial model's weights named by the data, written
+    to FILE; nothing learned or predicted (with vw_format: :mod:`streamlearn.run.vwregaudit`)."""
     scores: bool = False
     """With vw_format: VW's ``--scores`` under ``--oaa``: ``-p`` has each class's score
     (``1:s1 2:s2 ...``) instead of the class (:meth:`oaa_scores`)."""
@@ -198,6 +201,7 @@ class Outputs:
             (self.readable_model, "readable model"),
             (self.invert_hash, "invert-hash model"),
             (self.extra_metrics, "extra metrics"),
+            (self.audit_regressor, "regressor audit"),
         ]
 
     def pass_models(self, passes: int) -> list[tuple[str, str]]:
@@ -217,6 +221,7 @@ class Outputs:
             readable_model=fill(self.readable_model),
             invert_hash=fill(self.invert_hash),
             extra_metrics=fill(self.extra_metrics),
+            audit_regressor=fill(self.audit_regressor),
         )
 
     def oaa_scores(self, config) -> bool:  # noqa: ANN001 - a TrainConfig

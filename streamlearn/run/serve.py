@@ -69,6 +69,9 @@ def serve(explicit: dict, inputs: Inputs, outputs: Outputs, opts: ServeOptions,
     :class:`~streamlearn.errors.Interrupted` (143/130) once a learning server has saved.
     """
     console = console or Console(False)
+    if outputs.audit_regressor:
+        raise UsageError("--audit_regressor with --daemon: not supported (sl vw -d FILE -i "
+                         "MODEL --audit_regressor OUT)")  # fmt: skip
     if outputs.print_examples:
         raise UsageError("--print with --daemon: not yet (sl vw -d FILE --print)")
     if outputs.vw_format != opts.vw_format:

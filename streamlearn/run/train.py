@@ -277,7 +277,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         allow_empty=inputs.allow_empty, examples=inputs.examples,
         # the names of --invert-hash and --audit come from the text, which a cache does not
         # keep: the first pass reads it (and writes the cache again)
-        rebuild=inputs.rebuild_cache or bool(outputs.invert_hash or outputs.audit),
+        rebuild=inputs.rebuild_cache or bool(outputs.invert_hash or outputs.audit
+                                             or outputs.audit_regressor),
         max_line=inputs.max_line_bytes, max_crosses=inputs.max_crosses,
         flatbuffer=inputs.flat_text(config),
     )  # fmt: skip
@@ -287,7 +288,14 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     collector = _name_collector(outputs, config, initial)
     batch_learner = config.algo in BATCH_ALGORITHMS
     board = GridTable(console.say, runs) if grid.size > 1 else None
-    if not batch_learner:
+    if outputs.audit_regressor:
+        from streamlearn.run.vwregaudit import RegressorAudit
+
+        run = runs[0]  # (one configuration: a grid is refused)
+        run.regaudit = RegressorAudit(config, run.learner.table, outputs.audit_regressor,
+                                      console.say, console.progress)  # fmt: skip
+        console.say(run.regaudit.header())
+    elif not batch_learner:
         console.say(board.header() if board else HEADER)
     bar = console.progress_bar()
     where = source.name if source is not None else input_names(inputs.sources)
@@ -308,6 +316,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     except BaseException:
         for run in runs:
             run.writer.abort()
+            if run.regaudit is not None:
+                run.regaudit.abort()
         raise
     finally:
         console.close_bar()
@@ -352,6 +362,12 @@ def _configs(grid: Grid, inputs: Inputs, outputs: Outputs,
             "fitted all the data: score it with sl predict -i MODEL -p PATH"
         )
     check_probabilities(config, outputs.probabilities, outputs.link)
+    if outputs.audit_regressor:
+        from streamlearn.run.vwregaudit import refusal as audit_refusal
+
+        why = "a grid of options" if grid.size > 1 else audit_refusal(config, inputs, outputs)
+        if why:
+            raise UsageError(f"--audit_regressor with {why}")
     if outputs.print_examples:
         from streamlearn.run.vwprint import refusal
 
@@ -436,7 +452,10 @@ def _vw_header(console: Console, config: TrainConfig, inputs: Inputs, outputs: O
         cache = (inputs.cache, bool(getattr(passes, "cache_ready", False)))
     model_t = None
     if initial is not None:
-        model_t = vwconsole.start_t(initial.config) + float(initial.stats[S_WEX])
+        # a VW model's own t (its --initial_t and every example it learned, as VW prints it)
+        model_t = initial.meta.get("vw_model", {}).get("t")
+        if model_t is None:
+            model_t = vwconsole.start_t(initial.config) + float(initial.stats[S_WEX])
     if not outputs.vw_quiet:
         vwconsole.say_notes(config, outputs)
     console.say(vwconsole.header(config, inputs, outputs, cache, model_t,
@@ -623,6 +642,8 @@ def _save(runs: list[Run], outputs: Outputs, result: dict, grid: Grid,
             for run in runs:
                 if run.diverged is None:
                     run.writer.close()
+                    if run.regaudit is not None:
+                        run.regaudit.finish()
             stage.commit()  # the models last: a failure before leaves the old ones
 
 
@@ -675,7 +696,9 @@ def _say_summary(console: Console, board: GridTable | None, outputs: Outputs, ru
                  result: dict, initial: model_io.Model | None) -> None:  # fmt: skip
     """The summary on stderr (VW's for ``sl vw``, a grid's table for a grid), and a note
     when the reader of the predictions went away."""
-    if board is None and outputs.vw_format and runs[0].diverged is None:
+    if outputs.audit_regressor:
+        pass  # (VW's audit_regressor has no summary: its note, if any, is said)
+    elif board is None and outputs.vw_format and runs[0].diverged is None:
         from streamlearn.run.vwconsole import summary as vw_summary
 
         run = runs[0]

@@ -203,7 +203,8 @@ def header(config, inputs, outputs, cache: tuple[str, bool] | None, model_t: flo
     ]
     if c.passes > 1:
         lines.append(f"decay_learning_rate = {general(c.decay_learning_rate)}")
-    lines.append("Enabled learners: " + ", ".join(_learners(c, outputs)))
+    if not getattr(outputs, "audit_regressor", None):  # (VW's audit_regressor leaves it out)
+        lines.append("Enabled learners: " + ", ".join(_learners(c, outputs)))
     lines += vw_types(c, outputs)
     return "\n".join(lines)
 

@@ -357,6 +357,7 @@ CORE: dict[str, VWOption] = {
     "audit": VWOption("a", False, lambda t, n, v: t.outputs.__setitem__("audit", True)),
     "print": VWOption(None, False, lambda t, n, v: t.outputs.__setitem__("print_examples",
                                                                           True)),  # fmt: skip
+    "audit_regressor": VWOption(None, True, _output("audit_regressor")),
     "scores": VWOption(None, False, lambda t, n, v: t.outputs.__setitem__("scores", True)),
     "dont_output_best_constant": VWOption(
         None, False, lambda t, n, v: t.outputs.__setitem__("best_constant", False)),
@@ -412,7 +413,7 @@ NOT_SUPPORTED: dict[str, str] = {
 
 OTHER_VW_OPTIONS = frozenset("""
 
-    audit_regressor automl automl_significance_level
+    automl automl_significance_level
     baseline_challenger_cb
      cb_c_alpha
     cb_c_tau cb_explore_pdf

@@ -8,6 +8,9 @@ runs the same lines through vw itself.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -16,6 +19,7 @@ from streamlearn import model as model_io
 from streamlearn.errors import VWUsage
 from streamlearn.learners.base import S_N, S_SHOWN_N
 from streamlearn.vwargs import NOT_SUPPORTED, OPTIONS, OTHER_VW_OPTIONS, parse_argv
+from tests.paths import ROOT, TESTS
 from tests.unix import invoke, sl, text_data
 
 
@@ -77,6 +81,30 @@ def test_the_option_table_names_every_supported_option_once():
     assert not (set(OPTIONS) | set(NOT_SUPPORTED)) & OTHER_VW_OPTIONS
     shorts = [o.short for o in OPTIONS.values() if o.short]
     assert len(shorts) == len(set(shorts))
+
+
+def _vw_help_options() -> list[str]:
+    text = (TESTS / "data" / "vw-9.11.9-options.txt").read_text()
+    return [ln for ln in text.splitlines() if ln.startswith("--")]
+
+
+def test_every_option_of_vws_help_is_known_and_documented():
+    """Each long option VW 9.11.9's help lists is one sl vw takes or refuses by name (one
+    line, exit 2: never "not an option of vw"), and docs/vw-compat.md names it."""
+    names = _vw_help_options()
+    assert len(names) > 400
+    known = set(OPTIONS) | set(NOT_SUPPORTED) | OTHER_VW_OPTIONS
+    assert [n for n in names if n[2:].replace("-", "_") not in known] == []
+    doc = (ROOT / "docs" / "vw-compat.md").read_text()
+    assert [n for n in names if not re.search(re.escape(n) + r"(?![\w-])", doc)] == []
+
+
+def test_the_option_list_is_vws_help():
+    pytest.importorskip("vowpalwabbit")
+    r = subprocess.run([sys.executable, "-m", "vowpalwabbit", "--help"], capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    live = sorted(set(re.findall(r"--[A-Za-z0-9_][A-Za-z0-9_-]*", r.stdout + r.stderr)))
+    assert live == sorted(_vw_help_options())
 
 
 def test_vws_parameter_free_learners_and_one_against_all():
