@@ -5,20 +5,11 @@ alike; and what it refuses before reading any data."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from tests.unix import SL_VW, VW_MODULE, refused
-
-
-def _run(prog: list[str], args: list[str], cwd) -> subprocess.CompletedProcess:  # noqa: ANN001
-    r = subprocess.run([sys.executable, "-m", *prog, *args], cwd=cwd, capture_output=True,
-                       timeout=120)  # fmt: skip
-    assert r.returncode == 0, r.stderr.decode()
-    return r
+from tests.unix import run_module as _run
 
 
 @pytest.fixture
@@ -63,10 +54,10 @@ def test_audit_regressor_writes_what_vw_writes(
     _run(maker, ["-d", file, *train, "-f", "m.vw", "--quiet"], data)
     v = _run(VW_MODULE, ["-d", file, "-i", "m.vw", "--audit_regressor", "vw.txt", *audit], data)
     s = _run(SL_VW, ["-d", file, "-i", "m.vw", "--audit_regressor", "sl.txt", *audit], data)
-    assert s.stderr.decode() == v.stderr.decode()
+    assert s.stderr == v.stderr
     assert (data / "sl.txt").read_bytes() == (data / "vw.txt").read_bytes()
     if "--quiet" not in audit:
-        assert b"Regressor contains " in s.stderr and b"Enabled learners" not in s.stderr
+        assert "Regressor contains " in s.stderr and "Enabled learners" not in s.stderr
 
 
 def test_each_weight_once_then_no_more_examples(data) -> None:
@@ -89,7 +80,7 @@ def test_each_weight_once_then_no_more_examples(data) -> None:
     assert set(audited) == set(weights)
     assert all(abs(audited[k] - weights[k]) <= 1e-5 * max(1.0, abs(weights[k]))
                for k in audited)  # fmt: skip
-    err = s.stderr.decode()
+    err = s.stderr
     assert f"Regressor contains {len(weights)} values" in err
     assert err.rstrip().endswith("100%") and "Note:" not in err and "average loss" not in err
 
@@ -97,7 +88,7 @@ def test_each_weight_once_then_no_more_examples(data) -> None:
 def test_weights_not_found_are_noted(data) -> None:
     _run(SL_VW, ["-d", "d.vw", "-f", "m.vw", "--quiet"], data)
     s = _run(SL_VW, ["-d", "few.vw", "-i", "m.vw", "--audit_regressor", "a.txt"], data)
-    assert "Note: for some reason audit couldn't find all regressor values" in s.stderr.decode()
+    assert "Note: for some reason audit couldn't find all regressor values" in s.stderr
     assert (data / "a.txt").read_text().count("\n") >= 3  # x1, x2, x3, u1, Constant at most
 
 
