@@ -323,6 +323,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
         console.close_bar()
         passes.close()
     _say_summary(console, board, outputs, runs, result, initial)
+    if any(run.regaudit is not None and run.regaudit.broken for run in runs):
+        raise BrokenPipe("")  # (--audit_regressor to a pipe whose reader left: 141, as -p)
     diverged = [run for run in runs if run.diverged is not None]
     if diverged:
         raise Diverged(

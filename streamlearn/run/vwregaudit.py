@@ -101,6 +101,7 @@ class RegressorAudit:
         self.audited = 0
         self.next_row = 1.0
         self.done = False
+        self.broken = False  # (written to a pipe whose reader went away: nothing more)
         self.out = Output(path, "regressor audit")
 
     def header(self) -> str:
@@ -130,7 +131,11 @@ class RegressorAudit:
                         weights[slot] = 0.0
             self.audited += len(out)
             if out:
-                self.out.write("".join(out).encode("utf-8", "surrogateescape"))
+                try:
+                    self.out.write("".join(out).encode("utf-8", "surrogateescape"))
+                except BrokenPipeError:
+                    self.broken = self.done = True
+                    return
             self._count()
 
     def _count(self) -> None:
@@ -149,7 +154,12 @@ class RegressorAudit:
             self.done = True
 
     def finish(self) -> None:
-        """The file made visible; VW's note when some weights were not found."""
+        """The file made visible; VW's note when some weights were not found (or sl's,
+        when the reader of a pipe went away: the run then exits 141)."""
+        if self.broken:
+            self.out.abort()
+            self.say("note: the reader of the regressor audit went away; it stopped there")
+            return
         self.out.commit()
         if self.audited < self.loaded:
             self.say("Note: for some reason audit couldn't find all regressor values in "

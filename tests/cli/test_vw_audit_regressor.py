@@ -114,3 +114,22 @@ def test_no_model_and_an_input_as_output_are_refused(data) -> None:
     refused(["-d", "d.vw", "-i", "m.vw", "--audit_regressor", "m.vw"], data,
             "is the initial model")  # fmt: skip
     assert (data / "d.vw").read_bytes() == before
+
+
+def test_a_reader_that_leaves_ends_the_run_141(data) -> None:
+    """``--audit_regressor -`` into ``head -1``: the audit stops there, a note says so and
+    the run exits 141, as ``-p -`` does; nothing else is left behind."""
+    import subprocess
+    import sys
+
+    # ~40,000 weights, ~1 MB of audit: far more than a pipe holds before head has left
+    lines = [f"{i % 2} |a " + " ".join(f"f{i}_{j}" for j in range(20)) for i in range(2000)]
+    (data / "big.vw").write_text("\n".join(lines) + "\n")
+    _run(SL_VW, ["-d", "big.vw", "-f", "m.vw", "--quiet"], data)
+    r = subprocess.run(f"{sys.executable} -m streamlearn vw -d big.vw -i m.vw "
+                       "--audit_regressor - | head -1; exit ${PIPESTATUS[0]}",
+                       shell=True, executable="/bin/bash", cwd=data, capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 141, r.stderr
+    assert r.stdout.count("\n") == 1 and "the reader of the regressor audit went away" in r.stderr
+    assert sorted(p.name for p in data.iterdir()) == ["big.vw", "cs.vw", "d.vw", "few.vw", "m.vw"]
