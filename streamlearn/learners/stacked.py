@@ -51,15 +51,16 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "recall_tree": True, "max_candidates": True,
                                    "max_depth": True, "node_only": False,
                                    "randomized_routing": False, "plt": True,
-                                   "kary_tree": True}
+                                   "kary_tree": True, "top": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
 
-KEPT_WHEN_GIVEN = frozenset({"mellowness"})
+KEPT_WHEN_GIVEN = frozenset({"mellowness", "top"})
 """Options VW keeps with a model only when its run gave them (``--active``'s and
 ``--active_cover``'s ``--mellowness``): a model without one ran with the default, and a run
-continuing it may give one."""
+continuing it may give one; and ``--top K``, which changes what a run writes, not the
+weights: a model learned without it may be continued with it (VW's suite line 34)."""
 
 
 def _stack_options(stack: tuple[str, ...]) -> list[tuple[str, str | None, bool]]:

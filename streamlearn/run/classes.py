@@ -82,8 +82,9 @@ def vw_name(config, outputs) -> str:  # noqa: ANN001 - a TrainConfig, run.option
 
 def vw_types(config, outputs) -> list[str]:  # noqa: ANN001
     """VW's header lines of the label and prediction types."""
-    if not config.oaa:
-        return ["Input label = SIMPLE", "Output pred = SCALAR"]
+    if not config.oaa:  # (--top K: each group's predictions)
+        return ["Input label = SIMPLE",
+                f"Output pred = {'SCALARS' if '--top' in config.stack else 'SCALAR'}"]
     label = "CS" if config.csoaa else "MULTILABEL" if config.multilabel else "MULTICLASS"
     if config.csoaa and "--cs_active" in config.stack:
         return [f"Input label = {label}", "Output pred = ACTIVE_MULTICLASS"]

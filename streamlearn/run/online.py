@@ -70,6 +70,9 @@ class Run:
     """``sl vw``: what VW counts that the kernels do not (``run/vwconsole.py: Tally``)."""
     pass_models: list[str] = field(default_factory=list)
     """--save-per-pass: the pass models written so far."""
+    topk: object | None = None
+    """``sl vw --top K``: the groups of examples, their ``-p`` and table lines, in the
+    table's and the predictions' place (``run/vwtopk.py: TopK``)."""
     regaudit: object | None = None
     """``sl vw --audit_regressor``: the model's weights written as the data names them, in
     the learner's place (``run/vwregaudit.py: RegressorAudit``)."""
@@ -171,6 +174,8 @@ class _Online:
             learned = [self.printer.run(functools.partial(_score_one, run), run.params, batch,
                                         run.progress, run.learner.stats, run.rows)
                        for run in learning]  # fmt: skip
+        elif learning and learning[0].topk is not None:  # --top K: group by group
+            learned = [run.topk.run(functools.partial(_learn, run), batch) for run in learning]
         elif self.auditor is not None:  # one example at a time, each shown before it learns
             for run in learning:
                 _room(run, batch.n)  # (the lines of the batch's calls, emitted after them)
@@ -189,6 +194,8 @@ class _Online:
 
     def end_pass(self, pass_no: int) -> bool:
         for run in self.active:
+            if run.topk is not None and not run.done:
+                run.topk.end()  # (the input's last group)
             if not run.done:  # (else it diverged during this pass)
                 _end_pass(run, pass_no, self.snapshot)
         if self.board is not None:
@@ -284,7 +291,7 @@ def _learned(run: Run, batch: Batch, preds: np.ndarray, pass_no: int, alone: boo
         return
     if run.tally is not None:
         run.tally.observe(batch, run.learner.stats[S_PASS_N], pass_no)
-    if pass_no == 1 or run.outputs.vw_format:  # VW writes every pass's
+    if run.topk is None and (pass_no == 1 or run.outputs.vw_format):  # VW writes every pass's
         run.writer.write(batch, preds, first, run.classes.predicted if run.classes else None,
                          raw, bounds, getattr(run.learner.spec.train_batch, "p_lines", None))
 

@@ -394,6 +394,11 @@ class PredictionWriter:
                 self._lost_reader(out)
                 return
 
+    def write_bytes(self, data: bytes) -> None:
+        """``data`` as it is to ``-p`` (a reduction's own lines: ``--top K``'s groups)."""
+        if self.out is not None and not self.broken:
+            self._write(self.out, data)
+
     def _write(self, out: Output, data: bytes) -> None:
         try:
             out.write(data)

@@ -288,6 +288,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     collector = _name_collector(outputs, config, initial)
     batch_learner = config.algo in BATCH_ALGORITHMS
     board = GridTable(console.say, runs) if grid.size > 1 else None
+    if outputs.vw_format and "--top" in config.stack:
+        _group_runs(runs, console)
     if outputs.audit_regressor:
         from streamlearn.run.vwregaudit import RegressorAudit
 
@@ -462,6 +464,20 @@ def _vw_header(console: Console, config: TrainConfig, inputs: Inputs, outputs: O
         vwconsole.say_notes(config, outputs)
     console.say(vwconsole.header(config, inputs, outputs, cache, model_t,
                                  list(inputs.sources) or ["-"]))  # fmt: skip
+
+
+def _group_runs(runs: list[Run], console: Console) -> None:
+    """``sl vw --top K``: each run learns and writes its examples group by group."""
+    from streamlearn.reductions import topk
+    from streamlearn.run.vwtopk import TopK
+
+    for run in runs:
+        cfg = run.learner.config
+        run.topk = TopK(topk.read(cfg.stack).k, run.learner.stats, run.learner.gstate,
+                        run.progress.say,
+                        run.writer.write_bytes if run.writer.out is not None else None,
+                        console.progress, run.outputs.link, cfg.binary,
+                        run.progress.curve)  # fmt: skip
 
 
 def _name_collector(outputs: Outputs, config: TrainConfig, initial: model_io.Model | None):  # noqa: ANN202 - an io.names.NameCollector or None

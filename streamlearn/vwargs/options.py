@@ -446,7 +446,7 @@ OTHER_VW_OPTIONS = frozenset("""
     search_active_verify search_metatask
     search_use_passthrough_repr sendto
 
-    top tree_bandwidth
+    tree_bandwidth
       verbose_metrics
 """.split())
 """The rest of VW's options (``vw --help`` of VW 9.11): reductions and their settings,
