@@ -51,7 +51,8 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "recall_tree": True, "max_candidates": True,
                                    "max_depth": True, "node_only": False,
                                    "randomized_routing": False, "plt": True,
-                                   "kary_tree": True, "top": True}
+                                   "kary_tree": True, "top": True,
+                                   "replay_b": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -234,6 +235,9 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
     tree = _tree_kept(words)
     if tree is not None:
         return tree
+    if "--replay_b" in words:  # VW's generator after gd's state (its model: --random_seed)
+        return Kept("--replay_b", replay_state_size(), replay_init, replay_rng, _none_section,
+                    _no_read, _no_lines)  # fmt: skip
     if "--stage_poly" in words:
         from streamlearn.learners import stage_poly
 
@@ -243,6 +247,35 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                     lambda data, pos, g: stage_poly.read_vw_section(data, pos, g, bits),
                     _no_lines, end=lambda data, pos: stage_poly.section_end(data, pos, bits))
     return None
+
+
+def replay_state_size() -> int:
+    """``--replay_b``'s global state: gd's, then VW's generator as two 32-bit halves."""
+    from streamlearn.learners.base import GSTATE_SIZE
+
+    return GSTATE_SIZE + 2
+
+
+def replay_init(params: np.ndarray, seed: int) -> np.ndarray:
+    """``--replay_b``'s fresh global state: gd's, and the generator seeded with ``seed``."""
+    from streamlearn.learners import gd
+
+    g = np.zeros(replay_state_size())
+    g[: g.shape[0] - 2] = gd.init_gstate(params)
+    set_replay_rng(g, seed)
+    return g
+
+
+def replay_rng(gstate: np.ndarray) -> int:
+    """``--replay_b``'s generator state in ``gstate``."""
+    n = gstate.shape[0]
+    return (int(gstate[n - 1]) << 32) | int(gstate[n - 2])
+
+
+def set_replay_rng(gstate: np.ndarray, state: int) -> None:
+    n = gstate.shape[0]
+    gstate[n - 2] = float(state & 0xFFFFFFFF)
+    gstate[n - 1] = float((state >> 32) & 0xFFFFFFFF)
 
 
 def _tree_kept(words: tuple[str, ...]) -> Kept | None:

@@ -63,6 +63,7 @@ from streamlearn.reductions import (
     oja_newton,
     plt,
     recall_tree,
+    replay,
     search,
     stage_poly,
     svrg,
@@ -107,7 +108,8 @@ SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAM
                confidence.NAME: confidence, baseline.NAME: baseline,
                oja_newton.NAME: oja_newton, cs_active.NAME: cs_active,
                log_multi.NAME: log_multi, recall_tree.NAME: recall_tree, emt.NAME: emt,
-               plt.NAME: plt, memory_tree.NAME: memory_tree, topk.NAME: topk}
+               plt.NAME: plt, memory_tree.NAME: memory_tree, topk.NAME: topk,
+               replay.NAME: replay}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
@@ -168,7 +170,7 @@ _DECLARING = (cs_active, cats, active, active_cover, offset_tree, explore, log_m
               lrq, lrqfa, boosting, nn, autolink, bootstrap, bfgs, gd_mf, svrg, ksvm, oja_newton,
               marginal, stage_poly, confidence, baseline, csoaa_ldf, mwt, cb_adf, cb_dro, ccb,
               search, lda, cbzo, warm_cb, large_action, epsilon_decay, igl, plt, memory_tree,
-              topk)
+              topk, replay)
 """The modules that declare VW options, in the order their ``settle`` runs (``cs_active``
 first: it takes ``--simulation`` before ``--active`` would drop it; ``active`` and
 ``active_cover``: they take ``--mellowness`` (``--cover``) from the explorers when

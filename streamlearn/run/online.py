@@ -70,6 +70,9 @@ class Run:
     """``sl vw``: what VW counts that the kernels do not (``run/vwconsole.py: Tally``)."""
     pass_models: list[str] = field(default_factory=list)
     """--save-per-pass: the pass models written so far."""
+    replay: object | None = None
+    """``sl vw --replay_b N``: the examples handed to VW's experience replay one by one
+    (``run/vwreplay.py: Replay``)."""
     topk: object | None = None
     """``sl vw --top K``: the groups of examples, their ``-p`` and table lines, in the
     table's and the predictions' place (``run/vwtopk.py: TopK``)."""
@@ -174,6 +177,10 @@ class _Online:
             learned = [self.printer.run(functools.partial(_score_one, run), run.params, batch,
                                         run.progress, run.learner.stats, run.rows)
                        for run in learning]  # fmt: skip
+        elif learning and learning[0].replay is not None:  # --replay_b: one by one
+            for run in learning:
+                _room(run, batch.n)
+            learned = [run.replay.run(batch, run.learner.stats, run.rows) for run in learning]
         elif learning and learning[0].topk is not None:  # --top K: group by group
             learned = [run.topk.run(functools.partial(_learn, run), batch) for run in learning]
         elif self.auditor is not None:  # one example at a time, each shown before it learns
@@ -196,6 +203,8 @@ class _Online:
         for run in self.active:
             if run.topk is not None and not run.done:
                 run.topk.end()  # (the input's last group)
+            if run.replay is not None and not run.done:
+                run.replay.end_pass()  # (what the slots hold, learned)
             if not run.done:  # (else it diverged during this pass)
                 _end_pass(run, pass_no, self.snapshot)
         if self.board is not None:

@@ -290,6 +290,8 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     board = GridTable(console.say, runs) if grid.size > 1 else None
     if outputs.vw_format and "--top" in config.stack:
         _group_runs(runs, console)
+    if outputs.vw_format and "--replay_b" in config.stack:
+        _replay_runs(runs)
     if outputs.audit_regressor:
         from streamlearn.run.vwregaudit import RegressorAudit
 
@@ -478,6 +480,18 @@ def _group_runs(runs: list[Run], console: Console) -> None:
                         run.writer.write_bytes if run.writer.out is not None else None,
                         console.progress, run.outputs.link, cfg.binary,
                         run.progress.curve)  # fmt: skip
+
+
+def _replay_runs(runs: list[Run]) -> None:
+    """``sl vw --replay_b N``: each run's examples handed to VW's experience replay."""
+    from streamlearn.reductions import replay
+    from streamlearn.run.vwreplay import Replay
+
+    for run in runs:
+        cfg = run.learner.config
+        opts = replay.read(cfg.stack)
+        if opts is not None:
+            run.replay = Replay(opts.n, opts.count, run.learner, run.params)
 
 
 def _name_collector(outputs: Outputs, config: TrainConfig, initial: model_io.Model | None):  # noqa: ANN202 - an io.names.NameCollector or None
