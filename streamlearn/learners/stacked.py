@@ -52,7 +52,7 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "max_depth": True, "node_only": False,
                                    "randomized_routing": False, "plt": True,
                                    "kary_tree": True, "top": True,
-                                   "replay_b": True}
+                                   "replay_b": True, "replay_m": True, "replay_c": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""
@@ -235,9 +235,17 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
     tree = _tree_kept(words)
     if tree is not None:
         return tree
-    if "--replay_b" in words:  # VW's generator after gd's state (its model: --random_seed)
-        return Kept("--replay_b", replay_state_size(), replay_init, replay_rng, _none_section,
-                    _no_read, _no_lines)  # fmt: skip
+    replay = next((lv for lv in "bmc" if f"--replay_{lv}" in words), None)
+    if replay is not None:  # VW's generator after the state (its model: --random_seed)
+        learner = {"b": "gd", "m": "oaa_gd", "c": "csoaa_gd"}[replay]
+
+        def init(params: np.ndarray, seed: int) -> np.ndarray:
+            from streamlearn.learners import spec_by_name
+
+            return with_generator(spec_by_name(learner).init_gstate(params), seed)
+
+        return Kept(f"--replay_{replay}", REPLAY_STATE_BOUND, init, replay_rng, _none_section,
+                    _no_read, _no_lines, learner=learner)  # fmt: skip
     if "--stage_poly" in words:
         from streamlearn.learners import stage_poly
 
@@ -249,25 +257,22 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
     return None
 
 
-def replay_state_size() -> int:
-    """``--replay_b``'s global state: gd's, then VW's generator as two 32-bit halves."""
-    from streamlearn.learners.base import GSTATE_SIZE
-
-    return GSTATE_SIZE + 2
+REPLAY_STATE_BOUND = 1 << 16
+"""At most this many entries in a replay's global state (its learner's, ``--oaa K``'s sums
+per class, and the generator): the bound a model's is read under."""
 
 
-def replay_init(params: np.ndarray, seed: int) -> np.ndarray:
-    """``--replay_b``'s fresh global state: gd's, and the generator seeded with ``seed``."""
-    from streamlearn.learners import gd
-
-    g = np.zeros(replay_state_size())
-    g[: g.shape[0] - 2] = gd.init_gstate(params)
+def with_generator(gstate: np.ndarray, seed: int) -> np.ndarray:
+    """A replay's global state: its learner's ``gstate``, then VW's generator seeded with
+    ``seed`` as two 32-bit halves (the last two entries)."""
+    g = np.zeros(gstate.shape[0] + 2)
+    g[: gstate.shape[0]] = gstate
     set_replay_rng(g, seed)
     return g
 
 
 def replay_rng(gstate: np.ndarray) -> int:
-    """``--replay_b``'s generator state in ``gstate``."""
+    """A replay's generator state in ``gstate`` (:func:`with_generator`)."""
     n = gstate.shape[0]
     return (int(gstate[n - 1]) << 32) | int(gstate[n - 2])
 

@@ -290,7 +290,7 @@ def _train(grid: Grid, inputs: Inputs, outputs: Outputs, each: list[Outputs],
     board = GridTable(console.say, runs) if grid.size > 1 else None
     if outputs.vw_format and "--top" in config.stack:
         _group_runs(runs, console)
-    if outputs.vw_format and "--replay_b" in config.stack:
+    if outputs.vw_format and any(f"--replay_{lv}" in config.stack for lv in "bmc"):
         _replay_runs(runs)
     if outputs.audit_regressor:
         from streamlearn.run.vwregaudit import RegressorAudit
@@ -483,7 +483,7 @@ def _group_runs(runs: list[Run], console: Console) -> None:
 
 
 def _replay_runs(runs: list[Run]) -> None:
-    """``sl vw --replay_b N``: each run's examples handed to VW's experience replay."""
+    """``sl vw --replay_b|m|c N``: each run's examples handed to VW's experience replay."""
     from streamlearn.reductions import replay
     from streamlearn.run.vwreplay import Replay
 
@@ -491,7 +491,8 @@ def _replay_runs(runs: list[Run]) -> None:
         cfg = run.learner.config
         opts = replay.read(cfg.stack)
         if opts is not None:
-            run.replay = Replay(opts.n, opts.count, run.learner, run.params)
+            run.replay = Replay(opts.n, opts.count, run.learner, run.params,
+                                zero_loss=opts.level == "b")
 
 
 def _name_collector(outputs: Outputs, config: TrainConfig, initial: model_io.Model | None):  # noqa: ANN202 - an io.names.NameCollector or None

@@ -230,11 +230,13 @@ def _learners(c, outputs) -> list[str]:
     if getattr(outputs, "print_examples", False):
         base = "print"  # (VW's print learner in the base learner's place: run/vwprint.py)
     reduction = _single_line(c)
-    name, above = None, False
+    name, above, on_top = None, False, False
     if reduction is not None:
         module, opts = reduction
         name = module.stack_name(opts) if hasattr(module, "stack_name") else module.NAME
         above = getattr(module, "ABOVE_SCORER", False)
+        if hasattr(module, "above_classes") and module.above_classes(opts):
+            name, on_top = None, name  # (--replay_c: above csoaa)
         if getattr(module, "BASE", False):  # (--bfgs: VW names it instead of gd)
             base, name = name, None
     out = [base, *([name] if name and not above else []), f"scorer-{outputs.link}",
@@ -245,6 +247,8 @@ def _learners(c, outputs) -> list[str]:
     if c.classweight and not c.oaa:
         out.append("classweight-scalar")
     out.append(vw_name(c, outputs))
+    if on_top:
+        out.append(on_top)
     if c.classweight and multi:
         out.append("classweight-multi")
     return out

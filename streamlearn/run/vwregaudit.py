@@ -45,7 +45,7 @@ def refusal(config, inputs, outputs) -> str | None:  # noqa: ANN001 - TrainConfi
     if getattr(inputs, "cache", None) and not getattr(inputs, "rebuild_cache", False):
         return ("a cache file: VW's audit_regressor reads the data itself (-k rewrites the "
                 "cache)")  # fmt: skip
-    if c.stack or c.multilabel:
+    if c.multilabel or (c.stack and not _weights_as_gd(c.stack)):
         return "a reduction over gd (--lrq, --nn, --multilabel_oaa, ...): not yet"
     if not getattr(inputs, "initial_model", None):
         return "no -i MODEL: it writes the weights of a model"
@@ -59,6 +59,13 @@ def refusal(config, inputs, outputs) -> str | None:  # noqa: ANN001 - TrainConfi
     if outputs.audit or outputs.print_examples:
         return "--audit or --print"
     return None
+
+
+def _weights_as_gd(stack: tuple[str, ...]) -> bool:
+    """Whether the reductions ``stack`` names keep gd's weights as gd (or ``--oaa``'s,
+    ``--csoaa``'s) lays them out: ``--top``, the experience replays."""
+    names = {w for w in stack if w.startswith("--")}
+    return names <= {"--top", *(f"--replay_{lv}{c}" for lv in "bmc" for c in ("", "_count"))}
 
 
 def row(cells: tuple[str, str, str]) -> str:

@@ -52,8 +52,10 @@ class Replay:
     """The slots of a run of ``--replay_b n`` (``count`` draws an example), over ``run``'s
     learner; ``seed``: VW's ``--random_seed``."""
 
-    def __init__(self, n: int, count: int, learner, params: np.ndarray) -> None:  # noqa: ANN001
+    def __init__(self, n: int, count: int, learner, params: np.ndarray,
+                 zero_loss: bool = True) -> None:  # noqa: ANN001  # fmt: skip
         self.n, self.count = n, count
+        self.zero_loss = zero_loss  # (replay_b: gd's loss, unset; m and c: the classes')
         self.learner = learner
         self.params = params
         self.slots: list[SimpleNamespace | None] = [None] * n
@@ -87,31 +89,17 @@ class Replay:
         g = self.learner.gstate
         quiet = self.params.copy()
         quiet[P_LEARN] = 0.0
-        loss_id = self.learner.config.loss_id
         preds = []
         for i in range(batch.n):
             one = rows_of(batch, i, i + 1)
-            label, weight = float(batch.labels[i]), float(batch.weights[i])
-            labeled = batch.status[i] == 0 and label == label
-            learned = labeled and self.params[P_LEARN] != 0.0
-            if not learned:  # (-t, unlabeled, malformed: predicted and counted as without)
+            learned = _labeled(batch, i) and self.params[P_LEARN] != 0.0
+            if learned and self.zero_loss:
+                preds.append(self._predicted_at_zero(one, float(batch.labels[i]), stats, rows))
+            else:  # (-t, unlabeled, malformed; --oaa's and --csoaa's, whose loss is their
+                # prediction's: predicted and counted as without a replay)
                 preds.append(self._kernel(one, quiet, stats, rows))
+            if not learned:
                 continue
-            p = self._kernel(one, quiet, self._scratch(), new_rows())
-            # VW predicts before its count_label learns the label (the replay does not
-            # learn the example itself): the range is widened after the prediction
-            _widen(g, self.params, loss_id, label)
-            preds.append(p)
-            # VW counts the example with the loss of a prediction of 0 (gd never learns it,
-            # and its loss is gd's learning's): counted as an example without features,
-            # its table line then given its prediction and features
-            shown = int(stats[S_NROWS])
-            nfeat = int(one.indptr[1])
-            self._kernel(_bare(one), quiet, stats, rows)
-            stats[S_FEATURES] += nfeat
-            if int(stats[S_NROWS]) > shown:
-                rows[int(stats[S_NROWS]) - 1, 5] = p[0]
-                rows[int(stats[S_NROWS]) - 1, 6] = nfeat
             t0 = g[G_T]
             for _ in range(self.count - 1):
                 kept = self.slots[self._draw()]
@@ -122,10 +110,32 @@ class Replay:
             if self.slots[k] is not None:
                 g[G_T] = t0
                 self._learn_kept(self.slots[k])
+            weight = float(batch.weights[i])
             g[G_T] = t0 + weight
             if weight != 0.0:
                 self.slots[k] = _copy(one)
         return np.concatenate(preds) if preds else np.empty(0)
+
+    def _predicted_at_zero(self, one: SimpleNamespace, label: float, stats: np.ndarray,
+                           rows: np.ndarray) -> np.ndarray:  # fmt: skip
+        """``--replay_b``: ``one`` predicted (its prediction returned), but counted with the
+        loss of a prediction of 0, as VW's gd, which never learns it, leaves its loss."""
+        quiet = self.params.copy()
+        quiet[P_LEARN] = 0.0
+        p = self._kernel(one, quiet, self._scratch(), new_rows())
+        # VW predicts before its count_label learns the label (the replay does not learn
+        # the example itself): the range is widened after the prediction
+        _widen(self.learner.gstate, self.params, self.learner.config.loss_id, label)
+        # counted as an example without features, its table line then given its prediction
+        # and features
+        shown = int(stats[S_NROWS])
+        nfeat = int(one.indptr[1])
+        self._kernel(_bare(one), quiet, stats, rows)
+        stats[S_FEATURES] += nfeat
+        if int(stats[S_NROWS]) > shown:
+            rows[int(stats[S_NROWS]) - 1, 5] = p[0]
+            rows[int(stats[S_NROWS]) - 1, 6] = nfeat
+        return p
 
     def end_pass(self) -> None:
         """The pass is over: each slot's example learned, in the slots' order, then none."""
@@ -136,6 +146,17 @@ class Replay:
                 self._learn_kept(kept)
                 g[G_T] = t0
                 self.slots[k] = None
+
+
+def _labeled(batch, i: int) -> bool:  # noqa: ANN001 - an io.batch.Batch
+    """Whether row ``i`` is a usable example with a label (``--csoaa``: a cost given)."""
+    if batch.status[i] != 0:
+        return False
+    label = batch.labels[i]
+    if np.ndim(label) == 0:
+        return bool(label == label)
+    m = int(label[0])
+    return any(np.isfinite(label[2 + 2 * j]) for j in range(m))
 
 
 def _widen(gstate: np.ndarray, params: np.ndarray, loss_id: int, y: float) -> None:

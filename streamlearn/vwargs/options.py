@@ -440,7 +440,6 @@ OTHER_VW_OPTIONS = frozenset("""
      oracle_type
      per_model_save_load pmf_to_pdf
       priority_challengers priority_type
-    replay_c replay_c_count replay_m replay_m_count
      sample_pdf
     search_active_verify search_metatask
     search_use_passthrough_repr sendto

@@ -1,7 +1,7 @@
-"""``sl vw --replay_b N`` next to VW 9.11.9: each example predicted, then put in a slot drawn
-from VW's generator while the example it displaces is learned, the slots learned at each
-pass's end; stderr, ``-p``, the readable model and the models both ways (VW's generator
-kept as ``--random_seed``) as VW's, on data of our own."""
+"""``sl vw --replay_b N`` and ``--replay_c N`` next to VW 9.11.9: each example predicted, then
+put in a slot drawn from VW's generator while the example it displaces is learned, the slots
+learned at each pass's end; stderr, ``-p``, the readable model and the models both ways
+(VW's generator kept as ``--random_seed``) as VW's, on data of our own."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ def data(tmp_path):
         signs.append(f"{rng.choice(['1', '-1'])} |a {feats} |b g{i % 7}")
     (tmp_path / "d.vw").write_text("\n".join(plain) + "\n")
     (tmp_path / "s.vw").write_text("\n".join(signs) + "\n")
+    costs = []  # --csoaa 4: three classes' costs a line, a line without costs now and then
+    for i in range(400):
+        classes = rng.permutation([1, 2, 3, 4])[:3]
+        head = " ".join(f"{c}:{rng.choice([0, 1, 0.5])}" for c in classes) if i % 17 else ""
+        costs.append(f"{head} |a f{int(rng.integers(0, 30))} f{int(rng.integers(0, 30))}")
+    (tmp_path / "cs.vw").write_text("\n".join(costs) + "\n")
     return tmp_path
 
 
@@ -34,6 +40,9 @@ SETS = [
     ("d.vw", ["--replay_b", "50", "--normalized", "-l", "0.3", "--random_seed", "9"]),
     ("d.vw", ["--replay_b", "20", "-c", "-k", "--passes", "3", "--holdout_off"]),
     ("s.vw", ["--replay_b", "40", "--loss_function", "logistic", "--link", "logistic"]),
+    ("cs.vw", ["--csoaa", "4", "--replay_c", "30"]),
+    ("cs.vw", ["--csoaa", "4", "--replay_c", "10", "--replay_c_count", "2", "-c", "-k",
+               "--passes", "3", "--holdout_off"]),
 ]
 
 
@@ -48,7 +57,8 @@ def test_replay_learns_what_vw_learns(data, file: str, args: list[str]) -> None:
     if "-c" in args:  # (sl's cache is its own file, beside VW's name)
         vw_err = vw_err.replace(f"{file}.cache\n", f"{file}.cache.sl\n")
     assert s.stderr == vw_err
-    assert "Enabled learners: gd, replay_b, scorer-" in s.stderr
+    assert ("Enabled learners: gd, replay_b, scorer-" in s.stderr if "--replay_b" in args
+            else "Enabled learners: gd, scorer-identity, csoaa, replay_c" in s.stderr)
     assert (data / "sl.p").read_bytes() == (data / "vw.p").read_bytes()
     assert (data / "sl.txt").read_text() == (data / "vw.txt").read_text()
     # the models both ways: their generator too, so each run continues as the other's
@@ -74,7 +84,8 @@ def test_scoring_replays_nothing(data) -> None:
     (["--replay_b", "5", "--oaa", "3"], "--replay_b with --oaa"),
     (["--replay_b", "5", "--audit"], "--audit with --replay_b"),
     (["--replay_b_count", "2"], "--replay_b_count is an option of --replay_b"),
-    (["--replay_c", "5"], "--replay_c is not supported by sl"),
+    (["--replay_c", "5"], "--replay_c replays --csoaa K's examples"),
+    (["--oaa", "3", "--replay_m", "5"], "--replay_m is not supported by sl yet"),
 ])  # fmt: skip
 def test_refused_before_reading(data, args: list[str], said: str) -> None:
     refused(["-d", "d.vw", *args], data, said)
