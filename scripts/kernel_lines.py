@@ -140,13 +140,16 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--extra_metrics", T + "/em.json"], ["-f", T + "/s.vw"],
     )]  # fmt: skip
     out += [["-d", D, "-i", T + "/s.vw", "-t"], ["-d", p["reg"], "--autolink", "2"]]
+    # gd's kernel a group or an example at a time (run/vwtopk.py, run/vwreplay.py)
+    out += [["-d", D, "--top", "2"], ["-d", D, "--replay_b", "5", "--replay_b_count", "2"]]
     out += [["-d", p["mc"], *a] for a in (
         ["--oaa", "3"], ["--oaa", "3", "--probabilities", "--loss_function", "logistic"],
         ["--oaa", "3", "-q", "ff"], ["--oaa", "3", "--audit"])]  # fmt: skip
     out += [["-d", p["nl"], "--named_labels", "a,b,c", "--oaa", "3"],
             ["-d", p["ml"], "--multilabel_oaa", "3"], ["-d", p["c.csv"], "--csv"]]
     (t / "cs1").write_text("".join(f"1:{i % 2} 2:1 3:0 |f a{i % 5}\n" for i in range(240)))
-    out += [["-d", T + "/cs1", "--csoaa", "3"]]
+    out += [["-d", T + "/cs1", "--csoaa", "3"],
+            ["-d", T + "/cs1", "--csoaa", "3", "--replay_c", "9"]]
     out += [["-d", T + "/cs1", *a] for a in (  # cost-sensitive active (learners/cs_active.py)
         ["--cs_active", "3", "--simulation", "--adax", "--cost_max", "2", "-f", T + "/csa.vw"],
         ["-i", T + "/csa.vw", "-t"], ["--cs_active", "3", "--simulation", "--domination", "0"],

@@ -232,20 +232,9 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
         return Kept("--OjaNewton", oja_newton.STATE_SIZE, oja_newton.init_gstate,
                     oja_newton.get_rng, _none_section, oja_newton.refuse_resumed, _no_lines,
                     keeps_seed=True)
-    tree = _tree_kept(words)
-    if tree is not None:
-        return tree
-    replay = next((lv for lv in "bmc" if f"--replay_{lv}" in words), None)
-    if replay is not None:  # VW's generator after the state (its model: --random_seed)
-        learner = {"b": "gd", "m": "oaa_gd", "c": "csoaa_gd"}[replay]
-
-        def init(params: np.ndarray, seed: int) -> np.ndarray:
-            from streamlearn.learners import spec_by_name
-
-            return with_generator(spec_by_name(learner).init_gstate(params), seed)
-
-        return Kept(f"--replay_{replay}", REPLAY_STATE_BOUND, init, replay_rng, _none_section,
-                    _no_read, _no_lines, learner=learner)  # fmt: skip
+    tree_or_replay = _tree_kept(words) or _replay_kept(words)
+    if tree_or_replay is not None:
+        return tree_or_replay
     if "--stage_poly" in words:
         from streamlearn.learners import stage_poly
 
@@ -255,6 +244,23 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
                     lambda data, pos, g: stage_poly.read_vw_section(data, pos, g, bits),
                     _no_lines, end=lambda data, pos: stage_poly.section_end(data, pos, bits))
     return None
+
+
+def _replay_kept(words: tuple[str, ...]) -> Kept | None:
+    """:func:`kept` of the experience replays: VW's generator after their learner's state
+    (their model keeps it as ``--random_seed``)."""
+    replay = next((lv for lv in "bmc" if f"--replay_{lv}" in words), None)
+    if replay is None:
+        return None
+    learner = {"b": "gd", "m": "oaa_gd", "c": "csoaa_gd"}[replay]
+
+    def init(params: np.ndarray, seed: int) -> np.ndarray:
+        from streamlearn.learners import spec_by_name
+
+        return with_generator(spec_by_name(learner).init_gstate(params), seed)
+
+    return Kept(f"--replay_{replay}", REPLAY_STATE_BOUND, init, replay_rng, _none_section,
+                _no_read, _no_lines, learner=learner)  # fmt: skip
 
 
 REPLAY_STATE_BOUND = 1 << 16

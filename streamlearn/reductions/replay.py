@@ -21,9 +21,9 @@ from streamlearn.reductions.vwoptions import Command, VWOption
 LEVELS = {"b": "", "m": "oaa", "c": "csoaa"}
 """VW's levels and the reduction over classes each replays (b: none, gd's simple labels)."""
 
-NAME = "replay"
-"""The reduction's name in the registry (VW's ``Enabled learners`` names its level:
-:func:`stack_name`)."""
+NAME = "replay_b"
+"""The reduction's name in the registry, its first level's (VW's ``Enabled learners`` names
+the level it runs: :func:`stack_name`)."""
 
 
 @dataclass(frozen=True)
