@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions.classes import FIELDS
-from streamlearn.reductions.singleline import checked, configured, word
+from streamlearn.reductions.singleline import checked, configured, refuse_over_gd, word
 from streamlearn.reductions.vwoptions import Command, VWOption
 
 LEVELS = {"b": "", "m": "oaa", "c": "csoaa"}
@@ -127,14 +127,8 @@ def refuse(learn: dict, outputs: dict) -> None:
     if lv == "b" and given:
         raise VWUsage(f"--replay_b with --{given[0].replace('_', '-')} is not supported by sl "
                       "(--replay_m replays --oaa's examples, --replay_c --csoaa's)")  # fmt: skip
-    other = [k for k in given if k not in ("oaa", "csoaa", "named_labels", "indexing")]
-    if other or learn.get("multilabel"):
-        raise VWUsage(f"{flag} with --{(other or ['multilabel'])[0]} is not supported by sl")
-    if learn.get("algo", "gd") != "gd":
-        raise VWUsage(f"{flag} runs over gd, not --{learn['algo']}")
-    for key in ("audit", "invert_hash"):
-        if outputs.get(key):
-            raise VWUsage(f"--{key} with {flag} is not supported by sl")
+    refuse_over_gd(learn, outputs, flag, "VW audits gd's features",
+                   allowed=("oaa", "csoaa", "named_labels", "indexing"))  # fmt: skip
     holdout = learn.get("holdout_period") != 0 or learn.get("holdout_after")
     if (learn.get("passes") or 1) > 1 and holdout:
         raise VWUsage(f"{flag} with a holdout (several passes without --holdout_off) is not "

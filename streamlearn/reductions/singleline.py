@@ -16,13 +16,15 @@ from streamlearn.reductions.classes import FIELDS
 from streamlearn.reductions.vwoptions import Command
 
 
-def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str) -> None:
+def refuse_over_gd(learn: dict, outputs: dict, flag: str, audit_why: str,
+                   allowed: tuple[str, ...] = ()) -> None:  # fmt: skip
     """What a single-line reduction over gd (``--lrq``, ``--lrqfa``, ``--boosting``) does not
     run with, one line each: another reduction, ``--bfgs``, a learner other than gd, and
     ``--audit``/``--invert_hash`` (``audit_why``: what VW would name).  ``learn``: TrainConfig
-    fields (those a VW command line gave, or a whole configuration's)."""
+    fields (those a VW command line gave, or a whole configuration's); ``allowed``: the
+    reductions' fields it runs above (``--replay_c``: ``csoaa``)."""
     for key in FIELDS:
-        if learn.get(key):
+        if learn.get(key) and key not in allowed:
             raise VWUsage(f"{flag} with --{key.replace('_', '-')} is not supported by sl")
     if learn.get("algo", "gd") != "gd":
         raise VWUsage(f"{flag} runs over gd, not --{learn['algo']}")
