@@ -128,7 +128,7 @@ def refuse(learn: dict, outputs: dict) -> None:
         raise VWUsage(f"--replay_b with --{given[0].replace('_', '-')} is not supported by sl "
                       "(--replay_m replays --oaa's examples, --replay_c --csoaa's)")  # fmt: skip
     refuse_over_gd(learn, outputs, flag, "VW audits gd's features",
-                   allowed=("oaa", "csoaa", "named_labels", "indexing"))  # fmt: skip
+                   allowed=("oaa", "csoaa"))  # fmt: skip
     holdout = learn.get("holdout_period") != 0 or learn.get("holdout_after")
     if (learn.get("passes") or 1) > 1 and holdout:
         raise VWUsage(f"{flag} with a holdout (several passes without --holdout_off) is not "

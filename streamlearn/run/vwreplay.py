@@ -43,7 +43,7 @@ from streamlearn.learners.losses import LOGISTIC, POISSON
 from streamlearn.learners.stacked import replay_rng, set_replay_rng
 from streamlearn.run.classes import prediction_width
 from streamlearn.run.runner import run_kernel
-from streamlearn.run.vwtopk import rows_of
+from streamlearn.run.vwaudit import row_batch
 
 _A, _C, _MASK = 0xEECE66D5DEECE66D, 2147483647, (1 << 64) - 1
 
@@ -91,10 +91,11 @@ class Replay:
         quiet[P_LEARN] = 0.0
         preds = []
         for i in range(batch.n):
-            one = rows_of(batch, i, i + 1)
+            one = row_batch(batch, i)
             learned = _labeled(batch, i) and self.params[P_LEARN] != 0.0
             if learned and self.zero_loss:
-                preds.append(self._predicted_at_zero(one, float(batch.labels[i]), stats, rows))
+                preds.append(self._predicted_at_zero(one, float(batch.labels[i]), quiet, stats,
+                                                     rows))  # fmt: skip
             else:  # (-t, unlabeled, malformed; --oaa's and --csoaa's, whose loss is their
                 # prediction's: predicted and counted as without a replay)
                 preds.append(self._kernel(one, quiet, stats, rows))
@@ -116,12 +117,11 @@ class Replay:
                 self.slots[k] = _copy(one)
         return np.concatenate(preds) if preds else np.empty(0)
 
-    def _predicted_at_zero(self, one: SimpleNamespace, label: float, stats: np.ndarray,
-                           rows: np.ndarray) -> np.ndarray:  # fmt: skip
-        """``--replay_b``: ``one`` predicted (its prediction returned), but counted with the
-        loss of a prediction of 0, as VW's gd, which never learns it, leaves its loss."""
-        quiet = self.params.copy()
-        quiet[P_LEARN] = 0.0
+    def _predicted_at_zero(self, one: SimpleNamespace, label: float, quiet: np.ndarray,
+                           stats: np.ndarray, rows: np.ndarray) -> np.ndarray:  # fmt: skip
+        """``--replay_b``: ``one`` predicted with ``quiet`` (the run's parameters, learning
+        off; its prediction returned), but counted with the loss of a prediction of 0, as
+        VW's gd, which never learns it, leaves its loss."""
         p = self._kernel(one, quiet, self._scratch(), new_rows())
         # VW predicts before its count_label learns the label (the replay does not learn
         # the example itself): the range is widened after the prediction

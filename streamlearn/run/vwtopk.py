@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -43,6 +42,7 @@ from streamlearn.learners.base import (
     S_WLAB,
 )
 from streamlearn.run.report import table_line
+from streamlearn.run.vwaudit import row_batch
 from streamlearn.run.vwformat import link32
 
 F32 = np.float32
@@ -61,18 +61,6 @@ def fmt2(x: float) -> str:
 
 def _cut(text: str) -> str:
     return text if len(text) <= WIDTH else text[: WIDTH - 3] + "..."
-
-
-def rows_of(batch, lo: int, hi: int) -> SimpleNamespace:  # noqa: ANN001 - an io.batch.Batch
-    """Rows ``lo`` to ``hi`` of ``batch`` as a batch of their own (the kernel's arrays)."""
-    a, b = int(batch.indptr[lo]), int(batch.indptr[hi])
-    ns = getattr(batch, "ns", None)
-    return SimpleNamespace(
-        n=hi - lo, indptr=batch.indptr[lo : hi + 1] - batch.indptr[lo],
-        indices=batch.indices[a:b], values=batch.values[a:b], labels=batch.labels[lo:hi],
-        weights=batch.weights[lo:hi], bases=batch.bases[lo:hi], status=batch.status[lo:hi],
-        ns=ns[a:b] if ns is not None else None,
-    )  # fmt: skip
 
 
 class TopK:
@@ -141,12 +129,10 @@ class TopK:
         # group is learned: each example learns with the t the group started with
         g = self.gstate
         t0 = g[G_T]
-        gained = 0.0
         for j in range(lo, hi):
             g[G_T] = t0
-            preds[j] = np.asarray(learn(rows_of(batch, j, j + 1)))[0]
-            gained += g[G_T] - t0
-        self.t_gained += gained
+            preds[j] = np.asarray(learn(row_batch(batch, j)))[0]
+            self.t_gained += g[G_T] - t0
         g[G_T] = t0
         out = preds[lo:hi]
         shown = link32(out.astype(np.float64), self.link, self.binary)
