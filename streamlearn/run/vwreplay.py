@@ -54,6 +54,11 @@ class Replay:
 
     def __init__(self, n: int, count: int, learner, params: np.ndarray,
                  zero_loss: bool = True) -> None:  # noqa: ANN001  # fmt: skip
+        from streamlearn.system.memory import refuse_above
+
+        # (N comes from the command line or a model's options: bounded before its slots are
+        # made, each at least a pointer and, once filled, an example's arrays)
+        refuse_above(64 * n, f"experience replay's {n} slots", "give a smaller buffer")
         self.n, self.count = n, count
         self.zero_loss = zero_loss  # (replay_b: gd's loss, unset; m and c: the classes')
         self.learner = learner

@@ -89,3 +89,17 @@ def test_scoring_replays_nothing(data) -> None:
 ])  # fmt: skip
 def test_refused_before_reading(data, args: list[str], said: str) -> None:
     refused(["-d", "d.vw", *args], data, said)
+
+
+def test_a_buffer_beyond_memory_is_refused_before_it_is_made(data) -> None:
+    """N is bounded before its slots are made (from the command line or a model's options):
+    exit 8 and one line, not a MemoryError."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "streamlearn", "vw", "-d", "d.vw", "--replay_b",
+                        "100000000000", "--quiet"], cwd=data, capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 8, r.stderr
+    assert "experience replay's 100000000000 slots needs at least" in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
