@@ -10,8 +10,11 @@ outputs (``-p``, the progress table, VW's header lines) and its part of VW's mod
 ``run/bandit.py`` for the API and the server), VW's header (``run/mlconsole.py``) and VW's
 model files (``run/mlmodel.py``) consult; :data:`VW_OPTIONS` the one VW's command lines are
 read with (:mod:`streamlearn.vwargs`).  Adding a reduction is a module here and its line
-below.  The single-line reductions in the same shape are :data:`SINGLE_LINE` (``lrq.py``, the
-worked example: its options are its own words in ``TrainConfig.stack``, read by the module);
+in :mod:`~streamlearn.reductions.registry`, where the table is: its names are read from
+here, and imported on first use (every reduction's module: ~45 ms of start-up that a VW
+command line of options every run has does not pay).  The single-line reductions in the
+same shape are :data:`SINGLE_LINE` (``lrq.py``, the worked example: its options are its
+own words in ``TrainConfig.stack``, read by the module);
 the reductions over K classes (``--oaa``, ``--csoaa``, ``--multilabel_oaa``) are
 :mod:`~streamlearn.reductions.classes`: the classes' layout stays ``TrainConfig``'s fields,
 which layers below read, and their kernels are chosen by :data:`streamlearn.learners.REDUCTIONS`.
@@ -26,195 +29,19 @@ their files).  Layer: above ``model``/``config``/``io``/``learners``, below ``ru
 
 from __future__ import annotations
 
-from streamlearn.errors import UsageError, VWUsage
-from streamlearn.reductions import (
-    active,
-    active_cover,
-    autolink,
-    baseline,
-    bfgs,
-    boosting,
-    bootstrap,
-    cats,
-    cb_adf,
-    cb_dro,
-    cbzo,
-    ccb,
-    classes,
-    confidence,
-    cs_active,
-    csoaa_ldf,
-    emt,
-    epsilon_decay,
-    explore,
-    gd_mf,
-    igl,
-    ksvm,
-    large_action,
-    lda,
-    log_multi,
-    lrq,
-    lrqfa,
-    marginal,
-    memory_tree,
-    mwt,
-    nn,
-    offset_tree,
-    oja_newton,
-    plt,
-    recall_tree,
-    replay,
-    search,
-    stage_poly,
-    svrg,
-    topk,
-    warm_cb,
-)
-from streamlearn.reductions.base import Reduction
-from streamlearn.reductions.explore import over
-from streamlearn.reductions.options import assemble
-from streamlearn.reductions.vwoptions import VWOption, take
+from importlib import import_module
 
-REDUCTIONS: dict[str, Reduction] = {
-    r.name: r
-    for r in (
-        csoaa_ldf.REDUCTION,
-        search.REDUCTION,
-        lda.REDUCTION,
-        cbzo.REDUCTION,
-        cats.REDUCTION,
-        # the contextual bandits: cb_adf's learner, an explorer over it when one is asked
-        # --epsilon_decay above its explorer, --experimental_igl above them
-        igl.over(epsilon_decay.over(over(cb_adf.REDUCTION))),
-        over(cb_adf.CB),
-        over(cb_adf.CBIFY),
-        over(ccb.REDUCTION),
-        over(ccb.SLATES),
-        warm_cb.REDUCTION,
-    )
-}
-"""Every multiline reduction by name (``Multiline.reduction``)."""
-
-Multiline = assemble(r.options for r in REDUCTIONS.values())
-"""What a multiline reduction stack asks for (from VW's options): the stack's fields
-(:data:`streamlearn.reductions.options.STACK`) and every registered reduction's
-``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
-
-SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
-               active.NAME: active, active_cover.NAME: active_cover, autolink.NAME: autolink,
-               bootstrap.NAME: bootstrap,
-               bfgs.NAME: bfgs, gd_mf.NAME: gd_mf, svrg.NAME: svrg,
-               ksvm.NAME: ksvm, marginal.NAME: marginal, stage_poly.NAME: stage_poly,
-               confidence.NAME: confidence, baseline.NAME: baseline,
-               oja_newton.NAME: oja_newton, cs_active.NAME: cs_active,
-               log_multi.NAME: log_multi, recall_tree.NAME: recall_tree, emt.NAME: emt,
-               plt.NAME: plt, memory_tree.NAME: memory_tree, topk.NAME: topk,
-               replay.NAME: replay}
-"""The single-line reductions that own their options (``TrainConfig.stack``), by name: each
-module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
-(its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's
-stderr; ``stack_name(opts)`` when the name says more, ``ABOVE_SCORER`` when VW stacks it
-above its scorer), ``VW_OPTIONS`` and ``settle``, and ``sl train``'s ``TRAIN_OPTIONS`` and
-``train_words``; ``UNDER_TEST = False``: VW sets it up only to learn (a run of ``-t`` is
-gd's)."""
+_REGISTRY = ("REDUCTIONS", "SETTLE", "SINGLE_LINE", "TRAIN_OPTIONS", "VW_OPTIONS", "Multiline",
+             "Reduction", "fixed_fields", "fixed_words", "reduction_of", "single_line",
+             "train_defaults", "train_words")
 
 
-TRAIN_OPTIONS = tuple(o for m in SINGLE_LINE.values() for o in m.TRAIN_OPTIONS)
-"""``sl train``'s options of the single-line reductions (each declared by its module:
-:mod:`streamlearn.reductions.trainoptions`); the CLI makes its click options of them."""
+def __getattr__(name: str):  # noqa: ANN202 - the registry's names, read on first use
+    """The registry's names (:mod:`streamlearn.reductions.registry`), imported when first
+    read: a plain VW command line reads none (PEP 562; any other name is a submodule)."""
+    if name in _REGISTRY:
+        return getattr(import_module("streamlearn.reductions.registry"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def train_words(values: dict) -> tuple[str, ...]:
-    """The words (``TrainConfig.stack``) of ``sl train``'s values of :data:`TRAIN_OPTIONS`:
-    each reduction's, in the registry's order (a misused one: ``UsageError``)."""
-    return tuple(w for m in SINGLE_LINE.values() for w in m.train_words(values))
-
-
-def train_defaults(words: tuple[str, ...]) -> dict:
-    """The configuration's fields the reductions ``words`` name set when ``sl train`` does
-    not give them (a module's ``TRAIN_DEFAULTS``: ``--rank``'s plain updates, VW's gd_mf)."""
-    out: dict = {}
-    for m in SINGLE_LINE.values():
-        if hasattr(m, "TRAIN_DEFAULTS") and m.read(words) is not None:
-            out.update(m.TRAIN_DEFAULTS)
-    return out
-
-
-def fixed_fields(words: tuple[str, ...]) -> dict:
-    """The configuration's fields the reductions ``words`` name always set, whatever a run
-    gives (a module's ``FIXED``: ``--ksvm``'s hinge loss, as VW's set-up forces it): a model
-    continued or scored with them."""
-    out: dict = {}
-    for m in SINGLE_LINE.values():
-        if hasattr(m, "FIXED") and m.read(words) is not None:
-            out.update(m.FIXED(words) if callable(m.FIXED) else m.FIXED)  # (--cs_active: K)
-    return out
-
-
-def _named(words: tuple[str, ...]) -> list:
-    """The single-line reductions ``words`` name, with their options; two are refused (sl
-    runs one over gd at a time)."""
-    named = [(m, o) for m in SINGLE_LINE.values() if (o := m.read(words)) is not None]
-    if len(named) > 1:
-        raise VWUsage(f"--{named[0][0].NAME} with --{named[1][0].NAME} is not supported by sl")
-    return named
-
-
-def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
-    """A VW command line's single-line reductions: one at a time (:func:`_named`)."""
-    _named(t.learn.get("stack", ()))
-
-
-_DECLARING = (cs_active, cats, active, active_cover, offset_tree, explore, log_multi, recall_tree,
-              emt, classes,
-              lrq, lrqfa, boosting, nn, autolink, bootstrap, bfgs, gd_mf, svrg, ksvm, oja_newton,
-              marginal, stage_poly, confidence, baseline, csoaa_ldf, mwt, cb_adf, cb_dro, ccb,
-              search, lda, cbzo, warm_cb, large_action, epsilon_decay, igl, plt, memory_tree,
-              topk, replay)
-"""The modules that declare VW options, in the order their ``settle`` runs (``cs_active``
-first: it takes ``--simulation`` before ``--active`` would drop it; ``active`` and
-``active_cover``: they take ``--mellowness`` (``--cover``) from the explorers when
-there is no explorer)."""
-
-VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))
-"""VW's options the reductions take, by VW's long name (each declared by its module:
-:mod:`streamlearn.reductions.vwoptions`; a name declared twice fails here);
-:mod:`streamlearn.vwargs` adds those every run has."""
-
-SETTLE = (*(m.settle for m in _DECLARING if hasattr(m, "settle")), _one_single_line)
-"""Each module's ``settle(t)``: what its options mean together, once a line is read."""
-
-
-def single_line(config):  # noqa: ANN001, ANN201 - a TrainConfig -> (module, options) | None
-    """The single-line reduction ``config.stack`` names and its options (None: none)."""
-    try:
-        named = _named(config.stack)
-    except VWUsage as e:  # (sl train's, the API's, a model's: not a VW command line's)
-        raise UsageError(e.message) from None
-    if named:
-        if config.test_only and not getattr(named[0][0], "UNDER_TEST", True):
-            return None  # (--confidence: VW sets nothing up to only predict)
-        return named[0]
-    if config.stack:
-        raise UsageError(f"the reductions' options {' '.join(config.stack)!r} name no "
-                         "reduction sl runs")  # fmt: skip
-    return None
-
-
-def fixed_words(words: tuple[str, ...]) -> tuple[str, ...]:
-    """The words of ``words`` a model fixes: those of the reductions a run may lay over a
-    model trained without them (``WARM``: ``--bfgs``) left out."""
-    for m in SINGLE_LINE.values():
-        if getattr(m, "WARM", False):
-            words = m.strip(words)
-    return words
-
-
-def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multiline
-    """The registry's entry of ``ml``'s reduction."""
-    return REDUCTIONS[ml.reduction]
-
-
-__all__ = ["REDUCTIONS", "SETTLE", "SINGLE_LINE", "TRAIN_OPTIONS", "VW_OPTIONS", "Multiline",
-           "Reduction", "fixed_fields", "fixed_words", "reduction_of", "single_line",
-           "train_defaults", "train_words"]
+__all__ = list(_REGISTRY)

@@ -69,8 +69,9 @@ def settle(t: Command) -> None:
     if "--confidence" not in words or t.learn.get("test_only"):
         if "--confidence" in words:
             t.notes.append(TEST_NOTE)
-        t.learn["stack"] = tuple(w for w in words
-                                 if w not in ("--confidence", "--confidence_after_training"))
+        if words:
+            t.learn["stack"] = tuple(w for w in words
+                                     if w not in ("--confidence", "--confidence_after_training"))
         return
     refuse(t.learn, t.outputs)
 

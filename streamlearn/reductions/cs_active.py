@@ -140,7 +140,8 @@ def settle(t: Command) -> None:
     words = t.learn.get("stack", ())
     if "--adax" in words and "--cs_active" not in words:
         raise VWUsage("--adax is supported by sl only with --cs_active")
-    if "--cs_active" not in words and t.inputs.get("initial_model") and "--active" not in words:
+    if (words and "--cs_active" not in words and t.inputs.get("initial_model")
+            and "--active" not in words):
         # (a model may name --cs_active: the run's words are its, --simulation ours)
         t.learn["stack"] = tuple("--cs_simulation" if w == "--simulation" else w for w in words)
         return

@@ -13,7 +13,16 @@ below ``distributed``.
 from __future__ import annotations
 
 from streamlearn.vwargs.argv import model_argv, model_translation, parse_argv, resolve
-from streamlearn.vwargs.options import NOT_SUPPORTED, OPTIONS, OTHER_VW_OPTIONS, Translation
+from streamlearn.vwargs.options import NOT_SUPPORTED, OTHER_VW_OPTIONS, Translation
+
+
+def __getattr__(name: str):  # noqa: ANN202 - OPTIONS: every reduction's module (PEP 562)
+    if name == "OPTIONS":
+        from streamlearn.vwargs import options
+
+        return options.OPTIONS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["NOT_SUPPORTED", "OPTIONS", "OTHER_VW_OPTIONS", "Translation", "model_argv",
            "model_translation", "parse_argv", "resolve"]

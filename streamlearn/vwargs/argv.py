@@ -7,7 +7,8 @@ entry of :data:`~streamlearn.vwargs.options.OPTIONS`.  :func:`model_argv` adds
 the options a multiline VW model given with ``-i`` keeps, as VW merges them
 (:func:`model_translation`: those alone, for ``sl serve -i``).
 :func:`resolve` settles what the options mean together, as VW reads them (each
-reduction's part by its module's ``settle``: :data:`streamlearn.reductions.SETTLE`).
+reduction's part by its module's ``settle``: :data:`streamlearn.reductions.SETTLE`, when the
+line names an option of a reduction).
 
 Where sl's defaults differ from VW's, the translation picks VW's: a label 0
 under logistic or hinge loss is read as VW reads it (``zero_label="vw"``), and a
@@ -18,14 +19,13 @@ continued model counts this run's examples only (VW without
 from __future__ import annotations
 
 from streamlearn.errors import VWUsage
-from streamlearn.reductions import SETTLE
 from streamlearn.vwargs.options import (
+    CORE,
     NOT_SUPPORTED,
-    OPTIONS,
     OTHER_VW_OPTIONS,
-    REPEATABLE,
     SHORT,
     Translation,
+    option,
 )
 
 
@@ -65,7 +65,7 @@ def parse_argv(argv: list[str]) -> Translation:
             name = SHORT[key]
             if len(tok) > 2:
                 value = tok[2:]
-        opt = OPTIONS.get(name)
+        opt = option(name)
         if opt is None:
             if name in NOT_SUPPORTED or name in OTHER_VW_OPTIONS:
                 raise VWUsage(f"--{name} is not supported by sl (nearest in sl: "
@@ -78,8 +78,9 @@ def parse_argv(argv: list[str]) -> Translation:
             i += 1
         elif not opt.value and value is not None:
             raise VWUsage(f"--{name} takes no value")
-        if opt.value and name not in REPEATABLE:
+        if opt.value and not opt.repeatable:
             _agree(given, name, value)
+        t.reductions = t.reductions or name not in CORE
         opt.apply(t, name, value)
     if bare:  # (VW's positional data file: it wins over -d, and only the first is read)
         if len(bare) > 1:
@@ -213,5 +214,8 @@ def resolve(t: Translation) -> None:
     if "initial_model" not in t.inputs:
         t.learn.setdefault("numbers", "vw")  # VW's decimals; a model read with -i keeps its own
     t.learn.setdefault("preserve_performance_counters", False)
-    for settle in SETTLE:  # (each reduction's: reductions.SETTLE)
-        settle(t)
+    if t.reductions:  # (a line of CORE's options alone has nothing of theirs to settle)
+        from streamlearn.reductions import SETTLE
+
+        for settle in SETTLE:
+            settle(t)

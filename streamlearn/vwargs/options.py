@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
 from streamlearn.errors import VWUsage
-from streamlearn.reductions import VW_OPTIONS
 from streamlearn.reductions.vwoptions import (
     VWOption,
     flag,
@@ -76,6 +76,9 @@ class Translation:
     multiline: dict = field(default_factory=dict)
     """--csoaa_ldf, --cb_adf, --cb K and their options
     (:class:`~streamlearn.reductions.Multiline`)."""
+    reductions: bool = False
+    """An option of a reduction was read (not one of :data:`CORE`): what the options mean
+    together is then theirs to settle too (:data:`streamlearn.reductions.SETTLE`)."""
 
     def add(self, key: str, value) -> None:  # noqa: ANN001 - a repeatable option's value
         self.learn[key] = (*self.learn.get(key, ()), value)
@@ -377,8 +380,30 @@ CORE: dict[str, VWOption] = {
 
 
 
-OPTIONS: dict[str, VWOption] = take(CORE, VW_OPTIONS)
-"""VW's options ``sl vw`` takes, by VW's long name: :data:`CORE` and the reductions'."""
+
+
+def option(name: str) -> VWOption | None:
+    """VW's option ``name`` as sl vw takes it (None: not taken).  One of :data:`CORE` needs
+    no reduction's module; any other imports the reductions' registry."""
+    return CORE.get(name) or _options().get(name)
+
+
+@cache
+def _options() -> dict[str, VWOption]:
+    from streamlearn.reductions import VW_OPTIONS
+
+    return take(CORE, VW_OPTIONS)
+
+
+def __getattr__(name: str):  # noqa: ANN202 - OPTIONS, made on first use (PEP 562)
+    if name == "OPTIONS":
+        return _options()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+OPTIONS: dict[str, VWOption]
+"""VW's options ``sl vw`` takes, by VW's long name: :data:`CORE` and the reductions' (made
+when first read: the reductions' registry is imported then)."""
 
 NOT_SUPPORTED: dict[str, str] = {
     "new_mf": "none",
@@ -451,8 +476,6 @@ OTHER_VW_OPTIONS = frozenset("""
 refused as :data:`NOT_SUPPORTED` is, with no nearer thing in sl.  An option in neither
 table is not VW's."""
 
-SHORT = {o.short: name for name, o in OPTIONS.items() if o.short}
-
-REPEATABLE = frozenset(n for n, o in OPTIONS.items() if o.repeatable)
-"""VW's options that may be given several times, each adding a value
-(``VWOption.repeatable``)."""
+SHORT = {o.short: name for name, o in CORE.items() if o.short}
+"""VW's short options, by letter (each of :data:`CORE`: a reduction's options are long only,
+``tests/reductions/test_vw_options.py``)."""

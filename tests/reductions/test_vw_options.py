@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -91,3 +92,58 @@ def test_reading_a_line_loads_no_kernel(argv: str) -> None:
     out = subprocess.run([sys.executable, "-c", SCRIPT, *argv.split()], capture_output=True,
                          env=env, text=True, timeout=120, check=True).stdout  # fmt: skip
     assert out.split()[-1] == "False"
+
+
+CORE_VALUES = ("2", "0.5", "ab", "squared", "logistic", "stdout", "x.out", "compat", "all")
+"""Values to try for each option of CORE's (the first one the option takes is used)."""
+
+
+def _core_line(name: str) -> list[str] | None:
+    """A command line of ``--name`` (with a value it takes) that reads and resolves."""
+    opt = CORE[name]
+    for value in CORE_VALUES if opt.value else (None,):
+        argv = ["-d", "x.vw", f"--{name}", *([value] if value is not None else [])]
+        try:
+            resolve(parse_argv(argv))
+        except VWUsage:
+            continue
+        return argv
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CORE))
+def test_a_line_of_core_options_has_nothing_for_the_reductions_to_settle(name: str) -> None:
+    """``resolve`` runs the reductions' ``settle`` only when a line names one of their
+    options (a plain line then never imports them): for a line of options every run has,
+    each option alone and with ``-q``, ``--passes`` and ``-c``, the translation is the same
+    with and without them."""
+    argv = _core_line(name)
+    if argv is None:
+        pytest.skip(f"--{name} takes none of {CORE_VALUES}")
+    for line in (argv, [*argv, "-q", "ab", "--passes", "2", "-c", "--loss_function", "hinge"]):
+        try:
+            plain = parse_argv(line)
+        except VWUsage:
+            continue  # (--loss_function given twice, ...)
+        assert not plain.reductions
+        settled = dataclasses.replace(plain, learn=dict(plain.learn), notes=list(plain.notes))
+        settled.reductions = True
+        try:
+            resolve(plain)
+        except VWUsage as e:
+            with pytest.raises(VWUsage, match=re.escape(e.message)):
+                resolve(settled)
+            continue
+        resolve(settled)
+        settled.reductions = False
+        assert settled == plain
+
+
+def test_a_plain_line_imports_no_reduction() -> None:
+    code = ("import sys; from streamlearn.vwargs import parse_argv, resolve; "
+            "resolve(parse_argv(['-d', 'x.vw', '-q', 'ab', '--passes', '2', '-c', '-p', 'p']));"
+            "print(sorted(m for m in sys.modules if m.startswith('streamlearn.reductions.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout  # fmt: skip
+    assert out.split("\n")[0] == "['streamlearn.reductions.vwoptions']"
+    assert parse_argv(["--oaa", "3"]).reductions
