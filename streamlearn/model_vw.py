@@ -743,6 +743,8 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += ["--hash", "all"]
     if config.hash_seed:
         words += ["--hash_seed", str(config.hash_seed)]
+    if config.chain_hash:  # (VW keeps it whatever the input: a JSON run's hashes depend on it)
+        words.append("--chain_hash")
     if config.binary:
         words.append("--binary")
     if link not in (None, "identity"):

@@ -129,7 +129,7 @@ class Example:
 
     __slots__ = ("feats", "groups", "body", "shared", "costs", "simple", "label_text", "tag",
                  "role", "out_cost", "out_actions", "out_probs", "include", "slot_id",
-                 "labeled")  # fmt: skip
+                 "labeled", "named")  # fmt: skip
 
     def __init__(self, role: str = "", out_cost: float = 0.0, out_actions: list[int] | None = None,
                  out_probs: list[float] | None = None) -> None:  # fmt: skip
@@ -148,12 +148,16 @@ class Example:
         self.include: list[int] | tuple = ()  # ccb: _inc
         self.slot_id = 0  # slates: _slot_id
         self.labeled = False  # slates: the shared line's cost (out_cost) given
+        self.named: dict[int, list] | list | None = None  # JsonReader(named=True): VW's names
 
     def seal(self) -> None:
-        """Join the features' text into ``body`` (no feature comes after)."""
+        """Join the features' text into ``body`` (no feature comes after); the names, when
+        read, into one list in VW's order (its namespaces', then each one's)."""
         if self.body is None:
             feats = self.feats or {}
             groups = self.groups or ()
+            if isinstance(self.named, dict):
+                self.named = [f for g in groups for f in self.named.get(g, ())]
             self.body = b"".join([bytes(feats[g][0]) for g in groups]) if groups else b" |"
             self.feats = self.groups = None
 
@@ -176,11 +180,16 @@ def hashstring_py(name: bytes, seed: int) -> int:
 class JsonReader:
     """VW's JSON state machine, over a parsed line (recursive instead of event-driven)."""
 
-    def __init__(self, kind: str, chain_hash: bool, hash_seed: int, numbers: str = "vw") -> None:
+    def __init__(self, kind: str, chain_hash: bool, hash_seed: int, numbers: str = "vw",
+                 named: bool = False) -> None:  # fmt: skip
         self.kind = kind
         self.chain = chain_hash
         self.seed = hash_seed
         self.numbers = numbers
+        self.named = named
+        """Keep each example's features as VW names them too (``Example.named``: its 32-bit
+        hash, ``ns^name`` as VW's audit and ``--invert_hash`` print it, its namespace's
+        byte, its value), for ``--audit`` and ``--invert_hash`` of JSON input."""
         self.examples: list[Example] = [Example()]
         self.ex = self.examples[0]
         self.path: list[_Ns] = []
@@ -204,14 +213,18 @@ class JsonReader:
             if ns.group not in self.ex.groups:
                 self.ex.groups.append(ns.group)
 
-    def add(self, h: int, value: float, natural: bytes | None) -> None:
+    def add(self, h: int, value: float, natural: bytes | None, name: bytes | None = None,
+            str_value: bytes | None = None) -> None:  # fmt: skip
         """The feature of hash ``h``, written now: ``natural`` (its name) where VW text
-        hashes it to ``h``, else the decimal that does (module docstring)."""
+        hashes it to ``h``, else the decimal that does (module docstring); ``name`` (and a
+        chain-hashed string's ``str_value``): VW's name of it (kept with :attr:`named`)."""
         ns = self.path[-1]
         if ns.group >= 0x80:
             # VW indexes its namespaces by a signed char: a name starting with a non-ASCII
             # byte writes its features before the example's arrays, and they are never read
             return
+        if self.named:
+            self._name(ns, h, value, name if name is not None else natural, str_value)
         if ns.text is None:
             ns.text = _text_ns(ns.name, ns.group, self.seed)
         tname, th = ns.text
@@ -231,6 +244,21 @@ class JsonReader:
         if value != 1.0:
             buf += b":" + value_text(value, self.numbers).encode()
         ns.count += 1
+
+    def _name(self, ns: _Ns, h: int, value: float, name: bytes | None,
+              str_value: bytes | None) -> None:  # fmt: skip
+        """Keep the feature as VW names it: ``ns^name`` (the default namespace's without
+        it), ``^str_value`` after a chain-hashed string's, which its n-grams leave out."""
+        ex = self.ex
+        if ex.named is None:
+            ex.named = {}
+        base = name or b""
+        if ns.name != b" ":
+            base = ns.name + b"^" + base
+        full = base + b"^" + str_value if str_value is not None else base
+        ex.named.setdefault(ns.group, []).append(
+            (h & M32, full.decode("utf-8", "surrogateescape"), ns.group, float(value),
+             base.decode("utf-8", "surrogateescape")))  # fmt: skip
 
     # -- the label object (_label: {...} and _label_* keys)
     def label_property(self, key: str, v: object) -> None:
@@ -328,23 +356,24 @@ class JsonReader:
         if isinstance(v, bool):
             if v:
                 ns = self.path[-1]
-                self.add(hashstring_py(kb, ns.hash), 1.0, kb if expressible(kb) else None)
+                self.add(hashstring_py(kb, ns.hash), 1.0, kb if expressible(kb) else None, kb)
             return
         if isinstance(v, str):
             vb = string_bytes(v).translate(_ESCAPE)
             ns = self.path[-1]
             if self.chain:
                 h = hashstring_py(vb, hashstring_py(kb, ns.hash))
-                self.add(h, 1.0, None)
+                self.add(h, 1.0, None, kb, vb)
             else:
                 name = kb + vb
-                self.add(hashstring_py(name, ns.hash), 1.0, name if expressible(name) else None)
+                self.add(hashstring_py(name, ns.hash), 1.0, name if expressible(name) else None,
+                         name)  # fmt: skip
             return
         if isinstance(v, int | float):
             f = number_f32(v)
             if f != 0.0:
                 ns = self.path[-1]
-                self.add(hashstring_py(kb, ns.hash), f, kb if expressible(kb) else None)
+                self.add(hashstring_py(kb, ns.hash), f, kb if expressible(kb) else None, kb)
             return
         if isinstance(v, JsonObject):
             self.obj(v, kb)
@@ -372,7 +401,7 @@ class JsonReader:
                 raise JsonLineError("nested arrays are not supported")
             f = number_f32(it)
             if f != 0.0:
-                self.add(base + i, f, str(i).encode())
+                self.add(base + i, f, str(i).encode(), b"[%d]" % i)
             i += 1
         items.clear()  # (read: its text is kept, its numbers go)
         self.pop()
@@ -399,7 +428,7 @@ class JsonReader:
             for word in string_bytes(v).translate(_TEXT_ESCAPE).replace(b"\t", b" ").split(b" "):
                 if word:
                     ok = expressible(word)
-                    self.add(hashstring_py(word, ns.hash), 1.0, word if ok else None)
+                    self.add(hashstring_py(word, ns.hash), 1.0, word if ok else None, word)
             return
         if key == "_multi":
             self.multi(v)

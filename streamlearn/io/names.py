@@ -159,6 +159,27 @@ def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tupl
     return out
 
 
+def named_with_grams(named: list[tuple], inter, bits: int) -> list[tuple[int, str, int]]:  # noqa: ANN001
+    """:func:`with_grams` of features read with their names (a JSON example's:
+    :func:`streamlearn.io.vwjson.read_named`, (hash, name, namespace byte, value, the name
+    its n-grams take)): a chain-hashed string is named ``ns^key^value``, its grams join
+    ``ns^key``."""
+    if inter is None or inter.gram_masks.shape[0] == 0:
+        mask = (1 << bits) - 1
+        return [(h & mask, name, nsb) for h, name, nsb, _, _ in named]
+    grams = with_grams([(h, gram, nsb) for h, _, nsb, _, gram in named], inter, bits)
+    full: dict[int, list[str]] = {}  # (with grams: each namespace's features, then its grams)
+    for f in named:
+        full.setdefault(f[2], []).append(f[1])
+    seen: dict[int, int] = {}
+    out = []
+    for slot, name, nsb in grams:
+        k = seen.get(nsb, 0)
+        seen[nsb] = k + 1
+        out.append((slot, full[nsb][k] if k < len(full[nsb]) else name, nsb))
+    return out
+
+
 def svmlight_names(line: bytes, bits: int) -> list[tuple[int, str, int]]:
     mask = (1 << bits) - 1
     out = []

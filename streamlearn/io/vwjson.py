@@ -185,6 +185,40 @@ def _read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
     return JsonRecord(lines, weight)
 
 
+def read_named(line: bytes, opts: JsonOptions) -> list[tuple[bool, list]] | None:
+    """The examples of one JSON line with their features as VW names them (``--audit``,
+    ``--invert_hash``): per example, whether it is the shared one, and its features as
+    (32-bit hash, ``ns^name``, namespace byte, value, the name its n-grams take) in VW's
+    order; ``None`` for a line VW passes over in silence.  Raises :class:`JsonLineError`
+    as :func:`read_record`.
+
+    >>> ex = read_named(b'{"a":[2,1],"c":{"shared":{"f":"1"},"_multi":[{"action":{"f":"1"}}]}}',
+    ...                 JsonOptions(dsjson=True))
+    >>> [(shared, [f[1] for f in feats]) for shared, feats in ex]
+    [(True, ['shared^f1']), (False, ['action^f1'])]
+    """
+    stripped = line.strip()
+    if not stripped or (opts.dsjson and not stripped.startswith(b"{")):
+        return None
+    doc = decode_line(stripped)
+    if not isinstance(doc, JsonObject):
+        raise JsonLineError("a JSON line must be an object")
+    rd = JsonReader(opts.kind, opts.chain_hash, opts.hash_seed, opts.numbers, named=True)
+    try:
+        if opts.dsjson:
+            if read_dsjson(doc, rd) is None:
+                return None
+        else:
+            rd.root(doc)
+    except RecursionError:
+        raise JsonLineError(f"nested deeper than {MAX_DEPTH} objects and arrays") from None
+    out = []
+    for ex in rd.examples:
+        ex.seal()
+        out.append((ex.shared, list(ex.named or ())))
+    return out
+
+
 @dataclass
 class Translated:
     """A block of JSON lines as VW text, with where each text line came from."""

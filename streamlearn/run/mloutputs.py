@@ -68,10 +68,11 @@ def refuse(ml, outputs, inputs=None, learn: dict | None = None) -> None:  # noqa
             if ml.no_predict:
                 raise UsageError("sl vw: --invert_hash with --no_predict is not written yet "
                                  "(sl refuses it rather than skip it)")  # fmt: skip
-        if fmt not in ("auto", "vw") or not all(is_regular(s) for s in sources):
+        json = fmt in ("json", "dsjson") and ml.reduction == "cb_adf"
+        if (fmt not in ("auto", "vw") and not json) or not all(is_regular(s) for s in sources):
             raise UsageError(f"sl vw: --invert_hash under {reduction_name(ml)} names the "
-                             "features of VW text files (-d FILE), not of stdin, a pipe, "
-                             "--json, --dsjson or --csv yet")  # fmt: skip
+                             "features of VW text and JSON files (-d FILE), not of stdin, a "
+                             "pipe or --csv yet")  # fmt: skip
 
 
 def quiet_progress(outputs):  # noqa: ANN001, ANN201
@@ -148,6 +149,32 @@ def _examples(paths: list[str]):  # noqa: ANN202
         yield _split(lines)
 
 
+def _json_examples(paths: list[str], dsjson: bool, learn: dict, inter, bits: int):  # noqa: ANN001, ANN202
+    """Each multiline example of JSON files as :func:`feature_names` reads it: (the shared
+    example's features, each action's), each feature (32-bit slot, VW's name, namespace
+    byte), as VW's JSON reader names them (a line VW cannot read: none, as the run skipped
+    it)."""
+    from streamlearn.io.jsondecode import JsonLineError
+    from streamlearn.io.names import named_with_grams
+    from streamlearn.io.vwjson import JsonOptions, read_named
+
+    opts = JsonOptions(dsjson=dsjson, chain_hash=bool(learn.get("chain_hash")), kind="cb",
+                       hash_seed=int(learn.get("hash_seed") or 0))  # fmt: skip
+    for path in paths:
+        for raw in _lines(path):
+            try:
+                read = read_named(raw, opts)
+            except JsonLineError:
+                continue
+            if not read:
+                continue
+            feats = [named_with_grams(named, inter, bits) for _, named in read]
+            if read[0][0]:
+                yield feats[0], feats[1:]
+            else:
+                yield [], feats
+
+
 def _split(lines: list[bytes]) -> tuple[bytes | None, list[bytes]]:
     head = lines[0].split(b"|", 1)[0].split()
     if head and head[0] == b"shared":
@@ -179,10 +206,15 @@ def feature_names(ml, learn: dict, inputs, fitted) -> dict[int, str]:  # noqa: A
     def feats_of(line: bytes) -> list[tuple[int, str, int]]:
         return with_grams(line_names(line, 32, inter), inter, bits)
 
-    for shared, actions in _examples(list(inputs.sources)):
-        common = feats_of(shared) if shared is not None else []
-        for line in actions:
-            feats = feats_of(line) + common
+    fmt = learn.get("format") or "auto"
+    if fmt in ("json", "dsjson"):
+        examples = _json_examples(list(inputs.sources), fmt == "dsjson", learn, inter, bits)
+    else:
+        examples = ((feats_of(shared) if shared is not None else [], [feats_of(a) for a in acts])
+                    for shared, acts in _examples(list(inputs.sources)))  # fmt: skip
+    for common, actions in examples:
+        for own in actions:
+            feats = own + common
             named = [(slot, name) for slot, name, nsb in feats if inter is None
                      or not (inter.drop[nsb] or inter.drop_linear[nsb])]  # fmt: skip
             named += constant
