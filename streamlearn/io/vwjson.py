@@ -160,6 +160,22 @@ def read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
 
 
 def _read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
+    read = _read(line, opts)
+    if read is None:
+        return None
+    rd, weight = read
+    lines = []
+    for k, ex in enumerate(rd.examples):
+        lines.append(_render(ex, opts))
+        rd.examples[k] = None  # type: ignore[call-overload]
+    if len(rd.examples) > 1 or opts.kind in ("ccb", "slates"):
+        lines.append(b"")
+    return JsonRecord(lines, weight)
+
+
+def _read(line: bytes, opts: JsonOptions, named: bool = False) -> tuple[JsonReader, float] | None:
+    """VW's reader over one JSON line, and its examples' weight; ``None`` for a line VW
+    passes over in silence (``named``: :attr:`JsonReader.named`)."""
     stripped = line.strip()
     if not stripped:
         return None
@@ -168,7 +184,7 @@ def _read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
     doc = decode_line(stripped)
     if not isinstance(doc, JsonObject):
         raise JsonLineError("a JSON line must be an object")
-    rd = JsonReader(opts.kind, opts.chain_hash, opts.hash_seed, opts.numbers)
+    rd = JsonReader(opts.kind, opts.chain_hash, opts.hash_seed, opts.numbers, named=named)
     if opts.dsjson:
         weight = read_dsjson(doc, rd)
         if weight is None:
@@ -176,13 +192,7 @@ def _read_record(line: bytes, opts: JsonOptions) -> JsonRecord | None:
     else:
         rd.root(doc)
         weight = 1.0
-    lines = []
-    for k, ex in enumerate(rd.examples):
-        lines.append(_render(ex, opts))
-        rd.examples[k] = None  # type: ignore[call-overload]
-    if len(rd.examples) > 1 or opts.kind in ("ccb", "slates"):
-        lines.append(b"")
-    return JsonRecord(lines, weight)
+    return rd, weight
 
 
 def read_named(line: bytes, opts: JsonOptions) -> list[tuple[bool, list]] | None:
@@ -197,21 +207,13 @@ def read_named(line: bytes, opts: JsonOptions) -> list[tuple[bool, list]] | None
     >>> [(shared, [f[1] for f in feats]) for shared, feats in ex]
     [(True, ['shared^f1']), (False, ['action^f1'])]
     """
-    stripped = line.strip()
-    if not stripped or (opts.dsjson and not stripped.startswith(b"{")):
-        return None
-    doc = decode_line(stripped)
-    if not isinstance(doc, JsonObject):
-        raise JsonLineError("a JSON line must be an object")
-    rd = JsonReader(opts.kind, opts.chain_hash, opts.hash_seed, opts.numbers, named=True)
     try:
-        if opts.dsjson:
-            if read_dsjson(doc, rd) is None:
-                return None
-        else:
-            rd.root(doc)
+        read = _read(line, opts, named=True)
     except RecursionError:
         raise JsonLineError(f"nested deeper than {MAX_DEPTH} objects and arrays") from None
+    if read is None:
+        return None
+    rd = read[0]
     out = []
     for ex in rd.examples:
         ex.seal()
