@@ -293,12 +293,12 @@ class Learner:
         return d // (n - 1)
 
     def write(self, seen: Seen, out: list[str], vw: bool = True) -> None:
-        from streamlearn.reductions.explore import pmf_lines
+        from streamlearn.reductions.pmf import pmf_lines
 
         pmf_lines(seen.part, seen.actions, seen.probs, out, "\n\n" if vw else "\n")
 
     def progress(self, table, npass: int, seen: Seen, ho: np.ndarray) -> None:  # noqa: ANN001
-        from streamlearn.reductions.explore import progress_rows
+        from streamlearn.reductions.pmf import progress_rows
 
         progress_rows(table, npass, seen.part, seen.actions, seen.probs, ho)
 

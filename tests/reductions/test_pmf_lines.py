@@ -1,4 +1,4 @@
-"""``-p`` of the exploring reductions (:func:`streamlearn.reductions.explore.pmf_lines`):
+"""``-p`` of the exploring reductions (:func:`streamlearn.reductions.pmf.pmf_lines`):
 each distinct row's text made once is the text made cell by cell (VW's ``a:p,a:p``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from streamlearn.learners.explore import prob_text
-from streamlearn.reductions.explore import pmf_lines
+from streamlearn.reductions.pmf import pmf_lines
 
 
 class _Tags:
