@@ -307,12 +307,21 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
+JIT = PACKAGE / "system" / "jit.py"
+"""Chooses which decorators kernels get (numba's, the interpreter's, the shipped loader's)
+and generates no code: a kernel depends on the decorators' own module instead."""
+JIT_NUMBA = PACKAGE / "system" / "jit_numba.py"
+
+
 def dependencies(path: Path) -> dict[str, str]:
-    """``path`` and every module it imports at module level, transitively: their SHA-256."""
+    """``path`` and every module it imports at module level, transitively: their SHA-256.
+    ``system/jit.py`` counts as ``system/jit_numba.py``, whose options and intrinsics the
+    compiled code is made of (:data:`JIT`)."""
     seen: set[Path] = set()
     todo = [path]
     while todo:
-        p = todo.pop()
+        p = JIT_NUMBA if todo[-1] == JIT else todo[-1]
+        todo.pop()
         if p in seen:
             continue
         seen.add(p)
@@ -380,6 +389,7 @@ def build(out: Path, incremental: bool = False) -> None:
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
+    write_direct(out)
 
 
 RECORD = "modules.json"
@@ -500,6 +510,93 @@ def _merge(out: Path, new: Path) -> dict[str, dict[str, str]]:
     return modules
 
 
+def _direct_code(t) -> object:  # noqa: ANN001 - a numba type
+    """numba type ``t`` as :mod:`streamlearn.system.shipped` codes an argument's value
+    (None: a type it does not code, so its kernels are left to numba)."""
+    from numba.core import types
+
+    if isinstance(t, types.IntegerLiteral | types.BooleanLiteral):
+        # numba types an argument by its value when the kernel asks (ForceLiteralArg)
+        return ["lit", str(t.literal_type), t.literal_value]
+    if isinstance(t, types.Literal):
+        return None
+    if isinstance(t, types.Array):
+        if not isinstance(t.dtype, types.Boolean | types.Integer | types.Float):
+            return None
+        if not t.aligned:
+            return None  # (numba's typeof never makes one)
+        return [str(t.dtype), t.ndim, t.layout, not t.mutable]
+    if isinstance(t, types.Boolean | types.Integer | types.Float):
+        return str(t)
+    if isinstance(t, types.BaseTuple) and not isinstance(t, types.BaseNamedTuple):
+        inner = [_direct_code(x) for x in t.types]
+        bad = any(x is None or x[0] == "lit" for x in inner)
+        return None if bad else ["tuple", *inner]
+    return None
+
+
+def write_direct(out: Path) -> None:
+    """What :mod:`streamlearn.system.shipped` needs to call the kernels shipped in ``out``
+    (this Python's directory) without importing numba: ``direct.json`` (for each entry its
+    arguments coded by value type, its wrapper's and environments' symbols, the SHA-256 of
+    its object code inside numba's entry; the C math functions numba maps; the manifest's
+    SHA-256; the constants of its environments, numpy dtypes of the arrays it returns) and
+    ``nrt.o.z``, numba's runtime compiled for the CPU level.  Entries with other constants
+    or arguments of other types stay numba's."""
+    import numba
+    import numpy as np
+    from numba.core import intrinsics
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+    from numba.core.runtime import nrtdynmod
+
+    if numba.config.CPU_NAME != prebuilt.CPU:
+        env = dict(os.environ, NUMBA_CPU_NAME=prebuilt.CPU, NUMBA_CPU_FEATURES="")
+        subprocess.run([sys.executable, __file__, "--direct", "-o", str(out.parent)], env=env,
+                       check=True)  # fmt: skip
+        return
+    from streamlearn.system import shipped
+
+    raw_manifest = (out / prebuilt.MANIFEST).read_bytes()
+    manifest = json.loads(raw_manifest)
+    entries, skipped = [], 0
+    for k in manifest["kernels"]:
+        raw = zlib.decompress((out / k["file"]).read_bytes())
+        lib, fndesc, env, sig, objectmode, _, _, reload_init, refenvs = pickle.loads(raw)  # noqa: S301
+        codes = [_direct_code(a) for a in sig.args]
+        envs = [env, *refenvs]
+        obj = lib[2][0] if lib[1] == "object" else b""
+        symbol = fndesc.llvm_cpython_wrapper_name.removeprefix(shipped.WRAPPER)
+        consts = {e.env_name: [c.str for c in e.consts] for e in envs if e.consts}
+        dtypes = all(isinstance(c, np.dtype) for e in envs for c in e.consts)
+        if (objectmode or reload_init or any(c is None for c in codes) or not dtypes
+                or shipped.object_code(raw) != obj or not obj
+                or fndesc.llvm_cpython_wrapper_name != shipped.WRAPPER + symbol
+                or env.env_name != shipped.ENV + symbol
+                or {e.env_name for e in envs} - set(shipped.environments(obj))):  # fmt: skip
+            skipped += 1
+            continue
+        line = k["base"].rsplit("-", 1)[1]
+        entries.append({
+            "module": k["module"], "qualname": fndesc.qualname, "line": int(line.split(".")[0]),
+            "args": codes, "code": k["code"], "file": k["file"],
+            "sha256": hashlib.sha256(obj).hexdigest(), "symbol": symbol, "consts": consts,
+        })  # fmt: skip
+    context = cpu_target.target_context
+    with global_compiler_lock:
+        module, library = nrtdynmod.create_nrt_module(context)
+        library.enable_object_caching()
+        library.add_ir_module(module)
+        library.finalize()
+        _, _, (nrt, _) = library.serialize_using_object_code()
+    (out / shipped.NRT).write_bytes(zlib.compress(nrt, 9))
+    index = {"format": shipped.FORMAT, "manifest": hashlib.sha256(raw_manifest).hexdigest(),
+             "defaults": shipped.DEFAULTS, "math": sorted(intrinsics.INTR_MATH),
+             "nrt": hashlib.sha256(nrt).hexdigest(), "kernels": entries}  # fmt: skip
+    (out / shipped.INDEX).write_text(json.dumps(index, separators=(",", ":")) + "\n")
+    print(f"{out.name}: {len(entries)} of {len(entries) + skipped} kernels callable without numba")
+
+
 def claimed_versions() -> list[str]:
     """The Python versions the package claims: pyproject.toml's ``Python :: 3.X`` classifiers."""
     with open(ROOT / "pyproject.toml", "rb") as f:
@@ -551,6 +648,15 @@ def stale_one(out: Path) -> list[str]:
         manifest = json.loads((out / prebuilt.MANIFEST).read_text())
     except (OSError, ValueError) as e:
         return [f"no manifest: {e}"]
+    from streamlearn.system import shipped
+
+    try:
+        index = json.loads((out / shipped.INDEX).read_text())
+    except (OSError, ValueError) as e:
+        return [f"no {shipped.INDEX}: {e}"]
+    raw = (out / prebuilt.MANIFEST).read_bytes()
+    if index.get("manifest") != hashlib.sha256(raw).hexdigest():
+        return [f"{shipped.INDEX} was written for another manifest (--direct rewrites it)"]
     changed: dict[str, list[str]] = {}
     for module, deps in manifest["modules"].items():
         now = dependencies(PACKAGE / module) if (PACKAGE / module).is_file() else {}
@@ -630,6 +736,9 @@ def main() -> None:
                          "the shipped ones")
     ap.add_argument("--repack", action="store_true",
                     help="only strip the type annotations of built entries (slim), in place")
+    ap.add_argument("--direct", action="store_true",
+                    help="only (re)write direct.json and nrt.o.z of built kernels (what sl "
+                         "calls without importing numba)")
     ap.add_argument("-o", "--output", type=Path, default=prebuilt.BASE,
                     help="the directory of the per-version directories (py311/, ...)")
     a = ap.parse_args()  # fmt: skip
@@ -648,10 +757,13 @@ def main() -> None:
         if why:
             print("run: python scripts/build_kernels.py --all (or --python for each version)")
         sys.exit(1 if why else 0)
-    step = ["--repack"] if a.repack else ["--incremental"] if a.incremental else []
+    step = (["--repack"] if a.repack else ["--incremental"] if a.incremental
+            else ["--direct"] if a.direct else [])  # fmt: skip
     if not a.python and not a.all:
         if a.repack:
             repack(a.output / prebuilt.tag())
+        elif a.direct:
+            write_direct(a.output / prebuilt.tag())
         else:
             build(a.output / prebuilt.tag(), a.incremental)
         return

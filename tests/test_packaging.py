@@ -47,4 +47,5 @@ def test_the_version_has_one_source():
 def test_the_shipped_kernels_are_package_data():
     data = PYPROJECT["tool"]["setuptools"]["package-data"]["streamlearn"]
     assert "system/prebuilt/*/manifest.json" in data  # one directory per Python version
+    assert "system/prebuilt/*/direct.json" in data  # (and nrt.o.z: system/shipped.py)
     assert "system/prebuilt/*/*.z" in data and "system/prebuilt/*/*/*.z" in data

@@ -294,7 +294,7 @@ def _tiny_mode(files: tuple[str, ...], orders: tuple[int, ...] = (), factor: int
     FIFO or ``<(...)`` given as a path is never opened here.
     ``SL_JIT=1`` in the environment turns this off.
     """
-    if "numba" in sys.modules or os.environ.get("SL_JIT") == "1":
+    if "streamlearn.system.jit" in sys.modules or os.environ.get("SL_JIT") == "1":
         return
     from streamlearn.system import sources
     data = []

@@ -14,10 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from streamlearn.system.jit_shipped import Kernel
+
 
 def direct(kernel: Callable, args: tuple) -> Callable:
     """``kernel``'s compiled entry for the types of ``args``, or ``kernel`` itself (an
-    interpreted kernel, a numba release without ``overloads``/``entry_point``)."""
+    interpreted kernel, a numba release without ``overloads``/``entry_point``).  A kernel
+    not yet handed to numba (:mod:`streamlearn.system.jit_shipped`) gives its shipped entry."""
+    if isinstance(kernel, Kernel):
+        if kernel.dispatcher is None:
+            return kernel.shipped(args, by_type=True) or kernel
+        kernel = kernel.dispatcher
     overloads = getattr(kernel, "overloads", None)
     typeof = getattr(kernel, "typeof_pyval", None)
     if overloads is None or typeof is None:

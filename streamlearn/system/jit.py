@@ -49,6 +49,10 @@ INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
 """Kernels run as plain Python (``NUMBA_DISABLE_JIT=1``, set by the CLI for tiny
 inputs): numba is then not even imported, which saves ~0.15 s of start-up."""
 
+DIRECT = not INTERPRETED and os.environ.get("SL_DIRECT_LOAD", "0").strip() == "1"
+"""Kernels run their shipped entries without numba until a call needs numba
+(:mod:`streamlearn.system.jit_shipped`; ``SL_DIRECT_LOAD=1``, set by the command line)."""
+
 if INTERPRETED:
     import math
     import types
@@ -126,28 +130,23 @@ if INTERPRETED:
 
     QUICK_LOAD = False
 
+elif DIRECT:
+    from streamlearn.system.jit_shipped import (  # noqa: F401
+        QUICK_LOAD,
+        fdiv,
+        jit,
+        jit_inline,
+        jit_noalloc,
+        load_u64,
+        prefetch_row,
+        stack_f32,
+        trailing_zeros,
+    )
+
 else:
-    import llvmlite.binding  # noqa: F401 - loads LLVM, whose initialisers touch 36 MB of it
+    from streamlearn.system.jit_shipped import import_numba
 
-    from streamlearn.system.pages import release_compiler_pages
-
-    release_compiler_pages()  # before numba's import adds its 36 MB of objects
-    # numba's import also imports two optional packages the kernels never need: pyyaml,
-    # to read a .numba_config.yaml in the working directory (imported when there is one),
-    # and scipy, to check its version (numba's linear algebra imports it when compiling):
-    # ~15 ms of every start.  Both stay importable afterwards.
-    import sys
-
-    _skipped = [m for m in ("yaml", "scipy") if m not in sys.modules]
-    if os.path.isfile(".numba_config.yaml") and "yaml" in _skipped:
-        _skipped.remove("yaml")
-    sys.modules.update(dict.fromkeys(_skipped))  # None: an ImportError, which numba expects
-    try:
-        import numba  # noqa: F401
-    finally:
-        for _m in _skipped:
-            if _m in sys.modules and sys.modules[_m] is None:
-                del sys.modules[_m]
+    import_numba()
     from streamlearn.system.jit_numba import (  # noqa: F401
         QUICK_LOAD,
         _QuickLoad,

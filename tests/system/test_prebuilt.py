@@ -202,7 +202,7 @@ def test_loading_the_kernels_imports_no_numpy_maths_module(tmp_path, crosses):
     where SciPy is installed: 0.25 s, which a ``-q tt`` run on 150 k lines spent
     before its first batch.  The crossing kernel, which every crossed run loads,
     must not bring it in."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), SL_JIT="1")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), SL_JIT="1", SL_DIRECT_LOAD="0")
     for k in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK", "SL_PREBUILT"):
         env.pop(k, None)
     r = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "train", SAMPLE, *crosses,
