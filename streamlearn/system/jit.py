@@ -10,6 +10,14 @@ imported at all and the decorators return the functions themselves.  The
 numba half (the cache's place, the quick loader below) is
 :mod:`streamlearn.system.jit_numba`.
 
+The command line runs the kernels shipped compiled without importing numba
+(``SL_DIRECT_LOAD=1``: :mod:`streamlearn.system.jit_shipped` and
+:mod:`streamlearn.system.shipped`): numba is imported only when a call needs a
+kernel that is not shipped for its types, or anything else of numba's.  This
+module only chooses among the three and makes no code: a kernel's freshness is
+counted against :mod:`~streamlearn.system.jit_numba`, whose options and
+intrinsics its machine code is made of (``scripts/build_kernels.py``).
+
 Cache location: numba checks a cached kernel only against its own source
 file, not against the helpers it inlines from other modules, so an edited
 ``losses.py`` would leave stale kernels in ``__pycache__``.  Unless
