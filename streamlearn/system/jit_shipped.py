@@ -112,6 +112,14 @@ class Kernel:
         assert self.dispatcher is not None
         return self.dispatcher
 
+    @property
+    def _numba_type_(self) -> object:
+        """The kernel's numba type where numba types it (an argument or a global of numba
+        code: numba's ``typeof`` asks this of objects it does not know)."""
+        from numba import typeof
+
+        return typeof(self.numba())
+
     def __getattr__(self, name: str) -> object:  # what only the dispatcher has
         if name not in _DISPATCHER:  # (py_func, kind, ... are the instance's own)
             raise AttributeError(name)

@@ -333,12 +333,12 @@ class _Loader:
         the entry's argument types when some are their values (numba's literal types)."""
         with self.lock:
             if not self._setup():
-                return None
+                return None, ()
             co = func.__code__  # type: ignore[attr-defined]
             try:
                 module = Path(co.co_filename).resolve().relative_to(prebuilt.PACKAGE).as_posix()
             except ValueError:
-                return None
+                return None, ()
             key = (module, func.__qualname__, co.co_firstlineno)
             entries = self.kernels.get(key)
             if not entries or func.__closure__ is not None or not self._is_fresh(module):  # type: ignore[attr-defined]

@@ -223,6 +223,37 @@ def test_a_call_without_a_shipped_entry_hands_every_kernel_to_numba(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
+def test_a_run_where_they_cannot_be_used_is_numba_s(tmp_path):
+    """SL_PREBUILT=0 (or anything that configures numba): every kernel is numba's."""
+    r = subprocess.run([sys.executable, "-c", _AT_EXIT, "vw", "-d", SAMPLE, "--quiet",
+                        "-p", str(tmp_path / "p")], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=600, env=_clean_env(SL_DIRECT_LOAD="1", SL_PREBUILT="0",
+                                                   NUMBA_CACHE_DIR=str(tmp_path / "c"),
+                                                   NUMBA_DISABLE_JIT="0"))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "NUMBA True" in r.stderr and (tmp_path / "p").stat().st_size > 0
+
+
+_USER_NUMBA = r"""
+import numba, numpy as np
+from streamlearn.io import _scan
+
+@numba.njit
+def twice(b):
+    return 2 * _scan.count_newlines(b)
+
+print(twice(np.frombuffer(bytearray(b"a\nb\n"), dtype=np.uint8)))
+"""
+
+
+@needs_index
+def test_a_kernel_called_from_a_user_s_numba_code(tmp_path):
+    env = _clean_env(SL_DIRECT_LOAD="1", NUMBA_CACHE_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", _USER_NUMBA], capture_output=True, text=True,
+                       cwd=REPO, timeout=600, env=env)  # fmt: skip
+    assert r.returncode == 0 and r.stdout.strip() == "4", r.stderr
+
+
 @pytest.mark.parametrize("env", [{"NUMBA_BOUNDSCHECK": "1"}, {"SL_PREBUILT": "0"},
                                  {"NUMBA_OPT": "2"}])  # fmt: skip
 def test_anything_that_configures_numba_leaves_the_kernels_to_it(env):
