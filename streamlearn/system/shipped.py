@@ -78,6 +78,8 @@ _AVX_OFF = {"corei7-avx", "core-avx-i", "sandybridge", "ivybridge", "nocona"}
 _DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                      "uint64", "float32", "float64"])  # fmt: skip
 _SCALARS = {getattr(np, n if n != "bool" else "bool_"): n for n in _DTYPES}
+_DTYPE_NAMES = {np.dtype(n): n for n in _DTYPES}  # (native byte order only; ``.name`` is slow)
+_C, _F, _WRITEABLE = 0x1, 0x2, 0x400  # numpy's NPY_ARRAY_* flag bits (``ndarray.flags.num``)
 _ARRAYS = (np.ndarray, np.memmap)
 
 
@@ -86,12 +88,12 @@ def code(value: object) -> object:
     argument types; None for a value this module does not type (numba then does)."""
     t = type(value)
     if t in _ARRAYS:
-        dtype = value.dtype  # type: ignore[attr-defined]
-        if not dtype.isnative or dtype.name not in _DTYPES:
+        name = _DTYPE_NAMES.get(value.dtype)  # type: ignore[attr-defined]
+        if name is None:
             return None
-        f = value.flags  # type: ignore[attr-defined]
-        layout = "C" if f.c_contiguous else "F" if f.f_contiguous else "A"
-        return (dtype.name, value.ndim, layout, not f.writeable)  # type: ignore[attr-defined]
+        f = value.flags.num  # type: ignore[attr-defined]
+        layout = "C" if f & _C else "F" if f & _F else "A"
+        return (name, value.ndim, layout, not f & _WRITEABLE)  # type: ignore[attr-defined]
     if t is int:  # numba: int64 unless it needs 64 bits unsigned
         n = value.bit_length()  # type: ignore[attr-defined]
         return "int64" if n < 64 else "uint64" if n == 64 and value >= 0 else None  # type: ignore[operator]
