@@ -45,9 +45,6 @@ def main() -> None:
                 signal.signal(s, _stop_early)
         except (OSError, ValueError):  # not the main thread
             pass
-    # the shipped kernels run without importing numba until a call needs it
-    # (streamlearn.system.jit_shipped): ~0.2 s of every start; SL_DIRECT_LOAD=0 turns it off
-    os.environ.setdefault("SL_DIRECT_LOAD", "1")
     from streamlearn.cli.commands import main as run
 
     run()

@@ -10,8 +10,8 @@ imported at all and the decorators return the functions themselves.  The
 numba half (the cache's place, the quick loader below) is
 :mod:`streamlearn.system.jit_numba`.
 
-The command line runs the kernels shipped compiled without importing numba
-(``SL_DIRECT_LOAD=1``: :mod:`streamlearn.system.jit_shipped` and
+The kernels shipped compiled run without importing numba (unless
+``SL_DIRECT_LOAD=0``: :mod:`streamlearn.system.jit_shipped` and
 :mod:`streamlearn.system.shipped`): numba is imported only when a call needs a
 kernel that is not shipped for its types, or anything else of numba's.  This
 module only chooses among the three and makes no code: a kernel's freshness is
@@ -57,9 +57,9 @@ INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
 """Kernels run as plain Python (``NUMBA_DISABLE_JIT=1``, set by the CLI for tiny
 inputs): numba is then not even imported, which saves ~0.15 s of start-up."""
 
-DIRECT = not INTERPRETED and os.environ.get("SL_DIRECT_LOAD", "0").strip() == "1"
+DIRECT = not INTERPRETED and os.environ.get("SL_DIRECT_LOAD", "1").strip() != "0"
 """Kernels run their shipped entries without numba until a call needs numba
-(:mod:`streamlearn.system.jit_shipped`; ``SL_DIRECT_LOAD=1``, set by the command line)."""
+(:mod:`streamlearn.system.jit_shipped`; ``SL_DIRECT_LOAD=0`` turns it off)."""
 
 if INTERPRETED:
     import math

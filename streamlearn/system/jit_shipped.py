@@ -1,7 +1,7 @@
 """The decorators of a run that calls the shipped kernels before (or without) numba.
 
-The command line (``sl``) sets ``SL_DIRECT_LOAD=1``; :mod:`streamlearn.system.jit`
-then decorates each kernel with a :class:`Kernel`: a call whose arguments are
+Unless ``SL_DIRECT_LOAD=0``, :mod:`streamlearn.system.jit` decorates each kernel with a
+:class:`Kernel`: a call whose arguments are
 of a shipped entry's types runs that entry, loaded without numba
 (:mod:`streamlearn.system.shipped`); any other call, or anything asked of the
 kernel that only numba's dispatcher has (``overloads``, ``signatures``...),

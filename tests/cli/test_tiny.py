@@ -20,7 +20,8 @@ from tests.unix import invoke
 
 WIDE = "1 |f " + " ".join(f"w{i}" for i in range(2800)) + "\n"  # 3,000-ish features, < 32 KiB
 
-# the command line in a fresh process; prints whether numba was loaded (kernels compiled)
+# the command line in a fresh process; prints whether the kernels ran compiled (shipped,
+# cached or compiled: not interpreted)
 SCRIPT = (
     "import sys\n"
     "from streamlearn.cli import cli\n"
@@ -28,7 +29,8 @@ SCRIPT = (
     "    cli(sys.argv[1:])\n"
     "except SystemExit as e:\n"
     "    assert not e.code, e.code\n"
-    "print('numba' in sys.modules)\n"
+    "jit = sys.modules.get('streamlearn.system.jit')\n"
+    "print(jit is not None and not jit.INTERPRETED)\n"
 )
 
 

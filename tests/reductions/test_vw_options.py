@@ -74,7 +74,7 @@ from streamlearn.reductions import REDUCTIONS, Multiline
 from streamlearn.vwargs import parse_argv, resolve
 t = parse_argv(sys.argv[1:])
 resolve(t)
-print("numba" in sys.modules)
+print("streamlearn.system.jit" in sys.modules)
 """
 
 

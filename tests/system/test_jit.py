@@ -19,9 +19,9 @@ import sys
 import pytest
 
 from streamlearn.learners import truncated
-from streamlearn.system import jit as _jit
 from streamlearn.system import jit_numba as _jit_numba
 from streamlearn.system import pages as _pages
+from streamlearn.system.jit_shipped import Kernel
 from tests.paths import ROOT
 
 # A fresh process: train plain SGD on a small random stream through the
@@ -70,8 +70,10 @@ print(json.dumps({
 
 
 def test_quick_loader_is_installed():
-    assert _jit.QUICK_LOAD, "numba internals changed: kernels load through the slow path"
-    assert type(truncated.train_batch._cache) is _jit._QuickLoad
+    assert _jit_numba.QUICK_LOAD, "numba internals changed: kernels load through the slow path"
+    kernel = truncated.train_batch
+    dispatcher = kernel.numba() if isinstance(kernel, Kernel) else kernel  # (numba's, made)
+    assert type(dispatcher._cache) is _jit_numba._QuickLoad
 
 
 def _run(cache_dir: str) -> dict:
@@ -236,7 +238,7 @@ if importlib.util.find_spec("yaml"):
 def test_numba_is_imported_without_yaml_and_scipy(tmp_path):
     # numba imports both when it is imported, if they are installed (the dev set-up has
     # them; the README's may not, and then the second case below reads no config either)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SL_DIRECT_LOAD": "0"}  # (numba's import)
     env.pop("NUMBA_DISABLE_JIT", None)
     run = [sys.executable, "-c", _IMPORTS]
     out = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, env=env, check=True)
