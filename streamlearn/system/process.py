@@ -344,12 +344,14 @@ def run(command: click.Command, prog_name: str = "sl") -> int:
     global _HOLD_TO_EXIT
     _HOLD_TO_EXIT = True
     reopen_closed_std_fds()
-    install_signal_handlers()
     sys.unraisablehook = _unraisable
     sys.excepthook = _excepthook
-    guard_stdout()
     code = 0
     try:
+        # (inside: a signal the moment its handler is in place is this run's error line;
+        # until then the early handler of streamlearn.cli.main ends the program)
+        install_signal_handlers()
+        guard_stdout()
         rv = command.main(prog_name=prog_name, standalone_mode=False)
         raise_pending()  # a command that committed nothing ends as the signal said
         code = rv if isinstance(rv, int) else 0
