@@ -138,32 +138,10 @@ if INTERPRETED:
 
     QUICK_LOAD = False
 
-elif DIRECT:
-    from streamlearn.system.jit_shipped import (  # noqa: F401
-        QUICK_LOAD,
-        fdiv,
-        jit,
-        jit_inline,
-        jit_noalloc,
-        load_u64,
-        prefetch_row,
-        stack_f32,
-        trailing_zeros,
-    )
-
 else:
-    from streamlearn.system.jit_shipped import import_numba
+    # the shipped kernels' stand-ins (numba imported when a call needs it), or numba's own
+    from streamlearn.system import jit_shipped as _shipped
 
-    import_numba()
-    from streamlearn.system.jit_numba import (  # noqa: F401
-        QUICK_LOAD,
-        _QuickLoad,
-        fdiv,
-        jit,
-        jit_inline,
-        jit_noalloc,
-        load_u64,
-        prefetch_row,
-        stack_f32,
-        trailing_zeros,
-    )
+    _decorators = _shipped if DIRECT else _shipped.import_numba()
+    (QUICK_LOAD, fdiv, jit, jit_inline, jit_noalloc, load_u64, prefetch_row, stack_f32,
+     trailing_zeros) = (getattr(_decorators, name) for name in _shipped.NAMES)  # fmt: skip

@@ -25,7 +25,6 @@ from types import ModuleType
 from streamlearn.system import shipped
 from streamlearn.system.pages import release_compiler_pages
 
-_KINDS = ("jit", "jit_inline", "jit_noalloc")
 _LOCK = threading.RLock()
 _KERNELS: list[Kernel] = []
 _ACTIVE: ModuleType | None = None  # jit_numba, once numba is imported
@@ -92,7 +91,7 @@ class Kernel:
             if by_type:
                 return None
             for match, f in literals:
-                if shipped._literal_match(match, codes, args):
+                if shipped.literal_match(match, codes, args):
                     return f
         fn, literal = shipped.LOADER.find(self.py_func, codes, args)
         if fn is not None and literal:
@@ -190,6 +189,9 @@ def jit_noalloc(func: Callable) -> Kernel:
 
 
 INTRINSICS = ("fdiv", "load_u64", "prefetch_row", "stack_f32", "trailing_zeros")
+NAMES = ("QUICK_LOAD", "fdiv", "jit", "jit_inline", "jit_noalloc", "load_u64", "prefetch_row",
+         "stack_f32", "trailing_zeros")  # fmt: skip
+"""What :mod:`streamlearn.system.jit` takes from here or from ``jit_numba``."""
 fdiv, load_u64, prefetch_row, stack_f32, trailing_zeros = map(Intrinsic, INTRINSICS)
 QUICK_LOAD = False  # (numba's, once imported: jit_numba.QUICK_LOAD)
 
@@ -222,6 +224,6 @@ def activate() -> None:
                     space[key] = new
         jit_module = sys.modules.get("streamlearn.system.jit")
         if jit_module is not None:  # modules imported from now on get numba's decorators
-            for name in (*_KINDS, *INTRINSICS, "QUICK_LOAD"):
+            for name in NAMES:
                 setattr(jit_module, name, getattr(jn, name))
         _ACTIVE = jn

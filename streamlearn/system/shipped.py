@@ -353,7 +353,7 @@ class _Loader:
             # numba types an argument by its value only when typing it by its type failed
             # (the kernel asked for it): then no entry has these types, as here
             for k in entries:
-                if _literal_match(k["args"], codes, args):
+                if literal_match(k["args"], codes, args):
                     return k.get("loaded") or self._load(func, k), k["args"]
             return None, ()
 
@@ -394,7 +394,7 @@ class _Loader:
         return fn
 
 
-def _literal_match(entry: tuple, codes: tuple, args: tuple) -> bool:
+def literal_match(entry: tuple, codes: tuple, args: tuple) -> bool:
     """Whether an entry's argument types ``entry``, some typed by value (``("lit", type,
     value)``), are those of ``args`` (of types ``codes``): a Python int or bool equal to the
     value where the entry has one."""
