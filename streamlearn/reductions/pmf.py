@@ -32,7 +32,7 @@ def pmf_lines(part: Part, acts: np.ndarray, probs: np.ndarray, out: list[str],
         cells = [f"{a}:{prob_text(p)}" for a, p in zip(acts.tolist(), probs.tolist(), strict=True)]
         rows = _rows(cells, ptr.tolist())
     else:
-        rows = _distinct_rows(ptr, acts, probs)
+        rows = _batch_rows(ptr, acts, probs)
     if not tagged:
         out.extend(r + end for r in rows)
         return
@@ -45,7 +45,7 @@ def _rows(cells: list[str], ptr: list[int]) -> list[str]:
     return [",".join(cells[ptr[e] : ptr[e + 1]]) for e in range(len(ptr) - 1)]
 
 
-def _distinct_rows(ptr: np.ndarray, acts: np.ndarray, probs: np.ndarray) -> list[str]:
+def _batch_rows(ptr: np.ndarray, acts: np.ndarray, probs: np.ndarray) -> list[str]:
     """Each example's ``a:p,a:p`` of a batch, each distinct probability's text made once
     (the pmfs take few values) and, where the cells are few, the rows gathered from a table
     of each cell's text (:func:`_gathered_rows`)."""

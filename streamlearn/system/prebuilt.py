@@ -69,6 +69,10 @@ CPU_FEATURES = (
 """LLVM's names of the features :data:`CPU` assumes (the x86-64 psABI's level 3)."""
 
 
+PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+"""This interpreter as a manifest records it (``environment()["python"]``)."""
+
+
 def environment() -> dict:
     """What compiled code depends on besides the source: compared with the manifest's."""
     import llvmlite
@@ -77,7 +81,7 @@ def environment() -> dict:
 
     c = numba.config
     return {
-        "python": f"{sys.version_info[0]}.{sys.version_info[1]}{getattr(sys, 'abiflags', '')}",
+        "python": PYTHON,
         "numba": numba.__version__,
         "llvmlite": llvmlite.__version__,
         "triple": ll.get_process_triple(),
@@ -121,7 +125,6 @@ def manifest() -> dict | None:
 def usable(m: dict) -> str | None:
     """Why the kernels of manifest ``m`` cannot run here, or None when they can."""
     import numba
-    from llvmlite import binding as ll
 
     target = (numba.config.CPU_NAME, numba.config.CPU_FEATURES)
     if target not in ((None, None), (CPU, "")):  # (the build's own: scripts/build_kernels.py)
@@ -132,11 +135,32 @@ def usable(m: dict) -> str | None:
             return f"{key} is {here.get(key)!r} here, {value!r} in the build"
     if m.get("cpu") != CPU:
         return f"built for {m.get('cpu')!r}"
-    features = ll.get_host_cpu_features()
-    missing = [f for f in CPU_FEATURES if not features.get(f, False)]
+    missing = missing_features()
     if missing:
         return f"this CPU lacks {', '.join(missing)}"
     return None
+
+
+def missing_features() -> list[str]:
+    """The features of :data:`CPU` this CPU lacks (LLVM's names; llvmlite only)."""
+    from llvmlite import binding as ll
+
+    features = ll.get_host_cpu_features()
+    return [f for f in CPU_FEATURES if not features.get(f, False)]
+
+
+@cache
+def _digest_of(path: str) -> str:
+    return file_digest(PACKAGE / path)
+
+
+def unchanged(deps: dict[str, str]) -> bool:
+    """Whether the files ``deps`` names (paths relative to the package) have the SHA-256
+    it records (each file read once a process)."""
+    try:
+        return bool(deps) and all(_digest_of(p) == h for p, h in deps.items())
+    except OSError:
+        return False
 
 
 @cache
@@ -144,13 +168,7 @@ def fresh(module: str) -> bool:
     """Whether ``module`` (a path relative to the package) and everything it
     imports are the files the shipped kernels were built from."""
     m = manifest()
-    deps = m["modules"].get(module) if m else None
-    if not deps:
-        return False
-    try:
-        return all(file_digest(PACKAGE / p) == h for p, h in deps.items())
-    except OSError:
-        return False
+    return unchanged(m["modules"].get(module) or {}) if m else False
 
 
 def lookup(cache_obj, sig) -> dict | None:  # noqa: ANN001 - numba's FunctionCache

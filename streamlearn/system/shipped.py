@@ -185,7 +185,7 @@ def unusable(manifest: dict, index: dict, raw_manifest: bytes) -> str | None:
         return "direct.json was written for another manifest"
     env = manifest.get("environment", {})
     here = {
-        "python": f"{sys.version_info[0]}.{sys.version_info[1]}{getattr(sys, 'abiflags', '')}",
+        "python": prebuilt.PYTHON,
         "numba": _numba_version(),
         "llvmlite": llvmlite.__version__,
         "triple": ll.get_process_triple(),
@@ -196,9 +196,9 @@ def unusable(manifest: dict, index: dict, raw_manifest: bytes) -> str | None:
             return f"{key} is {here.get(key)!r} here, {value!r} in the build"
     if set(env) != set(here) or manifest.get("cpu") != prebuilt.CPU:
         return "the manifest records another build"
-    features = ll.get_host_cpu_features()
-    if not all(features.get(f, False) for f in prebuilt.CPU_FEATURES):
-        return "this CPU lacks a feature of the level"
+    missing = prebuilt.missing_features()
+    if missing:
+        return f"this CPU lacks {', '.join(missing)}"
     if ll.get_host_cpu_name() in _AVX_OFF or not _os_avx():
         return "numba would compile without AVX here"
     svml = getattr(ll, "has_svml", False)
@@ -252,7 +252,6 @@ class _Loader:
         self.ready = False
         self.kernels: dict[tuple[str, str, int], list[dict]] = {}
         self.fresh: dict[str, bool] = {}
-        self.digests: dict[str, str] = {}
         self.keep: list[object] = []  # environments: their pointers live in the object code
 
     def _setup(self) -> bool:
@@ -316,19 +315,8 @@ class _Loader:
     def _is_fresh(self, module: str) -> bool:
         ok = self.fresh.get(module)
         if ok is None:
-            deps = self.modules.get(module) or {}
-            try:
-                ok = bool(deps) and all(self._digest(p) == h for p, h in deps.items())
-            except OSError:
-                ok = False
-            self.fresh[module] = ok
+            ok = self.fresh[module] = prebuilt.unchanged(self.modules.get(module) or {})
         return ok
-
-    def _digest(self, path: str) -> str:
-        d = self.digests.get(path)
-        if d is None:
-            d = self.digests[path] = prebuilt.file_digest(prebuilt.PACKAGE / path)
-        return d
 
     def find(self, func: Callable, codes: tuple, args: tuple) -> tuple[Callable | None, tuple]:
         """``func``'s shipped entry for ``args`` (of types ``codes``), loaded, or None; and
