@@ -375,7 +375,13 @@ def train(learn: dict, bandit: dict, inputs, outputs, console, start_model=None,
     final = None if test_only else getattr(outputs, "final_model", None)
     in_place = final if begin and final and same_file(final, begin) else None
     # a model continued in place is locked from reading -i to writing -f
-    with model_lock(begin, in_place, outputs.lock_timeout, console.say):
+    from streamlearn.run.mlsummary import reader_may_leave
+
+    # -p - into `| head`: the model still written, exit 141 with a note (sl train's; sl
+    # predict's quietly)
+    note = console.say if not test_only else (lambda _: None)
+    with model_lock(begin, in_place, outputs.lock_timeout, console.say), \
+            reader_may_leave(note, final):  # fmt: skip
         return _train(learn, bandit, inputs, outputs, console, start_model, test_only)
 
 

@@ -16,6 +16,12 @@ from streamlearn.system import notices
 from streamlearn.system.text import printable
 
 
+def reader_left(saved: bool) -> str:
+    """The note of a run whose predictions' reader went away (``sl ... -p - | head``)."""
+    return ("note: the reader of the predictions went away; they stopped there, every line "
+            "was still learned" + (" and the model saved" if saved else ""))
+
+
 class Console:
     """stderr output: the table, notes and warnings (silent but errors under --quiet).
 

@@ -4,21 +4,59 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 
 from streamlearn.learners import cb_adf
 from streamlearn.reductions import Multiline
 
+# the runs inside reader_may_leave: True once standard output's reader went away
+_GONE: ContextVar[list[bool] | None] = ContextVar("stdout_gone", default=None)
+
 
 def write_text(path: str, text: str) -> None:
+    """``-p``/``-r`` text to ``path`` (``-``: standard output, written at once).
+
+    Inside :func:`reader_may_leave`, a reader of standard output that went away
+    silences it and the run goes on to write its other outputs and its model."""
     if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            gone = _GONE.get()
+            if gone is None:
+                raise
+            from streamlearn.system.process import silence_stdout
+
+            silence_stdout()
+            gone.append(True)
         return
     from streamlearn.system.outputs import write_bytes
 
     write_bytes(path, text.encode(), "predictions")
+
+
+@contextlib.contextmanager
+def reader_may_leave(say: Callable[[str], None], model: str | None) -> Iterator[None]:
+    """A run whose predictions on standard output may lose their reader (``| head``): as
+    ``sl train``'s, it still writes its model, says so and ends with exit 141
+    (:class:`~streamlearn.errors.BrokenPipe`)."""
+    from streamlearn.errors import BrokenPipe
+    from streamlearn.run.console import reader_left
+
+    gone: list[bool] = []
+    token = _GONE.set(gone)
+    try:
+        yield
+    finally:
+        _GONE.reset(token)
+    if gone:
+        say(reader_left(bool(model)))
+        raise BrokenPipe("")
 
 
 def report(learn: dict, ml: Multiline, fitted) -> dict:  # noqa: ANN001 - run.mlpasses.Fitted

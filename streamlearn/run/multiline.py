@@ -25,7 +25,13 @@ from streamlearn.run.mlpasses import (
     sources_of,
     weights,
 )
-from streamlearn.run.mlsummary import report, summary_lines, summary_report, write_text
+from streamlearn.run.mlsummary import (
+    reader_may_leave,
+    report,
+    summary_lines,
+    summary_report,
+    write_text,
+)
 
 __all__ = ["Fitted", "Multiline", "fit", "run"]
 
@@ -39,7 +45,9 @@ def run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa: 
     from streamlearn.system.sources import SourceError
 
     try:
-        return _run(learn, ml, inputs, outputs, console)
+        # -p - into `| head`: the model still written, exit 141 with a note (sl train's)
+        with reader_may_leave(console.say, outputs.final_model):
+            return _run(learn, ml, inputs, outputs, console)
     except SourceError as e:
         raise InputUnreadable(str(e)) from None
 

@@ -35,6 +35,7 @@ from streamlearn.learners.base import (
     S_SHOWN_W,
 )
 from streamlearn.run.classes import check_probabilities, header_lines, table_labels
+from streamlearn.run.console import reader_left
 from streamlearn.run.finite import check_model
 from streamlearn.run.grid import Configuration, Grid, check_distinct
 from streamlearn.run.learner import Learner, merge_config
@@ -744,8 +745,4 @@ def _say_summary(console: Console, board: GridTable | None, outputs: Outputs, ru
     else:
         console.say(board.summary(result))
     if any(run.writer.broken for run in runs):
-        console.say(
-            "note: the reader of the predictions went away; they stopped there, "
-            "every line was still learned"
-            + (" and the model saved" if outputs.final_model else "")
-        )
+        console.say(reader_left(bool(outputs.final_model)))

@@ -114,6 +114,38 @@ def test_sigpipe_on_predictions_in_train_keeps_learning_and_saves(tmp_path, setu
     assert "Traceback" not in r.stderr.decode()
 
 
+def _multiclass(n: int) -> str:  # (-p of --cbify: 2 bytes a line; the pipe holds 64 KiB)
+    lines = [f"{1 + i % 3} |a f{i % 7} g{i % 11}:0.5 h{i % 5}" for i in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+# (data, command line): the multiline runs, which write their predictions when they end
+_MULTILINE_PIPED = {
+    "cb_explore_adf": ("adf", "vw --cb_explore_adf --epsilon 0.1 -d d.txt -p - -f new.m"),
+    "sl train --cb-adf": ("adf", "train --cb-adf --explore epsilon d.txt -p - -f new.m"),
+    "cbify": ("mc", "vw --cbify 3 -d d.txt -p - -f new.m"),
+    "lda": ("mc", "vw --lda 3 -d d.txt -p - -f new.m"),
+    "cats": ("mc", "vw --cbify 4 --cbify_reg --cats 4 --min_value 0 --max_value 4 "
+                   "--bandwidth 1 -d d.txt -p -"),  # (no -f: sl does not write its model yet)
+}
+
+
+@pytest.mark.parametrize("case", slow_except(list(_MULTILINE_PIPED), 0))
+def test_sigpipe_on_a_multiline_runs_predictions_still_saves(tmp_path, case):
+    """Their ``-p -`` is written at the end, in one piece: a reader that leaves then still
+    leaves the model written, a note, and exit 141, as in ``sl train``'s."""
+    from tests.cb_logs import adf_log
+
+    kind, line = _MULTILINE_PIPED[case]
+    (tmp_path / "d.txt").write_text(adf_log(0, 3000) if kind == "adf" else _multiclass(40000))
+    r = sl([f"SL {line} | head -c 10 >/dev/null; exit ${{PIPESTATUS[0]}}"], tmp_path, True)
+    assert r.returncode == 141, r.stderr
+    assert b"Traceback" not in r.stderr
+    assert b"reader of the predictions went away" in r.stderr
+    assert "-f" not in line or (tmp_path / "new.m").stat().st_size > 0
+    assert leftovers(tmp_path) == []
+
+
 def test_inspect_into_a_closed_pipe(tmp_path, setup):
     _, m, _ = setup
     r = sl([f"SL inspect {m} --top 1000 | head -1; exit ${{PIPESTATUS[0]}}"], tmp_path, True)
