@@ -2,9 +2,12 @@
 are read through the package: ``from streamlearn.reductions import REDUCTIONS``).
 
 Importing it imports every reduction's module (~45 ms of a run's start-up): a VW command
-line made of options every run has never needs it (:mod:`streamlearn.vwargs`)."""
+line reads :mod:`streamlearn.reductions.table` (the multiline reductions and every
+option's owner) and imports it only when it names a single-line reduction."""
 
 from __future__ import annotations
+
+from importlib import import_module
 
 from streamlearn.errors import UsageError, VWUsage
 from streamlearn.reductions import (
@@ -15,70 +18,28 @@ from streamlearn.reductions import (
     bfgs,
     boosting,
     bootstrap,
-    cats,
-    cb_adf,
-    cb_dro,
-    cbzo,
-    ccb,
-    classes,
     confidence,
     cs_active,
-    csoaa_ldf,
     emt,
-    epsilon_decay,
-    explore,
     gd_mf,
-    igl,
     ksvm,
-    large_action,
-    lda,
     log_multi,
     lrq,
     lrqfa,
     marginal,
     memory_tree,
-    mwt,
     nn,
-    offset_tree,
     oja_newton,
     plt,
     recall_tree,
     replay,
-    search,
     stage_poly,
     svrg,
     topk,
-    warm_cb,
 )
 from streamlearn.reductions.base import Reduction
-from streamlearn.reductions.explore import over
-from streamlearn.reductions.options import assemble
+from streamlearn.reductions.table import ORDER, REDUCTIONS, Multiline, reduction_of
 from streamlearn.reductions.vwoptions import VWOption, take
-
-REDUCTIONS: dict[str, Reduction] = {
-    r.name: r
-    for r in (
-        csoaa_ldf.REDUCTION,
-        search.REDUCTION,
-        lda.REDUCTION,
-        cbzo.REDUCTION,
-        cats.REDUCTION,
-        # the contextual bandits: cb_adf's learner, an explorer over it when one is asked
-        # --epsilon_decay above its explorer, --experimental_igl above them
-        igl.over(epsilon_decay.over(over(cb_adf.REDUCTION))),
-        over(cb_adf.CB),
-        over(cb_adf.CBIFY),
-        over(ccb.REDUCTION),
-        over(ccb.SLATES),
-        warm_cb.REDUCTION,
-    )
-}
-"""Every multiline reduction by name (``Multiline.reduction``)."""
-
-Multiline = assemble(r.options for r in REDUCTIONS.values())
-"""What a multiline reduction stack asks for (from VW's options): the stack's fields
-(:data:`streamlearn.reductions.options.STACK`) and every registered reduction's
-``OPTIONS``, in one record (sl's model files keep it as ``meta["multiline"]``)."""
 
 SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAME: nn,
                active.NAME: active, active_cover.NAME: active_cover, autolink.NAME: autolink,
@@ -140,28 +101,21 @@ def _named(words: tuple[str, ...]) -> list:
     return named
 
 
-def _one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
+def one_single_line(t) -> None:  # noqa: ANN001 - a vwoptions.Command
     """A VW command line's single-line reductions: one at a time (:func:`_named`)."""
     _named(t.learn.get("stack", ()))
 
 
-_DECLARING = (cs_active, cats, active, active_cover, offset_tree, explore, log_multi, recall_tree,
-              emt, classes,
-              lrq, lrqfa, boosting, nn, autolink, bootstrap, bfgs, gd_mf, svrg, ksvm, oja_newton,
-              marginal, stage_poly, confidence, baseline, csoaa_ldf, mwt, cb_adf, cb_dro, ccb,
-              search, lda, cbzo, warm_cb, large_action, epsilon_decay, igl, plt, memory_tree,
-              topk, replay)
-"""The modules that declare VW options, in the order their ``settle`` runs (``cs_active``
-first: it takes ``--simulation`` before ``--active`` would drop it; ``active`` and
-``active_cover``: they take ``--mellowness`` (``--cover``) from the explorers when
-there is no explorer)."""
+_DECLARING = tuple(import_module(f"streamlearn.reductions.{m}") for m in ORDER)
+"""The modules that declare VW options, in the order their ``settle`` runs
+(:data:`streamlearn.reductions.table.ORDER`)."""
 
 VW_OPTIONS: dict[str, VWOption] = take(*(m.VW_OPTIONS for m in _DECLARING))
 """VW's options the reductions take, by VW's long name (each declared by its module:
 :mod:`streamlearn.reductions.vwoptions`; a name declared twice fails here);
 :mod:`streamlearn.vwargs` adds those every run has."""
 
-SETTLE = (*(m.settle for m in _DECLARING if hasattr(m, "settle")), _one_single_line)
+SETTLE = (*(m.settle for m in _DECLARING if hasattr(m, "settle")), one_single_line)
 """Each module's ``settle(t)``: what its options mean together, once a line is read."""
 
 
@@ -188,11 +142,6 @@ def fixed_words(words: tuple[str, ...]) -> tuple[str, ...]:
         if getattr(m, "WARM", False):
             words = m.strip(words)
     return words
-
-
-def reduction_of(ml) -> Reduction:  # noqa: ANN001 - a reductions.options.Multiline
-    """The registry's entry of ``ml``'s reduction."""
-    return REDUCTIONS[ml.reduction]
 
 
 __all__ = ["REDUCTIONS", "SETTLE", "SINGLE_LINE", "TRAIN_OPTIONS", "VW_OPTIONS", "Multiline",

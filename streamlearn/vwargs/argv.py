@@ -7,8 +7,9 @@ entry of :data:`~streamlearn.vwargs.options.OPTIONS`.  :func:`model_argv` adds
 the options a multiline VW model given with ``-i`` keeps, as VW merges them
 (:func:`model_translation`: those alone, for ``sl serve -i``).
 :func:`resolve` settles what the options mean together, as VW reads them (each
-reduction's part by its module's ``settle``: :data:`streamlearn.reductions.SETTLE`, when the
-line names an option of a reduction).
+reduction's part by its module's ``settle``, when the line names an option of a reduction:
+:data:`streamlearn.reductions.table.SETTLE`, or every module's when it names a single-line
+reduction).
 
 Where sl's defaults differ from VW's, the translation picks VW's: a label 0
 under logistic or hinge loss is read as VW reads it (``zero_label="vw"``), and a
@@ -80,7 +81,12 @@ def parse_argv(argv: list[str]) -> Translation:
             raise VWUsage(f"--{name} takes no value")
         if opt.value and not opt.repeatable:
             _agree(given, name, value)
-        t.reductions = t.reductions or name not in CORE
+        if name not in CORE:
+            t.reductions = True
+            from streamlearn.reductions.table import OWNER
+
+            if name in OWNER:
+                t.single_line.add(OWNER[name])
         opt.apply(t, name, value)
     if bare:  # (VW's positional data file: it wins over -d, and only the first is read)
         if len(bare) > 1:
@@ -215,7 +221,9 @@ def resolve(t: Translation) -> None:
         t.learn.setdefault("numbers", "vw")  # VW's decimals; a model read with -i keeps its own
     t.learn.setdefault("preserve_performance_counters", False)
     if t.reductions:  # (a line of CORE's options alone has nothing of theirs to settle)
-        from streamlearn.reductions import SETTLE
-
+        if t.single_line:  # (every module's: the single-line reductions' modules imported)
+            from streamlearn.reductions import SETTLE
+        else:
+            from streamlearn.reductions.table import SETTLE
         for settle in SETTLE:
             settle(t)

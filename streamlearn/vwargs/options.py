@@ -78,7 +78,10 @@ class Translation:
     (:class:`~streamlearn.reductions.Multiline`)."""
     reductions: bool = False
     """An option of a reduction was read (not one of :data:`CORE`): what the options mean
-    together is then theirs to settle too (:data:`streamlearn.reductions.SETTLE`)."""
+    together is then theirs to settle too (:data:`streamlearn.reductions.table.SETTLE`)."""
+    single_line: set[str] = field(default_factory=set)
+    """The modules of the single-line reductions whose options were read
+    (:data:`streamlearn.reductions.table.OWNER`): then every module settles the line."""
 
     def add(self, key: str, value) -> None:  # noqa: ANN001 - a repeatable option's value
         self.learn[key] = (*self.learn.get(key, ()), value)
@@ -384,8 +387,13 @@ CORE: dict[str, VWOption] = {
 
 def option(name: str) -> VWOption | None:
     """VW's option ``name`` as sl vw takes it (None: not taken).  One of :data:`CORE` needs
-    no reduction's module; any other imports the reductions' registry."""
-    return CORE.get(name) or _options().get(name)
+    no reduction's module; any other reads the reductions' table (which imports a
+    single-line reduction's module only for its own options)."""
+    if name in CORE:
+        return CORE[name]
+    from streamlearn.reductions.table import vw_option
+
+    return vw_option(name)
 
 
 @cache
