@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from streamlearn.io._words import find_byte
 from streamlearn.io.jsonscan import (
     MAX_DEPTH,
     key_part_ok,
@@ -477,8 +478,8 @@ def _text(buf: np.ndarray, out: np.ndarray, o: int, ints: np.ndarray, nss: np.nd
                 o = _put_value(out, o, buf, label[at + _PS], label[at + _PE], label[at + _PHOW])
         head = x == 0 or x == target
         wrote = False
-        for g in range(256):
-            seen[g] = False
+        for k in range(nc):  # (the groups this example may mark, unmarked)
+            seen[closes[k, 1]] = False
         for k in range(nc):
             if closes[k, 0] != x:
                 continue
@@ -542,20 +543,22 @@ def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
     of lines, or -1 when ``out`` is too small (the caller then reads the block in Python).
     """
     n = buf.shape[0]
-    # the lines and the longest
+    # the lines and the longest (each newline found 8 bytes a step)
     nl = 0
     longest = 0
     s = 0
-    for i in range(n + 1):
-        if i == n or buf[i] == 10:
-            if nl >= seg.shape[0]:
-                return -1
-            seg[nl, 1] = s
-            seg[nl, 2] = i
-            nl += 1
-            if i - s > longest:
-                longest = i - s
-            s = i + 1
+    while True:
+        i = find_byte(buf, s, n, 10, True)
+        if nl >= seg.shape[0]:
+            return -1
+        seg[nl, 1] = s
+        seg[nl, 2] = i
+        nl += 1
+        if i - s > longest:
+            longest = i - s
+        if i >= n:
+            break
+        s = i + 1
     longest = min(longest, FAST_LINE)
     # each feature takes 6 bytes of JSON at least ("k":1,), a namespace 3 (an action: {},)
     # (beyond: the line is SLOW)
