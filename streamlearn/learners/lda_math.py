@@ -72,31 +72,47 @@ if INTERPRETED:
         return np.uint32(u).view(np.float32)
 
 else:
-    from llvmlite import ir
-    from numba import types
-    from numba.extending import intrinsic
+    from streamlearn.system.jit import own_intrinsic
 
-    @intrinsic
-    def f32_bits(typingctx, x):  # noqa: ANN001, ANN201 - numba's intrinsic protocol
-        """The bits of float32 ``x`` as a uint32 (a bitcast, in a register)."""
-        if x != types.float32:
-            return None
+    def _f32_bits():  # noqa: ANN202 - numba's intrinsic (imports numba)
+        from llvmlite import ir
+        from numba import types
+        from numba.extending import intrinsic
 
-        def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
-            return builder.bitcast(args[0], ir.IntType(32))
+        @intrinsic
+        def f32_bits(typingctx, x):  # noqa: ANN001, ANN202 - numba's intrinsic protocol
+            """The bits of float32 ``x`` as a uint32 (a bitcast, in a register)."""
+            if x != types.float32:
+                return None
 
-        return types.uint32(x), codegen
+            def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
+                return builder.bitcast(args[0], ir.IntType(32))
 
-    @intrinsic
-    def bits_f32(typingctx, u):  # noqa: ANN001, ANN201 - numba's intrinsic protocol
-        """The float32 of bits ``u`` (a uint32; a bitcast, in a register)."""
-        if u != types.uint32:
-            return None
+            return types.uint32(x), codegen
 
-        def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
-            return builder.bitcast(args[0], ir.FloatType())
+        return f32_bits
 
-        return types.float32(u), codegen
+    def _bits_f32():  # noqa: ANN202 - numba's intrinsic (imports numba)
+        from llvmlite import ir
+        from numba import types
+        from numba.extending import intrinsic
+
+        @intrinsic
+        def bits_f32(typingctx, u):  # noqa: ANN001, ANN202 - numba's intrinsic protocol
+            """The float32 of bits ``u`` (a uint32; a bitcast, in a register)."""
+            if u != types.uint32:
+                return None
+
+            def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
+                return builder.bitcast(args[0], ir.FloatType())
+
+            return types.float32(u), codegen
+
+        return bits_f32
+
+    # (numba imported only when a kernel is compiled: the shipped ones are made of them)
+    f32_bits = own_intrinsic("f32_bits", _f32_bits)
+    bits_f32 = own_intrinsic("bits_f32", _bits_f32)
 
 
 # ---------------------------------------------------------------------- VW's approximations

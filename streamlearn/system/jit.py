@@ -145,3 +145,10 @@ else:
     _decorators = _shipped if DIRECT else _shipped.import_numba()
     (QUICK_LOAD, fdiv, jit, jit_inline, jit_noalloc, load_u64, prefetch_row, stack_f32,
      trailing_zeros) = (getattr(_decorators, name) for name in _shipped.NAMES)  # fmt: skip
+
+    def own_intrinsic(name: str, make: Callable[[], object]) -> object:
+        """A kernel module's own numba intrinsic, ``make()`` (which imports numba): made
+        now when numba runs the kernels, else a stand-in that numba's replaces in every
+        module once a call makes numba the runner (the shipped entries are compiled from
+        it already: ``learners/lda_math.py``'s bit casts)."""
+        return _shipped.own_intrinsic(name, make) if DIRECT else make()

@@ -163,14 +163,36 @@ def _named(module: str, qualname: str) -> object:
 
 class Intrinsic:
     """Where a kernel module names one of numba's intrinsics (``fdiv``, ``load_u64``...):
-    used only inside kernels, which the shipped entries already are compiled from."""
+    used only inside kernels, which the shipped entries already are compiled from.
+    ``make``: a module's own intrinsic (:func:`own_intrinsic`), made on activation."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, make: Callable[[], object] | None = None) -> None:
         self.name = name
+        self.make = make
+        self.real: object = None
+
+    def numba(self) -> object:
+        """numba's intrinsic this stands for (numba the runner from here on)."""
+        activate()
+        return self.real
 
     def __call__(self, *args: object) -> object:
-        activate()
-        return getattr(_ACTIVE, self.name)(*args)
+        return self.numba()(*args)  # type: ignore[operator]
+
+
+_OWN: list[Intrinsic] = []
+"""The kernel modules' own intrinsics' stand-ins (:func:`own_intrinsic`)."""
+
+
+def own_intrinsic(name: str, make: Callable[[], object]) -> object:
+    """A kernel module's own intrinsic: ``make()`` once numba runs the kernels, until then
+    a stand-in that activation replaces with it in every module."""
+    with _LOCK:
+        if _ACTIVE is not None:
+            return make()
+        stand_in = Intrinsic(name, make)
+        _OWN.append(stand_in)
+        return stand_in
 
 
 def jit(func: Callable) -> Kernel:
@@ -212,8 +234,9 @@ def activate() -> None:
         for k in _KERNELS:
             k.dispatcher = getattr(jn, k.kind)(k.py_func)
         swap: dict[int, object] = {id(k): k.dispatcher for k in _KERNELS}
-        swap.update({id(i): getattr(jn, i.name) for i in (fdiv, load_u64, prefetch_row,
-                                                          stack_f32, trailing_zeros)})  # fmt: skip
+        for i in (fdiv, load_u64, prefetch_row, stack_f32, trailing_zeros, *_OWN):
+            i.real = i.make() if i.make is not None else getattr(jn, i.name)
+            swap[id(i)] = i.real
         for name, module in list(sys.modules.items()):
             if module is None or not (name == "streamlearn" or name.startswith("streamlearn.")):
                 continue

@@ -135,7 +135,6 @@ def test_every_entry_is_found_by_its_kernel_and_links():
     r = subprocess.run([sys.executable, "-c", _EVERY_ENTRY], env=_clean_env(SL_DIRECT_LOAD="1"),
                        capture_output=True, text=True, cwd=REPO, timeout=300)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    # (numba is imported there: learners/lda_math.py defines two intrinsics of its own)
     assert int(r.stdout) == len(json.loads(INDEX.read_bytes())["kernels"])
 
 
@@ -163,7 +162,13 @@ RUNS = [
     ["vw", "-d", SAMPLE, "--ftrl", "-q", "::", "-p", "{out}/p.txt", "--holdout_off"],
     ["vw", "-d", "{cb}", "--cb_explore_adf", "--epsilon", "0.1", "-q", "UA", "-p", "{out}/p.txt",
      "-f", "{out}/m.vw"],
+    # (LDA's kernels are made of two intrinsics of learners/lda_math.py's own)
+    ["vw", "-d", "{lda}", "--lda", "3", "-b", "10", "-p", "{out}/p.txt", "-f", "{out}/m.vw",
+     "--readable_model", "{out}/r.txt"],
 ]  # fmt: skip
+
+LDA = "".join(f"| {' '.join(f'w{(i * 7 + k * 3) % 40}:{1 + (i + k) % 3}' for k in range(6))}\n"
+              for i in range(400))  # fmt: skip
 
 
 @needs_index
@@ -175,11 +180,13 @@ def test_a_run_without_numba_writes_numba_s_bytes(tmp_path, argv):
         pytest.skip(_host_unusable())
     cb = tmp_path / "cb.vw"
     cb.write_text(CB)
+    lda = tmp_path / "lda.vw"
+    lda.write_text(LDA)
     outs = {}
     for direct in ("1", "0"):
         out = tmp_path / direct
         out.mkdir()
-        args = [a.format(out=out, cb=cb) for a in argv]
+        args = [a.format(out=out, cb=cb, lda=lda) for a in argv]
         r = subprocess.run([sys.executable, "-c", _AT_EXIT, *args], capture_output=True,
                            text=True, cwd=tmp_path, timeout=600,
                            env=_clean_env(SL_DIRECT_LOAD=direct, SL_JIT="1"))  # fmt: skip
@@ -220,6 +227,26 @@ def test_a_call_without_a_shipped_entry_hands_every_kernel_to_numba(tmp_path):
                        cwd=REPO, env=_clean_env(SL_DIRECT_LOAD="1",
                                                 NUMBA_CACHE_DIR=str(tmp_path)),
                        timeout=600)  # fmt: skip
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+_OWN_INTRINSIC = r"""
+import sys
+from streamlearn.learners import lda_math
+from streamlearn.system import jit_shipped
+assert isinstance(lda_math.f32_bits, jit_shipped.Intrinsic) and "numba" not in sys.modules
+jit_shipped.activate()
+from numba.core.extending import _Intrinsic
+assert isinstance(lda_math.f32_bits, _Intrinsic) and isinstance(lda_math.bits_f32, _Intrinsic)
+print("ok")
+"""
+
+
+def test_a_kernel_module_s_own_intrinsic_waits_for_numba():
+    """``learners/lda_math.py``'s bit casts: stand-ins until numba runs the kernels, then
+    numba's intrinsics in their place (what a kernel compiled from then on needs)."""
+    r = subprocess.run([sys.executable, "-c", _OWN_INTRINSIC], capture_output=True, text=True,
+                       cwd=REPO, env=_clean_env(SL_DIRECT_LOAD="1"), timeout=300)  # fmt: skip
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
