@@ -74,45 +74,37 @@ if INTERPRETED:
 else:
     from streamlearn.system.jit import own_intrinsic
 
-    def _f32_bits():  # noqa: ANN202 - numba's intrinsic (imports numba)
-        from llvmlite import ir
-        from numba import types
-        from numba.extending import intrinsic
+    def _bitcast(name: str, source: str, target: str):  # noqa: ANN202
+        """numba's intrinsic ``name``: a value of numba type ``source`` as the ``target``
+        type of the same 32 bits (a bitcast, in a register; imports numba when made)."""
 
-        @intrinsic
-        def f32_bits(typingctx, x):  # noqa: ANN001, ANN202 - numba's intrinsic protocol
-            """The bits of float32 ``x`` as a uint32 (a bitcast, in a register)."""
-            if x != types.float32:
-                return None
+        def make():  # noqa: ANN202
+            from llvmlite import ir
+            from numba import types
+            from numba.extending import intrinsic
 
-            def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
-                return builder.bitcast(args[0], ir.IntType(32))
+            src, dst = getattr(types, source), getattr(types, target)
+            to = ir.IntType(32) if target == "uint32" else ir.FloatType()
 
-            return types.uint32(x), codegen
+            def cast(typingctx, x):  # noqa: ANN001, ANN202 - numba's intrinsic protocol
+                if x != src:
+                    return None
 
-        return f32_bits
+                def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
+                    return builder.bitcast(args[0], to)
 
-    def _bits_f32():  # noqa: ANN202 - numba's intrinsic (imports numba)
-        from llvmlite import ir
-        from numba import types
-        from numba.extending import intrinsic
+                return dst(x), codegen
 
-        @intrinsic
-        def bits_f32(typingctx, u):  # noqa: ANN001, ANN202 - numba's intrinsic protocol
-            """The float32 of bits ``u`` (a uint32; a bitcast, in a register)."""
-            if u != types.uint32:
-                return None
+            cast.__name__ = cast.__qualname__ = name
+            return intrinsic(cast)
 
-            def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
-                return builder.bitcast(args[0], ir.FloatType())
-
-            return types.float32(u), codegen
-
-        return bits_f32
+        return make
 
     # (numba imported only when a kernel is compiled: the shipped ones are made of them)
-    f32_bits = own_intrinsic("f32_bits", _f32_bits)
-    bits_f32 = own_intrinsic("bits_f32", _bits_f32)
+    f32_bits = own_intrinsic("f32_bits", _bitcast("f32_bits", "float32", "uint32"))
+    """The bits of float32 ``x`` as a uint32."""
+    bits_f32 = own_intrinsic("bits_f32", _bitcast("bits_f32", "uint32", "float32"))
+    """The float32 of bits ``u`` (a uint32)."""
 
 
 # ---------------------------------------------------------------------- VW's approximations
