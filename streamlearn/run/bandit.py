@@ -435,7 +435,10 @@ def _train(learn: dict, bandit: dict, inputs, outputs, console, start_model,
         if outputs.report:
             import json
 
-            write_bytes(outputs.report, json.dumps(out, indent=2).encode() + b"\n", "report")
+            from streamlearn.run.mlsummary import completeness
+
+            report = completeness(out, outputs)
+            write_bytes(outputs.report, json.dumps(report, indent=2).encode() + b"\n", "report")
         if model is not None:
             model_io.save(model, final)
         stage.write()

@@ -40,6 +40,14 @@ def write_text(path: str, text: str) -> None:
     write_bytes(path, text.encode(), "predictions")
 
 
+def completeness(out: dict, outputs) -> dict:  # noqa: ANN001 - run.options.Outputs
+    """A report ``out`` with ``predictions_complete`` when ``-p`` or ``-r`` was asked (as
+    ``sl train``'s): false once standard output's reader went away."""
+    if getattr(outputs, "predictions", None) or getattr(outputs, "raw_predictions", None):
+        out["predictions_complete"] = not _GONE.get()
+    return out
+
+
 @contextlib.contextmanager
 def reader_may_leave(say: Callable[[str], None], model: str | None) -> Iterator[None]:
     """A run whose predictions on standard output may lose their reader (``| head``): as

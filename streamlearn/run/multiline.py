@@ -26,6 +26,7 @@ from streamlearn.run.mlpasses import (
     weights,
 )
 from streamlearn.run.mlsummary import (
+    completeness,
     reader_may_leave,
     report,
     summary_lines,
@@ -104,7 +105,7 @@ def _run(learn: dict, ml: Multiline, inputs, outputs, console) -> dict:  # noqa:
         if getattr(outputs, "report", None):
             from streamlearn.run.report import write_json
 
-            write_json(outputs.report, summary_report(learn, ml, summary))
+            write_json(outputs.report, completeness(summary_report(learn, ml, summary), outputs))
         return summary
     if ml.legacy or ml.evaluate:
         from streamlearn.run import cblegacy
@@ -171,7 +172,7 @@ def _write_outputs(fitted: Fitted, learn: dict, ml: Multiline, outputs, console,
     if getattr(outputs, "report", None):
         from streamlearn.run.report import write_json
 
-        write_json(outputs.report, report(learn, ml, fitted))
+        write_json(outputs.report, completeness(report(learn, ml, fitted), outputs))
     if getattr(outputs, "readable_model", None) or getattr(outputs, "invert_hash", None):
         from streamlearn.run import mloutputs
 

@@ -121,9 +121,11 @@ def _multiclass(n: int) -> str:  # (-p of --cbify: 2 bytes a line; the pipe hold
 
 # (data, command line): the multiline runs, which write their predictions when they end
 _MULTILINE_PIPED = {
-    "cb_explore_adf": ("adf", "vw --cb_explore_adf --epsilon 0.1 -d d.txt -p - -f new.m"),
-    "sl train --cb-adf": ("adf", "train --cb-adf --explore epsilon d.txt -p - -f new.m"),
-    "cbify": ("mc", "vw --cbify 3 -d d.txt -p - -f new.m"),
+    "cb_explore_adf": ("adf", "vw --cb_explore_adf --epsilon 0.1 -d d.txt -p - -f new.m "
+                              "--report r.json"),
+    "sl train --cb-adf": ("adf", "train --cb-adf --explore epsilon d.txt -p - -f new.m "
+                                 "--report r.json"),
+    "cbify": ("mc", "vw --cbify 3 -d d.txt -p - -f new.m --report r.json"),
     "lda": ("mc", "vw --lda 3 -d d.txt -p - -f new.m"),
     "cats": ("mc", "vw --cbify 4 --cbify_reg --cats 4 --min_value 0 --max_value 4 "
                    "--bandwidth 1 -d d.txt -p -"),  # (no -f: sl does not write its model yet)
@@ -143,6 +145,11 @@ def test_sigpipe_on_a_multiline_runs_predictions_still_saves(tmp_path, case):
     assert b"Traceback" not in r.stderr
     assert b"reader of the predictions went away" in r.stderr
     assert "-f" not in line or (tmp_path / "new.m").stat().st_size > 0
+    if "--report" in line:  # (as sl train's report says it)
+        assert json.loads((tmp_path / "r.json").read_text())["predictions_complete"] is False
+        r = sl(line.replace("-p -", "-p p.txt").split(), tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert json.loads((tmp_path / "r.json").read_text())["predictions_complete"] is True
     assert leftovers(tmp_path) == []
 
 
