@@ -324,13 +324,7 @@ def test_fastpow2_with_32_bit_casts_is_the_64_bit_casts():
     import numba
 
     from streamlearn.learners import lda_math
-    from streamlearn.system import jit
 
-    if jit.DIRECT:  # numba the runner first: activated inside numba's typing of this @njit,
-        # a kernel that calls fdiv fails to type (NameError), a known fault of the stand-ins
-        from streamlearn.system import jit_shipped
-
-        jit_shipped.activate()
     rng = np.random.default_rng(7)
     bits = np.concatenate([rng.integers(0, 1 << 32, 1 << 20, dtype=np.uint64).astype(np.uint32),
                            np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000],

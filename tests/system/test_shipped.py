@@ -242,6 +242,31 @@ print("ok")
 """
 
 
+_USER_NJIT_INTRINSICS = r"""
+import sys
+import numpy as np
+import numba
+from streamlearn.learners import lda_math
+assert "streamlearn.system.jit_numba" not in sys.modules
+
+@numba.njit
+def f(p):  # kernels made of intrinsics (fdiv, lda_math's own), numba activated while typing f
+    return lda_math.f32_bits(lda_math._pow2(p))
+
+print(f(np.float32(1.5)) == np.float32(2.8284912109375).view(np.uint32))
+"""
+
+
+def test_a_user_s_njit_types_kernels_made_of_intrinsics():
+    """A user's ``@njit`` that names kernels calling intrinsics: numba becomes the runner
+    while numba types it, and the intrinsics it makes then are typed (the contexts are
+    refreshed: a NameError for ``fdiv`` before)."""
+    r = subprocess.run([sys.executable, "-c", _USER_NJIT_INTRINSICS], capture_output=True,
+                       text=True, cwd=REPO, env=_clean_env(SL_DIRECT_LOAD="1"),
+                       timeout=600)  # fmt: skip
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr[-2000:]
+
+
 def test_a_kernel_module_s_own_intrinsic_waits_for_numba():
     """``learners/lda_math.py``'s bit casts: stand-ins until numba runs the kernels, then
     numba's intrinsics in their place (what a kernel compiled from then on needs)."""
