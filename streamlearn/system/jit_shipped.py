@@ -249,10 +249,10 @@ def activate() -> None:
         if jit_module is not None:  # modules imported from now on get numba's decorators
             for name in NAMES:
                 setattr(jit_module, name, getattr(jn, name))
-        # the intrinsics made now into the typing and target contexts: a compile under way
-        # (a user's @njit naming a kernel, which activated us) refreshed them before
+        # the intrinsics made now into the typing context: a compile under way (a user's
+        # @njit naming a kernel, which activated us) refreshed it before (only the typing
+        # context: the target's refresh imports every lowering numba has, 0.25 s)
         from numba.core.registry import cpu_target
 
         cpu_target.typing_context.refresh()
-        cpu_target.target_context.refresh()
         _ACTIVE = jn
