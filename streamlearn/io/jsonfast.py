@@ -160,26 +160,28 @@ def _next_member(buf: np.ndarray, p: int, le: int) -> int:
 
 
 @jit_noalloc
-def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: int,
-          ints: np.ndarray, nss: np.ndarray, exs: np.ndarray, closes: np.ndarray,
-          frames: np.ndarray, label: np.ndarray,
-          seen: np.ndarray) -> tuple[int, int, int]:  # fmt: skip
-    """Translate the JSON line ``buf[ls:le]`` into ``out`` from ``o``: ``(code, end of its
-    text, text lines)``; code -1: ``out`` is full.
+def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, text: bool, ints: np.ndarray,
+          fv: np.ndarray, nss: np.ndarray, exs: np.ndarray, closes: np.ndarray,
+          frames: np.ndarray, label: np.ndarray) -> tuple[int, int, int, int]:  # fmt: skip
+    """Read the JSON line ``buf[ls:le]`` into the scratch: ``(code, namespace closes,
+    examples, the labelled example)``; the examples are then written as text
+    (:func:`_text`, ``text``) or as rows (:mod:`streamlearn.io.jsondirect`: numbers need not
+    be spelled in VW text, :func:`~streamlearn.io.jsonscan.number_token`).
 
     Scratch (sized by the caller for the longest line): ``ints`` the features (example,
     group, namespace, key start, key end, string value start, end, number start, end, e+0,
-    next of the example), ``nss`` the namespaces (name start, end: -1 for the root ``" "``;
-    group, features), ``exs`` the examples (first feature, last), ``closes`` (example,
-    group) in the order namespaces closed with features (VW's namespace order), ``frames``
-    (kind: 0 an object of features, 1 ``_multi``, 2 the DSJSON record; its namespace),
-    ``label`` the cb label's tokens, ``seen`` 256 flags.
+    next of the example), ``fv`` each feature's value (VW's float32, 1 without a number),
+    ``nss`` the namespaces (name start, end: -1 for the root ``" "``; group, features),
+    ``exs`` the examples (first feature, last), ``closes`` (example, group) in the order
+    namespaces closed with features (VW's namespace order), ``frames`` (kind: 0 an object
+    of features, 1 ``_multi``, 2 the DSJSON record; its namespace), ``label`` the cb
+    label's tokens.  The labelled example is -1 when there is none.
     """
     p = skip_ws(buf, ls, le)
     if p >= le:
-        return SKIP, o, 0
+        return SKIP, 0, 0, -1
     if buf[p] != 123:
-        return (SKIP, o, 0) if dsjson else (SLOW, o, 0)
+        return (SKIP, 0, 0, -1) if dsjson else (SLOW, 0, 0, -1)
     nf = 0  # features
     nn = 0  # namespaces
     nx = 1  # examples (0: the shared one)
@@ -207,7 +209,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
     while True:
         p = skip_ws(buf, p, le)
         if p >= le:
-            return SLOW, o, 0
+            return SLOW, 0, 0, -1
         kind = frames[depth, 0]
         c = buf[p]
         # ---- a frame's end, or the ',' before its next member
@@ -221,7 +223,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
             if not first:
                 p = _next_member(buf, p, le)
                 if p < 0:
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 c = buf[p]
             first = False
             lk, q = literal(buf, p, le)
@@ -230,7 +232,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
                 continue
             if c != 123 or depth + 1 > MAX_DEPTH or nx >= exs.shape[0] \
                     or nn >= nss.shape[0]:  # fmt: skip
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
             cur = nx
             exs[nx, 0] = -1
             exs[nx, 1] = -1
@@ -248,7 +250,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
             ns = frames[depth, 1]
             if nss[ns, 3] > 0:
                 if nc >= closes.shape[0]:
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 closes[nc, 0] = cur
                 closes[nc, 1] = nss[ns, 2]
                 nc += 1
@@ -265,28 +267,28 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         if not first:
             p = _next_member(buf, p, le)
             if p < 0:
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
         first = False
         # ---- a member: its key, then its value at p
         if buf[p] != 34:
-            return SLOW, o, 0
+            return SLOW, 0, 0, -1
         ks = p + 1
         ke = string_end(buf, p, le)
         if ke < 0:
-            return SLOW, o, 0
+            return SLOW, 0, 0, -1
         p = skip_ws(buf, ke + 1, le)
         if p >= le or buf[p] != 58:
-            return SLOW, o, 0
+            return SLOW, 0, 0, -1
         p = skip_ws(buf, p + 1, le)
         if p >= le:
-            return SLOW, o, 0
+            return SLOW, 0, 0, -1
         c = buf[p]
         vw_key = ke > ks and buf[ks] == 95  # _
         is_label = vw_key and same(buf, ks, min(ke, ks + 6), _W_LABEL)
         if kind == 2:  # a DSJSON record's own key
             if same(buf, ks, ke, _W_C):
                 if c != 123 or context_done or nn >= nss.shape[0]:
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 depth += 1
                 _open_ns(nss, nn, frames, depth, -1, -1, 32)
                 nn += 1
@@ -296,23 +298,23 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
             if same(buf, ks, ke, _W_A):
                 q = skip_ws(buf, p + 1, le)
                 if c != 91 or q >= le or buf[q] == 93:  # (none taken: VW reads on)
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 actions_seen = True
             elif same(buf, ks, ke, _W_PDROP) or same(buf, ks, ke, _W_SKIP) \
                     or same(buf, ks, ke, _W_OUTCOMES):  # fmt: skip
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
             if not is_label:
                 p = skip_value(buf, p, le)
                 if p < 0:
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 continue
         elif vw_key:
             top = depth == 0 or (depth == 1 and dsjson)  # the context's own keys
             if not top:
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
             if same(buf, ks, ke, _W_MULTI):
                 if multi_seen or c != 91 or depth + 1 > MAX_DEPTH:
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 multi_seen = True
                 depth += 1
                 frames[depth, 0] = 1
@@ -321,53 +323,53 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
                 first = True
                 continue
             if not is_label:
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
         if is_label:  # _label_<property>, _labelIndex (VW's label_object_state)
             if same_lower(buf, ks + 6, ke, _W_INDEX):
                 q = number_end(buf, p, le)
                 if q < 0:
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 v = 0
                 for r in range(p, q):
                     d = np.int64(buf[r]) - 48
                     if d < 0 or d > 9 or v > 4294967295:  # a sign, a fraction: Python's
-                        return SLOW, o, 0
+                        return SLOW, 0, 0, -1
                     v = v * 10 + d
                 if v > 4294967295:
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 label[_INDEX] = v
                 p = q
                 continue
             if ke - ks <= 7 or buf[ks + 6] != 95:
-                return SLOW, o, 0  # _label, _labelX...: the Python reader's
+                return SLOW, 0, 0, -1  # _label, _labelX...: the Python reader's
             lk, q = literal(buf, p, le)
             if lk == 2:  # null: nothing
                 p = q
                 continue
             q = number_end(buf, p, le)
             if q < 0:
-                return SLOW, o, 0
-            how, f = number_token(buf, p, q)
+                return SLOW, 0, 0, -1
+            how, f = number_token(buf, p, q, text)
             if how < 0:
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
             if same_lower(buf, ks + 7, ke, _W_COST):
                 if f == _FLT_MAX:
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 label[_CS] = p
                 label[_CE] = q
                 label[_CHOW] = how
             elif same_lower(buf, ks + 7, ke, _W_PROB):
                 if buf[p] == 45:  # a negative probability: Python's refusal
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 label[_PS] = p
                 label[_PE] = q
                 label[_PHOW] = how
             elif same_lower(buf, ks + 7, ke, _W_ACTION):
                 if f < 0.0 or f >= 4294967296.0 or f != math.floor(f):
-                    return SLOW, o, 0
+                    return SLOW, 0, 0, -1
                 label[_ACTION] = np.int64(f)
             else:
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
             label[_FOUND] = 1
             p = q
             continue
@@ -376,7 +378,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         if c == 123:  # a namespace
             if not name_ok(buf, ks, ke) or buf[ks] >= 128 or depth + 1 > MAX_DEPTH \
                     or nn >= nss.shape[0]:  # fmt: skip
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
             depth += 1
             _open_ns(nss, nn, frames, depth, ks, ke, buf[ks])
             nn += 1
@@ -388,37 +390,39 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         ts = -1
         te = -1
         how = 0
+        value = 1.0
         if c == 34:  # "k": "v" is the feature kv
             vs = p + 1
             ve = string_end(buf, p, le)
             if ve < 0 or not key_part_ok(buf, ks, ke) or (ke == ks and ve == vs):
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
             p = ve + 1
         elif c == 45 or 48 <= c <= 57:  # "k": number is k with that value (0: nothing)
             q = number_end(buf, p, le)
             if q < 0:
-                return SLOW, o, 0
-            how, f = number_token(buf, p, q)
+                return SLOW, 0, 0, -1
+            how, f = number_token(buf, p, q, text)
             if how < 0 or not name_ok(buf, ks, ke):
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
             if f == 0.0:
                 p = q
                 continue
             if f != 1.0:
                 ts = p
                 te = q
+                value = f
             p = q
         else:  # true is k; false, null nothing
             lk, q = literal(buf, p, le)
             if lk < 0:
-                return SLOW, o, 0  # an array, or not JSON
+                return SLOW, 0, 0, -1  # an array, or not JSON
             p = q
             if lk != 1:
                 continue
             if not name_ok(buf, ks, ke):
-                return SLOW, o, 0
+                return SLOW, 0, 0, -1
         if nf >= ints.shape[0]:
-            return SLOW, o, 0
+            return SLOW, 0, 0, -1
         ints[nf, 0] = cur
         ints[nf, 1] = nss[ns, 2]
         ints[nf, 2] = ns
@@ -430,6 +434,7 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         ints[nf, 8] = te
         ints[nf, 9] = how
         ints[nf, 10] = -1
+        fv[nf] = value
         if exs[cur, 0] < 0:
             exs[cur, 0] = nf
         else:
@@ -439,45 +444,37 @@ def _line(buf: np.ndarray, ls: int, le: int, dsjson: bool, out: np.ndarray, o: i
         nf += 1
     # ---- the line has ended: only whitespace may follow
     if skip_ws(buf, p, le) != le:
-        return SLOW, o, 0
+        return SLOW, 0, 0, -1
     if not multi_seen or nx < 2 or not actions_seen or not context_done:
-        return SLOW, o, 0
+        return SLOW, 0, 0, -1
     # VW's finish: the cb label goes on the action _labelIndex
     at = _AT_CLOSE
     target = -1
     if label[at + _FOUND] == 1:
         if label[at + _INDEX] < 0:  # (a label on the shared example: Python's refusal)
-            return SLOW, o, 0
+            return SLOW, 0, 0, -1
         target = label[at + _INDEX] + 1
         if target >= nx:
-            return SLOW, o, 0
+            return SLOW, 0, 0, -1
         if label[at + _CS] >= 0 and label[at + _PS] < 0:  # a cost without a probability
-            return SLOW, o, 0
-    o = _text(buf, out, o, ints, nss, exs, closes, nc, nx, target, label, seen)
-    if o < 0:
-        return -1, o, 0
-    return FAST, o, nx + 1
+            return SLOW, 0, 0, -1
+    return FAST, nc, nx, target
 
 
 @jit_noalloc
-def _text(buf: np.ndarray, out: np.ndarray, o: int, ints: np.ndarray, nss: np.ndarray,
-          exs: np.ndarray, closes: np.ndarray, nc: int, nx: int, target: int,
-          label: np.ndarray, seen: np.ndarray) -> int:  # fmt: skip
-    """A record's VW text: the shared line, each action's, a blank line (``vwjson._render``)."""
-    at = _AT_CLOSE
+def order(buf: np.ndarray, ints: np.ndarray, nss: np.ndarray, exs: np.ndarray,
+          closes: np.ndarray, nc: int, nx: int, seen: np.ndarray, out: np.ndarray,
+          xptr: np.ndarray) -> None:  # fmt: skip
+    """The features :func:`_line` read, example by example, in VW's order: by namespace
+    group as the groups closed, each group's features in the line's order.
+
+    Example x's are ``out[xptr[x]:xptr[x + 1], 0]``; ``out[j, 1]`` is 1 where a feature's
+    namespace begins a ``|`` segment of the text (the first of its group, or a namespace
+    of another name than the one before it).  ``seen``: 256 flags of scratch.
+    """
+    j = 0
     for x in range(nx):
-        if x == 0:
-            for k in range(_W_SHARED.shape[0]):
-                o = _put(out, o, _W_SHARED[k])
-        elif x == target:
-            o = _put_uint(out, o, label[at + _ACTION])
-            if label[at + _CS] >= 0:
-                o = _put(out, o, 58)
-                o = _put_value(out, o, buf, label[at + _CS], label[at + _CE], label[at + _CHOW])
-                o = _put(out, o, 58)
-                o = _put_value(out, o, buf, label[at + _PS], label[at + _PE], label[at + _PHOW])
-        head = x == 0 or x == target
-        wrote = False
+        xptr[x] = j
         for k in range(nc):  # (the groups this example may mark, unmarked)
             seen[closes[k, 1]] = False
         for k in range(nc):
@@ -492,26 +489,57 @@ def _text(buf: np.ndarray, out: np.ndarray, o: int, ints: np.ndarray, nss: np.nd
             while f_ >= 0:
                 if ints[f_, 1] == g:
                     ns = ints[f_, 2]
+                    out[j, 0] = f_
+                    out[j, 1] = 0
                     if last == -2 or not _same_name(buf, nss, last, ns):
-                        if head or wrote:
-                            o = _put(out, o, 32)
-                        o = _put(out, o, 124)
-                        if nss[ns, 0] >= 0:
-                            o = _put_span(out, o, buf, nss[ns, 0], nss[ns, 1])
+                        out[j, 1] = 1
                         last = ns
-                        wrote = True
-                    o = _put(out, o, 32)
-                    o = _put_span(out, o, buf, ints[f_, 3], ints[f_, 4])
-                    if ints[f_, 5] >= 0:  # a string value, VW's escape
-                        for q in range(ints[f_, 5], ints[f_, 6]):
-                            b = buf[q]
-                            if b == 32 or b == 58 or b == 124:
-                                b = 95
-                            o = _put(out, o, b)
-                    if ints[f_, 7] >= 0:
-                        o = _put(out, o, 58)
-                        o = _put_value(out, o, buf, ints[f_, 7], ints[f_, 8], ints[f_, 9])
+                    j += 1
                 f_ = ints[f_, 10]
+    xptr[nx] = j
+
+
+@jit_noalloc
+def _text(buf: np.ndarray, out: np.ndarray, o: int, ints: np.ndarray, nss: np.ndarray,
+          feats: np.ndarray, xptr: np.ndarray, nx: int, target: int,
+          label: np.ndarray) -> int:  # fmt: skip
+    """A record's VW text: the shared line, each action's, a blank line (``vwjson._render``);
+    ``feats``, ``xptr``: :func:`order`'s."""
+    at = _AT_CLOSE
+    for x in range(nx):
+        if x == 0:
+            for k in range(_W_SHARED.shape[0]):
+                o = _put(out, o, _W_SHARED[k])
+        elif x == target:
+            o = _put_uint(out, o, label[at + _ACTION])
+            if label[at + _CS] >= 0:
+                o = _put(out, o, 58)
+                o = _put_value(out, o, buf, label[at + _CS], label[at + _CE], label[at + _CHOW])
+                o = _put(out, o, 58)
+                o = _put_value(out, o, buf, label[at + _PS], label[at + _PE], label[at + _PHOW])
+        head = x == 0 or x == target
+        wrote = False
+        for j in range(xptr[x], xptr[x + 1]):
+            f_ = feats[j, 0]
+            if feats[j, 1] == 1:
+                ns = ints[f_, 2]
+                if head or wrote:
+                    o = _put(out, o, 32)
+                o = _put(out, o, 124)
+                if nss[ns, 0] >= 0:
+                    o = _put_span(out, o, buf, nss[ns, 0], nss[ns, 1])
+                wrote = True
+            o = _put(out, o, 32)
+            o = _put_span(out, o, buf, ints[f_, 3], ints[f_, 4])
+            if ints[f_, 5] >= 0:  # a string value, VW's escape
+                for q in range(ints[f_, 5], ints[f_, 6]):
+                    b = buf[q]
+                    if b == 32 or b == 58 or b == 124:
+                        b = 95
+                    o = _put(out, o, b)
+            if ints[f_, 7] >= 0:
+                o = _put(out, o, 58)
+                o = _put_value(out, o, buf, ints[f_, 7], ints[f_, 8], ints[f_, 9])
         if not wrote:  # an example without features: " |"
             if head:
                 o = _put(out, o, 32)
@@ -534,23 +562,19 @@ def _same_name(buf: np.ndarray, nss: np.ndarray, a: int, b: int) -> bool:
     return True
 
 
-@jit
-def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
-                    seg: np.ndarray) -> int:  # fmt: skip
-    """Translate each line of ``buf`` (split at ``\\n``, as ``bytes.split``) into ``out``.
-
-    ``seg[k]`` gets line k's (code, text start, text end, text lines); returns the number
-    of lines, or -1 when ``out`` is too small (the caller then reads the block in Python).
-    """
+@jit_inline
+def split_lines(buf: np.ndarray, seg: np.ndarray) -> tuple[int, int]:
+    """Each line of ``buf`` (split at ``\\n``, as ``bytes.split``) as ``seg[k, 1:3]`` (start,
+    end); returns the lines (-1: more than ``seg`` has rows) and the longest line's length,
+    up to :data:`FAST_LINE`.  Each newline is found 8 bytes a step."""
     n = buf.shape[0]
-    # the lines and the longest (each newline found 8 bytes a step)
     nl = 0
     longest = 0
     s = 0
     while True:
         i = find_byte(buf, s, n, 10, True)
         if nl >= seg.shape[0]:
-            return -1
+            return -1, 0
         seg[nl, 1] = s
         seg[nl, 2] = i
         nl += 1
@@ -559,16 +583,41 @@ def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
         if i >= n:
             break
         s = i + 1
-    longest = min(longest, FAST_LINE)
+    return nl, min(longest, FAST_LINE)
+
+
+@jit_inline
+def scratch(longest: int) -> tuple:
+    """:func:`_line`'s scratch for lines of up to ``longest`` bytes: ``ints``, ``fv``,
+    ``nss``, ``exs``, ``closes``, ``label``, ``frames``, and :func:`order`'s ``feats``,
+    ``xptr`` and ``seen``."""
     # each feature takes 6 bytes of JSON at least ("k":1,), a namespace 3 (an action: {},)
     # (beyond: the line is SLOW)
     ints = np.empty((longest // 6 + 8, 11), dtype=np.int64)
+    fv = np.empty(longest // 6 + 8, dtype=np.float64)
     nss = np.empty((longest // 3 + 8, 4), dtype=np.int64)
     exs = np.empty((longest // 3 + 8, 2), dtype=np.int64)
     closes = np.empty((longest // 3 + 8, 2), dtype=np.int64)
     label = np.empty(2 * _AT_CLOSE, dtype=np.int64)
     frames = np.empty((MAX_DEPTH + 2, 2), dtype=np.int64)
+    feats = np.empty((longest // 6 + 8, 2), dtype=np.int64)
+    xptr = np.empty(longest // 3 + 9, dtype=np.int64)
     seen = np.zeros(256, dtype=np.bool_)
+    return ints, fv, nss, exs, closes, label, frames, feats, xptr, seen
+
+
+@jit
+def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
+                    seg: np.ndarray) -> int:  # fmt: skip
+    """Translate each line of ``buf`` (split at ``\\n``, as ``bytes.split``) into ``out``.
+
+    ``seg[k]`` gets line k's (code, text start, text end, text lines); returns the number
+    of lines, or -1 when ``out`` is too small (the caller then reads the block in Python).
+    """
+    nl, longest = split_lines(buf, seg)
+    if nl < 0:
+        return -1
+    ints, fv, nss, exs, closes, label, frames, feats, xptr, seen = scratch(longest)
     o = 0
     for k in range(nl):
         ls = seg[k, 1]
@@ -576,10 +625,15 @@ def translate_block(buf: np.ndarray, dsjson: bool, out: np.ndarray,
         if le - ls > FAST_LINE:
             code, o2, lines = SLOW, o, 0
         else:
-            code, o2, lines = _line(
-                buf, ls, le, dsjson, out, o, ints, nss, exs, closes, frames, label, seen
-            )
-        if code < 0:
+            code, nc, nx, target = _line(buf, ls, le, dsjson, True, ints, fv, nss, exs,
+                                         closes, frames, label)  # fmt: skip
+            o2 = o
+            lines = 0
+            if code == FAST:
+                order(buf, ints, nss, exs, closes, nc, nx, seen, feats, xptr)
+                o2 = _text(buf, out, o, ints, nss, feats, xptr, nx, target, label)
+                lines = nx + 1
+        if o2 < 0:
             return -1
         seg[k, 0] = code
         if code == FAST:

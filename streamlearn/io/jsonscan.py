@@ -211,9 +211,11 @@ def name_ok(buf: np.ndarray, s: int, e: int) -> bool:
 
 
 @jit_inline
-def number_token(buf: np.ndarray, s: int, e: int) -> tuple[int, float]:
+def number_token(buf: np.ndarray, s: int, e: int, text: bool) -> tuple[int, float]:
     """How the JSON number ``buf[s:e]`` is written: 0 as it is, 1 with ``e+0`` appended, -1
-    not here (module docstring); and VW's float32 of it."""
+    not here (module docstring); and VW's float32 of it.  Without ``text`` (the number is not
+    written: :mod:`streamlearn.io.jsondirect`), 0 for every number the reader can give VW's
+    float32 of, the nearest to the token's double."""
     neg = buf[s] == 45
     ok, d, j = fast_decimal(buf, s + 1 if neg else s, e)  # (most tokens: short decimals)
     if ok and j == e:
@@ -226,6 +228,8 @@ def number_token(buf: np.ndarray, s: int, e: int) -> tuple[int, float]:
     f = np.float64(np.float32(d))
     if not math.isfinite(f):
         return -1, 0.0
+    if not text:
+        return 0, f
     ok, v, j = vw_fast(buf, s, e, e)
     if ok and j == e and v == f:
         return 0, f

@@ -92,6 +92,7 @@ def parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
     parse_inter = parse_options(full, kind)
     blocks = iter_blocks(sources or ["-"], block_size, max_line, flatbuffer)
     json_fmt = cfg.format in ("json", "dsjson")
+    text_again = bool(getattr(ml, "large_action_space", False))
     if tee is not None:
         blocks = tee_blocks(blocks, tee)
     if ml.reduction != "cb" and not json_fmt:
@@ -109,13 +110,20 @@ def parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
 
     def part_of(block) -> Part:  # noqa: ANN001
         if json_fmt:
+            from streamlearn.io.jsondirect import read_examples
             from streamlearn.io.vwjson import json_block, restore_examples
 
-            text, tr = json_block(block, cfg.format == "dsjson", parse_inter)
             if ml.reduction == "cb":
                 raise UsageError("--json/--dsjson with --cb K: not yet (use --cb_adf)")
-            ex = parse_examples(text, cfg.bits, cfg.constant, parse_inter, kind)
-            ex = restore_examples(ex, tr)
+            dsjson = cfg.format == "dsjson"
+            # straight into rows, unless the block holds a line for the text path, or the
+            # reduction reads the examples' text again (--large_action_space)
+            ex = None if text_again else read_examples(block, dsjson, cfg.bits, cfg.constant,
+                                                       parse_inter, kind)  # fmt: skip
+            if ex is None:
+                text, tr = json_block(block, dsjson, parse_inter)
+                ex = parse_examples(text, cfg.bits, cfg.constant, parse_inter, kind)
+                ex = restore_examples(ex, tr)
             part = prepare(ml, ex, merge_shared(ex))
         elif ml.reduction == "cb" and ml.legacy:
             from streamlearn.run import cblegacy
