@@ -137,6 +137,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
         "          ['--cb', '3', '-d', T + '/cbk'], ['--cbify', '3', '-d', T + '/mc'],\n"
         "          ['--cb_explore', '3', '-d', T + '/cbk'],\n"
         "          ['--oaa', '3', '-d', T + '/mc', '-r', T + '/r'],\n"
+        "          ['--oaa', '3', '--oaa_subsample', '1', '-d', T + '/mc'],\n"
         "          ['--multilabel_oaa', '3', '-d', T + '/ml'], ['--csv', '-d', T + '/c.csv'],\n"
         "          ['--dsjson', '--cb_explore_adf', '-d', T + '/j.json'],\n"
         "          ['--dsjson', '--cb_explore_adf', '-d', T + '/j2.json'],\n"

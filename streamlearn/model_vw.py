@@ -427,6 +427,11 @@ def _decode(data: bytes, h: vwmodel.Header, opts: dict, learn: dict) -> tuple:
         return _decode_mf(TrainConfig(**learn), data, h, opts)
     if "--ksvm" in learn.get("stack", ()):  # (VW's support vectors, no table)
         return _decode_ksvm(learn, data, h, opts)
+    if kept_state is None and opts.get("random_seed") and "seed" not in learn:
+        # VW's generator as the model keeps it (--random_seed, e.g. after --oaa_subsample's
+        # order was drawn): VW reads a model's options as its own, so a run continuing it
+        # draws on from there
+        learn["seed"] = opts["random_seed"]
     config = TrainConfig(**learn)
     algo = config.algo
     if algo not in VW_LEARNERS:

@@ -247,11 +247,16 @@ def kept(words: tuple[str, ...], bits: int = 18) -> Kept | None:
 
 
 def _replay_kept(words: tuple[str, ...]) -> Kept | None:
-    """:func:`kept` of the experience replays: VW's generator after their learner's state
-    (their model keeps it as ``--random_seed``)."""
+    """:func:`kept` of the experience replays and ``--oaa_subsample``: VW's generator after
+    their learner's state (their model keeps it as ``--random_seed``)."""
     replay = next((lv for lv in "bmc" if f"--replay_{lv}" in words), None)
     if replay is None:
-        return None
+        if "--oaa_subsample" not in words:
+            return None
+        replay = "m"  # (above --oaa's learner too: the order of its classes drawn)
+        name = "--oaa_subsample"
+    else:
+        name = f"--replay_{replay}"
     learner = {"b": "gd", "m": "oaa_gd", "c": "csoaa_gd"}[replay]
 
     def init(params: np.ndarray, seed: int) -> np.ndarray:
@@ -259,8 +264,8 @@ def _replay_kept(words: tuple[str, ...]) -> Kept | None:
 
         return with_generator(spec_by_name(learner).init_gstate(params), seed)
 
-    return Kept(f"--replay_{replay}", REPLAY_STATE_BOUND, init, replay_rng, _none_section,
-                _no_read, _no_lines, learner=learner)  # fmt: skip
+    return Kept(name, REPLAY_STATE_BOUND, init, replay_rng, _none_section, _no_read, _no_lines,
+                learner=learner)  # fmt: skip
 
 
 REPLAY_STATE_BOUND = 1 << 16

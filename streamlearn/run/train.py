@@ -454,6 +454,7 @@ def _vw_header(console: Console, config: TrainConfig, inputs: Inputs, outputs: O
     for run in runs:
         run.tally = vwconsole.Tally(int(run.params[P_HOLDOUT]), int(run.params[P_HOLDOUT_AFTER]))
         run.tally.lists_labeled = getattr(run.learner.spec.train_batch, "lists_labeled", True)
+        run.tally.held_labeled = getattr(run.learner.spec.train_batch, "held_labeled", True)
     cache = None
     if inputs.cache:
         cache = (inputs.cache, bool(getattr(passes, "cache_ready", False)))

@@ -44,6 +44,9 @@ class Tally:
         self.lists_labeled = True
         """Rows of label lists count as labeled (``--memory_tree --oas``'s do not: VW counts
         its examples as a scalar's, never labeled)."""
+        self.held_labeled = True
+        """Held-out rows with a label count as labeled (``--oaa_subsample``'s do not: VW
+        counts every example of it as unlabeled, its held-out ones' features too)."""
 
     def observe(self, batch, pass_n_after: float, pass_no: int) -> None:
         """A batch just learned (or scored); ``pass_n_after``: the kernel's example count of
@@ -62,6 +65,7 @@ class Tally:
         # (VW counts an unlabeled held-out example as any other: only labeled ones are left out)
         labels = batch.labels[idx]
         labeled = ~np.isnan(labels) if labels.ndim == 1 else self.lists_labeled  # (lists: all)
+        labeled = labeled & self.held_labeled
         self.held_features += int(np.diff(batch.indptr)[idx][held & labeled].sum())
         if pass_no != 1 or self.more_than_two:
             return

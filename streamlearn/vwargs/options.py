@@ -440,7 +440,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "log_level": "--quiet",
     "ring_size": "none",
     "interact": "-q (crosses whose values are products, as --interact's)",
-    "oaa_subsample": "none (--oaa learns every class from every example)",
 }
 """VW's options sl does not take, with the nearest thing sl has."""
 

@@ -57,7 +57,7 @@ def test_vws_grammar():
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--oaa_subsample", "5"], "--oaa_subsample is not supported by sl"),
+        (["--ring_size", "5"], "--ring_size is not supported by sl"),
         (["--spelling", "a"], "--spelling is not supported"),
         (["--new_mf", "2"], "--new_mf is not supported by sl (nearest in sl: none"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),
