@@ -160,6 +160,10 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
     out += [["-d", p["mc"], *a] for a in (  # the online tree (learners/log_multi.py)
         ["--log_multi", "3", "-f", T + "/lm.vw"], ["-i", T + "/lm.vw", "-t"],
         ["--log_multi", "3", "--passes", "2", "-c", "-k", "--swap_resistance", "1"])]
+    out += [["-d", p["mc"], *a] for a in (  # subsampled classes (learners/oaa_subsample.py)
+        ["--oaa", "3", "--oaa_subsample", "1", "-f", T + "/oss.vw"],
+        ["-i", T + "/oss.vw", "--oaa_subsample", "1"],
+        ["--oaa", "3", "--oaa_subsample", "2", "--passes", "2", "-c", "-k"])]  # fmt: skip
     out += [["-d", p["ml"], "--loss_function", "logistic", *a] for a in (  # learners/plt.py
         ["--plt", "3", "-f", T + "/plt.vw"], ["-i", T + "/plt.vw", "-t", "--top_k", "2"],
         ["--plt", "3", "--kary_tree", "3", "--passes", "2", "-c", "-k"])]  # fmt: skip
