@@ -84,6 +84,20 @@ def run_module(prog: list[str], args: list[str], cwd,  # noqa: ANN001
     return r
 
 
+def beside_vw(file: str, args: list[str], cwd) -> tuple[str, str]:  # noqa: ANN001
+    """VW's and ``sl vw``'s run of ``-d FILE ARGS`` in ``cwd``, each writing ``-p``, ``-f``
+    and ``--readable_model`` as ``{vw,sl}.p``, ``.m``, ``.txt``: (VW's stderr as sl's would
+    read, its file names and cache file sl's; sl's stderr)."""
+    v = run_module(VW_MODULE, ["-d", file, *args, "-p", "vw.p", "-f", "vw.m",
+                               "--readable_model", "vw.txt"], cwd)  # fmt: skip
+    s = run_module(SL_VW, ["-d", file, *args, "-p", "sl.p", "-f", "sl.m",
+                           "--readable_model", "sl.txt"], cwd)  # fmt: skip
+    vw_err = v.stderr.replace("vw.p", "sl.p").replace("vw.m", "sl.m")
+    if "-c" in args:  # (sl's cache is its own file, beside VW's name)
+        vw_err = vw_err.replace(f"{file}.cache\n", f"{file}.cache.sl\n")
+    return vw_err, s.stderr
+
+
 def scored_both_ways(data: str, cwd) -> dict:  # noqa: ANN001
     """``-t -p`` of ``vw.m`` and ``sl.m`` in ``cwd`` by VW and by ``sl vw``: each of the four
     predictions' text, by (program, model)."""

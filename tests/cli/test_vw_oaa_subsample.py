@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.unix import SL_VW, VW_MODULE, refused
+from tests.unix import SL_VW, VW_MODULE, beside_vw, refused
 from tests.unix import run_module as _run
 
 
@@ -42,17 +42,11 @@ SETS = [
 @pytest.mark.parametrize(("file", "args"), SETS)
 def test_subsampling_learns_what_vw_learns(data, file: str, args: list[str]) -> None:
     pytest.importorskip("vowpalwabbit")
-    v = _run(VW_MODULE, ["-d", file, *args, "-p", "vw.p", "-f", "vw.m",
-                         "--readable_model", "vw.txt"], data)  # fmt: skip
-    s = _run(SL_VW, ["-d", file, *args, "-p", "sl.p", "-f", "sl.m",
-                     "--readable_model", "sl.txt"], data)  # fmt: skip
-    vw_err = v.stderr.replace("vw.p", "sl.p").replace("vw.m", "sl.m")
-    if "-c" in args:  # (sl's cache is its own file, beside VW's name)
-        vw_err = vw_err.replace(f"{file}.cache\n", f"{file}.cache.sl\n")
+    vw_err, sl_err = beside_vw(file, args, data)
     # (sl's own note when VW's auto indexing decides: --oaa's too)
-    sl_err = "".join(ln for ln in s.stderr.splitlines(True) if not ln.startswith("note: "))
-    assert sl_err == vw_err
-    assert "average loss = n.a." in s.stderr or "average loss = undefined" in s.stderr
+    shown = "".join(ln for ln in sl_err.splitlines(True) if not ln.startswith("note: "))
+    assert shown == vw_err
+    assert "average loss = n.a." in sl_err or "average loss = undefined" in sl_err
     assert (data / "sl.p").read_bytes() == (data / "vw.p").read_bytes()
     assert (data / "sl.txt").read_text() == (data / "vw.txt").read_text()
     # the models both ways (VW keeps --oaa K, not the subsampling): scored, and continued

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.unix import SL_VW, VW_MODULE, refused
+from tests.unix import SL_VW, VW_MODULE, beside_vw, refused
 from tests.unix import run_module as _run
 
 
@@ -49,16 +49,10 @@ SETS = [
 @pytest.mark.parametrize(("file", "args"), SETS)
 def test_replay_learns_what_vw_learns(data, file: str, args: list[str]) -> None:
     pytest.importorskip("vowpalwabbit")
-    v = _run(VW_MODULE, ["-d", file, *args, "-p", "vw.p", "-f", "vw.m",
-                         "--readable_model", "vw.txt"], data)  # fmt: skip
-    s = _run(SL_VW, ["-d", file, *args, "-p", "sl.p", "-f", "sl.m",
-                     "--readable_model", "sl.txt"], data)  # fmt: skip
-    vw_err = v.stderr.replace("vw.p", "sl.p").replace("vw.m", "sl.m")
-    if "-c" in args:  # (sl's cache is its own file, beside VW's name)
-        vw_err = vw_err.replace(f"{file}.cache\n", f"{file}.cache.sl\n")
-    assert s.stderr == vw_err
-    assert ("Enabled learners: gd, replay_b, scorer-" in s.stderr if "--replay_b" in args
-            else "Enabled learners: gd, scorer-identity, csoaa, replay_c" in s.stderr)
+    vw_err, sl_err = beside_vw(file, args, data)
+    assert sl_err == vw_err
+    assert ("Enabled learners: gd, replay_b, scorer-" in sl_err if "--replay_b" in args
+            else "Enabled learners: gd, scorer-identity, csoaa, replay_c" in sl_err)
     assert (data / "sl.p").read_bytes() == (data / "vw.p").read_bytes()
     assert (data / "sl.txt").read_text() == (data / "vw.txt").read_text()
     # the models both ways: their generator too, so each run continues as the other's
