@@ -36,6 +36,7 @@ from streamlearn.io.jsonfast import (
     _PE,
     _PS,
     FAST,
+    KERNEL_LINE,
     SKIP,
     _line,
     number_token,
@@ -232,7 +233,6 @@ def read_examples(block: Block, dsjson: bool, bits: int, constant: bool, inter: 
     :func:`~streamlearn.io.vwjson.restore_examples`), or None when the block is for that
     path (the module's docstring)."""
     from streamlearn.io.multiline import Examples
-    from streamlearn.io.vwjson import KERNEL_LINE
 
     if block.long_lines or not usable(inter, kind) or not 1 <= bits <= 32:
         return None

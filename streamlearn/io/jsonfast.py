@@ -59,6 +59,10 @@ SLOW = 2
 
 FAST_LINE = 1 << 20
 """Longer lines go to the Python reader (the kernel's scratch is sized by the longest)."""
+KERNEL_LINE = 64 << 10
+"""Longer JSON lines are read in Python by a run (``vwjson``, ``jsondirect``): the kernel's
+scratch is sized by a block's longest line (~40 bytes per byte of it), the Python reader's
+memory by each line (~11x)."""
 _FLT_MAX = float(np.finfo(np.float32).max)
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from streamlearn.io import jsonfast
 from streamlearn.io.batch import BAD_JSON, LONG_LINE, Batch, Block
 from streamlearn.io.dsjson import read_dsjson
 from streamlearn.io.formats import FMT_DSJSON, FMT_JSON, FMT_VW
@@ -253,11 +254,6 @@ def translate(data: bytes, first_line: int, opts: JsonOptions) -> Translated:
                       data.split(b"\n"))  # fmt: skip
 
 
-KERNEL_LINE = 64 << 10
-"""Longer JSON lines are read in Python: the kernel's scratch is sized by a block's longest
-line (~40 bytes per byte of it), the Python reader's memory by each line (~11x)."""
-
-
 def _translate_fast(data: bytes, first_line: int, opts: JsonOptions) -> Translated | None:
     """:func:`translate` by the kernel, with the lines it leaves read by :func:`read_record`;
     None when its output would not fit (then every line is read in Python)."""
@@ -265,7 +261,7 @@ def _translate_fast(data: bytes, first_line: int, opts: JsonOptions) -> Translat
     ends = np.flatnonzero(buf == 10)
     starts = np.concatenate([[0], ends + 1])
     ends = np.concatenate([ends, [len(data)]])
-    long = np.flatnonzero(ends - starts > KERNEL_LINE).tolist()
+    long = np.flatnonzero(ends - starts > jsonfast.KERNEL_LINE).tolist()
     if not long:
         return _kernel_lines(data, first_line, opts)
     parts: list[Translated | None] = []
@@ -284,9 +280,8 @@ def _translate_fast(data: bytes, first_line: int, opts: JsonOptions) -> Translat
 
 
 def _kernel_lines(data: bytes, first_line: int, opts: JsonOptions) -> Translated | None:
-    """:func:`_translate_fast` of lines of at most :data:`KERNEL_LINE` bytes."""
-    from streamlearn.io import jsonfast
-
+    """:func:`_translate_fast` of lines of at most :data:`~streamlearn.io.jsonfast.KERNEL_LINE`
+    bytes."""
     buf = np.frombuffer(data, dtype=np.uint8)
     n_lines = data.count(b"\n") + 1
     seg = np.empty((n_lines, 4), dtype=np.int64)

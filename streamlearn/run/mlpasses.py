@@ -111,7 +111,6 @@ def parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
     def part_of(block) -> Part:  # noqa: ANN001
         if json_fmt:
             from streamlearn.io.jsondirect import read_examples
-            from streamlearn.io.vwjson import json_block, restore_examples
 
             if ml.reduction == "cb":
                 raise UsageError("--json/--dsjson with --cb K: not yet (use --cb_adf)")
@@ -121,6 +120,8 @@ def parts(ml: Multiline, cfg: TrainConfig, sources: list[str], block_size: int,
             ex = None if text_again else read_examples(block, dsjson, cfg.bits, cfg.constant,
                                                        parse_inter, kind)  # fmt: skip
             if ex is None:
+                from streamlearn.io.vwjson import json_block, restore_examples
+
                 text, tr = json_block(block, dsjson, parse_inter)
                 ex = parse_examples(text, cfg.bits, cfg.constant, parse_inter, kind)
                 ex = restore_examples(ex, tr)

@@ -163,7 +163,7 @@ def test_options_that_change_rows_take_the_text_path() -> None:
 def test_a_line_past_the_kernel_s_length_takes_the_text_path() -> None:
     """The kernel's scratch is sized by the longest line: a block with a line longer than
     the text path's kernel takes (``KERNEL_LINE``) is read there."""
-    from streamlearn.io.vwjson import KERNEL_LINE
+    from streamlearn.io.jsonfast import KERNEL_LINE
 
     feats = ",".join(f'"f{i}":{i % 7}' for i in range(KERNEL_LINE // 7))
     long = ('{"_label_cost":1,"_label_probability":0.5,"_labelIndex":0,"a":[1],'

@@ -17,9 +17,10 @@ import pytest
 from streamlearn.io import jsonfast
 from streamlearn.io.batch import Block
 from streamlearn.io.interactions import compile_interactions
+from streamlearn.io.jsonfast import KERNEL_LINE
 from streamlearn.io.labels import LABEL_CB
 from streamlearn.io.multiline import parse_examples
-from streamlearn.io.vwjson import KERNEL_LINE, JsonOptions, _translate, translate
+from streamlearn.io.vwjson import JsonOptions, _translate, translate
 
 DS = JsonOptions(dsjson=True)
 JS = JsonOptions()
