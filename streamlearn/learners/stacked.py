@@ -250,14 +250,17 @@ def _replay_kept(words: tuple[str, ...]) -> Kept | None:
     """:func:`kept` of the experience replays and ``--oaa_subsample``: VW's generator after
     their learner's state (their model keeps it as ``--random_seed``)."""
     replay = next((lv for lv in "bmc" if f"--replay_{lv}" in words), None)
-    if replay is None:
-        if "--oaa_subsample" not in words:
-            return None
-        replay = "m"  # (above --oaa's learner too: the order of its classes drawn)
-        name = "--oaa_subsample"
-    else:
-        name = f"--replay_{replay}"
-    learner = {"b": "gd", "m": "oaa_gd", "c": "csoaa_gd"}[replay]
+    if replay is not None:
+        learner = {"b": "gd", "m": "oaa_gd", "c": "csoaa_gd"}[replay]
+        return _generator_kept(f"--replay_{replay}", learner)
+    if "--oaa_subsample" in words:  # (the order of --oaa's classes drawn from it)
+        return _generator_kept("--oaa_subsample", "oaa_gd")
+    return None
+
+
+def _generator_kept(name: str, learner: str) -> Kept:
+    """The state of a reduction over ``learner`` (its ``LearnerSpec.name``) that keeps only
+    VW's generator, after the learner's own (:func:`with_generator`)."""
 
     def init(params: np.ndarray, seed: int) -> np.ndarray:
         from streamlearn.learners import spec_by_name

@@ -73,20 +73,17 @@ def settle(t: Command) -> None:
     opts = checked(t, read, lambda learn, outputs: None)
     k = t.learn.get("oaa") or 0
     classes = any(t.learn.get(key) for key in ("csoaa", "multilabel", "ect"))
-    if opts is not None and not k and not classes and "initial_model" in t.inputs:
-        # (a model's --oaa K: checked when the model is read, spec())
-        if t.probabilities or t.raw_predictions or t.outputs.get("scores"):
-            raise VWUsage(f"{FLAG} with --probabilities, --scores or -r is not supported by "
-                          "sl (VW's subsampling predicts a class)")  # fmt: skip
-        return
-    if opts is None or not k or classes:
+    # (without --oaa K on the line, a model's K: checked when the model is read, spec())
+    from_model = not k and "initial_model" in t.inputs
+    if opts is None or classes or not (k or from_model):
         t.learn["stack"] = _without(words)  # (ignored, as VW ignores it)
         return
-    if opts.n >= k:
+    if k and opts.n >= k:
         t.notes.append("oaa is turning off subsampling because parameter >= K")
         t.learn["stack"] = _without(words)
         return
-    refuse(t.learn, t.outputs)
+    if k:
+        refuse(t.learn, t.outputs)
     if t.probabilities or t.raw_predictions or t.outputs.get("scores"):
         raise VWUsage(f"{FLAG} with --probabilities, --scores or -r is not supported by sl "
                       "(VW's subsampling predicts a class)")  # fmt: skip
