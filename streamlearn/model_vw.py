@@ -221,7 +221,10 @@ def _options(h: vwmodel.Header) -> dict:
         elif name == "hash_seed":
             learn["hash_seed"] = _int(name, value)
         elif name == "random_seed":
-            facts["random_seed"] = _int(name, value)  # (VW's generator as it was saved)
+            seed = _int(name, value)  # (VW's generator as it was saved: a uint64, as VW reads it)
+            if not 0 <= seed < 1 << 64:
+                raise Unsupported(f"--random_seed {value} in its options is not a 64-bit count")
+            facts["random_seed"] = seed
         elif name == "bit_precision":
             pass  # (the bits are the header's)
         elif name in UPDATE_RULE or name == "sgd":

@@ -180,3 +180,28 @@ def test_the_kernel_is_the_dense_rule(opts: dict, seed: int) -> None:
     assert ok.sum() > 0.9 * stream.n
     agree = preds[ok, 0] == c_ref[ok]
     assert agree.mean() > 0.97  # (ties within rounding may pick another class)
+
+
+@pytest.mark.parametrize("seed", ["18446744073709551616", "999999999999999999999999999999", "-3"])
+def test_a_model_s_generator_beyond_64_bits_is_refused(data, seed: str) -> None:
+    """A model's ``--random_seed`` (now the run's seed) is VW's uint64: anything else is
+    refused (exit 5, one line) before any data is read, as VW refuses to convert it."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    from streamlearn.io import vwmodel
+
+    _run(SL_VW, ["-d", "d.vw", "--oaa", "6", "--oaa_subsample", "2", "-f", "m.vw", "--quiet"],
+         data)  # fmt: skip
+    raw = (data / "m.vw").read_bytes()
+    h = vwmodel.read_header(raw)
+    assert "--random_seed" in h.options
+    bad = dataclasses.replace(h, options=f" --oaa 6 --random_seed {seed}")
+    (data / "bad.vw").write_bytes(vwmodel.encode_header(bad) + raw[h.end :])
+    r = subprocess.run([sys.executable, "-m", *SL_VW, "-d", "d.vw", "-i", "bad.vw",
+                        "--oaa_subsample", "2", "-p", "bad.p"], cwd=data, capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 5, r.stderr
+    assert "64-bit" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (data / "bad.p").exists()
