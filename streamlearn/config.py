@@ -17,7 +17,7 @@ FORMATS = ("auto", "vw", "svmlight", "csv", "json", "dsjson")
 # Interactions and namespace filters: they decide which features exist, so a
 # model keeps them (see streamlearn/io/interactions.py).
 NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
-                     "ngram", "skips", "feature_limit")  # fmt: skip
+                     "ngram", "skips", "feature_limit", "redefine")  # fmt: skip
 FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions", "chain_hash", "permutations")
 """The on/off options that, with :data:`NAMESPACE_OPTIONS`, decide which features exist."""
 HASHES = ("strings", "all")
@@ -223,6 +223,10 @@ class TrainConfig:
     ignore: tuple[str, ...] = ()
     ignore_linear: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
+    redefine: tuple[str, ...] = ()
+    """VW's ``--redefine N:=S``: namespaces whose first byte is in S are namespace N for
+    everything that reads namespaces (crosses, filters, n-grams), in order;
+    :func:`streamlearn.io.interactions.redefine_table`.  VW text only."""
     # -- VW's command-line options (sl vw; streamlearn/cli/vw.py) --------------------------
     quantile_tau: float = 0.5
     """--loss quantile: the level tau (VW's --quantile_tau)."""
@@ -547,6 +551,9 @@ class TrainConfig:
             (self.numbers in NUMBERS, f"numbers must be one of {', '.join(NUMBERS)}"),
             (not self.affix or self.format in ("vw", "auto"),
              f"--affix makes features of VW text's names: not of --format {self.format}"),
+            (not self.redefine or self.format in ("vw", "auto"),
+             f"--redefine renames VW text's namespaces (VW's other readers skip it): not "
+             f"--format {self.format}'s"),
             (0.0 < self.quantile_tau < 1.0, "--quantile-tau must be in (0, 1)"),
             (0.0 < self.expectile_q <= 0.5, "--expectile_q must be in (0, 0.5]"),
             (math.isfinite(self.logistic_min) and math.isfinite(self.logistic_max)

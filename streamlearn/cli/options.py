@@ -64,6 +64,7 @@ _CONFIG_KEYS = {
     "ngram": "ngram",
     "skips": "skips",
     "affix": "affix",
+    "redefine": "redefine",
     "sort_features": "sort_features",
     "leave_duplicate_interactions": "leave_duplicate_interactions",
     # VW's parameter-free learners and one-against-all (cli/commands.py: vw_learner_options)
@@ -91,7 +92,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                  "seed", "test_only", "min_prediction", "max_prediction", "noconstant",
                  "hash_kind", "ngram", "skips", "affix", "sort_features", "quadratic", "cubic",
                  "interactions", "leave_duplicate_interactions", "ignore", "ignore_linear",
-                 "keep"),
+                 "keep", "redefine"),
     "Reductions over gd": (),  # (each reduction's own options: TrainCommand)
     "Regularization": ("l1", "l2", "theta", "period", "top_k"),
     "Contextual bandits": BANDIT_OPTIONS,
@@ -632,6 +633,10 @@ def vw_learning_options(f):
                      help="Each feature's N-byte prefixes (+) or suffixes (-) as features of "
                      "their own, of namespace A or the default one: +2a,-3 (VW's --affix; "
                      "VW text)."),
+        click.option("--redefine", multiple=True, metavar="N:=S",
+                     help="Namespaces whose names start with a character of S become "
+                     "namespace N for crosses, filters and n-grams (':' in S: every one; "
+                     "later ones win; VW's --redefine; VW text). Repeatable."),
         click.option("--sort-features", "--sort_features", "sort_features", is_flag=True,
                      default=None, help="Sort each namespace's features by slot and drop "
                      "repeated ones (VW's --sort_features)."),

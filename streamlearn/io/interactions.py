@@ -128,6 +128,9 @@ class Interactions:
     affix: np.ndarray | None = field(default=None, compare=False)
     """VW's ``--affix``: each namespace's affix codes (:func:`streamlearn.io.affix.affix_table`),
     added to the parsed rows by :func:`streamlearn.io.affix.with_affixes`; None: none."""
+    redefine: np.ndarray | None = field(default=None, compare=False)
+    """VW's ``--redefine N:=S``: each namespace byte's new byte (:func:`redefine_table`), applied
+    to VW text's parsed rows before anything else reads their namespaces; None: none."""
 
     @property
     def cross_mode(self) -> int:
@@ -147,8 +150,10 @@ class Interactions:
 
     @cached_property
     def regroups(self) -> bool:
-        """N-grams or sorted features: rows are rebuilt namespace by namespace."""
-        return self.sort or self.gram_lengths.shape[0] > 0 or bool((self.limits < NO_LIMIT).any())
+        """N-grams, sorted features or redefined namespaces: rows are rebuilt namespace by
+        namespace."""
+        return (self.sort or self.gram_lengths.shape[0] > 0 or self.redefine is not None
+                or bool((self.limits < NO_LIMIT).any()))  # fmt: skip
 
 
 def _bytes(spec: str, option: str) -> list[int]:
@@ -192,11 +197,12 @@ def compile_interactions(
     chain_hash: bool = False,
     permutations: bool = False,
     feature_limit: tuple[str, ...] = (),
+    redefine: tuple[str, ...] = (),
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
     >>> spec = compile_interactions(quadratic=("ba", "ab"), cubic=("bab", "cba"))
-    >>> spec.terms.tolist(), spec.lengths.tolist()
+    >>> spec.terms[:, :4].tolist(), spec.lengths.tolist()
     ([[97, 98, -1, -1], [97, 98, 98, -1], [99, 98, 97, -1]], [2, 3, 3])
     """
     rows = _rows(quadratic, cubic, interactions)
@@ -228,7 +234,40 @@ def compile_interactions(
                         bool(sort_features), bool(hash_all), bool(f32),
                         int(max_crosses), bool(vw_numbers), int(hash_seed),
                         bool(chain_hash), limits=compile_limits(tuple(feature_limit)),
-                        permutations=bool(permutations))  # fmt: skip
+                        permutations=bool(permutations),
+                        redefine=redefine_table(tuple(redefine)) if redefine else None)  # fmt: skip
+
+
+def redefine_table(specs: tuple[str, ...]) -> np.ndarray:
+    """VW's ``--redefine`` table: ``table[c]`` is the namespace a namespace named with first
+    byte c becomes (ValueError for a malformed spec).
+
+    Each spec is ``N:=S``: every namespace whose first byte is in S becomes N (``:`` in S:
+    every namespace); an empty N is the default namespace ``' '``; later specs win.  As VW's
+    text reader, the anonymous namespace (``| f``) is never redefined, whatever S says (VW's
+    help reads an empty S as it, but its reader never looks it up), nor the constant.
+
+    >>> t = redefine_table(("y:=:", "x:=arma"))
+    >>> chr(t[ord("u")]), chr(t[ord("a")]), chr(t[ord("r")]), chr(t[ord(" ")])
+    ('y', 'x', 'x', ' ')
+    """
+    table = np.arange(256, dtype=np.uint8)
+    for spec in specs:
+        raw = spec.encode("utf-8", "surrogateescape")
+        at = raw.find(b":=")
+        if at < 0:
+            raise ValueError(f"--redefine {spec!r}: expected N:=S, :=S or N:=")
+        # (VW: N's first byte, the rest of N ignored with a warning; VW reads "y:=" as ":=",
+        # which only redefines the anonymous namespace, as "y:=" would: never looked up)
+        target = raw[0] if at > 0 else ord(" ")
+        source = raw[at + 2:]
+        if b":" in source:  # the wildcard: every namespace
+            table[:] = target
+        else:
+            table[list(source)] = target
+    table[ord(" ")] = ord(" ")
+    table[CONSTANT_NS] = CONSTANT_NS
+    return table
 
 
 def _rows(quadratic: tuple[str, ...], cubic: tuple[str, ...],

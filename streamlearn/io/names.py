@@ -47,12 +47,14 @@ def _name(raw: bytes) -> str:
 
 def vw_names(line: bytes, bits: int, hash_all: bool = False,
              values: list[float] | None = None, hash_seed: int = 0,
-             affix: np.ndarray | None = None) -> list[tuple[int, str, int]]:  # fmt: skip
+             affix: np.ndarray | None = None,
+             redefine: np.ndarray | None = None) -> list[tuple[int, str, int]]:  # fmt: skip
     """(slot, name, namespace byte) of every feature of a well-formed VW line
     (``hash_all``: VW's ``--hash all``); ``values``, a list: each feature's value is
     appended to it (times its namespace's scale, in float32 as the parser reads it);
     ``affix``: VW's ``--affix`` codes (:mod:`streamlearn.io.affix`), whose features come
-    where the parser puts them, named as VW names them (``affix^a+2=he``).
+    where the parser puts them, named as VW names them (``affix^a+2=he``); ``redefine``:
+    VW's ``--redefine`` table (the namespace bytes given, the names kept).
 
     Works on the line's bytes, as the parser does: a name that is not UTF-8 gets
     the slot the parser gave it, and keeps its bytes (see :func:`_name`).
@@ -98,7 +100,7 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
                 if colon and value and float(value) == 0.0:
                     continue
                 shown = name
-            nsb = ns[0] if ns else 32
+            nsb = (ns[0] if redefine is None else int(redefine[ns[0]])) if ns else 32
             out.append((slot, _name(ns + b"^" + shown if ns else shown), nsb))
             x = float(value) if colon and value and _is_number(value) else 1.0
             x = float(np.float32(np.float32(x) * np.float32(scale)))
@@ -126,8 +128,9 @@ def line_names(line: bytes, bits: int, inter=None, values: list[float] | None = 
         from streamlearn.io.csv import csv_names
 
         return csv_names(line, source, bits, inter.csv.opts.sep_byte, hash_all, values)
-    return vw_names(line, bits, hash_all, values, inter.hash_seed if inter is not None else 0,
-                    inter.affix if inter is not None else None)  # fmt: skip
+    if inter is None:
+        return vw_names(line, bits, hash_all, values)
+    return vw_names(line, bits, hash_all, values, inter.hash_seed, inter.affix, inter.redefine)
 
 
 def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tuple[int, str, int]]:
@@ -135,11 +138,12 @@ def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tupl
     skip-grams appended to each namespace (``--ngram``, ``--skips``), slots masked to
     ``bits``.  With grams, the features come grouped by namespace in the order each first
     appears, each namespace's grams after its features, as the parser writes them; a
-    gram is named as VW names it, ``ns^a^b`` (the terms' names joined by ``^``)."""
+    gram is named as VW names it, ``ns^a^b`` (the terms' names joined by ``^``).  With
+    ``--redefine``, grouped too (the parser groups them)."""
     from streamlearn.io.grams import GRAM_CONSTANT
 
     mask = (1 << bits) - 1
-    if inter is None or inter.gram_masks.shape[0] == 0:
+    if inter is None or (inter.gram_masks.shape[0] == 0 and inter.redefine is None):
         return [(slot & mask, name, nsb) for slot, name, nsb in feats]
     groups: dict[int, list[tuple[int, str]]] = {}
     for slot, name, nsb in feats:

@@ -250,14 +250,23 @@ def _rows(block: Block, data: np.ndarray, fmt: int, arrays: tuple, pooled: bool,
     ) = arrays  # fmt: skip
     indptr, indices, values = indptr[: rows + 1], indices[:k], values[:k]
     ns = ns[:k]
+    redefine = inter.redefine if inter is not None and fmt == FMT_VW else None
     if inter is not None and inter.affix is not None and fmt == FMT_VW:
-        from streamlearn.io.affix import with_affixes
+        from streamlearn.io.affix import AFFIX_NS, with_affixes
 
+        # (the kernel matches the rows with the line's namespace bytes: each gets the affixes
+        # of the namespace it is redefined as, and the affixes keep their own namespace)
+        table = inter.affix if redefine is None else inter.affix[redefine]
         indptr, indices, values, ns = with_affixes(
-            data, rows, line_start, status, indptr, indices, values, ns, mask, inter.affix,
+            data, rows, line_start, status, indptr, indices, values, ns, mask, table,
             inter.hash_all, inter.hash_seed,
         )  # fmt: skip
+        if redefine is not None:
+            redefine = redefine.copy()
+            redefine[AFFIX_NS] = AFFIX_NS
         pooled = True  # (new arrays, of their own size)
+    if redefine is not None:
+        ns = redefine[ns]  # (VW's reader redefines a namespace as it reads its name)
     if inter is not None and inter.regroups:
         indptr, indices, values, ns = expand_grams(
             indptr, indices, values, ns, mask, inter.gram_ptr, inter.gram_masks,

@@ -47,12 +47,14 @@ def header(ml, config, inputs, outputs, cache: tuple[str, bool] | None,
     """VW's lines before the table for a multiline run (``model_t``: the t of VW's model
     continued, which VW's "initial_t" line says)."""
     from streamlearn.run.vwconsole import header as single
+    from streamlearn.run.vwconsole import with_generator
 
     lines = single(config, inputs, outputs, cache, model_t, sources).split("\n")
     while lines and not lines[-1].startswith("Enabled learners"):
         lines.pop()
     lines.pop()
     chain, label, pred = learners(ml, config.algo)
+    chain = with_generator(chain, config)
     # what a reduction says as it is set up: before the data's lines
     at = next((i for i, ln in enumerate(lines) if ln.startswith(
         ("using ", "creating cache", "Reading datafile"))), len(lines))  # fmt: skip

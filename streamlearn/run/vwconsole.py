@@ -111,6 +111,13 @@ def say_notes(config, outputs) -> None:  # noqa: ANN001 - a TrainConfig, run.opt
     if ordered:
         notes.append("[warning] Some interactions contain duplicate characters and their "
                      f"characters order has been changed. Interactions affected: {ordered}.\n")
+    for spec in config.redefine:  # (VW names the target by its byte's number)
+        at = spec.find(":=")
+        if at >= 2:
+            target = ord(spec[0]) if len(spec) > at + 2 else 32
+            notes.append("[warning] Multiple namespaces are used in target part of --redefine "
+                         f"argument. Only first one ('{target}') will be used as target "
+                         "namespace.\n")  # fmt: skip
     readable = getattr(outputs, "invert_hash", None) or getattr(outputs, "readable_model", None)
     if readable and getattr(outputs, "model_format", "sl") != "vw_predict_only":
         notes.append(SAVE_NOTE)
@@ -229,7 +236,22 @@ def _learner_lines(c) -> list[str]:
     return []
 
 
-def _learners(c, outputs) -> list[str]:
+def generates_interactions(c) -> bool:  # noqa: ANN001 - a TrainConfig
+    """Whether VW stacks ``generate_interactions`` just above its base learner: an
+    interaction with a wildcard (``-q ::``, ``--cubic a::``)."""
+    return any(":" in v for v in (*c.quadratic, *c.cubic, *c.interactions))
+
+
+def with_generator(chain: str, c) -> str:  # noqa: ANN001 - a TrainConfig
+    """A multiline run's ``Enabled learners`` chain with VW's ``generate_interactions`` after
+    its base learner, where :func:`generates_interactions` says VW stacks it."""
+    if not generates_interactions(c) or "generate_interactions" in chain:
+        return chain
+    first, _, rest = chain.partition(", ")
+    return f"{first}, generate_interactions, {rest}"
+
+
+def _learners(c, outputs) -> list[str]:  # noqa: ANN001
     base = f"ftrl-{FTRL_NAMES[c.algo]}" if c.algo in FTRL_NAMES else c.algo
     if getattr(outputs, "print_examples", False):
         base = "print"  # (VW's print learner in the base learner's place: run/vwprint.py)
@@ -245,6 +267,8 @@ def _learners(c, outputs) -> list[str]:
             base, name = name, None
     out = [base, *([name] if name and not above else []), f"scorer-{outputs.link}",
            *([name] if name and above else [])]
+    if generates_interactions(c):
+        out.insert(1, "generate_interactions")
     if c.binary:
         out.append("binary")
     multi = c.oaa and not (c.csoaa or c.multilabel)  # (--classweight: VW's, over its type)

@@ -329,6 +329,7 @@ CORE: dict[str, VWOption] = {
     "ignore": VWOption(None, True, _repeat("ignore"), repeatable=True),
     "ignore_linear": VWOption(None, True, _repeat("ignore_linear"), repeatable=True),
     "keep": VWOption(None, True, _repeat("keep"), repeatable=True),
+    "redefine": VWOption(None, True, _repeat("redefine"), repeatable=True),
     "ngram": VWOption(None, True, _repeat("ngram"), repeatable=True),
     "skips": VWOption(None, True, _repeat("skips"), repeatable=True),
     "sort_features": VWOption(None, False, flag("sort_features")),
@@ -415,7 +416,6 @@ when first read: the reductions' registry is imported then)."""
 
 NOT_SUPPORTED: dict[str, str] = {
     "new_mf": "none",
-    "redefine": "none",
     "spelling": "none",
     "dictionary": "none",
     "dictionary_path": "none",

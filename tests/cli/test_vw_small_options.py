@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.unix import invoke, invoke_in
+from tests.unix import SL_VW, VW_MODULE, invoke, invoke_in, run_module
 
 
 def vw(args: list[str], cwd) -> subprocess.CompletedProcess:  # noqa: ANN001
@@ -379,3 +379,25 @@ def test_l1_state_overrides_a_model_s_unless_default(small):
 def test_l1_state_is_gd_s(small):
     r = invoke(["vw", "-d", str(small / "d.vw"), "--ftrl", "--l1_state", "1"])
     assert r.exit_code != 0 and "gd's state" in r.output
+
+
+# --- generate_interactions in VW's header ------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["-q", "::"], ["--cubic", "a::", "--oaa", "3"],
+                                  ["--nn", "2", "--interactions", ":::"], ["-q", "ab"],
+                                  ["--cb_explore_adf", "-q", "::"]])  # fmt: skip
+def test_wildcards_stack_vws_generate_interactions(small, args):
+    """VW names ``generate_interactions`` above its base learner when an interaction has a
+    wildcard, single-line and multiline alike."""
+    pytest.importorskip("vowpalwabbit")
+    if "--cb_explore_adf" in args:
+        (small / "x.vw").write_text("shared |s a\n0:1:0.5 |a b\n|b c\n\n|a d\n0:0.5:0.2 |b e\n\n")
+    else:
+        (small / "x.vw").write_text("1 |a x |b y\n2 |a z:2\n3 |b w\n")
+    lines = []
+    for prog in (VW_MODULE, SL_VW):
+        r = run_module(prog, ["-d", "x.vw", *args], small)
+        lines.append([ln for ln in r.stderr.splitlines() if ln.startswith("Enabled")])
+    assert lines[1] == lines[0]
+    assert ("generate_interactions" in lines[1][0]) == any(":" in a for a in args)
