@@ -715,3 +715,79 @@ def cross_row(indices, values, ns, lo, hi, room, crosser):
     for a in range(nnamed):
         counts[0, counts[2, a]] = 0
     return out
+
+
+# ---------------------------------------------------------------------------
+# VW's order of a row's own features
+
+
+@jit_inline
+def group_row(indices, values, ns, lo, hi):
+    """Put the row ``[lo:hi]``'s features in VW's order: each namespace's features together,
+    in the line's order, the namespaces in the order they first appear.  VW's reader
+    appends each feature to its namespace's list and lists a namespace when it first comes,
+    so ``|a x |b y |a z`` is ``x z y`` to every learner (and to the sums they make in
+    float32).  A row whose namespaces each come in one run (nearly every row) is left as
+    it is after one look at each run; in the others, each later run is turned into place
+    (three reversals: nothing allocated).  Returns whether the row was scattered."""
+    b0 = np.uint64(0)
+    b1 = np.uint64(0)
+    b2 = np.uint64(0)
+    b3 = np.uint64(0)
+    q = lo
+    scattered = False
+    while q < hi:
+        c = np.int64(ns[q])
+        bit = np.uint64(1) << np.uint64(c & 63)
+        w = c >> 6
+        if w == 0:
+            scattered = (b0 & bit) != 0
+            b0 |= bit
+        elif w == 1:
+            scattered = (b1 & bit) != 0
+            b1 |= bit
+        elif w == 2:
+            scattered = (b2 & bit) != 0
+            b2 |= bit
+        else:
+            scattered = (b3 & bit) != 0
+            b3 |= bit
+        if scattered:
+            break
+        q = _run_end(ns, q, hi)
+    if not scattered:
+        return False
+    q = lo
+    while q < hi:
+        c = ns[q]
+        e = _run_end(ns, q, hi)
+        r = e
+        while r < hi:
+            r2 = _run_end(ns, r, hi)
+            if ns[r] == c:  # bring [r, r2) to e, the runs between after it
+                _turn(indices, e, r, r2)
+                _turn(values, e, r, r2)
+                _turn(ns, e, r, r2)
+                e += r2 - r
+            r = r2
+        q = e
+    return True
+
+
+@jit_inline
+def _turn(a, lo, mid, hi):
+    """``a[lo:hi]`` turned so that ``a[mid:hi]`` comes first."""
+    _reverse(a, lo, mid)
+    _reverse(a, mid, hi)
+    _reverse(a, lo, hi)
+
+
+@jit_inline
+def _reverse(a, lo, hi):
+    hi -= 1
+    while lo < hi:
+        t = a[lo]
+        a[lo] = a[hi]
+        a[hi] = t
+        lo += 1
+        hi -= 1

@@ -150,10 +150,10 @@ class Interactions:
 
     @cached_property
     def regroups(self) -> bool:
-        """N-grams, sorted features or redefined namespaces: rows are rebuilt namespace by
-        namespace."""
+        """N-grams, sorted features, affixes or redefined namespaces: rows are rebuilt
+        namespace by namespace (after the affixes are made from the line's order)."""
         return (self.sort or self.gram_lengths.shape[0] > 0 or self.redefine is not None
-                or bool((self.limits < NO_LIMIT).any()))  # fmt: skip
+                or self.affix is not None or bool((self.limits < NO_LIMIT).any()))  # fmt: skip
 
 
 def _bytes(spec: str, option: str) -> list[int]:
@@ -354,35 +354,39 @@ def with_ccb_slot_index(inter: Interactions | None) -> Interactions:
 # the crosses the VW parse kernel writes (io.crosses.cross_row) after a row's own features
 
 
-def row_crosser(inter: Interactions | None, mask: np.uint64, budget: int = CROSS_BUDGET) -> tuple:
+def row_crosser(inter: Interactions | None, mask: np.uint64, budget: int = CROSS_BUDGET,
+                group: bool = True) -> tuple:  # fmt: skip
     """The arguments of :func:`~streamlearn.io.crosses.cross_row` for ``inter``: its
     crosses written by the parse kernel, row by row, where :func:`fuses` says they can be,
     in the block's first ``budget`` entries at most (as
     :func:`~streamlearn.io.crosses.expand_batch`'s parts); else a crosser that writes none
-    (the same types: one compiled kernel either way).
+    (the same types: one compiled kernel either way).  ``group``: the kernel puts each row's
+    features in VW's order (:func:`~streamlearn.io.crosses.group_row`); off where a later
+    pass needs the line's order (``--affix``'s, which groups after it).
 
-    A crosser that writes none is made once per mask and budget and shared (the kernel
-    never writes into it: it has no term): a block of one line, as a server or
+    A crosser that writes none is made once per mask, budget and grouping and shared (the
+    kernel never writes into it: it has no term): a block of one line, as a server or
     ``partial_fit(lines=[line])`` parses, paid ~5 µs of its ~15 µs making it."""
     if not fuses(inter):
-        key = (int(mask), int(budget))
+        key = (int(mask), int(budget), bool(group))
         crosser = _NO_CROSSER.get(key)
         if crosser is None:
-            crosser = _NO_CROSSER[key] = _row_crosser(None, mask, budget)
+            crosser = _NO_CROSSER[key] = _row_crosser(None, mask, budget, group)
         return crosser
-    return _row_crosser(inter, mask, budget)
+    return _row_crosser(inter, mask, budget, group)
 
 
-_NO_CROSSER: dict[tuple[int, int], tuple] = {}
+_NO_CROSSER: dict[tuple[int, int, bool], tuple] = {}
 
 
-def _row_crosser(inter: Interactions | None, mask: np.uint64, budget: int) -> tuple:
+def _row_crosser(inter: Interactions | None, mask: np.uint64, budget: int,
+                 group: bool = True) -> tuple:  # fmt: skip
     nt = inter.terms.shape[0] if fuses(inter) else 0
     terms = inter.terms if nt else np.empty((0, MAX_TERMS), dtype=np.int64)
     lengths = inter.lengths if nt else np.empty(0, dtype=np.int64)
     used = used_namespaces(terms, lengths, False)
-    limits = np.array([nt, int(mask), nt and inter.cross_mode, nt and inter.max_crosses, budget],
-                      dtype=np.int64)  # fmt: skip
+    limits = np.array([nt, int(mask), nt and inter.cross_mode, nt and inter.max_crosses, budget,
+                       int(group)], dtype=np.int64)  # fmt: skip
     return (terms, lengths, used, np.zeros((3, 257), dtype=np.int64), limits,
             np.zeros((3, MAX_TERMS), dtype=np.int64), np.zeros(MAX_TERMS, dtype=np.uint64),
             np.zeros(MAX_TERMS, dtype=np.float64))  # fmt: skip

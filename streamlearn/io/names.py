@@ -57,7 +57,8 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
     VW's ``--redefine`` table (the namespace bytes given, the names kept).
 
     Works on the line's bytes, as the parser does: a name that is not UTF-8 gets
-    the slot the parser gave it, and keeps its bytes (see :func:`_name`).
+    the slot the parser gave it, and keeps its bytes (see :func:`_name`).  The features
+    come in VW's order: each namespace's together, the namespaces as they first come.
     """
     mask = (1 << bits) - 1
     h = _hash_all if hash_all else hashstring_py
@@ -116,6 +117,17 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
         out[at:at] = [(slot, name, nsb) for slot, name, nsb, _ in affixes]
         if values is not None:
             values[at:at] = [x for *_, x in affixes]
+    # VW's order, as the parse kernel's rows: each namespace's features together, the
+    # namespaces as they first come (io.crosses.group_row)
+    groups: dict[int, list[int]] = {}
+    for i, (_, _, nsb) in enumerate(out):
+        groups.setdefault(nsb, []).append(i)
+    if len(groups) > 1:
+        order = [i for members in groups.values() for i in members]
+        out = [out[i] for i in order]
+        if values is not None:
+            mine = values[len(values) - len(order):]
+            values[len(values) - len(order):] = [mine[i] for i in order]
     return out
 
 
@@ -139,17 +151,20 @@ def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tupl
     ``bits``.  With grams, the features come grouped by namespace in the order each first
     appears, each namespace's grams after its features, as the parser writes them; a
     gram is named as VW names it, ``ns^a^b`` (the terms' names joined by ``^``).  With
-    ``--redefine``, grouped too (the parser groups them)."""
+    ``--sort_features``, each namespace's features sorted by slot, repeated slots dropped."""
     from streamlearn.io.grams import GRAM_CONSTANT
 
     mask = (1 << bits) - 1
-    if inter is None or (inter.gram_masks.shape[0] == 0 and inter.redefine is None):
+    if inter is None or (inter.gram_masks.shape[0] == 0 and not inter.sort):
         return [(slot & mask, name, nsb) for slot, name, nsb in feats]
     groups: dict[int, list[tuple[int, str]]] = {}
     for slot, name, nsb in feats:
         groups.setdefault(nsb, []).append((slot, name))
     out = []
     for nsb, fs in groups.items():
+        if inter.sort:  # (--sort_features: by slot, the first of equal slots kept)
+            fs = sorted(fs, key=lambda f: f[0] & mask)
+            fs = [f for i, f in enumerate(fs) if i == 0 or (fs[i - 1][0] ^ f[0]) & mask]
         out += [(slot & mask, name, nsb) for slot, name in fs]
         bare = [name if nsb == 32 else name.split("^", 1)[-1] for _, name in fs]
         for g in range(int(inter.gram_ptr[nsb]), int(inter.gram_ptr[nsb + 1])):

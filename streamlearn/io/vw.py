@@ -48,7 +48,7 @@ from streamlearn.io._words import (
     plain_decimal,
 )
 from streamlearn.io.batch import TOO_LARGE, TOO_MANY_CROSSES
-from streamlearn.io.crosses import CROSS_CROWDED, cross_row
+from streamlearn.io.crosses import CROSS_CROWDED, cross_row, group_row
 from streamlearn.io.vwfloat import vw_fast, vw_number
 from streamlearn.system.jit import jit, jit_inline, jit_noalloc, load_u64
 
@@ -180,7 +180,10 @@ def parse_vw_block(
     they leave room for the rest of the block's own features: ``crossed`` rows
     have them, the later rows do not (their crosses are the caller's to
     expand).  A row with more crosses than the cap is malformed
-    (``TOO_MANY_CROSSES``, no features), as the expanding pass makes it.
+    (``TOO_MANY_CROSSES``, no features), as the expanding pass makes it.  Unless the
+    crosser says not to, each row's own features are put in VW's order first
+    (:func:`~streamlearn.io.crosses.group_row`: a namespace that comes back later in the
+    line joins its first run).
 
     The kernel allocates nothing and returns no array (``jit_noalloc``):
     without reference counting, and without loading numba's array module
@@ -229,6 +232,7 @@ def parse_vw_block(
     first_touch = 0
     indptr[0] = 0
     crossing = crosser[4][0] > 0
+    grouping = crosser[4][5] != 0  # each row in VW's order (crosses.group_row)
     crossed = 0
     while pos < n:
         l0 = ls = pos
@@ -490,6 +494,8 @@ def parse_vw_block(
                     k1 = put(indices, values, ns, k1, h & mask, v, nsb)
 
         # ---- the row
+        if code == 0 and grouping and k1 - k > 1:
+            group_row(indices, values, ns, k, k1)  # (VW's order: the constant comes last)
         if code == 0 and constant:
             k1 = put(indices, values, ns, k1, _CONSTANT & mask, 1.0, CONSTANT_NS)
         if code == 0 and crossing:

@@ -47,8 +47,6 @@ def test_redefined_namespaces_learn_what_vw_learns(data, args: list[str]) -> Non
     assert (data / "sl.txt").read_text() == (data / "vw.txt").read_text()
     scores = scored_both_ways("d.vw", data)  # (the model keeps --redefine, as VW's)
     assert len(set(scores.values())) == 1
-    if "--sort_features" in args:
-        return  # (sl's audit names sorted features in the line's order: not yet VW's)
     audit = [_run(prog, ["-d", "d.vw", *args, "--audit", "--examples", "5"], data).stdout
              for prog in (VW_MODULE, SL_VW)]  # fmt: skip
     assert audit[1] == audit[0]  # (VW's warnings too: on standard output)

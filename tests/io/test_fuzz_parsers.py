@@ -125,11 +125,11 @@ def ref_vw(line: bytes, bits: int, constant: bool, numbers: str = "exact"):
     n = len(line)
     while p < n:
         p += 1  # past '|'
-        nsh, scale = 0, 1.0
+        nsh, scale, nsb = 0, 1.0, 32
         anon = 0  # VW's anonymous ':v' features of this segment
         m = re.compile(rb"[^ \t\r:|]*").match(line, p)
         if m.end() > p:
-            nsh = hashstring_py(m.group(), 0)
+            nsh, nsb = hashstring_py(m.group(), 0), line[p]
             p = m.end()
             if p < n and line[p : p + 1] == b":":
                 m = NUM_PREFIX.match(line, p + 1)
@@ -153,7 +153,7 @@ def ref_vw(line: bytes, bits: int, constant: bool, numbers: str = "exact"):
                 if scale != 0:
                     if abs(scale) > MAX_MAGNITUDE:
                         return _row(15)
-                    feats.append((h & mask, scale))
+                    feats.append((h & mask, scale, nsb))
                 continue
             vs = p + 1
             if vs >= n or line[vs] in b" \t\r|":
@@ -165,7 +165,7 @@ def ref_vw(line: bytes, bits: int, constant: bool, numbers: str = "exact"):
                 ):
                     return _row(6)
                 m = re.compile(rb"[^ \t\r]*").match(line, vs)
-                feats.append((hashstring_py(m.group(), h) & mask, 1.0))
+                feats.append((hashstring_py(m.group(), h) & mask, 1.0, nsb))
                 p = m.end()
                 continue
             j = m.end()
@@ -182,8 +182,11 @@ def ref_vw(line: bytes, bits: int, constant: bool, numbers: str = "exact"):
                 h = (nsh + anon) & 0xFFFFFFFF
                 anon += 1
             if v != 0:
-                feats.append((h & mask, v))
+                feats.append((h & mask, v, nsb))
             p = j
+    # VW's order: each namespace's features together, the namespaces as they first come
+    order = list(dict.fromkeys(nsb for *_, nsb in feats))
+    feats = [(h, v) for c in order for h, v, nsb in feats if nsb == c]
     if constant:
         feats.append((CONSTANT_HASH & mask, 1.0))
     return _row(0, nums[0], nums[1], nums[2], tag, feats, touching)

@@ -96,7 +96,10 @@ def test_touching_tag_counts_and_first_line() -> None:
     "text, feats",
     [
         (b"|f a:1 a:2", [("f", "a", 1.0), ("f", "a", 2.0)]),
-        (b"|f a |g b |f c", [("f", "a", 1.0), ("g", "b", 1.0), ("f", "c", 1.0)]),
+        # VW's order: a namespace's features together, the namespaces as they first come
+        (b"|f a |g b |f c", [("f", "a", 1.0), ("f", "c", 1.0), ("g", "b", 1.0)]),
+        (b"|f a |g b |h c |g d |f e", [("f", "a", 1.0), ("f", "e", 1.0), ("g", "b", 1.0),
+                                       ("g", "d", 1.0), ("h", "c", 1.0)]),  # fmt: skip
         (b"|f a|g b", [("f", "a", 1.0), ("g", "b", 1.0)]),  # '|' ends a name
         (b"|f a:2|g b", [("f", "a", 2.0), ("g", "b", 1.0)]),  # and a number
         (b"||f a", [("f", "a", 1.0)]),  # an empty default namespace
