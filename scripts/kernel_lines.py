@@ -100,6 +100,9 @@ def write_data(t: Path) -> dict[str, str]:
     files = {"cb": cb, "cs": cs, "mc": mc, "ml": ml, "cbk": cbk, "reg": reg, "nl": nl,
              "ccb": ccb, "slates": slates, "c.csv": csv, "j.json": js, "d.json": ds,
              "seq": seq, "docs": docs, "ca": ca, "graph": graph}  # fmt: skip
+    # --interact: namespaces led by anchors of value 1, offsets out of order now and then
+    files["ia"] = [f"{2 * (i % 2) - 1} |a 0:1 {1 + i % 4}:0.5 9:2 {3 if i % 7 == 0 else 12}:1 "
+                   f"|b 0:1 {1 + i % 3}:2 9:1 |c w{i % 5}" for i in range(300)]
     # --experimental_igl: DSJSON records with their observations ('o')
     files["igl.json"] = [
         f'{{"_label_cost":0,"_label_probability":0.5,"_label_Action":{1 + i % 2},'
@@ -140,6 +143,9 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--extra_metrics", T + "/em.json"], ["-f", T + "/s.vw"],
     )]  # fmt: skip
     out += [["-d", D, "-i", T + "/s.vw", "-t"], ["-d", p["reg"], "--autolink", "2"]]
+    out += [["-d", p["ia"], "--interact", "ab", "-f", T + "/ia.vw"],  # (learners/interact.py)
+            ["-d", p["ia"], "-i", T + "/ia.vw", "-t"], ["-d", p["ia"], "--interact", "ba", "--l1",
+                                                      "1e-6"]]  # fmt: skip
     # gd's kernel a group or an example at a time (run/vwtopk.py, run/vwreplay.py)
     out += [["-d", D, "--top", "2"], ["-d", D, "--replay_b", "5", "--replay_b_count", "2"]]
     out += [["-d", p["mc"], *a] for a in (

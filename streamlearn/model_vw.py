@@ -125,7 +125,7 @@ WORDS = frozenset("lrq lrqfa alg csoaa_ldf wap_ldf cb_type bs_type named_labels 
                   "quadratic multiworld_test search_task search_interpolation "
                   "search_neighbor_features cubic interactions ignore ignore_linear keep ngram "
                   "skips hash link loss_function feature_limit kernel affix marginal redefine "
-                  "policy".split())  # fmt: skip
+                  "policy interact".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
 by VW as 32-bit floats (``l1_state``, ``l2_state``: doubles)."""
 F32_MAX = float(np.finfo(np.float32).max)

@@ -52,7 +52,8 @@ STACK_OPTIONS: dict[str, bool] = {"lrq": True, "lrqdropout": False, "lrqfa": Tru
                                    "max_depth": True, "node_only": False,
                                    "randomized_routing": False, "plt": True,
                                    "kary_tree": True, "top": True,
-                                   "replay_b": True, "replay_m": True, "replay_c": True}
+                                   "replay_b": True, "replay_m": True, "replay_c": True,
+                                   "interact": True}
 """The options of the reductions that read their own (``streamlearn.reductions.SINGLE_LINE``):
 a model's are passed to them as its words (``TrainConfig.stack``), which they check; this
 list is what a model may name (a model's options are data: an allow-list, not a reader)."""

@@ -22,6 +22,7 @@ from streamlearn.reductions import (
     cs_active,
     emt,
     gd_mf,
+    interact,
     ksvm,
     log_multi,
     lrq,
@@ -51,7 +52,8 @@ SINGLE_LINE = {lrq.NAME: lrq, lrqfa.NAME: lrqfa, boosting.NAME: boosting, nn.NAM
                oja_newton.NAME: oja_newton, cs_active.NAME: cs_active,
                log_multi.NAME: log_multi, recall_tree.NAME: recall_tree, emt.NAME: emt,
                plt.NAME: plt, memory_tree.NAME: memory_tree, topk.NAME: topk,
-               replay.NAME: replay, oaa_subsample.NAME: oaa_subsample}
+               replay.NAME: replay, oaa_subsample.NAME: oaa_subsample,
+               interact.NAME: interact}
 """The single-line reductions that own their options (``TrainConfig.stack``), by name: each
 module has ``read(words)`` (its options, or None when the words do not name it), ``spec``
 (its learner), ``refuse`` (what it does not run with), ``header_lines`` and ``NAME`` (VW's

@@ -74,7 +74,7 @@ ORDER = ("cs_active", "cats", "active", "active_cover", "offset_tree", "explore"
          "bootstrap", "bfgs", "gd_mf", "svrg", "ksvm", "oja_newton", "marginal", "stage_poly",
          "confidence", "baseline", "csoaa_ldf", "mwt", "cb_adf", "cb_dro", "ccb", "search",
          "lda", "cbzo", "warm_cb", "large_action", "epsilon_decay", "igl", "plt",
-         "memory_tree", "topk", "replay", "oaa_subsample")  # fmt: skip
+         "memory_tree", "topk", "replay", "oaa_subsample", "interact")  # fmt: skip
 """The modules that declare VW options, in the order their ``settle`` runs (``cs_active``
 first: it takes ``--simulation`` before ``--active`` would drop it; ``active`` and
 ``active_cover``: they take ``--mellowness`` (``--cover``) from the explorers when
@@ -127,6 +127,7 @@ SINGLE_LINE_OPTIONS: dict[str, tuple[str, ...]] = {
         "replay_b", "replay_b_count", "replay_c", "replay_c_count", "replay_m", "replay_m_count",
     ),
     "oaa_subsample": ("oaa_subsample",),
+    "interact": ("interact",),
 }  # fmt: skip
 """The VW options of each single-line reduction's module (the registry's
 :data:`~streamlearn.reductions.SINGLE_LINE`), by module: imported when a line names one."""

@@ -121,6 +121,9 @@ def say_notes(config, outputs) -> None:  # noqa: ANN001 - a TrainConfig, run.opt
     readable = getattr(outputs, "invert_hash", None) or getattr(outputs, "readable_model", None)
     if readable and getattr(outputs, "model_format", "sl") != "vw_predict_only":
         notes.append(SAVE_NOTE)
+    reduction = _single_line(config)  # (what a reduction says as VW sets it up)
+    if reduction is not None and hasattr(reduction[0], "stdout_lines"):
+        notes += [line + "\n" for line in reduction[0].stdout_lines(reduction[1])]
     if notes:
         vw_log("".join(notes))
 

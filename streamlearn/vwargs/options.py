@@ -439,7 +439,6 @@ NOT_SUPPORTED: dict[str, str] = {
     "driver_output": "--quiet",
     "log_level": "--quiet",
     "ring_size": "none",
-    "interact": "-q (crosses whose values are products, as --interact's)",
 }
 """VW's options sl does not take, with the nearest thing sl has."""
 
