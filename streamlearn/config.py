@@ -17,7 +17,7 @@ FORMATS = ("auto", "vw", "svmlight", "csv", "json", "dsjson")
 # Interactions and namespace filters: they decide which features exist, so a
 # model keeps them (see streamlearn/io/interactions.py).
 NAMESPACE_OPTIONS = ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
-                     "ngram", "skips", "feature_limit", "redefine")  # fmt: skip
+                     "ngram", "skips", "feature_limit", "redefine", "spelling")  # fmt: skip
 FEATURE_FLAGS = ("sort_features", "leave_duplicate_interactions", "chain_hash", "permutations")
 """The on/off options that, with :data:`NAMESPACE_OPTIONS`, decide which features exist."""
 HASHES = ("strings", "all")
@@ -223,6 +223,10 @@ class TrainConfig:
     ignore: tuple[str, ...] = ()
     ignore_linear: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
+    spelling: tuple[str, ...] = ()
+    """VW's ``--spelling a`` (``_``: the default namespace): each feature of namespace a also
+    gives a feature of its name's shape (digits ``0``, letters ``a``/``A``, ``.``, others
+    ``#``) in VW's spelling namespace; :mod:`streamlearn.io.affix`.  VW text only."""
     redefine: tuple[str, ...] = ()
     """VW's ``--redefine N:=S``: namespaces whose first byte is in S are namespace N for
     everything that reads namespaces (crosses, filters, n-grams), in order;
@@ -551,6 +555,11 @@ class TrainConfig:
             (self.numbers in NUMBERS, f"numbers must be one of {', '.join(NUMBERS)}"),
             (not self.affix or self.format in ("vw", "auto"),
              f"--affix makes features of VW text's names: not of --format {self.format}"),
+            (not self.spelling or self.format in ("vw", "auto"),
+             f"--spelling makes features of VW text's names: not of --format {self.format}"),
+            (not (self.spelling and self.affix),
+             "--spelling with --affix is not supported by sl yet (VW lists their namespaces "
+             "where each first makes a feature)"),
             (not self.redefine or self.format in ("vw", "auto"),
              f"--redefine renames VW text's namespaces (VW's other readers skip it): not "
              f"--format {self.format}'s"),

@@ -88,7 +88,7 @@ MODEL_OPTIONS: dict[str, bool] = {
     **STACK_OPTIONS,
     # features: crosses, namespaces, n-grams, hashing, bits
     **_table("quadratic cubic interactions ignore ignore_linear keep ngram skips hash "
-             "hash_seed bit_precision feature_limit affix redefine", True),
+             "hash_seed bit_precision feature_limit affix redefine spelling", True),
     **_table("noconstant chain_hash sort_features leave_duplicate_interactions permutations",
              False),
     # the learner: rates, update rule, regularisers, loss, link, initial state, generator
@@ -125,6 +125,7 @@ WORDS = frozenset("lrq lrqfa alg csoaa_ldf wap_ldf cb_type bs_type named_labels 
                   "quadratic multiworld_test search_task search_interpolation "
                   "search_neighbor_features cubic interactions ignore ignore_linear keep ngram "
                   "skips hash link loss_function feature_limit kernel affix marginal redefine "
+                  "spelling "
                   "policy interact".split())  # fmt: skip
 """The options of :data:`MODEL_OPTIONS` whose value is a word; the others' are numbers, read
 by VW as 32-bit floats (``l1_state``, ``l2_state``: doubles)."""
@@ -196,7 +197,7 @@ def _options(h: vwmodel.Header) -> dict:
     seen: set[str] = set()
     for name, value in items:
         if name in ("quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
-                    "ngram", "skips", "redefine"):  # fmt: skip
+                    "ngram", "skips", "redefine", "spelling"):  # fmt: skip
             if value is None:
                 raise Unsupported(f"--{name} without a value in its options")
             if name in ("quadratic", "cubic", "interactions"):  # (7.10.2: also in the header)
@@ -738,8 +739,9 @@ def options_string(config: TrainConfig, resume: bool = True, link: str | None = 
         words += ["--named_labels", config.named_labels]
     if config.affix:
         words += ["--affix", config.affix]
-    for v in config.redefine:
-        words += ["--redefine", v]
+    for name in ("redefine", "spelling"):
+        for v in getattr(config, name):
+            words += [f"--{name}", v]
     for name in ("quadratic", "cubic", "interactions"):
         for v in getattr(config, name):
             words += [f"--{name}", v]

@@ -65,6 +65,7 @@ _CONFIG_KEYS = {
     "skips": "skips",
     "affix": "affix",
     "redefine": "redefine",
+    "spelling": "spelling",
     "sort_features": "sort_features",
     "leave_duplicate_interactions": "leave_duplicate_interactions",
     # VW's parameter-free learners and one-against-all (cli/commands.py: vw_learner_options)
@@ -92,7 +93,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                  "seed", "test_only", "min_prediction", "max_prediction", "noconstant",
                  "hash_kind", "ngram", "skips", "affix", "sort_features", "quadratic", "cubic",
                  "interactions", "leave_duplicate_interactions", "ignore", "ignore_linear",
-                 "keep", "redefine"),
+                 "keep", "redefine", "spelling"),
     "Reductions over gd": (),  # (each reduction's own options: TrainCommand)
     "Regularization": ("l1", "l2", "theta", "period", "top_k"),
     "Contextual bandits": BANDIT_OPTIONS,
@@ -633,6 +634,10 @@ def vw_learning_options(f):
                      help="Each feature's N-byte prefixes (+) or suffixes (-) as features of "
                      "their own, of namespace A or the default one: +2a,-3 (VW's --affix; "
                      "VW text)."),
+        click.option("--spelling", multiple=True, metavar="A",
+                     help="Each feature of namespace A (_: the default one) also gives a "
+                     "feature of its name's shape: digits 0, letters a or A, '.', others '#' "
+                     "(VW's --spelling; VW text). Repeatable."),
         click.option("--redefine", multiple=True, metavar="N:=S",
                      help="Namespaces whose names start with a character of S become "
                      "namespace N for crosses, filters and n-grams (':' in S: every one; "

@@ -34,6 +34,8 @@ from streamlearn.system.jit import jit
 
 AFFIX_NS = 132
 """The namespace byte of the affixes (VW's ``AFFIX_NAMESPACE``)."""
+SPELLING_NS = 133
+"""The namespace byte of the spelling features (VW's ``SPELLING_NAMESPACE``)."""
 AFFIX_CONSTANT = 13903957
 QUADRATIC_CONSTANT = 27942141
 _M32 = np.uint64(0xFFFFFFFF)
@@ -64,6 +66,19 @@ def affix_features(name: bytes, seed: int, codes: int, nsb: int, hash_all: bool,
                     AFFIX_NS, value))  # fmt: skip
         codes >>= 4
     return out
+
+
+def spelling_feature(name: bytes, seed: int, nsb: int, mask: int,
+                     value: float) -> tuple[int, str, int, float]:  # fmt: skip
+    """(slot, VW's audit name, namespace byte, value) of the spelling feature of ``name``, a
+    feature of a namespace of hash ``seed`` and byte ``nsb``: in Python, for ``--audit`` and
+    as the tests' reference (the kernel's is :func:`_spelling`)."""
+    from streamlearn.hashing import hashstring_py
+
+    shape = bytes(48 if 48 <= c <= 57 else 97 if 97 <= c <= 122 else 65 if 65 <= c <= 90
+                  else 46 if c == 46 else 35 for c in name)  # fmt: skip
+    shown = (chr(nsb) + "_" if nsb != 32 else "") + shape.decode()
+    return (hashstring_py(shape, seed) & mask, "spelling^" + shown, SPELLING_NS, value)
 
 
 def affix_table(spec: str) -> np.ndarray:
@@ -143,10 +158,10 @@ def _affixes(buf, s, e, nsh, codes, hash_all, mask, value, at, indices, values, 
 
 
 @jit
-def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, hash_all, default_nsh,
-         hash_seed, at, indices, values, ns):  # fmt: skip  # noqa: ANN001, ANN202
-    """The affixes of the line at ``ls``, written from ``at``: their count and the row
-    position they go before."""
+def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, spell, hash_all, default_nsh,
+         hash_seed, at, indices, values, ns, scratch):  # fmt: skip  # noqa: ANN001, ANN202
+    """The affixes (or spelling features) of the line at ``ls``, written from ``at``: their
+    count and the row position they go before."""
     le = ls
     while le < buf.shape[0] and buf[le] != 10:
         le += 1
@@ -175,6 +190,7 @@ def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, hash_all, defa
                     p += 1
                 scale_zero = _zero(buf, s, p)
         codes = table[nsb]
+        spelled = spell[nsb] != 0
         seg = cur  # the row's first feature of this segment
         anon = np.uint64(0)
         while p < le and buf[p] != 124:
@@ -220,18 +236,56 @@ def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, hash_all, defa
                             ins = seg
                         made += _affixes(buf, s, e, nsh, codes, hash_all, mask, value,
                                          at + made, indices, values, ns)  # fmt: skip
+                    if spelled:
+                        if ins < 0:
+                            ins = seg
+                        _spelling(buf, s, e, nsh, mask, value, at + made, indices, values, ns,
+                                  scratch)  # fmt: skip
+                        made += 1
             else:  # an anonymous ':v' (the namespace's hash plus its count) or ':string'
                 if here and in_idx[cur] == ((nsh + anon) & _M32) & mask:
-                    cur += 1
+                    kept = True
                     anon += np.uint64(1)
                     p = q
                 elif colon and here and in_idx[cur] == _hash(buf, vs, qs, nsh, hash_all) & mask:
-                    cur += 1
+                    kept = True
                     p = qs
                 else:
                     anon += np.uint64(1)
                     p = q
+                if kept:
+                    value = in_val[cur]
+                    cur += 1
+                    if spelled:  # (VW spells the empty name too)
+                        if ins < 0:
+                            ins = seg
+                        _spelling(buf, s, s, nsh, mask, value, at + made, indices, values, ns,
+                                  scratch)  # fmt: skip
+                        made += 1
     return made, ins
+
+
+@jit
+def _spelling(buf, s, e, nsh, mask, value, at, indices, values, ns, scratch):  # noqa: ANN001, ANN202
+    """VW's spelling feature of name ``buf[s:e]`` at ``at``: its bytes as ``0`` (a digit),
+    ``a``, ``A``, ``.`` or ``#`` (anything else), hashed by ``hashstring`` with the
+    namespace's hash whatever ``--hash`` says, valued as the feature."""
+    for i in range(s, e):
+        c = buf[i]
+        if c >= 48 and c <= 57:
+            d = 48
+        elif c >= 97 and c <= 122:
+            d = 97
+        elif c >= 65 and c <= 90:
+            d = 65
+        elif c == 46:
+            d = 46
+        else:
+            d = 35
+        scratch[i - s] = d
+    indices[at] = np.uint64(hashstring(scratch, 0, e - s, nsh)) & mask
+    values[at] = value
+    ns[at] = SPELLING_NS
 
 
 @jit
@@ -252,11 +306,12 @@ def _reverse(a, lo, hi):  # noqa: ANN001, ANN202
 
 
 @jit
-def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, table, hash_all,
-          default_nsh, hash_seed, out_ptr, out_idx, out_val, out_ns):  # fmt: skip  # noqa: ANN001, ANN202
+def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, table, spell,
+          hash_all, default_nsh, hash_seed, out_ptr, out_idx, out_val, out_ns):  # fmt: skip  # noqa: ANN001, ANN202
     """Each row's features, then its affixes after them, turned into place (one walk of the
     line; ``out_*`` have room for every feature's affixes)."""
     out_ptr[0] = 0
+    scratch = np.empty(data.shape[0] + 1, dtype=np.uint8)  # (a name's spelling)
     for r in range(rows):
         lo, hi = indptr[r], indptr[r + 1]
         base = out_ptr[r]
@@ -267,9 +322,9 @@ def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, tab
             out_ns[base + j] = ns[lo + j]
         m = 0
         if status[r] == 0 and n > 0:
-            m, ins = _row(data, line_start[r], lo, hi, indices, values, ns, mask, table,
+            m, ins = _row(data, line_start[r], lo, hi, indices, values, ns, mask, table, spell,
                           hash_all, default_nsh, hash_seed, base + n, out_idx, out_val,
-                          out_ns)  # fmt: skip
+                          out_ns, scratch)  # fmt: skip
             if m > 0:
                 at = base + (ins - lo)
                 _rotate(out_idx, at, base + n + m, m)
@@ -281,21 +336,24 @@ def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, tab
 def with_affixes(data: np.ndarray, rows: int, line_start: np.ndarray, status: np.ndarray,
                  indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns: np.ndarray,
                  mask: np.uint64, table: np.ndarray, hash_all: bool,
-                 hash_seed: int) -> tuple[np.ndarray, ...]:  # fmt: skip
+                 hash_seed: int, spell: np.ndarray | None = None) -> tuple[np.ndarray, ...]:  # fmt: skip
     """The parse kernel's first ``rows`` rows (CSR ``indptr``, ``indices``, ``values``,
-    ``ns``) with VW's affixes of the namespaces of ``table`` (:func:`affix_table`)."""
+    ``ns``) with VW's affixes of the namespaces of ``table`` (:func:`affix_table`) and its
+    spelling features of those of ``spell`` (uint8[256], non-zero: spelled)."""
+    if spell is None:
+        spell = np.zeros(256, dtype=np.uint8)
     starts = np.ascontiguousarray(line_start[:rows], dtype=np.int64)
     seed = np.uint64(hash_seed)
     default_nsh = np.uint64(0) if hash_seed == 0 else np.uint64(murmur3_32(data, 0, 0, seed))
     nnz = int(indptr[rows])
     # each namespace's affixes per feature: its codes, the table's non-zero 4-bit nibbles
-    per = sum(((table >> np.uint64(4 * k)) & np.uint64(15)) != 0 for k in range(16))
-    room = nnz + int(per[ns[:nnz]].sum())  # (at most: anonymous features make none)
+    per = sum(((table >> np.uint64(4 * k)) & np.uint64(15)) != 0 for k in range(16)) + (spell != 0)
+    room = nnz + int(per[ns[:nnz]].sum())  # (at most: anonymous features make no affix)
     out_ptr = np.zeros(rows + 1, dtype=indptr.dtype)
     out_idx = np.empty(room, dtype=indices.dtype)
     out_val = np.empty(room, dtype=values.dtype)
     out_ns = np.empty(room, dtype=ns.dtype)
-    _fill(data, rows, starts, status, indptr, indices, values, ns, mask, table, bool(hash_all),
-          default_nsh, seed, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
+    _fill(data, rows, starts, status, indptr, indices, values, ns, mask, table, spell,
+          bool(hash_all), default_nsh, seed, out_ptr, out_idx, out_val, out_ns)  # fmt: skip
     end = int(out_ptr[rows])
     return out_ptr, out_idx[:end], out_val[:end], out_ns[:end]

@@ -128,6 +128,9 @@ class Interactions:
     affix: np.ndarray | None = field(default=None, compare=False)
     """VW's ``--affix``: each namespace's affix codes (:func:`streamlearn.io.affix.affix_table`),
     added to the parsed rows by :func:`streamlearn.io.affix.with_affixes`; None: none."""
+    spell: np.ndarray | None = field(default=None, compare=False)
+    """VW's ``--spelling``: 1 for each namespace byte whose features are spelled
+    (:func:`spelling_table`), made by :func:`streamlearn.io.affix.with_affixes`; None: none."""
     redefine: np.ndarray | None = field(default=None, compare=False)
     """VW's ``--redefine N:=S``: each namespace byte's new byte (:func:`redefine_table`), applied
     to VW text's parsed rows before anything else reads their namespaces; None: none."""
@@ -153,7 +156,8 @@ class Interactions:
         """N-grams, sorted features, affixes or redefined namespaces: rows are rebuilt
         namespace by namespace (after the affixes are made from the line's order)."""
         return (self.sort or self.gram_lengths.shape[0] > 0 or self.redefine is not None
-                or self.affix is not None or bool((self.limits < NO_LIMIT).any()))  # fmt: skip
+                or self.affix is not None or self.spell is not None
+                or bool((self.limits < NO_LIMIT).any()))  # fmt: skip
 
 
 def _bytes(spec: str, option: str) -> list[int]:
@@ -198,6 +202,7 @@ def compile_interactions(
     permutations: bool = False,
     feature_limit: tuple[str, ...] = (),
     redefine: tuple[str, ...] = (),
+    spelling: tuple[str, ...] = (),
 ) -> Interactions:
     """Resolve the options into :class:`Interactions` (ValueError for a bad spec).
 
@@ -235,7 +240,25 @@ def compile_interactions(
                         int(max_crosses), bool(vw_numbers), int(hash_seed),
                         bool(chain_hash), limits=compile_limits(tuple(feature_limit)),
                         permutations=bool(permutations),
-                        redefine=redefine_table(tuple(redefine)) if redefine else None)  # fmt: skip
+                        redefine=redefine_table(tuple(redefine)) if redefine else None,
+                        spell=spelling_table(tuple(spelling)) if spelling else None)  # fmt: skip
+
+
+def spelling_table(specs: tuple[str, ...]) -> np.ndarray:
+    """VW's ``--spelling`` namespaces as a uint8[256] (1: spelled): each spec's first byte,
+    ``_`` for the default namespace (ValueError for an empty spec).
+
+    >>> np.flatnonzero(spelling_table(("w", "_", "word"))).tolist()
+    [32, 119]
+    """
+    table = np.zeros(256, dtype=np.uint8)
+    for spec in specs:
+        raw = spec.encode("utf-8", "surrogateescape")
+        if not raw:
+            raise ValueError("--spelling: a namespace (its first character, _ for the default "
+                             "namespace) is expected")  # fmt: skip
+        table[32 if raw[0] == ord("_") else raw[0]] = 1
+    return table
 
 
 def redefine_table(specs: tuple[str, ...]) -> np.ndarray:

@@ -48,13 +48,15 @@ def _name(raw: bytes) -> str:
 def vw_names(line: bytes, bits: int, hash_all: bool = False,
              values: list[float] | None = None, hash_seed: int = 0,
              affix: np.ndarray | None = None,
-             redefine: np.ndarray | None = None) -> list[tuple[int, str, int]]:  # fmt: skip
+             redefine: np.ndarray | None = None,
+             spell: np.ndarray | None = None) -> list[tuple[int, str, int]]:  # fmt: skip
     """(slot, name, namespace byte) of every feature of a well-formed VW line
     (``hash_all``: VW's ``--hash all``); ``values``, a list: each feature's value is
     appended to it (times its namespace's scale, in float32 as the parser reads it);
     ``affix``: VW's ``--affix`` codes (:mod:`streamlearn.io.affix`), whose features come
     where the parser puts them, named as VW names them (``affix^a+2=he``); ``redefine``:
-    VW's ``--redefine`` table (the namespace bytes given, the names kept).
+    VW's ``--redefine`` table (the namespace bytes given, the names kept); ``spell``: VW's
+    ``--spelling`` namespaces (``spelling^a_Aa0``).
 
     Works on the line's bytes, as the parser does: a name that is not UTF-8 gets
     the slot the parser gave it, and keeps its bytes (see :func:`_name`).  The features
@@ -113,6 +115,12 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
                 if at < 0:
                     at = first
                 affixes += affix_features(name, seed, int(affix[nsb]), nsb, hash_all, mask, x)
+            if spell is not None and spell[nsb]:
+                from streamlearn.io.affix import spelling_feature
+
+                if at < 0:
+                    at = first
+                affixes.append(spelling_feature(name, seed, nsb, mask, x))
     if affixes:
         out[at:at] = [(slot, name, nsb) for slot, name, nsb, _ in affixes]
         if values is not None:
@@ -142,7 +150,8 @@ def line_names(line: bytes, bits: int, inter=None, values: list[float] | None = 
         return csv_names(line, source, bits, inter.csv.opts.sep_byte, hash_all, values)
     if inter is None:
         return vw_names(line, bits, hash_all, values)
-    return vw_names(line, bits, hash_all, values, inter.hash_seed, inter.affix, inter.redefine)
+    return vw_names(line, bits, hash_all, values, inter.hash_seed, inter.affix, inter.redefine,
+                    inter.spell)
 
 
 def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tuple[int, str, int]]:

@@ -223,7 +223,8 @@ def _run(block: Block, data: np.ndarray, fmt: int, mask: np.uint64, constant: bo
         fused = budget is not None and fuses(inter)
         # (the affixes are made from the line's order, and redefined namespaces are grouped by
         # their new bytes: such rows are grouped after the kernel, by expand_grams)
-        group = inter is None or (inter.affix is None and inter.redefine is None)
+        group = inter is None or (inter.affix is None and inter.redefine is None
+                                  and inter.spell is None)
         args += (*vw_options(inter, vw_numbers),
                  row_crosser(inter if fused else None, mask, budget or 0, group))  # fmt: skip
         kernel = parse_vw_block
@@ -254,19 +255,25 @@ def _rows(block: Block, data: np.ndarray, fmt: int, arrays: tuple, pooled: bool,
     indptr, indices, values = indptr[: rows + 1], indices[:k], values[:k]
     ns = ns[:k]
     redefine = inter.redefine if inter is not None and fmt == FMT_VW else None
-    if inter is not None and inter.affix is not None and fmt == FMT_VW:
-        from streamlearn.io.affix import AFFIX_NS, with_affixes
+    if inter is not None and (inter.affix is not None or inter.spell is not None) \
+            and fmt == FMT_VW:  # fmt: skip
+        from streamlearn.io.affix import AFFIX_NS, SPELLING_NS, with_affixes
 
         # (the kernel matches the rows with the line's namespace bytes: each gets the affixes
-        # of the namespace it is redefined as, and the affixes keep their own namespace)
-        table = inter.affix if redefine is None else inter.affix[redefine]
+        # and spelling of the namespace it is redefined as, and they keep their own namespace)
+        table = inter.affix if inter.affix is not None else np.zeros(256, dtype=np.uint64)
+        spell = inter.spell
+        if redefine is not None:
+            table = table[redefine]
+            spell = None if spell is None else spell[redefine]
         indptr, indices, values, ns = with_affixes(
             data, rows, line_start, status, indptr, indices, values, ns, mask, table,
-            inter.hash_all, inter.hash_seed,
+            inter.hash_all, inter.hash_seed, spell,
         )  # fmt: skip
         if redefine is not None:
             redefine = redefine.copy()
             redefine[AFFIX_NS] = AFFIX_NS
+            redefine[SPELLING_NS] = SPELLING_NS
         pooled = True  # (new arrays, of their own size)
     if redefine is not None:
         ns = redefine[ns]  # (VW's reader redefines a namespace as it reads its name)

@@ -137,10 +137,15 @@ class Auditor:
             feature_slots = batch.indices[lo:hi].astype(np.int64)
             x = batch.values[lo:hi].astype(F32)
             ok = batch.status[i] == 0
-            names: list = []
+            names: list = [None] * (hi - lo)
+            if hi > lo and self.constant is not None and (self.inter is None or not
+                                                           self.inter.terms.shape[0]):
+                names[-1] = "Constant"  # (the row's last, as VW names it from a cache too)
             shown_slots = None
-            if ok:
-                text = lines[int(batch.line[i]) - first_line]
+            # (a pass read from a cache has no text: its features are shown by their slots)
+            k = int(batch.line[i]) - first_line
+            text = lines[k] if ok and 0 <= k < len(lines) and batch.block.data.shape[0] else None
+            if text is not None:
                 names = self.names(text, hi - lo)
                 linear = None if c.oaa else self.ignored_linear(text)
                 if linear is not None:

@@ -84,6 +84,7 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     opts += [("cubic", v) for v in c.cubic]
     opts += [("interactions", v) for v in c.interactions]
     opts += [("redefine", v) for v in c.redefine]
+    opts += [("spelling", v) for v in c.spelling]
     for name in ("ignore", "ignore_linear", "keep"):
         chars = sorted(set("".join(getattr(c, name))), key=lambda ch: ch.encode("latin-1"))
         if chars:

@@ -330,6 +330,7 @@ CORE: dict[str, VWOption] = {
     "ignore_linear": VWOption(None, True, _repeat("ignore_linear"), repeatable=True),
     "keep": VWOption(None, True, _repeat("keep"), repeatable=True),
     "redefine": VWOption(None, True, _repeat("redefine"), repeatable=True),
+    "spelling": VWOption(None, True, _repeat("spelling"), repeatable=True),
     "ngram": VWOption(None, True, _repeat("ngram"), repeatable=True),
     "skips": VWOption(None, True, _repeat("skips"), repeatable=True),
     "sort_features": VWOption(None, False, flag("sort_features")),
@@ -416,7 +417,6 @@ when first read: the reductions' registry is imported then)."""
 
 NOT_SUPPORTED: dict[str, str] = {
     "new_mf": "none",
-    "spelling": "none",
     "dictionary": "none",
     "dictionary_path": "none",
     "experimental_full_name_interactions": "--interactions (first characters of the names)",

@@ -401,3 +401,15 @@ def test_wildcards_stack_vws_generate_interactions(small, args):
         lines.append([ln for ln in r.stderr.splitlines() if ln.startswith("Enabled")])
     assert lines[1] == lines[0]
     assert ("generate_interactions" in lines[1][0]) == any(":" in a for a in args)
+
+
+def test_audit_of_passes_read_from_a_cache_is_vws(small):
+    """A pass read from the cache has no text: its features are shown by their slots (the
+    constant by its name), as VW's; before, sl stopped with a traceback."""
+    pytest.importorskip("vowpalwabbit")
+    (small / "x.vw").write_text("".join(f"{i % 2} |a x{i % 3} y:{i % 4 + 1} |b z{i % 5}\n"
+                                        for i in range(12)))  # fmt: skip
+    args = ["-d", "x.vw", "--passes", "2", "-c", "-k", "--holdout_off", "--audit"]
+    outs = [run_module(prog, args, small) for prog in (VW_MODULE, SL_VW)]
+    assert outs[1].returncode == 0, outs[1].stderr
+    assert outs[1].stdout == outs[0].stdout
