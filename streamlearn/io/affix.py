@@ -335,8 +335,8 @@ def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, tab
 
 def with_affixes(data: np.ndarray, rows: int, line_start: np.ndarray, status: np.ndarray,
                  indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, ns: np.ndarray,
-                 mask: np.uint64, table: np.ndarray, hash_all: bool,
-                 hash_seed: int, spell: np.ndarray | None = None) -> tuple[np.ndarray, ...]:  # fmt: skip
+                 mask: np.uint64, table: np.ndarray, hash_all: bool, hash_seed: int,
+                 spell: np.ndarray | None = None) -> tuple[np.ndarray, ...]:  # fmt: skip
     """The parse kernel's first ``rows`` rows (CSR ``indptr``, ``indices``, ``values``,
     ``ns``) with VW's affixes of the namespaces of ``table`` (:func:`affix_table`) and its
     spelling features of those of ``spell`` (uint8[256], non-zero: spelled)."""
