@@ -96,6 +96,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("sl", ["train", "--loss", "quantile", "{D}"]),
     ("sl", ["vw", "-d", "{D}", "--loss_function", "logistic", "--ngram", "2", "--quiet"]),
     ("sl", ["vw", "-d", "{D}", "--affix", "+2,-3", "--quiet"]),  # (its pass after the parse)
+    ("sl", ["vw", "-d", "{D}", "--spelling", "f", "--quiet"]),  # (the same pass)
     # --marginal: learning, a cache's batches, a model scored
     ("sl", ["vw", "-d", "{D}", "--marginal", "f", "--compete", "--quiet", "-f", "{T}/mg.vw"]),
     ("sl", ["vw", "-d", "{D}", "--marginal", "f", "-c", "--passes", "2", "-k", "--cache_file",

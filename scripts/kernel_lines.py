@@ -212,6 +212,7 @@ def vw_lines(p: dict[str, str], t: Path) -> list[list[str]]:
         ["--marginal", "b", "--update_before_learn", "--passes", "2", "-c", "-k"],
         ["--affix", "+2a,-1"],
         ["--affix", "-2b", "-q", "ab", "--passes", "2", "-c", "-k"],
+        ["--spelling", "a", "--spelling", "_"], ["--spelling", "b", "--redefine", "b:=a"],
         ["--stage_poly", "--batch_sz", "5", "-f", T + "/sp.vw"],
         ["-i", T + "/sp.vw", "-t", "--stage_poly"],
         ["--stage_poly", "--batch_sz", "0", "--passes", "3", "-c", "-k"],
