@@ -110,6 +110,22 @@ def scored_both_ways(data: str, cwd) -> dict:  # noqa: ANN001
     return out
 
 
+def same_as_vw(file: str, args: list[str], cwd: Path, audit: int = 0) -> None:
+    """``sl vw -d FILE ARGS`` in ``cwd`` as VW's run of it: stderr, ``-p``, the readable model,
+    the models each program writes scored by both (:func:`beside_vw`,
+    :func:`scored_both_ways`), and with ``audit`` the ``--audit`` of the first ``audit``
+    examples (VW's warnings on standard output too)."""
+    vw_err, sl_err = beside_vw(file, args, cwd)
+    assert sl_err == vw_err
+    assert (cwd / "sl.p").read_bytes() == (cwd / "vw.p").read_bytes()
+    assert (cwd / "sl.txt").read_text() == (cwd / "vw.txt").read_text()
+    assert len(set(scored_both_ways(file, cwd).values())) == 1
+    if audit:
+        shown = [run_module(prog, ["-d", file, *args, "--audit", "--examples", str(audit)],
+                            cwd).stdout for prog in (VW_MODULE, SL_VW)]  # fmt: skip
+        assert shown[1] == shown[0]
+
+
 def leftovers(tmp_path: Path) -> list[str]:
     """Temporary files and caches an ``sl`` run left in ``tmp_path`` or its TMPDIR."""
     out = [p.name for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]

@@ -58,7 +58,7 @@ def test_vws_grammar():
     ("argv", "says"),
     [
         (["--ring_size", "5"], "--ring_size is not supported by sl"),
-        (["--spelling", "a"], "--spelling is not supported"),
+        (["--dictionary", "a:d.txt"], "--dictionary is not supported"),
         (["--new_mf", "2"], "--new_mf is not supported by sl (nearest in sl: none"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),
         (["-Z"], "-Z is not an option of sl vw"),

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from streamlearn.io.affix import spelling_feature
-from tests.unix import SL_VW, VW_MODULE, beside_vw, refused, scored_both_ways
-from tests.unix import run_module as _run
+from tests.unix import refused, same_as_vw
 
 
 @pytest.fixture
@@ -39,15 +38,7 @@ SETS = [
 @pytest.mark.parametrize("args", SETS)
 def test_spelling_learns_what_vw_learns(data, args: list[str]) -> None:
     pytest.importorskip("vowpalwabbit")
-    vw_err, sl_err = beside_vw("d.vw", args, data)
-    assert sl_err == vw_err
-    assert (data / "sl.p").read_bytes() == (data / "vw.p").read_bytes()
-    assert (data / "sl.txt").read_text() == (data / "vw.txt").read_text()
-    scores = scored_both_ways("d.vw", data)  # (the models keep --spelling, as VW's)
-    assert len(set(scores.values())) == 1
-    audit = [_run(prog, ["-d", "d.vw", *args, "--audit", "--examples", "5"], data).stdout
-             for prog in (VW_MODULE, SL_VW)]  # fmt: skip
-    assert audit[1] == audit[0]
+    same_as_vw("d.vw", args, data, audit=5)  # (the models keep --spelling, as VW's)
 
 
 def test_the_shape_is_vws() -> None:

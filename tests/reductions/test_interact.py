@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.unix import SL_VW, VW_MODULE, beside_vw, refused, scored_both_ways
+from tests.unix import SL_VW, VW_MODULE, refused, same_as_vw
 from tests.unix import run_module as _run
 
 
@@ -44,12 +44,7 @@ SETS = [
 @pytest.mark.parametrize("args", SETS)
 def test_interact_learns_what_vw_learns(data, args: list[str]) -> None:
     pytest.importorskip("vowpalwabbit")
-    vw_err, sl_err = beside_vw("d.vw", args, data)
-    assert sl_err == vw_err
-    assert (data / "sl.p").read_bytes() == (data / "vw.p").read_bytes()
-    assert (data / "sl.txt").read_text() == (data / "vw.txt").read_text()
-    scores = scored_both_ways("d.vw", data)  # (the models keep --interact, as VW's)
-    assert len(set(scores.values())) == 1
+    same_as_vw("d.vw", args, data)  # (the models keep --interact, as VW's)
     outs = [_run(prog, ["-d", "d.vw", *args, "--quiet"], data).stdout
             for prog in (VW_MODULE, SL_VW)]  # fmt: skip
     assert outs[1] == outs[0]

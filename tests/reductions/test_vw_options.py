@@ -26,7 +26,7 @@ from streamlearn.vwargs.options import CORE
 VALUES = {"csoaa_ldf": "m", "wap_ldf": "m", "bs_type": "vote", "cb_type": "dr", "lrq": "ab2",
           "lrqfa": "abc2", "kernel": "rbf", "search_interpolation": "policy",
           "search_rollin": "ref", "search_rollout": "none", "search_task": "sequence",
-          "policy": "constant", "loss_report": "1"}
+          "policy": "constant", "loss_report": "1", "interact": "ab"}
 """A value each option with a value takes ("2" for the others)."""
 EXTRA = {"bfgs_mem_given"}  # (--mem, until settle makes it --bfgs's)
 
