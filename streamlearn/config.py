@@ -557,9 +557,6 @@ class TrainConfig:
              f"--affix makes features of VW text's names: not of --format {self.format}"),
             (not self.spelling or self.format in ("vw", "auto"),
              f"--spelling makes features of VW text's names: not of --format {self.format}"),
-            (not (self.spelling and self.affix),
-             "--spelling with --affix is not supported by sl yet (VW lists their namespaces "
-             "where each first makes a feature)"),
             (not self.redefine or self.format in ("vw", "auto"),
              f"--redefine renames VW text's namespaces (VW's other readers skip it): not "
              f"--format {self.format}'s"),

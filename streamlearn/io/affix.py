@@ -160,8 +160,9 @@ def _affixes(buf, s, e, nsh, codes, hash_all, mask, value, at, indices, values, 
 @jit
 def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, spell, hash_all, default_nsh,
          hash_seed, at, indices, values, ns, scratch):  # fmt: skip  # noqa: ANN001, ANN202
-    """The affixes (or spelling features) of the line at ``ls``, written from ``at``: their
-    count and the row position they go before."""
+    """The affixes and spelling features of the line at ``ls``, written from ``at`` in the
+    order they are made: their count and the row positions the affixes and the spelling
+    features go before (-1: none)."""
     le = ls
     while le < buf.shape[0] and buf[le] != 10:
         le += 1
@@ -172,7 +173,8 @@ def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, spell, hash_al
         p += 1
     cur = ptr0
     made = 0
-    ins = -1
+    ins = -1  # the row position of the segment that made the first affix
+    ins_s = -1  # ... the first spelling feature
     while p < le:
         p += 1  # buf[p - 1] == '|'
         nsh = default_nsh
@@ -237,8 +239,8 @@ def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, spell, hash_al
                         made += _affixes(buf, s, e, nsh, codes, hash_all, mask, value,
                                          at + made, indices, values, ns)  # fmt: skip
                     if spelled:
-                        if ins < 0:
-                            ins = seg
+                        if ins_s < 0:
+                            ins_s = seg
                         _spelling(buf, s, e, nsh, mask, value, at + made, indices, values, ns,
                                   scratch)  # fmt: skip
                         made += 1
@@ -257,12 +259,12 @@ def _row(buf, ls, ptr0, ptr1, in_idx, in_val, in_ns, mask, table, spell, hash_al
                     value = in_val[cur]
                     cur += 1
                     if spelled:  # (VW spells the empty name too)
-                        if ins < 0:
-                            ins = seg
+                        if ins_s < 0:
+                            ins_s = seg
                         _spelling(buf, s, s, nsh, mask, value, at + made, indices, values, ns,
                                   scratch)  # fmt: skip
                         made += 1
-    return made, ins
+    return made, ins, ins_s
 
 
 @jit
@@ -286,6 +288,30 @@ def _spelling(buf, s, e, nsh, mask, value, at, indices, values, ns, scratch):  #
     indices[at] = np.uint64(hashstring(scratch, 0, e - s, nsh)) & mask
     values[at] = value
     ns[at] = SPELLING_NS
+
+
+@jit
+def _partition(idx, val, ns, lo, hi, later):  # noqa: ANN001, ANN202
+    """``[lo:hi]`` stably with the entries of namespace ``later`` last: where they start."""
+    n = hi - lo
+    t_idx = idx[lo:hi].copy()
+    t_val = val[lo:hi].copy()
+    t_ns = ns[lo:hi].copy()
+    k = lo
+    for j in range(n):
+        if t_ns[j] != later:
+            idx[k] = t_idx[j]
+            val[k] = t_val[j]
+            ns[k] = t_ns[j]
+            k += 1
+    start = k
+    for j in range(n):
+        if t_ns[j] == later:
+            idx[k] = t_idx[j]
+            val[k] = t_val[j]
+            ns[k] = t_ns[j]
+            k += 1
+    return start
 
 
 @jit
@@ -322,14 +348,24 @@ def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, tab
             out_ns[base + j] = ns[lo + j]
         m = 0
         if status[r] == 0 and n > 0:
-            m, ins = _row(data, line_start[r], lo, hi, indices, values, ns, mask, table, spell,
-                          hash_all, default_nsh, hash_seed, base + n, out_idx, out_val,
-                          out_ns, scratch)  # fmt: skip
+            m, ia, isp = _row(data, line_start[r], lo, hi, indices, values, ns, mask, table,
+                              spell, hash_all, default_nsh, hash_seed, base + n, out_idx,
+                              out_val, out_ns, scratch)  # fmt: skip
             if m > 0:
-                at = base + (ins - lo)
+                first = ia if isp < 0 or (0 <= ia < isp) else isp
+                at = base + (first - lo)
                 _rotate(out_idx, at, base + n + m, m)
                 _rotate(out_val, at, base + n + m, m)
                 _rotate(out_ns, at, base + n + m, m)
+                if ia >= 0 and isp >= 0 and ia != isp:
+                    # the later namespace's features go before the segment that made its
+                    # first: the rows are grouped by first appearance after this
+                    later = SPELLING_NS if ia < isp else AFFIX_NS
+                    k = _partition(out_idx, out_val, out_ns, at, at + m, later)
+                    gap = (isp if ia < isp else ia) - first  # the row's features between
+                    _rotate(out_idx, k, at + m + gap, gap)
+                    _rotate(out_val, k, at + m + gap, gap)
+                    _rotate(out_ns, k, at + m + gap, gap)
         out_ptr[r + 1] = base + n + m
 
 

@@ -70,6 +70,7 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
     out = []
     affixes: list[tuple[int, str, int, float]] = []
     at = -1  # where the affixes go: before the segment that made the first
+    at_s = -1  # ... the spelling features
     for segment in line[bar + 1 :].split(b"|"):
         first = len(out)
         if not segment or segment[:1] in (b" ", b"\t", b"\r", b"\n"):
@@ -118,13 +119,22 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
             if spell is not None and spell[nsb]:
                 from streamlearn.io.affix import spelling_feature
 
-                if at < 0:
-                    at = first
+                if at_s < 0:
+                    at_s = first
                 affixes.append(spelling_feature(name, seed, nsb, mask, x))
-    if affixes:
-        out[at:at] = [(slot, name, nsb) for slot, name, nsb, _ in affixes]
+    # the made features (affixes, spellings: in the order they were made) before the segment
+    # that made the first; with both, each namespace before the segment that made its first
+    # (the later inserted first, so that the earlier's place is still its own), as the kernel
+    parts = [(min(p for p in (at, at_s) if p >= 0), affixes)] if affixes else []
+    if at >= 0 and at_s >= 0 and at != at_s:
+        from streamlearn.io.affix import SPELLING_NS
+
+        parts = sorted(((at, [f for f in affixes if f[2] != SPELLING_NS]),
+                        (at_s, [f for f in affixes if f[2] == SPELLING_NS])), reverse=True)
+    for where, feats in parts:
+        out[where:where] = [(slot, name, nsb) for slot, name, nsb, _ in feats]
         if values is not None:
-            values[at:at] = [x for *_, x in affixes]
+            values[where:where] = [x for *_, x in feats]
     # VW's order, as the parse kernel's rows: each namespace's features together, the
     # namespaces as they first come (io.crosses.group_row)
     groups: dict[int, list[int]] = {}

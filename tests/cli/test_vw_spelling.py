@@ -32,6 +32,10 @@ SETS = [
     ["--spelling", "c", "--hash", "all", "--sgd", "-b", "12"],
     ["--spelling", "v", "--redefine", "v:=w", "--ngram", "v2"],
     ["--spelling", "w", "--ignore", "w", "--passes", "2", "-c", "-k", "--holdout_off"],
+    # with affixes: each made namespace where its first feature is made, VW's order
+    ["--spelling", "w", "--affix", "+2c,-1"],  # (ASCII affixes: -p and text compared)
+    ["--spelling", "c", "--affix", "-2c,+3", "-q", "wc"],
+    ["--spelling", "_", "--spelling", "w", "--affix", "+1c"],
 ]
 
 
@@ -48,6 +52,5 @@ def test_the_shape_is_vws() -> None:
     assert spelling_feature(b"", 7, 32, (1 << 18) - 1, 1.0)[:2] == (7, "spelling^")
 
 
-def test_refused_with_affix_and_json(data) -> None:
-    refused(["-d", "d.vw", "--spelling", "w", "--affix", "+2w"], data, "--spelling")
+def test_refused_with_json(data) -> None:
     refused(["-d", "d.vw", "--spelling", "w", "--json"], data, "--spelling")
