@@ -122,21 +122,32 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
                 if at_s < 0:
                     at_s = first
                 affixes.append(spelling_feature(name, seed, nsb, mask, x))
-    # the made features (affixes, spellings: in the order they were made) before the segment
-    # that made the first; with both, each namespace before the segment that made its first
-    # (the later inserted first, so that the earlier's place is still its own), as the kernel
-    parts = [(min(p for p in (at, at_s) if p >= 0), affixes)] if affixes else []
+    _insert_made(out, values, affixes, at, at_s)
+    return _vw_order(out, values)
+
+
+def _insert_made(out: list, values: list[float] | None, made: list, at: int,
+                 at_s: int) -> None:  # fmt: skip
+    """Put the made features (affixes and spellings, in the order they were made) before the
+    segment that made the first; with both, each namespace before the segment that made its
+    first (the later inserted first, so that the earlier's place is still its own), as the
+    kernel (:mod:`streamlearn.io.affix`)."""
+    parts = [(min(p for p in (at, at_s) if p >= 0), made)] if made else []
     if at >= 0 and at_s >= 0 and at != at_s:
         from streamlearn.io.affix import SPELLING_NS
 
-        parts = sorted(((at, [f for f in affixes if f[2] != SPELLING_NS]),
-                        (at_s, [f for f in affixes if f[2] == SPELLING_NS])), reverse=True)
+        parts = sorted(((at, [f for f in made if f[2] != SPELLING_NS]),
+                        (at_s, [f for f in made if f[2] == SPELLING_NS])), reverse=True)
     for where, feats in parts:
         out[where:where] = [(slot, name, nsb) for slot, name, nsb, _ in feats]
         if values is not None:
             values[where:where] = [x for *_, x in feats]
-    # VW's order, as the parse kernel's rows: each namespace's features together, the
-    # namespaces as they first come (io.crosses.group_row)
+
+
+def _vw_order(out: list, values: list[float] | None) -> list:
+    """``out`` in VW's order, as the parse kernel's rows (:func:`streamlearn.io.crosses.group_row`):
+    each namespace's features together, the namespaces as they first come (``values``' last
+    entries, ``out``'s, moved alike)."""
     groups: dict[int, list[int]] = {}
     for i, (_, _, nsb) in enumerate(out):
         groups.setdefault(nsb, []).append(i)
