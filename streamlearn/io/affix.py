@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamlearn.hashing import hashstring, murmur3_32
+from streamlearn.io.crosses import rotate
 from streamlearn.system.jit import jit
 
 AFFIX_NS = 132
@@ -315,23 +316,6 @@ def _partition(idx, val, ns, lo, hi, later):  # noqa: ANN001, ANN202
 
 
 @jit
-def _rotate(a, lo, hi, m):  # noqa: ANN001, ANN202
-    """``a[lo:hi]`` turned so that its last ``m`` entries come first (three reversals)."""
-    _reverse(a, lo, hi)
-    _reverse(a, lo, lo + m)
-    _reverse(a, lo + m, hi)
-
-
-@jit
-def _reverse(a, lo, hi):  # noqa: ANN001, ANN202
-    hi -= 1
-    while lo < hi:
-        a[lo], a[hi] = a[hi], a[lo]
-        lo += 1
-        hi -= 1
-
-
-@jit
 def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, table, spell,
           hash_all, default_nsh, hash_seed, out_ptr, out_idx, out_val, out_ns):  # fmt: skip  # noqa: ANN001, ANN202
     """Each row's features, then its affixes after them, turned into place (one walk of the
@@ -354,18 +338,18 @@ def _fill(data, rows, line_start, status, indptr, indices, values, ns, mask, tab
             if m > 0:
                 first = ia if isp < 0 or (0 <= ia < isp) else isp
                 at = base + (first - lo)
-                _rotate(out_idx, at, base + n + m, m)
-                _rotate(out_val, at, base + n + m, m)
-                _rotate(out_ns, at, base + n + m, m)
+                rotate(out_idx, at, base + n + m, m)
+                rotate(out_val, at, base + n + m, m)
+                rotate(out_ns, at, base + n + m, m)
                 if ia >= 0 and isp >= 0 and ia != isp:
                     # the later namespace's features go before the segment that made its
                     # first: the rows are grouped by first appearance after this
                     later = SPELLING_NS if ia < isp else AFFIX_NS
                     k = _partition(out_idx, out_val, out_ns, at, at + m, later)
                     gap = (isp if ia < isp else ia) - first  # the row's features between
-                    _rotate(out_idx, k, at + m + gap, gap)
-                    _rotate(out_val, k, at + m + gap, gap)
-                    _rotate(out_ns, k, at + m + gap, gap)
+                    rotate(out_idx, k, at + m + gap, gap)
+                    rotate(out_val, k, at + m + gap, gap)
+                    rotate(out_ns, k, at + m + gap, gap)
         out_ptr[r + 1] = base + n + m
 
 

@@ -729,7 +729,7 @@ def group_row(indices, values, ns, lo, hi):
     so ``|a x |b y |a z`` is ``x z y`` to every learner (and to the sums they make in
     float32).  A row whose namespaces each come in one run (nearly every row) is left as
     it is after one look at each run; in the others, each later run is turned into place
-    (three reversals: nothing allocated).  Returns whether the row was scattered."""
+    (:func:`rotate`: nothing allocated).  Returns whether the row was scattered."""
     b0 = np.uint64(0)
     b1 = np.uint64(0)
     b2 = np.uint64(0)
@@ -765,9 +765,9 @@ def group_row(indices, values, ns, lo, hi):
         while r < hi:
             r2 = _run_end(ns, r, hi)
             if ns[r] == c:  # bring [r, r2) to e, the runs between after it
-                _turn(indices, e, r, r2)
-                _turn(values, e, r, r2)
-                _turn(ns, e, r, r2)
+                rotate(indices, e, r2, r2 - r)
+                rotate(values, e, r2, r2 - r)
+                rotate(ns, e, r2, r2 - r)
                 e += r2 - r
             r = r2
         q = e
@@ -775,15 +775,17 @@ def group_row(indices, values, ns, lo, hi):
 
 
 @jit_inline
-def _turn(a, lo, mid, hi):
-    """``a[lo:hi]`` turned so that ``a[mid:hi]`` comes first."""
-    _reverse(a, lo, mid)
-    _reverse(a, mid, hi)
-    _reverse(a, lo, hi)
+def rotate(a, lo, hi, m):
+    """``a[lo:hi]`` turned in place so that its last ``m`` entries come first (three
+    reversals; :mod:`streamlearn.io.affix` turns its made features into place with it too)."""
+    reverse(a, lo, hi)
+    reverse(a, lo, lo + m)
+    reverse(a, lo + m, hi)
 
 
 @jit_inline
-def _reverse(a, lo, hi):
+def reverse(a, lo, hi):
+    """``a[lo:hi]`` reversed in place."""
     hi -= 1
     while lo < hi:
         t = a[lo]

@@ -221,10 +221,10 @@ def _run(block: Block, data: np.ndarray, fmt: int, mask: np.uint64, constant: bo
         # the block's own features (text leaves ~4/5 of it: -q ui fits, -q tt in part); the
         # rows it leaves go through expand_batch (and so does parse_block's single batch)
         fused = budget is not None and fuses(inter)
-        # (the affixes are made from the line's order, and redefined namespaces are grouped by
-        # their new bytes: such rows are grouped after the kernel, by expand_grams)
-        group = inter is None or (inter.affix is None and inter.redefine is None
-                                  and inter.spell is None)
+        # (rows that are rebuilt after the kernel are grouped there, by expand_grams: the
+        # affixes and spellings are made from the line's order, redefined namespaces grouped
+        # by their new bytes)
+        group = inter is None or not inter.regroups
         args += (*vw_options(inter, vw_numbers),
                  row_crosser(inter if fused else None, mask, budget or 0, group))  # fmt: skip
         kernel = parse_vw_block

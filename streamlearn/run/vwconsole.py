@@ -96,9 +96,8 @@ def say_notes(config, outputs) -> None:  # noqa: ANN001 - a TrainConfig, run.opt
 
     notes = [_gram_note(g, what) for what, given in (("grams", config.ngram),
                                                      ("skips", config.skips)) for g in given]
-    words = (*config.quadratic, *config.cubic, *config.interactions)
     leave = config.leave_duplicate_interactions
-    if not leave and any(":" in w for w in words):
+    if not leave and generates_interactions(config):
         notes.append(DUPLICATES_NOTE)
     try:
         removed, ordered = rewritten(config.quadratic, config.cubic, config.interactions, leave)
