@@ -40,6 +40,23 @@ def _hash_all(s: bytes, seed: int = 0) -> int:
     return mmh3.hash(s, seed & 0xFFFFFFFF, signed=False)
 
 
+class Valued(str):
+    """A feature's name with its string value (``ns^key^value``), which knows the name its
+    n-grams join (``ns^key``: VW names a gram by its terms' names, not their values)."""
+
+    gram: str
+
+    def __new__(cls, full: str, gram: str) -> Valued:
+        self = super().__new__(cls, full)
+        self.gram = gram
+        return self
+
+
+def _gram(name: str) -> str:
+    """The name a feature's n-grams join (:class:`Valued`)."""
+    return getattr(name, "gram", name)
+
+
 def _name(raw: bytes) -> str:
     """A name as stored: its bytes as UTF-8, any other byte kept (surrogateescape)."""
     return raw.decode("utf-8", "surrogateescape")
@@ -105,7 +122,10 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
                     continue
                 shown = name
             nsb = (ns[0] if redefine is None else int(redefine[ns[0]])) if ns else 32
-            out.append((slot, _name(ns + b"^" + shown if ns else shown), nsb))
+            full = _name(ns + b"^" + shown if ns else shown)
+            if shown is not name:  # (a string value: its n-grams take the name alone, as VW's)
+                full = Valued(full, _name(ns + b"^" + name if ns else name))
+            out.append((slot, full, nsb))
             x = float(value) if colon and value and _is_number(value) else 1.0
             x = float(np.float32(np.float32(x) * np.float32(scale)))
             if values is not None:
@@ -196,14 +216,14 @@ def with_grams(feats: list[tuple[int, str, int]], inter, bits: int) -> list[tupl
             fs = sorted(fs, key=lambda f: f[0] & mask)
             fs = [f for i, f in enumerate(fs) if i == 0 or (fs[i - 1][0] ^ f[0]) & mask]
         out += [(slot & mask, name, nsb) for slot, name in fs]
-        bare = [name if nsb == 32 else name.split("^", 1)[-1] for _, name in fs]
+        bare = [_gram(name) if nsb == 32 else _gram(name).split("^", 1)[-1] for _, name in fs]
         for g in range(int(inter.gram_ptr[nsb]), int(inter.gram_ptr[nsb + 1])):
             terms = inter.gram_masks[g, : int(inter.gram_lengths[g])].tolist()
             for i in range(len(fs) - terms[-1]):
                 acc = fs[i][0]
                 for t in terms[1:]:
                     acc = (acc * int(GRAM_CONSTANT) + fs[i + t][0]) & 0xFFFFFFFF
-                name = fs[i][1] + "".join("^" + bare[i + t] for t in terms[1:])
+                name = _gram(fs[i][1]) + "".join("^" + bare[i + t] for t in terms[1:])
                 out.append((acc & mask, name, nsb))
     return out
 

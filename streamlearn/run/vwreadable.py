@@ -48,14 +48,16 @@ def _f15(v: float) -> str:
     return f"{float(F32(v)):.15g}"
 
 
-def kept_options(config, link: str = "identity", gstate: np.ndarray | None = None) -> str:
+def kept_options(config, link: str = "identity", gstate: np.ndarray | None = None,
+                 resume: bool = True) -> str:  # fmt: skip
     """VW's ``options:`` text: the options VW keeps in a model, by name, then the
     namespace filters merged (each character once, sorted); ``gstate``: the model's global
-    state (where a reduction keeps VW's generator)."""
+    state (where a reduction keeps VW's generator); without ``resume`` (VW's
+    ``--predict_only_model``) gd's update rule and rates are not kept, as VW's."""
     c = config
     opts: list[tuple[str, str | None]] = []
     rules = [r for r in ("adaptive", "normalized", "invariant") if getattr(c, r)]
-    plain = without_gd(c.stack)  # (--svrg, --OjaNewton: none of gd's rules, no rate kept)
+    plain = without_gd(c.stack) or not resume  # (--svrg, --OjaNewton: none of gd's rules)
     if c.algo == "gd" and len(rules) < 3 and not plain:  # VW: naming any turns the others off
         opts += [(r, None) for r in rules] or [("sgd", None)]
     if c.algo in ("ftrl", "coin", "pistol", "freegrad"):
@@ -76,7 +78,7 @@ def kept_options(config, link: str = "identity", gstate: np.ndarray | None = Non
     if c.algo == "gd" and not plain and not any(w in c.stack for w in BFGS):
         if float(F32(c.learning_rate)) != float(F32(c.default_learning_rate)):
             opts.append(("learning_rate", _f15(c.learning_rate)))
-    if float(F32(c.power_t)) != float(F32(0.5)):
+    if float(F32(c.power_t)) != float(F32(0.5)) and resume:
         opts.append(("power_t", _f15(c.power_t)))
     if c.affix:
         opts.append(("affix", c.affix))
@@ -115,11 +117,12 @@ class _Text:
             self.hash = int(murmur3_32(b, 0, b.shape[0], self.hash))
 
 
-def header(model, link: str = "identity") -> _Text:
+def header(model, link: str = "identity", resume: bool = True) -> _Text:
     """The header's pieces, through ``Checksum``."""
     c = model.config
     lo, hi = _label_range(model)
-    return header_of("", lo, hi, c.bits, c.ngram, c.skips, kept_options(c, link, model.gstate))
+    return header_of("", lo, hi, c.bits, c.ngram, c.skips,
+                     kept_options(c, link, model.gstate, resume))  # fmt: skip
 
 
 def header_of(model_id: str, lo: float, hi: float, bits: int, ngram, skips,
@@ -317,7 +320,7 @@ def readable_text(model, with_names: bool, resume: bool = True, link: str = "ide
     """The whole file, as VW writes it for ``model``.  ``passes``: the passes run;
     ``quiet``: VW's table was off; ``held``: the features of held-out examples (VW's
     total feature number leaves them out); ``counted``: see :func:`_resume_lines`."""
-    t = header(model, link)
+    t = header(model, link, resume)
     stacked = kept(model.config.stack, model.config.bits)
     if stacked is not None:  # the reduction's state, before gd's (VW's save_load order)
         for line in stacked.lines(model.gstate, float_text):

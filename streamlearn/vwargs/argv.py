@@ -68,6 +68,8 @@ def parse_argv(argv: list[str]) -> Translation:
                 value = tok[2:]
         opt = option(name)
         if opt is None:
+            if name in CLUSTER:
+                raise VWUsage(cluster_refusal(argv))
             if name in NOT_SUPPORTED or name in OTHER_VW_OPTIONS:
                 raise VWUsage(f"--{name} is not supported by sl (nearest in sl: "
                               f"{NOT_SUPPORTED.get(name, 'none')})")  # fmt: skip
@@ -94,6 +96,54 @@ def parse_argv(argv: list[str]) -> Translation:
                            "only the first one will be read and the rest will be ignored.")
         t.data = bare[:1]
     return t
+
+
+CLUSTER = {"span_server": True, "span_server_port": True, "total": True, "node": True,
+           "unique_id": True}
+"""VW's AllReduce options (each takes a value): sl runs one ``sl train --dask`` instead."""
+
+
+def cluster_refusal(argv: list[str]) -> str:
+    """The one line refusing VW's AllReduce line ``argv``, with the command to run instead:
+    the same options over a Dask cluster, from one place, with every node's data.
+
+    >>> line = cluster_refusal(["-d", "part0.vw", "--span_server", "h1", "--total", "2",
+    ...                         "--node", "0", "--unique_id", "7", "-f", "m.vw", "-b", "20"])
+    >>> line[line.index("sl train"):line.index(" (the other")]
+    'sl train --dask tcp://h1:8786 part0.vw -f m.vw -b 20'
+    """
+    import shlex
+
+    host, files, rest = "HOST", [], []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if not tok.startswith("-") or tok == "-":
+            files.append(tok)  # (a bare data file)
+            continue
+        name, eq, _ = tok[2:].partition("=") if tok.startswith("--") else (
+            SHORT.get(tok[1:2], ""), "", "")  # fmt: skip
+        name = name.replace("-", "_")
+        opt = None if name in CLUSTER else option(name)
+        takes = CLUSTER.get(name, opt is not None and opt.value)
+        inline = eq or (not tok.startswith("--") and len(tok) > 2)
+        value = None if inline or not takes or i >= len(argv) else argv[i]
+        i += 1 if value is not None else 0
+        if name == "span_server":
+            host = (tok.partition("=")[2] if eq else value) or host
+        elif name == "data" and value is not None:
+            files.append(value)
+        elif name not in CLUSTER and name not in ("cache", "kill_cache", "cache_file"):
+            rest += [tok] if value is None else [tok, value]  # (a Dask run keeps no cache)
+    data = files or ["FILE..."]
+    line = shlex.join(["sl", "train", "--dask", f"tcp://{host}:8786", *data, *rest])
+    return ("VW's AllReduce (--span_server, --total, --node, --unique_id: one process per node) "
+            "is not supported by sl, which trains one model over a Dask cluster from one "
+            f"command, averaging as AllReduce does: run a Dask scheduler on {host} (dask "
+            f"scheduler) and a worker on each node (dask worker {host}:8786), then, once, from "
+            "a machine that sees every node's files at the same paths: "
+            f"{line} (the other nodes' files after {data[-1]}; docs/distributed.md)")
 
 
 CB_REDUCTIONS = ("lda", "cbzo", "cats", "cats_pdf", "search", "multiworld_test", "cb_explore",

@@ -59,6 +59,7 @@ def test_vws_grammar():
     [
         (["--ring_size", "5"], "--ring_size is not supported by sl"),
         (["--dictionary", "a:d.txt"], "--dictionary is not supported"),
+        (["--experimental_full_name_interactions", "ab"], "is not supported by sl"),
         (["--new_mf", "2"], "--new_mf is not supported by sl (nearest in sl: none"),
         (["--no_such_thing"], "--no_such_thing is not an option of vw"),
         (["-Z"], "-Z is not an option of sl vw"),
@@ -466,3 +467,28 @@ def test_an_explorer_without_an_exploring_reduction_is_ignored_as_vw() -> None:
     t = parse_argv(["--cb_explore", "3", "--first", "10"])
     resolve(t)
     assert t.multiline["explore"] == "first" and not t.notes
+
+
+def test_vw_s_allreduce_line_is_refused_with_the_line_to_run(tmp_path) -> None:
+    """VW's cluster options: one line naming the ``sl train --dask`` command (issue 47)."""
+    from tests.unix import refused
+
+    refused(["-d", "part0.vw", "--span_server", "h1", "--total", "2", "--node", "0",
+             "--unique_id", "7", "-f", "m.vw", "-b", "20", "-c", "-k"], tmp_path,
+            "sl train --dask tcp://h1:8786 part0.vw -f m.vw -b 20 (the other nodes' files")
+
+
+@pytest.mark.parametrize("args", [["--normalized", "--power_t", "0.3"], ["--sgd", "-l", "2"],
+                                  ["--adaptive", "--invariant", "-l", "0.3"]])
+def test_a_weights_only_readable_model_keeps_no_update_rule(tmp_path, args) -> None:
+    """VW keeps gd's update rule and rates with its resume state only: a --predict_only_model
+    run's --readable_model and --invert_hash headers say none of them, as VW's."""
+    pytest.importorskip("vowpalwabbit")
+    from tests.unix import SL_VW, VW_MODULE, run_module
+
+    (tmp_path / "d.vw").write_text(text_data(60))
+    for prog, n in ((VW_MODULE, "vw"), (SL_VW, "sl")):
+        run_module(prog, ["-d", "d.vw", *args, "--readable_model", f"{n}.r", "--invert_hash",
+                          f"{n}.i", "--predict_only_model", "--quiet"], tmp_path)  # fmt: skip
+    for out in ("r", "i"):
+        assert (tmp_path / f"sl.{out}").read_text() == (tmp_path / f"vw.{out}").read_text()

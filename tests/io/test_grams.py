@@ -184,3 +184,16 @@ def test_duplicate_interactions_kept_on_request():
     all_pairs = parsed(text, quadratic=("::",), leave_duplicate_interactions=True)[0]
     assert len(all_pairs) > len(wild)
     assert list(itertools.islice(all_pairs, 4)) == list(itertools.islice(wild, 4))
+
+
+def test_grams_of_string_valued_features_are_named_by_their_names(tmp_path) -> None:
+    """VW's audit names an n-gram by its terms' names: ``s^a^b`` for ``a:x0 b``, not
+    ``s^a^x0^b`` (the feature itself stays ``s^a^x0``)."""
+    pytest.importorskip("vowpalwabbit")
+    from tests.unix import SL_VW, VW_MODULE, run_module
+
+    (tmp_path / "g.vw").write_text("1 |s a:x0 b c:y1 d\n-1 | e:z f g:w h:k\n")
+    args = ["-d", "g.vw", "--ngram", "3", "--skips", "1", "--audit", "--quiet"]
+    shown = [run_module(prog, args, tmp_path).stdout for prog in (VW_MODULE, SL_VW)]
+    assert "s^a^b:" in shown[1] and "s^a^x0:" in shown[1]
+    assert shown[1] == shown[0]
