@@ -109,7 +109,8 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
             if not token:
                 continue
             name, colon, value = token.partition(b":")
-            if colon and value and not _is_number(value):
+            valued = bool(colon and value and not _is_number(value))  # (a string value)
+            if valued:
                 slot = h(value, h(name, seed)) & mask
                 shown = name + b"^" + value
             else:
@@ -123,7 +124,7 @@ def vw_names(line: bytes, bits: int, hash_all: bool = False,
                 shown = name
             nsb = (ns[0] if redefine is None else int(redefine[ns[0]])) if ns else 32
             full = _name(ns + b"^" + shown if ns else shown)
-            if shown is not name:  # (a string value: its n-grams take the name alone, as VW's)
+            if valued:  # (its n-grams take the name alone, as VW's)
                 full = Valued(full, _name(ns + b"^" + name if ns else name))
             out.append((slot, full, nsb))
             x = float(value) if colon and value and _is_number(value) else 1.0

@@ -98,8 +98,7 @@ def parse_argv(argv: list[str]) -> Translation:
     return t
 
 
-CLUSTER = {"span_server": True, "span_server_port": True, "total": True, "node": True,
-           "unique_id": True}
+CLUSTER = frozenset(("span_server", "span_server_port", "total", "node", "unique_id"))
 """VW's AllReduce options (each takes a value): sl runs one ``sl train --dask`` instead."""
 
 
@@ -126,7 +125,7 @@ def cluster_refusal(argv: list[str]) -> str:
             SHORT.get(tok[1:2], ""), "", "")  # fmt: skip
         name = name.replace("-", "_")
         opt = None if name in CLUSTER else option(name)
-        takes = CLUSTER.get(name, opt is not None and opt.value)
+        takes = name in CLUSTER or (opt is not None and opt.value)
         inline = eq or (not tok.startswith("--") and len(tok) > 2)
         value = None if inline or not takes or i >= len(argv) else argv[i]
         i += 1 if value is not None else 0
